@@ -1,0 +1,97 @@
+package v1alpha1
+
+// Condition types. Every Loadout object reports its state through
+// metav1.Conditions of these types; each type's comment lists its reasons.
+const (
+	// ConditionReady summarises a Workspace: True when its context is published
+	// from the current generation. Reasons: ReasonReconciled, or the reason of the
+	// first failing condition below.
+	ConditionReady = "Ready"
+
+	// ConditionCatalogResolved reports whether the Workspace's roots resolved into
+	// one catalog. Reasons: ReasonResolved, ReasonDuplicateName,
+	// ReasonRootNotPermitted, ReasonInstructionsNotFound, ReasonActivationFailed,
+	// ReasonInvalidResource.
+	ConditionCatalogResolved = "CatalogResolved"
+
+	// ConditionExtensionsLoaded reports whether every extension visible to the
+	// Workspace was either loaded or deliberately skipped. Reasons: ReasonLoaded,
+	// ReasonExtensionRejected.
+	ConditionExtensionsLoaded = "ExtensionsLoaded"
+
+	// ConditionContextPublished reports whether the context ConfigMap holds the
+	// current resolution. Reasons: ReasonPublished, ReasonContextTooLarge,
+	// ReasonNotOwned, ReasonPublishFailed, ReasonKeptLastGood.
+	ConditionContextPublished = "ContextPublished"
+
+	// ConditionValid reports whether a Skill, Template or Extension passed the
+	// controller's checks beyond admission (for example CEL compilation).
+	// Reasons: ReasonValid, ReasonInvalid.
+	ConditionValid = "Valid"
+)
+
+// Condition reasons.
+const (
+	// ReasonReconciled: every condition of the Workspace is True.
+	ReasonReconciled = "Reconciled"
+	// ReasonResolved: the catalog was resolved from all roots.
+	ReasonResolved = "Resolved"
+	// ReasonDuplicateName: two objects of one kind share a logical name inside one
+	// root; order cannot decide between them (SPEC R-CAT-2).
+	ReasonDuplicateName = "DuplicateName"
+	// ReasonRootNotPermitted: a root names a namespace that is neither the
+	// Workspace's own nor a platform namespace.
+	ReasonRootNotPermitted = "RootNotPermitted"
+	// ReasonInstructionsNotFound: an instructions ConfigMap or key is missing.
+	ReasonInstructionsNotFound = "InstructionsNotFound"
+	// ReasonActivationFailed: an activated skill or file could not be resolved.
+	ReasonActivationFailed = "ActivationFailed"
+	// ReasonInvalidResource: a resource in a root failed validation.
+	ReasonInvalidResource = "InvalidResource"
+	// ReasonLoaded: every trusted extension loaded.
+	ReasonLoaded = "Loaded"
+	// ReasonExtensionRejected: at least one trusted extension failed to load.
+	ReasonExtensionRejected = "ExtensionRejected"
+	// ReasonPublished: the ConfigMap holds the current context.
+	ReasonPublished = "Published"
+	// ReasonContextTooLarge: the rendered context exceeds the budget; nothing was
+	// written and the last good ConfigMap stays.
+	ReasonContextTooLarge = "ContextTooLarge"
+	// ReasonNotOwned: a ConfigMap of the output name exists and is not controlled
+	// by this Workspace; it is left untouched.
+	ReasonNotOwned = "NotOwned"
+	// ReasonPublishFailed: writing the ConfigMap failed; it will be retried.
+	ReasonPublishFailed = "PublishFailed"
+	// ReasonKeptLastGood: the input is invalid, so the last good context was kept.
+	ReasonKeptLastGood = "KeptLastGood"
+	// ReasonValid: the object passed every check.
+	ReasonValid = "Valid"
+	// ReasonInvalid: the object failed a check; the message names the field.
+	ReasonInvalid = "Invalid"
+)
+
+// Well-known labels and annotations.
+const (
+	// TrustLabel on a Namespace sets the trust level of its project resources.
+	// Only an administrator group may set or change it (config/policy).
+	TrustLabel = "loadout.dev/trust"
+
+	// ContextHashAnnotation on a published ConfigMap carries the sha256 of its data,
+	// so agent Deployments can roll when it changes.
+	ContextHashAnnotation = "loadout.dev/context-hash"
+
+	// WorkspaceLabel on a published ConfigMap names the Workspace that owns it.
+	WorkspaceLabel = "loadout.dev/workspace"
+)
+
+// TrustLevel is the value of the loadout.dev/trust label on a project namespace.
+type TrustLevel string
+
+const (
+	// TrustUntrusted ignores every project resource of the namespace.
+	TrustUntrusted TrustLevel = "untrusted"
+	// TrustRestricted loads skills, templates and instructions but no extension.
+	TrustRestricted TrustLevel = "restricted"
+	// TrustTrusted loads everything, extensions included.
+	TrustTrusted TrustLevel = "trusted"
+)

@@ -1,0 +1,232 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// HookEvent is the point of a tool call at which a hook runs.
+// +kubebuilder:validation:Enum=BeforeToolCall;AfterToolResult
+type HookEvent string
+
+const (
+	// BeforeToolCall hooks run before the tool and may block it. They fail
+	// closed: an error or timeout blocks the call.
+	BeforeToolCall HookEvent = "BeforeToolCall"
+	// AfterToolResult hooks observe the tool's result. Their failures only
+	// produce diagnostics.
+	AfterToolResult HookEvent = "AfterToolResult"
+)
+
+// ExtensionSpec declares the tools, tool-call hooks, message types and prompt
+// guide of an extension. Extensions are code: they load only where trusted.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.tools) || self.tools.all(t, self.tools.exists_one(u, u.name == t.name))",message="tool names must be unique within an extension"
+// +kubebuilder:validation:XValidation:rule="!has(self.hooks) || self.hooks.all(h, self.hooks.exists_one(i, i.name == h.name))",message="hook names must be unique within an extension"
+// +kubebuilder:validation:XValidation:rule="!has(self.messageTypes) || self.messageTypes.all(m, self.messageTypes.exists_one(n, n.type == m.type))",message="message types must be unique within an extension"
+type ExtensionSpec struct {
+	// name is the extension id. Defaults to metadata.name, which must then follow
+	// the same rules.
+	// +optional
+	Name LogicalName `json:"name,omitempty"`
+
+	// description says what the extension is for.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Description string `json:"description,omitempty"`
+
+	// promptGuide is appended to the system prompt's tools section.
+	// +optional
+	// +kubebuilder:validation:MaxLength=16384
+	PromptGuide string `json:"promptGuide,omitempty"`
+
+	// tools the extension registers.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Tools []ExtensionTool `json:"tools,omitempty"`
+
+	// hooks run around tool calls, in the order listed.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Hooks []ExtensionHook `json:"hooks,omitempty"`
+
+	// messageTypes are custom message types the extension emits, and whether
+	// each enters the model's context.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	MessageTypes []MessageType `json:"messageTypes,omitempty"`
+
+	// source, when set, is a Service in this namespace that serves the extension's
+	// manifest. It is contacted only if the extension is trusted.
+	// +optional
+	Source *ExtensionSource `json:"source,omitempty"`
+}
+
+// ExtensionTool is a tool an extension registers.
+type ExtensionTool struct {
+	// name of the tool as agents call it. It must not collide with any other
+	// tool of the Workspace, built-in tools included.
+	// +required
+	Name ToolName `json:"name"`
+
+	// description tells the model what the tool does. It enters the system prompt.
+	// +required
+	Description Description `json:"description"`
+
+	// inputSchema is the JSON Schema (type: object) of the tool's arguments.
+	// +optional
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	InputSchema *runtime.RawExtension `json:"inputSchema,omitempty"`
+
+	// readOnly marks a tool that changes nothing.
+	// +optional
+	ReadOnly bool `json:"readOnly,omitempty"`
+}
+
+// ExtensionHook is a policy hook around tool calls. Exactly one of cel and
+// webhook is set.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.cel) != has(self.webhook)",message="exactly one of cel or webhook must be set"
+type ExtensionHook struct {
+	// name of the hook, unique within the extension; diagnostics name it.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// event is when the hook runs: BeforeToolCall or AfterToolResult.
+	// +required
+	Event HookEvent `json:"event"`
+
+	// match limits the hook to some tools. Unset, it runs for every tool.
+	// +optional
+	Match *HookMatch `json:"match,omitempty"`
+
+	// timeoutSeconds bounds how long the host waits for the hook.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=30
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+
+	// cel is an in-process policy in the style of ValidatingAdmissionPolicy.
+	// +optional
+	CEL *CELHook `json:"cel,omitempty"`
+
+	// webhook calls a Service of the extension's own namespace with JSON.
+	// +optional
+	Webhook *WebhookHook `json:"webhook,omitempty"`
+}
+
+// HookMatch selects the tool calls a hook sees.
+type HookMatch struct {
+	// tools the hook runs for. Empty means every tool.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	Tools []ToolName `json:"tools,omitempty"`
+}
+
+// CELHook is a CEL policy. Variables: call (id, name, arguments), result (after
+// hooks), workspace (name, namespace).
+type CELHook struct {
+	// expression must evaluate to a bool. For a BeforeToolCall hook, true allows
+	// the call and false denies it.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Expression string `json:"expression"`
+
+	// message explains a denial to the agent.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+}
+
+// WebhookHook calls a Service in the extension's own namespace.
+type WebhookHook struct {
+	// service to call.
+	// +required
+	Service ServiceReference `json:"service"`
+}
+
+// MessageType is a custom message type and its context projection rule.
+type MessageType struct {
+	// type names the message type.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._/-]*$`
+	Type string `json:"type"`
+
+	// inContext says whether messages of this type enter the model's context.
+	// +optional
+	InContext bool `json:"inContext,omitempty"`
+}
+
+// ExtensionSource says where a service-backed extension's manifest comes from.
+type ExtensionSource struct {
+	// service in this namespace serving the manifest as JSON at its path.
+	// +required
+	Service ServiceReference `json:"service"`
+}
+
+// ExtensionStatus reports whether the Extension compiled.
+type ExtensionStatus struct {
+	// observedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Valid.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Extension registers tools and before/after tool-call policy hooks.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ext,categories=loadout
+// +kubebuilder:printcolumn:name="Extension",type=string,JSONPath=`.spec.name`
+// +kubebuilder:printcolumn:name="Valid",type=string,JSONPath=`.status.conditions[?(@.type=="Valid")].status`
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Valid")].message`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="has(self.spec.name) || (self.metadata.name.size() <= 64 && self.metadata.name.matches('^[a-z0-9]([a-z0-9-]*[a-z0-9])?$') && !self.metadata.name.contains('--'))",message="spec.name is unset, so metadata.name must be a valid extension name (1-64 of [a-z0-9-], no leading, trailing or double hyphen)"
+type Extension struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec defines the extension.
+	// +required
+	Spec ExtensionSpec `json:"spec"`
+
+	// status is written by the controller.
+	// +optional
+	Status ExtensionStatus `json:"status,omitempty"`
+}
+
+// LogicalName returns spec.name, or metadata.name when spec.name is unset.
+func (e *Extension) LogicalName() string {
+	if e.Spec.Name != "" {
+		return string(e.Spec.Name)
+	}
+	return e.Name
+}
+
+// +kubebuilder:object:root=true
+
+// ExtensionList is a list of Extensions.
+type ExtensionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Extension `json:"items"`
+}

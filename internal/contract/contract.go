@@ -1,0 +1,179 @@
+package contract
+
+import "encoding/json"
+
+// Keys of the published ConfigMap's data.
+const (
+	KeySystemPrompt = "system-prompt.md"
+	KeyManifest     = "manifest.json"
+	KeySkills       = "skills.json"
+	KeyTemplates    = "templates.json"
+)
+
+// APIVersion and Kind identify a manifest.json document.
+const (
+	APIVersion   = "loadout.dev/v1alpha1"
+	ManifestKind = "WorkspaceContext"
+)
+
+// HashPrefix starts every context hash.
+const HashPrefix = "sha256:"
+
+// Hook events, as in the Extension API.
+const (
+	EventBeforeToolCall  = "BeforeToolCall"
+	EventAfterToolResult = "AfterToolResult"
+)
+
+// Manifest is manifest.json: everything an agent needs to know about its
+// context except skill and template bodies.
+type Manifest struct {
+	APIVersion string       `json:"apiVersion"`
+	Kind       string       `json:"kind"`
+	Workspace  WorkspaceRef `json:"workspace"`
+	// Hash is the context hash: "sha256:" and the hex digest over every key's
+	// data, this document taken with Hash empty.
+	Hash         string         `json:"hash"`
+	Instructions []string       `json:"instructions"`
+	Catalog      []CatalogEntry `json:"catalog"`
+	Shadowed     []Shadowed     `json:"shadowed"`
+	ActiveSkills []ActiveSkill  `json:"activeSkills"`
+	Templates    []TemplateInfo `json:"templates"`
+	Commands     []Command      `json:"commands"`
+	Registry
+}
+
+// WorkspaceRef names the Workspace a context belongs to.
+type WorkspaceRef struct {
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace,omitempty"`
+	Generation int64  `json:"generation,omitempty"`
+}
+
+// CatalogEntry is a winning skill or template: metadata only, never a body.
+type CatalogEntry struct {
+	Kind        string `json:"kind"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Origin      string `json:"origin"`
+}
+
+// Shadowed is a resource that lost to a same-named one in an earlier root.
+type Shadowed struct {
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Origin     string `json:"origin"`
+	ShadowedBy string `json:"shadowedBy"`
+}
+
+// ActiveSkill is a skill whose body is in the system prompt, with the files
+// requested for it.
+type ActiveSkill struct {
+	Name  string   `json:"name"`
+	Files []string `json:"files"`
+}
+
+// TemplateInfo describes a winning template.
+type TemplateInfo struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Variables   []string `json:"variables"`
+}
+
+// Command is a slash command backed by a template.
+type Command struct {
+	Name        string `json:"name"`
+	Template    string `json:"template"`
+	Description string `json:"description,omitempty"`
+}
+
+// Registry is the tool registry: tools, hooks, message types and prompt guides
+// of the built-in tools and the loaded extensions, in registration order.
+type Registry struct {
+	Tools        []Tool        `json:"tools"`
+	Hooks        []Hook        `json:"hooks"`
+	MessageTypes []MessageType `json:"messageTypes"`
+	PromptGuides []PromptGuide `json:"promptGuides"`
+}
+
+// Tool is one tool the agent may call.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Extension   string          `json:"extension,omitempty"`
+	Builtin     bool            `json:"builtin,omitempty"`
+	ReadOnly    bool            `json:"readOnly,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+}
+
+// Hook is a before or after tool-call hook of a loaded extension.
+type Hook struct {
+	Extension      string       `json:"extension"`
+	Name           string       `json:"name"`
+	Event          string       `json:"event"`
+	Tools          []string     `json:"tools,omitempty"`
+	TimeoutSeconds int32        `json:"timeoutSeconds"`
+	CEL            *CELHook     `json:"cel,omitempty"`
+	Webhook        *WebhookHook `json:"webhook,omitempty"`
+}
+
+// CELHook is an in-process CEL policy: expression true allows.
+type CELHook struct {
+	Expression string `json:"expression"`
+	Message    string `json:"message,omitempty"`
+}
+
+// WebhookHook is a hook served over HTTP by the extension's own Service. URL is
+// resolved by the controller from the Service reference and always points into
+// the extension's namespace.
+type WebhookHook struct {
+	URL string `json:"url"`
+}
+
+// MessageType is a custom message type and whether it enters the model's context.
+type MessageType struct {
+	Extension string `json:"extension"`
+	Type      string `json:"type"`
+	InContext bool   `json:"inContext"`
+}
+
+// PromptGuide is an extension's text for the system prompt's tools section.
+type PromptGuide struct {
+	Extension string `json:"extension"`
+	Text      string `json:"text"`
+}
+
+// Skills is skills.json: the bodies and files of every winning skill, for
+// on-demand activation.
+type Skills struct {
+	Skills []SkillDoc `json:"skills"`
+}
+
+// SkillDoc is one winning skill in full.
+type SkillDoc struct {
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	Origin      string    `json:"origin"`
+	Body        string    `json:"body"`
+	Files       []FileDoc `json:"files"`
+}
+
+// FileDoc is one extra file of a skill.
+type FileDoc struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+// Templates is templates.json: the bodies of every winning template.
+type Templates struct {
+	Templates []TemplateDoc `json:"templates"`
+}
+
+// TemplateDoc is one winning template in full.
+type TemplateDoc struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Origin      string   `json:"origin"`
+	Body        string   `json:"body"`
+	Variables   []string `json:"variables"`
+}
