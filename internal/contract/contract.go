@@ -94,6 +94,12 @@ type Registry struct {
 	Hooks        []Hook        `json:"hooks"`
 	MessageTypes []MessageType `json:"messageTypes"`
 	PromptGuides []PromptGuide `json:"promptGuides"`
+	// Extensions are the ids of the committed extensions in commit order, so a
+	// reader (hostd) can rebuild the hook runtime in the same order.
+	Extensions []string `json:"extensions,omitempty"`
+	// Deny lists the tools the Workspace denies, built-in or from an extension
+	// (SPEC R-EXT-5); hostd refuses them before any hook runs.
+	Deny []string `json:"deny,omitempty"`
 }
 
 // Tool is one tool the agent may call.
@@ -156,6 +162,12 @@ type SkillDoc struct {
 	Origin      string    `json:"origin"`
 	Body        string    `json:"body"`
 	Files       []FileDoc `json:"files"`
+	// License, Compatibility, Metadata and AllowedTools carry the optional
+	// Agent Skills fields (SPEC R-SK-1) to agents unchanged.
+	License       string            `json:"license,omitempty"`
+	Compatibility string            `json:"compatibility,omitempty"`
+	Metadata      map[string]string `json:"metadata,omitempty"`
+	AllowedTools  []string          `json:"allowedTools,omitempty"`
 }
 
 // FileDoc is one extra file of a skill.

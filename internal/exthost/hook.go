@@ -1,0 +1,117 @@
+package exthost
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contract"
+)
+
+// Hook timeouts (SPEC R-HK-7): a hook that sets none waits DefaultTimeout, and
+// no hook makes the host wait longer than MaxTimeout.
+const (
+	DefaultTimeout = 10 * time.Second
+	MaxTimeout     = 30 * time.Second
+)
+
+// Input is what a hook sees. Result is nil for a before hook. Each hook gets
+// its own deep copy, so it may do with it what it likes.
+type Input struct {
+	Event     v1alpha1.HookEvent
+	Call      ToolCall
+	Result    *ToolResult
+	Workspace WorkspaceInfo
+}
+
+// Verdict is a hook's decision. For a before hook, Allowed false denies the
+// call with Message as the reason; for an after hook it reports an audit
+// finding, since after hooks cannot change anything.
+type Verdict struct {
+	Allowed bool
+	Message string
+}
+
+// Handler evaluates a hook. It must return when ctx is done; if it does not,
+// the host stops waiting anyway and treats the hook as timed out.
+type Handler interface {
+	Evaluate(ctx context.Context, in Input) (Verdict, error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, in Input) (Verdict, error)
+
+// Evaluate calls f.
+func (f HandlerFunc) Evaluate(ctx context.Context, in Input) (Verdict, error) { return f(ctx, in) }
+
+// builtinHandler marks the handlers of this package (CEL, webhook). They never
+// mutate their input and honour ctx, so the executor runs them inline on a
+// shared copy instead of a goroutine each: that is what keeps CEL hooks in the
+// microsecond range.
+type builtinHandler interface {
+	Handler
+	describe(h *contract.Hook)
+}
+
+// Hook is a before or after hook an extension registers with API.On.
+type Hook struct {
+	// Name identifies the hook in diagnostics; unique within an extension.
+	Name string
+	// Event is BeforeToolCall or AfterToolResult.
+	Event v1alpha1.HookEvent
+	// Tools limits the hook to these tool names; empty means every tool.
+	Tools []string
+	// Timeout bounds the wait; zero means DefaultTimeout, more than MaxTimeout
+	// is cut to MaxTimeout.
+	Timeout time.Duration
+	// Handler decides.
+	Handler Handler
+}
+
+// boundHook is a committed hook: the author's Hook plus its extension id.
+type boundHook struct {
+	extension string
+	hook      Hook
+}
+
+func (b boundHook) matches(tool string) bool {
+	return len(b.hook.Tools) == 0 || slices.Contains(b.hook.Tools, tool)
+}
+
+func (b boundHook) timeout() time.Duration {
+	return effectiveTimeout(b.hook.Timeout)
+}
+
+func effectiveTimeout(d time.Duration) time.Duration {
+	switch {
+	case d <= 0:
+		return DefaultTimeout
+	case d > MaxTimeout:
+		return MaxTimeout
+	default:
+		return d
+	}
+}
+
+// contract publishes the hook. Handlers from outside this package (Go
+// functions) have no wire form: they appear by name only and run only where
+// they were registered.
+func (b boundHook) contract() contract.Hook {
+	out := contract.Hook{
+		Extension:      b.extension,
+		Name:           b.hook.Name,
+		Event:          string(b.hook.Event),
+		Tools:          slices.Clone(b.hook.Tools),
+		TimeoutSeconds: int32(b.timeout() / time.Second),
+	}
+	if out.TimeoutSeconds < 1 {
+		out.TimeoutSeconds = 1
+	}
+	if d, ok := b.hook.Handler.(builtinHandler); ok {
+		d.describe(&out)
+	}
+	return out
+}
+
+func eventOf(s string) v1alpha1.HookEvent { return v1alpha1.HookEvent(s) }

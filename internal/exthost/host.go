@@ -1,0 +1,75 @@
+package exthost
+
+import (
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+)
+
+// Options configure a Host.
+type Options struct {
+	// Builtin are the agent's own tools. They come first in the registry and
+	// no extension may take their names.
+	Builtin []contract.Tool
+	// Deny lists tools the Workspace denies, whoever registered them.
+	Deny []string
+	// Workspace is what hooks see as `workspace`.
+	Workspace WorkspaceInfo
+	// HTTPClient calls webhooks and fetches service-backed manifests. Nil
+	// means a client without its own timeout: each hook's timeout bounds it.
+	HTTPClient *http.Client
+}
+
+// Host holds one Workspace's extensions and runs their hooks. Load is
+// serialised; Execute, Before and After may run concurrently with each other
+// and with Load, and always see a whole number of committed extensions.
+type Host struct {
+	workspace WorkspaceInfo
+	deny      map[string]struct{}
+	denyList  []string
+	client    *http.Client
+
+	loadMu sync.Mutex // serialises check+commit
+	reg    atomic.Pointer[registry]
+}
+
+// NewHost returns a Host that knows only the built-in tools.
+func NewHost(opts Options) *Host {
+	h := &Host{
+		workspace: opts.Workspace,
+		deny:      make(map[string]struct{}, len(opts.Deny)),
+		client:    opts.HTTPClient,
+	}
+	if h.client == nil {
+		h.client = &http.Client{}
+	}
+	for _, d := range opts.Deny {
+		h.deny[d] = struct{}{}
+	}
+	h.denyList = slices.Sorted(func(yield func(string) bool) {
+		for d := range h.deny {
+			if !yield(d) {
+				return
+			}
+		}
+	})
+	h.reg.Store(newRegistry(opts.Builtin))
+	return h
+}
+
+// Registry is a deterministic snapshot of the committed registry in
+// registration order, built-in tools first; it is what manifest.json publishes.
+func (h *Host) Registry() contract.Registry {
+	return h.reg.Load().snapshot(h.denyList)
+}
+
+// Workspace is the Workspace the host runs hooks for.
+func (h *Host) Workspace() WorkspaceInfo { return h.workspace }
+
+func (h *Host) denied(tool string) bool {
+	_, ok := h.deny[tool]
+	return ok
+}

@@ -1,0 +1,159 @@
+package exthost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+)
+
+// Reasons of an Outcome that is not Loaded.
+const (
+	// ReasonUntrusted: the extension's namespace is not trusted for extensions;
+	// nothing of it was imported or contacted.
+	ReasonUntrusted = "Untrusted"
+	// ReasonImportFailed: the extension's code or manifest could not be obtained.
+	ReasonImportFailed = "ImportFailed"
+	// ReasonInvalid: the extension's definition is invalid (a CEL expression
+	// does not compile, an input schema is not an object schema, …).
+	ReasonInvalid = "Invalid"
+	// ReasonFactoryFailed: the extension's factory returned an error or panicked.
+	ReasonFactoryFailed = "FactoryFailed"
+	// ReasonAlreadyLoaded: an extension with the same id is already committed.
+	ReasonAlreadyLoaded = "AlreadyLoaded"
+	// ReasonDuplicateTool: the extension registered one tool name twice.
+	ReasonDuplicateTool = "DuplicateTool"
+	// ReasonToolCollision: a tool name is already taken, by a built-in tool or
+	// by an extension loaded earlier.
+	ReasonToolCollision = "ToolCollision"
+)
+
+// Factory registers an extension's tools and hooks through API. It runs once,
+// after trust and import; an error rejects the whole extension.
+type Factory func(api API) error
+
+// Env is what an import may use: the host's HTTP client and Workspace.
+type Env struct {
+	HTTPClient *http.Client
+	Workspace  WorkspaceInfo
+}
+
+// ImportFunc obtains an extension's factory: reads its definition, fetches its
+// manifest, loads its code. It runs only for a trusted extension.
+type ImportFunc func(ctx context.Context, env Env) (Factory, error)
+
+// Source is an extension before trust is decided: an id and a namespace, known
+// without contacting anything, and how to import it.
+type Source struct {
+	ID        string
+	Namespace string
+	Import    ImportFunc
+}
+
+// Outcome is what became of one extension (the Workspace's status.extensions).
+type Outcome struct {
+	Extension string
+	Namespace string
+	State     v1alpha1.ExtensionLoadState
+	Reason    string
+	Message   string
+	Tools     []string
+}
+
+// InvalidError reports an extension definition that cannot load. Factories
+// return it so the outcome says Invalid rather than FactoryFailed.
+type InvalidError struct{ Errs []error }
+
+func (e *InvalidError) Error() string { return errors.Join(e.Errs...).Error() }
+
+// Load runs trust → import → factory → commit (SPEC R-EXT-1). Untrusted, the
+// import is never called. Any failure leaves the registry exactly as it was.
+func (h *Host) Load(ctx context.Context, src Source, trusted bool) Outcome {
+	out := Outcome{Extension: src.ID, Namespace: src.Namespace}
+	reject := func(reason string, err error) Outcome {
+		out.State, out.Reason, out.Message = v1alpha1.ExtensionRejected, reason, err.Error()
+		return out
+	}
+	if !trusted {
+		out.State, out.Reason = v1alpha1.ExtensionSkippedUntrusted, ReasonUntrusted
+		out.Message = fmt.Sprintf("namespace %q is not trusted for extensions; nothing was loaded or contacted", src.Namespace)
+		return out
+	}
+	if src.ID == "" {
+		return reject(ReasonInvalid, errors.New("extension id is empty"))
+	}
+	if src.Import == nil {
+		return reject(ReasonImportFailed, errors.New("extension has no import"))
+	}
+	factory, err := safeImport(ctx, src.Import, Env{HTTPClient: h.client, Workspace: h.workspace})
+	if err != nil {
+		return reject(classify(err, ReasonImportFailed), err)
+	}
+	api := &stagingAPI{stage: &stage{id: src.ID}, workspace: h.workspace}
+	err = safeFactory(factory, api)
+	st := api.seal()
+	if err != nil {
+		return reject(classify(err, ReasonFactoryFailed), err)
+	}
+	if err := h.commit(st); err != nil {
+		var ce *commitError
+		errors.As(err, &ce)
+		return reject(ce.reason, err)
+	}
+	out.State = v1alpha1.ExtensionLoaded
+	for _, t := range st.tools {
+		out.Tools = append(out.Tools, t.Name)
+	}
+	out.Message = fmt.Sprintf("%d tools, %d hooks", len(st.tools), len(st.hooks))
+	return out
+}
+
+// commit makes a checked stage visible in one atomic swap.
+func (h *Host) commit(s *stage) error {
+	h.loadMu.Lock()
+	defer h.loadMu.Unlock()
+	cur := h.reg.Load()
+	if err := s.check(cur); err != nil {
+		return err
+	}
+	h.reg.Store(cur.with(s))
+	return nil
+}
+
+// Extensions lists the committed extension ids in commit order.
+func (h *Host) Extensions() []string { return slices.Clone(h.reg.Load().extensions) }
+
+func classify(err error, fallback string) string {
+	var inv *InvalidError
+	if errors.As(err, &inv) {
+		return ReasonInvalid
+	}
+	return fallback
+}
+
+// safeImport and safeFactory turn an author's panic into a rejection: loading
+// one bad extension must not take the controller or hostd down.
+func safeImport(ctx context.Context, imp ImportFunc, env Env) (f Factory, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("import panicked: %v", r)
+		}
+	}()
+	f, err = imp(ctx, env)
+	if err == nil && f == nil {
+		err = errors.New("import returned no factory")
+	}
+	return f, err
+}
+
+func safeFactory(f Factory, api API) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("factory panicked: %v", r)
+		}
+	}()
+	return f(api)
+}

@@ -1,0 +1,154 @@
+package exthost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+)
+
+// maxManifestBytes bounds a service-backed extension's manifest.
+const maxManifestBytes = 1 << 20
+
+// WebhookResolver turns a Service reference into the URL to call. The host
+// always passes the extension's own namespace: an extension can reach only
+// Services next to it.
+type WebhookResolver func(namespace string, ref v1alpha1.ServiceReference) (string, error)
+
+// DefaultResolver resolves to http://<name>.<namespace>.svc:<port><path>, with
+// the API's defaults (port 443, path /) for unset fields.
+func DefaultResolver(namespace string, ref v1alpha1.ServiceReference) (string, error) {
+	if ref.Name == "" || namespace == "" {
+		return "", errors.New("service name and namespace are required")
+	}
+	port, path := ref.Port, ref.Path
+	if port == 0 {
+		port = 443
+	}
+	if path == "" {
+		path = "/"
+	}
+	if !strings.HasPrefix(path, "/") || containsDotDot(path) {
+		return "", fmt.Errorf("path %q must start with '/' and have no '..' segment", path)
+	}
+	return fmt.Sprintf("http://%s.%s.svc:%d%s", ref.Name, namespace, port, path), nil
+}
+
+func containsDotDot(path string) bool {
+	for seg := range strings.SplitSeq(path, "/") {
+		if seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// FromObject is the Source of an Extension object. Without spec.source the
+// spec itself is the definition; with it, the import step fetches the
+// manifest (an ExtensionSpec as JSON, see docs/hostd.md) from that Service.
+// Either way nothing is read or contacted before Load has decided trust.
+// resolve may be nil for DefaultResolver.
+func FromObject(ext *v1alpha1.Extension, resolve WebhookResolver) Source {
+	if resolve == nil {
+		resolve = DefaultResolver
+	}
+	ext = ext.DeepCopy() // later edits to the caller's object cannot change what loads
+	id, ns := ext.LogicalName(), ext.Namespace
+	sc := specContext{extension: id, namespace: ns, resolve: resolve}
+	return Source{
+		ID:        id,
+		Namespace: ns,
+		Import: func(ctx context.Context, env Env) (Factory, error) {
+			sc := sc // one per import: imports may run concurrently
+			sc.client = env.HTTPClient
+			spec := &ext.Spec
+			if spec.Source != nil {
+				fetched, err := fetchManifest(ctx, env.HTTPClient, resolve, ns, spec.Source.Service)
+				if err != nil {
+					return nil, err
+				}
+				if fetched.Name != "" && string(fetched.Name) != id {
+					return nil, &InvalidError{Errs: []error{fmt.Errorf("manifest names extension %q, expected %q", fetched.Name, id)}}
+				}
+				spec = fetched
+			}
+			return specFactory(spec, sc), nil
+		},
+	}
+}
+
+// fetchManifest is the import step of a service-backed extension.
+func fetchManifest(ctx context.Context, client *http.Client, resolve WebhookResolver, namespace string, ref v1alpha1.ServiceReference) (*v1alpha1.ExtensionSpec, error) {
+	url, err := resolve(namespace, ref)
+	if err != nil {
+		return nil, fmt.Errorf("resolve manifest service: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetch manifest: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("fetch manifest from %s: %s", url, resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxManifestBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	if len(body) > maxManifestBytes {
+		return nil, fmt.Errorf("manifest from %s exceeds %d bytes", url, maxManifestBytes)
+	}
+	return DecodeManifest(body)
+}
+
+// DecodeManifest parses a service-backed extension's manifest strictly: an
+// unknown field is an error, so a typo cannot silently drop a policy.
+func DecodeManifest(body []byte) (*v1alpha1.ExtensionSpec, error) {
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	var spec v1alpha1.ExtensionSpec
+	if err := dec.Decode(&spec); err != nil {
+		return nil, &InvalidError{Errs: []error{fmt.Errorf("manifest: %w", err)}}
+	}
+	if dec.More() {
+		return nil, &InvalidError{Errs: []error{errors.New("manifest: trailing data after the JSON document")}}
+	}
+	if spec.Source != nil {
+		return nil, &InvalidError{Errs: []error{errors.New("manifest: source must not be set; a manifest cannot point elsewhere")}}
+	}
+	return &spec, nil
+}
+
+// ValidateObject reports what keeps an Extension from loading beyond what
+// admission checks: CEL that does not compile, input schemas that are not
+// object schemas, unresolvable webhook references. Each error names its field
+// path (spec.hooks[0].cel.expression) for the Valid condition. A
+// service-backed extension's manifest is not fetched here: validation never
+// contacts anything.
+func ValidateObject(ext *v1alpha1.Extension) []error {
+	sc := specContext{extension: ext.LogicalName(), namespace: ext.Namespace, resolve: validationResolver}
+	_, errs := compileSpec(&ext.Spec, field.NewPath("spec"), sc)
+	out := make([]error, len(errs))
+	for i, e := range errs {
+		out[i] = e
+	}
+	return out
+}
+
+// validationResolver checks a reference the way DefaultResolver would without
+// needing the namespace, which a freshly created object may not carry yet.
+func validationResolver(_ string, ref v1alpha1.ServiceReference) (string, error) {
+	return DefaultResolver("validation", ref)
+}

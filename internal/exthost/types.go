@@ -1,0 +1,92 @@
+package exthost
+
+import (
+	"context"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+)
+
+// ToolCall is one call the agent wants to make. Arguments holds JSON values
+// (maps, slices, strings, numbers, booleans, nil).
+type ToolCall struct {
+	ID        string         `json:"id"`
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+}
+
+// Content is one block of a tool result, in the agent's wire shape.
+type Content struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+}
+
+// ToolResult is a tool's answer to a call. A blocked call gets a result paired
+// with the call: same ToolCallID and ToolName, IsError set, the reason in Details.
+type ToolResult struct {
+	ToolCallID string         `json:"toolCallId"`
+	ToolName   string         `json:"toolName"`
+	IsError    bool           `json:"isError"`
+	Content    []Content      `json:"content"`
+	Details    map[string]any `json:"details,omitempty"`
+}
+
+// CoreFunc runs the tool itself. The host calls it at most once per call, and
+// only when the permission policy and every before hook allow the call.
+type CoreFunc func(ctx context.Context, call ToolCall) (ToolResult, error)
+
+// WorkspaceInfo names the Workspace hooks run for; CEL sees it as `workspace`.
+type WorkspaceInfo struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+}
+
+// DiagnosticKind classifies a Diagnostic.
+type DiagnosticKind string
+
+const (
+	// DiagnosticError: the hook returned an error or panicked.
+	DiagnosticError DiagnosticKind = "error"
+	// DiagnosticTimeout: the host stopped waiting for the hook.
+	DiagnosticTimeout DiagnosticKind = "timeout"
+	// DiagnosticAudit: an after hook's policy did not hold for the result. After
+	// hooks only observe, so a violation is reported, never enforced.
+	DiagnosticAudit DiagnosticKind = "audit"
+)
+
+// Diagnostic is an explicit event for an extension's failure (SPEC R-HK-8).
+// A denial is a policy decision, not a failure, and produces none.
+type Diagnostic struct {
+	ExtensionID string         `json:"extensionId"`
+	Hook        string         `json:"hook"`
+	Kind        DiagnosticKind `json:"kind"`
+	Message     string         `json:"message"`
+}
+
+// Tool is what an extension author registers. The host adds the extension id
+// when it publishes the tool.
+type Tool struct {
+	Name        string
+	Description string
+	ReadOnly    bool
+	// InputSchema is a JSON Schema document with type object; nil means none.
+	InputSchema []byte
+}
+
+func (t Tool) contract(extension string) contract.Tool {
+	return contract.Tool{
+		Name:        t.Name,
+		Description: t.Description,
+		Extension:   extension,
+		ReadOnly:    t.ReadOnly,
+		InputSchema: cloneBytes(t.InputSchema),
+	}
+}
+
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}

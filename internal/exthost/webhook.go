@@ -1,0 +1,96 @@
+package exthost
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contract"
+)
+
+// maxWebhookResponse bounds what the host reads from a webhook: a hook answers
+// a verdict, not a document.
+const maxWebhookResponse = 64 << 10
+
+// HookReviewKind identifies a webhook request body.
+const HookReviewKind = "HookReview"
+
+// HookReview is the JSON body POSTed to a webhook hook.
+type HookReview struct {
+	APIVersion string             `json:"apiVersion"`
+	Kind       string             `json:"kind"`
+	Extension  string             `json:"extension"`
+	Hook       string             `json:"hook"`
+	Event      v1alpha1.HookEvent `json:"event"`
+	Call       ToolCall           `json:"call"`
+	Result     *ToolResult        `json:"result,omitempty"`
+	Workspace  WorkspaceInfo      `json:"workspace"`
+}
+
+// HookResponse is what a webhook answers. Allowed is required: a body without
+// it is garbage, and garbage fails closed.
+type HookResponse struct {
+	Allowed *bool  `json:"allowed"`
+	Message string `json:"message,omitempty"`
+}
+
+// webhookHandler calls a hook served over HTTP.
+type webhookHandler struct {
+	url       string
+	extension string
+	hook      string
+	client    *http.Client
+}
+
+// NewWebhook returns a handler that POSTs a HookReview to url with client.
+// The request is bound to the hook's timeout through ctx.
+func NewWebhook(url, extension, hook string, client *http.Client) Handler {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return &webhookHandler{url: url, extension: extension, hook: hook, client: client}
+}
+
+// Evaluate sends the review. A non-2xx status, an unreadable body or a missing
+// verdict is an error, so a broken webhook fails a before call closed.
+func (w *webhookHandler) Evaluate(ctx context.Context, in Input) (Verdict, error) {
+	body, err := json.Marshal(HookReview{
+		APIVersion: contract.APIVersion, Kind: HookReviewKind,
+		Extension: w.extension, Hook: w.hook, Event: in.Event,
+		Call: in.Call, Result: in.Result, Workspace: in.Workspace,
+	})
+	if err != nil {
+		return Verdict{}, fmt.Errorf("encode review: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
+	if err != nil {
+		return Verdict{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return Verdict{}, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return Verdict{}, fmt.Errorf("webhook answered %s", resp.Status)
+	}
+	var out HookResponse
+	dec := json.NewDecoder(io.LimitReader(resp.Body, maxWebhookResponse))
+	if err := dec.Decode(&out); err != nil {
+		return Verdict{}, fmt.Errorf("webhook answered an unreadable body: %w", err)
+	}
+	if out.Allowed == nil {
+		return Verdict{}, errors.New(`webhook answer has no "allowed" field`)
+	}
+	return Verdict{Allowed: *out.Allowed, Message: out.Message}, nil
+}
+
+func (w *webhookHandler) describe(h *contract.Hook) {
+	h.Webhook = &contract.WebhookHook{URL: w.url}
+}
