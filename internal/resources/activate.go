@@ -1,0 +1,116 @@
+package resources
+
+import (
+	"fmt"
+	"os"
+	"unicode/utf8"
+)
+
+// ActivatedSkill is a skill whose body (and requested files) this turn reads.
+// Its JSON shape is hostd's /v1/activate answer.
+type ActivatedSkill struct {
+	Name  string          `json:"name"`
+	Body  string          `json:"body"`
+	Files []ActivatedFile `json:"files"`
+	// Origin is the origin of the skill that was activated; the context builder
+	// uses it to refuse activations that are not the catalog's winner (R-CTX-3).
+	Origin string `json:"-"`
+}
+
+// ActivatedFile keeps the request as written and the resolved source (R-ACT-3).
+type ActivatedFile struct {
+	Request string `json:"request"`
+	Source  string `json:"source"`
+	Content string `json:"content"`
+}
+
+// Activate returns the winning skill of that logical name with its body and the
+// requested files (SPEC §3). Kubernetes object skills resolve files among their
+// own files after the lexical check; directory skills are re-read from disk
+// with both containment checks. The result is a deep copy (R-ACT-5).
+func (c *Catalog) Activate(name string, files []string) (*ActivatedSkill, error) {
+	s, ok := c.skills[name]
+	if !ok {
+		return nil, &ActivationError{Skill: name, Message: "no such skill in the catalog"}
+	}
+	if s.Dir != "" {
+		return activateDir(s, files)
+	}
+	return activateFiles(s.Name, s.Body, s.Origin.String(), s.Files, files)
+}
+
+// dedupe keeps the first occurrence of each request, in order (R-ACT-3).
+func dedupe(requests []string) []string {
+	seen := make(map[string]bool, len(requests))
+	out := make([]string, 0, len(requests))
+	for _, r := range requests {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// activateFiles activates a skill whose files are held in memory (Kubernetes
+// objects and published skills.json): the lexical check is the containment,
+// since there is no file system to escape into. Source is the clean path.
+func activateFiles(name, body, origin string, have []File, requests []string) (*ActivatedSkill, error) {
+	byPath := make(map[string]string, len(have))
+	for _, f := range have {
+		byPath[f.Path] = f.Content
+	}
+	out := &ActivatedSkill{Name: name, Body: body, Origin: origin, Files: []ActivatedFile{}}
+	for _, req := range dedupe(requests) {
+		clean, err := cleanRequest(req)
+		if err != nil {
+			return nil, &ActivationError{Skill: name, File: req, Message: "refused", Err: err}
+		}
+		content, ok := byPath[clean]
+		if !ok {
+			return nil, &ActivationError{Skill: name, File: req, Message: "the skill has no such file"}
+		}
+		out.Files = append(out.Files, ActivatedFile{Request: req, Source: clean, Content: content})
+	}
+	return out, nil
+}
+
+// activateDir re-reads a directory skill: SKILL.md must still name the skill
+// (R-ACT-2) and every file must pass both containment checks (R-ACT-4).
+// Source is the canonical path on disk.
+func activateDir(s Skill, requests []string) (*ActivatedSkill, error) {
+	fail := func(file, msg string, err error) error {
+		return &ActivationError{Skill: s.Name, File: file, Message: msg, Err: err}
+	}
+	skillPath, err := resolveInDir(s.Dir, skillFileName)
+	if err != nil {
+		return nil, fail("", "re-read "+skillFileName, err)
+	}
+	raw, err := os.ReadFile(skillPath)
+	if err != nil {
+		return nil, fail("", "re-read "+skillFileName, err)
+	}
+	fm, body, err := parseFrontmatter(string(raw))
+	if err != nil {
+		return nil, fail("", "re-read "+skillFileName, err)
+	}
+	if now := skillName(fm, s.Dir); now != s.Name {
+		return nil, fail("", fmt.Sprintf("the catalog is stale: %s now names skill %q", skillPath, now), nil)
+	}
+	out := &ActivatedSkill{Name: s.Name, Body: body, Origin: s.Origin.String(), Files: []ActivatedFile{}}
+	for _, req := range dedupe(requests) {
+		src, err := resolveInDir(s.Dir, req)
+		if err != nil {
+			return nil, fail(req, "refused", err)
+		}
+		content, err := os.ReadFile(src)
+		if err != nil {
+			return nil, fail(req, "read", err)
+		}
+		if !utf8.Valid(content) {
+			return nil, fail(req, "not UTF-8 text", nil)
+		}
+		out.Files = append(out.Files, ActivatedFile{Request: req, Source: src, Content: string(content)})
+	}
+	return out, nil
+}

@@ -1,0 +1,127 @@
+package resources
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+)
+
+// Section headings of system-prompt.md. They are part of the published
+// contract (docs/context-contract.md): agents and tests may look for them.
+const (
+	headingSkills = "# Skills"
+	headingActive = "# Active skill: "
+	headingTools  = "# Tools"
+)
+
+// BuildContext produces the text of system-prompt.md (SPEC §5), in this order:
+// instruction bodies; the name and description of every catalog skill; the
+// activated skills sorted by name, each body followed by its requested files;
+// the tools section naming every registered tool, then each prompt guide
+// (R-CTX-5). Parts are joined with "\n\n" and the text ends with one "\n".
+// Inactive skills contribute their description only, never their body
+// (R-CTX-2). Activating a skill twice, or activating anything but the
+// catalog's winner, is refused with an *ActivationError (R-CTX-3). No
+// trimming happens here: budgets are enforced once, in Publish (R-CTX-4).
+func BuildContext(instructions []Instruction, cat *Catalog, active []ActivatedSkill, reg contract.Registry) (string, error) {
+	active, err := checkActive(cat, active)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	add := func(s string) {
+		if s = strings.Trim(s, "\n"); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	for _, in := range instructions {
+		add(in.Body)
+	}
+	add(skillsSection(cat))
+	for _, a := range active {
+		add(headingActive + a.Name + "\n\n" + a.Body)
+		for _, f := range a.Files {
+			add("## " + a.Name + ": " + f.Request + "\n\n" + f.Content)
+		}
+	}
+	add(toolsSection(reg))
+	if len(parts) == 0 {
+		return "", nil
+	}
+	return strings.Join(parts, "\n\n") + "\n", nil
+}
+
+// checkActive applies the refusals of R-CTX-3 and returns the activated skills
+// sorted by name.
+func checkActive(cat *Catalog, active []ActivatedSkill) ([]ActivatedSkill, error) {
+	seen := map[string]bool{}
+	for _, a := range active {
+		if seen[a.Name] {
+			return nil, &ActivationError{Skill: a.Name, Message: "activated twice"}
+		}
+		seen[a.Name] = true
+		w, ok := cat.skills[a.Name]
+		if !ok {
+			return nil, &ActivationError{Skill: a.Name, Message: "not in the catalog"}
+		}
+		if a.Origin != w.Origin.String() {
+			return nil, &ActivationError{Skill: a.Name, Message: fmt.Sprintf("activated from %s, but the catalog's winner is %s", a.Origin, w.Origin)}
+		}
+	}
+	sorted := slices.Clone(active)
+	slices.SortFunc(sorted, func(a, b ActivatedSkill) int { return cmp.Compare(a.Name, b.Name) })
+	return sorted, nil
+}
+
+// skillsSection lists every catalog skill's name and description (R-CTX-2).
+func skillsSection(cat *Catalog) string {
+	var b strings.Builder
+	for _, e := range cat.Entries {
+		if e.Kind != KindSkill {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString(headingSkills + "\n\nSkills hold instructions for specific tasks. Activate a skill by name to read its body.\n")
+		}
+		fmt.Fprintf(&b, "\n- %s: %s", e.Name, oneLine(e.Description))
+	}
+	return b.String()
+}
+
+// toolsSection names every registered tool and appends each prompt guide.
+func toolsSection(reg contract.Registry) string {
+	if len(reg.Tools) == 0 && len(reg.PromptGuides) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(headingTools + "\n")
+	if len(reg.Tools) > 0 {
+		b.WriteString("\nYou may call these tools:\n")
+	}
+	for _, t := range reg.Tools {
+		fmt.Fprintf(&b, "\n- %s", t.Name)
+		if t.Description != "" {
+			b.WriteString(": " + oneLine(t.Description))
+		}
+		switch {
+		case t.Builtin:
+			b.WriteString(" (built-in)")
+		case t.Extension != "":
+			b.WriteString(" (extension " + t.Extension + ")")
+		}
+	}
+	for _, g := range reg.PromptGuides {
+		if text := strings.Trim(g.Text, "\n"); text != "" {
+			fmt.Fprintf(&b, "\n\n## Extension %s\n\n%s", g.Extension, text)
+		}
+	}
+	return b.String()
+}
+
+// oneLine keeps list items on one line whatever the description contains.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,147 @@
+package resources
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+)
+
+// ReasonedError is an error that maps to a Workspace condition reason, so the
+// controller can report it without parsing messages.
+type ReasonedError interface {
+	error
+	Reason() string
+}
+
+// ReasonOf returns the condition reason of err, or ReasonInvalidResource for
+// errors of this package that carry none (I/O errors are reported as invalid
+// input because the controller never feeds this package anything but values).
+func ReasonOf(err error) string {
+	var r ReasonedError
+	if errors.As(err, &r) {
+		return r.Reason()
+	}
+	return v1alpha1.ReasonInvalidResource
+}
+
+// DuplicateNameError: two resources of one kind share a logical name inside one
+// root, which order cannot decide (SPEC R-CAT-2).
+type DuplicateNameError struct {
+	Kind, Name, Root string
+	First, Second    Origin
+}
+
+func (e *DuplicateNameError) Error() string {
+	return fmt.Sprintf("root %q defines %s:%s twice: %s and %s", e.Root, e.Kind, e.Name, e.First, e.Second)
+}
+
+// Reason implements ReasonedError.
+func (e *DuplicateNameError) Reason() string { return v1alpha1.ReasonDuplicateName }
+
+// InvalidResourceError: a resource failed validation. Origin and Field name
+// what to fix (for directory roots Origin names the file).
+type InvalidResourceError struct {
+	Kind    string
+	Origin  Origin
+	Field   string
+	Message string
+}
+
+func (e *InvalidResourceError) Error() string {
+	return fmt.Sprintf("%s %s: %s: %s", e.Kind, e.Origin, e.Field, e.Message)
+}
+
+// Reason implements ReasonedError.
+func (e *InvalidResourceError) Reason() string { return v1alpha1.ReasonInvalidResource }
+
+// ActivationError: a skill or one of its files could not be activated, or an
+// activation was refused (SPEC R-ACT-1, R-ACT-2, R-ACT-4, R-CTX-3).
+type ActivationError struct {
+	Skill string
+	// File is the request as written, empty when the skill itself failed.
+	File    string
+	Message string
+	Err     error
+}
+
+func (e *ActivationError) Error() string {
+	msg := e.Message
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	if e.File != "" {
+		return fmt.Sprintf("activate skill %q file %q: %s", e.Skill, e.File, msg)
+	}
+	return fmt.Sprintf("activate skill %q: %s", e.Skill, msg)
+}
+
+func (e *ActivationError) Unwrap() error { return e.Err }
+
+// Reason implements ReasonedError.
+func (e *ActivationError) Reason() string { return v1alpha1.ReasonActivationFailed }
+
+// TooLargeError: the published data exceeds the budget; nothing is published.
+type TooLargeError struct {
+	Bytes, Max int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("context is %d bytes, over the budget of %d bytes (spec.budget.maxContextBytes)", e.Bytes, e.Max)
+}
+
+// Reason implements ReasonedError.
+func (e *TooLargeError) Reason() string { return v1alpha1.ReasonContextTooLarge }
+
+// TemplateError: a template could not be rendered (unknown template, or a
+// missing argument named by Variable; SPEC R-TPL-2). It is never a Workspace
+// condition, only an answer to render calls, so its reason is the generic
+// ReasonInvalid.
+type TemplateError struct {
+	Template string
+	Variable string
+	Message  string
+}
+
+func (e *TemplateError) Error() string {
+	if e.Variable != "" {
+		return fmt.Sprintf("render template %q: variable %q: %s", e.Template, e.Variable, e.Message)
+	}
+	return fmt.Sprintf("render template %q: %s", e.Template, e.Message)
+}
+
+// Reason implements ReasonedError.
+func (e *TemplateError) Reason() string { return v1alpha1.ReasonInvalid }
+
+// RootNotPermittedError: a Workspace root or instructions reference names a
+// namespace that is neither its own nor a platform namespace.
+type RootNotPermittedError struct {
+	Workspace string
+	Field     string
+	Namespace string
+}
+
+func (e *RootNotPermittedError) Error() string {
+	return fmt.Sprintf("workspace %s: %s: namespace %q is neither the workspace's own nor a platform namespace", e.Workspace, e.Field, e.Namespace)
+}
+
+// Reason implements ReasonedError.
+func (e *RootNotPermittedError) Reason() string { return v1alpha1.ReasonRootNotPermitted }
+
+// InstructionsNotFoundError: an instructions ConfigMap or key is missing.
+type InstructionsNotFoundError struct {
+	Workspace string
+	Field     string
+	Namespace string
+	Name, Key string
+}
+
+func (e *InstructionsNotFoundError) Error() string {
+	return fmt.Sprintf("workspace %s: %s: ConfigMap %s/%s has no key %q", e.Workspace, e.Field, e.Namespace, e.Name, e.Key)
+}
+
+// Reason implements ReasonedError.
+func (e *InstructionsNotFoundError) Reason() string { return v1alpha1.ReasonInstructionsNotFound }
+
+// fieldIndex spells a list element's field path, as in "spec.roots[1]".
+func fieldIndex(field string, i int) string { return fmt.Sprintf("%s[%d]", field, i) }

@@ -1,0 +1,141 @@
+package resources
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// errNoFrontmatter: the document does not start with a "---" line closed by
+// another "---" line.
+var errNoFrontmatter = errors.New("no YAML frontmatter (the file must start with a '---' line and close it with another)")
+
+// frontmatter holds the fields of SKILL.md and template frontmatter that
+// Loadout reads; unknown fields are ignored (SPEC R-SK-1).
+type frontmatter struct {
+	Name          scalar            `json:"name"`
+	Description   scalar            `json:"description"`
+	License       scalar            `json:"license"`
+	Compatibility scalar            `json:"compatibility"`
+	Metadata      map[string]scalar `json:"metadata"`
+	AllowedTools  toolList          `json:"allowed-tools"`
+}
+
+// scalar accepts any YAML scalar as text, because authors write
+// `description: 42` or `name: yes` and YAML would otherwise turn those into a
+// number or a boolean and fail the whole file.
+type scalar string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (s *scalar) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch t := v.(type) {
+	case nil:
+		*s = ""
+	case string:
+		*s = scalar(t)
+	case bool:
+		*s = scalar(strconv.FormatBool(t))
+	case float64:
+		*s = scalar(strconv.FormatFloat(t, 'f', -1, 64))
+	default:
+		return fmt.Errorf("expected a string, got %s", jsonKind(v))
+	}
+	return nil
+}
+
+// toolList accepts allowed-tools both as the Agent Skills space-separated
+// string and as a YAML list.
+type toolList []string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (l *toolList) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch t := v.(type) {
+	case nil:
+		*l = nil
+	case string:
+		*l = strings.Fields(t)
+	case []any:
+		out := make([]string, 0, len(t))
+		for _, e := range t {
+			s, ok := e.(string)
+			if !ok {
+				return fmt.Errorf("allowed-tools entries must be strings, got %s", jsonKind(e))
+			}
+			out = append(out, s)
+		}
+		*l = out
+	default:
+		return fmt.Errorf("allowed-tools must be a string or a list, got %s", jsonKind(v))
+	}
+	return nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "a mapping"
+	case []any:
+		return "a list"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}
+
+// splitFrontmatter separates a leading "---" … "---" block from the body.
+// A UTF-8 byte order mark and CRLF line endings are tolerated. The body loses
+// the blank lines around it, nothing else.
+func splitFrontmatter(content string) (header, body string, err error) {
+	content = strings.TrimPrefix(content, "\ufeff")
+	first, rest, ok := strings.Cut(content, "\n")
+	if !ok || strings.TrimRight(first, "\r") != "---" {
+		return "", "", errNoFrontmatter
+	}
+	var b strings.Builder
+	for rest != "" {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		if strings.TrimRight(line, " \t\r") == "---" {
+			return b.String(), strings.Trim(rest, "\r\n"), nil
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return "", "", errNoFrontmatter
+}
+
+// parseFrontmatter parses a Markdown document with YAML frontmatter.
+func parseFrontmatter(content string) (frontmatter, string, error) {
+	header, body, err := splitFrontmatter(content)
+	if err != nil {
+		return frontmatter{}, "", err
+	}
+	var fm frontmatter
+	if err := yaml.Unmarshal([]byte(header), &fm); err != nil {
+		return frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: %w", err)
+	}
+	return fm, body, nil
+}
+
+// metadata converts the frontmatter metadata map, keeping nil for none.
+func (fm frontmatter) metadata() map[string]string {
+	if len(fm.Metadata) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(fm.Metadata))
+	for k, v := range fm.Metadata {
+		out[k] = string(v)
+	}
+	return out
+}

@@ -1,0 +1,162 @@
+package resources
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Names of the seed layout of a directory root.
+const (
+	instructionsFileName = "AGENTS.md"
+	skillsDirName        = "skills"
+	templatesDirName     = "templates"
+	skillFileName        = "SKILL.md"
+)
+
+// DirOptions tunes how directory roots are read.
+type DirOptions struct {
+	// Strict makes a skill or template name that breaks SPEC R-SK-1, or a skill
+	// name that differs from its directory, an error instead of a warning
+	// (R-SK-2). Kubernetes objects are always strict.
+	Strict bool
+}
+
+// dirLoader reads one directory root and collects its diagnostics.
+type dirLoader struct {
+	name  string // root name, for origins
+	base  string // root directory, absolute
+	shown string // root directory as the caller wrote it, for diagnostics
+	opts  DirOptions
+	diags []Diagnostic
+	// strictErr is the first rule broken in strict mode.
+	strictErr error
+}
+
+// LoadDirRoot reads a directory root in the seed layout: AGENTS.md,
+// skills/<dir>/SKILL.md with the other files of <dir>, templates/<name>.md.
+// A missing source means no resources of that kind (R-CAT-5); any other I/O
+// error is returned. Skills with a missing frontmatter, invalid YAML or a blank
+// description are skipped with a diagnostic naming the file (R-SK-2). In
+// strict mode a broken name also returns an *InvalidResourceError; the Root
+// then holds only what was valid, and callers that publish must discard it.
+func LoadDirRoot(name, dir string, opts DirOptions) (Root, []Diagnostic, error) {
+	l, err := newDirLoader(name, dir, opts)
+	if err != nil {
+		return Root{}, nil, err
+	}
+	root := Root{Name: name, Lenient: !opts.Strict}
+	if root.Instructions, err = l.instructions(); err != nil {
+		return Root{}, l.diags, err
+	}
+	if root.Skills, err = l.skills(skillsDirName); err != nil {
+		return Root{}, l.diags, err
+	}
+	if root.Templates, err = l.templates(); err != nil {
+		return Root{}, l.diags, err
+	}
+	return root, l.diags, l.strictErr
+}
+
+// LoadSkillsDir reads a directory whose subdirectories are Agent Skills
+// (<dir>/<skill>/SKILL.md), as `loadout import` does; a dir that itself holds
+// a SKILL.md is one skill.
+func LoadSkillsDir(name, dir string, opts DirOptions) ([]Skill, []Diagnostic, error) {
+	l, err := newDirLoader(name, dir, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	var skills []Skill
+	if _, err := os.Stat(filepath.Join(l.base, skillFileName)); err == nil {
+		s, ok, err := l.skill(".")
+		if ok {
+			skills = append(skills, s)
+		}
+		if err != nil {
+			return nil, l.diags, err
+		}
+	} else if skills, err = l.skills("."); err != nil {
+		return nil, l.diags, err
+	}
+	return skills, l.diags, l.strictErr
+}
+
+func newDirLoader(name, dir string, opts DirOptions) (*dirLoader, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("root %q: %w", dir, err)
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("root %q: %w", dir, err)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("root %q: not a directory", dir)
+	}
+	return &dirLoader{name: name, base: abs, shown: dir, opts: opts}, nil
+}
+
+// rel is a slash path relative to the root, used in origins.
+func (l *dirLoader) origin(rel string) Origin {
+	return Origin{Root: l.name, Path: filepath.ToSlash(filepath.Clean(rel))}
+}
+
+// file is the path diagnostics name: under the directory the caller gave.
+func (l *dirLoader) file(rel string) string {
+	return filepath.Join(l.shown, rel)
+}
+
+func (l *dirLoader) report(rel string, sev Severity, format string, args ...any) {
+	l.diags = append(l.diags, Diagnostic{File: l.file(rel), Severity: sev, Message: fmt.Sprintf(format, args...)})
+}
+
+// nameProblem reports a name that breaks R-SK-1 (or a skill name that differs
+// from its directory): a warning in lenient mode, an error in strict mode.
+func (l *dirLoader) nameProblem(kind, rel, msg string) {
+	if !l.opts.Strict {
+		l.report(rel, SeverityWarning, "%s (loaded anyway: lenient mode)", msg)
+		return
+	}
+	l.report(rel, SeverityError, "%s", msg)
+	if l.strictErr == nil {
+		l.strictErr = &InvalidResourceError{Kind: kind, Origin: l.origin(rel), Field: "name", Message: msg}
+	}
+}
+
+// readOptional reads a file of the root; a missing file is (nil, nil).
+func (l *dirLoader) readOptional(rel string) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(l.base, rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", l.file(rel), err)
+	}
+	return b, nil
+}
+
+// readDirOptional lists a directory of the root; a missing one is empty.
+func (l *dirLoader) readDirOptional(rel string) ([]fs.DirEntry, error) {
+	entries, err := os.ReadDir(filepath.Join(l.base, rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read directory %s: %w", l.file(rel), err)
+	}
+	return entries, nil
+}
+
+func (l *dirLoader) instructions() ([]Instruction, error) {
+	b, err := l.readOptional(instructionsFileName)
+	if err != nil || strings.TrimSpace(string(b)) == "" {
+		return nil, err
+	}
+	return []Instruction{{Body: string(b), Origin: l.origin(instructionsFileName)}}, nil
+}
+
+// hidden entries (".git", ".DS_Store") are never resources.
+func hidden(name string) bool { return strings.HasPrefix(name, ".") }

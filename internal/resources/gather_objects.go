@@ -1,0 +1,63 @@
+package resources
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+)
+
+// RootFromObjects converts the Skill and Template objects of one root into a
+// strict Root. Objects are ordered by namespace and object name: inside one
+// root that order never chooses a winner (a duplicate is an error, R-CAT-2),
+// it only makes error messages stable. Objects keep their own namespace in
+// their origin; namespace is used for objects that have none (as in manifests
+// without metadata.namespace).
+func RootFromObjects(name, namespace string, skills []v1alpha1.Skill, templates []v1alpha1.Template) Root {
+	root := Root{Name: name}
+	for _, s := range sortedObjects(skills, func(s *v1alpha1.Skill) (string, string) { return s.Namespace, s.Name }) {
+		files := make([]File, 0, len(s.Spec.Files))
+		for _, f := range s.Spec.Files {
+			files = append(files, File{Path: f.Path, Content: f.Content})
+		}
+		root.Skills = append(root.Skills, Skill{
+			Name:          s.LogicalName(),
+			Description:   string(s.Spec.Description),
+			Body:          s.Spec.Body,
+			Files:         files,
+			License:       s.Spec.License,
+			Compatibility: s.Spec.Compatibility,
+			Metadata:      s.Spec.Metadata,
+			AllowedTools:  s.Spec.AllowedTools,
+			Origin:        objectOrigin(name, namespace, s.Namespace, s.Name),
+		}.clone())
+	}
+	for _, t := range sortedObjects(templates, func(t *v1alpha1.Template) (string, string) { return t.Namespace, t.Name }) {
+		root.Templates = append(root.Templates, Template{
+			Name:        t.LogicalName(),
+			Description: t.Spec.Description,
+			Body:        t.Spec.Body,
+			Origin:      objectOrigin(name, namespace, t.Namespace, t.Name),
+		})
+	}
+	return root
+}
+
+func objectOrigin(root, defaultNamespace, namespace, object string) Origin {
+	return Origin{Root: root, Namespace: cmp.Or(namespace, defaultNamespace), Object: object}
+}
+
+// sortedObjects returns pointers to the items ordered by namespace and name,
+// leaving the caller's slice untouched.
+func sortedObjects[T any](items []T, key func(*T) (string, string)) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	slices.SortStableFunc(out, func(a, b *T) int {
+		an, aname := key(a)
+		bn, bname := key(b)
+		return cmp.Or(cmp.Compare(an, bn), cmp.Compare(aname, bname))
+	})
+	return out
+}

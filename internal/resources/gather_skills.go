@@ -1,0 +1,163 @@
+package resources
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+)
+
+// skills reads every skill directory below sub (a path relative to the root).
+func (l *dirLoader) skills(sub string) ([]Skill, error) {
+	entries, err := l.readDirOptional(sub)
+	if err != nil {
+		return nil, err
+	}
+	var out []Skill
+	for _, e := range entries {
+		rel := filepath.Join(sub, e.Name())
+		switch {
+		case hidden(e.Name()):
+			continue
+		case e.Type()&fs.ModeSymlink != 0:
+			l.report(rel, SeveritySkipped, "symbolic links are not followed when discovering skills")
+			continue
+		case !e.IsDir():
+			if strings.HasSuffix(e.Name(), ".md") {
+				l.report(rel, SeveritySkipped, "not a skill: a skill is a directory holding %s", skillFileName)
+			}
+			continue
+		}
+		s, ok, err := l.skill(rel)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// skill reads the skill directory rel (SPEC R-SK-2, R-SK-3). ok is false when
+// the skill is skipped with a diagnostic.
+func (l *dirLoader) skill(rel string) (Skill, bool, error) {
+	fileRel := filepath.Join(rel, skillFileName)
+	raw, err := l.readOptional(fileRel)
+	if err != nil {
+		return Skill{}, false, err
+	}
+	if raw == nil {
+		l.report(rel, SeveritySkipped, "no %s: not a skill", skillFileName)
+		return Skill{}, false, nil
+	}
+	fm, body, err := parseFrontmatter(string(raw))
+	if err != nil {
+		l.report(fileRel, SeveritySkipped, "%v", err)
+		return Skill{}, false, nil
+	}
+	dir := filepath.Join(l.base, rel)
+	if msg := checkDescription(string(fm.Description)); msg != "" {
+		l.report(fileRel, SeveritySkipped, "description %s", msg)
+		return Skill{}, false, nil
+	}
+	if n := utf8.RuneCountInString(string(fm.Compatibility)); n > maxCompatibilityLen {
+		l.report(fileRel, SeveritySkipped, "compatibility must be at most %d characters", maxCompatibilityLen)
+		return Skill{}, false, nil
+	}
+	name := skillName(fm, dir)
+	switch {
+	case fm.Name == "":
+		l.nameProblem(KindSkill, fileRel, fmt.Sprintf("frontmatter has no name; using the directory name %q", name))
+	case checkName(name) != "":
+		l.nameProblem(KindSkill, fileRel, fmt.Sprintf("name %q %s", name, checkName(name)))
+	case name != filepath.Base(dir):
+		l.nameProblem(KindSkill, fileRel, fmt.Sprintf("name %q differs from its directory %q", name, filepath.Base(dir)))
+	}
+	files, err := l.skillFiles(rel)
+	if err != nil {
+		return Skill{}, false, err
+	}
+	return Skill{
+		Name:          name,
+		Description:   string(fm.Description),
+		Body:          body,
+		Files:         files,
+		Dir:           dir,
+		License:       string(fm.License),
+		Compatibility: string(fm.Compatibility),
+		Metadata:      fm.metadata(),
+		AllowedTools:  []string(fm.AllowedTools),
+		Origin:        l.origin(fileRel),
+	}, true, nil
+}
+
+// skillName is the logical name of a directory skill: its frontmatter name, or
+// the directory name when the frontmatter has none. Discovery and activation
+// share it, so that R-ACT-2 compares like with like.
+func skillName(fm frontmatter, dir string) string {
+	if fm.Name != "" {
+		return string(fm.Name)
+	}
+	return filepath.Base(dir)
+}
+
+// skillFiles reads every file of a skill directory except its SKILL.md, in
+// lexical order (R-SK-3: other .md files are files, not skills). Hidden
+// entries are left out. A regular file reached by walking the real directory
+// is inside it; a symlink is followed only if it passes both containment
+// checks (R-ACT-4), else it is left out with a warning, like non-UTF-8 files,
+// which a ConfigMap's string data cannot carry.
+func (l *dirLoader) skillFiles(rel string) ([]File, error) {
+	dir := filepath.Join(l.base, rel)
+	var files []File
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		inSkill, _ := filepath.Rel(dir, p)
+		shown := filepath.Join(rel, inSkill)
+		switch {
+		case hidden(d.Name()):
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		case d.IsDir():
+			return nil
+		case inSkill == skillFileName:
+			return nil
+		}
+		src := p
+		if d.Type()&fs.ModeSymlink != 0 {
+			if src, err = resolveInDir(dir, filepath.ToSlash(inSkill)); err != nil {
+				l.report(shown, SeverityWarning, "left out of the skill: %v", err)
+				return nil
+			}
+		} else if !d.Type().IsRegular() {
+			l.report(shown, SeverityWarning, "left out of the skill: not a regular file")
+			return nil
+		}
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", l.file(shown), err)
+		}
+		if !utf8.Valid(b) {
+			l.report(shown, SeverityWarning, "left out of the skill: not UTF-8 text")
+			return nil
+		}
+		files = append(files, File{Path: path.Clean(filepath.ToSlash(inSkill)), Content: string(b)})
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read skill %s: %w", l.file(rel), err)
+	}
+	return files, nil
+}

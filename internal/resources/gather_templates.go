@@ -1,0 +1,54 @@
+package resources
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// templates reads templates/<name>.md. Frontmatter is optional and only its
+// description is used; without one the whole file is the body.
+func (l *dirLoader) templates() ([]Template, error) {
+	entries, err := l.readDirOptional(templatesDirName)
+	if err != nil {
+		return nil, err
+	}
+	var out []Template
+	for _, e := range entries {
+		rel := filepath.Join(templatesDirName, e.Name())
+		if hidden(e.Name()) || e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+			continue
+		}
+		raw, err := l.readOptional(rel)
+		if err != nil {
+			return nil, err
+		}
+		t, ok := l.template(rel, strings.TrimSuffix(e.Name(), ".md"), string(raw))
+		if ok {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// template parses one template file; ok is false when it is skipped.
+func (l *dirLoader) template(rel, name, content string) (Template, bool) {
+	body := strings.Trim(content, "\r\n")
+	var description string
+	if strings.HasPrefix(strings.TrimPrefix(content, "\ufeff"), "---") {
+		fm, b, err := parseFrontmatter(content)
+		if err != nil {
+			l.report(rel, SeveritySkipped, "%v", err)
+			return Template{}, false
+		}
+		body, description = b, string(fm.Description)
+	}
+	if strings.TrimSpace(body) == "" {
+		l.report(rel, SeveritySkipped, "empty template body")
+		return Template{}, false
+	}
+	if msg := checkName(name); msg != "" {
+		l.nameProblem(KindTemplate, rel, fmt.Sprintf("name %q %s", name, msg))
+	}
+	return Template{Name: name, Description: description, Body: body, Origin: l.origin(rel)}, true
+}

@@ -1,0 +1,67 @@
+package resources
+
+import (
+	"github.com/loadout-dev/loadout/internal/contract"
+)
+
+// buildManifest assembles manifest.json: metadata of everything, bodies of
+// nothing. Only the names and requested files of active skills appear, so
+// an inactive body can never reach it (R-CAT-4).
+func buildManifest(ws contract.WorkspaceRef, instructions []Instruction, cat *Catalog, active []ActivatedSkill, reg contract.Registry) contract.Manifest {
+	m := contract.Manifest{
+		APIVersion:   contract.APIVersion,
+		Kind:         contract.ManifestKind,
+		Workspace:    ws,
+		Instructions: make([]string, 0, len(instructions)),
+		Catalog:      cat.Entries,
+		Shadowed:     cat.Shadowed,
+		ActiveSkills: make([]contract.ActiveSkill, 0, len(active)),
+		Templates:    []contract.TemplateInfo{},
+		Commands:     []contract.Command{},
+		Registry:     reg,
+	}
+	for _, in := range instructions {
+		m.Instructions = append(m.Instructions, in.Origin.String())
+	}
+	sorted, _ := checkActive(cat, active) // already checked by BuildContext
+	for _, a := range sorted {
+		files := make([]string, 0, len(a.Files))
+		for _, f := range a.Files {
+			files = append(files, f.Request)
+		}
+		m.ActiveSkills = append(m.ActiveSkills, contract.ActiveSkill{Name: a.Name, Files: files})
+	}
+	for _, t := range cat.Templates() {
+		m.Templates = append(m.Templates, contract.TemplateInfo{Name: t.Name, Description: t.Description, Variables: Variables(t.Body)})
+		m.Commands = append(m.Commands, contract.Command{Name: t.Name, Template: t.Name, Description: t.Description})
+	}
+	return m
+}
+
+// skillsDoc is skills.json: every winning skill in full, sorted by name, for
+// on-demand activation by agents.
+func skillsDoc(cat *Catalog) contract.Skills {
+	doc := contract.Skills{Skills: []contract.SkillDoc{}}
+	for _, s := range cat.Skills() {
+		files := make([]contract.FileDoc, 0, len(s.Files))
+		for _, f := range s.Files {
+			files = append(files, contract.FileDoc{Path: f.Path, Content: f.Content})
+		}
+		doc.Skills = append(doc.Skills, contract.SkillDoc{
+			Name: s.Name, Description: s.Description, Origin: s.Origin.String(), Body: s.Body, Files: files,
+			License: s.License, Compatibility: s.Compatibility, Metadata: s.Metadata, AllowedTools: s.AllowedTools,
+		})
+	}
+	return doc
+}
+
+// templatesDoc is templates.json: every winning template in full, sorted by name.
+func templatesDoc(cat *Catalog) contract.Templates {
+	doc := contract.Templates{Templates: []contract.TemplateDoc{}}
+	for _, t := range cat.Templates() {
+		doc.Templates = append(doc.Templates, contract.TemplateDoc{
+			Name: t.Name, Description: t.Description, Origin: t.Origin.String(), Body: t.Body, Variables: Variables(t.Body),
+		})
+	}
+	return doc
+}

@@ -1,0 +1,135 @@
+package resources
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+)
+
+// Input is everything one Workspace's context is resolved from.
+type Input struct {
+	Workspace contract.WorkspaceRef
+	// Roots are ordered; on a name collision the first wins (R-CAT-1).
+	Roots []Root
+	// Instructions are the Workspace's own instructions, in order. They come
+	// before the roots' instructions (AGENTS.md of directory roots), which
+	// follow in root order: the Workspace is the most specific statement of
+	// its rules, and neither shadows the other.
+	Instructions []Instruction
+	// Activate lists the skills whose bodies enter the context.
+	Activate []Activation
+	// Registry is the tool registry (built-in tools and loaded extensions); it
+	// becomes the tools section of system-prompt.md (R-CTX-5) and the registry
+	// part of manifest.json.
+	Registry contract.Registry
+	// MaxContextBytes is the budget of the published data; 0 means unlimited.
+	MaxContextBytes int64
+}
+
+// Result is the published ConfigMap data and what it was made from.
+type Result struct {
+	// Data has the four keys of the contract.
+	Data map[string]string
+	// Hash is ContextHash(Data), also in manifest.json.
+	Hash string
+	// Bytes is DataBytes(Data), the size the budget is checked against.
+	Bytes    int64
+	Manifest contract.Manifest
+	Catalog  *Catalog
+}
+
+// Publish resolves the roots, activates the requested skills, builds the
+// context text and encodes the ConfigMap data of the contract
+// (docs/context-contract.md): same input, same bytes, same hash. Over budget it
+// returns a *TooLargeError and no data, so nothing partial is ever published.
+func Publish(in Input) (*Result, error) {
+	cat, err := Resolve(in.Roots)
+	if err != nil {
+		return nil, err
+	}
+	active := make([]ActivatedSkill, 0, len(in.Activate))
+	for _, a := range in.Activate {
+		if slices.ContainsFunc(active, func(s ActivatedSkill) bool { return s.Name == a.Skill }) {
+			return nil, &ActivationError{Skill: a.Skill, Message: "activated twice"}
+		}
+		s, err := cat.Activate(a.Skill, a.Files)
+		if err != nil {
+			return nil, err
+		}
+		active = append(active, *s)
+	}
+	instructions := append(slices.Clone(in.Instructions), cat.instructions...)
+	reg, err := normalizeRegistry(in.Registry)
+	if err != nil {
+		return nil, err
+	}
+	prompt, err := BuildContext(instructions, cat, active, reg)
+	if err != nil {
+		return nil, err
+	}
+	m := buildManifest(in.Workspace, instructions, cat, active, reg)
+	data, err := encodeData(prompt, m, cat)
+	if err != nil {
+		return nil, err
+	}
+	hash := ContextHash(data)
+	m.Hash = hash
+	if data[contract.KeyManifest], err = encodeJSON(m); err != nil {
+		return nil, fmt.Errorf("encode %s: %w", contract.KeyManifest, err)
+	}
+	bytes := DataBytes(data)
+	if in.MaxContextBytes > 0 && bytes > in.MaxContextBytes {
+		return nil, &TooLargeError{Bytes: bytes, Max: in.MaxContextBytes}
+	}
+	return &Result{Data: data, Hash: hash, Bytes: bytes, Manifest: m, Catalog: cat}, nil
+}
+
+// encodeData encodes the four keys, manifest.json with an empty hash.
+func encodeData(prompt string, m contract.Manifest, cat *Catalog) (map[string]string, error) {
+	docs := []struct {
+		key string
+		v   any
+	}{
+		{contract.KeyManifest, m},
+		{contract.KeySkills, skillsDoc(cat)},
+		{contract.KeyTemplates, templatesDoc(cat)},
+	}
+	data := map[string]string{contract.KeySystemPrompt: prompt}
+	for _, d := range docs {
+		s, err := encodeJSON(d.v)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", d.key, err)
+		}
+		data[d.key] = s
+	}
+	return data, nil
+}
+
+// normalizeRegistry returns a copy of the registry with every list non-nil
+// (so JSON shows [] rather than null) and every input schema in canonical key
+// order. The caller's registry is not modified.
+func normalizeRegistry(r contract.Registry) (contract.Registry, error) {
+	out := contract.Registry{
+		Tools:        make([]contract.Tool, len(r.Tools)),
+		Hooks:        nonNil(r.Hooks),
+		MessageTypes: nonNil(r.MessageTypes),
+		PromptGuides: nonNil(r.PromptGuides),
+	}
+	for i, t := range r.Tools {
+		schema, err := canonicalJSON(t.InputSchema)
+		if err != nil {
+			return contract.Registry{}, &InvalidResourceError{Kind: "tool", Origin: Origin{Root: t.Extension, Object: t.Name}, Field: "inputSchema", Message: err.Error()}
+		}
+		t.InputSchema = schema
+		out.Tools[i] = t
+	}
+	return out, nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return slices.Clone(s)
+}

@@ -1,0 +1,137 @@
+package resources
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+)
+
+// PublishedContext is a published context as an agent pod sees it: the four
+// keys of the ConfigMap, parsed. It answers render and activate requests the
+// same way the resolution engine does, without any Kubernetes access.
+type PublishedContext struct {
+	// SystemPrompt is system-prompt.md.
+	SystemPrompt string
+	// Hash is the verified context hash.
+	Hash string
+
+	manifest  contract.Manifest
+	skills    map[string]contract.SkillDoc
+	templates map[string]contract.TemplateDoc
+}
+
+// configMapDataDir is the symlink a ConfigMap volume points at its current
+// snapshot with; the key files are symlinks through it. Reading through the
+// resolved snapshot directory reads all keys from one snapshot even while the
+// kubelet swaps in a new one.
+const configMapDataDir = "..data"
+
+// LoadContextDir reads a mounted context ConfigMap (or a plain directory with
+// the four files) and verifies its hash, so a half-updated or hand-edited
+// directory is refused rather than half used.
+func LoadContextDir(dir string) (*PublishedContext, error) {
+	base := dir
+	if _, err := os.Lstat(filepath.Join(dir, configMapDataDir)); err == nil {
+		if base, err = filepath.EvalSymlinks(filepath.Join(dir, configMapDataDir)); err != nil {
+			return nil, fmt.Errorf("context dir %s: %w", dir, err)
+		}
+	}
+	data := make(map[string]string, 4)
+	for _, key := range []string{contract.KeySystemPrompt, contract.KeyManifest, contract.KeySkills, contract.KeyTemplates} {
+		b, err := os.ReadFile(filepath.Join(base, key))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("context dir %s: missing key %s", dir, key)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("context dir %s: %w", dir, err)
+		}
+		data[key] = string(b)
+	}
+	pc, err := ParseContext(data)
+	if err != nil {
+		return nil, fmt.Errorf("context dir %s: %w", dir, err)
+	}
+	return pc, nil
+}
+
+// ParseContext parses published ConfigMap data and checks its hash.
+func ParseContext(data map[string]string) (*PublishedContext, error) {
+	pc := &PublishedContext{SystemPrompt: data[contract.KeySystemPrompt]}
+	var skills contract.Skills
+	var templates contract.Templates
+	for key, v := range map[string]any{contract.KeyManifest: &pc.manifest, contract.KeySkills: &skills, contract.KeyTemplates: &templates} {
+		if err := json.Unmarshal([]byte(data[key]), v); err != nil {
+			return nil, fmt.Errorf("parse %s: %w", key, err)
+		}
+	}
+	if got := ContextHash(data); got != pc.manifest.Hash {
+		return nil, fmt.Errorf("%s: hash is %q but the data hashes to %q: the context is inconsistent", contract.KeyManifest, pc.manifest.Hash, got)
+	}
+	pc.Hash = pc.manifest.Hash
+	pc.skills = make(map[string]contract.SkillDoc, len(skills.Skills))
+	for _, s := range skills.Skills {
+		pc.skills[s.Name] = s
+	}
+	pc.templates = make(map[string]contract.TemplateDoc, len(templates.Templates))
+	for _, t := range templates.Templates {
+		pc.templates[t.Name] = t
+	}
+	return pc, nil
+}
+
+// Render renders a published template into the canonical user message
+// (SPEC §4). An unknown template or a missing argument is a *TemplateError.
+func (c *PublishedContext) Render(name string, args map[string]string, at time.Time) (UserMessage, error) {
+	t, ok := c.templates[name]
+	if !ok {
+		return UserMessage{}, &TemplateError{Template: name, Message: "no such template in the context"}
+	}
+	text, err := Render(t.Body, args)
+	if err != nil {
+		var te *TemplateError
+		if errors.As(err, &te) {
+			te.Template = name
+		}
+		return UserMessage{}, err
+	}
+	return NewUserMessage(text, at), nil
+}
+
+// Activate activates a published skill with some of its files (SPEC §3). The
+// files live in skills.json, so the lexical containment check applies; the
+// result shares nothing with the context (R-ACT-5).
+func (c *PublishedContext) Activate(name string, files []string) (*ActivatedSkill, error) {
+	s, ok := c.skills[name]
+	if !ok {
+		return nil, &ActivationError{Skill: name, Message: "no such skill in the context"}
+	}
+	have := make([]File, 0, len(s.Files))
+	for _, f := range s.Files {
+		have = append(have, File{Path: f.Path, Content: f.Content})
+	}
+	return activateFiles(s.Name, s.Body, s.Origin, have, files)
+}
+
+// Manifest returns manifest.json. Its lists are copies: changing them does not
+// change the context.
+func (c *PublishedContext) Manifest() contract.Manifest {
+	m := c.manifest
+	m.Instructions = slices.Clone(m.Instructions)
+	m.Catalog = slices.Clone(m.Catalog)
+	m.Shadowed = slices.Clone(m.Shadowed)
+	m.ActiveSkills = slices.Clone(m.ActiveSkills)
+	m.Templates = slices.Clone(m.Templates)
+	m.Commands = slices.Clone(m.Commands)
+	m.Tools = slices.Clone(m.Tools)
+	m.Hooks = slices.Clone(m.Hooks)
+	m.MessageTypes = slices.Clone(m.MessageTypes)
+	m.PromptGuides = slices.Clone(m.PromptGuides)
+	return m
+}

@@ -1,0 +1,98 @@
+package resources
+
+import (
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Origin says where a resource came from, for provenance (SPEC R-CAT-6).
+// Object roots set Namespace and Object; directory roots set Path (relative to
+// the root directory, slash-separated) so that origins do not depend on where a
+// checkout happens to live on disk.
+type Origin struct {
+	Root      string
+	Namespace string
+	Object    string
+	Path      string
+}
+
+// String renders the origin stably: "root/namespace/object" for Kubernetes
+// objects and "root:path" for directory roots.
+func (o Origin) String() string {
+	if o.Path != "" {
+		return o.Root + ":" + o.Path
+	}
+	return strings.Join([]string{o.Root, o.Namespace, o.Object}, "/")
+}
+
+// File is one extra document of a skill. Path is relative and slash-separated.
+type File struct {
+	Path    string
+	Content string
+}
+
+// Skill is on-demand knowledge in the Agent Skills format.
+type Skill struct {
+	Name        string
+	Description string
+	Body        string
+	Files       []File
+	// Dir is the skill's directory on disk for directory roots; activation
+	// re-reads SKILL.md and requested files from it with both containment
+	// checks (SPEC R-ACT-2, R-ACT-4). Empty for Kubernetes objects.
+	Dir           string
+	License       string
+	Compatibility string
+	Metadata      map[string]string
+	AllowedTools  []string
+	Origin        Origin
+}
+
+// Template is a reusable prompt with {{name}} placeholders (SPEC §4).
+type Template struct {
+	Name        string
+	Description string
+	Body        string
+	Origin      Origin
+}
+
+// Instruction is a block of project rules (an AGENTS.md).
+type Instruction struct {
+	Body   string
+	Origin Origin
+}
+
+// Root is one ordered layer of resources. Lenient marks a directory root
+// loaded in lenient mode: its skill names were already checked by the gatherer,
+// which accepted names breaking SPEC R-SK-1 with a warning, so Resolve checks
+// them only structurally. The zero value is strict, as for Kubernetes objects.
+type Root struct {
+	Name         string
+	Skills       []Skill
+	Templates    []Template
+	Instructions []Instruction
+	Lenient      bool
+}
+
+// Activation asks for a skill's body and some of its files in the context.
+type Activation struct {
+	Skill string
+	Files []string
+}
+
+// Resource kinds as they appear in catalog entries.
+const (
+	KindSkill    = "skill"
+	KindTemplate = "template"
+)
+
+// clone returns a deep copy, so callers never share slices or maps with the
+// catalog (SPEC R-ACT-5).
+func (s Skill) clone() Skill {
+	c := s
+	c.Files = slices.Clone(s.Files)
+	c.AllowedTools = slices.Clone(s.AllowedTools)
+	c.Metadata = maps.Clone(s.Metadata)
+	return c
+}
