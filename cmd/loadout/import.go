@@ -1,0 +1,161 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/resources"
+)
+
+// Object limits of the Skill CRD (api/v1alpha1/skill_types.go) that a
+// directory skill can exceed. import checks them so that what it prints
+// applies cleanly.
+const (
+	maxSkillFiles       = 64
+	maxSkillText        = 262144
+	maxLicenseLen       = 256
+	maxMetadataEntries  = 64
+	maxAllowedTools     = 64
+	maxAllowedToolRunes = 128
+)
+
+func newImportCommand() *cobra.Command {
+	var namespace string
+	cmd := &cobra.Command{
+		Use:   "import DIR",
+		Short: "Print Skill and Template manifests for Agent Skills directories",
+		Long: `Turn a directory of Agent Skills into Skill (and Template) manifests on stdout.
+
+DIR may be a root in the seed layout (skills/<dir>/SKILL.md, templates/<name>.md),
+a directory of skill directories (<dir>/SKILL.md), or one skill directory.
+Names are checked strictly, as the API server will. Every file that is skipped
+is reported on stderr with the reason; the exit status is non-zero if anything
+was skipped or invalid.`,
+		Example: `  loadout import ./skills > skills.yaml
+  loadout import ~/.agents -n team-a | kubectl apply -f -`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runImport(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], namespace)
+		},
+	}
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "metadata.namespace of the printed objects (default: none)")
+	return cmd
+}
+
+// manifest is a printed object: only what applies, no status or null fields.
+type manifest struct {
+	APIVersion string       `json:"apiVersion"`
+	Kind       string       `json:"kind"`
+	Metadata   manifestMeta `json:"metadata"`
+	Spec       any          `json:"spec"`
+}
+
+type manifestMeta struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+func runImport(stdout, stderr io.Writer, dir, namespace string) error {
+	skills, templates, diags, loadErr := loadForImport(dir)
+	failed := 0
+	for _, d := range diags {
+		fmt.Fprintln(stderr, d)
+		if d.Severity != resources.SeverityWarning {
+			failed++
+		}
+	}
+	if loadErr != nil && failed == 0 {
+		return loadErr
+	}
+	var docs []manifest
+	for _, s := range skills {
+		if err := checkSkillLimits(s); err != nil {
+			fmt.Fprintf(stderr, "%s: %s: %v\n", filepath.Join(dir, s.Origin.Path), resources.SeveritySkipped, err)
+			failed++
+			continue
+		}
+		docs = append(docs, skillManifest(s, namespace))
+	}
+	for _, t := range templates {
+		docs = append(docs, manifest{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Template",
+			Metadata: manifestMeta{Name: t.Name, Namespace: namespace},
+			Spec:     v1alpha1.TemplateSpec{Description: t.Description, Body: t.Body}})
+	}
+	for i, d := range docs {
+		b, err := yaml.Marshal(d)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			fmt.Fprintln(stdout, "---")
+		}
+		if _, err := stdout.Write(b); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("import %s: %d file(s) skipped or invalid, see above", dir, failed)
+	}
+	return nil
+}
+
+// loadForImport reads DIR strictly as a seed-layout root when it has one of
+// its sources, else as a directory of skills.
+func loadForImport(dir string) ([]resources.Skill, []resources.Template, []resources.Diagnostic, error) {
+	opts := resources.DirOptions{Strict: true}
+	name := filepath.Base(filepath.Clean(dir))
+	for _, src := range []string{"skills", "templates"} {
+		if info, err := os.Stat(filepath.Join(dir, src)); err == nil && info.IsDir() {
+			root, diags, err := resources.LoadDirRoot(name, dir, opts)
+			return root.Skills, root.Templates, diags, err
+		}
+	}
+	skills, diags, err := resources.LoadSkillsDir(name, dir, opts)
+	return skills, nil, diags, err
+}
+
+// checkSkillLimits applies the Skill CRD's bounds.
+func checkSkillLimits(s resources.Skill) error {
+	var errs []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	check(len(s.Body) > 0 && len(s.Body) <= maxSkillText, "body: must be 1 to %d bytes", maxSkillText)
+	check(len(s.Files) <= maxSkillFiles, "files: at most %d files, found %d", maxSkillFiles, len(s.Files))
+	for _, f := range s.Files {
+		check(len(f.Content) <= maxSkillText, "file %s: content over %d bytes", f.Path, maxSkillText)
+	}
+	check(len(s.License) <= maxLicenseLen, "license: at most %d characters", maxLicenseLen)
+	check(len(s.Metadata) <= maxMetadataEntries, "metadata: at most %d entries", maxMetadataEntries)
+	check(len(s.AllowedTools) <= maxAllowedTools, "allowed-tools: at most %d entries", maxAllowedTools)
+	for _, t := range s.AllowedTools {
+		check(utf8.RuneCountInString(t) <= maxAllowedToolRunes, "allowed-tools: %q is over %d characters", t, maxAllowedToolRunes)
+	}
+	return errors.Join(errs...)
+}
+
+func skillManifest(s resources.Skill, namespace string) manifest {
+	spec := v1alpha1.SkillSpec{
+		Description:   v1alpha1.Description(s.Description),
+		Body:          s.Body,
+		License:       s.License,
+		Compatibility: s.Compatibility,
+		Metadata:      s.Metadata,
+		AllowedTools:  s.AllowedTools,
+	}
+	for _, f := range s.Files {
+		spec.Files = append(spec.Files, v1alpha1.SkillFile{Path: f.Path, Content: f.Content})
+	}
+	return manifest{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Skill",
+		Metadata: manifestMeta{Name: s.Name, Namespace: namespace}, Spec: spec}
+}

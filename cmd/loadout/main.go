@@ -1,0 +1,41 @@
+// Command loadout previews, imports and serves the context that the Loadout
+// controller publishes for a Workspace, using the same resolution code.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(1)
+	}
+}
+
+// newRootCommand builds the loadout command tree. Subcommands are added in one
+// place, so adding one is a one-line change.
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "loadout",
+		Short: "Preview and use the agent context Loadout publishes",
+		Long: `loadout works with the context the Loadout controller publishes for a Workspace:
+skills, prompt templates, instructions and the tool registry, resolved from
+ordered roots into one ConfigMap.
+
+It runs the controller's resolution code locally: preview what a Workspace
+would publish from manifests or directories, import Agent Skills directories as
+Skill manifests, and render templates or activate skills against a mounted
+context directory.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newPreviewCommand())
+	root.AddCommand(newImportCommand())
+	root.AddCommand(newRenderCommand())
+	root.AddCommand(newActivateCommand())
+	return root
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources"
+)
+
+// previewOptions are the flags of `loadout preview`.
+type previewOptions struct {
+	files        []string
+	roots        []string
+	output       string
+	namespace    string
+	platform     []string
+	defaultTrust string
+	// directory-root mode only
+	workspace string
+	activate  []string
+	strict    bool
+	maxBytes  int64
+}
+
+func newPreviewCommand() *cobra.Command {
+	o := &previewOptions{}
+	cmd := &cobra.Command{
+		Use:   "preview (-f DIR|FILE... | --root DIR...)",
+		Short: "Print the context ConfigMap a Workspace would publish",
+		Long: `Print, for each Workspace, the ConfigMap the controller would publish.
+
+With -f, read Kubernetes manifests (multi-document YAML or JSON; a directory
+means its *.yaml, *.yml and *.json files): Namespaces with their
+loadout.dev/trust label, ConfigMaps holding instructions, Skills, Templates,
+Extensions and Workspaces. The controller's trust rules apply: platform
+namespaces are trusted; a project namespace's label says untrusted (its
+resources are ignored), restricted (skills, templates and instructions load,
+extensions do not) or trusted; without a label --default-trust applies. A
+Workspace's roots default to [its own namespace, the platform namespace]; a
+root in any other namespace fails with RootNotPermitted. Extension tools and
+hooks enter the registry as declared; no extension service is contacted.
+
+With --root, resolve directory roots in the seed layout (AGENTS.md,
+skills/<dir>/SKILL.md plus files, templates/<name>.md), first root first, as
+one Workspace.
+
+Output is deterministic: the same input prints the same bytes.`,
+		Example: `  loadout preview -f config/samples
+  loadout preview -f config/samples -o json
+  loadout preview --root ./project --root ~/.agents --activate review=checklist.md`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVarP(&o.files, "filename", "f", nil, "manifest file or directory (repeatable)")
+	f.StringArrayVar(&o.roots, "root", nil, "directory root in the seed layout, in precedence order (repeatable)")
+	f.StringVarP(&o.output, "output", "o", outputYAML, "output format: yaml or json")
+	f.StringVarP(&o.namespace, "namespace", "n", "default", "namespace of objects that have none")
+	f.StringSliceVar(&o.platform, "platform-namespace", []string{"loadout-system"}, "platform namespaces, whose resources are trusted")
+	f.StringVar(&o.defaultTrust, "default-trust", string(v1alpha1.TrustRestricted), "trust of project namespaces without a loadout.dev/trust label: untrusted, restricted or trusted")
+	f.StringVar(&o.workspace, "workspace", "preview", "--root mode: Workspace name")
+	f.StringArrayVar(&o.activate, "activate", nil, "--root mode: activate SKILL or SKILL=FILE,FILE... (repeatable)")
+	f.BoolVar(&o.strict, "strict", false, "--root mode: a skill name breaking the Agent Skills rules is an error, not a warning")
+	f.Int64Var(&o.maxBytes, "max-context-bytes", v1alpha1.DefaultMaxContextBytes, "--root mode: context budget in bytes (0: unlimited)")
+	cmd.MarkFlagsMutuallyExclusive("filename", "root")
+	cmd.MarkFlagsOneRequired("filename", "root")
+	return cmd
+}
+
+func (o *previewOptions) run(stdout, stderr io.Writer) error {
+	var cms []configMap
+	var err error
+	if len(o.files) > 0 {
+		cms, err = o.fromManifests(stderr)
+	} else {
+		cms, err = o.fromRoots(stderr)
+	}
+	if err != nil {
+		return err
+	}
+	return writeConfigMaps(stdout, o.output, cms)
+}
+
+// fromManifests publishes every Workspace of the manifests, in namespace/name
+// order. The first failing Workspace is an error naming it.
+func (o *previewOptions) fromManifests(stderr io.Writer) ([]configMap, error) {
+	def := v1alpha1.TrustLevel(o.defaultTrust)
+	if !slices.Contains([]v1alpha1.TrustLevel{v1alpha1.TrustUntrusted, v1alpha1.TrustRestricted, v1alpha1.TrustTrusted}, def) {
+		return nil, fmt.Errorf("--default-trust %q: must be untrusted, restricted or trusted", o.defaultTrust)
+	}
+	set, err := readManifests(o.files, o.namespace, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if len(set.workspaces) == 0 {
+		return nil, errors.New("no Workspace in the manifests")
+	}
+	trust := trustPolicy{platform: o.platform, defaultTrust: def, namespaces: set.namespaces}
+	slices.SortFunc(set.workspaces, func(a, b v1alpha1.Workspace) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	var cms []configMap
+	for i := range set.workspaces {
+		ws := &set.workspaces[i]
+		plan, err := planWorkspace(ws, set, trust)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range plan.outcomes {
+			fmt.Fprintf(stderr, "workspace %s/%s: extension %s/%s: %s", ws.Namespace, ws.Name, x.namespace, x.name, x.state)
+			if x.message != "" {
+				fmt.Fprintf(stderr, ": %s", x.message)
+			}
+			fmt.Fprintln(stderr)
+		}
+		r, err := resources.Publish(plan.input)
+		if err != nil {
+			return nil, fmt.Errorf("workspace %s/%s: %s: %w", ws.Namespace, ws.Name, resources.ReasonOf(err), err)
+		}
+		cms = append(cms, newConfigMap(ws.ConfigMapName(), ws.Namespace, ws.Name, r))
+	}
+	return cms, nil
+}
+
+// fromRoots publishes one Workspace from directory roots, each named after
+// its directory.
+func (o *previewOptions) fromRoots(stderr io.Writer) ([]configMap, error) {
+	in := resources.Input{
+		Workspace:       contract.WorkspaceRef{Name: o.workspace, Namespace: o.namespace},
+		MaxContextBytes: o.maxBytes,
+	}
+	for _, dir := range o.roots {
+		root, diags, err := resources.LoadDirRoot(filepath.Base(filepath.Clean(dir)), dir, resources.DirOptions{Strict: o.strict})
+		for _, d := range diags {
+			fmt.Fprintln(stderr, d)
+		}
+		if err != nil {
+			return nil, err
+		}
+		in.Roots = append(in.Roots, root)
+	}
+	for _, a := range o.activate {
+		name, files, _ := strings.Cut(a, "=")
+		act := resources.Activation{Skill: name}
+		if files != "" {
+			act.Files = strings.Split(files, ",")
+		}
+		in.Activate = append(in.Activate, act)
+	}
+	r, err := resources.Publish(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", resources.ReasonOf(err), err)
+	}
+	return []configMap{newConfigMap(o.workspace+"-context", o.namespace, o.workspace, r)}, nil
+}
