@@ -1,0 +1,146 @@
+package crdvalidation
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// object builds an unstructured Loadout object from a YAML spec, so that a
+// case can hold shapes the Go types would refuse to express.
+func object(t *testing.T, kind, name, spec string) *unstructured.Unstructured {
+	t.Helper()
+	var s map[string]any
+	if err := yaml.Unmarshal([]byte(spec), &s); err != nil {
+		t.Fatalf("bad spec in test case: %v", err)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "loadout.dev/v1alpha1",
+		"kind":       kind,
+		"metadata":   map[string]any{"name": name},
+		"spec":       s,
+	}}
+	return u
+}
+
+func namespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "crd-"}}
+	if err := k8sClient.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), ns) })
+	return ns.Name
+}
+
+const (
+	validSkill     = "description: Reviews code.\nbody: Check every file.\n"
+	validHookCEL   = "cel: {expression: 'true'}"
+	validTemplate  = "body: Review {{file}}.\n"
+	validExtension = "tools: [{name: review_note, description: Adds a review note.}]\n"
+)
+
+type validationCase struct {
+	name string
+	kind string
+	// objectName is metadata.name; spec.name is set by the spec when a case needs it.
+	objectName string
+	spec       string
+	// wants are substrings the API server's error must contain; empty means the
+	// object is valid and must be accepted.
+	wants []string
+}
+
+func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("a", n) }
+	cases := []validationCase{
+		// Skill: SPEC R-SK-1.
+		{name: "skill valid", kind: "Skill", objectName: "review", spec: validSkill},
+		{name: "skill valid with spec.name and files", kind: "Skill", objectName: "review.object", spec: "name: review\n" + validSkill + "files: [{path: checklist.md, content: x}, {path: docs/a.md, content: y}]\n"},
+		{name: "skill name uppercase", kind: "Skill", objectName: "a", spec: "name: Review\n" + validSkill, wants: []string{"spec.name", "should match"}},
+		{name: "skill name double hyphen", kind: "Skill", objectName: "a", spec: "name: code--review\n" + validSkill, wants: []string{"spec.name", "must not contain consecutive hyphens"}},
+		{name: "skill name leading hyphen", kind: "Skill", objectName: "a", spec: "name: -review\n" + validSkill, wants: []string{"spec.name", "should match"}},
+		{name: "skill name trailing hyphen", kind: "Skill", objectName: "a", spec: "name: review-\n" + validSkill, wants: []string{"spec.name", "should match"}},
+		{name: "skill name too long", kind: "Skill", objectName: "a", spec: "name: " + long(65) + "\n" + validSkill, wants: []string{"spec.name", "64"}},
+		{name: "skill metadata.name invalid without spec.name", kind: "Skill", objectName: "code--review", spec: validSkill, wants: []string{"metadata.name must be a valid skill name"}},
+		{name: "skill metadata.name with dot without spec.name", kind: "Skill", objectName: "code.review", spec: validSkill, wants: []string{"metadata.name must be a valid skill name"}},
+		{name: "skill description missing", kind: "Skill", objectName: "a", spec: "body: x\n", wants: []string{"spec.description", "Required"}},
+		{name: "skill description blank", kind: "Skill", objectName: "a", spec: "description: '   '\nbody: x\n", wants: []string{"spec.description", "must not be blank"}},
+		{name: "skill description too long", kind: "Skill", objectName: "a", spec: "description: " + long(1025) + "\nbody: x\n", wants: []string{"spec.description", "1024"}},
+		{name: "skill body missing", kind: "Skill", objectName: "a", spec: "description: x\n", wants: []string{"spec.body", "Required"}},
+		{name: "skill file path absolute", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: /etc/passwd, content: x}]\n", wants: []string{"spec.files[0].path", "must be relative"}},
+		{name: "skill file path traversal", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: ../secret.md, content: x}]\n", wants: []string{"spec.files[0].path", "'..' segment"}},
+		{name: "skill file path inner traversal", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: docs/../../x.md, content: x}]\n", wants: []string{"'..' segment"}},
+		{name: "skill file path backslash", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: 'docs\\x.md', content: x}]\n", wants: []string{"no backslash"}},
+		{name: "skill file paths duplicate", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: a.md, content: x}, {path: a.md, content: y}]\n", wants: []string{"file paths must be unique"}},
+		{name: "skill compatibility too long", kind: "Skill", objectName: "a", spec: validSkill + "compatibility: " + long(501) + "\n", wants: []string{"spec.compatibility", "500"}},
+		// Template.
+		{name: "template valid", kind: "Template", objectName: "review", spec: validTemplate},
+		{name: "template body missing", kind: "Template", objectName: "review", spec: "description: x\n", wants: []string{"spec.body", "Required"}},
+		{name: "template name invalid", kind: "Template", objectName: "review", spec: "name: Review_It\n" + validTemplate, wants: []string{"spec.name", "should match"}},
+		{name: "template metadata.name invalid without spec.name", kind: "Template", objectName: "re--view", spec: validTemplate, wants: []string{"metadata.name must be a valid template name"}},
+		// Extension.
+		{name: "extension valid", kind: "Extension", objectName: "review-extension", spec: validExtension + "hooks: [{name: deny-secret, event: BeforeToolCall, match: {tools: [review_note]}, cel: {expression: \"!call.arguments.text.contains('SECRET')\", message: no secrets}}, {name: audit, event: AfterToolResult, webhook: {service: {name: audit, port: 8080, path: /after}}}]\n"},
+		{name: "extension duplicate tool names", kind: "Extension", objectName: "a", spec: "tools: [{name: t, description: x}, {name: t, description: y}]\n", wants: []string{"tool names must be unique within an extension"}},
+		{name: "extension tool name invalid", kind: "Extension", objectName: "a", spec: "tools: [{name: 'bad name', description: x}]\n", wants: []string{"spec.tools[0].name", "should match"}},
+		{name: "extension tool description blank", kind: "Extension", objectName: "a", spec: "tools: [{name: t, description: ' '}]\n", wants: []string{"spec.tools[0].description", "must not be blank"}},
+		{name: "extension tool inputSchema not an object", kind: "Extension", objectName: "a", spec: "tools: [{name: t, description: x, inputSchema: [1, 2]}]\n", wants: []string{"spec.tools[0].inputSchema", "object"}},
+		{name: "extension hook without cel or webhook", kind: "Extension", objectName: "a", spec: "hooks: [{name: h, event: BeforeToolCall}]\n", wants: []string{"exactly one of cel or webhook must be set"}},
+		{name: "extension hook with cel and webhook", kind: "Extension", objectName: "a", spec: "hooks: [{name: h, event: BeforeToolCall, cel: {expression: 'true'}, webhook: {service: {name: s}}}]\n", wants: []string{"exactly one of cel or webhook must be set"}},
+		{name: "extension hook event unknown", kind: "Extension", objectName: "a", spec: "hooks: [{name: h, event: DuringToolCall, " + validHookCEL + "}]\n", wants: []string{"spec.hooks[0].event", "Unsupported value", "BeforeToolCall"}},
+		{name: "extension hook timeout zero", kind: "Extension", objectName: "a", spec: "hooks: [{name: h, event: BeforeToolCall, timeoutSeconds: 0, " + validHookCEL + "}]\n", wants: []string{"spec.hooks[0].timeoutSeconds", "greater than or equal to 1"}},
+		{name: "extension hook timeout over 30", kind: "Extension", objectName: "a", spec: "hooks: [{name: h, event: BeforeToolCall, timeoutSeconds: 31, " + validHookCEL + "}]\n", wants: []string{"spec.hooks[0].timeoutSeconds", "less than or equal to 30"}},
+		{name: "extension duplicate hook names", kind: "Extension", objectName: "a", spec: "hooks: [{name: h, event: BeforeToolCall, " + validHookCEL + "}, {name: h, event: AfterToolResult, " + validHookCEL + "}]\n", wants: []string{"hook names must be unique"}},
+		{name: "extension webhook path relative", kind: "Extension", objectName: "a", spec: "hooks: [{name: h, event: BeforeToolCall, webhook: {service: {name: s, path: before}}}]\n", wants: []string{"spec.hooks[0].webhook.service.path", "must start with '/'"}},
+		{name: "extension webhook port out of range", kind: "Extension", objectName: "a", spec: "hooks: [{name: h, event: BeforeToolCall, webhook: {service: {name: s, port: 70000}}}]\n", wants: []string{"spec.hooks[0].webhook.service.port"}},
+		{name: "extension webhook service name with dots", kind: "Extension", objectName: "a", spec: "hooks: [{name: h, event: BeforeToolCall, webhook: {service: {name: evil.example.com}}}]\n", wants: []string{"spec.hooks[0].webhook.service.name", "should match"}},
+		{name: "extension cel expression empty", kind: "Extension", objectName: "a", spec: "hooks: [{name: h, event: BeforeToolCall, cel: {expression: ''}}]\n", wants: []string{"spec.hooks[0].cel.expression"}},
+		{name: "extension duplicate message types", kind: "Extension", objectName: "a", spec: "messageTypes: [{type: note}, {type: note, inContext: true}]\n", wants: []string{"message types must be unique"}},
+		// Workspace.
+		{name: "workspace valid empty spec", kind: "Workspace", objectName: "dev", spec: "{}"},
+		{name: "workspace valid full", kind: "Workspace", objectName: "dev", spec: "roots: [{name: project}, {name: platform, namespace: loadout-system}]\ninstructions: [{inline: Be careful.}, {configMapKeyRef: {name: rules}}]\nactivate: [{skill: review, files: [checklist.md]}]\ntools: {builtin: [read, bash], deny: [bash]}\noutput: {configMapName: dev-ctx}\nbudget: {maxContextBytes: 65536}\n"},
+		{name: "workspace duplicate root names", kind: "Workspace", objectName: "dev", spec: "roots: [{name: a}, {name: a, namespace: loadout-system}]\n", wants: []string{"root names must be unique"}},
+		{name: "workspace root namespace invalid", kind: "Workspace", objectName: "dev", spec: "roots: [{name: a, namespace: 'Bad_NS'}]\n", wants: []string{"spec.roots[0].namespace", "should match"}},
+		{name: "workspace instruction with neither source", kind: "Workspace", objectName: "dev", spec: "instructions: [{}]\n", wants: []string{"exactly one of inline or configMapKeyRef must be set"}},
+		{name: "workspace instruction with both sources", kind: "Workspace", objectName: "dev", spec: "instructions: [{inline: x, configMapKeyRef: {name: c}}]\n", wants: []string{"exactly one of inline or configMapKeyRef must be set"}},
+		{name: "workspace skill activated twice", kind: "Workspace", objectName: "dev", spec: "activate: [{skill: review}, {skill: review}]\n", wants: []string{"a skill may be activated only once"}},
+		{name: "workspace activation of invalid skill name", kind: "Workspace", objectName: "dev", spec: "activate: [{skill: Review}]\n", wants: []string{"spec.activate[0].skill", "should match"}},
+		{name: "workspace budget too small", kind: "Workspace", objectName: "dev", spec: "budget: {maxContextBytes: 10}\n", wants: []string{"spec.budget.maxContextBytes", "greater than or equal to 1024"}},
+		{name: "workspace budget over hard cap", kind: "Workspace", objectName: "dev", spec: "budget: {maxContextBytes: 2000000}\n", wants: []string{"spec.budget.maxContextBytes", "less than or equal to 921600"}},
+		{name: "workspace output name invalid", kind: "Workspace", objectName: "dev", spec: "output: {configMapName: Dev_Context}\n", wants: []string{"spec.output.configMapName", "should match"}},
+		{name: "workspace denied tool name invalid", kind: "Workspace", objectName: "dev", spec: "tools: {deny: ['rm -rf']}\n", wants: []string{"spec.tools.deny[0]", "should match"}},
+	}
+	ns := namespace(t)
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := object(t, tc.kind, fmt.Sprintf("%s-%d", tc.objectName, i), tc.spec)
+			if tc.objectName != "a" { // keep the case's own metadata.name when it is under test
+				obj.SetName(tc.objectName)
+			}
+			obj.SetNamespace(ns)
+			err := k8sClient.Create(context.Background(), obj)
+			if len(tc.wants) == 0 {
+				if err != nil {
+					t.Fatalf("valid %s rejected: %v", tc.kind, err)
+				}
+				_ = k8sClient.Delete(context.Background(), obj)
+				return
+			}
+			if err == nil {
+				_ = k8sClient.Delete(context.Background(), obj)
+				t.Fatalf("invalid %s accepted; want an error containing %q", tc.kind, tc.wants)
+			}
+			for _, want := range tc.wants {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q\ndoes not contain %q", err, want)
+				}
+			}
+		})
+	}
+}
