@@ -114,16 +114,18 @@ func (l *dirLoader) report(rel string, sev Severity, format string, args ...any)
 }
 
 // nameProblem reports a name that breaks R-SK-1 (or a skill name that differs
-// from its directory): a warning in lenient mode, an error in strict mode.
-func (l *dirLoader) nameProblem(kind, rel, msg string) {
+// from its directory): a warning in lenient mode, an error in strict mode. It
+// reports whether the resource still loads.
+func (l *dirLoader) nameProblem(kind, rel, msg string) bool {
 	if !l.opts.Strict {
 		l.report(rel, SeverityWarning, "%s (loaded anyway: lenient mode)", msg)
-		return
+		return true
 	}
 	l.report(rel, SeverityError, "%s", msg)
 	if l.strictErr == nil {
 		l.strictErr = &InvalidResourceError{Kind: kind, Origin: l.origin(rel), Field: "name", Message: msg}
 	}
+	return false
 }
 
 // readOptional reads a file of the root; a missing file is (nil, nil).

@@ -70,13 +70,8 @@ func (l *dirLoader) skill(rel string) (Skill, bool, error) {
 		return Skill{}, false, nil
 	}
 	name := skillName(fm, dir)
-	switch {
-	case fm.Name == "":
-		l.nameProblem(KindSkill, fileRel, fmt.Sprintf("frontmatter has no name; using the directory name %q", name))
-	case checkName(name) != "":
-		l.nameProblem(KindSkill, fileRel, fmt.Sprintf("name %q %s", name, checkName(name)))
-	case name != filepath.Base(dir):
-		l.nameProblem(KindSkill, fileRel, fmt.Sprintf("name %q differs from its directory %q", name, filepath.Base(dir)))
+	if msg := skillNameProblem(fm, name, filepath.Base(dir)); msg != "" && !l.nameProblem(KindSkill, fileRel, msg) {
+		return Skill{}, false, nil
 	}
 	files, err := l.skillFiles(rel)
 	if err != nil {
@@ -104,6 +99,20 @@ func skillName(fm frontmatter, dir string) string {
 		return string(fm.Name)
 	}
 	return filepath.Base(dir)
+}
+
+// skillNameProblem says what is wrong with a directory skill's name, if
+// anything (SPEC R-SK-1, R-SK-2).
+func skillNameProblem(fm frontmatter, name, dirName string) string {
+	switch {
+	case fm.Name == "":
+		return fmt.Sprintf("frontmatter has no name; using the directory name %q", name)
+	case checkName(name) != "":
+		return fmt.Sprintf("name %q %s", name, checkName(name))
+	case name != dirName:
+		return fmt.Sprintf("name %q differs from its directory %q", name, dirName)
+	}
+	return ""
 }
 
 // skillFiles reads every file of a skill directory except its SKILL.md, in

@@ -47,8 +47,8 @@ func (l *dirLoader) template(rel, name, content string) (Template, bool) {
 		l.report(rel, SeveritySkipped, "empty template body")
 		return Template{}, false
 	}
-	if msg := checkName(name); msg != "" {
-		l.nameProblem(KindTemplate, rel, fmt.Sprintf("name %q %s", name, msg))
+	if msg := checkName(name); msg != "" && !l.nameProblem(KindTemplate, rel, fmt.Sprintf("name %q %s", name, msg)) {
+		return Template{}, false
 	}
 	return Template{Name: name, Description: description, Body: body, Origin: l.origin(rel)}, true
 }

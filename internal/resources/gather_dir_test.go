@@ -1,0 +1,150 @@
+package resources
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDirRoot_MissingSourcesAreEmpty(t *testing.T) { // R-CAT-5
+	root, diags, err := LoadDirRoot("empty", t.TempDir(), DirOptions{})
+	if err != nil || len(diags) != 0 {
+		t.Fatalf("err = %v, diags = %v", err, diags)
+	}
+	if len(root.Skills)+len(root.Templates)+len(root.Instructions) != 0 {
+		t.Fatalf("root = %+v, want empty", root)
+	}
+}
+
+func TestDirRoot_OtherIOErrorsAreErrors(t *testing.T) { // R-CAT-5
+	dir := t.TempDir()
+	// skills is a file, not a directory: reading it fails with something
+	// other than "does not exist".
+	writeTree(t, dir, map[string]string{"skills": "not a directory"})
+	if _, _, err := LoadDirRoot("r", dir, DirOptions{}); err == nil {
+		t.Fatal("want an error for an unreadable skills directory")
+	}
+	if _, _, err := LoadDirRoot("r", filepath.Join(dir, "missing-root"), DirOptions{}); err == nil {
+		t.Fatal("want an error for a missing root directory")
+	}
+}
+
+func TestDirRoot_ReadsSeedLayout(t *testing.T) { // R-SK-1, R-SK-3
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"AGENTS.md": "Project rules.",
+		"skills/review/SKILL.md": "---\nname: review\ndescription: Review code.\nlicense: MIT\ncompatibility: any\n" +
+			"metadata:\n  owner: team-a\nallowed-tools: Read Grep\nunknown-field: ignored\n---\nBODY\n",
+		"skills/review/checklist.md":  "CHECK",
+		"skills/review/other.md":      "not a skill",
+		"skills/review/refs/deep.txt": "DEEP",
+		"templates/fix.md":            "---\ndescription: Fix it.\n---\nFix {{file}}.\n",
+		"templates/plain.md":          "Just {{x}}.\n",
+	})
+	root, diags, err := LoadDirRoot("proj", dir, DirOptions{Strict: true})
+	if err != nil || len(diags) != 0 {
+		t.Fatalf("err = %v, diags = %v", err, diags)
+	}
+	if len(root.Skills) != 1 {
+		t.Fatalf("skills = %+v, want only review (other.md is a file, R-SK-3)", root.Skills)
+	}
+	s := root.Skills[0]
+	if s.Name != "review" || s.Body != "BODY" || s.License != "MIT" || s.Compatibility != "any" ||
+		s.Metadata["owner"] != "team-a" || strings.Join(s.AllowedTools, ",") != "Read,Grep" || s.Origin.String() != "proj:skills/review/SKILL.md" {
+		t.Fatalf("skill = %+v", s)
+	}
+	var paths []string
+	for _, f := range s.Files {
+		paths = append(paths, f.Path)
+	}
+	if got := strings.Join(paths, ","); got != "checklist.md,other.md,refs/deep.txt" {
+		t.Fatalf("files = %s", got)
+	}
+	if len(root.Templates) != 2 || root.Templates[0].Name != "fix" || root.Templates[0].Description != "Fix it." ||
+		root.Templates[0].Body != "Fix {{file}}." || root.Templates[1].Body != "Just {{x}}." {
+		t.Fatalf("templates = %+v", root.Templates)
+	}
+	if len(root.Instructions) != 1 || root.Instructions[0].Origin.String() != "proj:AGENTS.md" {
+		t.Fatalf("instructions = %+v", root.Instructions)
+	}
+}
+
+func TestDirRoot_BadSkillsAreSkippedWithDiagnosticNamingTheFile(t *testing.T) { // R-SK-2
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"skills/nofm/SKILL.md":    "no frontmatter here\n",
+		"skills/badyaml/SKILL.md": "---\nname: [unclosed\n---\nbody\n",
+		"skills/blank/SKILL.md":   "---\nname: blank\ndescription: \"  \"\n---\nbody\n",
+		"skills/good/SKILL.md":    skillMD("good", "Good.", "ok"),
+	})
+	root, diags, err := LoadDirRoot("r", dir, DirOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(root.Skills) != 1 || root.Skills[0].Name != "good" {
+		t.Fatalf("skills = %+v, want only good", root.Skills)
+	}
+	for _, name := range []string{"nofm", "badyaml", "blank"} {
+		want := filepath.Join(dir, "skills", name, "SKILL.md")
+		found := false
+		for _, d := range diags {
+			found = found || (d.File == want && d.Severity == SeveritySkipped)
+		}
+		if !found {
+			t.Errorf("no skipped diagnostic naming %s in %v", want, diags)
+		}
+	}
+}
+
+func TestDirRoot_BadNameWarnsWhenLenientFailsWhenStrict(t *testing.T) { // R-SK-2
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"skills/review/SKILL.md": skillMD("Review_Tool", "Bad name.", "b"),
+		"skills/other/SKILL.md":  skillMD("not-other", "Differs from dir.", "b"),
+	})
+	root, diags, err := LoadDirRoot("r", dir, DirOptions{})
+	if err != nil || len(root.Skills) != 2 || len(diags) != 2 || diags[0].Severity != SeverityWarning {
+		t.Fatalf("lenient: err = %v, skills = %d, diags = %v", err, len(root.Skills), diags)
+	}
+	if _, err := Resolve([]Root{root}); err != nil {
+		t.Fatalf("a lenient root resolves: %v", err)
+	}
+	root, diags, err = LoadDirRoot("r", dir, DirOptions{Strict: true})
+	var inv *InvalidResourceError
+	if !errors.As(err, &inv) || inv.Field != "name" {
+		t.Fatalf("strict: err = %v, want *InvalidResourceError on name", err)
+	}
+	if len(root.Skills) != 0 || len(diags) != 2 || diags[0].Severity != SeverityError {
+		t.Fatalf("strict: skills = %+v, diags = %v", root.Skills, diags)
+	}
+}
+
+func TestDirRoot_SymlinkLeavingSkillIsLeftOut(t *testing.T) { // R-ACT-4 (b) at discovery
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	writeTree(t, dir, map[string]string{"skills/review/SKILL.md": skillMD("review", "d", "b")})
+	if err := os.WriteFile(outside, []byte("SECRET"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "skills/review/leak.txt")); err != nil {
+		t.Fatal(err)
+	}
+	root, diags, err := LoadDirRoot("r", dir, DirOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(root.Skills[0].Files) != 0 || len(diags) != 1 || diags[0].Severity != SeverityWarning {
+		t.Fatalf("files = %+v, diags = %v", root.Skills[0].Files, diags)
+	}
+}
+
+func TestLoadSkillsDir_SingleSkillDirectory(t *testing.T) { // R-SK-3
+	dir := filepath.Join(t.TempDir(), "review")
+	writeTree(t, dir, map[string]string{"SKILL.md": skillMD("review", "d", "b"), "notes.md": "n"})
+	skills, diags, err := LoadSkillsDir("import", dir, DirOptions{Strict: true})
+	if err != nil || len(diags) != 0 || len(skills) != 1 || len(skills[0].Files) != 1 {
+		t.Fatalf("skills = %+v, diags = %v, err = %v", skills, diags, err)
+	}
+}
