@@ -11,19 +11,23 @@ import (
 // only observe. The caller gets a deep copy of the core's result.
 func (h *Host) Execute(ctx context.Context, call ToolCall, core CoreFunc) (ToolResult, []Diagnostic) {
 	reg := h.reg.Load() // one registry generation for the whole call
-	if blocked, diags := h.before(ctx, reg, call); blocked != nil {
+	v := newView(call, h.workspace)
+	if blocked, diags := h.before(ctx, reg, v); blocked != nil {
 		return *blocked, diags
 	}
-	result := runCore(ctx, call, core)
-	diags := h.after(ctx, reg, call, result)
-	return result.deepCopy(), diags
+	result := runCore(ctx, call, core).deepCopy()
+	// Built-in after hooks read result in place and are done before it is
+	// returned; every other hook gets its own copy. Either way no hook holds
+	// memory the caller gets.
+	diags := h.after(ctx, reg, v, &result)
+	return result, diags
 }
 
 // Before runs the permission policy and the before hooks for a call whose
 // core runs elsewhere (hostd: the agent runs the tool). A nil result means the
 // call may proceed; otherwise it is the paired blocked result to return.
 func (h *Host) Before(ctx context.Context, call ToolCall) (*ToolResult, []Diagnostic) {
-	return h.before(ctx, h.reg.Load(), call)
+	return h.before(ctx, h.reg.Load(), newView(call, h.workspace))
 }
 
 // After runs the after hooks on a result the agent obtained itself. Their
@@ -33,30 +37,29 @@ func (h *Host) After(ctx context.Context, call ToolCall, result ToolResult) []Di
 	if h.denied(call.Name) {
 		return nil
 	}
-	return h.after(ctx, h.reg.Load(), call, result)
+	r := result.deepCopy()
+	return h.after(ctx, h.reg.Load(), newView(call, h.workspace), &r)
 }
 
-func (h *Host) before(ctx context.Context, reg *registry, call ToolCall) (*ToolResult, []Diagnostic) {
+func (h *Host) before(ctx context.Context, reg *registry, v *view) (*ToolResult, []Diagnostic) {
+	call := v.call
 	if h.denied(call.Name) {
 		r := blockedResult(call, fmt.Sprintf("tool %q is denied by the Workspace's policy", call.Name),
 			map[string]any{"policy": "deny"})
 		return &r, nil
 	}
-	var shared *ToolCall // one copy for all built-in handlers, made on first need
 	for _, b := range reg.before {
 		if !b.matches(call.Name) {
 			continue
 		}
-		in := Input{Event: eventBefore, Workspace: h.workspace}
-		in.Call, shared = h.callFor(b, call, shared)
-		v, diag := runHook(ctx, b, in)
+		verdict, diag := runHook(ctx, b, v.input(b))
 		if diag != nil {
 			r := blockedResult(call, fmt.Sprintf("hook %s/%s failed (%s): the call is blocked", b.extension, b.hook.Name, diag.Kind),
 				map[string]any{"extension": b.extension, "hook": b.hook.Name, "failure": string(diag.Kind), "error": diag.Message})
 			return &r, []Diagnostic{*diag}
 		}
-		if !v.Allowed {
-			r := blockedResult(call, v.Message,
+		if !verdict.Allowed {
+			r := blockedResult(call, verdict.Message,
 				map[string]any{"extension": b.extension, "hook": b.hook.Name})
 			return &r, nil
 		}
@@ -64,48 +67,63 @@ func (h *Host) before(ctx context.Context, reg *registry, call ToolCall) (*ToolR
 	return nil, nil
 }
 
-func (h *Host) after(ctx context.Context, reg *registry, call ToolCall, result ToolResult) []Diagnostic {
+// after runs the after hooks; result must be the host's own copy.
+func (h *Host) after(ctx context.Context, reg *registry, v *view, result *ToolResult) []Diagnostic {
 	var diags []Diagnostic
-	var shared *ToolCall
-	var sharedResult *ToolResult
+	v.setResult(result)
 	for _, b := range reg.after {
-		if !b.matches(call.Name) {
+		if !b.matches(v.call.Name) {
 			continue
 		}
-		in := Input{Event: eventAfter, Workspace: h.workspace}
-		in.Call, shared = h.callFor(b, call, shared)
-		if _, ok := b.hook.Handler.(builtinHandler); ok {
-			if sharedResult == nil {
-				r := result.deepCopy()
-				sharedResult = &r
-			}
-			in.Result = sharedResult
-		} else {
-			r := result.deepCopy()
-			in.Result = &r
-		}
-		v, diag := runHook(ctx, b, in)
+		verdict, diag := runHook(ctx, b, v.input(b))
 		switch {
 		case diag != nil:
 			diags = append(diags, *diag)
-		case !v.Allowed:
-			diags = append(diags, Diagnostic{ExtensionID: b.extension, Hook: b.hook.Name, Kind: DiagnosticAudit, Message: v.Message})
+		case !verdict.Allowed:
+			diags = append(diags, Diagnostic{ExtensionID: b.extension, Hook: b.hook.Name, Kind: DiagnosticAudit, Message: verdict.Message})
 		}
 	}
 	return diags
 }
 
-// callFor gives a hook its copy of the call: built-in handlers cannot mutate
-// it and share one, any other handler gets its own.
-func (h *Host) callFor(b boundHook, call ToolCall, shared *ToolCall) (ToolCall, *ToolCall) {
-	if _, ok := b.hook.Handler.(builtinHandler); !ok {
-		return call.deepCopy(), shared
+// view hands out hook inputs for one call. Built-in handlers cannot mutate
+// their input and run one after another, so they all share one host-owned
+// copy and one CEL activation across both phases; any other handler gets a
+// deep copy of its own, which it may keep after a timeout.
+type view struct {
+	call   ToolCall // the caller's call: read, never handed out
+	ws     WorkspaceInfo
+	result *ToolResult
+	shared *Input
+}
+
+func newView(call ToolCall, ws WorkspaceInfo) *view { return &view{call: call, ws: ws} }
+
+func (v *view) setResult(r *ToolResult) {
+	v.result = r
+	if v.shared != nil {
+		v.shared.Event, v.shared.Result = eventAfter, r
 	}
-	if shared == nil {
-		c := call.deepCopy()
-		shared = &c
+}
+
+func (v *view) input(b boundHook) Input {
+	event := eventBefore
+	if v.result != nil {
+		event = eventAfter
 	}
-	return *shared, shared
+	if _, ok := b.hook.Handler.(builtinHandler); ok {
+		if v.shared == nil {
+			v.shared = &Input{Event: event, Call: v.call.deepCopy(), Result: v.result, Workspace: v.ws}
+			v.shared.vars = newCELVars(v.shared)
+		}
+		return *v.shared
+	}
+	in := Input{Event: event, Call: v.call.deepCopy(), Workspace: v.ws}
+	if v.result != nil {
+		r := v.result.deepCopy()
+		in.Result = &r
+	}
+	return in
 }
 
 // blockedResult is the result paired with a call that did not run (SPEC R-HK-2).

@@ -23,6 +23,10 @@ type Input struct {
 	Call      ToolCall
 	Result    *ToolResult
 	Workspace WorkspaceInfo
+
+	// vars caches the CEL view of this input. The executor hands one Input to
+	// all built-in handlers of a phase, so their CEL hooks convert it once.
+	vars *celVars
 }
 
 // Verdict is a hook's decision. For a before hook, Allowed false denies the
@@ -46,11 +50,12 @@ type HandlerFunc func(ctx context.Context, in Input) (Verdict, error)
 func (f HandlerFunc) Evaluate(ctx context.Context, in Input) (Verdict, error) { return f(ctx, in) }
 
 // builtinHandler marks the handlers of this package (CEL, webhook). They never
-// mutate their input and honour ctx, so the executor runs them inline on a
-// shared copy instead of a goroutine each: that is what keeps CEL hooks in the
-// microsecond range.
+// mutate their input and bound themselves by the hook's timeout, so the
+// executor runs them inline on one shared copy instead of a goroutine each:
+// that is what keeps CEL hooks in the microsecond range.
 type builtinHandler interface {
 	Handler
+	evaluateWithin(ctx context.Context, timeout time.Duration, in Input) (Verdict, error)
 	describe(h *contract.Hook)
 }
 

@@ -4,31 +4,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // runHook evaluates one hook within its timeout and turns every way it can go
-// wrong into a Diagnostic. Built-in handlers (CEL, webhook) honour ctx and run
-// inline; any other handler runs in its own goroutine so that a hook which
-// ignores ctx or hangs only stops the host from waiting (SPEC R-HK-7): the
-// goroutine is left to finish on its own copy of the input.
+// wrong into a Diagnostic. Built-in handlers (CEL, webhook) bound themselves
+// and run inline; any other handler runs in its own goroutine so that a hook
+// which ignores ctx or hangs only stops the host from waiting (SPEC R-HK-7):
+// the goroutine is left to finish on its own copy of the input.
 func runHook(ctx context.Context, b boundHook, in Input) (Verdict, *Diagnostic) {
-	hctx, cancel := context.WithTimeout(ctx, b.timeout())
-	defer cancel()
-
+	timeout := b.timeout()
 	var v Verdict
 	var err error
-	if _, ok := b.hook.Handler.(builtinHandler); ok {
-		v, err = safeEvaluate(hctx, b.hook.Handler, in)
+	if bh, ok := b.hook.Handler.(builtinHandler); ok {
+		v, err = safeCall(func() (Verdict, error) { return bh.evaluateWithin(ctx, timeout, in) })
 	} else {
-		v, err = evaluateDetached(hctx, b.hook.Handler, in)
+		v, err = evaluateDetached(ctx, timeout, b.hook.Handler, in)
 	}
 	if err == nil {
 		return v, nil
 	}
 	d := &Diagnostic{ExtensionID: b.extension, Hook: b.hook.Name, Kind: DiagnosticError, Message: err.Error()}
-	if errors.Is(hctx.Err(), context.DeadlineExceeded) {
+	if errors.Is(err, context.DeadlineExceeded) {
 		d.Kind = DiagnosticTimeout
-		d.Message = fmt.Sprintf("no answer within %s: %v", b.timeout(), err)
+		d.Message = fmt.Sprintf("no answer within %s: %v", timeout, err)
 	}
 	return Verdict{}, d
 }
@@ -38,10 +37,12 @@ type evaluation struct {
 	err error
 }
 
-func evaluateDetached(ctx context.Context, h Handler, in Input) (Verdict, error) {
+func evaluateDetached(ctx context.Context, timeout time.Duration, h Handler, in Input) (Verdict, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	done := make(chan evaluation, 1) // buffered: a late hook never blocks on send
 	go func() {
-		v, err := safeEvaluate(ctx, h, in)
+		v, err := safeCall(func() (Verdict, error) { return h.Evaluate(ctx, in) })
 		done <- evaluation{v, err}
 	}()
 	select {
@@ -52,11 +53,12 @@ func evaluateDetached(ctx context.Context, h Handler, in Input) (Verdict, error)
 	}
 }
 
-func safeEvaluate(ctx context.Context, h Handler, in Input) (v Verdict, err error) {
+// safeCall turns a hook's panic into an error: fail closed, never crash.
+func safeCall(f func() (Verdict, error)) (v Verdict, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			v, err = Verdict{}, fmt.Errorf("hook panicked: %v", r)
 		}
 	}()
-	return h.Evaluate(ctx, in)
+	return f()
 }

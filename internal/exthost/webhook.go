@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
@@ -54,6 +55,12 @@ func NewWebhook(url, extension, hook string, client *http.Client) Handler {
 		client = http.DefaultClient
 	}
 	return &webhookHandler{url: url, extension: extension, hook: hook, client: client}
+}
+
+func (w *webhookHandler) evaluateWithin(ctx context.Context, timeout time.Duration, in Input) (Verdict, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return w.Evaluate(ctx, in)
 }
 
 // Evaluate sends the review. A non-2xx status, an unreadable body or a missing

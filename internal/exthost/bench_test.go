@@ -1,0 +1,50 @@
+package exthost
+
+import (
+	"context"
+	"testing"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+)
+
+// benchHost has the DESIGN performance shape: 3 CEL before hooks and 2 CEL
+// after hooks around every call.
+func benchHost(b *testing.B) *Host {
+	h := newTestHost("bash", "read")
+	mustLoad(&testing.T{}, h, factorySource("policy", nil, func(api API) error {
+		for _, hk := range []struct {
+			name  string
+			event v1alpha1.HookEvent
+			expr  string
+		}{
+			{"no-secret", v1alpha1.BeforeToolCall, "!has(call.arguments.text) || !call.arguments.text.contains('SECRET')"},
+			{"no-rm", v1alpha1.BeforeToolCall, "call.name != 'bash' || !call.arguments.command.startsWith('rm ')"},
+			{"same-ns", v1alpha1.BeforeToolCall, "workspace.namespace == 'team-a'"},
+			{"audit-error", v1alpha1.AfterToolResult, "!result.isError"},
+			{"audit-size", v1alpha1.AfterToolResult, "size(result.content) < 10"},
+		} {
+			h, err := CompileCEL(hk.event, hk.expr, "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			api.On(Hook{Name: hk.name, Event: hk.event, Handler: h})
+		}
+		return nil
+	}))
+	return h
+}
+
+func BenchmarkExecute_3CELBefore2CELAfter(b *testing.B) {
+	h := benchHost(b)
+	core := func(_ context.Context, c ToolCall) (ToolResult, error) {
+		return ToolResult{ToolCallID: c.ID, ToolName: c.Name, Content: []Content{{Type: "text", Text: "ok"}}}, nil
+	}
+	c := ToolCall{ID: "call-1", Name: "bash", Arguments: map[string]any{"command": "ls -la", "text": "hello"}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if r, _ := h.Execute(ctx, c, core); r.IsError {
+			b.Fatal("blocked")
+		}
+	}
+}

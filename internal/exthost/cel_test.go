@@ -1,0 +1,138 @@
+package exthost
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+)
+
+func TestCompileCEL_Errors(t *testing.T) {
+	for _, tt := range []struct {
+		name, expr string
+		event      v1alpha1.HookEvent
+		want       string
+	}{
+		{"syntax", "call.name ==", v1alpha1.BeforeToolCall, "Syntax error"},
+		{"not bool", "call.name", v1alpha1.BeforeToolCall, ""},
+		{"string result", "'x' + 'y'", v1alpha1.BeforeToolCall, "must evaluate to bool"},
+		{"result in before hook", "result.isError", v1alpha1.BeforeToolCall, "undeclared reference to 'result'"},
+		{"unknown variable", "request.user == 'x'", v1alpha1.AfterToolResult, "undeclared reference"},
+		{"unknown event", "true", v1alpha1.HookEvent("Sometime"), "unknown hook event"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := CompileCEL(tt.event, tt.expr, "")
+			if tt.want == "" {
+				// call.name is dyn: accepted at compile time, checked at run time.
+				if err != nil {
+					t.Fatalf("unexpected compile error %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCEL_Variables(t *testing.T) {
+	in := Input{
+		Call:      ToolCall{ID: "c-1", Name: "bash", Arguments: map[string]any{"command": "ls -la", "n": float64(3), "paths": []any{"a", "b"}}},
+		Result:    &ToolResult{ToolCallID: "c-1", ToolName: "bash", IsError: false, Content: []Content{{Type: "text", Text: "total 0"}}, Details: map[string]any{"exit": float64(0)}},
+		Workspace: testWorkspace,
+	}
+	for _, expr := range []string{
+		"call.id == 'c-1' && call.name == 'bash'",
+		"call.arguments.command.startsWith('ls')",
+		"call.arguments.n == 3.0 && size(call.arguments.paths) == 2",
+		"workspace.name == 'ws' && workspace.namespace == 'team-a'",
+		"result.toolCallId == call.id && !result.isError",
+		"result.content[0].text.contains('total') && result.details.exit == 0.0",
+		"call.arguments.command.split(' ').size() == 2",
+	} {
+		h := mustCEL(t, v1alpha1.AfterToolResult, expr)
+		v, err := h.Evaluate(context.Background(), in)
+		if err != nil || !v.Allowed {
+			t.Errorf("%s: verdict %+v err %v", expr, v, err)
+		}
+	}
+}
+
+func TestCEL_DenyMessage(t *testing.T) {
+	h, err := CompileCEL(v1alpha1.BeforeToolCall, "call.name != 'rm'", "rm is not allowed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := h.Evaluate(context.Background(), Input{Call: ToolCall{Name: "rm"}})
+	if err != nil || v.Allowed || v.Message != "rm is not allowed" {
+		t.Fatalf("verdict %+v err %v", v, err)
+	}
+	def := mustCEL(t, v1alpha1.BeforeToolCall, "call.name != 'rm'")
+	v, _ = def.Evaluate(context.Background(), Input{Call: ToolCall{Name: "rm"}})
+	if v.Message != "failed expression: call.name != 'rm'" {
+		t.Fatalf("default message %q", v.Message)
+	}
+}
+
+// An expression whose cost grows with the call's arguments stops at the cost
+// limit; the before hook then fails closed (SPEC R-HK-7).
+func TestCEL_CostLimitFailsClosed_RHK7(t *testing.T) {
+	h := newTestHost()
+	mustLoad(t, h, factorySource("costly", nil, hookFactory(Hook{Name: "scan", Event: v1alpha1.BeforeToolCall,
+		Handler: mustCEL(t, v1alpha1.BeforeToolCall, "call.arguments.words.all(w, !call.arguments.text.contains(w))")})))
+	words := make([]any, 200)
+	for i := range words {
+		words[i] = "needle-" + strings.Repeat("x", i%7)
+	}
+	c := ToolCall{ID: "c", Name: "t", Arguments: map[string]any{"words": words, "text": strings.Repeat("haystack ", 200_000)}}
+	core := &coreCounter{}
+	r, diags := h.Execute(context.Background(), c, core.run)
+	assertPaired(t, c, r)
+	if core.calls.Load() != 0 || len(diags) != 1 || diags[0].Kind != DiagnosticError || !strings.Contains(diags[0].Message, "cost limit") {
+		t.Fatalf("core %d diags %+v", core.calls.Load(), diags)
+	}
+	// The same expression over a small input is fine: the limit is per evaluation.
+	c.Arguments["text"] = "haystack"
+	if r, _ := h.Execute(context.Background(), c, core.run); r.IsError {
+		t.Fatalf("small input blocked: %+v", r)
+	}
+}
+
+// A loop that would outlast the hook's timeout is interrupted: the host stops
+// waiting and the call fails closed as a timeout (SPEC R-HK-3, R-HK-7).
+func TestCEL_LoopTimesOut_RHK7(t *testing.T) {
+	h := newTestHost()
+	mustLoad(t, h, factorySource("loopy", nil, hookFactory(Hook{Name: "spin", Event: v1alpha1.BeforeToolCall, Timeout: 20 * time.Millisecond,
+		Handler: mustCEL(t, v1alpha1.BeforeToolCall, "call.arguments.items.all(x, call.arguments.items.all(y, x == y || x != y))")})))
+	items := make([]any, 400)
+	for i := range items {
+		items[i] = float64(i)
+	}
+	r, diags := h.Execute(context.Background(), ToolCall{ID: "c", Name: "t", Arguments: map[string]any{"items": items}}, (&coreCounter{}).run)
+	if !r.IsError || len(diags) != 1 || diags[0].Kind != DiagnosticTimeout {
+		t.Fatalf("result %+v diags %+v", r, diags)
+	}
+}
+
+func TestCEL_NonBoolAtRuntimeFailsClosed_RHK3(t *testing.T) {
+	h := mustCEL(t, v1alpha1.BeforeToolCall, "call.arguments.flag")
+	if _, err := h.Evaluate(context.Background(), Input{Call: ToolCall{Arguments: map[string]any{"flag": "yes"}}}); err == nil {
+		t.Fatal("a string verdict was accepted")
+	}
+}
+
+func TestCEL_HonoursCancellation(t *testing.T) {
+	h := mustCEL(t, v1alpha1.BeforeToolCall, "call.arguments.items.all(x, x >= 0.0)")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	items := make([]any, 5000)
+	for i := range items {
+		items[i] = float64(i)
+	}
+	if _, err := h.Evaluate(ctx, Input{Call: ToolCall{Arguments: map[string]any{"items": items}}}); err == nil {
+		t.Fatal("evaluation ignored a cancelled context")
+	}
+}

@@ -1,0 +1,230 @@
+package exthost
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+)
+
+func TestLoad_UntrustedNeverImports_REXT1(t *testing.T) {
+	h := newTestHost("bash")
+	var imports atomic.Int32
+	before := h.Registry()
+	out := h.Load(context.Background(), factorySource("spy", &imports, func(api API) error {
+		api.RegisterTool(Tool{Name: "spy_tool"})
+		return nil
+	}), false)
+
+	if imports.Load() != 0 {
+		t.Fatalf("import spy saw %d calls for an untrusted extension", imports.Load())
+	}
+	if out.State != v1alpha1.ExtensionSkippedUntrusted || out.Reason != ReasonUntrusted {
+		t.Fatalf("outcome = %+v", out)
+	}
+	if !reflect.DeepEqual(before, h.Registry()) {
+		t.Fatalf("registry changed for an untrusted extension")
+	}
+}
+
+func TestLoad_TrustImportFactoryCommitOrder_REXT1(t *testing.T) {
+	h := newTestHost()
+	var steps []string
+	src := Source{ID: "ordered", Import: func(context.Context, Env) (Factory, error) {
+		steps = append(steps, "import")
+		return func(api API) error {
+			steps = append(steps, "factory")
+			if len(h.Registry().Tools) != 0 {
+				t.Error("tool visible before commit")
+			}
+			api.RegisterTool(Tool{Name: "t"})
+			return nil
+		}, nil
+	}}
+	out := h.Load(context.Background(), src, true)
+	if out.State != v1alpha1.ExtensionLoaded || !reflect.DeepEqual(out.Tools, []string{"t"}) {
+		t.Fatalf("outcome = %+v", out)
+	}
+	if strings.Join(steps, ",") != "import,factory" {
+		t.Fatalf("steps = %v", steps)
+	}
+	if got := h.Registry().Tools; len(got) != 1 || got[0].Extension != "ordered" {
+		t.Fatalf("tools after commit = %+v", got)
+	}
+}
+
+// Every failed load must leave the registry byte-for-byte as it was and its
+// staged hooks uncalled (SPEC R-EXT-2).
+func TestLoad_FailureLeavesNoLeftovers_REXT2(t *testing.T) {
+	tests := []struct {
+		name    string
+		id      string
+		factory func(staged *recorder) Factory
+		reason  string
+	}{
+		{"factory error", "broken", func(r *recorder) Factory {
+			return func(api API) error {
+				api.RegisterTool(Tool{Name: "broken_tool"})
+				api.On(Hook{Name: "h", Event: v1alpha1.BeforeToolCall, Handler: r})
+				return errors.New("boom")
+			}
+		}, ReasonFactoryFailed},
+		{"factory panic", "panicky", func(r *recorder) Factory {
+			return func(api API) error {
+				api.On(Hook{Name: "h", Event: v1alpha1.BeforeToolCall, Handler: r})
+				panic("kaboom")
+			}
+		}, ReasonFactoryFailed},
+		{"collides with built-in", "shadow", func(r *recorder) Factory {
+			return func(api API) error {
+				api.RegisterTool(Tool{Name: "fresh_tool"})
+				api.RegisterTool(Tool{Name: "bash"})
+				api.On(Hook{Name: "h", Event: v1alpha1.BeforeToolCall, Handler: r})
+				return nil
+			}
+		}, ReasonToolCollision},
+		{"collides with earlier extension", "copycat", func(r *recorder) Factory {
+			return func(api API) error {
+				api.RegisterTool(Tool{Name: "review_note"})
+				api.On(Hook{Name: "h", Event: v1alpha1.AfterToolResult, Handler: r})
+				return nil
+			}
+		}, ReasonToolCollision},
+		{"duplicate inside stage", "twice", func(r *recorder) Factory {
+			return func(api API) error {
+				api.RegisterTool(Tool{Name: "dup"})
+				api.RegisterTool(Tool{Name: "dup"})
+				api.On(Hook{Name: "h", Event: v1alpha1.BeforeToolCall, Handler: r})
+				return nil
+			}
+		}, ReasonDuplicateTool},
+		{"id already committed", "review-extension", func(r *recorder) Factory {
+			return hookFactory(Hook{Name: "h", Event: v1alpha1.BeforeToolCall, Handler: r})
+		}, ReasonAlreadyLoaded},
+		{"hook without handler", "nohandler", func(r *recorder) Factory {
+			return func(api API) error {
+				api.On(Hook{Name: "h", Event: v1alpha1.BeforeToolCall, Handler: r})
+				api.On(Hook{Name: "h2", Event: v1alpha1.BeforeToolCall})
+				return nil
+			}
+		}, ReasonInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newTestHost("bash", "read")
+			mustLoad(t, h, factorySource("review-extension", nil, func(api API) error {
+				api.RegisterTool(Tool{Name: "review_note"})
+				api.On(Hook{Name: "audit", Event: v1alpha1.AfterToolResult, Handler: allow()})
+				return nil
+			}))
+			before := jsonOf(t, h.Registry())
+			beforeIDs := h.Extensions()
+
+			staged := allow()
+			out := h.Load(context.Background(), factorySource(tt.id, nil, tt.factory(staged)), true)
+			if out.State != v1alpha1.ExtensionRejected || out.Reason != tt.reason {
+				t.Fatalf("outcome = %+v, want Rejected/%s", out, tt.reason)
+			}
+			if out.Message == "" {
+				t.Error("rejection without a message")
+			}
+			if got := jsonOf(t, h.Registry()); got != before {
+				t.Fatalf("registry changed:\nbefore %s\nafter  %s", before, got)
+			}
+			if !reflect.DeepEqual(beforeIDs, h.Extensions()) {
+				t.Fatalf("committed ids changed: %v", h.Extensions())
+			}
+			core := &coreCounter{}
+			for _, name := range []string{"bash", "review_note", "fresh_tool", "dup"} {
+				h.Execute(context.Background(), call("c-"+name, name, "x"), core.run)
+			}
+			if staged.calls.Load() != 0 {
+				t.Fatalf("a staged hook of a rejected extension was called %d times", staged.calls.Load())
+			}
+		})
+	}
+}
+
+func TestLoad_ImportFailureRejects_REXT1(t *testing.T) {
+	h := newTestHost()
+	before := jsonOf(t, h.Registry())
+	out := h.Load(context.Background(), Source{ID: "x", Import: func(context.Context, Env) (Factory, error) {
+		return nil, errors.New("unreachable")
+	}}, true)
+	if out.State != v1alpha1.ExtensionRejected || out.Reason != ReasonImportFailed {
+		t.Fatalf("outcome = %+v", out)
+	}
+	if jsonOf(t, h.Registry()) != before {
+		t.Fatal("registry changed")
+	}
+}
+
+// An author who keeps the API after the factory returned cannot write into a
+// stage, committed or not, and API exposes nothing of staging (SPEC R-EXT-3).
+func TestLoad_AuthorCannotReachStageAfterFactory_REXT3(t *testing.T) {
+	h := newTestHost()
+	var kept API
+	mustLoad(t, h, factorySource("sneaky", nil, func(api API) error {
+		kept = api
+		api.RegisterTool(Tool{Name: "legit"})
+		return nil
+	}))
+	kept.RegisterTool(Tool{Name: "late"})
+	kept.On(Hook{Name: "late", Event: v1alpha1.BeforeToolCall, Handler: allow()})
+	kept.SetPromptGuide("late guide")
+	reg := h.Registry()
+	if len(reg.Tools) != 1 || len(reg.Hooks) != 0 || len(reg.PromptGuides) != 0 {
+		t.Fatalf("late registrations leaked: %+v", reg)
+	}
+
+	apiType := reflect.TypeFor[API]()
+	for i := range apiType.NumMethod() {
+		name := strings.ToLower(apiType.Method(i).Name)
+		if strings.Contains(name, "commit") || strings.Contains(name, "stage") || strings.Contains(name, "seal") {
+			t.Errorf("API exposes %s", apiType.Method(i).Name)
+		}
+	}
+}
+
+func TestLoad_CommitIsAllOrNothingAndOrdered_REXT2(t *testing.T) {
+	h := newTestHost("bash")
+	mustLoad(t, h, factorySource("one", nil, func(api API) error {
+		api.RegisterTool(Tool{Name: "a", Description: "A", ReadOnly: true, InputSchema: []byte(`{"type":"object"}`)})
+		api.On(Hook{Name: "first", Event: v1alpha1.BeforeToolCall, Handler: mustCEL(t, v1alpha1.BeforeToolCall, "true")})
+		api.RegisterMessageType("one/note", true)
+		api.SetPromptGuide("use a")
+		return nil
+	}))
+	mustLoad(t, h, factorySource("two", nil, func(api API) error {
+		api.RegisterTool(Tool{Name: "b"})
+		api.On(Hook{Name: "second", Event: v1alpha1.AfterToolResult, Tools: []string{"b"}, Handler: mustCEL(t, v1alpha1.AfterToolResult, "!result.isError")})
+		return nil
+	}))
+	got := jsonOf(t, h.Registry())
+	want := `{"tools":[{"name":"bash","description":"bash tool","builtin":true},` +
+		`{"name":"a","description":"A","extension":"one","readOnly":true,"inputSchema":{"type":"object"}},` +
+		`{"name":"b","extension":"two"}],` +
+		`"hooks":[{"extension":"one","name":"first","event":"BeforeToolCall","timeoutSeconds":10,"cel":{"expression":"true"}},` +
+		`{"extension":"two","name":"second","event":"AfterToolResult","tools":["b"],"timeoutSeconds":10,"cel":{"expression":"!result.isError"}}],` +
+		`"messageTypes":[{"extension":"one","type":"one/note","inContext":true}],` +
+		`"promptGuides":[{"extension":"one","text":"use a"}],"extensions":["one","two"]}`
+	if got != want {
+		t.Fatalf("registry\n got %s\nwant %s", got, want)
+	}
+	if again := jsonOf(t, h.Registry()); again != got {
+		t.Fatal("registry snapshot is not deterministic")
+	}
+}
+
+func mustCEL(t testing.TB, event v1alpha1.HookEvent, expr string) Handler {
+	t.Helper()
+	h, err := CompileCEL(event, expr, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
