@@ -115,7 +115,7 @@ func (o *previewOptions) fromManifests(stderr io.Writer) ([]configMap, error) {
 		ws := &set.workspaces[i]
 		plan, err := planWorkspace(ws, set, trust)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", resources.ReasonOf(err), err)
 		}
 		for _, x := range plan.outcomes {
 			fmt.Fprintf(stderr, "workspace %s/%s: extension %s/%s: %s", ws.Namespace, ws.Name, x.namespace, x.name, x.state)

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+)
+
+func TestPreview_SamplesMatchGolden(t *testing.T) { // §9, R-CAT-6
+	out, _, err := run(t, "preview", "-f", samplesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "samples.configmap.yaml", out)
+	outJSON, _, err := run(t, "preview", "-f", samplesDir, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "samples.configmap.json", outJSON)
+}
+
+func TestPreview_SamplesTwiceIdenticalProjectWinsNoInactiveBody(t *testing.T) { // §9, R-CAT-1, R-CAT-4, R-CAT-6, R-CTX-2
+	first, _, err := run(t, "preview", "-f", samplesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, _, err := run(t, "preview", "-f", samplesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != second {
+		t.Fatal("two previews of the same manifests differ")
+	}
+	data := previewData(t, "-f", samplesDir)
+	var m contract.Manifest
+	if err := json.Unmarshal([]byte(data[contract.KeyManifest]), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Catalog[0].Origin != "project/team-a/review" {
+		t.Fatalf("skill review won from %s, want the project", m.Catalog[0].Origin)
+	}
+	if len(m.Shadowed) != 1 || m.Shadowed[0].Origin != "platform/loadout-system/review" || m.Shadowed[0].ShadowedBy != "project/team-a/review" {
+		t.Fatalf("shadowed = %+v", m.Shadowed)
+	}
+	// The platform body is inactive (it lost); it must be nowhere.
+	mustNotContain(t, "preview output", first, "PLATFORM-REVIEW-BODY")
+	mustNotContain(t, "manifest.json", data[contract.KeyManifest], "PROJECT-REVIEW-BODY")
+	mustContain(t, "system-prompt.md", data[contract.KeySystemPrompt], "PROJECT-REVIEW-BODY", "No buffer outlives its owner.", "review_note")
+	if len(m.Tools) != 1 || m.Tools[0].Name != "review_note" || len(m.Hooks) != 2 {
+		t.Fatalf("registry = %+v", m.Registry)
+	}
+}
+
+// trustManifests is a Workspace in team-b with a skill and an extension of its
+// own; label is team-b's trust label ("" for none).
+func trustManifests(t *testing.T, label string) string {
+	dir := t.TempDir()
+	ns := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-b\n"
+	if label != "" {
+		ns += "  labels:\n    loadout.dev/trust: " + label + "\n"
+	}
+	writeFiles(t, dir, map[string]string{"all.yaml": ns + `---
+apiVersion: loadout.dev/v1alpha1
+kind: Skill
+metadata: {name: notes, namespace: team-b}
+spec: {description: Team notes., body: TEAM-B-BODY}
+---
+apiVersion: loadout.dev/v1alpha1
+kind: Extension
+metadata: {name: ext, namespace: team-b}
+spec:
+  tools:
+    - {name: team_tool, description: A tool.}
+---
+apiVersion: loadout.dev/v1alpha1
+kind: Workspace
+metadata: {name: ws, namespace: team-b}
+spec:
+  tools: {builtin: [read, bash], deny: [bash]}
+`})
+	return dir
+}
+
+func TestPreview_TrustLevelsGateProjectResources(t *testing.T) { // R-EXT-4, DESIGN trust
+	cases := []struct {
+		label, defaultTrust string
+		wantSkill, wantTool bool
+	}{
+		{"untrusted", "restricted", false, false},
+		{"restricted", "trusted", true, false},
+		{"trusted", "restricted", true, true},
+		{"", "restricted", true, false},
+		{"", "untrusted", false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.label+"/"+c.defaultTrust, func(t *testing.T) {
+			data := previewData(t, "-f", trustManifests(t, c.label), "--default-trust", c.defaultTrust)
+			m := data[contract.KeyManifest]
+			if got := strings.Contains(m, `"name": "notes"`); got != c.wantSkill {
+				t.Errorf("skill loaded = %v, want %v", got, c.wantSkill)
+			}
+			if got := strings.Contains(m, `"name": "team_tool"`); got != c.wantTool {
+				t.Errorf("extension tool loaded = %v, want %v", got, c.wantTool)
+			}
+			// Built-in read is registered; denied bash is not (R-EXT-5).
+			mustContain(t, "manifest.json", m, `"name": "read"`)
+			mustNotContain(t, "manifest.json", m, `"name": "bash"`)
+		})
+	}
+}
+
+func TestPreview_RootInForeignNamespaceNotPermitted(t *testing.T) { // DESIGN RootNotPermitted
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"ws.yaml": `apiVersion: loadout.dev/v1alpha1
+kind: Workspace
+metadata: {name: ws, namespace: team-a}
+spec:
+  roots: [{name: other, namespace: team-b}]
+`})
+	_, _, err := run(t, "preview", "-f", dir)
+	if err == nil || !strings.Contains(err.Error(), "RootNotPermitted") || !strings.Contains(err.Error(), "spec.roots[0].namespace") {
+		t.Fatalf("err = %v, want RootNotPermitted naming the field", err)
+	}
+}
+
+func TestPreview_UnknownFieldNamesFileAndField(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"bad.yaml": "apiVersion: loadout.dev/v1alpha1\nkind: Skill\nmetadata: {name: s}\nspec: {description: d, body: b, bodyy: x}\n"})
+	_, _, err := run(t, "preview", "-f", dir)
+	if err == nil || !strings.Contains(err.Error(), "bad.yaml") || !strings.Contains(err.Error(), "bodyy") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestPreview_DirectoryRootsFirstWins(t *testing.T) { // R-CAT-1, R-CAT-5
+	project, platform := t.TempDir(), t.TempDir()
+	writeFiles(t, project, map[string]string{
+		"AGENTS.md":                  "PROJECT RULES",
+		"skills/review/SKILL.md":     "---\nname: review\ndescription: Project.\n---\nPROJECT-BODY\n",
+		"skills/review/checklist.md": "CHECK",
+		"templates/review.md":        "Review {{file}} for {{owner}}. Focus on {{file}}.",
+	})
+	writeFiles(t, platform, map[string]string{"skills/review/SKILL.md": "---\nname: review\ndescription: Platform.\n---\nPLATFORM-BODY\n"})
+	data := previewData(t, "--root", project, "--root", platform, "--activate", "review=checklist.md")
+	mustContain(t, "system-prompt.md", data[contract.KeySystemPrompt], "PROJECT RULES", "PROJECT-BODY", "CHECK")
+	for k, v := range data {
+		mustNotContain(t, k, v, "PLATFORM-BODY")
+	}
+}
