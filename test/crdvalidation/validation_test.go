@@ -62,7 +62,7 @@ func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 	cases := []validationCase{
 		// Skill: SPEC R-SK-1.
 		{name: "skill valid", kind: "Skill", objectName: "review", spec: validSkill},
-		{name: "skill valid with spec.name and files", kind: "Skill", objectName: "review.object", spec: "name: review\n" + validSkill + "files: [{path: checklist.md, content: x}, {path: docs/a.md, content: y}]\n"},
+		{name: "skill valid with spec.name and files", kind: "Skill", objectName: "review.object", spec: "name: review\n" + validSkill + "files: [{path: checklist.md, content: x}, {path: docs/a.md, content: z}]\n"},
 		{name: "skill name uppercase", kind: "Skill", objectName: "a", spec: "name: Review\n" + validSkill, wants: []string{"spec.name", "should match"}},
 		{name: "skill name double hyphen", kind: "Skill", objectName: "a", spec: "name: code--review\n" + validSkill, wants: []string{"spec.name", "must not contain consecutive hyphens"}},
 		{name: "skill name leading hyphen", kind: "Skill", objectName: "a", spec: "name: -review\n" + validSkill, wants: []string{"spec.name", "should match"}},
@@ -78,7 +78,7 @@ func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 		{name: "skill file path traversal", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: ../secret.md, content: x}]\n", wants: []string{"spec.files[0].path", "'..' segment"}},
 		{name: "skill file path inner traversal", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: docs/../../x.md, content: x}]\n", wants: []string{"'..' segment"}},
 		{name: "skill file path backslash", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: 'docs\\x.md', content: x}]\n", wants: []string{"no backslash"}},
-		{name: "skill file paths duplicate", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: a.md, content: x}, {path: a.md, content: y}]\n", wants: []string{"file paths must be unique"}},
+		{name: "skill file paths duplicate", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: a.md, content: x}, {path: a.md, content: z}]\n", wants: []string{"file paths must be unique"}},
 		{name: "skill compatibility too long", kind: "Skill", objectName: "a", spec: validSkill + "compatibility: " + long(501) + "\n", wants: []string{"spec.compatibility", "500"}},
 		// Template.
 		{name: "template valid", kind: "Template", objectName: "review", spec: validTemplate},
@@ -87,7 +87,7 @@ func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 		{name: "template metadata.name invalid without spec.name", kind: "Template", objectName: "re--view", spec: validTemplate, wants: []string{"metadata.name must be a valid template name"}},
 		// Extension.
 		{name: "extension valid", kind: "Extension", objectName: "review-extension", spec: validExtension + "hooks: [{name: deny-secret, event: BeforeToolCall, match: {tools: [review_note]}, cel: {expression: \"!call.arguments.text.contains('SECRET')\", message: no secrets}}, {name: audit, event: AfterToolResult, webhook: {service: {name: audit, port: 8080, path: /after}}}]\n"},
-		{name: "extension duplicate tool names", kind: "Extension", objectName: "a", spec: "tools: [{name: t, description: x}, {name: t, description: y}]\n", wants: []string{"tool names must be unique within an extension"}},
+		{name: "extension duplicate tool names", kind: "Extension", objectName: "a", spec: "tools: [{name: t, description: x}, {name: t, description: w}]\n", wants: []string{"tool names must be unique within an extension"}},
 		{name: "extension tool name invalid", kind: "Extension", objectName: "a", spec: "tools: [{name: 'bad name', description: x}]\n", wants: []string{"spec.tools[0].name", "should match"}},
 		{name: "extension tool description blank", kind: "Extension", objectName: "a", spec: "tools: [{name: t, description: ' '}]\n", wants: []string{"spec.tools[0].description", "must not be blank"}},
 		{name: "extension tool inputSchema not an object", kind: "Extension", objectName: "a", spec: "tools: [{name: t, description: x, inputSchema: [1, 2]}]\n", wants: []string{"spec.tools[0].inputSchema", "object"}},
