@@ -21,7 +21,9 @@ const (
 
 	// ConditionContextPublished reports whether the context ConfigMap holds the
 	// current resolution. Reasons: ReasonPublished, ReasonContextTooLarge,
-	// ReasonNotOwned, ReasonPublishFailed, ReasonKeptLastGood.
+	// ReasonNotOwned, ReasonPublishFailed, or the reason of the invalid input
+	// (for example ReasonDuplicateName or ReasonExtensionRejected) while the
+	// last good ConfigMap stays published.
 	ConditionContextPublished = "ContextPublished"
 
 	// ConditionValid reports whether a Skill, Template or Extension passed the
@@ -62,8 +64,6 @@ const (
 	ReasonNotOwned = "NotOwned"
 	// ReasonPublishFailed: writing the ConfigMap failed; it will be retried.
 	ReasonPublishFailed = "PublishFailed"
-	// ReasonKeptLastGood: the input is invalid, so the last good context was kept.
-	ReasonKeptLastGood = "KeptLastGood"
 	// ReasonValid: the object passed every check.
 	ReasonValid = "Valid"
 	// ReasonInvalid: the object failed a check; the message names the field.

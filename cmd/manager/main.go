@@ -1,0 +1,164 @@
+// Command manager runs the Loadout controllers: it resolves every Workspace's
+// context and tool registry and publishes them as ConfigMaps.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/workspace"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the manager's flags.
+type options struct {
+	platformNamespaces      string
+	defaultTrust            string
+	leaderElection          bool
+	leaderElectionNamespace string
+	metricsAddr             string
+	probeAddr               string
+	maxConcurrentReconciles int
+	reconcileTimeout        time.Duration
+	kubeAPIQPS              float64
+	kubeAPIBurst            int
+}
+
+func parseFlags(args []string) (*options, zap.Options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `Usage: manager [flags]
+
+Runs the Loadout controllers against the cluster of the in-cluster config or
+$KUBECONFIG. For each Workspace it resolves skills, templates and instructions
+across ordered roots, loads the extensions its namespaces trust, and
+server-side applies one context ConfigMap (see docs/).
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.platformNamespaces, "platform-namespace", "loadout-system",
+		"Comma-separated platform namespaces. Their resources are admin-owned and always trusted; every Workspace may use them as roots.")
+	fs.StringVar(&o.defaultTrust, "default-trust", string(v1alpha1.TrustRestricted),
+		"Trust level of project namespaces without a valid loadout.dev/trust label: untrusted, restricted or trusted.")
+	fs.BoolVar(&o.leaderElection, "leader-elect", false,
+		"Elect a leader so that only one replica reconciles at a time.")
+	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "",
+		"Namespace of the leader election Lease (default: the manager's own namespace).")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080",
+		"Address of the Prometheus metrics endpoint; \"0\" disables it.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081",
+		"Address of the /healthz and /readyz probes.")
+	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 4,
+		"Workspaces reconciled in parallel.")
+	fs.DurationVar(&o.reconcileTimeout, "reconcile-timeout", 2*time.Minute,
+		"Upper bound of one Workspace reconcile; a pass that exceeds it fails and is retried.")
+	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 50, "Client-side rate limit of requests to the API server, per second.")
+	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 100, "Burst above --kube-api-qps.")
+	zopts := zap.Options{}
+	zopts.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, zopts, err
+	}
+	switch v1alpha1.TrustLevel(o.defaultTrust) {
+	case v1alpha1.TrustUntrusted, v1alpha1.TrustRestricted, v1alpha1.TrustTrusted:
+	default:
+		return nil, zopts, fmt.Errorf("--default-trust=%q: must be untrusted, restricted or trusted", o.defaultTrust)
+	}
+	return o, zopts, nil
+}
+
+func (o *options) platform() []string {
+	var out []string
+	for _, ns := range strings.Split(o.platformNamespaces, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+func run() error {
+	o, zopts, err := parseFlags(os.Args[1:])
+	if err != nil {
+		if err == flag.ErrHelp {
+			return nil
+		}
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
+
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = float32(o.kubeAPIQPS), o.kubeAPIBurst
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElection,
+		LeaderElectionID:        "loadout-manager.loadout.dev",
+		LeaderElectionNamespace: o.leaderElectionNamespace,
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	ctx := ctrl.SetupSignalHandler()
+	if err := setup(ctx, mgr, o); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	ctrl.Log.WithName("setup").Info("Starting manager", "platformNamespaces", o.platform(), "defaultTrust", o.defaultTrust)
+	return mgr.Start(ctx)
+}
+
+// setup registers every Loadout controller with the manager.
+func setup(ctx context.Context, mgr ctrl.Manager, o *options) error {
+	ws := &controllers.WorkspaceReconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorder("loadout"),
+		Policy:                  workspace.Policy{PlatformNamespaces: o.platform(), DefaultTrust: v1alpha1.TrustLevel(o.defaultTrust)},
+		ReconcileTimeout:        o.reconcileTimeout,
+		MaxConcurrentReconciles: o.maxConcurrentReconciles,
+	}
+	if err := ws.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the Workspace controller: %w", err)
+	}
+	if err := controllers.SetupValidationReconcilers(mgr); err != nil {
+		return fmt.Errorf("setting up the validation controllers: %w", err)
+	}
+	return nil
+}

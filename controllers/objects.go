@@ -1,0 +1,62 @@
+package controllers
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+)
+
+// cachedObjects serves workspace.Objects from the manager's cache. Lists skip
+// the cache's deep copy: resolution only reads them and copies what it keeps.
+// Instructions ConfigMaps are read live through the API reader, because the
+// cache holds ConfigMap metadata only.
+type cachedObjects struct {
+	ctx    context.Context
+	cache  client.Reader
+	reader client.Reader
+}
+
+func (o cachedObjects) Skills(namespace string) ([]v1alpha1.Skill, error) {
+	var list v1alpha1.SkillList
+	err := o.cache.List(o.ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy)
+	return list.Items, err
+}
+
+func (o cachedObjects) Templates(namespace string) ([]v1alpha1.Template, error) {
+	var list v1alpha1.TemplateList
+	err := o.cache.List(o.ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy)
+	return list.Items, err
+}
+
+func (o cachedObjects) Extensions(namespace string) ([]v1alpha1.Extension, error) {
+	var list v1alpha1.ExtensionList
+	err := o.cache.List(o.ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy)
+	return list.Items, err
+}
+
+func (o cachedObjects) NamespaceLabels(namespace string) (map[string]string, error) {
+	ns := namespaceMetadata()
+	if err := o.cache.Get(o.ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return ns.Labels, nil
+}
+
+func (o cachedObjects) ConfigMapData(namespace, name string) (map[string]string, bool, error) {
+	var cm corev1.ConfigMap
+	if err := o.reader.Get(o.ctx, types.NamespacedName{Namespace: namespace, Name: name}, &cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	return cm.Data, true, nil
+}

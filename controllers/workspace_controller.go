@@ -1,0 +1,210 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/workspace"
+)
+
+// FieldOwner is the server-side apply field manager of everything Loadout writes.
+const FieldOwner = "loadout"
+
+// importRetryInterval is how soon a Workspace retries when a trusted
+// service-backed extension could not be fetched: the Service may come back
+// without any object changing.
+const importRetryInterval = 30 * time.Second
+
+// WorkspaceReconciler resolves each Workspace's context and tool registry and
+// publishes them as a ConfigMap in the Workspace's namespace.
+type WorkspaceReconciler struct {
+	client.Client
+	// APIReader reads instructions ConfigMaps live: the cache holds ConfigMap
+	// metadata only.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Policy    workspace.Policy
+	// Loader loads extensions; the default contacts Services only for trusted
+	// service-backed extensions.
+	Loader workspace.ExtensionLoader
+	// ReconcileTimeout bounds one pass, so a hung call never wedges a worker.
+	ReconcileTimeout time.Duration
+	// MaxConcurrentReconciles is the number of Workspaces reconciled at once.
+	MaxConcurrentReconciles int
+
+	// applied remembers, per Workspace, the ConfigMap resourceVersion of our
+	// last apply. With the hash annotation it tells an untouched ConfigMap
+	// (no write needed) from one edited by hand (re-applied) without caching
+	// ConfigMap data.
+	applied sync.Map // types.NamespacedName → string
+}
+
+// +kubebuilder:rbac:groups=loadout.dev,resources=workspaces;skills;templates;extensions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=loadout.dev,resources=workspaces/status;skills/status;templates/status;extensions/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile resolves one Workspace: gather → load extensions → resolve and
+// render → apply the ConfigMap → patch status once, only if it changed.
+func (r *WorkspaceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ws := &v1alpha1.Workspace{}
+	if err := r.Get(ctx, req.NamespacedName, ws); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.applied.Delete(req.NamespacedName)
+			forgetWorkspaceMetrics(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if !ws.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // the ConfigMap goes with it through its owner reference
+	}
+	if r.ReconcileTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.ReconcileTimeout)
+		defer cancel()
+	}
+	before := ws.DeepCopy()
+	result, err := r.reconcile(ctx, ws)
+	summarizeReady(ws)
+	observeReconcile(ws, err)
+	if patchErr := r.patchStatus(ctx, before, ws); patchErr != nil {
+		err = errors.Join(err, patchErr)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return result, nil
+}
+
+// reconcile sets ws.Status from the current inputs and publishes the context
+// when the inputs are valid. A transient failure is returned as an error; an
+// invalid input is a condition, and the last good ConfigMap stays.
+func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Workspace) (ctrl.Result, error) {
+	start := time.Now()
+	plan, err := workspace.Gather(ws, cachedObjects{ctx: ctx, cache: r.Client, reader: r.APIReader}, r.Policy)
+	if err != nil {
+		return ctrl.Result{}, holdOnInvalid(ws, v1alpha1.ConditionCatalogResolved, err)
+	}
+	registry, outcomes := r.Loader.LoadExtensions(ctx, ws, plan)
+	plan.Input.Registry = registry
+	setExtensionsStatus(ws, outcomes)
+	res, err := resources.Publish(plan.Input)
+	resolutionDuration.Observe(time.Since(start).Seconds())
+	if err != nil {
+		cond := v1alpha1.ConditionCatalogResolved
+		if resources.ReasonOf(err) == v1alpha1.ReasonContextTooLarge {
+			cond = v1alpha1.ConditionContextPublished
+			setCondition(ws, v1alpha1.ConditionCatalogResolved, true, v1alpha1.ReasonResolved, catalogMessage(plan))
+		}
+		return ctrl.Result{}, holdOnInvalid(ws, cond, err)
+	}
+	setCondition(ws, v1alpha1.ConditionCatalogResolved, true, v1alpha1.ReasonResolved, catalogMessage(plan))
+	// A rejected extension keeps the last good context: publishing without it
+	// would silently drop its policy hooks, failing open.
+	if rejected := rejectedExtensions(outcomes); len(rejected) > 0 {
+		keepLastGood(ws, v1alpha1.ReasonExtensionRejected, "extension "+rejected[0].Namespace+"/"+rejected[0].Extension+" was rejected; the last good context is kept")
+		for _, o := range rejected {
+			if o.Reason == exthost.ReasonImportFailed {
+				return ctrl.Result{RequeueAfter: importRetryInterval}, nil
+			}
+		}
+		return ctrl.Result{}, nil
+	}
+	if err := r.publish(ctx, ws, res); err != nil {
+		var notOwned *notOwnedError
+		if errors.As(err, &notOwned) {
+			keepLastGood(ws, v1alpha1.ReasonNotOwned, err.Error())
+			return ctrl.Result{}, nil
+		}
+		setCondition(ws, v1alpha1.ConditionContextPublished, false, v1alpha1.ReasonPublishFailed, err.Error())
+		return ctrl.Result{}, err
+	}
+	setPublishedStatus(ws, res, registry)
+	return ctrl.Result{}, nil
+}
+
+// holdOnInvalid turns an error into a condition when it is the user's to fix
+// (it has a reason) and keeps the last good context; any other error is
+// transient and returned for a retry with backoff.
+func holdOnInvalid(ws *v1alpha1.Workspace, condType string, err error) error {
+	reason := resources.ReasonOf(err)
+	if reason == "" {
+		return err
+	}
+	setCondition(ws, condType, false, reason, err.Error())
+	keepLastGood(ws, reason, err.Error())
+	return nil
+}
+
+func rejectedExtensions(outcomes []exthost.Outcome) []exthost.Outcome {
+	var out []exthost.Outcome
+	for _, o := range outcomes {
+		if o.State == v1alpha1.ExtensionRejected {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// patchStatus patches the status once, and only when it changed.
+func (r *WorkspaceReconciler) patchStatus(ctx context.Context, before, ws *v1alpha1.Workspace) error {
+	if equality.Semantic.DeepEqual(before.Status, ws.Status) {
+		return nil
+	}
+	if err := r.Status().Patch(ctx, ws, client.MergeFrom(before)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("patching status of Workspace %s/%s: %w", ws.Namespace, ws.Name, err)
+	}
+	r.recordTransitions(before, ws)
+	return nil
+}
+
+// SetupWithManager registers the reconciler, its indexes and its watches.
+func (r *WorkspaceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if r.Loader == nil {
+		r.Loader = workspace.HostLoader{}
+	}
+	if err := r.setupIndexes(ctx, mgr); err != nil {
+		return err
+	}
+	// Spec and label changes of inputs matter; their status writes do not.
+	inputChanged := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Workspace{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&corev1.ConfigMap{}, builder.OnlyMetadata).
+		Watches(&v1alpha1.Skill{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForResource), inputChanged).
+		Watches(&v1alpha1.Template{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForResource), inputChanged).
+		Watches(&v1alpha1.Extension{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForResource), inputChanged).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForNamespace),
+			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForConfigMap), builder.OnlyMetadata).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+		Named("workspace").
+		Complete(r)
+}
+
+func keyOf(ws *v1alpha1.Workspace) types.NamespacedName {
+	return types.NamespacedName{Namespace: ws.Namespace, Name: ws.Name}
+}

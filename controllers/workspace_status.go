@@ -1,0 +1,158 @@
+package controllers
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/workspace"
+)
+
+// setCondition sets a condition for the current generation. meta keeps
+// lastTransitionTime when the status does not change.
+func setCondition(ws *v1alpha1.Workspace, condType string, ok bool, reason, message string) {
+	status := metav1.ConditionFalse
+	if ok {
+		status = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&ws.Status.Conditions, metav1.Condition{
+		Type:               condType,
+		Status:             status,
+		Reason:             reason,
+		Message:            truncate(message, 32768),
+		ObservedGeneration: ws.Generation,
+	})
+}
+
+// keepLastGood records why the current input was not published. The
+// published ConfigMap, status.context and the lists describing it stay as
+// they were: they still describe what agents have.
+func keepLastGood(ws *v1alpha1.Workspace, reason, message string) {
+	if ws.Status.Context != nil && ws.Status.Context.Hash != "" {
+		message = fmt.Sprintf("%s; the last good context %s stays published", message, ws.Status.Context.Hash)
+	}
+	setCondition(ws, v1alpha1.ConditionContextPublished, false, reason, message)
+}
+
+// summarizeReady sets Ready from the other conditions: True when all are
+// True, else False with the reason and message of the first that is not.
+func summarizeReady(ws *v1alpha1.Workspace) {
+	ws.Status.ObservedGeneration = ws.Generation
+	for _, t := range []string{v1alpha1.ConditionCatalogResolved, v1alpha1.ConditionExtensionsLoaded, v1alpha1.ConditionContextPublished} {
+		c := meta.FindStatusCondition(ws.Status.Conditions, t)
+		if c == nil {
+			setCondition(ws, v1alpha1.ConditionReady, false, "Progressing", t+" is not known yet")
+			return
+		}
+		if c.Status != metav1.ConditionTrue || c.ObservedGeneration != ws.Generation {
+			setCondition(ws, v1alpha1.ConditionReady, false, c.Reason, c.Message)
+			return
+		}
+	}
+	c := meta.FindStatusCondition(ws.Status.Conditions, v1alpha1.ConditionContextPublished)
+	setCondition(ws, v1alpha1.ConditionReady, true, v1alpha1.ReasonReconciled, c.Message)
+}
+
+func catalogMessage(plan *workspace.Plan) string {
+	return fmt.Sprintf("resolved from %d roots", len(plan.Input.Roots))
+}
+
+// setExtensionsStatus records every extension's outcome and the
+// ExtensionsLoaded condition.
+func setExtensionsStatus(ws *v1alpha1.Workspace, outcomes []exthost.Outcome) {
+	ws.Status.Extensions = make([]v1alpha1.ExtensionState, 0, min(len(outcomes), v1alpha1.MaxStatusListItems))
+	var rejected []string
+	for _, o := range outcomes {
+		if o.State == v1alpha1.ExtensionRejected {
+			rejected = append(rejected, fmt.Sprintf("%s/%s: %s", o.Namespace, o.Extension, o.Message))
+		}
+		if len(ws.Status.Extensions) < v1alpha1.MaxStatusListItems {
+			ws.Status.Extensions = append(ws.Status.Extensions, v1alpha1.ExtensionState{
+				Name: o.Extension, Namespace: o.Namespace, State: o.State,
+				Reason: o.Reason, Message: truncate(o.Message, 1024), Tools: o.Tools,
+			})
+		}
+	}
+	if len(rejected) > 0 {
+		setCondition(ws, v1alpha1.ConditionExtensionsLoaded, false, v1alpha1.ReasonExtensionRejected, strings.Join(rejected, "; "))
+		return
+	}
+	setCondition(ws, v1alpha1.ConditionExtensionsLoaded, true, v1alpha1.ReasonLoaded, fmt.Sprintf("%d extensions visible, none rejected", len(outcomes)))
+}
+
+// setPublishedStatus describes the context just published.
+func setPublishedStatus(ws *v1alpha1.Workspace, res *resources.Result, registry contract.Registry) {
+	m := res.Manifest
+	ws.Status.Context = &v1alpha1.ContextStatus{ConfigMapName: ws.ConfigMapName(), Hash: res.Hash, Bytes: res.Bytes}
+	counts := &v1alpha1.CatalogCounts{
+		Instructions: int32(len(m.Instructions)),
+		ActiveSkills: int32(len(m.ActiveSkills)),
+		Shadowed:     int32(len(m.Shadowed)),
+		Extensions:   int32(len(ws.Status.Extensions)),
+		Tools:        int32(len(registry.Tools)),
+	}
+	ws.Status.Winners = nil
+	for _, e := range m.Catalog {
+		switch e.Kind {
+		case resources.KindSkill:
+			counts.Skills++
+		case resources.KindTemplate:
+			counts.Templates++
+		}
+		if len(ws.Status.Winners) < v1alpha1.MaxStatusListItems {
+			ws.Status.Winners = append(ws.Status.Winners, v1alpha1.CatalogEntry{Kind: e.Kind, Name: e.Name, Origin: e.Origin})
+		}
+	}
+	ws.Status.Catalog = counts
+	ws.Status.Shadowed = nil
+	for _, s := range m.Shadowed[:min(len(m.Shadowed), v1alpha1.MaxStatusListItems)] {
+		ws.Status.Shadowed = append(ws.Status.Shadowed, v1alpha1.ShadowedEntry{Kind: s.Kind, Name: s.Name, Origin: s.Origin, ShadowedBy: s.ShadowedBy})
+	}
+	ws.Status.Tools = nil
+	for _, t := range registry.Tools[:min(len(registry.Tools), v1alpha1.MaxStatusListItems)] {
+		ws.Status.Tools = append(ws.Status.Tools, v1alpha1.ToolEntry{
+			Name: t.Name, Extension: t.Extension, Builtin: t.Builtin,
+			Description: truncate(t.Description, 1024), ReadOnly: t.ReadOnly,
+		})
+	}
+	setCondition(ws, v1alpha1.ConditionContextPublished, true, v1alpha1.ReasonPublished,
+		fmt.Sprintf("ConfigMap %s holds context %s (%d bytes)", ws.ConfigMapName(), res.Hash, res.Bytes))
+}
+
+// recordTransitions emits Events for what a user should see: Ready changing
+// and a new context being published.
+func (r *WorkspaceReconciler) recordTransitions(before, ws *v1alpha1.Workspace) {
+	if r.Recorder == nil {
+		return
+	}
+	old := meta.FindStatusCondition(before.Status.Conditions, v1alpha1.ConditionReady)
+	now := meta.FindStatusCondition(ws.Status.Conditions, v1alpha1.ConditionReady)
+	if now != nil && (old == nil || old.Status != now.Status || old.Reason != now.Reason) && now.Status != metav1.ConditionTrue {
+		r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", truncate(now.Message, 1024))
+	}
+	oldHash, newHash := "", ""
+	if before.Status.Context != nil {
+		oldHash = before.Status.Context.Hash
+	}
+	if ws.Status.Context != nil {
+		newHash = ws.Status.Context.Hash
+	}
+	if newHash != "" && newHash != oldHash {
+		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, v1alpha1.ReasonPublished, "Publish",
+			"Published context %s to ConfigMap %s (%d bytes)", newHash, ws.Status.Context.ConfigMapName, ws.Status.Context.Bytes)
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n-3], "") + "..."
+}

@@ -1,0 +1,217 @@
+package workspace
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources"
+)
+
+// Objects is read access to what a Workspace may see. The controller serves it
+// from its informer cache, the CLI from parsed manifests. A namespace that does
+// not exist has no objects and no labels.
+type Objects interface {
+	Skills(namespace string) ([]v1alpha1.Skill, error)
+	Templates(namespace string) ([]v1alpha1.Template, error)
+	Extensions(namespace string) ([]v1alpha1.Extension, error)
+	NamespaceLabels(namespace string) (map[string]string, error)
+	// ConfigMapData returns the data of a ConfigMap and whether it exists.
+	ConfigMapData(namespace, name string) (map[string]string, bool, error)
+}
+
+// Policy is the manager's trust configuration (DESIGN: trust and tenancy).
+type Policy struct {
+	// PlatformNamespaces hold admin-owned resources, always trusted.
+	PlatformNamespaces []string
+	// DefaultTrust applies to project namespaces without a valid trust label.
+	DefaultTrust v1alpha1.TrustLevel
+}
+
+// Candidate is an extension visible to the Workspace, before loading.
+type Candidate struct {
+	Extension *v1alpha1.Extension
+	// Trusted is true when the extension's namespace lets extensions load.
+	Trusted bool
+}
+
+// Plan is everything gathered for one Workspace.
+type Plan struct {
+	// Input is the resolution input, with an empty Registry: the registry comes
+	// from loading Extensions.
+	Input resources.Input
+	// Extensions in load order: platform namespaces first, then the other root
+	// namespaces in root order, each ordered by extension id.
+	Extensions []Candidate
+	// Builtin and Deny are the Workspace's tool policy.
+	Builtin []contract.Tool
+	Deny    []string
+}
+
+// Gather reads the Workspace's roots, instructions and extensions through objs
+// under the trust policy. A root or instructions reference outside the own and
+// platform namespaces is a *resources.RootNotPermittedError; a missing
+// instructions ConfigMap or key is a *resources.InstructionsNotFoundError.
+func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
+	roots, err := resources.WorkspaceRoots(ws, pol.PlatformNamespaces)
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{Input: resources.Input{
+		Workspace:       contract.WorkspaceRef{Name: ws.Name, Namespace: ws.Namespace, Generation: ws.Generation},
+		MaxContextBytes: ws.MaxContextBytes(),
+	}}
+	trust := func(ns string) (v1alpha1.TrustLevel, error) {
+		l, err := objs.NamespaceLabels(ns)
+		if err != nil {
+			return "", fmt.Errorf("reading namespace %s: %w", ns, err)
+		}
+		return resources.TrustOf(ns, l, pol.PlatformNamespaces, pol.DefaultTrust), nil
+	}
+	var exts []Candidate
+	for i, r := range roots {
+		level, err := trust(r.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		root, found, err := gatherRoot(objs, r, level)
+		if err != nil {
+			return nil, fmt.Errorf("workspace %s/%s: spec.roots[%d] (%s): %w", ws.Namespace, ws.Name, i, r.Name, err)
+		}
+		plan.Input.Roots = append(plan.Input.Roots, root)
+		for _, e := range found {
+			if !slices.ContainsFunc(exts, func(c Candidate) bool { return c.Extension.Namespace == e.Namespace && c.Extension.Name == e.Name }) {
+				exts = append(exts, Candidate{Extension: e, Trusted: resources.LoadsExtensions(level)})
+			}
+		}
+	}
+	plan.Extensions = loadOrder(exts, pol.PlatformNamespaces)
+	if plan.Input.Instructions, err = gatherInstructions(ws, objs, pol, trust); err != nil {
+		return nil, err
+	}
+	for _, a := range ws.Spec.Activate {
+		plan.Input.Activate = append(plan.Input.Activate, resources.Activation{Skill: string(a.Skill), Files: a.Files})
+	}
+	if t := ws.Spec.Tools; t != nil {
+		for _, b := range t.Builtin {
+			plan.Builtin = append(plan.Builtin, contract.Tool{Name: string(b), Builtin: true})
+		}
+		for _, d := range t.Deny {
+			plan.Deny = append(plan.Deny, string(d))
+		}
+	}
+	return plan, nil
+}
+
+// gatherRoot reads one root's objects. An untrusted namespace contributes an
+// empty root: its project resources are ignored (SPEC R-EXT-4).
+func gatherRoot(objs Objects, r v1alpha1.WorkspaceRoot, level v1alpha1.TrustLevel) (resources.Root, []*v1alpha1.Extension, error) {
+	if !resources.LoadsData(level) {
+		return resources.Root{Name: r.Name}, nil, nil
+	}
+	sel := labels.Everything()
+	if r.Selector != nil {
+		var err error
+		if sel, err = metav1.LabelSelectorAsSelector(r.Selector); err != nil {
+			return resources.Root{}, nil, fmt.Errorf("selector: %w", err)
+		}
+	}
+	skills, err := objs.Skills(r.Namespace)
+	if err != nil {
+		return resources.Root{}, nil, err
+	}
+	templates, err := objs.Templates(r.Namespace)
+	if err != nil {
+		return resources.Root{}, nil, err
+	}
+	extensions, err := objs.Extensions(r.Namespace)
+	if err != nil {
+		return resources.Root{}, nil, err
+	}
+	root := resources.RootFromObjects(r.Name, r.Namespace,
+		selected(skills, sel, func(o *v1alpha1.Skill) map[string]string { return o.Labels }),
+		selected(templates, sel, func(o *v1alpha1.Template) map[string]string { return o.Labels }))
+	var found []*v1alpha1.Extension
+	for _, e := range selected(extensions, sel, func(o *v1alpha1.Extension) map[string]string { return o.Labels }) {
+		found = append(found, &e)
+	}
+	return root, found, nil
+}
+
+func selected[T any](items []T, sel labels.Selector, labelsOf func(*T) map[string]string) []T {
+	if sel.Empty() {
+		return items
+	}
+	var out []T
+	for i := range items {
+		if sel.Matches(labels.Set(labelsOf(&items[i]))) {
+			out = append(out, items[i])
+		}
+	}
+	return out
+}
+
+// loadOrder puts platform extensions first. Extension ids do not follow layer
+// precedence: a project extension may neither shadow nor pre-empt a platform
+// policy of the same id (the later one is rejected at commit, SPEC R-EXT-2),
+// and platform hooks run before project hooks.
+func loadOrder(exts []Candidate, platform []string) []Candidate {
+	rank := func(c Candidate) int {
+		if i := slices.Index(platform, c.Extension.Namespace); i >= 0 {
+			return i
+		}
+		return len(platform)
+	}
+	slices.SortStableFunc(exts, func(a, b Candidate) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)),
+			cmp.Compare(a.Extension.LogicalName(), b.Extension.LogicalName()),
+			cmp.Compare(a.Extension.Namespace, b.Extension.Namespace),
+			cmp.Compare(a.Extension.Name, b.Extension.Name))
+	})
+	return exts
+}
+
+// gatherInstructions resolves spec.instructions in order. Sources in a
+// namespace whose trust level ignores project data are left out.
+func gatherInstructions(ws *v1alpha1.Workspace, objs Objects, pol Policy, trust func(string) (v1alpha1.TrustLevel, error)) ([]resources.Instruction, error) {
+	var out []resources.Instruction
+	for i, src := range ws.Spec.Instructions {
+		field := fmt.Sprintf("spec.instructions[%d]", i)
+		ns := ws.Namespace
+		if ref := src.ConfigMapKeyRef; ref != nil {
+			ns = cmp.Or(ref.Namespace, ws.Namespace)
+			if err := resources.CheckNamespacePermitted(ws, ns, pol.PlatformNamespaces, field+".configMapKeyRef.namespace"); err != nil {
+				return nil, err
+			}
+		}
+		level, err := trust(ns)
+		if err != nil {
+			return nil, err
+		}
+		if !resources.LoadsData(level) {
+			continue
+		}
+		if src.ConfigMapKeyRef == nil {
+			out = append(out, resources.Instruction{Body: src.Inline, Origin: resources.Origin{
+				Root: "workspace", Namespace: ws.Namespace, Object: ws.Name + "/" + field}})
+			continue
+		}
+		ref := src.ConfigMapKeyRef
+		key := cmp.Or(ref.Key, "AGENTS.md")
+		data, ok, err := objs.ConfigMapData(ns, ref.Name)
+		if err != nil {
+			return nil, fmt.Errorf("reading ConfigMap %s/%s for %s: %w", ns, ref.Name, field, err)
+		}
+		body, hasKey := data[key]
+		if !ok || !hasKey {
+			return nil, &resources.InstructionsNotFoundError{Workspace: ws.Namespace + "/" + ws.Name, Field: field + ".configMapKeyRef", Namespace: ns, Name: ref.Name, Key: key}
+		}
+		out = append(out, resources.Instruction{Body: body, Origin: resources.Origin{Root: "configmap", Namespace: ns, Object: ref.Name + "/" + key}})
+	}
+	return out, nil
+}

@@ -1,0 +1,40 @@
+package workspace
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/exthost"
+)
+
+// ExtensionLoader loads a plan's extensions into a tool registry. The
+// controller takes it as an interface so tests can count what is contacted.
+type ExtensionLoader interface {
+	LoadExtensions(ctx context.Context, ws *v1alpha1.Workspace, plan *Plan) (contract.Registry, []exthost.Outcome)
+}
+
+// HostLoader loads extensions through internal/exthost: trust, import,
+// factory, commit, one extension at a time in the plan's order.
+type HostLoader struct {
+	// HTTPClient fetches service-backed manifests; nil uses exthost's default.
+	HTTPClient *http.Client
+	// Resolve turns Service references into URLs; nil uses exthost.DefaultResolver.
+	Resolve exthost.WebhookResolver
+}
+
+// LoadExtensions implements ExtensionLoader.
+func (l HostLoader) LoadExtensions(ctx context.Context, ws *v1alpha1.Workspace, plan *Plan) (contract.Registry, []exthost.Outcome) {
+	host := exthost.NewHost(exthost.Options{
+		Builtin:    plan.Builtin,
+		Deny:       plan.Deny,
+		Workspace:  exthost.WorkspaceInfo{Name: ws.Name, Namespace: ws.Namespace},
+		HTTPClient: l.HTTPClient,
+	})
+	outcomes := make([]exthost.Outcome, 0, len(plan.Extensions))
+	for _, c := range plan.Extensions {
+		outcomes = append(outcomes, host.Load(ctx, exthost.FromObject(c.Extension, l.Resolve), c.Trusted))
+	}
+	return host.Registry(), outcomes
+}
