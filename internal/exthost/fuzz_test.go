@@ -1,0 +1,66 @@
+package exthost
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+)
+
+// FuzzCELHook feeds arbitrary expressions and call arguments through compile
+// and the executor. Whatever the input, compiling either fails cleanly or the
+// call gets exactly one answer: the core ran once (allowed) or a paired
+// blocked result came back; nothing panics (SPEC R-HK-3).
+func FuzzCELHook(f *testing.F) {
+	for _, seed := range []struct{ expr, args string }{
+		{"!has(call.arguments.text) || !call.arguments.text.contains('SECRET')", `{"text":"SECRET"}`},
+		{"call.arguments.n > 3.0", `{"n":4}`},
+		{"call.arguments.n > 3.0", `{"n":"four"}`},
+		{"call.arguments.items.all(x, x != null)", `{"items":[1,null,"a",{"b":[]}]}`},
+		{"size(call.arguments) < 100", `{}`},
+		{"call.name.matches('^[a-z_]+$')", `{"x":1e308}`},
+		{"call.arguments.text.split(' ').exists(w, w == 'rm')", `{"text":"rm -rf /"}`},
+		{"workspace.namespace == 'team-a'", `null`},
+		{"1/0 == 1", `{}`},
+		{"call.(", `{}`},
+	} {
+		f.Add(seed.expr, seed.args)
+	}
+	f.Fuzz(func(t *testing.T, expr, args string) {
+		handler, err := CompileCEL(v1alpha1.BeforeToolCall, expr, "denied")
+		if err != nil {
+			return
+		}
+		var arguments map[string]any
+		_ = json.Unmarshal([]byte(args), &arguments)
+		h := newTestHost()
+		mustLoad(t, h, factorySource("fuzz", nil, hookFactory(Hook{Name: "fuzz", Event: v1alpha1.BeforeToolCall, Handler: handler})))
+		core := &coreCounter{}
+		c := ToolCall{ID: "f", Name: "fuzz_tool", Arguments: arguments}
+		r, _ := h.Execute(context.Background(), c, core.run)
+		if r.ToolCallID != "f" || r.ToolName != "fuzz_tool" {
+			t.Fatalf("result not paired: %+v", r)
+		}
+		if ran := core.calls.Load(); ran > 1 || (ran == 0) != r.IsError {
+			t.Fatalf("core ran %d times, isError %v", ran, r.IsError)
+		}
+	})
+}
+
+// FuzzDecodeManifest: a service's manifest is untrusted input.
+func FuzzDecodeManifest(f *testing.F) {
+	f.Add(`{"tools":[{"name":"t","description":"d","inputSchema":{"type":"object"}}]}`)
+	f.Add(`{"hooks":[{"name":"h","event":"BeforeToolCall","cel":{"expression":"true"}}]}`)
+	f.Add(`{"hoooks":[]}`)
+	f.Add(`{} {}`)
+	f.Add(`[`)
+	f.Fuzz(func(t *testing.T, body string) {
+		spec, err := DecodeManifest([]byte(body))
+		if err != nil {
+			return
+		}
+		// Whatever decodes must compile to a verdict without panicking.
+		_, _ = compileSpec(spec, nil, specContext{extension: "fuzz", namespace: "ns", resolve: DefaultResolver})
+	})
+}
