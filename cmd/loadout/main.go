@@ -37,5 +37,6 @@ context directory.`,
 	root.AddCommand(newImportCommand())
 	root.AddCommand(newRenderCommand())
 	root.AddCommand(newActivateCommand())
+	root.AddCommand(newHostdCommand())
 	return root
 }

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loadout-dev/loadout/internal/hostd"
+)
+
+// newHostdCommand runs the agent-side extension host (docs/hostd.md).
+func newHostdCommand() *cobra.Command {
+	var (
+		dir  string
+		addr string
+		poll time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "hostd",
+		Short: "Serve the mounted context and run its hooks over a localhost HTTP API",
+		Long: `hostd is the agent-side extension host. Agents in any language call it around
+each tool call (POST /v1/before, POST /v1/after), and to render templates
+(POST /v1/render), activate skills (POST /v1/activate) and read the tool
+registry (GET /v1/registry). It loads the context ConfigMap mounted at
+--context-dir, reloads it when the kubelet updates it, runs CEL hooks in
+process and webhook hooks over HTTP, and fails closed when a before hook
+errors or times out. See docs/hostd.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll})
+			return srv.ListenAndServe(ctx, addr)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "context-dir", defaultContextDir, "directory where the context ConfigMap is mounted")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8181", "address to listen on; keep it on loopback")
+	cmd.Flags().DurationVar(&poll, "poll-interval", time.Second, "how often to check the context directory for changes")
+	return cmd
+}

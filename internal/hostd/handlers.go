@@ -1,0 +1,169 @@
+package hostd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/exthost"
+)
+
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("POST /v1/before", s.instrument("before", s.withContext(s.handleBefore)))
+	mux.Handle("POST /v1/after", s.instrument("after", s.withContext(s.handleAfter)))
+	mux.Handle("POST /v1/render", s.instrument("render", s.withContext(s.handleRender)))
+	mux.Handle("POST /v1/activate", s.instrument("activate", s.withContext(s.handleActivate)))
+	mux.Handle("GET /v1/registry", s.instrument("registry", s.withContext(s.handleRegistry)))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", s.handleReady)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// snapshotHandler serves one request against one loaded context.
+type snapshotHandler func(w http.ResponseWriter, r *http.Request, snap *snapshot)
+
+// withContext pins the current context for the whole request: a reload in
+// the middle cannot mix two contexts in one answer.
+func (s *Server) withContext(h snapshotHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		snap := s.current.Load()
+		if snap == nil {
+			writeError(w, http.StatusServiceUnavailable, errors.New("no context loaded yet"))
+			return
+		}
+		h(w, r, snap)
+	}
+}
+
+func (s *Server) handleBefore(w http.ResponseWriter, r *http.Request, snap *snapshot) {
+	req, err := DecodeCall(r.Body, false)
+	if err != nil {
+		writeError(w, statusFor(err), err)
+		return
+	}
+	blocked, diags := snap.host.Before(r.Context(), req.Call)
+	s.metrics.observeDiagnostics(diags)
+	if blocked == nil {
+		s.metrics.decisions.WithLabelValues("allowed").Inc()
+		writeJSON(w, http.StatusOK, BeforeResponse{Allowed: true})
+		return
+	}
+	s.metrics.decisions.WithLabelValues("blocked").Inc()
+	writeJSON(w, http.StatusOK, BeforeResponse{Result: blocked, Diagnostics: diags})
+}
+
+func (s *Server) handleAfter(w http.ResponseWriter, r *http.Request, snap *snapshot) {
+	req, err := DecodeCall(r.Body, true)
+	if err != nil {
+		writeError(w, statusFor(err), err)
+		return
+	}
+	diags := snap.host.After(r.Context(), req.Call, *req.Result)
+	s.metrics.observeDiagnostics(diags)
+	if diags == nil {
+		diags = []exthost.Diagnostic{}
+	}
+	writeJSON(w, http.StatusOK, AfterResponse{Diagnostics: diags})
+}
+
+func (s *Server) handleRender(w http.ResponseWriter, r *http.Request, snap *snapshot) {
+	var req RenderRequest
+	if err := decode(r.Body, &req); err != nil {
+		writeError(w, statusFor(err), err)
+		return
+	}
+	msg, err := snap.context.Render(req.Template, req.Args, s.opts.Now())
+	if err != nil {
+		writeError(w, http.StatusUnprocessableEntity, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, msg)
+}
+
+func (s *Server) handleActivate(w http.ResponseWriter, r *http.Request, snap *snapshot) {
+	var req ActivateRequest
+	if err := decode(r.Body, &req); err != nil {
+		writeError(w, statusFor(err), err)
+		return
+	}
+	skill, err := snap.context.Activate(req.Skill, req.Files)
+	if err != nil {
+		writeError(w, http.StatusUnprocessableEntity, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, skill)
+}
+
+// RegistryResponse is the served registry with the hash of its context.
+type RegistryResponse struct {
+	Hash string `json:"hash"`
+	contract.Registry
+}
+
+func (s *Server) handleRegistry(w http.ResponseWriter, _ *http.Request, snap *snapshot) {
+	writeJSON(w, http.StatusOK, RegistryResponse{Hash: snap.hash, Registry: snap.host.Registry()})
+}
+
+// handleReady is ready while a context is served, even if the newest update
+// failed to load; the body says which context and why the update failed.
+func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
+	snap, lastErr := s.status()
+	if snap == nil {
+		msg := "no context loaded"
+		if lastErr != nil {
+			msg += ": " + lastErr.Error()
+		}
+		writeError(w, http.StatusServiceUnavailable, errors.New(msg))
+		return
+	}
+	body := map[string]string{"hash": snap.hash}
+	if lastErr != nil {
+		body["lastReloadError"] = lastErr.Error()
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// instrument counts and times requests per endpoint.
+func (s *Server) instrument(endpoint string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		h.ServeHTTP(sw, r)
+		s.metrics.duration.WithLabelValues(endpoint).Observe(time.Since(start).Seconds())
+		s.metrics.requests.WithLabelValues(endpoint, fmt.Sprint(sw.code)).Inc()
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func statusFor(err error) int {
+	if errors.Is(err, errTooLarge) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, err error) {
+	writeJSON(w, code, ErrorResponse{Error: err.Error()})
+}

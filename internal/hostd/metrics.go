@@ -1,0 +1,55 @@
+package hostd
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/loadout-dev/loadout/internal/exthost"
+)
+
+// metrics make extension failures visible as numbers (SPEC R-HK-8) next to
+// the usual request and reload health. Each Server has its own registry, so
+// tests and several servers in one process do not collide.
+type metrics struct {
+	registry    *prometheus.Registry
+	requests    *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	decisions   *prometheus.CounterVec
+	diagnostics *prometheus.CounterVec
+	reloads     *prometheus.CounterVec
+	loaded      prometheus.Gauge
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "loadout_hostd_requests_total", Help: "HTTP requests by endpoint and status code.",
+		}, []string{"endpoint", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "loadout_hostd_request_duration_seconds", Help: "HTTP request latency by endpoint.",
+			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1, 5, 30},
+		}, []string{"endpoint"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "loadout_hostd_tool_calls_total", Help: "Before-call decisions: allowed or blocked.",
+		}, []string{"decision"}),
+		diagnostics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "loadout_hostd_hook_diagnostics_total", Help: "Extension hook failures and audit findings.",
+		}, []string{"extension", "hook", "kind"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "loadout_hostd_context_reloads_total", Help: "Context loads by result (success, failure).",
+		}, []string{"result"}),
+		loaded: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "loadout_hostd_context_loaded", Help: "1 when a context is being served.",
+		}),
+	}
+	m.registry.MustRegister(m.requests, m.duration, m.decisions, m.diagnostics, m.reloads, m.loaded,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) observeDiagnostics(diags []exthost.Diagnostic) {
+	for _, d := range diags {
+		m.diagnostics.WithLabelValues(d.ExtensionID, d.Hook, string(d.Kind)).Inc()
+	}
+}

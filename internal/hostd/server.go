@@ -1,0 +1,144 @@
+package hostd
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure a Server.
+type Options struct {
+	// ContextDir is the mounted context ConfigMap (or a plain directory with
+	// its four keys).
+	ContextDir string
+	// PollInterval is how often the directory is checked for a new context.
+	// Zero means one second.
+	PollInterval time.Duration
+	// HTTPClient calls webhook hooks; nil means a default client, bounded by
+	// each hook's timeout.
+	HTTPClient *http.Client
+	// Now stamps rendered messages; nil means time.Now.
+	Now func() time.Time
+	// Logger receives reload events; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Server serves one Workspace's context and hooks over HTTP.
+type Server struct {
+	opts    Options
+	current atomic.Pointer[snapshot]
+	metrics *metrics
+	mux     *http.ServeMux
+
+	mu         sync.Mutex // guards the fields below and serialises reloads
+	lastError  error
+	lastSource fingerprint
+}
+
+// New returns a Server. Call Reload (or Run) to load the context; until one
+// load succeeds, /readyz and the /v1 endpoints answer 503.
+func New(opts Options) *Server {
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = time.Second
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{opts: opts, metrics: newMetrics()}
+	s.mux = s.routes()
+	return s
+}
+
+// Handler is the HTTP API.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Reload loads the context directory if it changed since the last attempt
+// (or force is set) and swaps it in only when the whole load succeeded. A
+// failed load keeps the current context and is returned and reported in
+// /readyz, the log and the reload metric.
+func (s *Server) Reload(ctx context.Context, force bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fp := takeFingerprint(s.opts.ContextDir)
+	if !force && fp == s.lastSource {
+		return s.lastError
+	}
+	s.lastSource = fp
+	snap, err := loadSnapshot(ctx, s.opts.ContextDir, s.opts.HTTPClient)
+	if err != nil {
+		s.lastError = err
+		s.metrics.reloads.WithLabelValues("failure").Inc()
+		if old := s.current.Load(); old != nil {
+			s.opts.Logger.Error("Context reload failed; serving the last good context", "hash", old.hash, "error", err)
+		} else {
+			s.opts.Logger.Error("Context load failed", "dir", s.opts.ContextDir, "error", err)
+		}
+		return err
+	}
+	s.lastError = nil
+	s.metrics.reloads.WithLabelValues("success").Inc()
+	s.metrics.loaded.Set(1)
+	if old := s.current.Swap(snap); old == nil || old.hash != snap.hash {
+		s.opts.Logger.Info("Context loaded", "hash", snap.hash, "tools", len(snap.host.Registry().Tools))
+	}
+	return nil
+}
+
+// Run loads the context and then polls for changes until ctx is done. Polling
+// a fingerprint of the directory works for ConfigMap volumes (the kubelet
+// swaps the ..data symlink) and for plain directories alike.
+func (s *Server) Run(ctx context.Context) {
+	_ = s.Reload(ctx, true)
+	t := time.NewTicker(s.opts.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_ = s.Reload(ctx, false)
+		}
+	}
+}
+
+// ListenAndServe serves the API on addr and reloads in the background until
+// ctx is done, then shuts down gracefully.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	srv := &http.Server{Addr: addr, Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go s.Run(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)
+		defer done()
+		if err := srv.Shutdown(shutdown); err != nil {
+			return err
+		}
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}
+
+// status reports what /readyz says: the served hash and the last reload error.
+func (s *Server) status() (*snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.current.Load(), s.lastError
+}

@@ -1,0 +1,44 @@
+package hostd
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/resources"
+)
+
+// snapshot is one fully loaded context: what every request reads. It is never
+// modified after load, so requests share it without locks.
+type snapshot struct {
+	context *resources.PublishedContext
+	host    *exthost.Host
+	hash    string
+}
+
+// loadSnapshot reads the context directory and rebuilds the hook runtime from
+// its registry. An extension that does not load here (a CEL expression this
+// build cannot compile) fails the whole load: serving without it would drop a
+// policy the controller published, which is failing open.
+func loadSnapshot(ctx context.Context, dir string, client *http.Client) (*snapshot, error) {
+	pc, err := resources.LoadContextDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	m := pc.Manifest()
+	ws := exthost.WorkspaceInfo{Name: m.Workspace.Name, Namespace: m.Workspace.Namespace}
+	host, outcomes := exthost.NewHostFromRegistry(ctx, m.Registry, ws, client)
+	var failed []string
+	for _, o := range outcomes {
+		if o.State != v1alpha1.ExtensionLoaded {
+			failed = append(failed, fmt.Sprintf("%s: %s: %s", o.Extension, o.Reason, o.Message))
+		}
+	}
+	if len(failed) > 0 {
+		return nil, fmt.Errorf("context %s: extensions did not load: %s", pc.Hash, strings.Join(failed, "; "))
+	}
+	return &snapshot{context: pc, host: host, hash: pc.Hash}, nil
+}
