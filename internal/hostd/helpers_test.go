@@ -1,0 +1,136 @@
+package hostd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources"
+)
+
+// fixedRegistry is the registry of SPEC §9 as the controller publishes it.
+func fixedRegistry() contract.Registry {
+	return contract.Registry{
+		Tools: []contract.Tool{
+			{Name: "bash", Builtin: true},
+			{Name: "review_note", Description: "Leave a review note", Extension: "review-extension", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		},
+		Hooks: []contract.Hook{
+			{Extension: "review-extension", Name: "no-secrets", Event: contract.EventBeforeToolCall, Tools: []string{"review_note"}, TimeoutSeconds: 10,
+				CEL: &contract.CELHook{Expression: "!has(call.arguments.text) || !call.arguments.text.contains('SECRET')", Message: "notes must not contain secrets"}},
+			{Extension: "review-extension", Name: "observe", Event: contract.EventAfterToolResult, TimeoutSeconds: 10,
+				CEL: &contract.CELHook{Expression: "!result.isError", Message: "tool failed"}},
+		},
+		MessageTypes: []contract.MessageType{{Extension: "review-extension", Type: "review/note", InContext: true}},
+		PromptGuides: []contract.PromptGuide{{Extension: "review-extension", Text: "Use review_note."}},
+		Extensions:   []string{"review-extension"},
+		Deny:         []string{"bash"},
+	}
+}
+
+// contextData encodes the four keys of a context around reg, with a valid hash.
+func contextData(t testing.TB, reg contract.Registry) map[string]string {
+	t.Helper()
+	enc := func(v any) string {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b) + "\n"
+	}
+	m := contract.Manifest{
+		APIVersion: contract.APIVersion, Kind: contract.ManifestKind,
+		Workspace: contract.WorkspaceRef{Name: "ws", Namespace: "team-a", Generation: 1},
+		Templates: []contract.TemplateInfo{{Name: "review", Variables: []string{"file", "owner"}}},
+		Registry:  reg,
+	}
+	data := map[string]string{
+		contract.KeySystemPrompt: "# Instructions\n",
+		contract.KeySkills: enc(contract.Skills{Skills: []contract.SkillDoc{{Name: "review", Description: "Review code", Origin: "project",
+			Body: "Project review body", Files: []contract.FileDoc{{Path: "checklist.md", Content: "- tests"}}}}}),
+		contract.KeyTemplates: enc(contract.Templates{Templates: []contract.TemplateDoc{{Name: "review", Origin: "project",
+			Body: "Review {{file}} for {{owner}}. Focus on {{file}}.", Variables: []string{"file", "owner"}}}}),
+		contract.KeyManifest: enc(m),
+	}
+	m.Hash = resources.ContextHash(data)
+	data[contract.KeyManifest] = enc(m)
+	return data
+}
+
+// writeConfigMapDir writes data the way the kubelet does: a timestamped
+// directory, a ..data symlink swapped atomically, and key symlinks through it.
+func writeConfigMapDir(t testing.TB, dir string, data map[string]string) {
+	t.Helper()
+	snap := filepath.Join(dir, fmt.Sprintf("..%d", time.Now().UnixNano()))
+	if err := os.Mkdir(snap, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range data {
+		if err := os.WriteFile(filepath.Join(snap, k), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := filepath.Join(dir, "..data_tmp")
+	if err := os.Symlink(filepath.Base(snap), tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	for k := range data {
+		link := filepath.Join(dir, k)
+		if _, err := os.Lstat(link); err == nil {
+			continue
+		}
+		if err := os.Symlink(filepath.Join("..data", k), link); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// newTestServer serves a context directory holding reg.
+func newTestServer(t testing.TB, reg contract.Registry) (*Server, *httptest.Server, string) {
+	t.Helper()
+	dir := t.TempDir()
+	writeConfigMapDir(t, dir, contextData(t, reg))
+	s := New(Options{ContextDir: dir, Now: func() time.Time { return time.UnixMilli(42) },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := s.Reload(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return s, ts, dir
+}
+
+// post sends body as JSON and decodes the answer into out; it returns the status.
+func post(t testing.TB, url string, body any, out any) int {
+	t.Helper()
+	var buf bytes.Buffer
+	if s, ok := body.(string); ok {
+		buf.WriteString(s)
+	} else if err := json.NewEncoder(&buf).Encode(body); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(url, "application/json", &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatalf("decode answer (status %d): %v", resp.StatusCode, err)
+		}
+	}
+	return resp.StatusCode
+}

@@ -1,0 +1,218 @@
+package hostd
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/exthost"
+)
+
+func callBody(id, name, text string) map[string]any {
+	return map[string]any{"call": map[string]any{"id": id, "name": name, "arguments": map[string]any{"text": text}}}
+}
+
+// SPEC §9 over HTTP: an ordinary note is allowed (the agent runs the core),
+// a secret note gets a result paired with its own call id and tool name.
+func TestBefore_FixedExample_S9_RHK2(t *testing.T) {
+	_, ts, _ := newTestServer(t, fixedRegistry())
+	var raw map[string]any
+	if code := post(t, ts.URL+"/v1/before", callBody("n-1", "review_note", "looks good"), &raw); code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	if len(raw) != 1 || raw["allowed"] != true {
+		t.Fatalf(`allowed call answered %v, want exactly {"allowed":true}`, raw)
+	}
+	var resp BeforeResponse
+	post(t, ts.URL+"/v1/before", callBody("n-2", "review_note", "SECRET"), &resp)
+	if resp.Allowed || resp.Result == nil || resp.Result.ToolCallID != "n-2" || resp.Result.ToolName != "review_note" ||
+		!resp.Result.IsError || resp.Result.Content[0].Text != "notes must not contain secrets" || resp.Result.Details["reason"] == nil {
+		t.Fatalf("secret note: %+v", resp)
+	}
+	if len(resp.Diagnostics) != 0 {
+		t.Fatalf("a deny is not a diagnostic: %+v", resp.Diagnostics)
+	}
+}
+
+func TestBefore_DeniedToolBlocked_REXT5(t *testing.T) {
+	_, ts, _ := newTestServer(t, fixedRegistry())
+	var resp BeforeResponse
+	post(t, ts.URL+"/v1/before", callBody("b-1", "bash", "ls"), &resp)
+	if resp.Allowed || resp.Result.ToolCallID != "b-1" || resp.Result.Details["policy"] != "deny" {
+		t.Fatalf("denied built-in: %+v", resp)
+	}
+}
+
+func TestBefore_FailingHookFailsClosedWithDiagnostic_RHK3(t *testing.T) {
+	reg := fixedRegistry()
+	reg.Hooks[0].CEL.Expression = "call.arguments.missing == 'x'"
+	_, ts, _ := newTestServer(t, reg)
+	var resp BeforeResponse
+	post(t, ts.URL+"/v1/before", callBody("e-1", "review_note", "hi"), &resp)
+	if resp.Allowed || resp.Result.ToolCallID != "e-1" || len(resp.Diagnostics) != 1 ||
+		resp.Diagnostics[0].ExtensionID != "review-extension" || resp.Diagnostics[0].Kind != exthost.DiagnosticError {
+		t.Fatalf("failing hook: %+v", resp)
+	}
+}
+
+func TestAfter_DiagnosticsOnly_RHK5(t *testing.T) {
+	_, ts, _ := newTestServer(t, fixedRegistry())
+	ok := map[string]any{"call": map[string]any{"id": "a-1", "name": "review_note"},
+		"result": map[string]any{"toolCallId": "a-1", "toolName": "review_note", "isError": false, "content": []any{map[string]any{"type": "text", "text": "ok"}}}}
+	var resp AfterResponse
+	if code := post(t, ts.URL+"/v1/after", ok, &resp); code != 200 || resp.Diagnostics == nil || len(resp.Diagnostics) != 0 {
+		t.Fatalf("status %d resp %+v", code, resp)
+	}
+	ok["result"].(map[string]any)["isError"] = true
+	post(t, ts.URL+"/v1/after", ok, &resp)
+	if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Kind != exthost.DiagnosticAudit || resp.Diagnostics[0].Message != "tool failed" {
+		t.Fatalf("audit finding: %+v", resp)
+	}
+	metrics := get(t, ts.URL+"/metrics")
+	if !strings.Contains(metrics, `loadout_hostd_hook_diagnostics_total{extension="review-extension",hook="observe",kind="audit"} 1`) {
+		t.Fatalf("diagnostic not in metrics:\n%s", grepLines(metrics, "loadout_hostd"))
+	}
+}
+
+func TestRenderAndActivate(t *testing.T) {
+	_, ts, _ := newTestServer(t, fixedRegistry())
+	var msg map[string]any
+	if code := post(t, ts.URL+"/v1/render", RenderRequest{Template: "review", Args: map[string]string{"file": "a.go", "owner": "ann"}}, &msg); code != 200 {
+		t.Fatalf("render status %d: %v", code, msg)
+	}
+	b, _ := json.Marshal(msg)
+	if want := `{"content":[{"text":"Review a.go for ann. Focus on a.go.","type":"text"}],"role":"user","timestamp":42}`; string(b) != want {
+		t.Fatalf("render = %s", b)
+	}
+	var e ErrorResponse
+	if code := post(t, ts.URL+"/v1/render", RenderRequest{Template: "review", Args: map[string]string{"file": "a.go"}}, &e); code != 422 || !strings.Contains(e.Error, "owner") {
+		t.Fatalf("missing arg: %d %+v", code, e)
+	}
+	var skill struct {
+		Name, Body string
+		Files      []struct{ Request, Source, Content string }
+	}
+	if code := post(t, ts.URL+"/v1/activate", ActivateRequest{Skill: "review", Files: []string{"checklist.md"}}, &skill); code != 200 ||
+		skill.Body != "Project review body" || len(skill.Files) != 1 || skill.Files[0].Content != "- tests" {
+		t.Fatalf("activate %d %+v", code, skill)
+	}
+	if code := post(t, ts.URL+"/v1/activate", ActivateRequest{Skill: "review", Files: []string{"../etc/passwd"}}, &e); code != 422 {
+		t.Fatalf("traversal answered %d", code)
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	_, ts, _ := newTestServer(t, fixedRegistry())
+	for _, tt := range []struct {
+		path, body string
+		code       int
+	}{
+		{"/v1/before", `{`, 400},
+		{"/v1/before", `{"call":{"name":"x"}}`, 400},
+		{"/v1/before", `{"call":{"id":"1","name":"x"}} {}`, 400},
+		{"/v1/after", `{"call":{"id":"1","name":"x"}}`, 400},
+		{"/v1/before", `{"call":{"id":"1","name":"x","arguments":{"t":"` + strings.Repeat("a", MaxBodyBytes) + `"}}}`, 413},
+	} {
+		var e ErrorResponse
+		if code := post(t, ts.URL+tt.path, tt.body, &e); code != tt.code || e.Error == "" {
+			t.Errorf("%s %.40s: %d %+v, want %d with an error", tt.path, tt.body, code, e, tt.code)
+		}
+	}
+	resp, err := http.Get(ts.URL + "/v1/before")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET /v1/before: %d", resp.StatusCode)
+	}
+}
+
+func TestRegistryHealthAndReadiness(t *testing.T) {
+	_, ts, _ := newTestServer(t, fixedRegistry())
+	var reg RegistryResponse
+	if err := json.Unmarshal([]byte(get(t, ts.URL+"/v1/registry")), &reg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(reg.Hash, contract.HashPrefix) || len(reg.Tools) != 2 || reg.Tools[1].Name != "review_note" || len(reg.Hooks) != 2 {
+		t.Fatalf("registry %+v", reg)
+	}
+	if get(t, ts.URL+"/healthz") != "ok\n" {
+		t.Fatal("healthz")
+	}
+	if !strings.Contains(get(t, ts.URL+"/readyz"), reg.Hash) {
+		t.Fatal("readyz does not name the served hash")
+	}
+}
+
+func TestNotReadyUntilLoaded(t *testing.T) {
+	s := New(Options{ContextDir: t.TempDir()})
+	if err := s.Reload(context.Background(), true); err == nil {
+		t.Fatal("empty directory loaded")
+	}
+	for _, path := range []string{"/readyz", "/v1/registry"} {
+		rec := serve(s, http.MethodGet, path, "")
+		if rec.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("%s: %d", path, rec.StatusCode)
+		}
+	}
+	if rec := serve(s, http.MethodPost, "/v1/before", `{"call":{"id":"1","name":"x"}}`); rec.StatusCode != 503 {
+		t.Fatalf("before without context: %d", rec.StatusCode)
+	}
+}
+
+func TestConcurrentRequests(t *testing.T) {
+	_, ts, _ := newTestServer(t, fixedRegistry())
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 25 {
+				text := "fine"
+				if (i+j)%2 == 0 {
+					text = "SECRET"
+				}
+				var resp BeforeResponse
+				post(t, ts.URL+"/v1/before", callBody("c", "review_note", text), &resp)
+				if resp.Allowed != (text == "fine") {
+					t.Errorf("%q: allowed %v", text, resp.Allowed)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func get(t testing.TB, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func serve(s *Server, method, path, body string) *http.Response {
+	req, _ := http.NewRequest(method, path, strings.NewReader(body))
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	return rec.Result()
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for line := range strings.SplitSeq(s, "\n") {
+		if strings.Contains(line, sub) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
