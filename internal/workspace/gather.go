@@ -109,17 +109,27 @@ func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 }
 
 // gatherRoot reads one root's objects. An untrusted namespace contributes an
-// empty root: its project resources are ignored (SPEC R-EXT-4).
+// empty root: its skills and templates are ignored (SPEC R-EXT-4). Its
+// extensions are still returned, only to be reported as SkippedUntrusted:
+// loading decides trust before anything of them is read or contacted.
 func gatherRoot(objs Objects, r v1alpha1.WorkspaceRoot, level v1alpha1.TrustLevel) (resources.Root, []*v1alpha1.Extension, error) {
-	if !resources.LoadsData(level) {
-		return resources.Root{Name: r.Name}, nil, nil
-	}
 	sel := labels.Everything()
 	if r.Selector != nil {
 		var err error
 		if sel, err = metav1.LabelSelectorAsSelector(r.Selector); err != nil {
 			return resources.Root{}, nil, fmt.Errorf("selector: %w", err)
 		}
+	}
+	extensions, err := objs.Extensions(r.Namespace)
+	if err != nil {
+		return resources.Root{}, nil, err
+	}
+	var found []*v1alpha1.Extension
+	for _, e := range selected(extensions, sel, func(o *v1alpha1.Extension) map[string]string { return o.Labels }) {
+		found = append(found, &e)
+	}
+	if !resources.LoadsData(level) {
+		return resources.Root{Name: r.Name}, found, nil
 	}
 	skills, err := objs.Skills(r.Namespace)
 	if err != nil {
@@ -129,17 +139,9 @@ func gatherRoot(objs Objects, r v1alpha1.WorkspaceRoot, level v1alpha1.TrustLeve
 	if err != nil {
 		return resources.Root{}, nil, err
 	}
-	extensions, err := objs.Extensions(r.Namespace)
-	if err != nil {
-		return resources.Root{}, nil, err
-	}
 	root := resources.RootFromObjects(r.Name, r.Namespace,
 		selected(skills, sel, func(o *v1alpha1.Skill) map[string]string { return o.Labels }),
 		selected(templates, sel, func(o *v1alpha1.Template) map[string]string { return o.Labels }))
-	var found []*v1alpha1.Extension
-	for _, e := range selected(extensions, sel, func(o *v1alpha1.Extension) map[string]string { return o.Labels }) {
-		found = append(found, &e)
-	}
 	return root, found, nil
 }
 

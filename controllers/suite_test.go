@@ -1,0 +1,172 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/workspace"
+)
+
+// Platform namespaces of the test manager. Tests that put extensions into a
+// platform namespace use their own and give their Workspaces explicit roots,
+// so that tests running side by side do not see each other's extensions.
+const (
+	platformNS      = "loadout-system"
+	platformExtNS   = "platform-ext"
+	platformOtherNS = "platform-other"
+)
+
+var (
+	k8sClient client.Client // direct, uncached: what a user sees
+	writes    = &writeCounter{}
+	// services maps "namespace/name" to the URL a test server listens on; the
+	// manager's webhook resolver reads it, so the controller can reach
+	// service-backed extensions served by httptest.
+	services sync.Map
+	// reconciler is the Workspace reconciler under test, for its map functions.
+	reconciler *WorkspaceReconciler
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	env, cfg, err := testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
+
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	if k8sClient, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	for _, ns := range []string{platformNS, platformExtNS, platformOtherNS} {
+		if err := k8sClient.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+
+	mgrCfg := rest.CopyConfig(cfg)
+	mgrCfg.Wrap(writes.wrap)
+	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reconciler = &WorkspaceReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder("loadout"),
+		Policy: workspace.Policy{
+			PlatformNamespaces: []string{platformNS, platformExtNS, platformOtherNS},
+			DefaultTrust:       v1alpha1.TrustRestricted,
+		},
+		Loader:                  workspace.HostLoader{HTTPClient: &http.Client{Timeout: 5 * time.Second}, Resolve: testResolver},
+		ReconcileTimeout:        30 * time.Second,
+		MaxConcurrentReconciles: 4,
+	}
+	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := SetupValidationReconcilers(mgr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	code := m.Run()
+	cancel()
+	if err := <-done; err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+	}
+	return code
+}
+
+// zapLevel logs errors only, unless TEST_VERBOSE asks for the controllers' detail.
+func zapLevel() zapcore.Level {
+	if os.Getenv("TEST_VERBOSE") != "" {
+		return zapcore.Level(-2)
+	}
+	return zapcore.ErrorLevel
+}
+
+// testResolver sends a Service reference to the test server registered for
+// it, and anything else to an address where nothing listens.
+func testResolver(namespace string, ref v1alpha1.ServiceReference) (string, error) {
+	if u, ok := services.Load(namespace + "/" + ref.Name); ok {
+		return u.(string) + ref.Path, nil
+	}
+	return "http://127.0.0.1:1" + ref.Path, nil
+}
+
+// writeCounter counts the manager's mutating requests, by "VERB path".
+type writeCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if req.Method != http.MethodGet {
+			w.mu.Lock()
+			if w.counts == nil {
+				w.counts = map[string]int{}
+			}
+			w.counts[req.Method+" "+req.URL.Path]++
+			w.mu.Unlock()
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+// matching returns the writes whose path contains every fragment.
+func (w *writeCounter) matching(fragments ...string) map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]int{}
+	for k, n := range w.counts {
+		ok := true
+		for _, f := range fragments {
+			ok = ok && strings.Contains(k, f)
+		}
+		if ok {
+			out[k] = n
+		}
+	}
+	return out
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -1,0 +1,390 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/exthost"
+)
+
+// TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks is SPEC §9
+// end to end: the project's review skill and template win, only the project
+// body is in the context, review_note is in the registry, and the published
+// hooks deny a SECRET note without running the core.
+func TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, v1alpha1.TrustTrusted)
+	platformReview := skill(platformNS, "review", "Platform review rules.", "PLATFORM REVIEW BODY")
+	platformReview.Name = "review-" + ns // one per test run; spec.name is what collides
+	platformReview.Spec.Name = "review"
+	create(t, platformReview)
+	t.Cleanup(func() { _ = k8sClient.Delete(ctx, platformReview) })
+	create(t, skill(ns, "review", "Project review rules.", "PROJECT REVIEW BODY",
+		v1alpha1.SkillFile{Path: "checklist.md", Content: "CHECKLIST CONTENT"}))
+	create(t, &v1alpha1.Template{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "review"},
+		Spec: v1alpha1.TemplateSpec{Body: "Review {{file}} for {{owner}}. Focus on {{file}}."}})
+	create(t, reviewExtension(ns))
+	ws := &v1alpha1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev",
+			Labels:      map[string]string{"app.kubernetes.io/instance": "argo-app", "kustomize.toolkit.fluxcd.io/name": "flux"},
+			Annotations: map[string]string{"argocd.argoproj.io/tracking-id": "argo-app:loadout.dev/Workspace:x/dev"}},
+		Spec: v1alpha1.WorkspaceSpec{
+			Roots:    []v1alpha1.WorkspaceRoot{{Name: "project"}, {Name: "platform", Namespace: platformNS}},
+			Activate: []v1alpha1.SkillActivation{{Skill: "review", Files: []string{"checklist.md"}}},
+		},
+	}
+	create(t, ws)
+
+	got := waitFor(t, ns, "dev", ready)
+	cm := configMap(t, ns, "dev-context")
+
+	// Publication: controller owner, hash annotation, nothing copied from the Workspace.
+	if ref := metav1.GetControllerOf(cm); ref == nil || ref.UID != got.UID {
+		t.Errorf("ConfigMap controller reference = %+v, want Workspace %s", ref, got.UID)
+	}
+	if h := cm.Annotations[v1alpha1.ContextHashAnnotation]; h == "" || h != got.Status.Context.Hash {
+		t.Errorf("hash annotation %q, status hash %q", h, got.Status.Context.Hash)
+	}
+	for k := range cm.Labels {
+		if k != v1alpha1.WorkspaceLabel {
+			t.Errorf("ConfigMap carries label %q", k)
+		}
+	}
+	for k := range cm.Annotations {
+		if k != v1alpha1.ContextHashAnnotation {
+			t.Errorf("ConfigMap carries annotation %q", k)
+		}
+	}
+
+	// R-CAT-1, R-CTX-2: project wins; only its body is in the context.
+	prompt := cm.Data[contract.KeySystemPrompt]
+	mustContain(t, "system-prompt.md", prompt, "PROJECT REVIEW BODY", "CHECKLIST CONTENT", "review_note", "Use review_note to record findings.")
+	mustNotContain(t, "system-prompt.md", prompt, "PLATFORM REVIEW BODY")
+	mustNotContain(t, "manifest.json", cm.Data[contract.KeyManifest], "PLATFORM REVIEW BODY", "PROJECT REVIEW BODY")
+	var m contract.Manifest
+	if err := json.Unmarshal([]byte(cm.Data[contract.KeyManifest]), &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Shadowed) != 1 || m.Shadowed[0].Name != "review" || !strings.Contains(m.Shadowed[0].Origin, platformNS) {
+		t.Errorf("shadowed = %+v, want the platform review", m.Shadowed)
+	}
+
+	// Status: winners with origin, shadowed, extensions, the tool registry.
+	if len(got.Status.Shadowed) != 1 || !strings.Contains(got.Status.Shadowed[0].ShadowedBy, ns) {
+		t.Errorf("status.shadowed = %+v", got.Status.Shadowed)
+	}
+	if s := extensionStatesOf(got)[ns+"/review-extension"]; s != v1alpha1.ExtensionLoaded {
+		t.Errorf("review-extension state %q, want Loaded: %+v", s, got.Status.Extensions)
+	}
+	if len(got.Status.Tools) != 1 || got.Status.Tools[0].Name != "review_note" || got.Status.Tools[0].Extension != "review-extension" {
+		t.Errorf("status.tools = %+v", got.Status.Tools)
+	}
+	if c := got.Status.Catalog; c == nil || c.Skills != 1 || c.Templates != 1 || c.ActiveSkills != 1 || c.Shadowed != 1 || c.Tools != 1 {
+		t.Errorf("status.catalog = %+v", c)
+	}
+
+	// The published registry drives the same hook runtime hostd uses.
+	host, outcomes := exthost.NewHostFromRegistry(ctx, m.Registry, exthost.WorkspaceInfo{Name: "dev", Namespace: ns}, nil)
+	for _, o := range outcomes {
+		if o.State != v1alpha1.ExtensionLoaded {
+			t.Fatalf("published registry does not load: %+v", o)
+		}
+	}
+	coreCalls := 0
+	core := func(_ context.Context, call exthost.ToolCall) (exthost.ToolResult, error) {
+		coreCalls++
+		return exthost.ToolResult{ToolCallID: call.ID, ToolName: call.Name, Content: []exthost.Content{{Type: "text", Text: "noted"}}}, nil
+	}
+	if res, _ := host.Execute(ctx, exthost.ToolCall{ID: "c1", Name: "review_note", Arguments: map[string]any{"text": "looks fine"}}, core); res.IsError || coreCalls != 1 {
+		t.Errorf("ordinary note: result %+v, core calls %d; want allowed, 1", res, coreCalls)
+	}
+	res, _ := host.Execute(ctx, exthost.ToolCall{ID: "c2", Name: "review_note", Arguments: map[string]any{"text": "the SECRET is 42"}}, core)
+	if !res.IsError || res.ToolCallID != "c2" || res.ToolName != "review_note" || coreCalls != 1 {
+		t.Errorf("SECRET note: result %+v, core calls %d; want a paired blocked result and no core call", res, coreCalls)
+	}
+}
+
+// TestWorkspace_TrustMatrix proves DESIGN "Trust and tenancy" for every level,
+// with an extension in the project namespace and one in the platform namespace.
+func TestWorkspace_TrustMatrix(t *testing.T) {
+	ctx := context.Background()
+	platformExt := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: platformExtNS, Name: "platform-policy"},
+		Spec: v1alpha1.ExtensionSpec{Tools: []v1alpha1.ExtensionTool{{Name: "platform_tool", Description: "A platform tool."}}}}
+	create(t, platformExt)
+	t.Cleanup(func() { _ = k8sClient.Delete(ctx, platformExt) })
+
+	cases := []struct {
+		trust          v1alpha1.TrustLevel
+		projectExt     v1alpha1.ExtensionLoadState
+		projectSkill   bool
+		wantToolsCount int
+	}{
+		{trust: v1alpha1.TrustUntrusted, projectExt: v1alpha1.ExtensionSkippedUntrusted, projectSkill: false, wantToolsCount: 1},
+		{trust: v1alpha1.TrustRestricted, projectExt: v1alpha1.ExtensionSkippedUntrusted, projectSkill: true, wantToolsCount: 1},
+		{trust: "", projectExt: v1alpha1.ExtensionSkippedUntrusted, projectSkill: true, wantToolsCount: 1}, // default: restricted
+		{trust: v1alpha1.TrustTrusted, projectExt: v1alpha1.ExtensionLoaded, projectSkill: true, wantToolsCount: 2},
+		{trust: "bogus", projectExt: v1alpha1.ExtensionSkippedUntrusted, projectSkill: true, wantToolsCount: 1}, // unknown never raises trust
+	}
+	for _, tc := range cases {
+		t.Run("trust="+string(tc.trust), func(t *testing.T) {
+			ns := newNamespace(t, tc.trust)
+			create(t, skill(ns, "project-notes", "Project notes.", "PROJECT NOTES BODY"))
+			create(t, &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "project-ext"},
+				Spec: v1alpha1.ExtensionSpec{Tools: []v1alpha1.ExtensionTool{{Name: "project_tool", Description: "A project tool."}}}})
+			create(t, workspaceWithRoots(ns, "dev", platformExtNS))
+			got := waitFor(t, ns, "dev", ready)
+			states := extensionStatesOf(got)
+			if s := states[platformExtNS+"/platform-policy"]; s != v1alpha1.ExtensionLoaded {
+				t.Errorf("platform extension %q, want Loaded", s)
+			}
+			if s := states[ns+"/project-ext"]; s != tc.projectExt {
+				t.Errorf("project extension %q, want %q", s, tc.projectExt)
+			}
+			if int(got.Status.Catalog.Tools) != tc.wantToolsCount {
+				t.Errorf("tools %+v, want %d", got.Status.Tools, tc.wantToolsCount)
+			}
+			prompt := configMap(t, ns, "dev-context").Data[contract.KeySystemPrompt]
+			if has := strings.Contains(prompt, "project-notes"); has != tc.projectSkill {
+				t.Errorf("project skill in context = %v, want %v", has, tc.projectSkill)
+			}
+		})
+	}
+}
+
+// TestWorkspace_TrustLabelChangeReconciles: raising a namespace's trust (by
+// an admin) loads its extensions without touching the Workspace.
+func TestWorkspace_TrustLabelChangeReconciles(t *testing.T) {
+	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	create(t, reviewExtension(ns))
+	create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
+	waitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
+		if err := ready(ws); err != nil {
+			return err
+		}
+		return stateIs(ws, ns+"/review-extension", v1alpha1.ExtensionSkippedUntrusted)
+	})
+	update(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, func(n *corev1.Namespace) {
+		n.Labels[v1alpha1.TrustLabel] = string(v1alpha1.TrustTrusted)
+	})
+	waitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
+		return stateIs(ws, ns+"/review-extension", v1alpha1.ExtensionLoaded)
+	})
+}
+
+// TestWorkspace_ProjectExtensionCannotPreemptPlatformExtension: a project
+// extension with a platform extension's id is rejected, never the platform one.
+func TestWorkspace_ProjectExtensionCannotPreemptPlatformExtension(t *testing.T) {
+	ctx := context.Background()
+	plat := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: platformOtherNS, Name: "guard-" + strings.ToLower(t.Name()[len(t.Name())-8:])},
+		Spec: v1alpha1.ExtensionSpec{Name: "guard", Hooks: []v1alpha1.ExtensionHook{{Name: "deny-all", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 1,
+			CEL: &v1alpha1.CELHook{Expression: "false", Message: "platform says no"}}}}}
+	create(t, plat)
+	t.Cleanup(func() { _ = k8sClient.Delete(ctx, plat) })
+	ns := newNamespace(t, v1alpha1.TrustTrusted)
+	create(t, &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guard"},
+		Spec: v1alpha1.ExtensionSpec{Hooks: []v1alpha1.ExtensionHook{{Name: "allow-all", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 1,
+			CEL: &v1alpha1.CELHook{Expression: "true"}}}}})
+	create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
+	got := waitFor(t, ns, "dev", condition(v1alpha1.ConditionExtensionsLoaded, metav1.ConditionFalse, v1alpha1.ReasonExtensionRejected))
+	if err := stateIs(got, platformOtherNS+"/guard", v1alpha1.ExtensionLoaded); err != nil {
+		t.Error(err)
+	}
+	if err := stateIs(got, ns+"/guard", v1alpha1.ExtensionRejected); err != nil {
+		t.Error(err)
+	}
+}
+
+func stateIs(ws *v1alpha1.Workspace, key string, want v1alpha1.ExtensionLoadState) error {
+	if s := extensionStatesOf(ws)[key]; s != want {
+		return &stateError{key: key, got: s, want: want, all: ws.Status.Extensions}
+	}
+	return nil
+}
+
+type stateError struct {
+	key       string
+	got, want v1alpha1.ExtensionLoadState
+	all       []v1alpha1.ExtensionState
+}
+
+func (e *stateError) Error() string {
+	b, _ := json.Marshal(e.all)
+	return "extension " + e.key + " is " + string(e.got) + ", want " + string(e.want) + ": " + string(b)
+}
+
+// TestWorkspace_SwappingRootOrderSwapsWinner is R-CAT-1 in the controller.
+func TestWorkspace_SwappingRootOrderSwapsWinner(t *testing.T) {
+	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	other := skill(platformOtherNS, "swap-"+ns, "Platform swap.", "PLATFORM SWAP BODY")
+	other.Spec.Name = v1alpha1.LogicalName("swap-" + ns)
+	create(t, other)
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), other) })
+	create(t, skill(ns, "swap-"+ns, "Project swap.", "PROJECT SWAP BODY"))
+	ws := workspaceWithRoots(ns, "dev", platformOtherNS)
+	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: v1alpha1.LogicalName("swap-" + ns)}}
+	create(t, ws)
+	waitFor(t, ns, "dev", ready)
+	mustContain(t, "system-prompt.md", configMap(t, ns, "dev-context").Data[contract.KeySystemPrompt], "PROJECT SWAP BODY")
+
+	update(t, ws, func(w *v1alpha1.Workspace) { w.Spec.Roots[0], w.Spec.Roots[1] = w.Spec.Roots[1], w.Spec.Roots[0] })
+	waitFor(t, ns, "dev", ready)
+	prompt := configMap(t, ns, "dev-context").Data[contract.KeySystemPrompt]
+	mustContain(t, "system-prompt.md", prompt, "PLATFORM SWAP BODY")
+	mustNotContain(t, "system-prompt.md", prompt, "PROJECT SWAP BODY")
+}
+
+// TestWorkspace_DuplicateNameInOneRootKeepsLastGoodContext is R-CAT-2: the
+// error names both objects and the published context survives.
+func TestWorkspace_DuplicateNameInOneRootKeepsLastGoodContext(t *testing.T) {
+	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	create(t, skill(ns, "lint", "Lint rules.", "LINT BODY"))
+	create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
+	good := waitFor(t, ns, "dev", ready)
+	goodHash := good.Status.Context.Hash
+
+	dup := skill(ns, "lint-copy", "Another lint.", "OTHER LINT BODY")
+	dup.Spec.Name = "lint"
+	create(t, dup)
+	got := waitFor(t, ns, "dev", condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonDuplicateName))
+	msg := conditionMessage(got, v1alpha1.ConditionCatalogResolved)
+	mustContain(t, "CatalogResolved message", msg, ns+"/lint", ns+"/lint-copy")
+	if err := condition(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonDuplicateName)(got); err != nil {
+		t.Error(err)
+	}
+	if got.Status.Context.Hash != goodHash {
+		t.Errorf("status.context.hash changed to %s", got.Status.Context.Hash)
+	}
+	if h := configMap(t, ns, "dev-context").Annotations[v1alpha1.ContextHashAnnotation]; h != goodHash {
+		t.Errorf("published hash %s, want the last good %s", h, goodHash)
+	}
+	// Fixing the input publishes again.
+	if err := k8sClient.Delete(context.Background(), dup); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "dev", ready)
+}
+
+func conditionMessage(ws *v1alpha1.Workspace, condType string) string {
+	for _, c := range ws.Status.Conditions {
+		if c.Type == condType {
+			return c.Message
+		}
+	}
+	return ""
+}
+
+// TestWorkspace_ContextTooLargePublishesNothing: over budget, no partial
+// ConfigMap is written.
+func TestWorkspace_ContextTooLargePublishesNothing(t *testing.T) {
+	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	create(t, skill(ns, "big", "Big.", strings.Repeat("x", 4096)))
+	ws := workspaceWithRoots(ns, "dev", platformOtherNS)
+	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "big"}}
+	ws.Spec.Budget = &v1alpha1.WorkspaceBudget{MaxContextBytes: 2048}
+	create(t, ws)
+	waitFor(t, ns, "dev", condition(v1alpha1.ConditionContextPublished, metav1.ConditionFalse, v1alpha1.ReasonContextTooLarge))
+	err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "dev-context"}, &corev1.ConfigMap{})
+	if err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("ConfigMap exists or unexpected error: %v", err)
+	}
+}
+
+// TestWorkspace_ForeignConfigMapIsNotOwnedAndUntouched: a same-named
+// ConfigMap the Workspace does not own is never overwritten.
+func TestWorkspace_ForeignConfigMapIsNotOwnedAndUntouched(t *testing.T) {
+	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}, Data: map[string]string{"mine": "yes"}}
+	create(t, foreign)
+	create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
+	waitFor(t, ns, "dev", condition(v1alpha1.ConditionContextPublished, metav1.ConditionFalse, v1alpha1.ReasonNotOwned))
+	cm := configMap(t, ns, "dev-context")
+	if cm.ResourceVersion != foreign.ResourceVersion || len(cm.Data) != 1 || cm.Data["mine"] != "yes" {
+		t.Errorf("foreign ConfigMap was modified: %+v", cm)
+	}
+}
+
+// TestWorkspace_RootOutsideOwnAndPlatformNamespacesIsRefused: a tenant cannot
+// read another tenant's namespace through roots.
+func TestWorkspace_RootOutsideOwnAndPlatformNamespacesIsRefused(t *testing.T) {
+	victim := newNamespace(t, v1alpha1.TrustTrusted)
+	create(t, skill(victim, "secret-skill", "Victim's skill.", "VICTIM BODY"))
+	ns := newNamespace(t, v1alpha1.TrustTrusted)
+	create(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"},
+		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project"}, {Name: "steal", Namespace: victim}}}})
+	got := waitFor(t, ns, "dev", condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonRootNotPermitted))
+	mustContain(t, "message", conditionMessage(got, v1alpha1.ConditionCatalogResolved), "spec.roots[1].namespace", victim)
+	if err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "dev-context"}, &corev1.ConfigMap{}); err == nil {
+		t.Error("a context was published from a refused root")
+	}
+}
+
+// TestWorkspace_InstructionsFromConfigMapFollowChanges: instructions are
+// read from a ConfigMap key; a change propagates; a missing key is reported.
+func TestWorkspace_InstructionsFromConfigMapFollowChanges(t *testing.T) {
+	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	rules := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rules"}, Data: map[string]string{"AGENTS.md": "RULE ONE"}}
+	create(t, rules)
+	ws := workspaceWithRoots(ns, "dev", platformOtherNS)
+	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "rules"}}, {Inline: "INLINE RULE"}}
+	create(t, ws)
+	waitFor(t, ns, "dev", ready)
+	mustContain(t, "system-prompt.md", configMap(t, ns, "dev-context").Data[contract.KeySystemPrompt], "RULE ONE", "INLINE RULE")
+
+	update(t, rules, func(c *corev1.ConfigMap) { c.Data["AGENTS.md"] = "RULE TWO" })
+	eventually(t, func() error {
+		p := configMap(t, ns, "dev-context").Data[contract.KeySystemPrompt]
+		if !strings.Contains(p, "RULE TWO") {
+			return errString("instructions change not published yet")
+		}
+		return nil
+	})
+	update(t, rules, func(c *corev1.ConfigMap) { c.Data = map[string]string{"other": "x"} })
+	waitFor(t, ns, "dev", condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonInstructionsNotFound))
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+// TestWorkspace_PublishedConfigMapIsRestoredAndReverted: deleted by hand it
+// comes back; edited by hand it is reverted.
+func TestWorkspace_PublishedConfigMapIsRestoredAndReverted(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
+	got := waitFor(t, ns, "dev", ready)
+	hash := got.Status.Context.Hash
+	original := configMap(t, ns, "dev-context").Data
+
+	update(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}}, func(c *corev1.ConfigMap) {
+		c.Data[contract.KeySystemPrompt] = "HAND EDIT"
+	})
+	eventually(t, func() error {
+		if configMap(t, ns, "dev-context").Data[contract.KeySystemPrompt] != original[contract.KeySystemPrompt] {
+			return errString("hand edit not reverted yet")
+		}
+		return nil
+	})
+	if err := k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() error {
+		cm := &corev1.ConfigMap{}
+		if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "dev-context"}, cm); err != nil {
+			return err
+		}
+		if cm.Annotations[v1alpha1.ContextHashAnnotation] != hash {
+			return errString("restored with another hash")
+		}
+		return nil
+	})
+}

@@ -1,0 +1,146 @@
+package controllers
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+)
+
+// TestWorkspace_SteadyStateMakesNoWrites: once published, a Workspace whose
+// inputs do not change causes no request that writes, and a change to an
+// input causes one ConfigMap apply and at most one status patch.
+func TestWorkspace_SteadyStateMakesNoWrites(t *testing.T) {
+	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	create(t, skill(ns, "notes", "Notes.", "NOTES V1"))
+	create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
+	waitFor(t, ns, "dev", ready)
+	time.Sleep(2 * time.Second) // let the reconciles triggered by our own writes settle
+	before := writes.matching("/namespaces/" + ns + "/")
+
+	// Unrelated activity elsewhere must not touch this Workspace.
+	other := newNamespace(t, v1alpha1.TrustRestricted)
+	create(t, skill(other, "elsewhere", "Elsewhere.", "ELSEWHERE"))
+	time.Sleep(3 * time.Second)
+	if after := writes.matching("/namespaces/" + ns + "/"); !mapsEqual(before, after) {
+		t.Errorf("steady state wrote: before %v, after %v", before, after)
+	}
+
+	// One change: one ConfigMap apply, at most one status patch.
+	s := skill(ns, "notes", "", "")
+	update(t, s, func(s *v1alpha1.Skill) { s.Spec.Description = "Notes, revised." })
+	waitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
+		for _, w := range ws.Status.Winners {
+			_ = w
+		}
+		if n := writes.matching("PATCH", "/namespaces/"+ns+"/configmaps/dev-context"); n["PATCH /api/v1/namespaces/"+ns+"/configmaps/dev-context"] < before["PATCH /api/v1/namespaces/"+ns+"/configmaps/dev-context"]+1 {
+			return errString("change not applied yet")
+		}
+		return nil
+	})
+	time.Sleep(2 * time.Second)
+	after := writes.matching("/namespaces/" + ns + "/")
+	cmKey := "PATCH /api/v1/namespaces/" + ns + "/configmaps/dev-context"
+	statusKey := "PATCH /apis/loadout.dev/v1alpha1/namespaces/" + ns + "/workspaces/dev/status"
+	if d := after[cmKey] - before[cmKey]; d != 1 {
+		t.Errorf("ConfigMap applies for one change = %d, want 1", d)
+	}
+	if d := after[statusKey] - before[statusKey]; d > 1 {
+		t.Errorf("status patches for one change = %d, want at most 1", d)
+	}
+}
+
+func mapsEqual(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestWorkspace_IndexesMapInputsToExactlyTheDependentWorkspaces: a change to
+// a Skill reaches the Workspaces whose roots read it, and no others.
+func TestWorkspace_IndexesMapInputsToExactlyTheDependentWorkspaces(t *testing.T) {
+	ctx := context.Background()
+	a := newNamespace(t, v1alpha1.TrustRestricted)
+	b := newNamespace(t, v1alpha1.TrustRestricted)
+	create(t, workspaceWithRoots(a, "reads-a", platformOtherNS))
+	selective := workspaceWithRoots(a, "team-only", platformOtherNS)
+	selective.Spec.Roots[0].Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "x"}}
+	create(t, selective)
+	create(t, workspaceWithRoots(b, "reads-b", platformOtherNS))
+	waitFor(t, a, "reads-a", ready)
+	waitFor(t, a, "team-only", ready)
+	waitFor(t, b, "reads-b", ready)
+
+	names := func(reqs []reconcile.Request) []string {
+		var out []string
+		for _, r := range reqs {
+			out = append(out, r.String())
+		}
+		slices.Sort(out)
+		return out
+	}
+	unlabelled := skill(a, "s", "S.", "S")
+	if got, want := names(reconciler.workspacesForResource(ctx, unlabelled)), []string{a + "/reads-a"}; !slices.Equal(got, want) {
+		t.Errorf("unlabelled skill in %s maps to %v, want %v", a, got, want)
+	}
+	labelled := skill(a, "s", "S.", "S")
+	labelled.Labels = map[string]string{"team": "x"}
+	if got, want := names(reconciler.workspacesForResource(ctx, labelled)), []string{a + "/reads-a", a + "/team-only"}; !slices.Equal(got, want) {
+		t.Errorf("labelled skill in %s maps to %v, want %v", a, got, want)
+	}
+	inPlatform := skill(platformOtherNS, "p", "P.", "P")
+	got := names(reconciler.workspacesForResource(ctx, inPlatform))
+	for _, want := range []string{a + "/reads-a", a + "/team-only", b + "/reads-b"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("platform skill maps to %v, missing %s", got, want)
+		}
+	}
+}
+
+// TestWorkspace_ServiceBackedExtensionContactedOnlyWhenTrusted is R-EXT-1 in
+// the controller: the Service of an untrusted extension receives no request.
+func TestWorkspace_ServiceBackedExtensionContactedOnlyWhenTrusted(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"tools":[{"name":"remote_tool","description":"A tool served by a Service."}]}`))
+	}))
+	t.Cleanup(srv.Close)
+
+	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	services.Store(ns+"/ext-manifest", srv.URL)
+	create(t, &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "remote"},
+		Spec: v1alpha1.ExtensionSpec{Source: &v1alpha1.ExtensionSource{Service: v1alpha1.ServiceReference{Name: "ext-manifest", Port: 80, Path: "/manifest"}}}})
+	create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
+	waitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
+		return stateIs(ws, ns+"/remote", v1alpha1.ExtensionSkippedUntrusted)
+	})
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("untrusted extension's Service received %d requests", n)
+	}
+	update(t, namespaceObject(ns), func(n *namespaceT) { n.Labels[v1alpha1.TrustLabel] = string(v1alpha1.TrustTrusted) })
+	got := waitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
+		return stateIs(ws, ns+"/remote", v1alpha1.ExtensionLoaded)
+	})
+	if hits.Load() == 0 {
+		t.Error("trusted extension's manifest was not fetched")
+	}
+	if len(got.Status.Tools) != 1 || got.Status.Tools[0].Name != "remote_tool" {
+		t.Errorf("tools = %+v, want remote_tool", got.Status.Tools)
+	}
+}
