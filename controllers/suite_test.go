@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -145,6 +146,11 @@ func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
 			}
 			w.counts[req.Method+" "+req.URL.Path]++
 			w.mu.Unlock()
+			if os.Getenv("DEBUG_WRITES") != "" && req.GetBody != nil {
+				b, _ := req.GetBody()
+				data, _ := io.ReadAll(b)
+				fmt.Fprintf(os.Stderr, "WRITE %s %s %s\n", req.Method, req.URL.Path, data)
+			}
 		}
 		return rt.RoundTrip(req)
 	})

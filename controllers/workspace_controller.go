@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -55,6 +56,11 @@ type WorkspaceReconciler struct {
 	// (no write needed) from one edited by hand (re-applied) without caching
 	// ConfigMap data.
 	applied sync.Map // types.NamespacedName → string
+
+	// written remembers the last status we patched per Workspace. A reconcile
+	// that starts from a cache not yet showing that patch would otherwise
+	// write the same status a second time.
+	written sync.Map // types.NamespacedName → *v1alpha1.WorkspaceStatus
 }
 
 // +kubebuilder:rbac:groups=loadout.dev,resources=workspaces;skills;templates;extensions,verbs=get;list;watch
@@ -70,6 +76,7 @@ func (r *WorkspaceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if err := r.Get(ctx, req.NamespacedName, ws); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.applied.Delete(req.NamespacedName)
+			r.written.Delete(req.NamespacedName)
 			forgetWorkspaceMetrics(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
@@ -171,14 +178,30 @@ func (r *WorkspaceReconciler) patchStatus(ctx context.Context, before, ws *v1alp
 	if equality.Semantic.DeepEqual(before.Status, ws.Status) {
 		return nil
 	}
+	if last, ok := r.written.Load(keyOf(ws)); ok && sameStatus(last.(*v1alpha1.WorkspaceStatus), &ws.Status) {
+		return nil
+	}
 	if err := r.Status().Patch(ctx, ws, client.MergeFrom(before)); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
 		return fmt.Errorf("patching status of Workspace %s/%s: %w", ws.Namespace, ws.Name, err)
 	}
+	r.written.Store(keyOf(ws), ws.Status.DeepCopy())
 	r.recordTransitions(before, ws)
 	return nil
+}
+
+// sameStatus compares two statuses ignoring condition transition times, which
+// differ when one of them was computed from a stale cached object.
+func sameStatus(a, b *v1alpha1.WorkspaceStatus) bool {
+	a, b = a.DeepCopy(), b.DeepCopy()
+	for _, s := range []*v1alpha1.WorkspaceStatus{a, b} {
+		for i := range s.Conditions {
+			s.Conditions[i].LastTransitionTime = metav1.Time{}
+		}
+	}
+	return equality.Semantic.DeepEqual(a, b)
 }
 
 // SetupWithManager registers the reconciler, its indexes and its watches.

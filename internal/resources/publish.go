@@ -115,6 +115,8 @@ func normalizeRegistry(r contract.Registry) (contract.Registry, error) {
 		Hooks:        nonNil(r.Hooks),
 		MessageTypes: nonNil(r.MessageTypes),
 		PromptGuides: nonNil(r.PromptGuides),
+		Extensions:   slices.Clone(r.Extensions),
+		Deny:         slices.Clone(r.Deny),
 	}
 	for i, t := range r.Tools {
 		schema, err := canonicalJSON(t.InputSchema)
