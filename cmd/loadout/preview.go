@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
 // previewOptions are the flags of `loadout preview`.
@@ -46,8 +48,9 @@ namespaces are trusted; a project namespace's label says untrusted (its
 resources are ignored), restricted (skills, templates and instructions load,
 extensions do not) or trusted; without a label --default-trust applies. A
 Workspace's roots default to [its own namespace, the platform namespace]; a
-root in any other namespace fails with RootNotPermitted. Extension tools and
-hooks enter the registry as declared; no extension service is contacted.
+root in any other namespace fails with RootNotPermitted. Extensions load
+through the same host as in the controller (platform extensions first); a
+service-backed extension is rejected, because preview contacts no Service.
 
 With --root, resolve directory roots in the seed layout (AGENTS.md,
 skills/<dir>/SKILL.md plus files, templates/<name>.md), first root first, as
@@ -106,25 +109,27 @@ func (o *previewOptions) fromManifests(stderr io.Writer) ([]configMap, error) {
 	if len(set.workspaces) == 0 {
 		return nil, errors.New("no Workspace in the manifests")
 	}
-	trust := trustPolicy{platform: o.platform, defaultTrust: def, namespaces: set.namespaces}
+	policy := workspace.Policy{PlatformNamespaces: o.platform, DefaultTrust: def}
 	slices.SortFunc(set.workspaces, func(a, b v1alpha1.Workspace) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	var cms []configMap
 	for i := range set.workspaces {
 		ws := &set.workspaces[i]
-		plan, err := planWorkspace(ws, set, trust)
+		plan, err := workspace.Gather(ws, set, policy)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", resources.ReasonOf(err), err)
 		}
-		for _, x := range plan.outcomes {
-			fmt.Fprintf(stderr, "workspace %s/%s: extension %s/%s: %s", ws.Namespace, ws.Name, x.namespace, x.name, x.state)
-			if x.message != "" {
-				fmt.Fprintf(stderr, ": %s", x.message)
+		registry, outcomes := previewLoader.LoadExtensions(context.Background(), ws, plan)
+		plan.Input.Registry = registry
+		for _, x := range outcomes {
+			fmt.Fprintf(stderr, "workspace %s/%s: extension %s/%s: %s", ws.Namespace, ws.Name, x.Namespace, x.Extension, x.State)
+			if x.Message != "" {
+				fmt.Fprintf(stderr, ": %s", x.Message)
 			}
 			fmt.Fprintln(stderr)
 		}
-		r, err := resources.Publish(plan.input)
+		r, err := resources.Publish(plan.Input)
 		if err != nil {
 			return nil, fmt.Errorf("workspace %s/%s: %s: %w", ws.Namespace, ws.Name, resources.ReasonOf(err), err)
 		}

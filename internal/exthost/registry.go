@@ -96,7 +96,13 @@ func (r *registry) snapshot(deny []string) contract.Registry {
 		Extensions:   append([]string{}, r.extensions...),
 		Deny:         append([]string{}, deny...),
 	}
+	// A denied tool is not one the agent may call, so it is not published as
+	// one; the deny list travels beside the tools so hostd keeps enforcing it
+	// (SPEC R-EXT-5).
 	for _, t := range r.tools {
+		if slices.Contains(deny, t.Name) {
+			continue
+		}
 		t.InputSchema = cloneBytes(t.InputSchema)
 		out.Tools = append(out.Tools, t)
 	}

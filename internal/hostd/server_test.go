@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -140,7 +141,9 @@ func TestRegistryHealthAndReadiness(t *testing.T) {
 	if err := json.Unmarshal([]byte(get(t, ts.URL+"/v1/registry")), &reg); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(reg.Hash, contract.HashPrefix) || len(reg.Tools) != 2 || reg.Tools[1].Name != "review_note" || len(reg.Hooks) != 2 {
+	// The denied built-in bash is not published as callable; the deny list is (R-EXT-5).
+	if !strings.HasPrefix(reg.Hash, contract.HashPrefix) || len(reg.Tools) != 1 || reg.Tools[0].Name != "review_note" ||
+		len(reg.Hooks) != 2 || !slices.Equal(reg.Deny, []string{"bash"}) {
 		t.Fatalf("registry %+v", reg)
 	}
 	if get(t, ts.URL+"/healthz") != "ok\n" {
