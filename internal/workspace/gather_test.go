@@ -1,0 +1,147 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/resources"
+)
+
+// fakeObjects is an in-memory Objects.
+type fakeObjects struct {
+	skills     []v1alpha1.Skill
+	extensions []v1alpha1.Extension
+	labels     map[string]map[string]string
+	configMaps map[string]map[string]string
+}
+
+func (f *fakeObjects) Skills(ns string) ([]v1alpha1.Skill, error) {
+	return filter(f.skills, func(s v1alpha1.Skill) bool { return s.Namespace == ns }), nil
+}
+func (f *fakeObjects) Templates(string) ([]v1alpha1.Template, error) { return nil, nil }
+func (f *fakeObjects) Extensions(ns string) ([]v1alpha1.Extension, error) {
+	return filter(f.extensions, func(e v1alpha1.Extension) bool { return e.Namespace == ns }), nil
+}
+func (f *fakeObjects) NamespaceLabels(ns string) (map[string]string, error) { return f.labels[ns], nil }
+func (f *fakeObjects) ConfigMapData(ns, name string) (map[string]string, bool, error) {
+	d, ok := f.configMaps[ns+"/"+name]
+	return d, ok, nil
+}
+
+func filter[T any](items []T, keep func(T) bool) []T {
+	var out []T
+	for _, i := range items {
+		if keep(i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+var policy = Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: v1alpha1.TrustRestricted}
+
+func ext(ns, name string) v1alpha1.Extension {
+	return v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+}
+
+func sk(ns, name string) v1alpha1.Skill {
+	return v1alpha1.Skill{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.SkillSpec{Description: "d", Body: "b"}}
+}
+
+// Extension ids do not follow layer precedence: platform extensions load
+// first, so a project cannot pre-empt a platform policy (SPEC R-EXT-2, R-EXT-4).
+func TestGather_PlatformExtensionsLoadFirstWhateverTheRootOrder(t *testing.T) {
+	objs := &fakeObjects{
+		extensions: []v1alpha1.Extension{ext("team", "guard"), ext("team", "aaa"), ext("loadout-system", "guard")},
+		labels:     map[string]map[string]string{"team": {v1alpha1.TrustLabel: "trusted"}},
+	}
+	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}}
+	plan, err := Gather(ws, objs, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range plan.Extensions {
+		got = append(got, c.Extension.Namespace+"/"+c.Extension.Name)
+	}
+	if want := []string{"loadout-system/guard", "team/aaa", "team/guard"}; !slices.Equal(got, want) {
+		t.Errorf("load order %v, want %v", got, want)
+	}
+	_, outcomes := HostLoader{}.LoadExtensions(context.Background(), ws, plan)
+	if outcomes[0].State != v1alpha1.ExtensionLoaded || outcomes[2].State != v1alpha1.ExtensionRejected {
+		t.Errorf("outcomes %+v: the platform guard must load and the project guard be rejected", outcomes)
+	}
+}
+
+// An untrusted namespace contributes no skills, and its extensions are listed
+// only to be skipped (SPEC R-EXT-1, R-EXT-4).
+func TestGather_UntrustedNamespaceIgnoresDataAndSkipsExtensions(t *testing.T) {
+	objs := &fakeObjects{
+		skills:     []v1alpha1.Skill{sk("team", "notes"), sk("loadout-system", "rules")},
+		extensions: []v1alpha1.Extension{ext("team", "tool")},
+		labels:     map[string]map[string]string{"team": {v1alpha1.TrustLabel: "untrusted"}},
+	}
+	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}}
+	plan, err := Gather(ws, objs, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Input.Roots) != 2 || len(plan.Input.Roots[0].Skills) != 0 || len(plan.Input.Roots[1].Skills) != 1 {
+		t.Errorf("roots %+v: want an empty project root and the platform skill", plan.Input.Roots)
+	}
+	if len(plan.Extensions) != 1 || plan.Extensions[0].Trusted {
+		t.Errorf("extensions %+v: want the project extension, untrusted", plan.Extensions)
+	}
+}
+
+func TestGather_RootSelectorFiltersObjects(t *testing.T) {
+	labelled := sk("team", "picked")
+	labelled.Labels = map[string]string{"pick": "yes"}
+	objs := &fakeObjects{skills: []v1alpha1.Skill{labelled, sk("team", "other")}}
+	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
+		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project",
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"pick": "yes"}}}}}}
+	plan, err := Gather(ws, objs, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if skills := plan.Input.Roots[0].Skills; len(skills) != 1 || skills[0].Name != "picked" {
+		t.Errorf("skills %+v, want only the selected one", skills)
+	}
+}
+
+func TestGather_InstructionsOrderAndErrors(t *testing.T) {
+	objs := &fakeObjects{configMaps: map[string]map[string]string{"loadout-system/rules": {"AGENTS.md": "PLATFORM RULES"}}}
+	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
+		Spec: v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
+			{Inline: "INLINE"},
+			{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: "loadout-system", Name: "rules"}},
+		}}}
+	plan, err := Gather(ws, objs, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := plan.Input.Instructions; len(got) != 2 || got[0].Body != "INLINE" || got[1].Body != "PLATFORM RULES" {
+		t.Errorf("instructions %+v", got)
+	}
+
+	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "missing"}}}
+	_, err = Gather(ws, objs, policy)
+	var notFound *resources.InstructionsNotFoundError
+	if !errors.As(err, &notFound) {
+		t.Errorf("missing ConfigMap: %v, want InstructionsNotFoundError", err)
+	}
+
+	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: "other-team", Name: "rules"}}}
+	_, err = Gather(ws, objs, policy)
+	var refused *resources.RootNotPermittedError
+	if !errors.As(err, &refused) {
+		t.Errorf("foreign ConfigMap: %v, want RootNotPermittedError", err)
+	}
+}
