@@ -46,7 +46,17 @@ var (
 	services sync.Map
 	// reconciler is the Workspace reconciler under test, for its map functions.
 	reconciler *WorkspaceReconciler
+	// adminConfig is the envtest admin's rest.Config.
+	adminConfig *rest.Config
 )
+
+// tableConfig is a rest.Config for raw requests such as server-side Tables.
+func tableConfig() *rest.Config {
+	c := rest.CopyConfig(adminConfig)
+	c.GroupVersion = &metav1.SchemeGroupVersion
+	c.NegotiatedSerializer = clientgoscheme.Codecs.WithoutConversion()
+	return c
+}
 
 func TestMain(m *testing.M) {
 	os.Exit(runSuite(m))
@@ -59,6 +69,7 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
+	adminConfig = cfg
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
 
 	scheme := runtime.NewScheme()
