@@ -1,0 +1,475 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/hostd"
+)
+
+// The sample Workspace the demo waits for and serves (config/samples).
+var sampleWorkspace = types.NamespacedName{Namespace: "team-a", Name: "dev"}
+
+// PlatformNamespace is passed to the manager's --platform-namespace.
+const PlatformNamespace = "loadout-system"
+
+// Options configure a demo run.
+type Options struct {
+	// RepoRoot locates config/crd/bases, config/policy and config/samples.
+	RepoRoot string
+	// Assets is the directory holding kube-apiserver and etcd (KUBEBUILDER_ASSETS).
+	Assets string
+	// Manager and Loadout are the paths of the built binaries.
+	Manager, Loadout string
+	// Out receives everything the demo shows.
+	Out io.Writer
+	// Keep keeps everything running after the hostd calls, with a kubeconfig
+	// for kubectl, until ctx is cancelled.
+	Keep bool
+	// NoKubectl prints the `kubectl get loadout -A` table through client-go
+	// even when kubectl is on PATH.
+	NoKubectl bool
+	// ReadyTimeout bounds the wait for the Workspace to be Ready (default 2m).
+	ReadyTimeout time.Duration
+}
+
+// Result is what the demo observed.
+type Result struct {
+	// WorkDir held the kubeconfig, logs and the context volume; it is removed
+	// when Run returns.
+	WorkDir string
+	// ContextHash is the published context's hash.
+	ContextHash string
+	// SystemPrompt is the ConfigMap's system-prompt.md.
+	SystemPrompt string
+	// Tools is the Workspace's status.tools.
+	Tools []v1alpha1.ToolEntry
+	// Allowed and Denied are hostd's answers to the ordinary and the SECRET
+	// review_note call.
+	Allowed, Denied hostd.BeforeResponse
+	// AllowedCall and DeniedCall are the calls sent.
+	AllowedCall, DeniedCall exthost.ToolCall
+}
+
+// demo holds what one run started, so that cleanup stops all of it.
+type demo struct {
+	o       Options
+	out     io.Writer
+	workDir string
+	env     *envtest.Environment
+	procs   []*process
+}
+
+// Run runs the demo and cleans up every process and temporary directory it
+// created before returning, also when ctx is cancelled.
+func Run(ctx context.Context, o Options) (res *Result, err error) {
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 2 * time.Minute
+	}
+	for name, p := range map[string]string{"kube-apiserver": filepath.Join(o.Assets, "kube-apiserver"), "etcd": filepath.Join(o.Assets, "etcd"), "manager": o.Manager, "loadout": o.Loadout} {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("%s binary: %w (run `make demo`, which builds it)", name, err)
+		}
+	}
+	d := &demo{o: o, out: o.Out}
+	defer func() {
+		if cerr := d.cleanup(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
+	res, err = d.run(ctx)
+	if err != nil && ctx.Err() != nil {
+		return res, fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	return res, err
+}
+
+func (d *demo) step(format string, args ...any) {
+	fmt.Fprintf(d.out, "\n==> "+format+"\n", args...)
+}
+
+func (d *demo) run(ctx context.Context) (*Result, error) {
+	var err error
+	if d.workDir, err = os.MkdirTemp("", "loadout-demo-"); err != nil {
+		return nil, err
+	}
+	res := &Result{WorkDir: d.workDir}
+
+	// 1. The control plane, with the CRDs installed.
+	d.step("Starting a local control plane (kube-apiserver and etcd from %s)", d.o.Assets)
+	d.env = &envtest.Environment{
+		BinaryAssetsDirectory: d.o.Assets,
+		CRDDirectoryPaths:     []string{filepath.Join(d.o.RepoRoot, "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	if _, err := d.env.Start(); err != nil {
+		return nil, fmt.Errorf("starting the control plane: %w", err)
+	}
+	admin, err := d.env.AddUser(envtest.User{Name: "loadout-demo-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("creating the demo admin user: %w", err)
+	}
+	cfg := admin.Config()
+	kubeconfig := filepath.Join(d.workDir, "kubeconfig")
+	kc, err := admin.KubeConfig()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		return nil, err
+	}
+	c, err := newClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(d.out, "API server %s; CRDs installed from config/crd/bases\n", cfg.Host)
+
+	// 2. The trust policy.
+	policy, err := ReadManifests(filepath.Join(d.o.RepoRoot, "config", "policy"))
+	if err != nil {
+		return nil, err
+	}
+	if err := Apply(ctx, c, policy); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(d.out, "Applied config/policy: %s\n", kinds(policy))
+
+	// 3. The manager binary.
+	d.step("Starting the manager (%s)", d.o.Manager)
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	probeAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := d.start("manager", d.o.Manager, []string{
+		"--metrics-bind-address=" + metricsAddr,
+		"--health-probe-bind-address=" + probeAddr,
+		"--platform-namespace=" + PlatformNamespace,
+	}, []string{"KUBECONFIG=" + kubeconfig})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.waitHTTP("http://"+probeAddr+"/readyz", time.Minute); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(d.out, "manager ready: probes http://%s/readyz, metrics http://%s/metrics, log %s\n", probeAddr, metricsAddr, mgr.log)
+
+	// 4. The samples, without the agent Deployment.
+	d.step("Applying config/samples")
+	samples, err := ReadManifests(filepath.Join(d.o.RepoRoot, "config", "samples"))
+	if err != nil {
+		return nil, err
+	}
+	var apply []Manifest
+	for _, m := range samples {
+		if m.Object.GetKind() == "Deployment" {
+			fmt.Fprintf(d.out, "skipped %s: this control plane has no kubelet and no controller-manager, so no Pod would ever run;\n"+
+				"  the demo plays the sidecar's part below: it mounts the ConfigMap into a directory and runs hostd on it\n", m)
+			continue
+		}
+		apply = append(apply, m)
+	}
+	if err := Apply(ctx, c, apply); err != nil {
+		return nil, err
+	}
+	for _, m := range apply {
+		fmt.Fprintf(d.out, "applied %s\n", m)
+	}
+
+	// 5. Wait for the Workspace.
+	d.step("Waiting for Workspace %s to be Ready", sampleWorkspace)
+	ws, err := d.waitReady(ctx, c, mgr)
+	if err != nil {
+		return nil, err
+	}
+	res.Tools = ws.Status.Tools
+	if ws.Status.Context != nil {
+		res.ContextHash = ws.Status.Context.Hash
+	}
+	cm := &corev1.ConfigMap{}
+	cmName := ws.Status.Context.ConfigMapName
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: cmName}, cm); err != nil {
+		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", ws.Namespace, cmName, err)
+	}
+	res.SystemPrompt = cm.Data["system-prompt.md"]
+
+	d.step("kubectl get loadout -A")
+	if err := d.getLoadout(ctx, cfg, kubeconfig); err != nil {
+		return nil, err
+	}
+
+	d.step("System prompt published in ConfigMap %s/%s (key system-prompt.md, %s)", ws.Namespace, cmName, res.ContextHash)
+	fmt.Fprint(d.out, res.SystemPrompt)
+
+	d.step("Tool registry (Workspace %s status.tools)", sampleWorkspace)
+	printTools(d.out, res.Tools)
+
+	// 6. hostd on the ConfigMap, mounted as the kubelet would.
+	volume := filepath.Join(d.workDir, "context")
+	if err := writeConfigMapVolume(volume, cm.Data); err != nil {
+		return nil, err
+	}
+	hostdAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	d.step("Starting the hostd sidecar: loadout hostd --context-dir %s --addr %s", volume, hostdAddr)
+	hd, err := d.start("hostd", d.o.Loadout, []string{"hostd", "--context-dir", volume, "--addr", hostdAddr}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := hd.waitHTTP("http://"+hostdAddr+"/readyz", 30*time.Second); err != nil {
+		return nil, err
+	}
+
+	res.AllowedCall = exthost.ToolCall{ID: "call-1", Name: "review_note", Arguments: map[string]any{"text": "parser.go:42 drops the error from Close"}}
+	res.DeniedCall = exthost.ToolCall{ID: "call-2", Name: "review_note", Arguments: map[string]any{"text": "the staging password is SECRET-hunter2"}}
+	base := "http://" + hostdAddr
+	if res.Allowed, err = d.before(ctx, base, res.AllowedCall); err != nil {
+		return nil, err
+	}
+	if res.Denied, err = d.before(ctx, base, res.DeniedCall); err != nil {
+		return nil, err
+	}
+	if err := checkVerdicts(res); err != nil {
+		return res, err
+	}
+	fmt.Fprintf(d.out, "\nThe ordinary note is allowed: the agent runs review_note. The SECRET note is denied by\n"+
+		"review-extension's CEL hook before the tool runs; the agent returns the paired result to the model.\n")
+
+	if d.o.Keep {
+		return res, d.keep(ctx, c, ws, volume, kubeconfig, base)
+	}
+	d.step("Done; stopping the demo")
+	return res, nil
+}
+
+// start starts a child process logging into the work directory.
+func (d *demo) start(name, bin string, args, env []string) (*process, error) {
+	p, err := startProcess(name, filepath.Join(d.workDir, name+".log"), bin, args, env)
+	if err != nil {
+		return nil, err
+	}
+	d.procs = append(d.procs, p)
+	return p, nil
+}
+
+// cleanup stops the processes in reverse order, then the control plane, then
+// removes the work directory.
+func (d *demo) cleanup() error {
+	var errs []error
+	for i := len(d.procs) - 1; i >= 0; i-- {
+		if err := d.procs[i].stop(15 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if d.env != nil {
+		if err := d.env.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the control plane: %w", err))
+		}
+	}
+	if d.workDir != "" {
+		if err := os.RemoveAll(d.workDir); err != nil {
+			errs = append(errs, fmt.Errorf("removing %s: %w", d.workDir, err))
+		}
+	}
+	if len(errs) == 0 {
+		fmt.Fprintln(d.out, "Stopped hostd, the manager and the control plane; removed", d.workDir)
+	}
+	return errors.Join(errs...)
+}
+
+func newClient(cfg *rest.Config) (client.Client, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
+// waitReady waits until the sample Workspace is Ready for its generation.
+func (d *demo) waitReady(ctx context.Context, c client.Client, mgr *process) (*v1alpha1.Workspace, error) {
+	deadline := time.Now().Add(d.o.ReadyTimeout)
+	ws := &v1alpha1.Workspace{}
+	for {
+		err := c.Get(ctx, sampleWorkspace, ws)
+		if err == nil {
+			ready := meta.FindStatusCondition(ws.Status.Conditions, v1alpha1.ConditionReady)
+			if ready != nil && ready.Status == "True" && ws.Status.ObservedGeneration == ws.Generation && ws.Status.Context != nil {
+				fmt.Fprintf(d.out, "Workspace %s Ready: %s\n", sampleWorkspace, ready.Message)
+				return ws, nil
+			}
+		}
+		if done, perr := mgr.exited(); done {
+			return nil, fmt.Errorf("the manager exited (%v) before Workspace %s was Ready; last log lines of %s:\n%s", perr, sampleWorkspace, mgr.log, mgr.logTail(20))
+		}
+		if time.Now().After(deadline) {
+			conds, _ := json.Marshal(ws.Status.Conditions)
+			return nil, fmt.Errorf("Workspace %s not Ready after %s (get: %v; conditions %s); last log lines of %s:\n%s",
+				sampleWorkspace, d.o.ReadyTimeout, err, conds, mgr.log, mgr.logTail(20))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// getLoadout prints `kubectl get loadout -A`: kubectl's own output when it is
+// installed, else the same table rendered by the API server through client-go.
+func (d *demo) getLoadout(ctx context.Context, cfg *rest.Config, kubeconfig string) error {
+	if !d.o.NoKubectl {
+		if kubectl, err := exec.LookPath("kubectl"); err == nil {
+			cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "get", "loadout", "-A")
+			var buf bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &buf, &buf
+			if err := cmd.Run(); err == nil {
+				_, werr := d.out.Write(buf.Bytes())
+				return werr
+			}
+			fmt.Fprintf(d.out, "(%s failed: %s; the same table through client-go:)\n", kubectl, strings.TrimSpace(buf.String()))
+		} else {
+			fmt.Fprintln(d.out, "(kubectl is not installed; the same table, rendered by the API server, through client-go:)")
+		}
+	}
+	return printCategoryTable(ctx, cfg, "loadout", d.out)
+}
+
+func printTools(w io.Writer, tools []v1alpha1.ToolEntry) {
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tFROM\tREAD-ONLY\tDESCRIPTION")
+	for _, t := range tools {
+		from := "extension " + t.Extension
+		if t.Builtin {
+			from = "built-in"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\n", t.Name, from, t.ReadOnly, t.Description)
+	}
+	tw.Flush()
+}
+
+// before sends one call to hostd's POST /v1/before and prints both sides.
+func (d *demo) before(ctx context.Context, base string, call exthost.ToolCall) (hostd.BeforeResponse, error) {
+	var resp hostd.BeforeResponse
+	body, err := json.Marshal(hostd.CallRequest{Call: call})
+	if err != nil {
+		return resp, err
+	}
+	d.step("POST /v1/before %s", body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/before", bytes.NewReader(body))
+	if err != nil {
+		return resp, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return resp, fmt.Errorf("hostd POST /v1/before (call %s): %w", call.ID, err)
+	}
+	defer r.Body.Close()
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return resp, fmt.Errorf("hostd POST /v1/before (call %s): %w", call.ID, err)
+	}
+	if r.StatusCode != http.StatusOK {
+		return resp, fmt.Errorf("hostd POST /v1/before (call %s): %s: %s", call.ID, r.Status, strings.TrimSpace(string(raw)))
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return resp, fmt.Errorf("hostd POST /v1/before (call %s): %w: %s", call.ID, err, raw)
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, raw, "", "  ") != nil {
+		pretty.Write(raw)
+	}
+	fmt.Fprintf(d.out, "%s %s\n", r.Status, strings.TrimSpace(pretty.String()))
+	return resp, nil
+}
+
+// checkVerdicts fails the demo unless the ordinary call is allowed and the
+// SECRET call is denied with a result paired to it.
+func checkVerdicts(res *Result) error {
+	if !res.Allowed.Allowed {
+		return fmt.Errorf("hostd denied the ordinary call %s: %+v", res.AllowedCall.ID, res.Allowed.Result)
+	}
+	r := res.Denied.Result
+	switch {
+	case res.Denied.Allowed:
+		return fmt.Errorf("hostd allowed the SECRET call %s", res.DeniedCall.ID)
+	case r == nil:
+		return fmt.Errorf("hostd denied the SECRET call %s without a paired result", res.DeniedCall.ID)
+	case r.ToolCallID != res.DeniedCall.ID || r.ToolName != res.DeniedCall.Name || !r.IsError:
+		return fmt.Errorf("hostd's result for the SECRET call is not paired with it: %+v", r)
+	}
+	return nil
+}
+
+// keep leaves everything running until ctx ends, keeping the context volume
+// in sync with the ConfigMap as the kubelet would, so that a change made with
+// kubectl reaches hostd.
+func (d *demo) keep(ctx context.Context, c client.Client, ws *v1alpha1.Workspace, volume, kubeconfig, hostdURL string) error {
+	d.step("Running until Ctrl-C (--keep)")
+	fmt.Fprintf(d.out, `Explore with kubectl:
+  export KUBECONFIG=%s
+  kubectl get loadout -A
+  kubectl -n team-a get workspace dev -o yaml
+  kubectl -n team-a get configmap %s -o yaml
+Ask hostd (it reloads when the ConfigMap changes; the demo syncs %s like a kubelet):
+  curl -s %s/v1/registry
+  curl -s %s/v1/before -d '{"call":{"id":"c3","name":"review_note","arguments":{"text":"a SECRET"}}}'
+Logs: %s/manager.log, %s/hostd.log
+Press Ctrl-C to stop everything and remove %s.
+`, kubeconfig, ws.Status.Context.ConfigMapName, volume, hostdURL, hostdURL, d.workDir, d.workDir, d.workDir)
+	key := types.NamespacedName{Namespace: ws.Namespace, Name: ws.Status.Context.ConfigMapName}
+	last := ws.Status.Context.Hash
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(d.out, "\nInterrupted; cleaning up")
+			return nil
+		case <-time.After(2 * time.Second):
+		}
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, key, cm); err != nil {
+			continue
+		}
+		if h := cm.Annotations["loadout.dev/context-hash"]; h != "" && h != last {
+			if err := writeConfigMapVolume(volume, cm.Data); err != nil {
+				fmt.Fprintf(d.out, "syncing %s: %v\n", volume, err)
+				continue
+			}
+			fmt.Fprintf(d.out, "ConfigMap %s changed (%s); updated %s, hostd reloads it\n", key, h, volume)
+			last = h
+		}
+	}
+}

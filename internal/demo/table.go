@@ -1,0 +1,133 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+)
+
+// tableAccept asks the API server to render a list as a Table, the way
+// kubectl get does; the columns are the CRDs' printer columns.
+const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+
+// printCategoryTable prints what `kubectl get <category> -A` prints, using the
+// server-side Table rendering: for each namespaced resource of the category, a
+// table with NAMESPACE, NAME as kind.group/name, and the columns of priority 0.
+func printCategoryTable(ctx context.Context, cfg *rest.Config, category string, w io.Writer) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	lists, err := dc.ServerPreferredNamespacedResources()
+	if err != nil {
+		return fmt.Errorf("discovering the resources of category %q: %w", category, err)
+	}
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	type match struct{ groupVersion, resource, kind string }
+	var matches []match
+	for _, list := range lists {
+		for _, r := range list.APIResources {
+			if slices.Contains(r.Categories, category) && !strings.Contains(r.Name, "/") {
+				matches = append(matches, match{list.GroupVersion, r.Name, r.Kind})
+			}
+		}
+	}
+	// kubectl lists the kinds of a category in resource name order.
+	slices.SortFunc(matches, func(a, b match) int { return strings.Compare(a.resource, b.resource) })
+	printed := 0
+	for _, m := range matches {
+		table, err := getTable(ctx, httpClient, cfg.Host, m.groupVersion, m.resource)
+		if err != nil {
+			return err
+		}
+		if len(table.Rows) == 0 {
+			continue
+		}
+		if printed > 0 {
+			fmt.Fprintln(w)
+		}
+		printed++
+		group, _, _ := strings.Cut(m.groupVersion, "/")
+		writeTable(w, table, strings.ToLower(m.kind)+"."+group)
+	}
+	if printed == 0 {
+		fmt.Fprintln(w, "No resources found")
+	}
+	return nil
+}
+
+func getTable(ctx context.Context, c *http.Client, host, groupVersion, resource string) (*metav1.Table, error) {
+	url := strings.TrimRight(host, "/") + "/apis/" + groupVersion + "/" + resource
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", tableAccept)
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("listing %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+	}
+	var t metav1.Table
+	if err := json.Unmarshal(body, &t); err != nil {
+		return nil, fmt.Errorf("listing %s: not a Table: %w", url, err)
+	}
+	return &t, nil
+}
+
+// writeTable prints one kind's rows like kubectl: upper-case headers, the
+// object's namespace first, its name prefixed with kind.group.
+func writeTable(w io.Writer, t *metav1.Table, kindGroup string) {
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	defer tw.Flush()
+	var cols []int
+	headers := []string{"NAMESPACE"}
+	for i, c := range t.ColumnDefinitions {
+		if c.Priority == 0 {
+			cols = append(cols, i)
+			headers = append(headers, strings.ToUpper(c.Name))
+		}
+	}
+	fmt.Fprintln(tw, strings.Join(headers, "\t"))
+	for _, row := range t.Rows {
+		var meta metav1.PartialObjectMetadata
+		if row.Object.Raw != nil {
+			_ = json.Unmarshal(row.Object.Raw, &meta)
+		}
+		cells := []string{meta.Namespace}
+		for _, i := range cols {
+			var v any
+			if i < len(row.Cells) {
+				v = row.Cells[i]
+			}
+			s := ""
+			if v != nil {
+				s = fmt.Sprint(v)
+			}
+			if t.ColumnDefinitions[i].Name == "Name" {
+				s = kindGroup + "/" + s
+			}
+			cells = append(cells, s)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+}
