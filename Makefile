@@ -4,6 +4,9 @@
 CONTROLLER_GEN_VERSION ?= v0.23.0
 LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
+# kustomize v5.8.3 and later need Go 1.27; test/e2e reads this pin too.
+KUSTOMIZE_VERSION ?= v5.8.2
+KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 
 IMG ?= ghcr.io/loadout-dev/loadout:dev
 GO_TEST_FLAGS ?= -race
@@ -73,6 +76,11 @@ build: ## Build the manager and the loadout CLI into ./bin.
 run: ## Run the manager against the cluster of the current kubeconfig.
 	go run ./cmd/manager
 
+.PHONY: demo
+demo: build ## Run Loadout end to end on a local control plane and clean up; KEEP=1 keeps it running for kubectl.
+	@go build -o $(LOCALBIN)/loadout-demo ./hack/demo
+	@$(LOCALBIN)/loadout-demo --assets "$$(bash hack/envtest/build.sh)" --manager $(LOCALBIN)/manager --loadout $(LOCALBIN)/loadout $(if $(filter 1 true yes,$(KEEP)),--keep)
+
 .PHONY: docker-build
 docker-build: ## Build the manager image (needs a Docker engine).
 	docker build -t $(IMG) .
@@ -86,6 +94,26 @@ install: ## Install the CRDs into the cluster of the current kubeconfig.
 .PHONY: uninstall
 uninstall: ## Remove the CRDs (and every Loadout object) from the cluster.
 	kubectl delete --ignore-not-found -f config/crd/bases
+
+.PHONY: build-installer
+build-installer: manifests $(KUSTOMIZE) ## Write dist/install.yaml (namespace, CRDs, RBAC, manager with image IMG, trust policy).
+	@rm -rf dist/overlay && mkdir -p dist/overlay
+	@cd dist/overlay && $(KUSTOMIZE) create --resources ../../config/default && $(KUSTOMIZE) edit set image ghcr.io/loadout-dev/loadout=$(IMG)
+	$(KUSTOMIZE) build dist/overlay > dist/install.yaml
+	@rm -rf dist/overlay
+
+.PHONY: deploy
+deploy: build-installer ## Install Loadout (dist/install.yaml) into the cluster of the current kubeconfig.
+	kubectl apply --server-side -f dist/install.yaml
+
+.PHONY: undeploy
+undeploy: build-installer ## Remove Loadout, its CRDs and every Loadout object from the cluster.
+	kubectl delete --ignore-not-found -f dist/install.yaml
+
+$(KUSTOMIZE):
+	@mkdir -p $(LOCALBIN)
+	GOBIN=$(LOCALBIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+	@mv $(LOCALBIN)/kustomize $(KUSTOMIZE)
 
 $(CONTROLLER_GEN):
 	@mkdir -p $(LOCALBIN)
