@@ -60,7 +60,16 @@ type WorkspaceReconciler struct {
 	// written remembers the last status we patched per Workspace. A reconcile
 	// that starts from a cache not yet showing that patch would otherwise
 	// write the same status a second time.
-	written sync.Map // types.NamespacedName → *v1alpha1.WorkspaceStatus
+	written sync.Map // types.NamespacedName → writtenStatus
+}
+
+// writtenStatus is a status we patched and the UID of the object we patched.
+// The UID matters: a Workspace deleted and re-created under the same name
+// before we observe the deletion computes the same status as the old one,
+// and its empty status must still be written.
+type writtenStatus struct {
+	uid    types.UID
+	status *v1alpha1.WorkspaceStatus
 }
 
 // +kubebuilder:rbac:groups=loadout.dev,resources=workspaces;skills;templates;extensions,verbs=get;list;watch
@@ -110,6 +119,14 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 	start := time.Now()
 	plan, err := workspace.Gather(ws, cachedObjects{ctx: ctx, cache: r.Client, reader: r.APIReader}, r.Policy)
 	if err != nil {
+		// Gathering does I/O: only an error that carries a reason is the
+		// user's to fix. Any other (a failed live read of an instructions
+		// ConfigMap, a timeout) is transient and retried, never reported as
+		// InvalidResource and left there.
+		var reasoned resources.ReasonedError
+		if !errors.As(err, &reasoned) {
+			return ctrl.Result{}, err
+		}
 		return ctrl.Result{}, holdOnInvalid(ws, v1alpha1.ConditionCatalogResolved, err)
 	}
 	registry, outcomes := r.Loader.LoadExtensions(ctx, ws, plan)
@@ -178,7 +195,7 @@ func (r *WorkspaceReconciler) patchStatus(ctx context.Context, before, ws *v1alp
 	if equality.Semantic.DeepEqual(before.Status, ws.Status) {
 		return nil
 	}
-	if last, ok := r.written.Load(keyOf(ws)); ok && sameStatus(last.(*v1alpha1.WorkspaceStatus), &ws.Status) {
+	if last, ok := r.written.Load(keyOf(ws)); ok && last.(writtenStatus).uid == ws.UID && sameStatus(last.(writtenStatus).status, &ws.Status) {
 		return nil
 	}
 	if err := r.Status().Patch(ctx, ws, client.MergeFrom(before)); err != nil {
@@ -187,7 +204,7 @@ func (r *WorkspaceReconciler) patchStatus(ctx context.Context, before, ws *v1alp
 		}
 		return fmt.Errorf("patching status of Workspace %s/%s: %w", ws.Namespace, ws.Name, err)
 	}
-	r.written.Store(keyOf(ws), ws.Status.DeepCopy())
+	r.written.Store(keyOf(ws), writtenStatus{uid: ws.UID, status: ws.Status.DeepCopy()})
 	r.recordTransitions(before, ws)
 	return nil
 }

@@ -27,9 +27,11 @@ func RepoRoot() string {
 }
 
 // Start starts kube-apiserver and etcd with the Loadout CRDs installed and the
-// Loadout types registered in client-go's scheme. Call Stop on the returned
-// environment when done.
-func Start() (*envtest.Environment, *rest.Config, error) {
+// Loadout types registered in client-go's scheme. Options adjust the
+// environment before it starts (test/hardening pins the API server's
+// certificate directory so it can stop and restart it). Call Stop on the
+// returned environment when done.
+func Start(options ...func(*envtest.Environment)) (*envtest.Environment, *rest.Config, error) {
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		return nil, nil, ErrNoAssets
@@ -43,6 +45,9 @@ func Start() (*envtest.Environment, *rest.Config, error) {
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
+	}
+	for _, o := range options {
+		o(env)
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -117,7 +117,11 @@ func gatherRoot(objs Objects, r v1alpha1.WorkspaceRoot, level v1alpha1.TrustLeve
 	if r.Selector != nil {
 		var err error
 		if sel, err = metav1.LabelSelectorAsSelector(r.Selector); err != nil {
-			return resources.Root{}, nil, fmt.Errorf("selector: %w", err)
+			// The CRD schema cannot check operators and values: a broken
+			// selector is the user's to fix, so it carries a reason (the
+			// controller retries reasonless errors as transient).
+			return resources.Root{}, nil, &resources.InvalidResourceError{Kind: "root", Origin: resources.Origin{Root: r.Name, Namespace: r.Namespace},
+				Field: "selector", Message: err.Error()}
 		}
 	}
 	extensions, err := objs.Extensions(r.Namespace)

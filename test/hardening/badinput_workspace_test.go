@@ -1,0 +1,234 @@
+package hardening
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+)
+
+// wsCase is an input the API server accepts but the Workspace cannot publish:
+// the condition must say why, and the last good context must survive.
+type wsCase struct {
+	name string
+	// bad applies the input to a namespace holding the good baseline (see
+	// baseline); victim is another tenant's namespace holding a marker.
+	bad    func(t *testing.T, ns, victim string)
+	cond   string
+	reason string
+	// msg are substrings of the condition message; "{ns}" and "{victim}"
+	// are replaced by the namespaces.
+	msg []string
+}
+
+// victimMarker is content of another tenant: it must never reach a context.
+const victimMarker = "VICTIM-PRIVATE-CONTENT"
+
+func updateWorkspace(t *testing.T, ns string, change func(*v1alpha1.Workspace)) {
+	update(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"}}, change)
+}
+
+func activate(files ...string) func(*testing.T, string, string) {
+	return func(t *testing.T, ns, _ string) {
+		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) {
+			w.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "notes", Files: files}}
+		})
+	}
+}
+
+func addExtension(change func(*v1alpha1.Extension)) func(*testing.T, string, string) {
+	return func(t *testing.T, ns, _ string) {
+		e := extension(ns, "bad-ext", []v1alpha1.ExtensionTool{tool("bad_tool")}, celHook("gate", v1alpha1.BeforeToolCall, "true"))
+		change(e)
+		create(t, e)
+	}
+}
+
+func setInstructions(ref v1alpha1.ConfigMapKeyReference) func(*testing.T, string, string) {
+	return func(t *testing.T, ns, victim string) {
+		if ref.Namespace == "{victim}" {
+			ref.Namespace = victim
+		}
+		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) {
+			w.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &ref}}
+		})
+	}
+}
+
+func addSkillFile(path string) func(*testing.T, string, string) {
+	return func(t *testing.T, ns, _ string) {
+		create(t, skill(ns, "messy", "Messy.", "MESSY", v1alpha1.SkillFile{Path: path, Content: "x"}))
+	}
+}
+
+var wsCases = []wsCase{
+	// SPEC R-CAT-2: duplicates inside one root.
+	{name: "duplicate skill name in one root", bad: func(t *testing.T, ns, _ string) {
+		s := skill(ns, "notes-copy", "Other notes.", "OTHER")
+		s.Spec.Name = "notes"
+		create(t, s)
+	}, cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonDuplicateName, msg: []string{"skill:notes twice", "{ns}/notes", "{ns}/notes-copy"}},
+	{name: "duplicate template name in one root", bad: func(t *testing.T, ns, _ string) {
+		tp := template(ns, "review-copy", "Other {{file}}")
+		tp.Spec.Name = "review"
+		create(t, tp)
+	}, cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonDuplicateName, msg: []string{"template:review twice", "{ns}/review-copy"}},
+	{name: "duplicate extension id in one namespace", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Name = "guard" }),
+		cond: v1alpha1.ConditionExtensionsLoaded, reason: v1alpha1.ReasonExtensionRejected, msg: []string{"{ns}/guard"}},
+	// Skill files the API cannot judge: not in clean form.
+	{name: "skill file path ./x", bad: addSkillFile("./x.md"), cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonInvalidResource,
+		msg: []string{"{ns}/messy", "files[0].path", `clean form "x.md"`}},
+	{name: "skill file path a//b", bad: addSkillFile("docs//b.md"), cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonInvalidResource,
+		msg: []string{"files[0].path", `clean form "docs/b.md"`}},
+	{name: "skill file path dir/.", bad: addSkillFile("docs/."), cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonInvalidResource,
+		msg: []string{"files[0].path", `clean form "docs"`}},
+	// CEL that does not compile (SPEC R-EXT-2: nothing of it registers).
+	{name: "cel syntax error", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Hooks[0].CEL.Expression = "call.(" }),
+		cond: v1alpha1.ConditionExtensionsLoaded, reason: v1alpha1.ReasonExtensionRejected, msg: []string{"{ns}/bad-ext", "Syntax error"}},
+	{name: "cel not a bool", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Hooks[0].CEL.Expression = "1 + 1" }),
+		cond: v1alpha1.ConditionExtensionsLoaded, reason: v1alpha1.ReasonExtensionRejected, msg: []string{"{ns}/bad-ext", "bool"}},
+	{name: "cel before hook reads result", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Hooks[0].CEL.Expression = "!result.isError" }),
+		cond: v1alpha1.ConditionExtensionsLoaded, reason: v1alpha1.ReasonExtensionRejected, msg: []string{"{ns}/bad-ext", "result"}},
+	{name: "cel unknown function", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Hooks[0].CEL.Expression = "call.name.frobnicate()" }),
+		cond: v1alpha1.ConditionExtensionsLoaded, reason: v1alpha1.ReasonExtensionRejected, msg: []string{"{ns}/bad-ext", "frobnicate"}},
+	// Tools.
+	{name: "extension tool takes a built-in name", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Tools[0].Name = "bash" }),
+		cond: v1alpha1.ConditionExtensionsLoaded, reason: v1alpha1.ReasonExtensionRejected, msg: []string{"{ns}/bad-ext", "bash"}},
+	{name: "extension tool takes another extension's name", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Tools[0].Name = "guard_note" }),
+		cond: v1alpha1.ConditionExtensionsLoaded, reason: v1alpha1.ReasonExtensionRejected, msg: []string{`tool "guard_note" is already registered`}},
+	{name: "tool input schema of type string", bad: addExtension(func(e *v1alpha1.Extension) {
+		e.Spec.Tools[0].InputSchema = &runtime.RawExtension{Raw: []byte(`{"type":"string"}`)}
+	}), cond: v1alpha1.ConditionExtensionsLoaded, reason: v1alpha1.ReasonExtensionRejected, msg: []string{"{ns}/bad-ext", "inputSchema"}},
+	{name: "service-backed extension whose Service does not answer", bad: addExtension(func(e *v1alpha1.Extension) {
+		e.Spec.Source = &v1alpha1.ExtensionSource{Service: v1alpha1.ServiceReference{Name: "nowhere", Port: 80, Path: "/manifest"}}
+	}), cond: v1alpha1.ConditionExtensionsLoaded, reason: v1alpha1.ReasonExtensionRejected, msg: []string{"{ns}/bad-ext", "nowhere.{ns}.svc"}},
+	// Budget.
+	{name: "context over budget", bad: func(t *testing.T, ns, _ string) {
+		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) { w.Spec.Budget = &v1alpha1.WorkspaceBudget{MaxContextBytes: 1024} })
+	}, cond: v1alpha1.ConditionContextPublished, reason: v1alpha1.ReasonContextTooLarge, msg: []string{"over the budget of 1024 bytes"}},
+	{name: "skill grows the context over budget", bad: func(t *testing.T, ns, _ string) {
+		// The activated skill's body and file enter both system-prompt.md and
+		// skills.json: one edit takes the context to about 1 MiB.
+		update(t, skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) {
+			s.Spec.Body = strings.Repeat("h", 250<<10)
+			s.Spec.Files[0].Content = strings.Repeat("f", 250<<10)
+		})
+	}, cond: v1alpha1.ConditionContextPublished, reason: v1alpha1.ReasonContextTooLarge, msg: []string{"over the budget of 524288 bytes"}},
+	// Activation (SPEC R-ACT-1, R-ACT-4).
+	{name: "activate an unknown skill", bad: func(t *testing.T, ns, _ string) {
+		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) { w.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "no-such-skill"}} })
+	}, cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonActivationFailed, msg: []string{`"no-such-skill"`, "no such skill in the catalog"}},
+	{name: "activate an unknown file", bad: activate("missing.md"), cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonActivationFailed,
+		msg: []string{`"missing.md"`, "the skill has no such file"}},
+	{name: "activate a file through ../", bad: activate("../rules/AGENTS.md"), cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonActivationFailed,
+		msg: []string{"path leaves the skill root"}},
+	{name: "activate an absolute file", bad: activate("/etc/passwd"), cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonActivationFailed,
+		msg: []string{"absolute paths are refused"}},
+	{name: "activate a percent-encoded ../ (never decoded)", bad: activate("%2e%2e/checklist.md"), cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonActivationFailed,
+		msg: []string{`"%2e%2e/checklist.md"`, "the skill has no such file"}},
+	{name: "activate a backslash path", bad: activate(`..\checklist.md`), cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonActivationFailed,
+		msg: []string{"no backslash"}},
+	{name: "activate the skill directory itself", bad: activate("checklist.md/.."), cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonActivationFailed,
+		msg: []string{"does not name a file inside the skill"}},
+	// Instructions.
+	{name: "instructions ConfigMap missing", bad: setInstructions(v1alpha1.ConfigMapKeyReference{Name: "gone", Key: "AGENTS.md"}),
+		cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonInstructionsNotFound, msg: []string{"ConfigMap {ns}/gone", `"AGENTS.md"`}},
+	{name: "instructions key missing", bad: setInstructions(v1alpha1.ConfigMapKeyReference{Name: "rules", Key: "MISSING.md"}),
+		cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonInstructionsNotFound, msg: []string{"ConfigMap {ns}/rules", `"MISSING.md"`}},
+	{name: "instructions ConfigMap deleted", bad: func(t *testing.T, ns, _ string) {
+		if err := k8sClient.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rules"}}); err != nil {
+			t.Fatal(err)
+		}
+	}, cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonInstructionsNotFound, msg: []string{"ConfigMap {ns}/rules"}},
+	// Tenancy: another tenant's namespace, through instructions or roots.
+	{name: "instructions from another tenant", bad: setInstructions(v1alpha1.ConfigMapKeyReference{Namespace: "{victim}", Name: "rules", Key: "AGENTS.md"}),
+		cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonRootNotPermitted, msg: []string{"spec.instructions[0].configMapKeyRef.namespace", `"{victim}"`}},
+	{name: "root aimed at another tenant", bad: func(t *testing.T, ns, victim string) {
+		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) {
+			w.Spec.Roots = append([]v1alpha1.WorkspaceRoot{{Name: "steal", Namespace: victim}}, w.Spec.Roots...)
+		})
+	}, cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonRootNotPermitted, msg: []string{"spec.roots[0].namespace", `"{victim}"`}},
+	{name: "root selector with an unknown operator", bad: func(t *testing.T, ns, _ string) {
+		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) {
+			w.Spec.Roots[0].Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: "Resembles", Values: []string{"a"}}}}
+		})
+	}, cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonInvalidResource, msg: []string{"selector", "Resembles"}},
+	// Output.
+	{name: "output names a ConfigMap the Workspace does not own", bad: func(t *testing.T, ns, _ string) {
+		create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "someone-elses"}, Data: map[string]string{"theirs": "yes"}})
+		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) { w.Spec.Output = &v1alpha1.WorkspaceOutput{ConfigMapName: "someone-elses"} })
+	}, cond: v1alpha1.ConditionContextPublished, reason: v1alpha1.ReasonNotOwned, msg: []string{"ConfigMap {ns}/someone-elses", "left untouched"}},
+}
+
+// baseline creates the good inputs every wsCase starts from and returns the
+// published Workspace and ConfigMap: a skill with a file (activated), a
+// template, instructions from a ConfigMap, a trusted extension and a
+// built-in tool.
+func baseline(t *testing.T, ns string) (*v1alpha1.Workspace, *corev1.ConfigMap) {
+	t.Helper()
+	create(t, skill(ns, "notes", "Notes.", "NOTES BODY", v1alpha1.SkillFile{Path: "checklist.md", Content: "CHECKLIST"}))
+	create(t, template(ns, "review", "Review {{file}}."))
+	create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rules"}, Data: map[string]string{"AGENTS.md": "PROJECT RULES"}})
+	create(t, extension(ns, "guard", []v1alpha1.ExtensionTool{tool("guard_note")}, celHook("gate", v1alpha1.BeforeToolCall, "true")))
+	ws := devWorkspace(ns)
+	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "notes", Files: []string{"checklist.md"}}}
+	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "rules", Key: "AGENTS.md"}}}
+	ws.Spec.Tools = &v1alpha1.WorkspaceTools{Builtin: []v1alpha1.ToolName{"bash"}}
+	create(t, ws)
+	return published(t, ns, "dev")
+}
+
+// TestBadInput_WorkspaceConditionsKeepLastGoodContext publishes a good
+// context, applies each bad input of wsCases, and proves that the Workspace
+// says why (the condition, and Ready, carry the reason and a message naming
+// the input) while the published ConfigMap and status.context stay exactly
+// the last good ones. No other tenant's content reaches any ConfigMap.
+func TestBadInput_WorkspaceConditionsKeepLastGoodContext(t *testing.T) {
+	t.Parallel()
+	for _, tc := range wsCases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			victim := newNamespace(t, v1alpha1.TrustTrusted)
+			marker := victimMarker + " " + victim
+			create(t, skill(victim, "notes", "Victim notes.", marker))
+			create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "rules"}, Data: map[string]string{"AGENTS.md": marker}})
+			ns := newNamespace(t, v1alpha1.TrustTrusted)
+			good, goodCM := baseline(t, ns)
+			mustContain(t, "good context", goodCM.Data["system-prompt.md"], "PROJECT RULES", "NOTES BODY", "CHECKLIST", "guard_note")
+
+			tc.bad(t, ns, victim)
+
+			got := waitFor(t, ns, "dev", condition(tc.cond, metav1.ConditionFalse, tc.reason))
+			if err := condition(v1alpha1.ConditionReady, metav1.ConditionFalse, tc.reason)(got); err != nil {
+				t.Error(err)
+			}
+			msg := conditionMessage(got, tc.cond)
+			for _, m := range tc.msg {
+				mustContain(t, tc.cond+" message", msg, strings.NewReplacer("{ns}", ns, "{victim}", victim).Replace(m))
+			}
+			mustContain(t, "ContextPublished message", conditionMessage(got, v1alpha1.ConditionContextPublished),
+				"the last good context "+good.Status.Context.Hash+" stays published")
+			if got.Status.Context == nil || *got.Status.Context != *good.Status.Context {
+				t.Errorf("status.context = %+v, want the last good %+v", got.Status.Context, good.Status.Context)
+			}
+			cm := configMap(t, ns, "dev-context")
+			if cm.ResourceVersion != goodCM.ResourceVersion || cm.Annotations[v1alpha1.ContextHashAnnotation] != good.Status.Context.Hash {
+				t.Errorf("published ConfigMap changed: resourceVersion %s → %s, hash %s", goodCM.ResourceVersion, cm.ResourceVersion, cm.Annotations[v1alpha1.ContextHashAnnotation])
+			}
+			var list corev1.ConfigMapList
+			if err := k8sClient.List(context.Background(), &list); err != nil {
+				t.Fatal(err)
+			}
+			for i := range list.Items {
+				if c := &list.Items[i]; c.Namespace != victim && strings.Contains(allData(c), marker) {
+					t.Errorf("ConfigMap %s/%s carries the other tenant's content", c.Namespace, c.Name)
+				}
+			}
+		})
+	}
+}

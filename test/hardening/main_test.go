@@ -1,0 +1,285 @@
+package hardening
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/workspace"
+)
+
+// Platform namespaces of the test manager. Tests give their Workspaces
+// explicit roots [own, platformNS], so that their extensions stay apart.
+const (
+	platformNS = "loadout-system"
+	// reconcileTimeout is the manager's --reconcile-timeout here: short, so a
+	// pass stuck on a stopped API server gives up and is retried quickly.
+	reconcileTimeout = 10 * time.Second
+)
+
+var (
+	env       *envtest.Environment
+	cfg       *rest.Config
+	scheme    = runtime.NewScheme()
+	k8sClient client.Client // direct, uncached: what a user sees
+	writes    = &writeCounter{}
+	resolved  = &resolverLog{}
+	faults    = &readFaults{}
+
+	// mgrMu serialises tests that stop and start the manager.
+	mgrMu   sync.Mutex
+	current *managerRun
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	// A fixed certificate directory lets the API server restart with the same
+	// serving certificate (envtest regenerates it in a fresh directory
+	// otherwise, and every client would stop trusting the server).
+	certDir, err := os.MkdirTemp("", "loadout-hardening-apiserver-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(certDir) }()
+	env, cfg, err = testenv.Start(func(e *envtest.Environment) {
+		e.ControlPlane.GetAPIServer().CertDir = certDir
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
+
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	if k8sClient, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := k8sClient.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: platformNS}}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if current, err = startManager(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if err := current.stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+	}
+	return code
+}
+
+// zapLevel logs errors only, unless TEST_VERBOSE asks for the controllers' detail.
+func zapLevel() zapcore.Level {
+	if os.Getenv("TEST_VERBOSE") != "" {
+		return zapcore.Level(-2)
+	}
+	return zapcore.ErrorLevel + 1 // the fault tests provoke expected errors
+}
+
+// managerRun is one in-process manager: the production controllers with the
+// test's resolver, read faults and write counter.
+type managerRun struct {
+	cancel     context.CancelFunc
+	done       chan error
+	reconciler *controllers.WorkspaceReconciler
+}
+
+func startManager() (*managerRun, error) {
+	mgrCfg := rest.CopyConfig(cfg)
+	mgrCfg.Wrap(writes.wrap)
+	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		// Restart tests run a second manager in the same process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &controllers.WorkspaceReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: faultyReader{Reader: mgr.GetAPIReader()},
+		Recorder:  mgr.GetEventRecorder("loadout"),
+		Policy: workspace.Policy{
+			PlatformNamespaces: []string{platformNS},
+			DefaultTrust:       v1alpha1.TrustRestricted,
+		},
+		Loader:                  workspace.HostLoader{HTTPClient: &http.Client{Timeout: 2 * time.Second}, Resolve: resolved.resolve},
+		ReconcileTimeout:        reconcileTimeout,
+		MaxConcurrentReconciles: 4,
+	}
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
+		cancel()
+		return nil, err
+	}
+	if err := controllers.SetupValidationReconcilers(mgr); err != nil {
+		cancel()
+		return nil, err
+	}
+	run := &managerRun{cancel: cancel, done: make(chan error, 1), reconciler: r}
+	go func() { run.done <- mgr.Start(ctx) }()
+	return run, nil
+}
+
+func (m *managerRun) stop() error {
+	m.cancel()
+	select {
+	case err := <-m.done:
+		return err
+	case <-time.After(60 * time.Second):
+		return errors.New("manager did not stop within 60s")
+	}
+}
+
+// resolverLog records every Service reference the controller resolves, with
+// the namespace it resolves it in, and answers like exthost.DefaultResolver
+// unless a test registered a server for the Service.
+type resolverLog struct {
+	mu       sync.Mutex
+	calls    []resolution
+	services sync.Map // "namespace/name" → base URL
+}
+
+type resolution struct {
+	Namespace string
+	Ref       v1alpha1.ServiceReference
+	URL       string
+}
+
+func (l *resolverLog) resolve(namespace string, ref v1alpha1.ServiceReference) (string, error) {
+	url, err := exthost.DefaultResolver(namespace, ref)
+	if base, ok := l.services.Load(namespace + "/" + ref.Name); ok {
+		url = base.(string) + ref.Path
+	}
+	l.mu.Lock()
+	l.calls = append(l.calls, resolution{Namespace: namespace, Ref: ref, URL: url})
+	l.mu.Unlock()
+	return url, err
+}
+
+// in returns the resolutions of Services named like the test's.
+func (l *resolverLog) named(name string) []resolution {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []resolution
+	for _, c := range l.calls {
+		if c.Ref.Name == name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// readFaults makes the manager's live reads (instructions ConfigMaps) fail a
+// given number of times per namespace, as a flaky API server would.
+type readFaults struct{ remaining sync.Map } // namespace → *int
+
+type faultyReader struct{ client.Reader }
+
+var errInjected = errors.New("injected transient read failure")
+
+func (r faultyReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if faults.take(key.Namespace) {
+		return fmt.Errorf("reading %s: %w", key, errInjected)
+	}
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (f *readFaults) inject(namespace string, n int) {
+	f.remaining.Store(namespace, &faultCount{n: n})
+}
+
+type faultCount struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (f *readFaults) take(namespace string) bool {
+	v, ok := f.remaining.Load(namespace)
+	if !ok {
+		return false
+	}
+	c := v.(*faultCount)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == 0 {
+		return false
+	}
+	c.n--
+	return true
+}
+
+// writeCounter counts the manager's mutating requests by "VERB path".
+type writeCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if req.Method != http.MethodGet {
+			w.mu.Lock()
+			if w.counts == nil {
+				w.counts = map[string]int{}
+			}
+			w.counts[req.Method+" "+req.URL.Path]++
+			w.mu.Unlock()
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+// total sums the writes whose "VERB path" contains every fragment.
+func (w *writeCounter) total(fragments ...string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for k, c := range w.counts {
+		ok := true
+		for _, f := range fragments {
+			ok = ok && strings.Contains(k, f)
+		}
+		if ok {
+			n += c
+		}
+	}
+	return n
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
