@@ -61,9 +61,16 @@ test: ## Run all tests, envtest suites included (builds the control plane on fir
 fuzz: ## Run every fuzz target for FUZZTIME each.
 	@bash hack/fuzz.sh $(FUZZTIME)
 
+# `make bench`: every Go benchmark (resolution, hooks), then the scale harness
+# (propagation, writes, storm, memory, resolution against Pi; ~20 min, needs
+# npm for Pi). BENCH_FLAGS=-mode=smoke runs the harness in seconds.
+BENCH_COUNT ?= 3
+BENCH_FLAGS ?= -mode=full -out=$(LOCALBIN)/bench-results.md -profile-dir=$(LOCALBIN)/bench-profiles
+
 .PHONY: bench
-bench: ## Run the benchmarks.
-	go test -run '^$$' -bench . -benchmem ./...
+bench: ## Run the Go benchmarks and the scale harness (test/bench); results in docs/benchmarks.md.
+	KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./...
+	KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go run ./test/bench/cmd/loadout-bench $(BENCH_FLAGS)
 
 ##@ Build
 

@@ -1,0 +1,5 @@
+// Package bench is the scale harness of DESIGN's performance targets: it runs
+// the manager in process against its own envtest control plane and measures
+// propagation, write economy, a change storm, memory and resolution against
+// side-by-side baselines (see docs/benchmarks.md and cmd/loadout-bench).
+package bench

@@ -1,0 +1,315 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config is one harness run.
+type Config struct {
+	Options
+	Workspaces []int // fleet sizes, ascending; propagation is measured at each
+	Namespaces int
+	Isolated   int
+	Steady     time.Duration
+	// StormAt is the fleet size at which steady state and the storm run.
+	StormAt    int
+	StormRate  int
+	Storm      time.Duration
+	Skills     int // memory phase: project Skills added at the largest fleet; 0 skips
+	Resolution []int
+	Iterations int
+	// PiCache is where npm installs Pi; empty skips the Pi baseline.
+	PiCache    string
+	PiVersion  string
+	ProfileDir string
+	Timeout    time.Duration
+}
+
+// Report is everything measured.
+type Report struct {
+	Config      Config
+	Load        []string // load averages at phase boundaries
+	Propagation []PropagationRow
+	Convergence []*Phase
+	Steady      *Phase
+	Storm       *StormResult
+	AddSkills   *Phase
+	Memory      *MemoryResult
+	Resolution  []*ResolutionResult
+	PiErr       error
+}
+
+// PropagationRow is one fleet size: the controller against the bare client.
+type PropagationRow struct {
+	N                 int
+	Change, Baseline  *Phase
+	RatioOfRates      float64 // baseline time / controller time
+	ControllerPerSec  float64
+	BaselinePerSecond float64
+}
+
+// Run runs the configured phases, printing progress to log.
+func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
+	rep := &Report{Config: cfg}
+	mark := func(what string) {
+		l := loadavg()
+		rep.Load = append(rep.Load, what+": "+l)
+		fmt.Fprintf(log, "# %s (load average %s)\n", what, l)
+	}
+	if len(cfg.Workspaces) > 0 {
+		if err := runCluster(ctx, cfg, rep, log, mark); err != nil {
+			return rep, err
+		}
+	}
+	if len(cfg.Resolution) > 0 {
+		mark("resolution")
+		base, err := os.MkdirTemp("", "loadout-bench-tree-")
+		if err != nil {
+			return rep, err
+		}
+		defer os.RemoveAll(base)
+		piDir := ""
+		if cfg.PiCache != "" {
+			if piDir, err = InstallPi(cfg.PiCache, cfg.PiVersion); err != nil {
+				rep.PiErr = err
+				fmt.Fprintln(log, "Pi baseline unavailable:", err)
+			}
+		}
+		for _, n := range cfg.Resolution {
+			r, err := Resolution(base, n, cfg.Iterations, piDir)
+			if err != nil {
+				return rep, err
+			}
+			rep.Resolution = append(rep.Resolution, r)
+			fmt.Fprintf(log, "resolution %d×3: loadout %s, read %s, pi %+v %v\n", n, r.Loadout, r.Read, r.Pi, r.PiErr)
+		}
+	}
+	mark("done")
+	return rep, nil
+}
+
+func runCluster(ctx context.Context, cfg Config, rep *Report, log io.Writer, mark func(string)) error {
+	mark("starting envtest and the manager")
+	e, err := Start(cfg.Options)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = e.Stop() }()
+	fmt.Fprintf(log, "manager client: QPS %.0f, burst %d, MaxConcurrentReconciles %d; bare client: same QPS, burst and %d writers\n",
+		cfg.QPS, cfg.Burst, cfg.Concurrency, cfg.Concurrency)
+	f, err := NewFleet(ctx, e, cfg.Namespaces, cfg.Isolated)
+	if err != nil {
+		return err
+	}
+	for _, n := range cfg.Workspaces {
+		mark(fmt.Sprintf("grow to %d Workspaces", n))
+		conv, err := f.Grow(ctx, n, cfg.Timeout)
+		if err != nil {
+			return fmt.Errorf("growing to %d: %w", n, err)
+		}
+		rep.Convergence = append(rep.Convergence, conv)
+		fmt.Fprintf(log, "converged %d new Workspaces in %s: %s\n", conv.N, conv.Duration.Round(time.Millisecond), conv.Writes)
+
+		mark(fmt.Sprintf("propagation at %d", n))
+		stop := cpuProfile(cfg.ProfileDir, fmt.Sprintf("cpu-change-%d.pprof", n))
+		ch, err := f.Change(ctx, cfg.Timeout)
+		stop()
+		if err != nil {
+			return fmt.Errorf("change at %d: %w", n, err)
+		}
+		bl, err := f.Baseline(ctx, n, cfg.Timeout)
+		if err != nil {
+			return fmt.Errorf("baseline at %d: %w", n, err)
+		}
+		row := PropagationRow{N: n, Change: ch, Baseline: bl,
+			RatioOfRates:      bl.Duration.Seconds() / ch.Duration.Seconds(),
+			ControllerPerSec:  float64(n) / ch.Duration.Seconds(),
+			BaselinePerSecond: float64(n) / bl.Duration.Seconds()}
+		rep.Propagation = append(rep.Propagation, row)
+		fmt.Fprintf(log, "propagation %d: controller %s (%.0f/s, cpu %s), bare client %s (%.0f/s, cpu %s), ratio %.2f; writes %s; unaffected %d\n",
+			n, ch.Duration.Round(time.Millisecond), row.ControllerPerSec, cpuString(ch.CPU), bl.Duration.Round(time.Millisecond), row.BaselinePerSecond,
+			cpuString(bl.CPU), row.RatioOfRates, ch.Writes, ch.Unaffected)
+
+		if n == cfg.StormAt {
+			if cfg.Steady > 0 {
+				mark(fmt.Sprintf("steady state at %d", n))
+				rep.Steady = f.Steady(ctx, cfg.Steady)
+				fmt.Fprintf(log, "steady %s: writes %s\n", cfg.Steady, rep.Steady.Writes)
+			}
+			if cfg.Storm > 0 {
+				mark(fmt.Sprintf("storm at %d", n))
+				if rep.Storm, err = f.Storm(ctx, cfg.StormRate, cfg.Storm, cfg.Timeout); err != nil {
+					return err
+				}
+				fmt.Fprintf(log, "storm: %d changes, settled %s after the last, writes %s, problems %v\n",
+					rep.Storm.Changes, rep.Storm.Settle.Round(time.Millisecond), rep.Storm.Writes, rep.Storm.Problems)
+			}
+		}
+	}
+	if cfg.Skills > 0 {
+		mark(fmt.Sprintf("adding %d skills", cfg.Skills))
+		if rep.AddSkills, err = f.AddSkills(ctx, cfg.Skills, 3*cfg.Timeout); err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "added skills in %s: writes %s\n", rep.AddSkills.Duration.Round(time.Millisecond), rep.AddSkills.Writes)
+		mark("memory")
+		profile := ""
+		if cfg.ProfileDir != "" {
+			profile = filepath.Join(cfg.ProfileDir, "heap.pprof")
+		}
+		if rep.Memory, err = Memory(ctx, e, profile); err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "memory: %+v\n", *rep.Memory)
+	}
+	return nil
+}
+
+// cpuProfile profiles the process (manager included) into dir/name until
+// the returned function is called; it does nothing when dir is empty.
+func cpuProfile(dir, name string) func() {
+	if dir == "" {
+		return func() {}
+	}
+	fh, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(fh); err != nil {
+		_ = fh.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = fh.Close()
+	}
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// Markdown writes the report as the tables of docs/benchmarks.md.
+func (r *Report) Markdown(w io.Writer) {
+	c := r.Config
+	fmt.Fprintf(w, "Machine: %d CPUs (GOMAXPROCS %d), %s/%s, %s. Load average: %s.\n\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, runtime.Version(), strings.Join(r.Load, "; "))
+	if len(r.Propagation) > 0 {
+		fmt.Fprintf(w, "Client rate limit (manager and bare client): QPS %.0f, burst %d; concurrency %d (MaxConcurrentReconciles and bare writers); %d namespaces, %d isolated Workspaces.\n\n",
+			c.QPS, c.Burst, c.Concurrency, c.Namespaces, c.Isolated)
+		fmt.Fprintln(w, "| Workspaces | controller: change → every ConfigMap | bare client: N applies | ratio of rates | CPU controller run (harness process / apiserver+etcd) | CPU bare run | writes for the change | per affected Workspace | unaffected |")
+		fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---|---|---:|")
+		for _, p := range r.Propagation {
+			fmt.Fprintf(w, "| %d | %s (%.0f/s) | %s (%.0f/s) | %.2f | %s | %s | %s | %s | %d |\n", p.N,
+				p.Change.Duration.Round(time.Millisecond), p.ControllerPerSec, p.Baseline.Duration.Round(time.Millisecond), p.BaselinePerSecond,
+				p.RatioOfRates, cpuString(p.Change.CPU), cpuString(p.Baseline.CPU), p.Change.Writes, perAffected(p.Change), p.Change.Unaffected)
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| step | Workspaces | time | writes (manager, by verb) | per Workspace |")
+		fmt.Fprintln(w, "|---|---:|---:|---|---|")
+		for _, p := range r.Convergence {
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s |\n", p.Name, p.N, p.Duration.Round(time.Millisecond), p.Writes, perAffected(p))
+		}
+		for _, p := range r.Propagation {
+			fmt.Fprintf(w, "| one change | %d | %s | %s | %s |\n", p.N, p.Change.Duration.Round(time.Millisecond), p.Change.Writes, perAffected(p.Change))
+		}
+		if s := r.Steady; s != nil {
+			fmt.Fprintf(w, "| steady state %s | %d | – | %s | – |\n", s.Duration, c.StormAt, s.Writes)
+		}
+		if a := r.AddSkills; a != nil {
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s |\n", a.Name, a.N, a.Duration.Round(time.Millisecond), a.Writes, perAffected(a))
+		}
+		fmt.Fprintln(w)
+	}
+	if s := r.Storm; s != nil {
+		applies := s.Writes.ByVerb()["apply configmaps"]
+		fmt.Fprintf(w, "Storm at %d Workspaces: %d changes in %s (%d/s); every ConfigMap carried the last revision %s after the last change.\n",
+			s.N, s.Changes, s.Duration, c.StormRate, s.Settle.Round(time.Millisecond))
+		fmt.Fprintf(w, "Writes: %s. ConfigMap applies %d = %.2f per Workspace for %d changes (%.1f%% of one apply per Workspace per change). Unaffected writes: %d. Final state: %s.\n\n",
+			s.Writes, applies, float64(applies)/float64(s.N), s.Changes, 100*float64(applies)/float64(s.N*s.Changes), s.Unaffected, problems(s.Problems))
+	}
+	if m := r.Memory; m != nil {
+		fmt.Fprintln(w, "| Workspaces | Skills | ConfigMaps | cached objects (JSON) | cached metadata (JSON) | heap in use after GC | heap / cached | RSS (peak) |")
+		fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Fprintf(w, "| %d | %d | %d | %s | %s | %s | %.1f× | %s (%s) |\n\n", m.Workspaces, m.Skills, m.ConfigMaps,
+			mib(m.CachedBytes), mib(m.MetadataBytes), mib(int64(m.HeapInuse)), float64(m.HeapInuse)/float64(m.CachedBytes+m.MetadataBytes), mib(m.RSS), mib(m.PeakRSS))
+	}
+	if len(r.Resolution) > 0 {
+		fmt.Fprintln(w, "| skills × 3 roots | Loadout resolve + render (median) | read only (median) | Loadout / read | Pi DefaultResourceLoader warm (cold) | Pi / Loadout |")
+		fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|")
+		for _, x := range r.Resolution {
+			pi, ratio := "–", "–"
+			if x.Pi != nil {
+				pi = fmt.Sprintf("%.1f ms (%.1f ms)", x.Pi.WarmMedianMs, x.Pi.ColdMs)
+				ratio = fmt.Sprintf("%.1f×", x.Pi.WarmMedianMs/ms(x.Loadout))
+			} else if x.PiErr != nil {
+				pi = "error: " + x.PiErr.Error()
+			}
+			fmt.Fprintf(w, "| %d | %.1f ms | %.1f ms | %.1f× | %s | %s |\n", x.Skills, ms(x.Loadout), ms(x.Read), ms(x.Loadout)/ms(x.Read), pi, ratio)
+		}
+		if r.PiErr != nil {
+			fmt.Fprintf(w, "\nPi baseline unavailable: %v\n", r.PiErr)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func perAffected(p *Phase) string {
+	if p.N == 0 {
+		return "–"
+	}
+	by := p.Writes.ByVerb()
+	return fmt.Sprintf("%.2f apply, %.2f status patch", float64(by["apply configmaps"])/float64(p.N), float64(by["patch workspaces/status"])/float64(p.N))
+}
+
+func problems(p []string) string {
+	if len(p) == 0 {
+		return "right"
+	}
+	return strings.Join(p, "; ")
+}
+
+func cpuString(c CPUTimes) string {
+	return fmt.Sprintf("%.2fs / %.2fs", c.Self.Seconds(), c.Server.Seconds())
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// ParseSizes parses "100,500,1000".
+func ParseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		var n int
+		if _, err := fmt.Sscan(f, &n); err != nil || n <= 0 {
+			return nil, fmt.Errorf("size %q: want a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	if !slices.IsSorted(out) {
+		return nil, errors.New("sizes must be ascending")
+	}
+	return out, nil
+}
