@@ -119,14 +119,6 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 	start := time.Now()
 	plan, err := workspace.Gather(ws, cachedObjects{ctx: ctx, cache: r.Client, reader: r.APIReader}, r.Policy)
 	if err != nil {
-		// Gathering does I/O: only an error that carries a reason is the
-		// user's to fix. Any other (a failed live read of an instructions
-		// ConfigMap, a timeout) is transient and retried, never reported as
-		// InvalidResource and left there.
-		var reasoned resources.ReasonedError
-		if !errors.As(err, &reasoned) {
-			return ctrl.Result{}, err
-		}
 		return ctrl.Result{}, holdOnInvalid(ws, v1alpha1.ConditionCatalogResolved, err)
 	}
 	registry, outcomes := r.Loader.LoadExtensions(ctx, ws, plan)
@@ -168,15 +160,16 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 }
 
 // holdOnInvalid turns an error into a condition when it is the user's to fix
-// (it has a reason) and keeps the last good context; any other error is
-// transient and returned for a retry with backoff.
+// (it carries a reason) and keeps the last good context. Any other error (a
+// failed live read of an instructions ConfigMap, a timeout) is transient and
+// returned for a retry with backoff, never left behind as InvalidResource.
 func holdOnInvalid(ws *v1alpha1.Workspace, condType string, err error) error {
-	reason := resources.ReasonOf(err)
-	if reason == "" {
+	var reasoned resources.ReasonedError
+	if !errors.As(err, &reasoned) {
 		return err
 	}
-	setCondition(ws, condType, false, reason, err.Error())
-	keepLastGood(ws, reason, err.Error())
+	setCondition(ws, condType, false, reasoned.Reason(), err.Error())
+	keepLastGood(ws, reasoned.Reason(), err.Error())
 	return nil
 }
 
