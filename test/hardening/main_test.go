@@ -72,6 +72,9 @@ func runSuite(m *testing.M) int {
 	defer func() { _ = os.RemoveAll(certDir) }()
 	env, cfg, err = testenv.Start(func(e *envtest.Environment) {
 		e.ControlPlane.GetAPIServer().CertDir = certDir
+		// A graceful stop waits for open watches; past this it is killed,
+		// which is a fault worth surviving too.
+		e.ControlPlane.GetAPIServer().StopTimeout = 5 * time.Second
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

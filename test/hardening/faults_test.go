@@ -1,0 +1,389 @@
+package hardening
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/workspace"
+)
+
+// The fault tests are sequential: they stop the API server or the manager,
+// which the parallel tests must not see. Go runs every sequential top-level
+// test before it resumes the parallel ones.
+
+// burst edits the skill's body n times, ignoring failures (the API server
+// may be down), and returns once done.
+func burst(ns, name string, n int, pause time.Duration) {
+	ctx := context.Background()
+	for i := range n {
+		s := &v1alpha1.Skill{}
+		if err := k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, s); err == nil {
+			s.Spec.Body = fmt.Sprintf("BURST EDIT %d", i)
+			_ = k8sClient.Update(ctx, s)
+		}
+		time.Sleep(pause)
+	}
+}
+
+// waitBody waits until the published context holds body, consistently.
+func waitBody(t *testing.T, ns, body string) *v1alpha1.Workspace {
+	t.Helper()
+	var ws *v1alpha1.Workspace
+	eventually(t, func() error {
+		var cm *corev1.ConfigMap
+		ws, cm = published(t, ns, "dev")
+		if !strings.Contains(cm.Data[contract.KeySystemPrompt], body) {
+			return fmt.Errorf("published context does not hold %q yet", body)
+		}
+		return nil
+	})
+	return ws
+}
+
+// activeWorkers is controller-runtime's gauge of reconciles in progress.
+func activeWorkers(controller string) float64 {
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		return -1
+	}
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_active_workers" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if labelIs(m, "controller", controller) {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+func labelIs(m *dto.Metric, name, value string) bool {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name && l.GetValue() == value {
+			return true
+		}
+	}
+	return false
+}
+
+// activatedNotes is a Workspace whose context carries the notes skill's body.
+func activatedNotes(ns string) *v1alpha1.Workspace {
+	ws := devWorkspace(ns)
+	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "notes"}}
+	return ws
+}
+
+// TestFault_APIServerRestartDuringBurstConverges stops the API server (etcd
+// keeps running) in the middle of a burst of edits and starts it again: the
+// manager converges on the last edit, and no reconcile stays stuck (the
+// reconciler's timeout ends passes blocked on the dead server).
+func TestFault_APIServerRestartDuringBurstConverges(t *testing.T) {
+	mgrMu.Lock()
+	defer mgrMu.Unlock()
+	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	create(t, skill(ns, "notes", "Notes.", "FIRST BODY"))
+	create(t, activatedNotes(ns))
+	waitBody(t, ns, "FIRST BODY")
+
+	var wg sync.WaitGroup
+	wg.Go(func() { burst(ns, "notes", 40, 100*time.Millisecond) })
+	time.Sleep(time.Second)
+	apiServer := env.ControlPlane.GetAPIServer()
+	if err := apiServer.Stop(); err != nil {
+		t.Logf("API server did not stop gracefully and was killed: %v", err)
+	}
+	time.Sleep(3 * time.Second) // edits and reconciles fail meanwhile
+	if err := apiServer.Start(); err != nil {
+		t.Fatalf("starting the API server again: %v", err)
+	}
+	wg.Wait()
+	update(t, skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "FINAL BODY" })
+	waitBody(t, ns, "FINAL BODY")
+	eventually(t, func() error {
+		if n := activeWorkers("workspace"); n != 0 {
+			return fmt.Errorf("%v Workspace reconciles still running", n)
+		}
+		return nil
+	})
+}
+
+// TestFault_TransientReadFailureIsRetriedNotReported is the regression test
+// for a bug: a failed live read of an instructions ConfigMap used to become
+// Ready=False/InvalidResource with no retry, so the Workspace stayed broken
+// until something else changed. Now it is retried with backoff.
+func TestFault_TransientReadFailureIsRetriedNotReported(t *testing.T) {
+	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	rules := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rules"}, Data: map[string]string{"AGENTS.md": "RULES V1"}}
+	create(t, rules)
+	ws := devWorkspace(ns)
+	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "rules", Key: "AGENTS.md"}}}
+	create(t, ws)
+	_, cm := published(t, ns, "dev")
+	mustContain(t, "system-prompt.md", cm.Data[contract.KeySystemPrompt], "RULES V1")
+
+	// One change, one reconcile: its live read fails twice. Only a retry
+	// can publish V2; nothing else will trigger another pass.
+	faults.inject(ns, 2)
+	update(t, rules, func(c *corev1.ConfigMap) { c.Data["AGENTS.md"] = "RULES V2" })
+	eventually(t, func() error {
+		_, cm := published(t, ns, "dev")
+		if !strings.Contains(cm.Data[contract.KeySystemPrompt], "RULES V2") {
+			return fmt.Errorf("instructions change not published yet")
+		}
+		return nil
+	})
+	if faults.take(ns) {
+		t.Error("the injected failures were not all consumed")
+	}
+}
+
+// TestFault_CompetingWritersDuringBurstConverge edits a skill in a burst
+// while a competitor rewrites a data key of the published ConfigMap (an
+// Update with optimistic locking, as kubectl edit does) and relabels the
+// Workspace. Our server-side applies carry no resourceVersion, so they never
+// conflict; the competitor's conflicts are its own. Afterwards the context
+// is ours again and consistent.
+func TestFault_CompetingWritersDuringBurstConverge(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	create(t, skill(ns, "notes", "Notes.", "FIRST BODY"))
+	create(t, activatedNotes(ns))
+	waitBody(t, ns, "FIRST BODY")
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var conflicts, competitorWrites int
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			cm := &corev1.ConfigMap{}
+			if err := k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "dev-context"}, cm); err == nil {
+				cm.Data[contract.KeySystemPrompt] = fmt.Sprintf("COMPETITOR %d", i)
+				switch err := k8sClient.Update(ctx, cm, client.FieldOwner("kubectl-edit")); {
+				case apierrors.IsConflict(err):
+					conflicts++
+				case err == nil:
+					competitorWrites++
+				}
+			}
+			w := &v1alpha1.Workspace{}
+			if err := k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "dev"}, w); err == nil {
+				if w.Labels == nil {
+					w.Labels = map[string]string{}
+				}
+				w.Labels["competitor"] = fmt.Sprint(i)
+				_ = k8sClient.Update(ctx, w, client.FieldOwner("kubectl-edit"))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+	burst(ns, "notes", 30, 100*time.Millisecond)
+	close(stop)
+	wg.Wait()
+	t.Logf("competitor: %d writes, %d conflicts", competitorWrites, conflicts)
+	if competitorWrites == 0 {
+		t.Fatal("the competitor never wrote: the test proves nothing")
+	}
+	update(t, skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "FINAL BODY" })
+	ws := waitBody(t, ns, "FINAL BODY")
+	cm := configMap(t, ns, "dev-context")
+	mustNotContain(t, "system-prompt.md", cm.Data[contract.KeySystemPrompt], "COMPETITOR")
+	if err := consistent(ws, cm); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestFault_WorkspaceDeletedAndRecreatedRepublishes deletes a published
+// Workspace and re-creates it under the same name at once: the new object
+// (new UID) gets its own status and a ConfigMap it controls. envtest runs no
+// garbage collector, so the test deletes the old ConfigMap as the collector
+// would (its owner is gone).
+func TestFault_WorkspaceDeletedAndRecreatedRepublishes(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
+	create(t, activatedNotes(ns))
+	old, _ := published(t, ns, "dev")
+	for range 3 {
+		if err := k8sClient.Delete(ctx, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}}); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+		eventually(t, func() error {
+			return client.IgnoreAlreadyExists(k8sClient.Create(ctx, activatedNotes(ns)))
+		})
+		ws, cm := published(t, ns, "dev")
+		if ws.UID == old.UID {
+			t.Fatal("the Workspace was not re-created")
+		}
+		if ref := metav1.GetControllerOf(cm); ref == nil || ref.UID != ws.UID {
+			t.Errorf("ConfigMap controller = %+v, want the new Workspace %s", ref, ws.UID)
+		}
+		old = ws
+	}
+}
+
+// TestFault_RecreatedWorkspaceIsWrittenEvenIfItsDeletionWasNeverSeen is the
+// regression test for a bug: the reconciler remembered the last status it
+// patched per namespace/name, so a Workspace re-created under the same name
+// before the reconciler saw the deletion computed "the same" status and was
+// never written (its status stayed empty). It drives one reconciler by hand,
+// with the manager stopped, so the deletion is deterministically unseen.
+func TestFault_RecreatedWorkspaceIsWrittenEvenIfItsDeletionWasNeverSeen(t *testing.T) {
+	ctx := context.Background()
+	mgrMu.Lock()
+	defer mgrMu.Unlock()
+	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
+	if err := current.stop(); err != nil {
+		t.Fatal(err)
+	}
+	defer restartManager(t)
+
+	r := &controllers.WorkspaceReconciler{
+		Client: k8sClient, APIReader: k8sClient,
+		Policy:           workspace.Policy{PlatformNamespaces: []string{platformNS}, DefaultTrust: v1alpha1.TrustRestricted},
+		Loader:           workspace.HostLoader{Resolve: resolved.resolve},
+		ReconcileTimeout: reconcileTimeout,
+	}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "dev"}}
+	reconcileOnce := func() *v1alpha1.Workspace {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			t.Fatalf("reconcile: %v", err)
+		}
+		ws := &v1alpha1.Workspace{}
+		if err := k8sClient.Get(ctx, req.NamespacedName, ws); err != nil {
+			t.Fatal(err)
+		}
+		return ws
+	}
+	create(t, activatedNotes(ns))
+	first := reconcileOnce()
+	if err := ready(first); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8sClient.Delete(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}}); err != nil {
+		t.Fatal(err)
+	}
+	create(t, activatedNotes(ns))
+	second := reconcileOnce()
+	if second.UID == first.UID {
+		t.Fatal("not re-created")
+	}
+	if err := ready(second); err != nil {
+		t.Fatalf("re-created Workspace: %v (status %+v)", err, second.Status)
+	}
+	if second.Status.Context == nil || second.Status.Context.Hash != first.Status.Context.Hash {
+		t.Errorf("re-created Workspace status.context = %+v, want hash %s", second.Status.Context, first.Status.Context.Hash)
+	}
+	if ref := metav1.GetControllerOf(configMap(t, ns, "dev-context")); ref == nil || ref.UID != second.UID {
+		t.Errorf("ConfigMap controller = %+v, want %s", ref, second.UID)
+	}
+}
+
+func restartManager(t *testing.T) {
+	t.Helper()
+	var err error
+	if current, err = startManager(); err != nil {
+		t.Fatalf("starting the manager: %v", err)
+	}
+}
+
+// TestFault_ManagerRestartMidwayConverges stops the manager, changes one
+// Workspace's input, deletes another's ConfigMap and leaves a third alone,
+// then starts a new manager. It converges; the untouched Workspace costs at
+// most one server-side apply that changes nothing (the new manager has no
+// memory of its last apply) and no status patch; then steady state writes
+// nothing.
+func TestFault_ManagerRestartMidwayConverges(t *testing.T) {
+	ctx := context.Background()
+	mgrMu.Lock()
+	defer mgrMu.Unlock()
+	changed, deleted, untouched := newNamespace(t, v1alpha1.TrustRestricted), newNamespace(t, v1alpha1.TrustRestricted), newNamespace(t, v1alpha1.TrustRestricted)
+	for _, ns := range []string{changed, deleted, untouched} {
+		create(t, skill(ns, "notes", "Notes.", "FIRST BODY"))
+		create(t, activatedNotes(ns))
+	}
+	_, untouchedCM := published(t, untouched, "dev")
+	published(t, deleted, "dev")
+	published(t, changed, "dev")
+
+	if err := current.stop(); err != nil {
+		t.Fatal(err)
+	}
+	update(t, skill(changed, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "CHANGED WHILE DOWN" })
+	if err := k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: deleted, Name: "dev-context"}}); err != nil {
+		t.Fatal(err)
+	}
+	cmPath := func(ns string) string { return "/api/v1/namespaces/" + ns + "/configmaps/dev-context" }
+	statusPath := func(ns string) string { return "/apis/loadout.dev/v1alpha1/namespaces/" + ns + "/workspaces/dev/status" }
+	before := map[string]int{}
+	for _, ns := range []string{changed, deleted, untouched} {
+		before[cmPath(ns)] = writes.total(cmPath(ns))
+		before[statusPath(ns)] = writes.total(statusPath(ns))
+	}
+	restartManager(t)
+
+	waitBody(t, changed, "CHANGED WHILE DOWN")
+	published(t, deleted, "dev")
+	eventually(t, func() error {
+		if writes.total(cmPath(untouched)) == before[cmPath(untouched)] {
+			return fmt.Errorf("the new manager has not reconciled the untouched Workspace yet")
+		}
+		return nil
+	})
+	time.Sleep(3 * time.Second) // let reconciles caused by our own writes settle
+	counts := map[string]int{}
+	for _, ns := range []string{changed, deleted, untouched} {
+		counts["changed/deleted/untouched "+ns+" configmap"] = writes.total(cmPath(ns)) - before[cmPath(ns)]
+		counts["changed/deleted/untouched "+ns+" status"] = writes.total(statusPath(ns)) - before[statusPath(ns)]
+	}
+	t.Logf("writes after restart: %v", counts)
+	if d := writes.total(cmPath(untouched)) - before[cmPath(untouched)]; d != 1 {
+		t.Errorf("untouched Workspace: %d ConfigMap applies after restart, want 1 (a no-op)", d)
+	}
+	if d := writes.total(statusPath(untouched)) - before[statusPath(untouched)]; d != 0 {
+		t.Errorf("untouched Workspace: %d status patches after restart, want 0", d)
+	}
+	if cm := configMap(t, untouched, "dev-context"); cm.ResourceVersion != untouchedCM.ResourceVersion {
+		t.Errorf("untouched ConfigMap was modified: resourceVersion %s → %s", untouchedCM.ResourceVersion, cm.ResourceVersion)
+	}
+	for _, ns := range []string{changed, deleted} {
+		if d := writes.total(cmPath(ns)) - before[cmPath(ns)]; d != 1 {
+			t.Errorf("%s: %d ConfigMap applies after restart, want 1", ns, d)
+		}
+	}
+	settled := writes.total("/namespaces/")
+	time.Sleep(3 * time.Second)
+	if d := writes.total("/namespaces/") - settled; d != 0 {
+		t.Errorf("steady state after restart wrote %d times", d)
+	}
+}
