@@ -9,10 +9,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
+
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	crzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/loadout-dev/loadout/internal/demo"
 )
@@ -55,6 +59,9 @@ Flags:
 		fmt.Fprintln(os.Stderr, "demo: --assets (or KUBEBUILDER_ASSETS) is required: run `make demo`, which builds the control plane")
 		return 2
 	}
+	// envtest logs its progress through controller-runtime; the demo prints
+	// its own steps and returns every failure as an error.
+	ctrllog.SetLogger(crzap.New(crzap.WriteTo(io.Discard)))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if _, err := demo.Run(ctx, o); err != nil {

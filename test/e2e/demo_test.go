@@ -1,0 +1,166 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loadout-dev/loadout/internal/demo"
+	"github.com/loadout-dev/loadout/internal/testenv"
+)
+
+// buildBinaries builds the manager and the loadout CLI as `make build` does.
+func buildBinaries(t *testing.T) (manager, loadout string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, b := range []struct{ out, pkg string }{{"manager", "./cmd/manager"}, {"loadout", "./cmd/loadout"}} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b.out), b.pkg)
+		cmd.Dir = testenv.RepoRoot()
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", b.pkg, err, out)
+		}
+	}
+	return filepath.Join(dir, "manager"), filepath.Join(dir, "loadout")
+}
+
+// syncBuffer is an output buffer the demo writes while the test reads it.
+type syncBuffer struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	watch string
+	seen  chan struct{}
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, err := b.buf.Write(p)
+	if b.seen != nil && strings.Contains(b.buf.String(), b.watch) {
+		close(b.seen)
+		b.seen = nil
+	}
+	return n, err
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// removedDir is the work directory the demo reports it removed.
+var removedDir = regexp.MustCompile(`removed (\S+)`)
+
+func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { // §9, R-HK-2
+	manager, loadout := buildBinaries(t)
+	var out syncBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	res, err := demo.Run(ctx, demo.Options{
+		RepoRoot: testenv.RepoRoot(), Assets: assets, Manager: manager, Loadout: loadout,
+		Out: &out, NoKubectl: true,
+	})
+	if err != nil {
+		t.Fatalf("demo: %v\noutput:\n%s", err, out.String())
+	}
+	shown := out.String()
+
+	if !res.Allowed.Allowed || res.Allowed.Result != nil {
+		t.Errorf("ordinary review_note: got %+v, want {allowed: true}", res.Allowed)
+	}
+	d := res.Denied
+	if d.Allowed || d.Result == nil {
+		t.Fatalf("SECRET review_note: got %+v, want a denial with a paired result", d)
+	}
+	if d.Result.ToolCallID != res.DeniedCall.ID || d.Result.ToolName != "review_note" || !d.Result.IsError {
+		t.Errorf("SECRET review_note: result %+v is not paired with call %s", d.Result, res.DeniedCall.ID)
+	}
+	if d.Result.Details["hook"] != "deny-secrets" || d.Result.Details["extension"] != "review-extension" {
+		t.Errorf("SECRET review_note: details %v do not name review-extension's deny-secrets hook", d.Result.Details)
+	}
+	if len(d.Result.Content) != 1 || d.Result.Content[0].Text != "review notes must not contain secrets" {
+		t.Errorf("SECRET review_note: content %+v, want the hook's message", d.Result.Content)
+	}
+	if len(d.Diagnostics) != 0 {
+		t.Errorf("a denial is a policy decision, not a diagnostic: %+v", d.Diagnostics)
+	}
+
+	if !strings.HasPrefix(res.ContextHash, "sha256:") {
+		t.Errorf("context hash %q", res.ContextHash)
+	}
+	for _, want := range []string{"PROJECT-REVIEW-BODY", "No buffer outlives its owner.", "review_note: Record a review note."} {
+		if !strings.Contains(res.SystemPrompt, want) {
+			t.Errorf("system prompt lacks %q:\n%s", want, res.SystemPrompt)
+		}
+	}
+	if strings.Contains(res.SystemPrompt, "PLATFORM-REVIEW-BODY") {
+		t.Error("the shadowed platform skill's body reached the system prompt")
+	}
+	if len(res.Tools) != 1 || res.Tools[0].Name != "review_note" || res.Tools[0].Extension != "review-extension" {
+		t.Errorf("status.tools = %+v, want review_note from review-extension", res.Tools)
+	}
+
+	// What the user sees: the kubectl-style table, the prompt, the registry,
+	// both hostd answers, and the Deployment explained rather than applied.
+	for _, want := range []string{
+		"workspace.loadout.dev/dev", "skill.loadout.dev/review", "extension.loadout.dev/review-extension", "CONTEXT HASH",
+		"# Active skill: review", "review_note   extension review-extension",
+		`"allowed": true`, `"allowed": false`, `"toolCallId": "call-2"`,
+		"skipped Deployment team-a/agent", "no kubelet",
+	} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, shown)
+		}
+	}
+	if _, err := os.Stat(res.WorkDir); !os.IsNotExist(err) {
+		t.Errorf("work directory %s still exists after the demo (stat: %v)", res.WorkDir, err)
+	}
+}
+
+func TestDemo_InterruptStopsEverythingAndRemovesWorkDir(t *testing.T) {
+	manager, loadout := buildBinaries(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Interrupt once the manager is up and the samples are being applied.
+	out := &syncBuffer{watch: "==> Applying config/samples", seen: make(chan struct{})}
+	seen := out.seen
+	go func() {
+		select {
+		case <-seen:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	_, err := demo.Run(ctx, demo.Options{
+		RepoRoot: testenv.RepoRoot(), Assets: assets, Manager: manager, Loadout: loadout,
+		Out: out, NoKubectl: true,
+	})
+	shown := out.String()
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("an interrupted demo returned %v, want an interrupted error\noutput:\n%s", err, shown)
+	}
+	m := removedDir.FindStringSubmatch(shown)
+	if m == nil {
+		t.Fatalf("the demo did not report cleaning up:\n%s", shown)
+	}
+	if _, err := os.Stat(m[1]); !os.IsNotExist(err) {
+		t.Errorf("work directory %s still exists after the interrupt (stat: %v)", m[1], err)
+	}
+	probe := regexp.MustCompile(`probes (http://\S+/readyz)`).FindStringSubmatch(shown)
+	if probe == nil {
+		t.Fatalf("the demo did not report the manager's probe address:\n%s", shown)
+	}
+	if resp, err := (&http.Client{Timeout: time.Second}).Get(probe[1]); err == nil {
+		resp.Body.Close()
+		t.Errorf("the manager still answers on %s after the interrupt", probe[1])
+	}
+}
