@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
@@ -27,6 +28,19 @@ type WebhookResolver func(namespace string, ref v1alpha1.ServiceReference) (stri
 func DefaultResolver(namespace string, ref v1alpha1.ServiceReference) (string, error) {
 	if ref.Name == "" || namespace == "" {
 		return "", errors.New("service name and namespace are required")
+	}
+	// The CRD schema admits only a Service name, but a service-backed
+	// extension's manifest is decoded without it: a name such as
+	// "169.254.169.254/x?" would otherwise put another host in the URL.
+	// Checked here, every caller gets <name>.<namespace>.svc or an error.
+	if errs := validation.IsDNS1035Label(ref.Name); len(errs) > 0 {
+		return "", fmt.Errorf("service name %q: %s", ref.Name, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Label(namespace); len(errs) > 0 {
+		return "", fmt.Errorf("namespace %q: %s", namespace, strings.Join(errs, "; "))
+	}
+	if ref.Port < 0 || ref.Port > 65535 {
+		return "", fmt.Errorf("port %d is out of range", ref.Port)
 	}
 	port, path := ref.Port, ref.Path
 	if port == 0 {

@@ -344,7 +344,9 @@ func TestFault_ManagerRestartMidwayConverges(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmPath := func(ns string) string { return "/api/v1/namespaces/" + ns + "/configmaps/dev-context" }
-	statusPath := func(ns string) string { return "/apis/loadout.dev/v1alpha1/namespaces/" + ns + "/workspaces/dev/status" }
+	statusPath := func(ns string) string {
+		return "/apis/loadout.dev/v1alpha1/namespaces/" + ns + "/workspaces/dev/status"
+	}
 	before := map[string]int{}
 	for _, ns := range []string{changed, deleted, untouched} {
 		before[cmPath(ns)] = writes.total(cmPath(ns))

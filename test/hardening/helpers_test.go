@@ -1,6 +1,8 @@
 package hardening
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -212,3 +214,5 @@ func allData(cm *corev1.ConfigMap) string {
 	}
 	return b.String()
 }
+
+func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }

@@ -1,0 +1,277 @@
+package hardening
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/testenv"
+)
+
+// TestTenancy_TenantCannotRaiseItsOwnTrust installs config/policy and, as an
+// impersonated tenant allowed to edit its Namespace, tries to raise the
+// namespace's trust: admission refuses, and the controller keeps skipping
+// the tenant's extension. An admin of loadout:trust-admins may.
+func TestTenancy_TenantCannotRaiseItsOwnTrust(t *testing.T) {
+	ctx := context.Background()
+	policyFile := filepath.Join(testenv.RepoRoot(), "config", "policy", "trust_label_policy.yaml")
+	raw, err := os.ReadFile(policyFile)
+	if err != nil {
+		t.Skipf("config/policy not present: %v", err)
+	}
+	dec := utilyaml.NewYAMLReader(bufioReader(raw))
+	for {
+		doc, err := dec.Read()
+		if err != nil {
+			break
+		}
+		var tm metav1.TypeMeta
+		if yaml.Unmarshal(doc, &tm) != nil {
+			continue
+		}
+		var obj client.Object
+		switch tm.Kind {
+		case "ValidatingAdmissionPolicy":
+			obj = &admissionregistrationv1.ValidatingAdmissionPolicy{}
+		case "ValidatingAdmissionPolicyBinding":
+			obj = &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+		default:
+			continue
+		}
+		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+			t.Fatalf("%s: %v", policyFile, err)
+		}
+		if err := k8sClient.Create(ctx, obj); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatalf("installing %s %s: %v", tm.Kind, obj.GetName(), err)
+		}
+	}
+
+	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	create(t, extension(ns, "own-ext", []v1alpha1.ExtensionTool{tool("own_tool")}))
+	create(t, devWorkspace(ns))
+	waitFor(t, ns, "dev", ready)
+
+	// The tenant may update Namespaces (say, to set its own labels).
+	tenant := "tenant-" + ns
+	create(t, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: tenant},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{ns}, Verbs: []string{"get", "update", "patch"}}}})
+	create(t, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: tenant},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: tenant},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: tenant}}})
+	as := func(user string, groups ...string) client.Client {
+		c := rest.CopyConfig(cfg)
+		c.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: groups}
+		cl, err := client.New(c, client.Options{Scheme: scheme})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cl
+	}
+	tenantClient := as(tenant, "system:authenticated", "team-"+ns)
+	setTrust := func(c client.Client, value string, opts ...client.UpdateOption) error {
+		n := &corev1.Namespace{}
+		if err := c.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
+			return err
+		}
+		n.Labels[v1alpha1.TrustLabel] = value
+		return c.Update(ctx, n, opts...)
+	}
+	// The policy takes effect asynchronously: probe with dry runs, which
+	// admission judges like real writes but never persists.
+	eventually(t, func() error {
+		err := setTrust(tenantClient, string(v1alpha1.TrustTrusted), client.DryRunAll)
+		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+			return nil
+		}
+		return errString("the trust policy is not enforced yet: " + errText(err))
+	})
+	err = setTrust(tenantClient, string(v1alpha1.TrustTrusted))
+	if err == nil {
+		t.Fatal("the tenant raised its own trust")
+	}
+	mustContain(t, "admission error", err.Error(), "loadout.dev/trust", "restricted", "trusted")
+	// Other label edits stay the tenant's.
+	if err := func() error {
+		n := &corev1.Namespace{}
+		if err := tenantClient.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
+			return err
+		}
+		n.Labels["team"] = "a"
+		return tenantClient.Update(ctx, n)
+	}(); err != nil {
+		t.Errorf("the tenant may not edit its other labels: %v", err)
+	}
+	got := waitFor(t, ns, "dev", ready)
+	for _, e := range got.Status.Extensions {
+		if e.Name == "own-ext" && e.State != v1alpha1.ExtensionSkippedUntrusted {
+			t.Errorf("own-ext is %s, want SkippedUntrusted", e.State)
+		}
+	}
+	// An admin may raise it (the envtest admin is in system:masters, an
+	// admin group of the policy); the controller then loads the extension.
+	if err := setTrust(k8sClient, string(v1alpha1.TrustTrusted)); err != nil {
+		t.Fatalf("an admin could not raise trust: %v", err)
+	}
+	waitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
+		for _, e := range ws.Status.Extensions {
+			if e.Name == "own-ext" && e.State == v1alpha1.ExtensionLoaded {
+				return nil
+			}
+		}
+		return errString("own-ext not loaded yet")
+	})
+}
+
+// TestTenancy_RootsCannotReadAnotherNamespace: whatever the tenant names, a
+// root or instructions reference into another tenant's namespace publishes
+// nothing of it (RootNotPermitted), and the Workspace reads nothing there.
+func TestTenancy_RootsCannotReadAnotherNamespace(t *testing.T) {
+	t.Parallel()
+	victim := newNamespace(t, v1alpha1.TrustTrusted)
+	marker := victimMarker + " " + victim
+	create(t, skill(victim, "private", "Private.", marker))
+	ns := newNamespace(t, v1alpha1.TrustTrusted)
+	ws := devWorkspace(ns)
+	ws.Spec.Roots = []v1alpha1.WorkspaceRoot{{Name: "steal", Namespace: victim}, {Name: "project"}}
+	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "private"}}
+	create(t, ws)
+	got := waitFor(t, ns, "dev", condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonRootNotPermitted))
+	mustContain(t, "message", conditionMessage(got, v1alpha1.ConditionCatalogResolved), "spec.roots[0].namespace", victim)
+	b, _ := json.Marshal(got.Status)
+	mustNotContain(t, "status", string(b), marker, "private")
+	if _, err := getConfigMap(ns, "dev-context"); !apierrors.IsNotFound(err) {
+		t.Errorf("a context was published from a refused root (err %v)", err)
+	}
+	var list corev1.ConfigMapList
+	if err := k8sClient.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		mustNotContain(t, "ConfigMap "+list.Items[i].Name, allData(&list.Items[i]), marker)
+	}
+}
+
+// TestTenancy_WebhooksResolveOnlyInTheExtensionsNamespace: the API admits only
+// a Service name (see apiCases for dotted names and URLs); the controller
+// resolves every reference in the extension's own namespace, and the
+// published hook URL is <name>.<own namespace>.svc, whatever the Workspace's
+// namespace or the Service's name.
+func TestTenancy_WebhooksResolveOnlyInTheExtensionsNamespace(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t, v1alpha1.TrustTrusted)
+	svc := "guard-" + ns
+	e := extension(ns, "remote-guard", []v1alpha1.ExtensionTool{tool("guarded")})
+	e.Spec.Hooks = []v1alpha1.ExtensionHook{webhookHook(v1alpha1.ServiceReference{Name: svc, Port: 8443, Path: "/check"})}
+	create(t, e)
+	create(t, devWorkspace(ns))
+	_, cm := published(t, ns, "dev")
+	var m contract.Manifest
+	if err := json.Unmarshal([]byte(cm.Data[contract.KeyManifest]), &m); err != nil {
+		t.Fatal(err)
+	}
+	want := "http://" + svc + "." + ns + ".svc:8443/check"
+	var urls []string
+	for _, h := range m.Registry.Hooks {
+		if h.Webhook != nil {
+			urls = append(urls, h.Webhook.URL)
+		}
+	}
+	if !slices.Equal(urls, []string{want}) {
+		t.Errorf("published webhook URLs %v, want [%s]", urls, want)
+	}
+	calls := resolved.named(svc)
+	if len(calls) == 0 {
+		t.Fatal("the controller resolved no reference")
+	}
+	for _, c := range calls {
+		if c.Namespace != ns {
+			t.Errorf("resolved %s in namespace %q, want the extension's %q", c.Ref.Name, c.Namespace, ns)
+		}
+	}
+	// The resolver itself refuses what the API would refuse: a fetched
+	// manifest never passes the API schema (internal/exthost tests this).
+	for _, name := range []string{"evil.other-ns", "http://169.254.169.254", "a/b", "x@y"} {
+		if u, err := exthost.DefaultResolver(ns, v1alpha1.ServiceReference{Name: name, Port: 80, Path: "/"}); err == nil {
+			t.Errorf("DefaultResolver(%q) = %s, want an error", name, u)
+		}
+	}
+}
+
+// TestRBAC_ManagerRoleGrantsNoSecretsNoWildcardsAndFewWrites reads the
+// generated ClusterRole (make manifests, from the kubebuilder markers in
+// controllers/): no Secret access, no wildcard anywhere, and write verbs only
+// on ConfigMaps, the status of Loadout objects and Events.
+func TestRBAC_ManagerRoleGrantsNoSecretsNoWildcardsAndFewWrites(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(raw, &role); err != nil {
+		t.Fatal(err)
+	}
+	if len(role.Rules) == 0 {
+		t.Fatal("role.yaml has no rules")
+	}
+	writeVerbs := []string{"create", "update", "patch", "delete", "deletecollection", "bind", "escalate", "impersonate", "approve", "sign"}
+	mayWrite := map[string]bool{
+		"/configmaps":                   true,
+		"loadout.dev/workspaces/status": true,
+		"loadout.dev/skills/status":     true,
+		"loadout.dev/templates/status":  true,
+		"loadout.dev/extensions/status": true,
+		"events.k8s.io/events":          true,
+	}
+	for i, r := range role.Rules {
+		all := slices.Concat(r.APIGroups, r.Resources, r.Verbs, r.ResourceNames, r.NonResourceURLs)
+		if slices.Contains(all, "*") {
+			t.Errorf("rule %d has a wildcard: %+v", i, r)
+		}
+		if len(r.NonResourceURLs) > 0 {
+			t.Errorf("rule %d grants non-resource URLs: %v", i, r.NonResourceURLs)
+		}
+		for _, res := range r.Resources {
+			if res == "secrets" || strings.HasPrefix(res, "secrets/") {
+				t.Errorf("rule %d grants access to Secrets: %+v", i, r)
+			}
+			for _, g := range r.APIGroups {
+				for _, v := range r.Verbs {
+					if slices.Contains(writeVerbs, v) && !mayWrite[g+"/"+res] {
+						t.Errorf("rule %d grants %s on %s/%s", i, v, g, res)
+					}
+				}
+			}
+		}
+		if slices.Contains(r.Verbs, "delete") {
+			t.Errorf("rule %d grants delete: the controller never deletes (owner references do)", i)
+		}
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+func errText(err error) string {
+	if err == nil {
+		return "accepted"
+	}
+	return err.Error()
+}
