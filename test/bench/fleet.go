@@ -127,6 +127,8 @@ type Phase struct {
 	Unaffected int
 	// CPU used during the step by this process and by the control plane.
 	CPU CPUTimes
+	// Reconciles of Workspaces during the step.
+	Reconciles int
 }
 
 // Grow creates Workspaces round robin over the namespaces until there are n,
@@ -179,7 +181,7 @@ func (f *Fleet) Change(ctx context.Context, timeout time.Duration) (*Phase, erro
 	keys := cmKeys(f.Workspaces)
 	old := f.e.Tracker.Hashes(keys)
 	isoOld := f.e.Tracker.Hashes(cmKeys(f.Isolated))
-	before := f.e.Writes.Snapshot()
+	before, recs := f.e.Writes.Snapshot(), Reconciles()
 	f.rev++
 	cpu := ReadCPU()
 	start := time.Now()
@@ -195,7 +197,7 @@ func (f *Fleet) Change(ctx context.Context, timeout time.Duration) (*Phase, erro
 		return nil, err
 	}
 	w := f.e.Writes.Snapshot().Since(before)
-	p := &Phase{Name: "one change", N: len(keys), Duration: done.Sub(start), Writes: w, CPU: cpu,
+	p := &Phase{Name: "one change", N: len(keys), Duration: done.Sub(start), Writes: w, CPU: cpu, Reconciles: Reconciles() - recs,
 		Unaffected: w.Sum(func(k Write) bool { return k.Namespace == IsolatedNS })}
 	if !maps.Equal(isoOld, f.e.Tracker.Hashes(cmKeys(f.Isolated))) {
 		p.Unaffected++
@@ -295,7 +297,7 @@ type StormResult struct {
 // revision, the queue is empty, the isolated Workspaces were not written and
 // no extra ConfigMaps exist.
 func (f *Fleet) Storm(ctx context.Context, rate int, d time.Duration, timeout time.Duration) (*StormResult, error) {
-	before := f.e.Writes.Snapshot()
+	before, recs := f.e.Writes.Snapshot(), Reconciles()
 	isoOld := f.e.Tracker.Hashes(cmKeys(f.Isolated))
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	defer tick.Stop()
@@ -331,7 +333,7 @@ func (f *Fleet) Storm(ctx context.Context, rate int, d time.Duration, timeout ti
 		return nil, err
 	}
 	w := f.e.Writes.Snapshot().Since(before)
-	r.Phase = Phase{Name: "storm", N: len(f.Workspaces), Duration: d, Writes: w,
+	r.Phase = Phase{Name: "storm", N: len(f.Workspaces), Duration: d, Writes: w, Reconciles: Reconciles() - recs,
 		Unaffected: w.Sum(func(k Write) bool { return k.Namespace == IsolatedNS })}
 	if !maps.Equal(isoOld, f.e.Tracker.Hashes(cmKeys(f.Isolated))) {
 		r.Problems = append(r.Problems, "isolated Workspaces' ConfigMaps changed")

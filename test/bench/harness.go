@@ -394,6 +394,29 @@ func (t *Tracker) pending(keys []string, old map[string]string) int {
 	return n
 }
 
+// Reconciles reads how many times the Workspace controller has reconciled,
+// from controller-runtime's metrics registry.
+func Reconciles() int {
+	mfs, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		return -1
+	}
+	n := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "workspace" {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return int(n)
+}
+
 // WorkqueueDepth reads the Workspace controller's queue depth from
 // controller-runtime's metrics registry.
 func WorkqueueDepth() float64 {

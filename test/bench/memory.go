@@ -8,13 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 )
@@ -69,68 +70,10 @@ type MemoryResult struct {
 // profile to profilePath when set.
 func Memory(ctx context.Context, e *Env, profilePath string) (*MemoryResult, error) {
 	r := &MemoryResult{ProfilePath: profilePath}
-	size := func(list client.ObjectList) (int64, int, error) {
-		if err := e.Client.List(ctx, list); err != nil {
-			return 0, 0, err
-		}
-		var n int64
-		items := 0
-		switch l := list.(type) {
-		case *v1alpha1.SkillList:
-			for i := range l.Items {
-				n += jsonSize(&l.Items[i])
-			}
-			items = len(l.Items)
-		case *v1alpha1.WorkspaceList:
-			for i := range l.Items {
-				n += jsonSize(&l.Items[i])
-			}
-			items = len(l.Items)
-		case *v1alpha1.TemplateList:
-			for i := range l.Items {
-				n += jsonSize(&l.Items[i])
-			}
-		case *v1alpha1.ExtensionList:
-			for i := range l.Items {
-				n += jsonSize(&l.Items[i])
-			}
-		case *corev1.ConfigMapList:
-			for i := range l.Items {
-				n += jsonSize(&l.Items[i].ObjectMeta)
-			}
-			items = len(l.Items)
-		case *corev1.NamespaceList:
-			for i := range l.Items {
-				n += jsonSize(&l.Items[i].ObjectMeta)
-			}
-		}
-		return n, items, nil
-	}
-	for _, l := range []client.ObjectList{&v1alpha1.SkillList{}, &v1alpha1.WorkspaceList{}, &v1alpha1.TemplateList{}, &v1alpha1.ExtensionList{}} {
-		n, items, err := size(l)
-		if err != nil {
-			return nil, err
-		}
-		r.CachedBytes += n
-		switch l.(type) {
-		case *v1alpha1.SkillList:
-			r.Skills = items
-		case *v1alpha1.WorkspaceList:
-			r.Workspaces = items
-		}
-	}
-	for _, l := range []client.ObjectList{&corev1.ConfigMapList{}, &corev1.NamespaceList{}} {
-		n, items, err := size(l)
-		if err != nil {
-			return nil, err
-		}
-		r.MetadataBytes += n
-		if _, ok := l.(*corev1.ConfigMapList); ok {
-			r.ConfigMaps = items
-		}
-	}
+	// Measure first: the lists below allocate in this process too. Peak RSS
+	// (VmHWM) covers the whole run, manager and harness clients alike.
 	runtime.GC()
-	runtime.GC()
+	debug.FreeOSMemory()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	r.HeapInuse, r.HeapAlloc, r.Sys = ms.HeapInuse, ms.HeapAlloc, ms.Sys
@@ -143,6 +86,51 @@ func Memory(ctx context.Context, e *Env, profilePath string) (*MemoryResult, err
 		defer fh.Close()
 		if err := pprof.Lookup("heap").WriteTo(fh, 0); err != nil {
 			return nil, err
+		}
+	}
+
+	var skills v1alpha1.SkillList
+	if err := e.Client.List(ctx, &skills); err != nil {
+		return nil, err
+	}
+	for i := range skills.Items {
+		r.CachedBytes += jsonSize(&skills.Items[i])
+	}
+	r.Skills = len(skills.Items)
+	var workspaces v1alpha1.WorkspaceList
+	if err := e.Client.List(ctx, &workspaces); err != nil {
+		return nil, err
+	}
+	for i := range workspaces.Items {
+		r.CachedBytes += jsonSize(&workspaces.Items[i])
+	}
+	r.Workspaces = len(workspaces.Items)
+	var templates v1alpha1.TemplateList
+	if err := e.Client.List(ctx, &templates); err != nil {
+		return nil, err
+	}
+	for i := range templates.Items {
+		r.CachedBytes += jsonSize(&templates.Items[i])
+	}
+	var extensions v1alpha1.ExtensionList
+	if err := e.Client.List(ctx, &extensions); err != nil {
+		return nil, err
+	}
+	for i := range extensions.Items {
+		r.CachedBytes += jsonSize(&extensions.Items[i])
+	}
+	// ConfigMaps and Namespaces are cached as metadata only: list them so.
+	for _, kind := range []string{"ConfigMapList", "NamespaceList"} {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind))
+		if err := e.Client.List(ctx, list); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			r.MetadataBytes += jsonSize(&list.Items[i].ObjectMeta)
+		}
+		if kind == "ConfigMapList" {
+			r.ConfigMaps = len(list.Items)
 		}
 	}
 	return r, nil
