@@ -54,12 +54,16 @@ envtest: ## Build the envtest control plane from Go modules (cached per user) an
 	@bash hack/envtest/build.sh
 
 .PHONY: test
-test: ## Run all tests, envtest suites included (builds the control plane on first use).
+test: fuzz-smoke ## Run all tests, envtest suites included (builds the control plane on first use), and each fuzzer briefly.
 	KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each.
 	@bash hack/fuzz.sh $(FUZZTIME)
+
+.PHONY: fuzz-smoke
+fuzz-smoke: ## Run every fuzz target for 2s (part of `make test`; about a minute in all).
+	@bash hack/fuzz.sh 2s
 
 # `make bench`: every Go benchmark (resolution, hooks), then the scale harness
 # (propagation, writes, storm, memory, resolution against Pi; ~20 min, needs

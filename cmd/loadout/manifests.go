@@ -81,7 +81,12 @@ func (s *objectSet) readFile(file, defaultNamespace string, warn io.Writer) erro
 		return err
 	}
 	defer f.Close()
-	r := utilyaml.NewYAMLReader(bufio.NewReader(f))
+	return s.readDocuments(f, file, defaultNamespace, warn)
+}
+
+// readDocuments reads a stream of YAML documents; name labels errors.
+func (s *objectSet) readDocuments(in io.Reader, file, defaultNamespace string, warn io.Writer) error {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(in))
 	for i := 1; ; i++ {
 		doc, err := r.Read()
 		if errors.Is(err, io.EOF) {

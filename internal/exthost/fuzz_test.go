@@ -3,6 +3,8 @@ package exthost
 import (
 	"context"
 	"encoding/json"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
@@ -60,7 +62,22 @@ func FuzzDecodeManifest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		// Whatever decodes must compile to a verdict without panicking.
-		_, _ = compileSpec(spec, nil, specContext{extension: "fuzz", namespace: "ns", resolve: DefaultResolver})
+		// Whatever decodes must compile to a verdict without panicking, and
+		// every webhook it compiles calls a Service of the extension's own
+		// namespace: the manifest never passed the API schema.
+		compiled, errs := compileSpec(spec, nil, specContext{extension: "fuzz", namespace: "ns", resolve: DefaultResolver})
+		if len(errs) > 0 || compiled == nil {
+			return
+		}
+		for _, h := range compiled.hooks {
+			w, ok := h.Handler.(*webhookHandler)
+			if !ok {
+				continue
+			}
+			u, err := url.Parse(w.url)
+			if err != nil || u.User != nil || !strings.HasSuffix(u.Hostname(), ".ns.svc") || strings.Count(u.Hostname(), ".") != 2 {
+				t.Fatalf("webhook %q calls %q, outside namespace ns", h.Name, w.url)
+			}
+		}
 	})
 }

@@ -1,6 +1,9 @@
 package hostd
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -27,6 +30,64 @@ func FuzzDecodeCall(f *testing.F) {
 		}
 		if req.Call.ID == "" || req.Call.Name == "" || (withResult && req.Result == nil) {
 			t.Fatalf("accepted an incomplete request: %+v", req)
+		}
+	})
+}
+
+// hostdEndpoints are the POST endpoints agents send bodies to.
+var hostdEndpoints = []string{"/v1/before", "/v1/after", "/v1/render", "/v1/activate"}
+
+// FuzzEndpoints sends arbitrary bodies to every POST endpoint of a server
+// holding SPEC §9's context. No body crashes the server or earns a 5xx; every
+// answer is JSON; an error answer carries a message; a blocked before call is
+// paired with its call.
+func FuzzEndpoints(f *testing.F) {
+	for _, seed := range []struct {
+		endpoint uint8
+		body     string
+	}{
+		{0, `{"call":{"id":"1","name":"review_note","arguments":{"text":"SECRET"}}}`},
+		{0, `{"call":{"id":"2","name":"bash","arguments":{"command":"rm -rf /"}}}`},
+		{1, `{"call":{"id":"1","name":"review_note"},"result":{"toolCallId":"1","toolName":"review_note","isError":true,"content":[{"type":"text","text":"x"}]}}`},
+		{2, `{"template":"review","args":{"file":"a.go","owner":"me"}}`},
+		{2, `{"template":"review","args":{"file":"{{owner}}"}}`},
+		{2, `{"template":"nope"}`},
+		{3, `{"skill":"review","files":["checklist.md","checklist.md"]}`},
+		{3, `{"skill":"review","files":["../../etc/passwd","/etc/passwd","%2e%2e/checklist.md"]}`},
+		{3, `{"skill":"review","files":null}`},
+		{3, `[]`},
+		{0, `{"call":{"id":"1","name":"t"}} {}`},
+	} {
+		f.Add(seed.endpoint, seed.body)
+	}
+	s, _, _ := newTestServer(f, fixedRegistry())
+	h := s.Handler()
+	f.Fuzz(func(t *testing.T, endpoint uint8, body string) {
+		path := hostdEndpoints[int(endpoint)%len(hostdEndpoints)]
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(body)))
+		if rec.Code >= 500 {
+			t.Fatalf("%s answered %d: %s", path, rec.Code, rec.Body)
+		}
+		var answer map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil {
+			t.Fatalf("%s answered %d with a body that is not JSON: %q", path, rec.Code, rec.Body)
+		}
+		if rec.Code != http.StatusOK {
+			if msg, _ := answer["error"].(string); msg == "" {
+				t.Fatalf("%s answered %d without an error message: %s", path, rec.Code, rec.Body)
+			}
+			return
+		}
+		if path == "/v1/before" && answer["allowed"] != true {
+			req, err := DecodeCall(strings.NewReader(body), false)
+			if err != nil {
+				t.Fatalf("blocked a call it could not decode: %v", err)
+			}
+			result, _ := answer["result"].(map[string]any)
+			if result["toolCallId"] != req.Call.ID || result["toolName"] != req.Call.Name || result["isError"] != true {
+				t.Fatalf("blocked result not paired with call %q/%q: %s", req.Call.ID, req.Call.Name, rec.Body)
+			}
 		}
 	})
 }
