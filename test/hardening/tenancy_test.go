@@ -107,17 +107,6 @@ func TestTenancy_TenantCannotRaiseItsOwnTrust(t *testing.T) {
 		t.Fatal("the tenant raised its own trust")
 	}
 	mustContain(t, "admission error", err.Error(), "loadout.dev/trust", "restricted", "trusted")
-	// Other label edits stay the tenant's.
-	if err := func() error {
-		n := &corev1.Namespace{}
-		if err := tenantClient.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
-			return err
-		}
-		n.Labels["team"] = "a"
-		return tenantClient.Update(ctx, n)
-	}(); err != nil {
-		t.Errorf("the tenant may not edit its other labels: %v", err)
-	}
 	got := waitFor(t, ns, "dev", ready)
 	for _, e := range got.Status.Extensions {
 		if e.Name == "own-ext" && e.State != v1alpha1.ExtensionSkippedUntrusted {
