@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -17,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -63,13 +66,15 @@ type WorkspaceReconciler struct {
 	written sync.Map // types.NamespacedName → writtenStatus
 }
 
-// writtenStatus is a status we patched and the UID of the object we patched.
-// The UID matters: a Workspace deleted and re-created under the same name
-// before we observe the deletion computes the same status as the old one,
-// and its empty status must still be written.
+// writtenStatus identifies a status we patched: the UID of the object and a
+// digest of the status. The UID matters: a Workspace deleted and re-created
+// under the same name before we observe the deletion computes the same status
+// as the old one, and its empty status must still be written. A digest, not a
+// copy, because at thousands of Workspaces full copies were a quarter of the
+// heap (docs/benchmarks.md, Memory).
 type writtenStatus struct {
 	uid    types.UID
-	status *v1alpha1.WorkspaceStatus
+	digest [sha256.Size]byte
 }
 
 // +kubebuilder:rbac:groups=loadout.dev,resources=workspaces;skills;templates;extensions,verbs=get;list;watch
@@ -188,7 +193,8 @@ func (r *WorkspaceReconciler) patchStatus(ctx context.Context, before, ws *v1alp
 	if equality.Semantic.DeepEqual(before.Status, ws.Status) {
 		return nil
 	}
-	if last, ok := r.written.Load(keyOf(ws)); ok && last.(writtenStatus).uid == ws.UID && sameStatus(last.(writtenStatus).status, &ws.Status) {
+	written := writtenStatus{uid: ws.UID, digest: statusDigest(&ws.Status)}
+	if last, ok := r.written.Load(keyOf(ws)); ok && last.(writtenStatus) == written {
 		return nil
 	}
 	if err := r.Status().Patch(ctx, ws, client.MergeFrom(before)); err != nil {
@@ -197,21 +203,20 @@ func (r *WorkspaceReconciler) patchStatus(ctx context.Context, before, ws *v1alp
 		}
 		return fmt.Errorf("patching status of Workspace %s/%s: %w", ws.Namespace, ws.Name, err)
 	}
-	r.written.Store(keyOf(ws), writtenStatus{uid: ws.UID, status: ws.Status.DeepCopy()})
+	r.written.Store(keyOf(ws), written)
 	r.recordTransitions(before, ws)
 	return nil
 }
 
-// sameStatus compares two statuses ignoring condition transition times, which
-// differ when one of them was computed from a stale cached object.
-func sameStatus(a, b *v1alpha1.WorkspaceStatus) bool {
-	a, b = a.DeepCopy(), b.DeepCopy()
-	for _, s := range []*v1alpha1.WorkspaceStatus{a, b} {
-		for i := range s.Conditions {
-			s.Conditions[i].LastTransitionTime = metav1.Time{}
-		}
+// statusDigest hashes a status ignoring condition transition times, which
+// differ when the status was computed from a stale cached object.
+func statusDigest(s *v1alpha1.WorkspaceStatus) [sha256.Size]byte {
+	s = s.DeepCopy()
+	for i := range s.Conditions {
+		s.Conditions[i].LastTransitionTime = metav1.Time{}
 	}
-	return equality.Semantic.DeepEqual(a, b)
+	b, _ := json.Marshal(s) // a struct of plain fields always marshals
+	return sha256.Sum256(b)
 }
 
 // SetupWithManager registers the reconciler, its indexes and its watches.
@@ -226,7 +231,7 @@ func (r *WorkspaceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 	inputChanged := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Workspace{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&corev1.ConfigMap{}, builder.OnlyMetadata).
+		Owns(&corev1.ConfigMap{}, builder.OnlyMetadata, builder.WithPredicates(r.ignoreOurOwnApplies())).
 		Watches(&v1alpha1.Skill{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForResource), inputChanged).
 		Watches(&v1alpha1.Template{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForResource), inputChanged).
 		Watches(&v1alpha1.Extension{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForResource), inputChanged).
@@ -236,6 +241,27 @@ func (r *WorkspaceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Named("workspace").
 		Complete(r)
+}
+
+// ignoreOurOwnApplies drops the create and update events of a ConfigMap whose
+// resourceVersion is the one our last apply returned: reconciling on our own
+// write would double the work of every change for nothing. Hand edits pass (a
+// new resourceVersion) and so does every deletion, so a deleted ConfigMap is
+// restored.
+func (r *WorkspaceReconciler) ignoreOurOwnApplies() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool { return !r.isOurLastApply(e.Object) },
+		UpdateFunc: func(e event.UpdateEvent) bool { return !r.isOurLastApply(e.ObjectNew) },
+	}
+}
+
+func (r *WorkspaceReconciler) isOurLastApply(obj client.Object) bool {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.Kind != "Workspace" {
+		return false
+	}
+	last, ok := r.applied.Load(types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name})
+	return ok && last == obj.GetResourceVersion()
 }
 
 func keyOf(ws *v1alpha1.Workspace) types.NamespacedName {

@@ -126,8 +126,11 @@ func setPublishedStatus(ws *v1alpha1.Workspace, res *resources.Result, registry 
 		fmt.Sprintf("ConfigMap %s holds context %s (%d bytes)", ws.ConfigMapName(), res.Hash, res.Bytes))
 }
 
-// recordTransitions emits Events for what a user should see: Ready changing
-// and a new context being published.
+// recordTransitions emits Events for transitions a user should see: Ready
+// turning False (with its reason), and the context becoming published again
+// (first publication or recovery). A routine republish after an input change
+// is not a transition: status.context.hash records it without an Event, so a
+// change costs one ConfigMap apply and one status patch, no more.
 func (r *WorkspaceReconciler) recordTransitions(before, ws *v1alpha1.Workspace) {
 	if r.Recorder == nil {
 		return
@@ -137,16 +140,10 @@ func (r *WorkspaceReconciler) recordTransitions(before, ws *v1alpha1.Workspace) 
 	if now != nil && (old == nil || old.Status != now.Status || old.Reason != now.Reason) && now.Status != metav1.ConditionTrue {
 		r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", truncate(now.Message, 1024))
 	}
-	oldHash, newHash := "", ""
-	if before.Status.Context != nil {
-		oldHash = before.Status.Context.Hash
-	}
-	if ws.Status.Context != nil {
-		newHash = ws.Status.Context.Hash
-	}
-	if newHash != "" && newHash != oldHash {
+	wasPublished := meta.IsStatusConditionTrue(before.Status.Conditions, v1alpha1.ConditionContextPublished)
+	if !wasPublished && meta.IsStatusConditionTrue(ws.Status.Conditions, v1alpha1.ConditionContextPublished) {
 		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, v1alpha1.ReasonPublished, "Publish",
-			"Published context %s to ConfigMap %s (%d bytes)", newHash, ws.Status.Context.ConfigMapName, ws.Status.Context.Bytes)
+			"Published context %s to ConfigMap %s (%d bytes)", ws.Status.Context.Hash, ws.Status.Context.ConfigMapName, ws.Status.Context.Bytes)
 	}
 }
 
