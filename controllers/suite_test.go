@@ -3,10 +3,8 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,7 +37,8 @@ const (
 
 var (
 	k8sClient client.Client // direct, uncached: what a user sees
-	writes    = &writeCounter{}
+	writes    = &testenv.WriteCounter{}
+	kit       *testenv.Kit
 	// services maps "namespace/name" to the URL a test server listens on; the
 	// manager's webhook resolver reads it, so the controller can reach
 	// service-backed extensions served by httptest.
@@ -79,6 +78,7 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	kit = &testenv.Kit{Client: k8sClient, Timeout: 30 * time.Second, NamespacePrefix: "ws-"}
 	for _, ns := range []string{platformNS, platformExtNS, platformOtherNS} {
 		if err := k8sClient.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -87,7 +87,7 @@ func runSuite(m *testing.M) int {
 	}
 
 	mgrCfg := rest.CopyConfig(cfg)
-	mgrCfg.Wrap(writes.wrap)
+	mgrCfg.Wrap(writes.Wrap)
 	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -141,49 +141,3 @@ func testResolver(namespace string, ref v1alpha1.ServiceReference) (string, erro
 	}
 	return "http://127.0.0.1:1" + ref.Path, nil
 }
-
-// writeCounter counts the manager's mutating requests, by "VERB path".
-type writeCounter struct {
-	mu     sync.Mutex
-	counts map[string]int
-}
-
-func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		if req.Method != http.MethodGet {
-			w.mu.Lock()
-			if w.counts == nil {
-				w.counts = map[string]int{}
-			}
-			w.counts[req.Method+" "+req.URL.Path]++
-			w.mu.Unlock()
-			if os.Getenv("DEBUG_WRITES") != "" && req.GetBody != nil {
-				b, _ := req.GetBody()
-				data, _ := io.ReadAll(b)
-				fmt.Fprintf(os.Stderr, "WRITE %s %s %s\n", req.Method, req.URL.Path, data)
-			}
-		}
-		return rt.RoundTrip(req)
-	})
-}
-
-// matching returns the writes whose path contains every fragment.
-func (w *writeCounter) matching(fragments ...string) map[string]int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := map[string]int{}
-	for k, n := range w.counts {
-		ok := true
-		for _, f := range fragments {
-			ok = ok && strings.Contains(k, f)
-		}
-		if ok {
-			out[k] = n
-		}
-	}
-	return out
-}
-
-type roundTripperFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

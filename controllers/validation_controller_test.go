@@ -12,12 +12,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
 func waitValid(t *testing.T, obj client.Object, conds func() []metav1.Condition, status metav1.ConditionStatus) *metav1.Condition {
 	t.Helper()
 	var c *metav1.Condition
-	eventually(t, func() error {
+	kit.Eventually(t, func() error {
 		if err := k8sClient.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}
@@ -31,10 +32,10 @@ func waitValid(t *testing.T, obj client.Object, conds func() []metav1.Condition,
 }
 
 func TestTemplate_StatusListsVariablesAndValid(t *testing.T) {
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	tpl := &v1alpha1.Template{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "review"},
 		Spec: v1alpha1.TemplateSpec{Body: "Review {{file}} for {{owner}}. Focus on {{file}}. Keep {{ literal }}."}}
-	create(t, tpl)
+	kit.Create(t, tpl)
 	waitValid(t, tpl, func() []metav1.Condition { return tpl.Status.Conditions }, metav1.ConditionTrue)
 	if want := []string{"file", "owner"}; !slices.Equal(tpl.Status.Variables, want) {
 		t.Errorf("variables %v, want %v", tpl.Status.Variables, want)
@@ -42,24 +43,24 @@ func TestTemplate_StatusListsVariablesAndValid(t *testing.T) {
 }
 
 func TestExtension_CELCompileErrorIsInvalidWithFieldPath(t *testing.T) {
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	ext := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "broken"},
 		Spec: v1alpha1.ExtensionSpec{Hooks: []v1alpha1.ExtensionHook{
 			{Name: "ok", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "true"}},
 			{Name: "bad", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "call.name ==="}},
 		}}}
-	create(t, ext)
+	kit.Create(t, ext)
 	c := waitValid(t, ext, func() []metav1.Condition { return ext.Status.Conditions }, metav1.ConditionFalse)
 	if c.Reason != v1alpha1.ReasonInvalid || !strings.Contains(c.Message, "spec.hooks[1].cel.expression") {
 		t.Errorf("Valid condition %+v, want Invalid naming spec.hooks[1].cel.expression", c)
 	}
-	update(t, ext, func(e *v1alpha1.Extension) { e.Spec.Hooks[1].CEL.Expression = "call.name == 'x'" })
+	testenv.Update(t, kit, ext, func(e *v1alpha1.Extension) { e.Spec.Hooks[1].CEL.Expression = "call.name == 'x'" })
 	waitValid(t, ext, func() []metav1.Condition { return ext.Status.Conditions }, metav1.ConditionTrue)
 }
 
 func TestSkill_ValidConditionIsSet(t *testing.T) {
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	s := skill(ns, "review", "Review rules.", "BODY")
-	create(t, s)
+	kit.Create(t, s)
 	waitValid(t, s, func() []metav1.Condition { return s.Status.Conditions }, metav1.ConditionTrue)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
 // TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks is SPEC §9
@@ -22,17 +23,17 @@ import (
 // hooks deny a SECRET note without running the core.
 func TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks(t *testing.T) {
 	ctx := context.Background()
-	ns := newNamespace(t, v1alpha1.TrustTrusted)
+	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
 	platformReview := skill(platformNS, "review", "Platform review rules.", "PLATFORM REVIEW BODY")
 	platformReview.Name = "review-" + ns // one per test run; spec.name is what collides
 	platformReview.Spec.Name = "review"
-	create(t, platformReview)
+	kit.Create(t, platformReview)
 	t.Cleanup(func() { _ = k8sClient.Delete(ctx, platformReview) })
-	create(t, skill(ns, "review", "Project review rules.", "PROJECT REVIEW BODY",
+	kit.Create(t, skill(ns, "review", "Project review rules.", "PROJECT REVIEW BODY",
 		v1alpha1.SkillFile{Path: "checklist.md", Content: "CHECKLIST CONTENT"}))
-	create(t, &v1alpha1.Template{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "review"},
+	kit.Create(t, &v1alpha1.Template{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "review"},
 		Spec: v1alpha1.TemplateSpec{Body: "Review {{file}} for {{owner}}. Focus on {{file}}."}})
-	create(t, reviewExtension(ns))
+	kit.Create(t, reviewExtension(ns))
 	ws := &v1alpha1.Workspace{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev",
 			Labels:      map[string]string{"app.kubernetes.io/instance": "argo-app", "kustomize.toolkit.fluxcd.io/name": "flux"},
@@ -42,10 +43,10 @@ func TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks(t *testing
 			Activate: []v1alpha1.SkillActivation{{Skill: "review", Files: []string{"checklist.md"}}},
 		},
 	}
-	create(t, ws)
+	kit.Create(t, ws)
 
-	got := waitFor(t, ns, "dev", ready)
-	cm := configMap(t, ns, "dev-context")
+	got := kit.WaitFor(t, ns, "dev", testenv.Ready)
+	cm := kit.ConfigMap(t, ns, "dev-context")
 
 	// Publication: controller owner, hash annotation, nothing copied from the Workspace.
 	if ref := metav1.GetControllerOf(cm); ref == nil || ref.UID != got.UID {
@@ -119,7 +120,7 @@ func TestWorkspace_TrustMatrix(t *testing.T) {
 	ctx := context.Background()
 	platformExt := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: platformExtNS, Name: "platform-policy"},
 		Spec: v1alpha1.ExtensionSpec{Tools: []v1alpha1.ExtensionTool{{Name: "platform_tool", Description: "A platform tool."}}}}
-	create(t, platformExt)
+	kit.Create(t, platformExt)
 	t.Cleanup(func() { _ = k8sClient.Delete(ctx, platformExt) })
 
 	cases := []struct {
@@ -136,12 +137,12 @@ func TestWorkspace_TrustMatrix(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run("trust="+string(tc.trust), func(t *testing.T) {
-			ns := newNamespace(t, tc.trust)
-			create(t, skill(ns, "project-notes", "Project notes.", "PROJECT NOTES BODY"))
-			create(t, &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "project-ext"},
+			ns := kit.NewNamespace(t, tc.trust)
+			kit.Create(t, skill(ns, "project-notes", "Project notes.", "PROJECT NOTES BODY"))
+			kit.Create(t, &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "project-ext"},
 				Spec: v1alpha1.ExtensionSpec{Tools: []v1alpha1.ExtensionTool{{Name: "project_tool", Description: "A project tool."}}}})
-			create(t, workspaceWithRoots(ns, "dev", platformExtNS))
-			got := waitFor(t, ns, "dev", ready)
+			kit.Create(t, workspaceWithRoots(ns, "dev", platformExtNS))
+			got := kit.WaitFor(t, ns, "dev", testenv.Ready)
 			states := extensionStatesOf(got)
 			if s := states[platformExtNS+"/platform-policy"]; s != v1alpha1.ExtensionLoaded {
 				t.Errorf("platform extension %q, want Loaded", s)
@@ -152,7 +153,7 @@ func TestWorkspace_TrustMatrix(t *testing.T) {
 			if int(got.Status.Catalog.Tools) != tc.wantToolsCount {
 				t.Errorf("tools %+v, want %d", got.Status.Tools, tc.wantToolsCount)
 			}
-			prompt := configMap(t, ns, "dev-context").Data[contract.KeySystemPrompt]
+			prompt := kit.ConfigMap(t, ns, "dev-context").Data[contract.KeySystemPrompt]
 			if has := strings.Contains(prompt, "project-notes"); has != tc.projectSkill {
 				t.Errorf("project skill in context = %v, want %v", has, tc.projectSkill)
 			}
@@ -163,19 +164,19 @@ func TestWorkspace_TrustMatrix(t *testing.T) {
 // TestWorkspace_TrustLabelChangeReconciles: raising a namespace's trust (by
 // an admin) loads its extensions without touching the Workspace.
 func TestWorkspace_TrustLabelChangeReconciles(t *testing.T) {
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
-	create(t, reviewExtension(ns))
-	create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
-	waitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
-		if err := ready(ws); err != nil {
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	kit.Create(t, reviewExtension(ns))
+	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
+	kit.WaitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
+		if err := testenv.Ready(ws); err != nil {
 			return err
 		}
 		return stateIs(ws, ns+"/review-extension", v1alpha1.ExtensionSkippedUntrusted)
 	})
-	update(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, func(n *corev1.Namespace) {
+	testenv.Update(t, kit, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, func(n *corev1.Namespace) {
 		n.Labels[v1alpha1.TrustLabel] = string(v1alpha1.TrustTrusted)
 	})
-	waitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
+	kit.WaitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
 		return stateIs(ws, ns+"/review-extension", v1alpha1.ExtensionLoaded)
 	})
 }
@@ -187,14 +188,14 @@ func TestWorkspace_ProjectExtensionCannotPreemptPlatformExtension(t *testing.T) 
 	plat := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: platformOtherNS, Name: "guard-" + strings.ToLower(t.Name()[len(t.Name())-8:])},
 		Spec: v1alpha1.ExtensionSpec{Name: "guard", Hooks: []v1alpha1.ExtensionHook{{Name: "deny-all", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 1,
 			CEL: &v1alpha1.CELHook{Expression: "false", Message: "platform says no"}}}}}
-	create(t, plat)
+	kit.Create(t, plat)
 	t.Cleanup(func() { _ = k8sClient.Delete(ctx, plat) })
-	ns := newNamespace(t, v1alpha1.TrustTrusted)
-	create(t, &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guard"},
+	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	kit.Create(t, &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guard"},
 		Spec: v1alpha1.ExtensionSpec{Hooks: []v1alpha1.ExtensionHook{{Name: "allow-all", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 1,
 			CEL: &v1alpha1.CELHook{Expression: "true"}}}}})
-	create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
-	got := waitFor(t, ns, "dev", condition(v1alpha1.ConditionExtensionsLoaded, metav1.ConditionFalse, v1alpha1.ReasonExtensionRejected))
+	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
+	got := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionExtensionsLoaded, metav1.ConditionFalse, v1alpha1.ReasonExtensionRejected))
 	if err := stateIs(got, platformOtherNS+"/guard", v1alpha1.ExtensionLoaded); err != nil {
 		t.Error(err)
 	}
@@ -223,21 +224,21 @@ func (e *stateError) Error() string {
 
 // TestWorkspace_SwappingRootOrderSwapsWinner is R-CAT-1 in the controller.
 func TestWorkspace_SwappingRootOrderSwapsWinner(t *testing.T) {
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	other := skill(platformOtherNS, "swap-"+ns, "Platform swap.", "PLATFORM SWAP BODY")
 	other.Spec.Name = v1alpha1.LogicalName("swap-" + ns)
-	create(t, other)
+	kit.Create(t, other)
 	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), other) })
-	create(t, skill(ns, "swap-"+ns, "Project swap.", "PROJECT SWAP BODY"))
+	kit.Create(t, skill(ns, "swap-"+ns, "Project swap.", "PROJECT SWAP BODY"))
 	ws := workspaceWithRoots(ns, "dev", platformOtherNS)
 	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: v1alpha1.LogicalName("swap-" + ns)}}
-	create(t, ws)
-	waitFor(t, ns, "dev", ready)
-	mustContain(t, "system-prompt.md", configMap(t, ns, "dev-context").Data[contract.KeySystemPrompt], "PROJECT SWAP BODY")
+	kit.Create(t, ws)
+	kit.WaitFor(t, ns, "dev", testenv.Ready)
+	mustContain(t, "system-prompt.md", kit.ConfigMap(t, ns, "dev-context").Data[contract.KeySystemPrompt], "PROJECT SWAP BODY")
 
-	update(t, ws, func(w *v1alpha1.Workspace) { w.Spec.Roots[0], w.Spec.Roots[1] = w.Spec.Roots[1], w.Spec.Roots[0] })
-	waitFor(t, ns, "dev", ready)
-	prompt := configMap(t, ns, "dev-context").Data[contract.KeySystemPrompt]
+	testenv.Update(t, kit, ws, func(w *v1alpha1.Workspace) { w.Spec.Roots[0], w.Spec.Roots[1] = w.Spec.Roots[1], w.Spec.Roots[0] })
+	kit.WaitFor(t, ns, "dev", testenv.Ready)
+	prompt := kit.ConfigMap(t, ns, "dev-context").Data[contract.KeySystemPrompt]
 	mustContain(t, "system-prompt.md", prompt, "PLATFORM SWAP BODY")
 	mustNotContain(t, "system-prompt.md", prompt, "PROJECT SWAP BODY")
 }
@@ -245,53 +246,44 @@ func TestWorkspace_SwappingRootOrderSwapsWinner(t *testing.T) {
 // TestWorkspace_DuplicateNameInOneRootKeepsLastGoodContext is R-CAT-2: the
 // error names both objects and the published context survives.
 func TestWorkspace_DuplicateNameInOneRootKeepsLastGoodContext(t *testing.T) {
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
-	create(t, skill(ns, "lint", "Lint rules.", "LINT BODY"))
-	create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
-	good := waitFor(t, ns, "dev", ready)
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	kit.Create(t, skill(ns, "lint", "Lint rules.", "LINT BODY"))
+	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
+	good := kit.WaitFor(t, ns, "dev", testenv.Ready)
 	goodHash := good.Status.Context.Hash
 
 	dup := skill(ns, "lint-copy", "Another lint.", "OTHER LINT BODY")
 	dup.Spec.Name = "lint"
-	create(t, dup)
-	got := waitFor(t, ns, "dev", condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonDuplicateName))
-	msg := conditionMessage(got, v1alpha1.ConditionCatalogResolved)
+	kit.Create(t, dup)
+	got := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonDuplicateName))
+	msg := testenv.ConditionMessage(got, v1alpha1.ConditionCatalogResolved)
 	mustContain(t, "CatalogResolved message", msg, ns+"/lint", ns+"/lint-copy")
-	if err := condition(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonDuplicateName)(got); err != nil {
+	if err := testenv.Condition(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonDuplicateName)(got); err != nil {
 		t.Error(err)
 	}
 	if got.Status.Context.Hash != goodHash {
 		t.Errorf("status.context.hash changed to %s", got.Status.Context.Hash)
 	}
-	if h := configMap(t, ns, "dev-context").Annotations[v1alpha1.ContextHashAnnotation]; h != goodHash {
+	if h := kit.ConfigMap(t, ns, "dev-context").Annotations[v1alpha1.ContextHashAnnotation]; h != goodHash {
 		t.Errorf("published hash %s, want the last good %s", h, goodHash)
 	}
 	// Fixing the input publishes again.
 	if err := k8sClient.Delete(context.Background(), dup); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ns, "dev", ready)
-}
-
-func conditionMessage(ws *v1alpha1.Workspace, condType string) string {
-	for _, c := range ws.Status.Conditions {
-		if c.Type == condType {
-			return c.Message
-		}
-	}
-	return ""
+	kit.WaitFor(t, ns, "dev", testenv.Ready)
 }
 
 // TestWorkspace_ContextTooLargePublishesNothing: over budget, no partial
 // ConfigMap is written.
 func TestWorkspace_ContextTooLargePublishesNothing(t *testing.T) {
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
-	create(t, skill(ns, "big", "Big.", strings.Repeat("x", 4096)))
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	kit.Create(t, skill(ns, "big", "Big.", strings.Repeat("x", 4096)))
 	ws := workspaceWithRoots(ns, "dev", platformOtherNS)
 	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "big"}}
 	ws.Spec.Budget = &v1alpha1.WorkspaceBudget{MaxContextBytes: 2048}
-	create(t, ws)
-	waitFor(t, ns, "dev", condition(v1alpha1.ConditionContextPublished, metav1.ConditionFalse, v1alpha1.ReasonContextTooLarge))
+	kit.Create(t, ws)
+	kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionContextPublished, metav1.ConditionFalse, v1alpha1.ReasonContextTooLarge))
 	err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "dev-context"}, &corev1.ConfigMap{})
 	if err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("ConfigMap exists or unexpected error: %v", err)
@@ -301,12 +293,12 @@ func TestWorkspace_ContextTooLargePublishesNothing(t *testing.T) {
 // TestWorkspace_ForeignConfigMapIsNotOwnedAndUntouched: a same-named
 // ConfigMap the Workspace does not own is never overwritten.
 func TestWorkspace_ForeignConfigMapIsNotOwnedAndUntouched(t *testing.T) {
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}, Data: map[string]string{"mine": "yes"}}
-	create(t, foreign)
-	create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
-	waitFor(t, ns, "dev", condition(v1alpha1.ConditionContextPublished, metav1.ConditionFalse, v1alpha1.ReasonNotOwned))
-	cm := configMap(t, ns, "dev-context")
+	kit.Create(t, foreign)
+	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
+	kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionContextPublished, metav1.ConditionFalse, v1alpha1.ReasonNotOwned))
+	cm := kit.ConfigMap(t, ns, "dev-context")
 	if cm.ResourceVersion != foreign.ResourceVersion || len(cm.Data) != 1 || cm.Data["mine"] != "yes" {
 		t.Errorf("foreign ConfigMap was modified: %+v", cm)
 	}
@@ -315,13 +307,13 @@ func TestWorkspace_ForeignConfigMapIsNotOwnedAndUntouched(t *testing.T) {
 // TestWorkspace_RootOutsideOwnAndPlatformNamespacesIsRefused: a tenant cannot
 // read another tenant's namespace through roots.
 func TestWorkspace_RootOutsideOwnAndPlatformNamespacesIsRefused(t *testing.T) {
-	victim := newNamespace(t, v1alpha1.TrustTrusted)
-	create(t, skill(victim, "secret-skill", "Victim's skill.", "VICTIM BODY"))
-	ns := newNamespace(t, v1alpha1.TrustTrusted)
-	create(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"},
+	victim := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	kit.Create(t, skill(victim, "secret-skill", "Victim's skill.", "VICTIM BODY"))
+	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	kit.Create(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"},
 		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project"}, {Name: "steal", Namespace: victim}}}})
-	got := waitFor(t, ns, "dev", condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonRootNotPermitted))
-	mustContain(t, "message", conditionMessage(got, v1alpha1.ConditionCatalogResolved), "spec.roots[1].namespace", victim)
+	got := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonRootNotPermitted))
+	mustContain(t, "message", testenv.ConditionMessage(got, v1alpha1.ConditionCatalogResolved), "spec.roots[1].namespace", victim)
 	if err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "dev-context"}, &corev1.ConfigMap{}); err == nil {
 		t.Error("a context was published from a refused root")
 	}
@@ -330,25 +322,25 @@ func TestWorkspace_RootOutsideOwnAndPlatformNamespacesIsRefused(t *testing.T) {
 // TestWorkspace_InstructionsFromConfigMapFollowChanges: instructions are
 // read from a ConfigMap key; a change propagates; a missing key is reported.
 func TestWorkspace_InstructionsFromConfigMapFollowChanges(t *testing.T) {
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	rules := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rules"}, Data: map[string]string{"AGENTS.md": "RULE ONE"}}
-	create(t, rules)
+	kit.Create(t, rules)
 	ws := workspaceWithRoots(ns, "dev", platformOtherNS)
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "rules"}}, {Inline: "INLINE RULE"}}
-	create(t, ws)
-	waitFor(t, ns, "dev", ready)
-	mustContain(t, "system-prompt.md", configMap(t, ns, "dev-context").Data[contract.KeySystemPrompt], "RULE ONE", "INLINE RULE")
+	kit.Create(t, ws)
+	kit.WaitFor(t, ns, "dev", testenv.Ready)
+	mustContain(t, "system-prompt.md", kit.ConfigMap(t, ns, "dev-context").Data[contract.KeySystemPrompt], "RULE ONE", "INLINE RULE")
 
-	update(t, rules, func(c *corev1.ConfigMap) { c.Data["AGENTS.md"] = "RULE TWO" })
-	eventually(t, func() error {
-		p := configMap(t, ns, "dev-context").Data[contract.KeySystemPrompt]
+	testenv.Update(t, kit, rules, func(c *corev1.ConfigMap) { c.Data["AGENTS.md"] = "RULE TWO" })
+	kit.Eventually(t, func() error {
+		p := kit.ConfigMap(t, ns, "dev-context").Data[contract.KeySystemPrompt]
 		if !strings.Contains(p, "RULE TWO") {
 			return errString("instructions change not published yet")
 		}
 		return nil
 	})
-	update(t, rules, func(c *corev1.ConfigMap) { c.Data = map[string]string{"other": "x"} })
-	waitFor(t, ns, "dev", condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonInstructionsNotFound))
+	testenv.Update(t, kit, rules, func(c *corev1.ConfigMap) { c.Data = map[string]string{"other": "x"} })
+	kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonInstructionsNotFound))
 }
 
 type errString string
@@ -359,17 +351,17 @@ func (e errString) Error() string { return string(e) }
 // comes back; edited by hand it is reverted.
 func TestWorkspace_PublishedConfigMapIsRestoredAndReverted(t *testing.T) {
 	ctx := context.Background()
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
-	create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
-	got := waitFor(t, ns, "dev", ready)
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
+	got := kit.WaitFor(t, ns, "dev", testenv.Ready)
 	hash := got.Status.Context.Hash
-	original := configMap(t, ns, "dev-context").Data
+	original := kit.ConfigMap(t, ns, "dev-context").Data
 
-	update(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}}, func(c *corev1.ConfigMap) {
+	testenv.Update(t, kit, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}}, func(c *corev1.ConfigMap) {
 		c.Data[contract.KeySystemPrompt] = "HAND EDIT"
 	})
-	eventually(t, func() error {
-		if configMap(t, ns, "dev-context").Data[contract.KeySystemPrompt] != original[contract.KeySystemPrompt] {
+	kit.Eventually(t, func() error {
+		if kit.ConfigMap(t, ns, "dev-context").Data[contract.KeySystemPrompt] != original[contract.KeySystemPrompt] {
 			return errString("hand edit not reverted yet")
 		}
 		return nil
@@ -377,7 +369,7 @@ func TestWorkspace_PublishedConfigMapIsRestoredAndReverted(t *testing.T) {
 	if err := k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, func() error {
+	kit.Eventually(t, func() error {
 		cm := &corev1.ConfigMap{}
 		if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "dev-context"}, cm); err != nil {
 			return err

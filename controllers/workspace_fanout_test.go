@@ -13,6 +13,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
 // TestWorkspace_PlatformSkillChangeUpdatesDependentsOnly: a platform Skill
@@ -20,44 +21,44 @@ import (
 // Workspace that does not read it sees no write at all.
 func TestWorkspace_PlatformSkillChangeUpdatesDependentsOnly(t *testing.T) {
 	ctx := context.Background()
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	shared := skill(platformOtherNS, "shared-"+ns, "Shared v1.", "SHARED")
 	shared.Spec.Name = v1alpha1.LogicalName("shared-" + ns)
-	create(t, shared)
+	kit.Create(t, shared)
 	t.Cleanup(func() { _ = k8sClient.Delete(ctx, shared) })
 	dependents := []string{"a", "b", "c"}
 	for _, name := range dependents {
-		create(t, workspaceWithRoots(ns, name, platformOtherNS))
+		kit.Create(t, workspaceWithRoots(ns, name, platformOtherNS))
 	}
-	create(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "project-only"},
+	kit.Create(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "project-only"},
 		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project"}}}})
 	hashes := map[string]string{}
 	for _, name := range append(slices.Clone(dependents), "project-only") {
-		hashes[name] = waitFor(t, ns, name, ready).Status.Context.Hash
+		hashes[name] = kit.WaitFor(t, ns, name, testenv.Ready).Status.Context.Hash
 	}
 	time.Sleep(time.Second)
-	isolatedBefore := writes.matching("/namespaces/" + ns + "/configmaps/project-only-context")
-	isolatedStatus := writes.matching("/namespaces/" + ns + "/workspaces/project-only/")
+	isolatedBefore := writes.Matching("/namespaces/" + ns + "/configmaps/project-only-context")
+	isolatedStatus := writes.Matching("/namespaces/" + ns + "/workspaces/project-only/")
 
-	update(t, shared, func(s *v1alpha1.Skill) { s.Spec.Description = "Shared v2." })
+	testenv.Update(t, kit, shared, func(s *v1alpha1.Skill) { s.Spec.Description = "Shared v2." })
 	for _, name := range dependents {
-		got := waitFor(t, ns, name, func(ws *v1alpha1.Workspace) error {
+		got := kit.WaitFor(t, ns, name, func(ws *v1alpha1.Workspace) error {
 			if ws.Status.Context == nil || ws.Status.Context.Hash == hashes[name] {
 				return fmt.Errorf("%s still has hash %s", name, hashes[name])
 			}
 			return nil
 		})
-		cm := configMap(t, ns, name+"-context")
+		cm := kit.ConfigMap(t, ns, name+"-context")
 		if cm.Annotations[v1alpha1.ContextHashAnnotation] != got.Status.Context.Hash {
 			t.Errorf("%s: ConfigMap hash %s, status %s", name, cm.Annotations[v1alpha1.ContextHashAnnotation], got.Status.Context.Hash)
 		}
 		mustContain(t, name+" system-prompt.md", cm.Data[contract.KeySystemPrompt], "Shared v2.")
 	}
 	time.Sleep(time.Second)
-	if after := writes.matching("/namespaces/" + ns + "/configmaps/project-only-context"); !mapsEqual(isolatedBefore, after) {
+	if after := writes.Matching("/namespaces/" + ns + "/configmaps/project-only-context"); !mapsEqual(isolatedBefore, after) {
 		t.Errorf("independent Workspace's ConfigMap was written: %v → %v", isolatedBefore, after)
 	}
-	if after := writes.matching("/namespaces/" + ns + "/workspaces/project-only/"); !mapsEqual(isolatedStatus, after) {
+	if after := writes.Matching("/namespaces/" + ns + "/workspaces/project-only/"); !mapsEqual(isolatedStatus, after) {
 		t.Errorf("independent Workspace's status was written: %v → %v", isolatedStatus, after)
 	}
 }
@@ -65,12 +66,12 @@ func TestWorkspace_PlatformSkillChangeUpdatesDependentsOnly(t *testing.T) {
 // TestWorkspace_PrinterColumnsShowReadySkillsToolsAndHash is what `kubectl get
 // ws -A` prints: the server-side Table of the CRD's printer columns.
 func TestWorkspace_PrinterColumnsShowReadySkillsToolsAndHash(t *testing.T) {
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
-	create(t, skill(ns, "notes", "Notes.", "NOTES"))
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES"))
 	ws := workspaceWithRoots(ns, "dev", platformOtherNS)
 	ws.Spec.Tools = &v1alpha1.WorkspaceTools{Builtin: []v1alpha1.ToolName{"read", "bash"}}
-	create(t, ws)
-	got := waitFor(t, ns, "dev", ready)
+	kit.Create(t, ws)
+	got := kit.WaitFor(t, ns, "dev", testenv.Ready)
 
 	rc, err := rest.RESTClientFor(tableConfig())
 	if err != nil {

@@ -13,41 +13,42 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
 // TestWorkspace_SteadyStateMakesNoWrites: once published, a Workspace whose
 // inputs do not change causes no request that writes, and a change to an
 // input causes one ConfigMap apply and at most one status patch.
 func TestWorkspace_SteadyStateMakesNoWrites(t *testing.T) {
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
-	create(t, skill(ns, "notes", "Notes.", "NOTES V1"))
-	create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
-	waitFor(t, ns, "dev", ready)
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES V1"))
+	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
+	kit.WaitFor(t, ns, "dev", testenv.Ready)
 	time.Sleep(2 * time.Second) // let the reconciles triggered by our own writes settle
-	before := writes.matching("/namespaces/" + ns + "/")
+	before := writes.Matching("/namespaces/" + ns + "/")
 
 	// Unrelated activity elsewhere must not touch this Workspace.
-	other := newNamespace(t, v1alpha1.TrustRestricted)
-	create(t, skill(other, "elsewhere", "Elsewhere.", "ELSEWHERE"))
+	other := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	kit.Create(t, skill(other, "elsewhere", "Elsewhere.", "ELSEWHERE"))
 	time.Sleep(3 * time.Second)
-	if after := writes.matching("/namespaces/" + ns + "/"); !mapsEqual(before, after) {
+	if after := writes.Matching("/namespaces/" + ns + "/"); !mapsEqual(before, after) {
 		t.Errorf("steady state wrote: before %v, after %v", before, after)
 	}
 
 	// One change: one ConfigMap apply, at most one status patch.
 	s := skill(ns, "notes", "", "")
-	update(t, s, func(s *v1alpha1.Skill) { s.Spec.Description = "Notes, revised." })
-	waitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
+	testenv.Update(t, kit, s, func(s *v1alpha1.Skill) { s.Spec.Description = "Notes, revised." })
+	kit.WaitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
 		for _, w := range ws.Status.Winners {
 			_ = w
 		}
-		if n := writes.matching("PATCH", "/namespaces/"+ns+"/configmaps/dev-context"); n["PATCH /api/v1/namespaces/"+ns+"/configmaps/dev-context"] < before["PATCH /api/v1/namespaces/"+ns+"/configmaps/dev-context"]+1 {
+		if n := writes.Matching("PATCH", "/namespaces/"+ns+"/configmaps/dev-context"); n["PATCH /api/v1/namespaces/"+ns+"/configmaps/dev-context"] < before["PATCH /api/v1/namespaces/"+ns+"/configmaps/dev-context"]+1 {
 			return errString("change not applied yet")
 		}
 		return nil
 	})
 	time.Sleep(2 * time.Second)
-	after := writes.matching("/namespaces/" + ns + "/")
+	after := writes.Matching("/namespaces/" + ns + "/")
 	cmKey := "PATCH /api/v1/namespaces/" + ns + "/configmaps/dev-context"
 	statusKey := "PATCH /apis/loadout.dev/v1alpha1/namespaces/" + ns + "/workspaces/dev/status"
 	if d := after[cmKey] - before[cmKey]; d != 1 {
@@ -74,16 +75,16 @@ func mapsEqual(a, b map[string]int) bool {
 // a Skill reaches the Workspaces whose roots read it, and no others.
 func TestWorkspace_IndexesMapInputsToExactlyTheDependentWorkspaces(t *testing.T) {
 	ctx := context.Background()
-	a := newNamespace(t, v1alpha1.TrustRestricted)
-	b := newNamespace(t, v1alpha1.TrustRestricted)
-	create(t, workspaceWithRoots(a, "reads-a", platformOtherNS))
+	a := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	b := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	kit.Create(t, workspaceWithRoots(a, "reads-a", platformOtherNS))
 	selective := workspaceWithRoots(a, "team-only", platformOtherNS)
 	selective.Spec.Roots[0].Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "x"}}
-	create(t, selective)
-	create(t, workspaceWithRoots(b, "reads-b", platformOtherNS))
-	waitFor(t, a, "reads-a", ready)
-	waitFor(t, a, "team-only", ready)
-	waitFor(t, b, "reads-b", ready)
+	kit.Create(t, selective)
+	kit.Create(t, workspaceWithRoots(b, "reads-b", platformOtherNS))
+	kit.WaitFor(t, a, "reads-a", testenv.Ready)
+	kit.WaitFor(t, a, "team-only", testenv.Ready)
+	kit.WaitFor(t, b, "reads-b", testenv.Ready)
 
 	names := func(reqs []reconcile.Request) []string {
 		var out []string
@@ -122,19 +123,19 @@ func TestWorkspace_ServiceBackedExtensionContactedOnlyWhenTrusted(t *testing.T) 
 	}))
 	t.Cleanup(srv.Close)
 
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	services.Store(ns+"/ext-manifest", srv.URL)
-	create(t, &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "remote"},
+	kit.Create(t, &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "remote"},
 		Spec: v1alpha1.ExtensionSpec{Source: &v1alpha1.ExtensionSource{Service: v1alpha1.ServiceReference{Name: "ext-manifest", Port: 80, Path: "/manifest"}}}})
-	create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
-	waitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
+	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
+	kit.WaitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
 		return stateIs(ws, ns+"/remote", v1alpha1.ExtensionSkippedUntrusted)
 	})
 	if n := hits.Load(); n != 0 {
 		t.Fatalf("untrusted extension's Service received %d requests", n)
 	}
-	update(t, namespaceObject(ns), func(n *namespaceT) { n.Labels[v1alpha1.TrustLabel] = string(v1alpha1.TrustTrusted) })
-	got := waitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
+	testenv.Update(t, kit, namespaceObject(ns), func(n *namespaceT) { n.Labels[v1alpha1.TrustLabel] = string(v1alpha1.TrustTrusted) })
+	got := kit.WaitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
 		return stateIs(ws, ns+"/remote", v1alpha1.ExtensionLoaded)
 	})
 	if hits.Load() == 0 {

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
 // apiCase is an input the API server must reject, and the words its message
@@ -172,9 +173,9 @@ var apiCases = []apiCase{
 func TestBadInput_RejectedByAPIKeepsLastGoodContext(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	ns := newNamespace(t, v1alpha1.TrustTrusted)
-	create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
-	create(t, devWorkspace(ns))
+	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
+	kit.Create(t, devWorkspace(ns))
 	good, goodCM := published(t, ns, "dev")
 
 	for _, tc := range apiCases {
@@ -194,13 +195,13 @@ func TestBadInput_RejectedByAPIKeepsLastGoodContext(t *testing.T) {
 				t.Fatalf("accepted; want a rejection containing %q", tc.want)
 			}
 			mustContain(t, "API error", err.Error(), tc.want...)
-			cm := configMap(t, ns, "dev-context")
+			cm := kit.ConfigMap(t, ns, "dev-context")
 			if cm.ResourceVersion != goodCM.ResourceVersion {
 				t.Errorf("published ConfigMap was written (resourceVersion %s → %s)", goodCM.ResourceVersion, cm.ResourceVersion)
 			}
 		})
 	}
-	after := waitFor(t, ns, "dev", ready)
+	after := kit.WaitFor(t, ns, "dev", testenv.Ready)
 	if after.Generation != good.Generation || after.Status.Context.Hash != good.Status.Context.Hash {
 		t.Errorf("Workspace changed: generation %d → %d, hash %s → %s", good.Generation, after.Generation, good.Status.Context.Hash, after.Status.Context.Hash)
 	}

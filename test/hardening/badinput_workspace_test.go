@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
 // wsCase is an input the API server accepts but the Workspace cannot publish:
@@ -30,7 +31,7 @@ type wsCase struct {
 const victimMarker = "VICTIM-PRIVATE-CONTENT"
 
 func updateWorkspace(t *testing.T, ns string, change func(*v1alpha1.Workspace)) {
-	update(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"}}, change)
+	testenv.Update(t, kit, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"}}, change)
 }
 
 func activate(files ...string) func(*testing.T, string, string) {
@@ -45,7 +46,7 @@ func addExtension(change func(*v1alpha1.Extension)) func(*testing.T, string, str
 	return func(t *testing.T, ns, _ string) {
 		e := extension(ns, "bad-ext", []v1alpha1.ExtensionTool{tool("bad_tool")}, celHook("gate", v1alpha1.BeforeToolCall, "true"))
 		change(e)
-		create(t, e)
+		kit.Create(t, e)
 	}
 }
 
@@ -62,7 +63,7 @@ func setInstructions(ref v1alpha1.ConfigMapKeyReference) func(*testing.T, string
 
 func addSkillFile(path string) func(*testing.T, string, string) {
 	return func(t *testing.T, ns, _ string) {
-		create(t, skill(ns, "messy", "Messy.", "MESSY", v1alpha1.SkillFile{Path: path, Content: "x"}))
+		kit.Create(t, skill(ns, "messy", "Messy.", "MESSY", v1alpha1.SkillFile{Path: path, Content: "x"}))
 	}
 }
 
@@ -71,12 +72,12 @@ var wsCases = []wsCase{
 	{name: "duplicate skill name in one root", bad: func(t *testing.T, ns, _ string) {
 		s := skill(ns, "notes-copy", "Other notes.", "OTHER")
 		s.Spec.Name = "notes"
-		create(t, s)
+		kit.Create(t, s)
 	}, cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonDuplicateName, msg: []string{"skill:notes twice", "{ns}/notes", "{ns}/notes-copy"}},
 	{name: "duplicate template name in one root", bad: func(t *testing.T, ns, _ string) {
 		tp := template(ns, "review-copy", "Other {{file}}")
 		tp.Spec.Name = "review"
-		create(t, tp)
+		kit.Create(t, tp)
 	}, cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonDuplicateName, msg: []string{"template:review twice", "{ns}/review-copy"}},
 	{name: "duplicate extension id in one namespace", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Name = "guard" }),
 		cond: v1alpha1.ConditionExtensionsLoaded, reason: v1alpha1.ReasonExtensionRejected, msg: []string{"{ns}/guard"}},
@@ -114,7 +115,7 @@ var wsCases = []wsCase{
 	{name: "skill grows the context over budget", bad: func(t *testing.T, ns, _ string) {
 		// The activated skill's body and file enter both system-prompt.md and
 		// skills.json: one edit takes the context to about 1 MiB.
-		update(t, skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) {
+		testenv.Update(t, kit, skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) {
 			s.Spec.Body = strings.Repeat("h", 250<<10)
 			s.Spec.Files[0].Content = strings.Repeat("f", 250<<10)
 		})
@@ -160,7 +161,7 @@ var wsCases = []wsCase{
 	}, cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonInvalidResource, msg: []string{"selector", "Resembles"}},
 	// Output.
 	{name: "output names a ConfigMap the Workspace does not own", bad: func(t *testing.T, ns, _ string) {
-		create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "someone-elses"}, Data: map[string]string{"theirs": "yes"}})
+		kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "someone-elses"}, Data: map[string]string{"theirs": "yes"}})
 		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) { w.Spec.Output = &v1alpha1.WorkspaceOutput{ConfigMapName: "someone-elses"} })
 	}, cond: v1alpha1.ConditionContextPublished, reason: v1alpha1.ReasonNotOwned, msg: []string{"ConfigMap {ns}/someone-elses", "left untouched"}},
 }
@@ -171,15 +172,15 @@ var wsCases = []wsCase{
 // built-in tool.
 func baseline(t *testing.T, ns string) (*v1alpha1.Workspace, *corev1.ConfigMap) {
 	t.Helper()
-	create(t, skill(ns, "notes", "Notes.", "NOTES BODY", v1alpha1.SkillFile{Path: "checklist.md", Content: "CHECKLIST"}))
-	create(t, template(ns, "review", "Review {{file}}."))
-	create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rules"}, Data: map[string]string{"AGENTS.md": "PROJECT RULES"}})
-	create(t, extension(ns, "guard", []v1alpha1.ExtensionTool{tool("guard_note")}, celHook("gate", v1alpha1.BeforeToolCall, "true")))
+	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES BODY", v1alpha1.SkillFile{Path: "checklist.md", Content: "CHECKLIST"}))
+	kit.Create(t, template(ns, "review", "Review {{file}}."))
+	kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rules"}, Data: map[string]string{"AGENTS.md": "PROJECT RULES"}})
+	kit.Create(t, extension(ns, "guard", []v1alpha1.ExtensionTool{tool("guard_note")}, celHook("gate", v1alpha1.BeforeToolCall, "true")))
 	ws := devWorkspace(ns)
 	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "notes", Files: []string{"checklist.md"}}}
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "rules", Key: "AGENTS.md"}}}
 	ws.Spec.Tools = &v1alpha1.WorkspaceTools{Builtin: []v1alpha1.ToolName{"bash"}}
-	create(t, ws)
+	kit.Create(t, ws)
 	return published(t, ns, "dev")
 }
 
@@ -193,30 +194,30 @@ func TestBadInput_WorkspaceConditionsKeepLastGoodContext(t *testing.T) {
 	for _, tc := range wsCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			victim := newNamespace(t, v1alpha1.TrustTrusted)
+			victim := kit.NewNamespace(t, v1alpha1.TrustTrusted)
 			marker := victimMarker + " " + victim
-			create(t, skill(victim, "notes", "Victim notes.", marker))
-			create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "rules"}, Data: map[string]string{"AGENTS.md": marker}})
-			ns := newNamespace(t, v1alpha1.TrustTrusted)
+			kit.Create(t, skill(victim, "notes", "Victim notes.", marker))
+			kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "rules"}, Data: map[string]string{"AGENTS.md": marker}})
+			ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
 			good, goodCM := baseline(t, ns)
 			mustContain(t, "good context", goodCM.Data["system-prompt.md"], "PROJECT RULES", "NOTES BODY", "CHECKLIST", "guard_note")
 
 			tc.bad(t, ns, victim)
 
-			got := waitFor(t, ns, "dev", condition(tc.cond, metav1.ConditionFalse, tc.reason))
-			if err := condition(v1alpha1.ConditionReady, metav1.ConditionFalse, tc.reason)(got); err != nil {
+			got := kit.WaitFor(t, ns, "dev", testenv.Condition(tc.cond, metav1.ConditionFalse, tc.reason))
+			if err := testenv.Condition(v1alpha1.ConditionReady, metav1.ConditionFalse, tc.reason)(got); err != nil {
 				t.Error(err)
 			}
-			msg := conditionMessage(got, tc.cond)
+			msg := testenv.ConditionMessage(got, tc.cond)
 			for _, m := range tc.msg {
 				mustContain(t, tc.cond+" message", msg, strings.NewReplacer("{ns}", ns, "{victim}", victim).Replace(m))
 			}
-			mustContain(t, "ContextPublished message", conditionMessage(got, v1alpha1.ConditionContextPublished),
+			mustContain(t, "ContextPublished message", testenv.ConditionMessage(got, v1alpha1.ConditionContextPublished),
 				"the last good context "+good.Status.Context.Hash+" stays published")
 			if got.Status.Context == nil || *got.Status.Context != *good.Status.Context {
 				t.Errorf("status.context = %+v, want the last good %+v", got.Status.Context, good.Status.Context)
 			}
-			cm := configMap(t, ns, "dev-context")
+			cm := kit.ConfigMap(t, ns, "dev-context")
 			if cm.ResourceVersion != goodCM.ResourceVersion || cm.Annotations[v1alpha1.ContextHashAnnotation] != good.Status.Context.Hash {
 				t.Errorf("published ConfigMap changed: resourceVersion %s → %s, hash %s", goodCM.ResourceVersion, cm.ResourceVersion, cm.Annotations[v1alpha1.ContextHashAnnotation])
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/testenv"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -45,7 +46,7 @@ func burst(ns, name string, n int, pause time.Duration) {
 func waitBody(t *testing.T, ns, body string) *v1alpha1.Workspace {
 	t.Helper()
 	var ws *v1alpha1.Workspace
-	eventually(t, func() error {
+	kit.Eventually(t, func() error {
 		var cm *corev1.ConfigMap
 		ws, cm = published(t, ns, "dev")
 		if !strings.Contains(cm.Data[contract.KeySystemPrompt], body) {
@@ -98,9 +99,9 @@ func activatedNotes(ns string) *v1alpha1.Workspace {
 func TestFault_APIServerRestartDuringBurstConverges(t *testing.T) {
 	mgrMu.Lock()
 	defer mgrMu.Unlock()
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
-	create(t, skill(ns, "notes", "Notes.", "FIRST BODY"))
-	create(t, activatedNotes(ns))
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	kit.Create(t, skill(ns, "notes", "Notes.", "FIRST BODY"))
+	kit.Create(t, activatedNotes(ns))
 	waitBody(t, ns, "FIRST BODY")
 
 	var wg sync.WaitGroup
@@ -115,9 +116,9 @@ func TestFault_APIServerRestartDuringBurstConverges(t *testing.T) {
 		t.Fatalf("starting the API server again: %v", err)
 	}
 	wg.Wait()
-	update(t, skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "FINAL BODY" })
+	testenv.Update(t, kit, skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "FINAL BODY" })
 	waitBody(t, ns, "FINAL BODY")
-	eventually(t, func() error {
+	kit.Eventually(t, func() error {
 		if n := activeWorkers("workspace"); n != 0 {
 			return fmt.Errorf("%v Workspace reconciles still running", n)
 		}
@@ -130,20 +131,20 @@ func TestFault_APIServerRestartDuringBurstConverges(t *testing.T) {
 // Ready=False/InvalidResource with no retry, so the Workspace stayed broken
 // until something else changed. Now it is retried with backoff.
 func TestFault_TransientReadFailureIsRetriedNotReported(t *testing.T) {
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	rules := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rules"}, Data: map[string]string{"AGENTS.md": "RULES V1"}}
-	create(t, rules)
+	kit.Create(t, rules)
 	ws := devWorkspace(ns)
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "rules", Key: "AGENTS.md"}}}
-	create(t, ws)
+	kit.Create(t, ws)
 	_, cm := published(t, ns, "dev")
 	mustContain(t, "system-prompt.md", cm.Data[contract.KeySystemPrompt], "RULES V1")
 
 	// One change, one reconcile: its live read fails twice. Only a retry
 	// can publish V2; nothing else will trigger another pass.
 	faults.inject(ns, 2)
-	update(t, rules, func(c *corev1.ConfigMap) { c.Data["AGENTS.md"] = "RULES V2" })
-	eventually(t, func() error {
+	testenv.Update(t, kit, rules, func(c *corev1.ConfigMap) { c.Data["AGENTS.md"] = "RULES V2" })
+	kit.Eventually(t, func() error {
 		_, cm := published(t, ns, "dev")
 		if !strings.Contains(cm.Data[contract.KeySystemPrompt], "RULES V2") {
 			return fmt.Errorf("instructions change not published yet")
@@ -163,9 +164,9 @@ func TestFault_TransientReadFailureIsRetriedNotReported(t *testing.T) {
 // is ours again and consistent.
 func TestFault_CompetingWritersDuringBurstConverge(t *testing.T) {
 	ctx := context.Background()
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
-	create(t, skill(ns, "notes", "Notes.", "FIRST BODY"))
-	create(t, activatedNotes(ns))
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	kit.Create(t, skill(ns, "notes", "Notes.", "FIRST BODY"))
+	kit.Create(t, activatedNotes(ns))
 	waitBody(t, ns, "FIRST BODY")
 
 	stop := make(chan struct{})
@@ -206,9 +207,9 @@ func TestFault_CompetingWritersDuringBurstConverge(t *testing.T) {
 	if competitorWrites == 0 {
 		t.Fatal("the competitor never wrote: the test proves nothing")
 	}
-	update(t, skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "FINAL BODY" })
+	testenv.Update(t, kit, skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "FINAL BODY" })
 	ws := waitBody(t, ns, "FINAL BODY")
-	cm := configMap(t, ns, "dev-context")
+	cm := kit.ConfigMap(t, ns, "dev-context")
 	mustNotContain(t, "system-prompt.md", cm.Data[contract.KeySystemPrompt], "COMPETITOR")
 	if err := consistent(ws, cm); err != nil {
 		t.Error(err)
@@ -222,9 +223,9 @@ func TestFault_CompetingWritersDuringBurstConverge(t *testing.T) {
 // would (its owner is gone).
 func TestFault_WorkspaceDeletedAndRecreatedRepublishes(t *testing.T) {
 	ctx := context.Background()
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
-	create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
-	create(t, activatedNotes(ns))
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
+	kit.Create(t, activatedNotes(ns))
 	old, _ := published(t, ns, "dev")
 	for range 3 {
 		if err := k8sClient.Delete(ctx, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"}}); err != nil {
@@ -233,7 +234,7 @@ func TestFault_WorkspaceDeletedAndRecreatedRepublishes(t *testing.T) {
 		if err := k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}}); client.IgnoreNotFound(err) != nil {
 			t.Fatal(err)
 		}
-		eventually(t, func() error {
+		kit.Eventually(t, func() error {
 			return client.IgnoreAlreadyExists(k8sClient.Create(ctx, activatedNotes(ns)))
 		})
 		ws, cm := published(t, ns, "dev")
@@ -257,8 +258,8 @@ func TestFault_RecreatedWorkspaceIsWrittenEvenIfItsDeletionWasNeverSeen(t *testi
 	ctx := context.Background()
 	mgrMu.Lock()
 	defer mgrMu.Unlock()
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
-	create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
 	if err := current.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -282,9 +283,9 @@ func TestFault_RecreatedWorkspaceIsWrittenEvenIfItsDeletionWasNeverSeen(t *testi
 		}
 		return ws
 	}
-	create(t, activatedNotes(ns))
+	kit.Create(t, activatedNotes(ns))
 	first := reconcileOnce()
-	if err := ready(first); err != nil {
+	if err := testenv.Ready(first); err != nil {
 		t.Fatal(err)
 	}
 	if err := k8sClient.Delete(ctx, first); err != nil {
@@ -293,18 +294,18 @@ func TestFault_RecreatedWorkspaceIsWrittenEvenIfItsDeletionWasNeverSeen(t *testi
 	if err := k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}}); err != nil {
 		t.Fatal(err)
 	}
-	create(t, activatedNotes(ns))
+	kit.Create(t, activatedNotes(ns))
 	second := reconcileOnce()
 	if second.UID == first.UID {
 		t.Fatal("not re-created")
 	}
-	if err := ready(second); err != nil {
+	if err := testenv.Ready(second); err != nil {
 		t.Fatalf("re-created Workspace: %v (status %+v)", err, second.Status)
 	}
 	if second.Status.Context == nil || second.Status.Context.Hash != first.Status.Context.Hash {
 		t.Errorf("re-created Workspace status.context = %+v, want hash %s", second.Status.Context, first.Status.Context.Hash)
 	}
-	if ref := metav1.GetControllerOf(configMap(t, ns, "dev-context")); ref == nil || ref.UID != second.UID {
+	if ref := metav1.GetControllerOf(kit.ConfigMap(t, ns, "dev-context")); ref == nil || ref.UID != second.UID {
 		t.Errorf("ConfigMap controller = %+v, want %s", ref, second.UID)
 	}
 }
@@ -327,10 +328,10 @@ func TestFault_ManagerRestartMidwayConverges(t *testing.T) {
 	ctx := context.Background()
 	mgrMu.Lock()
 	defer mgrMu.Unlock()
-	changed, deleted, untouched := newNamespace(t, v1alpha1.TrustRestricted), newNamespace(t, v1alpha1.TrustRestricted), newNamespace(t, v1alpha1.TrustRestricted)
+	changed, deleted, untouched := kit.NewNamespace(t, v1alpha1.TrustRestricted), kit.NewNamespace(t, v1alpha1.TrustRestricted), kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	for _, ns := range []string{changed, deleted, untouched} {
-		create(t, skill(ns, "notes", "Notes.", "FIRST BODY"))
-		create(t, activatedNotes(ns))
+		kit.Create(t, skill(ns, "notes", "Notes.", "FIRST BODY"))
+		kit.Create(t, activatedNotes(ns))
 	}
 	_, untouchedCM := published(t, untouched, "dev")
 	published(t, deleted, "dev")
@@ -339,7 +340,7 @@ func TestFault_ManagerRestartMidwayConverges(t *testing.T) {
 	if err := current.stop(); err != nil {
 		t.Fatal(err)
 	}
-	update(t, skill(changed, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "CHANGED WHILE DOWN" })
+	testenv.Update(t, kit, skill(changed, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "CHANGED WHILE DOWN" })
 	if err := k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: deleted, Name: "dev-context"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -349,15 +350,15 @@ func TestFault_ManagerRestartMidwayConverges(t *testing.T) {
 	}
 	before := map[string]int{}
 	for _, ns := range []string{changed, deleted, untouched} {
-		before[cmPath(ns)] = writes.total(cmPath(ns))
-		before[statusPath(ns)] = writes.total(statusPath(ns))
+		before[cmPath(ns)] = writes.Total(cmPath(ns))
+		before[statusPath(ns)] = writes.Total(statusPath(ns))
 	}
 	restartManager(t)
 
 	waitBody(t, changed, "CHANGED WHILE DOWN")
 	published(t, deleted, "dev")
-	eventually(t, func() error {
-		if writes.total(cmPath(untouched)) == before[cmPath(untouched)] {
+	kit.Eventually(t, func() error {
+		if writes.Total(cmPath(untouched)) == before[cmPath(untouched)] {
 			return fmt.Errorf("the new manager has not reconciled the untouched Workspace yet")
 		}
 		return nil
@@ -365,27 +366,27 @@ func TestFault_ManagerRestartMidwayConverges(t *testing.T) {
 	time.Sleep(3 * time.Second) // let reconciles caused by our own writes settle
 	counts := map[string]int{}
 	for _, ns := range []string{changed, deleted, untouched} {
-		counts["changed/deleted/untouched "+ns+" configmap"] = writes.total(cmPath(ns)) - before[cmPath(ns)]
-		counts["changed/deleted/untouched "+ns+" status"] = writes.total(statusPath(ns)) - before[statusPath(ns)]
+		counts["changed/deleted/untouched "+ns+" configmap"] = writes.Total(cmPath(ns)) - before[cmPath(ns)]
+		counts["changed/deleted/untouched "+ns+" status"] = writes.Total(statusPath(ns)) - before[statusPath(ns)]
 	}
 	t.Logf("writes after restart: %v", counts)
-	if d := writes.total(cmPath(untouched)) - before[cmPath(untouched)]; d != 1 {
+	if d := writes.Total(cmPath(untouched)) - before[cmPath(untouched)]; d != 1 {
 		t.Errorf("untouched Workspace: %d ConfigMap applies after restart, want 1 (a no-op)", d)
 	}
-	if d := writes.total(statusPath(untouched)) - before[statusPath(untouched)]; d != 0 {
+	if d := writes.Total(statusPath(untouched)) - before[statusPath(untouched)]; d != 0 {
 		t.Errorf("untouched Workspace: %d status patches after restart, want 0", d)
 	}
-	if cm := configMap(t, untouched, "dev-context"); cm.ResourceVersion != untouchedCM.ResourceVersion {
+	if cm := kit.ConfigMap(t, untouched, "dev-context"); cm.ResourceVersion != untouchedCM.ResourceVersion {
 		t.Errorf("untouched ConfigMap was modified: resourceVersion %s → %s", untouchedCM.ResourceVersion, cm.ResourceVersion)
 	}
 	for _, ns := range []string{changed, deleted} {
-		if d := writes.total(cmPath(ns)) - before[cmPath(ns)]; d != 1 {
+		if d := writes.Total(cmPath(ns)) - before[cmPath(ns)]; d != 1 {
 			t.Errorf("%s: %d ConfigMap applies after restart, want 1", ns, d)
 		}
 	}
-	settled := writes.total("/namespaces/")
+	settled := writes.Total("/namespaces/")
 	time.Sleep(3 * time.Second)
-	if d := writes.total("/namespaces/") - settled; d != 0 {
+	if d := writes.Total("/namespaces/") - settled; d != 0 {
 		t.Errorf("steady state after restart wrote %d times", d)
 	}
 }

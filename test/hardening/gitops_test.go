@@ -15,6 +15,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
 // gitopsWindow is how long writes are counted while another field manager
@@ -44,7 +45,7 @@ var gitopsTracking = map[string]string{
 // ConfigMap carries only Loadout's own.
 func TestGitOps_PublishedConfigMapCarriesNoTrackingMetadata(t *testing.T) {
 	t.Parallel()
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	ws := devWorkspace(ns)
 	ws.Labels, ws.Annotations = map[string]string{}, map[string]string{}
 	for k, v := range gitopsTracking {
@@ -54,7 +55,7 @@ func TestGitOps_PublishedConfigMapCarriesNoTrackingMetadata(t *testing.T) {
 			ws.Labels[k] = v
 		}
 	}
-	create(t, ws)
+	kit.Create(t, ws)
 	_, cm := published(t, ns, "dev")
 	for k := range cm.Labels {
 		if k != v1alpha1.WorkspaceLabel {
@@ -78,13 +79,13 @@ func TestGitOps_PublishedConfigMapCarriesNoTrackingMetadata(t *testing.T) {
 func TestGitOps_CompetingFieldManagerStartsNoWriteLoop(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
-	create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
-	create(t, devWorkspace(ns))
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
+	kit.Create(t, devWorkspace(ns))
 	good, _ := published(t, ns, "dev")
 	cmPath := "/api/v1/namespaces/" + ns + "/configmaps/dev-context"
 	statusPath := "/apis/loadout.dev/v1alpha1/namespaces/" + ns + "/workspaces/dev/status"
-	cmBefore, statusBefore := writes.total(cmPath), writes.total(statusPath)
+	cmBefore, statusBefore := writes.Total(cmPath), writes.Total(statusPath)
 
 	var labelApplies, dataEdits int
 	var wg sync.WaitGroup
@@ -109,15 +110,15 @@ func TestGitOps_CompetingFieldManagerStartsNoWriteLoop(t *testing.T) {
 	})
 	wg.Wait()
 	// The last hand edit is reverted too.
-	eventually(t, func() error {
-		cm := configMap(t, ns, "dev-context")
+	kit.Eventually(t, func() error {
+		cm := kit.ConfigMap(t, ns, "dev-context")
 		if strings.Contains(cm.Data[contract.KeySystemPrompt], "EDITED BY HAND") {
 			return fmt.Errorf("hand edit not reverted yet")
 		}
 		return consistent(good, cm)
 	})
 	time.Sleep(3 * time.Second) // let the last reverts settle before counting
-	cmWrites, statusWrites := writes.total(cmPath)-cmBefore, writes.total(statusPath)-statusBefore
+	cmWrites, statusWrites := writes.Total(cmPath)-cmBefore, writes.Total(statusPath)-statusBefore
 	t.Logf("window %s: competitor %d label applies, %d data edits; ours %d ConfigMap applies, %d status patches",
 		gitopsWindow, labelApplies, dataEdits, cmWrites, statusWrites)
 	if dataEdits == 0 {
@@ -131,11 +132,11 @@ func TestGitOps_CompetingFieldManagerStartsNoWriteLoop(t *testing.T) {
 	if statusWrites != 0 {
 		t.Errorf("%d status patches: nothing about the Workspace changed", statusWrites)
 	}
-	cm := configMap(t, ns, "dev-context")
+	cm := kit.ConfigMap(t, ns, "dev-context")
 	if cm.Labels["gitops.example.com/synced"] != "true" {
 		t.Errorf("the other manager's label was removed: %v", cm.Labels)
 	}
-	if ws := waitFor(t, ns, "dev", ready); ws.Status.Context.Hash != good.Status.Context.Hash {
+	if ws := kit.WaitFor(t, ns, "dev", testenv.Ready); ws.Status.Context.Hash != good.Status.Context.Hash {
 		t.Errorf("hash moved from %s to %s", good.Status.Context.Hash, ws.Status.Context.Hash)
 	}
 }

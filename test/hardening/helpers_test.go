@@ -3,123 +3,17 @@ package hardening
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/testenv"
 )
-
-// waitTimeout is generous: the suite shares two cores with other work, and
-// nothing here asserts timings.
-const waitTimeout = 60 * time.Second
-
-// newNamespace creates a namespace for one test ("" leaves the trust label off).
-func newNamespace(t *testing.T, trust v1alpha1.TrustLevel) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "hard-"}}
-	if trust != "" {
-		ns.Labels = map[string]string{v1alpha1.TrustLabel: string(trust)}
-	}
-	create(t, ns)
-	return ns.Name
-}
-
-func create(t *testing.T, obj client.Object) {
-	t.Helper()
-	if err := k8sClient.Create(context.Background(), obj); err != nil {
-		t.Fatalf("creating %T %s/%s: %v", obj, obj.GetNamespace(), obj.GetName(), err)
-	}
-}
-
-// update re-reads obj, applies change and writes it, retrying on conflicts.
-func update[T client.Object](t *testing.T, obj T, change func(T)) {
-	t.Helper()
-	eventually(t, func() error {
-		if err := k8sClient.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
-			return err
-		}
-		change(obj)
-		return k8sClient.Update(context.Background(), obj)
-	})
-}
-
-// eventually retries f until it returns nil or waitTimeout passes.
-func eventually(t *testing.T, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s: %v", waitTimeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// waitFor waits until the Workspace's status describes its generation and
-// satisfies check.
-func waitFor(t *testing.T, ns, name string, check func(*v1alpha1.Workspace) error) *v1alpha1.Workspace {
-	t.Helper()
-	ws := &v1alpha1.Workspace{}
-	eventually(t, func() error {
-		if err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, ws); err != nil {
-			return err
-		}
-		if ws.Status.ObservedGeneration != ws.Generation {
-			return fmt.Errorf("observedGeneration %d, generation %d", ws.Status.ObservedGeneration, ws.Generation)
-		}
-		return check(ws)
-	})
-	return ws
-}
-
-func condition(condType string, status metav1.ConditionStatus, reason string) func(*v1alpha1.Workspace) error {
-	return func(ws *v1alpha1.Workspace) error {
-		c := meta.FindStatusCondition(ws.Status.Conditions, condType)
-		if c == nil || c.Status != status || c.Reason != reason {
-			return fmt.Errorf("condition %s is %+v, want %s/%s", condType, c, status, reason)
-		}
-		return nil
-	}
-}
-
-func ready(ws *v1alpha1.Workspace) error {
-	return condition(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled)(ws)
-}
-
-func conditionMessage(ws *v1alpha1.Workspace, condType string) string {
-	if c := meta.FindStatusCondition(ws.Status.Conditions, condType); c != nil {
-		return c.Message
-	}
-	return ""
-}
-
-func getConfigMap(ns, name string) (*corev1.ConfigMap, error) {
-	cm := &corev1.ConfigMap{}
-	return cm, k8sClient.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, cm)
-}
-
-func configMap(t *testing.T, ns, name string) *corev1.ConfigMap {
-	t.Helper()
-	cm, err := getConfigMap(ns, name)
-	if err != nil {
-		t.Fatalf("getting ConfigMap %s/%s: %v", ns, name, err)
-	}
-	return cm
-}
 
 // published waits for the Workspace to be Ready and for its ConfigMap to
 // carry the status hash, and returns both.
@@ -127,10 +21,10 @@ func published(t *testing.T, ns, name string) (*v1alpha1.Workspace, *corev1.Conf
 	t.Helper()
 	var ws *v1alpha1.Workspace
 	var cm *corev1.ConfigMap
-	eventually(t, func() error {
-		ws = waitFor(t, ns, name, ready)
+	kit.Eventually(t, func() error {
+		ws = kit.WaitFor(t, ns, name, testenv.Ready)
 		var err error
-		if cm, err = getConfigMap(ns, ws.ConfigMapName()); err != nil {
+		if cm, err = kit.GetConfigMap(ns, ws.ConfigMapName()); err != nil {
 			return err
 		}
 		return consistent(ws, cm)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,7 +46,8 @@ var (
 	cfg       *rest.Config
 	scheme    = runtime.NewScheme()
 	k8sClient client.Client // direct, uncached: what a user sees
-	writes    = &writeCounter{}
+	writes    = &testenv.WriteCounter{}
+	kit       *testenv.Kit
 	resolved  = &resolverLog{}
 	faults    = &readFaults{}
 
@@ -89,6 +89,9 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// Waits are generous: the suite shares two cores with other work, and
+	// nothing here asserts timings.
+	kit = &testenv.Kit{Client: k8sClient, Timeout: 60 * time.Second, NamespacePrefix: "hard-"}
 	if err := k8sClient.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: platformNS}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -122,7 +125,7 @@ type managerRun struct {
 
 func startManager() (*managerRun, error) {
 	mgrCfg := rest.CopyConfig(cfg)
-	mgrCfg.Wrap(writes.wrap)
+	mgrCfg.Wrap(writes.Wrap)
 	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
@@ -245,44 +248,3 @@ func (f *readFaults) take(namespace string) bool {
 	c.n--
 	return true
 }
-
-// writeCounter counts the manager's mutating requests by "VERB path".
-type writeCounter struct {
-	mu     sync.Mutex
-	counts map[string]int
-}
-
-func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		if req.Method != http.MethodGet {
-			w.mu.Lock()
-			if w.counts == nil {
-				w.counts = map[string]int{}
-			}
-			w.counts[req.Method+" "+req.URL.Path]++
-			w.mu.Unlock()
-		}
-		return rt.RoundTrip(req)
-	})
-}
-
-// total sums the writes whose "VERB path" contains every fragment.
-func (w *writeCounter) total(fragments ...string) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := 0
-	for k, c := range w.counts {
-		ok := true
-		for _, f := range fragments {
-			ok = ok && strings.Contains(k, f)
-		}
-		if ok {
-			n += c
-		}
-	}
-	return n
-}
-
-type roundTripperFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -63,16 +63,16 @@ func TestTenancy_TenantCannotRaiseItsOwnTrust(t *testing.T) {
 		}
 	}
 
-	ns := newNamespace(t, v1alpha1.TrustRestricted)
-	create(t, extension(ns, "own-ext", []v1alpha1.ExtensionTool{tool("own_tool")}))
-	create(t, devWorkspace(ns))
-	waitFor(t, ns, "dev", ready)
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	kit.Create(t, extension(ns, "own-ext", []v1alpha1.ExtensionTool{tool("own_tool")}))
+	kit.Create(t, devWorkspace(ns))
+	kit.WaitFor(t, ns, "dev", testenv.Ready)
 
 	// The tenant may update Namespaces (say, to set its own labels).
 	tenant := "tenant-" + ns
-	create(t, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: tenant},
+	kit.Create(t, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: tenant},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{ns}, Verbs: []string{"get", "update", "patch"}}}})
-	create(t, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: tenant},
+	kit.Create(t, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: tenant},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: tenant},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: tenant}}})
 	as := func(user string, groups ...string) client.Client {
@@ -95,7 +95,7 @@ func TestTenancy_TenantCannotRaiseItsOwnTrust(t *testing.T) {
 	}
 	// The policy takes effect asynchronously: probe with dry runs, which
 	// admission judges like real writes but never persists.
-	eventually(t, func() error {
+	kit.Eventually(t, func() error {
 		err := setTrust(tenantClient, string(v1alpha1.TrustTrusted), client.DryRunAll)
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
 			return nil
@@ -107,7 +107,7 @@ func TestTenancy_TenantCannotRaiseItsOwnTrust(t *testing.T) {
 		t.Fatal("the tenant raised its own trust")
 	}
 	mustContain(t, "admission error", err.Error(), "loadout.dev/trust", "restricted", "trusted")
-	got := waitFor(t, ns, "dev", ready)
+	got := kit.WaitFor(t, ns, "dev", testenv.Ready)
 	for _, e := range got.Status.Extensions {
 		if e.Name == "own-ext" && e.State != v1alpha1.ExtensionSkippedUntrusted {
 			t.Errorf("own-ext is %s, want SkippedUntrusted", e.State)
@@ -118,7 +118,7 @@ func TestTenancy_TenantCannotRaiseItsOwnTrust(t *testing.T) {
 	if err := setTrust(k8sClient, string(v1alpha1.TrustTrusted)); err != nil {
 		t.Fatalf("an admin could not raise trust: %v", err)
 	}
-	waitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
+	kit.WaitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
 		for _, e := range ws.Status.Extensions {
 			if e.Name == "own-ext" && e.State == v1alpha1.ExtensionLoaded {
 				return nil
@@ -133,19 +133,19 @@ func TestTenancy_TenantCannotRaiseItsOwnTrust(t *testing.T) {
 // nothing of it (RootNotPermitted), and the Workspace reads nothing there.
 func TestTenancy_RootsCannotReadAnotherNamespace(t *testing.T) {
 	t.Parallel()
-	victim := newNamespace(t, v1alpha1.TrustTrusted)
+	victim := kit.NewNamespace(t, v1alpha1.TrustTrusted)
 	marker := victimMarker + " " + victim
-	create(t, skill(victim, "private", "Private.", marker))
-	ns := newNamespace(t, v1alpha1.TrustTrusted)
+	kit.Create(t, skill(victim, "private", "Private.", marker))
+	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
 	ws := devWorkspace(ns)
 	ws.Spec.Roots = []v1alpha1.WorkspaceRoot{{Name: "steal", Namespace: victim}, {Name: "project"}}
 	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "private"}}
-	create(t, ws)
-	got := waitFor(t, ns, "dev", condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonRootNotPermitted))
-	mustContain(t, "message", conditionMessage(got, v1alpha1.ConditionCatalogResolved), "spec.roots[0].namespace", victim)
+	kit.Create(t, ws)
+	got := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonRootNotPermitted))
+	mustContain(t, "message", testenv.ConditionMessage(got, v1alpha1.ConditionCatalogResolved), "spec.roots[0].namespace", victim)
 	b, _ := json.Marshal(got.Status)
 	mustNotContain(t, "status", string(b), marker, "private")
-	if _, err := getConfigMap(ns, "dev-context"); !apierrors.IsNotFound(err) {
+	if _, err := kit.GetConfigMap(ns, "dev-context"); !apierrors.IsNotFound(err) {
 		t.Errorf("a context was published from a refused root (err %v)", err)
 	}
 	var list corev1.ConfigMapList
@@ -164,12 +164,12 @@ func TestTenancy_RootsCannotReadAnotherNamespace(t *testing.T) {
 // namespace or the Service's name.
 func TestTenancy_WebhooksResolveOnlyInTheExtensionsNamespace(t *testing.T) {
 	t.Parallel()
-	ns := newNamespace(t, v1alpha1.TrustTrusted)
+	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
 	svc := "guard-" + ns
 	e := extension(ns, "remote-guard", []v1alpha1.ExtensionTool{tool("guarded")})
 	e.Spec.Hooks = []v1alpha1.ExtensionHook{webhookHook(v1alpha1.ServiceReference{Name: svc, Port: 8443, Path: "/check"})}
-	create(t, e)
-	create(t, devWorkspace(ns))
+	kit.Create(t, e)
+	kit.Create(t, devWorkspace(ns))
 	_, cm := published(t, ns, "dev")
 	var m contract.Manifest
 	if err := json.Unmarshal([]byte(cm.Data[contract.KeyManifest]), &m); err != nil {
