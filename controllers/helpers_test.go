@@ -1,9 +1,6 @@
 package controllers
 
 import (
-	"strings"
-	"testing"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -57,24 +54,6 @@ func extensionStatesOf(ws *v1alpha1.Workspace) map[string]v1alpha1.ExtensionLoad
 		out[e.Namespace+"/"+e.Name] = e.State
 	}
 	return out
-}
-
-func mustContain(t *testing.T, what, s string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(s, w) {
-			t.Errorf("%s does not contain %q:\n%s", what, w, s)
-		}
-	}
-}
-
-func mustNotContain(t *testing.T, what, s string, unwanted ...string) {
-	t.Helper()
-	for _, w := range unwanted {
-		if strings.Contains(s, w) {
-			t.Errorf("%s contains %q:\n%s", what, w, s)
-		}
-	}
 }
 
 type namespaceT = corev1.Namespace

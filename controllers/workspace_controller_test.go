@@ -68,9 +68,9 @@ func TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks(t *testing
 
 	// R-CAT-1, R-CTX-2: project wins; only its body is in the context.
 	prompt := cm.Data[contract.KeySystemPrompt]
-	mustContain(t, "system-prompt.md", prompt, "PROJECT REVIEW BODY", "CHECKLIST CONTENT", "review_note", "Use review_note to record findings.")
-	mustNotContain(t, "system-prompt.md", prompt, "PLATFORM REVIEW BODY")
-	mustNotContain(t, "manifest.json", cm.Data[contract.KeyManifest], "PLATFORM REVIEW BODY", "PROJECT REVIEW BODY")
+	testenv.MustContain(t, "system-prompt.md", prompt, "PROJECT REVIEW BODY", "CHECKLIST CONTENT", "review_note", "Use review_note to record findings.")
+	testenv.MustNotContain(t, "system-prompt.md", prompt, "PLATFORM REVIEW BODY")
+	testenv.MustNotContain(t, "manifest.json", cm.Data[contract.KeyManifest], "PLATFORM REVIEW BODY", "PROJECT REVIEW BODY")
 	var m contract.Manifest
 	if err := json.Unmarshal([]byte(cm.Data[contract.KeyManifest]), &m); err != nil {
 		t.Fatal(err)
@@ -234,13 +234,13 @@ func TestWorkspace_SwappingRootOrderSwapsWinner(t *testing.T) {
 	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: v1alpha1.LogicalName("swap-" + ns)}}
 	kit.Create(t, ws)
 	kit.WaitFor(t, ns, "dev", testenv.Ready)
-	mustContain(t, "system-prompt.md", kit.ConfigMap(t, ns, "dev-context").Data[contract.KeySystemPrompt], "PROJECT SWAP BODY")
+	testenv.MustContain(t, "system-prompt.md", kit.ConfigMap(t, ns, "dev-context").Data[contract.KeySystemPrompt], "PROJECT SWAP BODY")
 
 	testenv.Update(t, kit, ws, func(w *v1alpha1.Workspace) { w.Spec.Roots[0], w.Spec.Roots[1] = w.Spec.Roots[1], w.Spec.Roots[0] })
 	kit.WaitFor(t, ns, "dev", testenv.Ready)
 	prompt := kit.ConfigMap(t, ns, "dev-context").Data[contract.KeySystemPrompt]
-	mustContain(t, "system-prompt.md", prompt, "PLATFORM SWAP BODY")
-	mustNotContain(t, "system-prompt.md", prompt, "PROJECT SWAP BODY")
+	testenv.MustContain(t, "system-prompt.md", prompt, "PLATFORM SWAP BODY")
+	testenv.MustNotContain(t, "system-prompt.md", prompt, "PROJECT SWAP BODY")
 }
 
 // TestWorkspace_DuplicateNameInOneRootKeepsLastGoodContext is R-CAT-2: the
@@ -257,7 +257,7 @@ func TestWorkspace_DuplicateNameInOneRootKeepsLastGoodContext(t *testing.T) {
 	kit.Create(t, dup)
 	got := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonDuplicateName))
 	msg := testenv.ConditionMessage(got, v1alpha1.ConditionCatalogResolved)
-	mustContain(t, "CatalogResolved message", msg, ns+"/lint", ns+"/lint-copy")
+	testenv.MustContain(t, "CatalogResolved message", msg, ns+"/lint", ns+"/lint-copy")
 	if err := testenv.Condition(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonDuplicateName)(got); err != nil {
 		t.Error(err)
 	}
@@ -313,7 +313,7 @@ func TestWorkspace_RootOutsideOwnAndPlatformNamespacesIsRefused(t *testing.T) {
 	kit.Create(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"},
 		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project"}, {Name: "steal", Namespace: victim}}}})
 	got := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonRootNotPermitted))
-	mustContain(t, "message", testenv.ConditionMessage(got, v1alpha1.ConditionCatalogResolved), "spec.roots[1].namespace", victim)
+	testenv.MustContain(t, "message", testenv.ConditionMessage(got, v1alpha1.ConditionCatalogResolved), "spec.roots[1].namespace", victim)
 	if err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "dev-context"}, &corev1.ConfigMap{}); err == nil {
 		t.Error("a context was published from a refused root")
 	}
@@ -329,7 +329,7 @@ func TestWorkspace_InstructionsFromConfigMapFollowChanges(t *testing.T) {
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "rules"}}, {Inline: "INLINE RULE"}}
 	kit.Create(t, ws)
 	kit.WaitFor(t, ns, "dev", testenv.Ready)
-	mustContain(t, "system-prompt.md", kit.ConfigMap(t, ns, "dev-context").Data[contract.KeySystemPrompt], "RULE ONE", "INLINE RULE")
+	testenv.MustContain(t, "system-prompt.md", kit.ConfigMap(t, ns, "dev-context").Data[contract.KeySystemPrompt], "RULE ONE", "INLINE RULE")
 
 	testenv.Update(t, kit, rules, func(c *corev1.ConfigMap) { c.Data["AGENTS.md"] = "RULE TWO" })
 	kit.Eventually(t, func() error {

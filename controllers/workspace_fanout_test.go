@@ -52,7 +52,7 @@ func TestWorkspace_PlatformSkillChangeUpdatesDependentsOnly(t *testing.T) {
 		if cm.Annotations[v1alpha1.ContextHashAnnotation] != got.Status.Context.Hash {
 			t.Errorf("%s: ConfigMap hash %s, status %s", name, cm.Annotations[v1alpha1.ContextHashAnnotation], got.Status.Context.Hash)
 		}
-		mustContain(t, name+" system-prompt.md", cm.Data[contract.KeySystemPrompt], "Shared v2.")
+		testenv.MustContain(t, name+" system-prompt.md", cm.Data[contract.KeySystemPrompt], "Shared v2.")
 	}
 	time.Sleep(time.Second)
 	if after := writes.Matching("/namespaces/" + ns + "/configmaps/project-only-context"); !mapsEqual(isolatedBefore, after) {

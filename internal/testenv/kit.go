@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,4 +131,25 @@ func ConditionMessage(ws *v1alpha1.Workspace, condType string) string {
 		return c.Message
 	}
 	return ""
+}
+
+// MustContain reports each wanted substring that s lacks; what names s.
+func MustContain(t testing.TB, what, s string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(s, w) {
+			t.Errorf("%s does not contain %q:\n%s", what, w, s)
+		}
+	}
+}
+
+// MustNotContain reports each unwanted substring that s holds. It does not
+// print s: leak checks pass whole ConfigMaps.
+func MustNotContain(t testing.TB, what, s string, unwanted ...string) {
+	t.Helper()
+	for _, w := range unwanted {
+		if strings.Contains(s, w) {
+			t.Errorf("%s contains %q", what, w)
+		}
+	}
 }

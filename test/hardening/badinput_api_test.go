@@ -194,7 +194,7 @@ func TestBadInput_RejectedByAPIKeepsLastGoodContext(t *testing.T) {
 			if err == nil {
 				t.Fatalf("accepted; want a rejection containing %q", tc.want)
 			}
-			mustContain(t, "API error", err.Error(), tc.want...)
+			testenv.MustContain(t, "API error", err.Error(), tc.want...)
 			cm := kit.ConfigMap(t, ns, "dev-context")
 			if cm.ResourceVersion != goodCM.ResourceVersion {
 				t.Errorf("published ConfigMap was written (resourceVersion %s → %s)", goodCM.ResourceVersion, cm.ResourceVersion)

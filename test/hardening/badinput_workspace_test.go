@@ -200,7 +200,7 @@ func TestBadInput_WorkspaceConditionsKeepLastGoodContext(t *testing.T) {
 			kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "rules"}, Data: map[string]string{"AGENTS.md": marker}})
 			ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
 			good, goodCM := baseline(t, ns)
-			mustContain(t, "good context", goodCM.Data["system-prompt.md"], "PROJECT RULES", "NOTES BODY", "CHECKLIST", "guard_note")
+			testenv.MustContain(t, "good context", goodCM.Data["system-prompt.md"], "PROJECT RULES", "NOTES BODY", "CHECKLIST", "guard_note")
 
 			tc.bad(t, ns, victim)
 
@@ -210,9 +210,9 @@ func TestBadInput_WorkspaceConditionsKeepLastGoodContext(t *testing.T) {
 			}
 			msg := testenv.ConditionMessage(got, tc.cond)
 			for _, m := range tc.msg {
-				mustContain(t, tc.cond+" message", msg, strings.NewReplacer("{ns}", ns, "{victim}", victim).Replace(m))
+				testenv.MustContain(t, tc.cond+" message", msg, strings.NewReplacer("{ns}", ns, "{victim}", victim).Replace(m))
 			}
-			mustContain(t, "ContextPublished message", testenv.ConditionMessage(got, v1alpha1.ConditionContextPublished),
+			testenv.MustContain(t, "ContextPublished message", testenv.ConditionMessage(got, v1alpha1.ConditionContextPublished),
 				"the last good context "+good.Status.Context.Hash+" stays published")
 			if got.Status.Context == nil || *got.Status.Context != *good.Status.Context {
 				t.Errorf("status.context = %+v, want the last good %+v", got.Status.Context, good.Status.Context)

@@ -138,7 +138,7 @@ func TestFault_TransientReadFailureIsRetriedNotReported(t *testing.T) {
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "rules", Key: "AGENTS.md"}}}
 	kit.Create(t, ws)
 	_, cm := published(t, ns, "dev")
-	mustContain(t, "system-prompt.md", cm.Data[contract.KeySystemPrompt], "RULES V1")
+	testenv.MustContain(t, "system-prompt.md", cm.Data[contract.KeySystemPrompt], "RULES V1")
 
 	// One change, one reconcile: its live read fails twice. Only a retry
 	// can publish V2; nothing else will trigger another pass.
@@ -210,7 +210,7 @@ func TestFault_CompetingWritersDuringBurstConverge(t *testing.T) {
 	testenv.Update(t, kit, skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "FINAL BODY" })
 	ws := waitBody(t, ns, "FINAL BODY")
 	cm := kit.ConfigMap(t, ns, "dev-context")
-	mustNotContain(t, "system-prompt.md", cm.Data[contract.KeySystemPrompt], "COMPETITOR")
+	testenv.MustNotContain(t, "system-prompt.md", cm.Data[contract.KeySystemPrompt], "COMPETITOR")
 	if err := consistent(ws, cm); err != nil {
 		t.Error(err)
 	}

@@ -82,24 +82,6 @@ func tool(name string) v1alpha1.ExtensionTool {
 	return v1alpha1.ExtensionTool{Name: v1alpha1.ToolName(name), Description: "Tool " + v1alpha1.Description(name) + "."}
 }
 
-func mustContain(t *testing.T, what, s string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(s, w) {
-			t.Errorf("%s does not contain %q:\n%s", what, w, s)
-		}
-	}
-}
-
-func mustNotContain(t *testing.T, what, s string, unwanted ...string) {
-	t.Helper()
-	for _, w := range unwanted {
-		if strings.Contains(s, w) {
-			t.Errorf("%s contains %q", what, w)
-		}
-	}
-}
-
 // allData joins a ConfigMap's data for leak checks.
 func allData(cm *corev1.ConfigMap) string {
 	var b strings.Builder

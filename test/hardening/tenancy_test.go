@@ -106,7 +106,7 @@ func TestTenancy_TenantCannotRaiseItsOwnTrust(t *testing.T) {
 	if err == nil {
 		t.Fatal("the tenant raised its own trust")
 	}
-	mustContain(t, "admission error", err.Error(), "loadout.dev/trust", "restricted", "trusted")
+	testenv.MustContain(t, "admission error", err.Error(), "loadout.dev/trust", "restricted", "trusted")
 	got := kit.WaitFor(t, ns, "dev", testenv.Ready)
 	for _, e := range got.Status.Extensions {
 		if e.Name == "own-ext" && e.State != v1alpha1.ExtensionSkippedUntrusted {
@@ -142,9 +142,9 @@ func TestTenancy_RootsCannotReadAnotherNamespace(t *testing.T) {
 	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "private"}}
 	kit.Create(t, ws)
 	got := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonRootNotPermitted))
-	mustContain(t, "message", testenv.ConditionMessage(got, v1alpha1.ConditionCatalogResolved), "spec.roots[0].namespace", victim)
+	testenv.MustContain(t, "message", testenv.ConditionMessage(got, v1alpha1.ConditionCatalogResolved), "spec.roots[0].namespace", victim)
 	b, _ := json.Marshal(got.Status)
-	mustNotContain(t, "status", string(b), marker, "private")
+	testenv.MustNotContain(t, "status", string(b), marker, "private")
 	if _, err := kit.GetConfigMap(ns, "dev-context"); !apierrors.IsNotFound(err) {
 		t.Errorf("a context was published from a refused root (err %v)", err)
 	}
@@ -153,7 +153,7 @@ func TestTenancy_RootsCannotReadAnotherNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range list.Items {
-		mustNotContain(t, "ConfigMap "+list.Items[i].Name, allData(&list.Items[i]), marker)
+		testenv.MustNotContain(t, "ConfigMap "+list.Items[i].Name, allData(&list.Items[i]), marker)
 	}
 }
 
