@@ -1,17 +1,16 @@
-package resources
+package resources_test
 
 import (
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/loadout-dev/loadout/internal/resources/benchtree"
 )
 
 // Benchmarks for DESIGN's resolution target: resolving and rendering N skills
 // × 3 directory roots within 3× of merely reading the same files. Compare
 // BenchmarkResolveRender/skills=N with BenchmarkReadFiles/skills=N; results
-// are in docs/benchmarks.md.
+// are in docs/benchmarks.md. test/bench times the same passes against Pi.
 
 var benchSizes = []int{100, 1000, 10000}
 
@@ -19,24 +18,9 @@ var benchSizes = []int{100, 1000, 10000}
 // two thirds are shadowed), each skill with SKILL.md and one extra file.
 func benchRoots(b *testing.B, n int) []string {
 	b.Helper()
-	base := b.TempDir()
-	var dirs []string
-	for r := range 3 {
-		root := filepath.Join(base, fmt.Sprintf("root%d", r))
-		for i := range n {
-			dir := filepath.Join(root, "skills", fmt.Sprintf("skill-%05d", i))
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				b.Fatal(err)
-			}
-			md := fmt.Sprintf("---\nname: skill-%05d\ndescription: Skill %d of root %d, for benchmarks.\n---\n# Skill %d\n\nDo the thing carefully.\n", i, i, r, i)
-			if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(md), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "ref.md"), []byte("Reference material.\n"), 0o644); err != nil {
-				b.Fatal(err)
-			}
-		}
-		dirs = append(dirs, root)
+	dirs, err := benchtree.WriteTree(b.TempDir(), n)
+	if err != nil {
+		b.Fatal(err)
 	}
 	return dirs
 }
@@ -47,16 +31,8 @@ func BenchmarkResolveRender(b *testing.B) {
 			dirs := benchRoots(b, n)
 			b.ResetTimer()
 			for b.Loop() {
-				in := Input{Activate: []Activation{{Skill: "skill-00000", Files: []string{"ref.md"}}}}
-				for i, d := range dirs {
-					root, _, err := LoadDirRoot(fmt.Sprintf("root%d", i), d, DirOptions{})
-					if err != nil {
-						b.Fatal(err)
-					}
-					in.Roots = append(in.Roots, root)
-				}
-				if _, err := Publish(in); err != nil {
-					b.Fatal(err)
+				if winners, err := benchtree.LoadoutResolve(dirs); err != nil || winners != n {
+					b.Fatalf("resolved %d skills, want %d: %v", winners, n, err)
 				}
 			}
 		})
@@ -69,22 +45,8 @@ func BenchmarkReadFiles(b *testing.B) {
 			dirs := benchRoots(b, n)
 			b.ResetTimer()
 			for b.Loop() {
-				var total int
-				for _, d := range dirs {
-					err := filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
-						if err != nil || e.IsDir() {
-							return err
-						}
-						c, err := os.ReadFile(p)
-						total += len(c)
-						return err
-					})
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				if total == 0 {
-					b.Fatal("read nothing")
+				if total, err := benchtree.ReadOnly(dirs); err != nil || total == 0 {
+					b.Fatalf("read %d bytes: %v", total, err)
 				}
 			}
 		})
