@@ -39,15 +39,21 @@ func (o cachedObjects) Extensions(namespace string) ([]v1alpha1.Extension, error
 	return list.Items, err
 }
 
+// NamespaceLabels reads a namespace's labels from the cache. A namespace the
+// cache does not hold yet (its watch event can trail the Workspace's) is read
+// live: deciding trust from a missing label would apply the default level to
+// a namespace whose label says otherwise. Only a namespace that does not
+// exist has no labels.
 func (o cachedObjects) NamespaceLabels(namespace string) (map[string]string, error) {
 	ns := namespaceMetadata()
-	if err := o.cache.Get(o.ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, err
+	err := o.cache.Get(o.ctx, types.NamespacedName{Name: namespace}, ns)
+	if apierrors.IsNotFound(err) {
+		err = o.reader.Get(o.ctx, types.NamespacedName{Name: namespace}, ns)
 	}
-	return ns.Labels, nil
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return ns.Labels, err
 }
 
 func (o cachedObjects) ConfigMapData(namespace, name string) (map[string]string, bool, error) {
