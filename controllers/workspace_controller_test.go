@@ -3,6 +3,8 @@ package controllers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,8 +47,11 @@ func TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks(t *testing
 	}
 	kit.Create(t, ws)
 
-	got := kit.WaitFor(t, ns, "dev", testenv.Ready)
-	cm := kit.ConfigMap(t, ns, "dev-context")
+	// Every input is in: one project skill shadowing the platform one, one
+	// template, the extension's tool. The first reconcile may have run
+	// before the cache held them all.
+	kit.WaitFor(t, ns, "dev", testenv.Counted(v1alpha1.CatalogCounts{Skills: 1, Templates: 1, ActiveSkills: 1, Shadowed: 1, Extensions: 1, Tools: 1}))
+	got, cm := kit.Published(t, ns, "dev")
 
 	// Publication: controller owner, hash annotation, nothing copied from the Workspace.
 	if ref := metav1.GetControllerOf(cm); ref == nil || ref.UID != got.UID {
@@ -88,9 +93,6 @@ func TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks(t *testing
 	}
 	if len(got.Status.Tools) != 1 || got.Status.Tools[0].Name != "review_note" || got.Status.Tools[0].Extension != "review-extension" {
 		t.Errorf("status.tools = %+v", got.Status.Tools)
-	}
-	if c := got.Status.Catalog; c == nil || c.Skills != 1 || c.Templates != 1 || c.ActiveSkills != 1 || c.Shadowed != 1 || c.Tools != 1 {
-		t.Errorf("status.catalog = %+v", c)
 	}
 
 	// The published registry drives the same hook runtime hostd uses.
@@ -142,18 +144,29 @@ func TestWorkspace_TrustMatrix(t *testing.T) {
 			kit.Create(t, &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "project-ext"},
 				Spec: v1alpha1.ExtensionSpec{Tools: []v1alpha1.ExtensionTool{{Name: "project_tool", Description: "A project tool."}}}})
 			kit.Create(t, workspaceWithRoots(ns, "dev", platformExtNS))
-			got := kit.WaitFor(t, ns, "dev", testenv.Ready)
-			states := extensionStatesOf(got)
-			if s := states[platformExtNS+"/platform-policy"]; s != v1alpha1.ExtensionLoaded {
-				t.Errorf("platform extension %q, want Loaded", s)
-			}
-			if s := states[ns+"/project-ext"]; s != tc.projectExt {
-				t.Errorf("project extension %q, want %q", s, tc.projectExt)
-			}
-			if int(got.Status.Catalog.Tools) != tc.wantToolsCount {
-				t.Errorf("tools %+v, want %d", got.Status.Tools, tc.wantToolsCount)
-			}
-			prompt := kit.ConfigMap(t, ns, "dev-context").Data[contract.KeySystemPrompt]
+			// Waiting on every expectation: a first reconcile may run before
+			// the cache holds the project's objects.
+			kit.WaitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
+				if err := testenv.Ready(ws); err != nil {
+					return err
+				}
+				states := extensionStatesOf(ws)
+				if s := states[platformExtNS+"/platform-policy"]; s != v1alpha1.ExtensionLoaded {
+					return fmt.Errorf("platform extension %q, want Loaded", s)
+				}
+				if s := states[ns+"/project-ext"]; s != tc.projectExt {
+					return fmt.Errorf("project extension %q, want %q", s, tc.projectExt)
+				}
+				if int(ws.Status.Catalog.Tools) != tc.wantToolsCount {
+					return fmt.Errorf("tools %+v, want %d", ws.Status.Tools, tc.wantToolsCount)
+				}
+				if tc.projectSkill {
+					return testenv.Winning("skill", "project-notes")(ws)
+				}
+				return nil
+			})
+			_, cm := kit.Published(t, ns, "dev")
+			prompt := cm.Data[contract.KeySystemPrompt]
 			if has := strings.Contains(prompt, "project-notes"); has != tc.projectSkill {
 				t.Errorf("project skill in context = %v, want %v", has, tc.projectSkill)
 			}
@@ -233,12 +246,19 @@ func TestWorkspace_SwappingRootOrderSwapsWinner(t *testing.T) {
 	ws := workspaceWithRoots(ns, "dev", platformOtherNS)
 	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: v1alpha1.LogicalName("swap-" + ns)}}
 	kit.Create(t, ws)
-	kit.WaitFor(t, ns, "dev", testenv.Ready)
-	testenv.MustContain(t, "system-prompt.md", kit.ConfigMap(t, ns, "dev-context").Data[contract.KeySystemPrompt], "PROJECT SWAP BODY")
+	kit.WaitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error { // both skills are in the cache
+		if !slices.ContainsFunc(ws.Status.Shadowed, func(e v1alpha1.ShadowedEntry) bool { return e.Name == "swap-"+ns }) {
+			return fmt.Errorf("swap-%s not shadowed yet: %+v", ns, ws.Status.Shadowed)
+		}
+		return testenv.Ready(ws)
+	})
+	_, cm := kit.Published(t, ns, "dev")
+	testenv.MustContain(t, "system-prompt.md", cm.Data[contract.KeySystemPrompt], "PROJECT SWAP BODY")
 
 	testenv.Update(t, kit, ws, func(w *v1alpha1.Workspace) { w.Spec.Roots[0], w.Spec.Roots[1] = w.Spec.Roots[1], w.Spec.Roots[0] })
 	kit.WaitFor(t, ns, "dev", testenv.Ready)
-	prompt := kit.ConfigMap(t, ns, "dev-context").Data[contract.KeySystemPrompt]
+	_, cm = kit.Published(t, ns, "dev")
+	prompt := cm.Data[contract.KeySystemPrompt]
 	testenv.MustContain(t, "system-prompt.md", prompt, "PLATFORM SWAP BODY")
 	testenv.MustNotContain(t, "system-prompt.md", prompt, "PROJECT SWAP BODY")
 }
@@ -249,7 +269,7 @@ func TestWorkspace_DuplicateNameInOneRootKeepsLastGoodContext(t *testing.T) {
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	kit.Create(t, skill(ns, "lint", "Lint rules.", "LINT BODY"))
 	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
-	good := kit.WaitFor(t, ns, "dev", testenv.Ready)
+	good := kit.WaitFor(t, ns, "dev", testenv.Winning("skill", "lint"))
 	goodHash := good.Status.Context.Hash
 
 	dup := skill(ns, "lint-copy", "Another lint.", "OTHER LINT BODY")
@@ -328,8 +348,7 @@ func TestWorkspace_InstructionsFromConfigMapFollowChanges(t *testing.T) {
 	ws := workspaceWithRoots(ns, "dev", platformOtherNS)
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "rules"}}, {Inline: "INLINE RULE"}}
 	kit.Create(t, ws)
-	kit.WaitFor(t, ns, "dev", testenv.Ready)
-	testenv.MustContain(t, "system-prompt.md", kit.ConfigMap(t, ns, "dev-context").Data[contract.KeySystemPrompt], "RULE ONE", "INLINE RULE")
+	kit.Published(t, ns, "dev", "RULE ONE", "INLINE RULE")
 
 	testenv.Update(t, kit, rules, func(c *corev1.ConfigMap) { c.Data["AGENTS.md"] = "RULE TWO" })
 	kit.Eventually(t, func() error {
@@ -353,30 +372,32 @@ func TestWorkspace_PublishedConfigMapIsRestoredAndReverted(t *testing.T) {
 	ctx := context.Background()
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
-	got := kit.WaitFor(t, ns, "dev", testenv.Ready)
-	hash := got.Status.Context.Hash
-	original := kit.ConfigMap(t, ns, "dev-context").Data
+	kit.Published(t, ns, "dev")
 
+	// The status is the record of what was published; a reverted or restored
+	// ConfigMap matches it again (testenv.Consistent hashes the data).
+	published := func(what string) func() error {
+		return func() error {
+			ws := &v1alpha1.Workspace{}
+			if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "dev"}, ws); err != nil {
+				return err
+			}
+			cm := &corev1.ConfigMap{}
+			if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "dev-context"}, cm); err != nil {
+				return err
+			}
+			if err := testenv.Consistent(ws, cm); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+			return nil
+		}
+	}
 	testenv.Update(t, kit, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}}, func(c *corev1.ConfigMap) {
 		c.Data[contract.KeySystemPrompt] = "HAND EDIT"
 	})
-	kit.Eventually(t, func() error {
-		if kit.ConfigMap(t, ns, "dev-context").Data[contract.KeySystemPrompt] != original[contract.KeySystemPrompt] {
-			return errString("hand edit not reverted yet")
-		}
-		return nil
-	})
+	kit.Eventually(t, published("hand edit not reverted"))
 	if err := k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}}); err != nil {
 		t.Fatal(err)
 	}
-	kit.Eventually(t, func() error {
-		cm := &corev1.ConfigMap{}
-		if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "dev-context"}, cm); err != nil {
-			return err
-		}
-		if cm.Annotations[v1alpha1.ContextHashAnnotation] != hash {
-			return errString("restored with another hash")
-		}
-		return nil
-	})
+	kit.Eventually(t, published("deleted ConfigMap not restored"))
 }

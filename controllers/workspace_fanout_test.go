@@ -34,7 +34,11 @@ func TestWorkspace_PlatformSkillChangeUpdatesDependentsOnly(t *testing.T) {
 		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project"}}}})
 	hashes := map[string]string{}
 	for _, name := range append(slices.Clone(dependents), "project-only") {
-		hashes[name] = kit.WaitFor(t, ns, name, testenv.Ready).Status.Context.Hash
+		check := testenv.Winning("skill", "shared-"+ns)
+		if name == "project-only" {
+			check = testenv.Ready
+		}
+		hashes[name] = kit.WaitFor(t, ns, name, check).Status.Context.Hash
 	}
 	time.Sleep(time.Second)
 	isolatedBefore := writes.Matching("/namespaces/" + ns + "/configmaps/project-only-context")

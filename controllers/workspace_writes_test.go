@@ -23,7 +23,7 @@ func TestWorkspace_SteadyStateMakesNoWrites(t *testing.T) {
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES V1"))
 	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
-	kit.WaitFor(t, ns, "dev", testenv.Ready)
+	kit.WaitFor(t, ns, "dev", testenv.Winning("skill", "notes"))
 	time.Sleep(2 * time.Second) // let the reconciles triggered by our own writes settle
 	before := writes.Matching("/namespaces/" + ns + "/")
 
@@ -39,9 +39,6 @@ func TestWorkspace_SteadyStateMakesNoWrites(t *testing.T) {
 	s := skill(ns, "notes", "", "")
 	testenv.Update(t, kit, s, func(s *v1alpha1.Skill) { s.Spec.Description = "Notes, revised." })
 	kit.WaitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
-		for _, w := range ws.Status.Winners {
-			_ = w
-		}
 		if n := writes.Matching("PATCH", "/namespaces/"+ns+"/configmaps/dev-context"); n["PATCH /api/v1/namespaces/"+ns+"/configmaps/dev-context"] < before["PATCH /api/v1/namespaces/"+ns+"/configmaps/dev-context"]+1 {
 			return errString("change not applied yet")
 		}

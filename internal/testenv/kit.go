@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources"
 )
 
 // Kit holds what the envtest suites share to create objects and wait for the
@@ -99,6 +101,50 @@ func (k *Kit) GetConfigMap(ns, name string) (*corev1.ConfigMap, error) {
 	return cm, k.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, cm)
 }
 
+// Published waits for the Workspace to be Ready, for its ConfigMap to hold
+// exactly what the status says was published, and for the system prompt to
+// hold every want; it returns both. Tests that record a "before" state name
+// what it must hold: the first reconcile may run before the informer cache
+// has every input, and publish a context that a later reconcile replaces.
+func (k *Kit) Published(t testing.TB, ns, name string, wants ...string) (*v1alpha1.Workspace, *corev1.ConfigMap) {
+	t.Helper()
+	var ws *v1alpha1.Workspace
+	var cm *corev1.ConfigMap
+	k.Eventually(t, func() error {
+		ws = k.WaitFor(t, ns, name, Ready)
+		var err error
+		if cm, err = k.GetConfigMap(ns, ws.ConfigMapName()); err != nil {
+			return err
+		}
+		if err := Consistent(ws, cm); err != nil {
+			return err
+		}
+		for _, want := range wants {
+			if !strings.Contains(cm.Data[contract.KeySystemPrompt], want) {
+				return fmt.Errorf("published context does not hold %q yet", want)
+			}
+		}
+		return nil
+	})
+	return ws, cm
+}
+
+// Consistent checks that the ConfigMap holds exactly what the status says
+// was published: annotation, data hash and status hash agree.
+func Consistent(ws *v1alpha1.Workspace, cm *corev1.ConfigMap) error {
+	if ws.Status.Context == nil {
+		return fmt.Errorf("no status.context")
+	}
+	h := ws.Status.Context.Hash
+	if a := cm.Annotations[v1alpha1.ContextHashAnnotation]; a != h {
+		return fmt.Errorf("ConfigMap annotation %q, status hash %q", a, h)
+	}
+	if d := resources.ContextHash(cm.Data); d != h {
+		return fmt.Errorf("ConfigMap data hashes to %q, status hash %q", d, h)
+	}
+	return nil
+}
+
 // ConfigMap reads a ConfigMap or fails the test.
 func (k *Kit) ConfigMap(t testing.TB, ns, name string) *corev1.ConfigMap {
 	t.Helper()
@@ -123,6 +169,36 @@ func Condition(condType string, status metav1.ConditionStatus, reason string) fu
 // Ready checks that a Workspace is Ready.
 func Ready(ws *v1alpha1.Workspace) error {
 	return Condition(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled)(ws)
+}
+
+// Winning checks that a Workspace is Ready and its catalog has a winner of the
+// kind and name. Tests that record a "before" state wait for it, since the
+// first reconcile may run before the informer cache holds every input.
+func Winning(kind, name string) func(*v1alpha1.Workspace) error {
+	return func(ws *v1alpha1.Workspace) error {
+		if err := Ready(ws); err != nil {
+			return err
+		}
+		for _, w := range ws.Status.Winners {
+			if w.Kind == kind && w.Name == name {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s %q among the winners %+v", kind, name, ws.Status.Winners)
+	}
+}
+
+// Counted checks that a Workspace is Ready and its catalog counts are want.
+func Counted(want v1alpha1.CatalogCounts) func(*v1alpha1.Workspace) error {
+	return func(ws *v1alpha1.Workspace) error {
+		if err := Ready(ws); err != nil {
+			return err
+		}
+		if ws.Status.Catalog == nil || *ws.Status.Catalog != want {
+			return fmt.Errorf("catalog %+v, want %+v", ws.Status.Catalog, want)
+		}
+		return nil
+	}
 }
 
 // ConditionMessage is the message of a Workspace condition, or "".

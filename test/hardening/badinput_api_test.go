@@ -176,7 +176,7 @@ func TestBadInput_RejectedByAPIKeepsLastGoodContext(t *testing.T) {
 	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
 	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
 	kit.Create(t, devWorkspace(ns))
-	good, goodCM := published(t, ns, "dev")
+	good, goodCM := kit.Published(t, ns, "dev", "Notes.")
 
 	for _, tc := range apiCases {
 		t.Run(tc.name, func(t *testing.T) {

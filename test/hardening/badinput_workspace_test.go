@@ -181,7 +181,7 @@ func baseline(t *testing.T, ns string) (*v1alpha1.Workspace, *corev1.ConfigMap) 
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "rules", Key: "AGENTS.md"}}}
 	ws.Spec.Tools = &v1alpha1.WorkspaceTools{Builtin: []v1alpha1.ToolName{"bash"}}
 	kit.Create(t, ws)
-	return published(t, ns, "dev")
+	return kit.Published(t, ns, "dev", "PROJECT RULES", "NOTES BODY", "CHECKLIST", "guard_note")
 }
 
 // TestBadInput_WorkspaceConditionsKeepLastGoodContext publishes a good

@@ -42,21 +42,6 @@ func burst(ns, name string, n int, pause time.Duration) {
 	}
 }
 
-// waitBody waits until the published context holds body, consistently.
-func waitBody(t *testing.T, ns, body string) *v1alpha1.Workspace {
-	t.Helper()
-	var ws *v1alpha1.Workspace
-	kit.Eventually(t, func() error {
-		var cm *corev1.ConfigMap
-		ws, cm = published(t, ns, "dev")
-		if !strings.Contains(cm.Data[contract.KeySystemPrompt], body) {
-			return fmt.Errorf("published context does not hold %q yet", body)
-		}
-		return nil
-	})
-	return ws
-}
-
 // activeWorkers is controller-runtime's gauge of reconciles in progress.
 func activeWorkers(controller string) float64 {
 	families, err := metrics.Registry.Gather()
@@ -102,7 +87,7 @@ func TestFault_APIServerRestartDuringBurstConverges(t *testing.T) {
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	kit.Create(t, skill(ns, "notes", "Notes.", "FIRST BODY"))
 	kit.Create(t, activatedNotes(ns))
-	waitBody(t, ns, "FIRST BODY")
+	kit.Published(t, ns, "dev", "FIRST BODY")
 
 	var wg sync.WaitGroup
 	wg.Go(func() { burst(ns, "notes", 40, 100*time.Millisecond) })
@@ -117,7 +102,7 @@ func TestFault_APIServerRestartDuringBurstConverges(t *testing.T) {
 	}
 	wg.Wait()
 	testenv.Update(t, kit, skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "FINAL BODY" })
-	waitBody(t, ns, "FINAL BODY")
+	kit.Published(t, ns, "dev", "FINAL BODY")
 	kit.Eventually(t, func() error {
 		if n := activeWorkers("workspace"); n != 0 {
 			return fmt.Errorf("%v Workspace reconciles still running", n)
@@ -137,15 +122,14 @@ func TestFault_TransientReadFailureIsRetriedNotReported(t *testing.T) {
 	ws := devWorkspace(ns)
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "rules", Key: "AGENTS.md"}}}
 	kit.Create(t, ws)
-	_, cm := published(t, ns, "dev")
-	testenv.MustContain(t, "system-prompt.md", cm.Data[contract.KeySystemPrompt], "RULES V1")
+	kit.Published(t, ns, "dev", "RULES V1")
 
 	// One change, one reconcile: its live read fails twice. Only a retry
 	// can publish V2; nothing else will trigger another pass.
 	faults.inject(ns, 2)
 	testenv.Update(t, kit, rules, func(c *corev1.ConfigMap) { c.Data["AGENTS.md"] = "RULES V2" })
 	kit.Eventually(t, func() error {
-		_, cm := published(t, ns, "dev")
+		_, cm := kit.Published(t, ns, "dev")
 		if !strings.Contains(cm.Data[contract.KeySystemPrompt], "RULES V2") {
 			return fmt.Errorf("instructions change not published yet")
 		}
@@ -167,7 +151,7 @@ func TestFault_CompetingWritersDuringBurstConverge(t *testing.T) {
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	kit.Create(t, skill(ns, "notes", "Notes.", "FIRST BODY"))
 	kit.Create(t, activatedNotes(ns))
-	waitBody(t, ns, "FIRST BODY")
+	kit.Published(t, ns, "dev", "FIRST BODY")
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -208,10 +192,10 @@ func TestFault_CompetingWritersDuringBurstConverge(t *testing.T) {
 		t.Fatal("the competitor never wrote: the test proves nothing")
 	}
 	testenv.Update(t, kit, skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "FINAL BODY" })
-	ws := waitBody(t, ns, "FINAL BODY")
+	ws, _ := kit.Published(t, ns, "dev", "FINAL BODY")
 	cm := kit.ConfigMap(t, ns, "dev-context")
 	testenv.MustNotContain(t, "system-prompt.md", cm.Data[contract.KeySystemPrompt], "COMPETITOR")
-	if err := consistent(ws, cm); err != nil {
+	if err := testenv.Consistent(ws, cm); err != nil {
 		t.Error(err)
 	}
 }
@@ -226,7 +210,7 @@ func TestFault_WorkspaceDeletedAndRecreatedRepublishes(t *testing.T) {
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
 	kit.Create(t, activatedNotes(ns))
-	old, _ := published(t, ns, "dev")
+	old, _ := kit.Published(t, ns, "dev", "NOTES BODY")
 	for range 3 {
 		if err := k8sClient.Delete(ctx, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"}}); err != nil {
 			t.Fatal(err)
@@ -237,7 +221,7 @@ func TestFault_WorkspaceDeletedAndRecreatedRepublishes(t *testing.T) {
 		kit.Eventually(t, func() error {
 			return client.IgnoreAlreadyExists(k8sClient.Create(ctx, activatedNotes(ns)))
 		})
-		ws, cm := published(t, ns, "dev")
+		ws, cm := kit.Published(t, ns, "dev")
 		if ws.UID == old.UID {
 			t.Fatal("the Workspace was not re-created")
 		}
@@ -333,9 +317,9 @@ func TestFault_ManagerRestartMidwayConverges(t *testing.T) {
 		kit.Create(t, skill(ns, "notes", "Notes.", "FIRST BODY"))
 		kit.Create(t, activatedNotes(ns))
 	}
-	_, untouchedCM := published(t, untouched, "dev")
-	published(t, deleted, "dev")
-	published(t, changed, "dev")
+	_, untouchedCM := kit.Published(t, untouched, "dev", "FIRST BODY")
+	kit.Published(t, deleted, "dev", "FIRST BODY")
+	kit.Published(t, changed, "dev", "FIRST BODY")
 
 	if err := current.stop(); err != nil {
 		t.Fatal(err)
@@ -355,8 +339,8 @@ func TestFault_ManagerRestartMidwayConverges(t *testing.T) {
 	}
 	restartManager(t)
 
-	waitBody(t, changed, "CHANGED WHILE DOWN")
-	published(t, deleted, "dev")
+	kit.Published(t, changed, "dev", "CHANGED WHILE DOWN")
+	kit.Published(t, deleted, "dev")
 	kit.Eventually(t, func() error {
 		if writes.Total(cmPath(untouched)) == before[cmPath(untouched)] {
 			return fmt.Errorf("the new manager has not reconciled the untouched Workspace yet")

@@ -56,7 +56,7 @@ func TestGitOps_PublishedConfigMapCarriesNoTrackingMetadata(t *testing.T) {
 		}
 	}
 	kit.Create(t, ws)
-	_, cm := published(t, ns, "dev")
+	_, cm := kit.Published(t, ns, "dev")
 	for k := range cm.Labels {
 		if k != v1alpha1.WorkspaceLabel {
 			t.Errorf("ConfigMap carries label %s", k)
@@ -82,7 +82,7 @@ func TestGitOps_CompetingFieldManagerStartsNoWriteLoop(t *testing.T) {
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
 	kit.Create(t, devWorkspace(ns))
-	good, _ := published(t, ns, "dev")
+	good, _ := kit.Published(t, ns, "dev", "Notes.")
 	cmPath := "/api/v1/namespaces/" + ns + "/configmaps/dev-context"
 	statusPath := "/apis/loadout.dev/v1alpha1/namespaces/" + ns + "/workspaces/dev/status"
 	cmBefore, statusBefore := writes.Total(cmPath), writes.Total(statusPath)
@@ -115,7 +115,7 @@ func TestGitOps_CompetingFieldManagerStartsNoWriteLoop(t *testing.T) {
 		if strings.Contains(cm.Data[contract.KeySystemPrompt], "EDITED BY HAND") {
 			return fmt.Errorf("hand edit not reverted yet")
 		}
-		return consistent(good, cm)
+		return testenv.Consistent(good, cm)
 	})
 	time.Sleep(3 * time.Second) // let the last reverts settle before counting
 	cmWrites, statusWrites := writes.Total(cmPath)-cmBefore, writes.Total(statusPath)-statusBefore

@@ -170,7 +170,7 @@ func TestTenancy_WebhooksResolveOnlyInTheExtensionsNamespace(t *testing.T) {
 	e.Spec.Hooks = []v1alpha1.ExtensionHook{webhookHook(v1alpha1.ServiceReference{Name: svc, Port: 8443, Path: "/check"})}
 	kit.Create(t, e)
 	kit.Create(t, devWorkspace(ns))
-	_, cm := published(t, ns, "dev")
+	_, cm := kit.Published(t, ns, "dev", "guarded")
 	var m contract.Manifest
 	if err := json.Unmarshal([]byte(cm.Data[contract.KeyManifest]), &m); err != nil {
 		t.Fatal(err)
