@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,8 +30,11 @@ import (
 	"github.com/loadout-dev/loadout/internal/hostd"
 )
 
-// The sample Workspace the demo waits for and serves (config/samples).
+// The sample Workspace the demo waits for and serves (config/samples), and
+// the tool of its sample Extension that the demo calls through hostd.
 var sampleWorkspace = types.NamespacedName{Namespace: "team-a", Name: "dev"}
+
+const sampleTool = "review_note"
 
 // PlatformNamespace is passed to the manager's --platform-namespace.
 const PlatformNamespace = "loadout-system"
@@ -250,8 +254,8 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 
-	res.AllowedCall = exthost.ToolCall{ID: "call-1", Name: "review_note", Arguments: map[string]any{"text": "parser.go:42 drops the error from Close"}}
-	res.DeniedCall = exthost.ToolCall{ID: "call-2", Name: "review_note", Arguments: map[string]any{"text": "the staging password is SECRET-hunter2"}}
+	res.AllowedCall = exthost.ToolCall{ID: "call-1", Name: sampleTool, Arguments: map[string]any{"text": "parser.go:42 drops the error from Close"}}
+	res.DeniedCall = exthost.ToolCall{ID: "call-2", Name: sampleTool, Arguments: map[string]any{"text": "the staging password is SECRET-hunter2"}}
 	base := "http://" + hostdAddr
 	if res.Allowed, err = d.before(ctx, base, res.AllowedCall); err != nil {
 		return nil, err
@@ -318,7 +322,9 @@ func newClient(cfg *rest.Config) (client.Client, error) {
 	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
-// waitReady waits until the sample Workspace is Ready for its generation.
+// waitReady waits until the sample Workspace is Ready for its generation and
+// its registry holds the sample tool. Ready alone can describe a pass that
+// ran before the manager's cache received the Extension applied beside it.
 func (d *demo) waitReady(ctx context.Context, c client.Client, mgr *process) (*v1alpha1.Workspace, error) {
 	deadline := time.Now().Add(d.o.ReadyTimeout)
 	ws := &v1alpha1.Workspace{}
@@ -326,7 +332,8 @@ func (d *demo) waitReady(ctx context.Context, c client.Client, mgr *process) (*v
 		err := c.Get(ctx, sampleWorkspace, ws)
 		if err == nil {
 			ready := meta.FindStatusCondition(ws.Status.Conditions, v1alpha1.ConditionReady)
-			if ready != nil && ready.Status == "True" && ws.Status.ObservedGeneration == ws.Generation && ws.Status.Context != nil {
+			if ready != nil && ready.Status == "True" && ws.Status.ObservedGeneration == ws.Generation && ws.Status.Context != nil &&
+				slices.ContainsFunc(ws.Status.Tools, func(t v1alpha1.ToolEntry) bool { return t.Name == sampleTool }) {
 				fmt.Fprintf(d.out, "Workspace %s Ready: %s\n", sampleWorkspace, ready.Message)
 				return ws, nil
 			}
