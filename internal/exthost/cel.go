@@ -64,7 +64,17 @@ type celHandler struct {
 // yield a bool, true allows; message explains a denial. Variables: call (id,
 // name, arguments), workspace (name, namespace) and, for AfterToolResult,
 // result (toolCallId, toolName, isError, content, details).
+//
+// Results are memoised: the controller loads the same platform extension for
+// every Workspace that reads the platform namespace, on every reconcile, and
+// a compiled program is immutable and safe for concurrent use.
 func CompileCEL(event v1alpha1.HookEvent, expression, message string) (Handler, error) {
+	return celPrograms.get(celKey{event, expression, message}, func() (Handler, error) {
+		return compileCEL(event, expression, message)
+	})
+}
+
+func compileCEL(event v1alpha1.HookEvent, expression, message string) (Handler, error) {
 	envs, err := celEnvs()
 	if err != nil {
 		return nil, fmt.Errorf("CEL environment: %w", err)
@@ -97,6 +107,46 @@ func CompileCEL(event v1alpha1.HookEvent, expression, message string) (Handler, 
 		return nil, err
 	}
 	return &celHandler{expression: expression, message: message, program: prg, loops: loops}, nil
+}
+
+type celKey struct {
+	event               v1alpha1.HookEvent
+	expression, message string
+}
+
+type celResult struct {
+	handler Handler
+	err     error
+}
+
+// celCache memoises compilations, errors included (a bad expression stays
+// bad). It holds at most celCacheSize entries and starts over when full:
+// expressions change rarely, so a full cache means stale entries, and
+// recompiling the live ones once is cheap next to unbounded growth.
+type celCache struct {
+	mu      sync.Mutex
+	entries map[celKey]celResult
+}
+
+const celCacheSize = 4096
+
+var celPrograms = &celCache{}
+
+func (c *celCache) get(k celKey, compile func() (Handler, error)) (Handler, error) {
+	c.mu.Lock()
+	r, ok := c.entries[k]
+	c.mu.Unlock()
+	if ok {
+		return r.handler, r.err
+	}
+	h, err := compile() // outside the lock: compiling takes tens of microseconds
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= celCacheSize {
+		c.entries = make(map[celKey]celResult)
+	}
+	c.entries[k] = celResult{h, err}
+	return h, err
 }
 
 // MaxInputSize is the largest size (string length, list or map entries) the

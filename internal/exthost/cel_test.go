@@ -2,6 +2,7 @@ package exthost
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +135,39 @@ func TestCEL_HonoursCancellation(t *testing.T) {
 	}
 	if _, err := h.Evaluate(ctx, Input{Call: ToolCall{Arguments: map[string]any{"items": items}}}); err == nil {
 		t.Fatal("evaluation ignored a cancelled context")
+	}
+}
+
+// TestCompileCEL_Memoised: one compilation per (event, expression, message);
+// errors are remembered too; a full cache starts over instead of growing.
+func TestCompileCEL_Memoised(t *testing.T) {
+	a, err := CompileCEL(v1alpha1.BeforeToolCall, "call.name != 'memo'", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := CompileCEL(v1alpha1.BeforeToolCall, "call.name != 'memo'", "m"); b != a {
+		t.Error("the same hook compiled twice")
+	}
+	if c, _ := CompileCEL(v1alpha1.BeforeToolCall, "call.name != 'memo'", "other message"); c == a {
+		t.Error("a different message shared the compiled handler")
+	}
+	if _, err := CompileCEL(v1alpha1.BeforeToolCall, "result.isError", "m"); err == nil {
+		t.Error("before hook reading result compiled")
+	} else if _, again := CompileCEL(v1alpha1.BeforeToolCall, "result.isError", "m"); again == nil || again.Error() != err.Error() {
+		t.Errorf("memoised error %v, want %v", again, err)
+	}
+
+	cache := &celCache{}
+	compiles := 0
+	compile := func() (Handler, error) { compiles++; return nil, nil }
+	for i := range celCacheSize + 1 {
+		_, _ = cache.get(celKey{expression: fmt.Sprint(i)}, compile)
+	}
+	if len(cache.entries) != 1 || compiles != celCacheSize+1 {
+		t.Errorf("after %d distinct keys: %d entries, %d compiles; want a fresh cache holding 1", celCacheSize+1, len(cache.entries), compiles)
+	}
+	_, _ = cache.get(celKey{expression: fmt.Sprint(celCacheSize)}, compile)
+	if compiles != celCacheSize+1 {
+		t.Error("the newest key was compiled again")
 	}
 }
