@@ -243,11 +243,10 @@ func (r *WorkspaceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 		Complete(r)
 }
 
-// ignoreOurOwnApplies drops the create and update events of a ConfigMap whose
-// resourceVersion is the one our last apply returned: reconciling on our own
-// write would double the work of every change for nothing. Hand edits pass (a
-// new resourceVersion) and so does every deletion, so a deleted ConfigMap is
-// restored.
+// ignoreOurOwnApplies drops the create and update events of a ConfigMap that
+// our own apply produced: reconciling on our own write would double the work
+// of every change for nothing. Hand edits pass (another writer is newer) and
+// so does every deletion, so a deleted ConfigMap is restored.
 func (r *WorkspaceReconciler) ignoreOurOwnApplies() predicate.Predicate {
 	return predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool { return !r.isOurLastApply(e.Object) },
@@ -255,13 +254,17 @@ func (r *WorkspaceReconciler) ignoreOurOwnApplies() predicate.Predicate {
 	}
 }
 
+// isOurLastApply reports whether obj, a ConfigMap a Workspace controls, is
+// as our last apply left it: its resourceVersion is the one that apply
+// returned or, when the watch event outruns the apply's response or the
+// manager has restarted, its managed fields say our apply was the last write.
 func (r *WorkspaceReconciler) isOurLastApply(obj client.Object) bool {
 	ref := metav1.GetControllerOf(obj)
 	if ref == nil || ref.Kind != "Workspace" {
 		return false
 	}
 	last, ok := r.applied.Load(types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name})
-	return ok && last == obj.GetResourceVersion()
+	return (ok && last == obj.GetResourceVersion()) || lastWrittenByUs(obj)
 }
 
 func keyOf(ws *v1alpha1.Workspace) types.NamespacedName {

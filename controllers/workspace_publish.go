@@ -25,7 +25,8 @@ func (e *notOwnedError) Error() string {
 
 // publish server-side applies the context ConfigMap unless the one in the
 // cluster already holds this hash from our last apply and nobody touched it
-// since. Steady state therefore makes no request at all.
+// since. Steady state therefore makes no request at all, and neither does a
+// restarted manager for a ConfigMap whose last writer was Loadout.
 func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspace, res *resources.Result) error {
 	key := types.NamespacedName{Namespace: ws.Namespace, Name: ws.ConfigMapName()}
 	existing := configMapMetadata()
@@ -43,8 +44,7 @@ func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspac
 			}
 			return &notOwnedError{namespace: key.Namespace, name: key.Name, owner: owner}
 		}
-		last, _ := r.applied.Load(keyOf(ws))
-		if existing.Annotations[v1alpha1.ContextHashAnnotation] == res.Hash && last == existing.ResourceVersion {
+		if existing.Annotations[v1alpha1.ContextHashAnnotation] == res.Hash && r.isOurLastApply(existing) {
 			return nil
 		}
 	}
@@ -68,4 +68,30 @@ func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspac
 		r.applied.Store(keyOf(ws), *cm.ResourceVersion)
 	}
 	return nil
+}
+
+// lastWrittenByUs reports whether the newest write to obj was a server-side
+// apply by Loadout, from its managed fields: our entry's time is strictly
+// after every other manager's. Anyone who changes a field, ours included,
+// gets an entry with a newer time; the times have a resolution of one second,
+// so a write by someone else in the same second as ours counts as theirs.
+func lastWrittenByUs(obj metav1.Object) bool {
+	var ours *metav1.Time
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager == FieldOwner && e.Operation == metav1.ManagedFieldsOperationApply {
+			ours = e.Time
+		}
+	}
+	if ours == nil {
+		return false
+	}
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager == FieldOwner && e.Operation == metav1.ManagedFieldsOperationApply {
+			continue
+		}
+		if e.Time == nil || !ours.After(e.Time.Time) {
+			return false
+		}
+	}
+	return true
 }
