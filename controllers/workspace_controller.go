@@ -41,8 +41,9 @@ const importRetryInterval = 30 * time.Second
 // publishes them as a ConfigMap in the Workspace's namespace.
 type WorkspaceReconciler struct {
 	client.Client
-	// APIReader reads instructions ConfigMaps live: the cache holds ConfigMap
-	// metadata only.
+	// APIReader reads live what the cache cannot answer: instructions
+	// ConfigMaps (the cache holds ConfigMap metadata only), and namespaces
+	// and ConfigMaps the cache has not seen yet.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Policy    workspace.Policy

@@ -328,7 +328,8 @@ func TestFault_ManagerRestartMidwayConverges(t *testing.T) {
 	if err := k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: deleted, Name: "dev-context"}}); err != nil {
 		t.Fatal(err)
 	}
-	cmPath := func(ns string) string { return "/api/v1/namespaces/" + ns + "/configmaps/dev-context" }
+	// A ConfigMap write is a create (POST …/configmaps) or an apply (PATCH …/configmaps/dev-context).
+	cmPath := func(ns string) string { return "/api/v1/namespaces/" + ns + "/configmaps" }
 	statusPath := func(ns string) string {
 		return "/apis/loadout.dev/v1alpha1/namespaces/" + ns + "/workspaces/dev/status"
 	}
@@ -357,7 +358,7 @@ func TestFault_ManagerRestartMidwayConverges(t *testing.T) {
 	// Its ConfigMap's managed fields say our apply was the last write: the
 	// new manager trusts that and does not apply again.
 	if d := writes.Total(cmPath(untouched)) - before[cmPath(untouched)]; d != 0 {
-		t.Errorf("untouched Workspace: %d ConfigMap applies after restart, want 0", d)
+		t.Errorf("untouched Workspace: %d ConfigMap writes after restart, want 0", d)
 	}
 	if d := writes.Total(statusPath(untouched)) - before[statusPath(untouched)]; d != 0 {
 		t.Errorf("untouched Workspace: %d status patches after restart, want 0", d)
@@ -367,7 +368,7 @@ func TestFault_ManagerRestartMidwayConverges(t *testing.T) {
 	}
 	for _, ns := range []string{changed, deleted} {
 		if d := writes.Total(cmPath(ns)) - before[cmPath(ns)]; d != 1 {
-			t.Errorf("%s: %d ConfigMap applies after restart, want 1", ns, d)
+			t.Errorf("%s: %d ConfigMap writes after restart, want 1", ns, d)
 		}
 	}
 	settled := writes.Total("/namespaces/")
