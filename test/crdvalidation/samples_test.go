@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
@@ -62,7 +63,8 @@ func TestSamples_ApplyCleanly(t *testing.T) {
 	})
 	kinds := map[string]int{}
 	for _, obj := range objs {
-		if err := k8sClient.Create(context.Background(), obj); err != nil {
+		// Server-side apply, as `kubectl apply --server-side` does: a re-run applies again.
+		if err := k8sClient.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("samples-test"), client.ForceOwnership); err != nil {
 			t.Errorf("%s %s/%s: %v", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 		}
 		kinds[obj.GetKind()]++
