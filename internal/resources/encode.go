@@ -14,13 +14,16 @@ import (
 )
 
 // encodeJSON is the one JSON encoding of the published keys: struct fields in
-// declaration order, map keys sorted (encoding/json), two-space indentation, no
-// HTML escaping (so "<" stays readable in prompts), one trailing newline.
-func encodeJSON(v any) (string, error) {
+// declaration order, map keys sorted (encoding/json), no HTML escaping (so "<"
+// stays readable in prompts), one trailing newline, and each level indented
+// by indent ("" for compact).
+func encodeJSON(v any, indent string) (string, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
 	if err := enc.Encode(v); err != nil {
 		return "", err
 	}
