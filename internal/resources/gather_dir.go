@@ -99,6 +99,20 @@ func newDirLoader(name, dir string, opts DirOptions) (*dirLoader, error) {
 	return &dirLoader{name: name, base: abs, shown: dir, opts: opts}, nil
 }
 
+// child is a loader for one part of the same root, with diagnostics of its
+// own, so that parts can be read concurrently and merged with adopt.
+func (l *dirLoader) child() *dirLoader {
+	return &dirLoader{name: l.name, base: l.base, shown: l.shown, opts: l.opts}
+}
+
+// adopt appends a child's diagnostics and keeps the first strict error.
+func (l *dirLoader) adopt(c *dirLoader) {
+	l.diags = append(l.diags, c.diags...)
+	if l.strictErr == nil {
+		l.strictErr = c.strictErr
+	}
+}
+
 // rel is a slash path relative to the root, used in origins.
 func (l *dirLoader) origin(rel string) Origin {
 	return Origin{Root: l.name, Path: filepath.ToSlash(filepath.Clean(rel))}

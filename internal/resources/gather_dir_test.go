@@ -2,8 +2,10 @@ package resources
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -146,5 +148,65 @@ func TestLoadSkillsDir_SingleSkillDirectory(t *testing.T) { // R-SK-3
 	skills, diags, err := LoadSkillsDir("import", dir, DirOptions{Strict: true})
 	if err != nil || len(diags) != 0 || len(skills) != 1 || len(skills[0].Files) != 1 {
 		t.Fatalf("skills = %+v, diags = %v, err = %v", skills, diags, err)
+	}
+}
+
+// TestDirRoot_ConcurrentReadIsInDirectoryOrder: skill directories are read
+// concurrently, yet skills, diagnostics and the strict error come out in
+// directory order, the same on every run.
+func TestDirRoot_ConcurrentReadIsInDirectoryOrder(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	var wantSkills, wantDiagFiles []string
+	for i := range 40 {
+		name := fmt.Sprintf("s%02d", i)
+		switch i % 4 {
+		case 0, 1:
+			files["skills/"+name+"/SKILL.md"] = skillMD(name, "Skill "+name+".", "body")
+			files["skills/"+name+"/ref.md"] = "ref " + name
+			wantSkills = append(wantSkills, name)
+		case 2: // a broken name: a warning in lenient mode, the strict error otherwise
+			files["skills/"+name+"/SKILL.md"] = skillMD("Bad_"+name, "Bad.", "body")
+			wantDiagFiles = append(wantDiagFiles, filepath.Join(dir, "skills", name, "SKILL.md"))
+		case 3: // no frontmatter: skipped
+			files["skills/"+name+"/SKILL.md"] = "plain\n"
+			wantDiagFiles = append(wantDiagFiles, filepath.Join(dir, "skills", name, "SKILL.md"))
+		}
+	}
+	files["skills/zz-not-a-skill.md"] = "# stray"
+	wantDiagFiles = append(wantDiagFiles, filepath.Join(dir, "skills", "zz-not-a-skill.md"))
+	writeTree(t, dir, files)
+
+	for range 10 {
+		root, diags, err := LoadDirRoot("r", dir, DirOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gotSkills, gotDiagFiles []string
+		for _, s := range root.Skills {
+			gotSkills = append(gotSkills, s.Name)
+		}
+		for _, d := range diags {
+			gotDiagFiles = append(gotDiagFiles, d.File)
+		}
+		// Lenient: the broken names load too, in their place.
+		wantLenient := slices.Clone(wantSkills)
+		for i := 2; i < 40; i += 4 {
+			wantLenient = append(wantLenient, fmt.Sprintf("Bad_s%02d", i))
+		}
+		slices.SortFunc(wantLenient, func(a, b string) int {
+			return strings.Compare(strings.TrimPrefix(a, "Bad_"), strings.TrimPrefix(b, "Bad_"))
+		})
+		if !slices.Equal(gotSkills, wantLenient) {
+			t.Fatalf("skills %v, want %v", gotSkills, wantLenient)
+		}
+		if !slices.Equal(gotDiagFiles, wantDiagFiles) {
+			t.Fatalf("diagnostics name %v, want %v", gotDiagFiles, wantDiagFiles)
+		}
+		_, _, err = LoadDirRoot("r", dir, DirOptions{Strict: true})
+		var inv *InvalidResourceError
+		if !errors.As(err, &inv) || inv.Origin.Path != "skills/s02/SKILL.md" {
+			t.Fatalf("strict error %v, want the first broken name, skills/s02/SKILL.md", err)
+		}
 	}
 }

@@ -8,39 +8,84 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
 // skills reads every skill directory below sub (a path relative to the root).
+// Skill directories are read concurrently (the work is mostly system calls,
+// which overlap even on few cores); their skills and diagnostics are then
+// merged in directory order, so the result is the same as a sequential read.
 func (l *dirLoader) skills(sub string) ([]Skill, error) {
 	entries, err := l.readDirOptional(sub)
 	if err != nil {
 		return nil, err
 	}
-	var out []Skill
+	// One job per entry that needs one: a diagnostic, or a skill to read.
+	type job struct {
+		rel   string
+		skill bool
+		child *dirLoader
+		s     Skill
+		ok    bool
+		err   error
+	}
+	var jobs []*job
 	for _, e := range entries {
 		rel := filepath.Join(sub, e.Name())
+		j := &job{rel: rel, child: l.child()}
 		switch {
 		case hidden(e.Name()):
 			continue
 		case e.Type()&fs.ModeSymlink != 0:
-			l.report(rel, SeveritySkipped, "symbolic links are not followed when discovering skills")
-			continue
+			j.child.report(rel, SeveritySkipped, "symbolic links are not followed when discovering skills")
 		case !e.IsDir():
-			if strings.HasSuffix(e.Name(), ".md") {
-				l.report(rel, SeveritySkipped, "not a skill: a skill is a directory holding %s", skillFileName)
+			if !strings.HasSuffix(e.Name(), ".md") {
+				continue
 			}
-			continue
+			j.child.report(rel, SeveritySkipped, "not a skill: a skill is a directory holding %s", skillFileName)
+		default:
+			j.skill = true
 		}
-		s, ok, err := l.skill(rel)
-		if err != nil {
-			return nil, err
+		jobs = append(jobs, j)
+	}
+	parallel(len(jobs), func(i int) {
+		if j := jobs[i]; j.skill {
+			j.s, j.ok, j.err = j.child.skill(j.rel)
 		}
-		if ok {
-			out = append(out, s)
+	})
+	var out []Skill
+	for _, j := range jobs {
+		l.adopt(j.child)
+		if j.err != nil {
+			return nil, j.err
+		}
+		if j.ok {
+			out = append(out, j.s)
 		}
 	}
 	return out, nil
+}
+
+// skillReaders bounds the skill directories read at once.
+const skillReaders = 8
+
+// parallel runs f(0) … f(n-1) on up to skillReaders goroutines and waits.
+func parallel(n int, f func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, skillReaders) {
+		wg.Go(func() {
+			for i := range next {
+				f(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // skill reads the skill directory rel (SPEC R-SK-2, R-SK-3). ok is false when
