@@ -203,8 +203,8 @@ func TestFault_CompetingWritersDuringBurstConverge(t *testing.T) {
 // TestFault_WorkspaceDeletedAndRecreatedRepublishes deletes a published
 // Workspace and re-creates it under the same name at once: the new object
 // (new UID) gets its own status and a ConfigMap it controls. envtest runs no
-// garbage collector, so the test deletes the old ConfigMap as the collector
-// would (its owner is gone).
+// garbage collector, so the test deletes every ConfigMap of the old Workspace
+// as the collector would (its owner is gone).
 func TestFault_WorkspaceDeletedAndRecreatedRepublishes(t *testing.T) {
 	ctx := context.Background()
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
@@ -220,6 +220,24 @@ func TestFault_WorkspaceDeletedAndRecreatedRepublishes(t *testing.T) {
 		}
 		kit.Eventually(t, func() error {
 			return client.IgnoreAlreadyExists(k8sClient.Create(ctx, activatedNotes(ns)))
+		})
+		// A reconcile that still saw the old Workspace in its cache may have
+		// published for it again; the collector deletes such a ConfigMap
+		// (its owner is gone), and so does this loop.
+		kit.Eventually(t, func() error {
+			ws := &v1alpha1.Workspace{}
+			if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "dev"}, ws); err != nil {
+				return err
+			}
+			cm, err := kit.GetConfigMap(ns, "dev-context")
+			if err != nil {
+				return err
+			}
+			if ref := metav1.GetControllerOf(cm); ref != nil && ref.UID != ws.UID {
+				_ = k8sClient.Delete(ctx, cm)
+				return fmt.Errorf("collected ConfigMap of the deleted Workspace %s", ref.UID)
+			}
+			return testenv.Consistent(ws, cm)
 		})
 		ws, cm := kit.Published(t, ns, "dev")
 		if ws.UID == old.UID {
