@@ -32,6 +32,10 @@ import (
 // FieldOwner is the server-side apply field manager of everything Loadout writes.
 const FieldOwner = "loadout"
 
+// LeaderElectionID names the Lease the manager's replicas elect a leader with
+// (--leader-elect), in the manager's namespace.
+const LeaderElectionID = "loadout-manager.loadout.dev"
+
 // importRetryInterval is how soon a Workspace retries when a trusted
 // service-backed extension could not be fetched: the Service may come back
 // without any object changing.
@@ -81,6 +85,10 @@ type writtenStatus struct {
 // +kubebuilder:rbac:groups=loadout.dev,resources=workspaces;skills;templates;extensions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=loadout.dev,resources=workspaces/status;skills/status;templates/status;extensions/status,verbs=get;patch;update
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;update
+// The context ConfigMap's owner reference blocks the Workspace's deletion
+// until it is gone; with OwnerReferencesPermissionEnforcement that needs
+// update on the owner's finalizers. Loadout sets no finalizer itself.
+// +kubebuilder:rbac:groups=loadout.dev,resources=workspaces/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

@@ -124,7 +124,7 @@ func run() error {
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
 		LeaderElection:          o.leaderElection,
-		LeaderElectionID:        "loadout-manager.loadout.dev",
+		LeaderElectionID:        controllers.LeaderElectionID,
 		LeaderElectionNamespace: o.leaderElectionNamespace,
 	})
 	if err != nil {

@@ -16,6 +16,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/utils/ptr"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -26,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/hostd"
 )
@@ -36,8 +40,13 @@ var sampleWorkspace = types.NamespacedName{Namespace: "team-a", Name: "dev"}
 
 const sampleTool = "review_note"
 
-// PlatformNamespace is passed to the manager's --platform-namespace.
+// PlatformNamespace is passed to the manager's --platform-namespace. The
+// manager's ServiceAccount lives there too (config/rbac).
 const PlatformNamespace = "loadout-system"
+
+// ManagerUser is the user the manager authenticates as: the ServiceAccount
+// config/rbac binds its roles to.
+const ManagerUser = "system:serviceaccount:" + PlatformNamespace + ":loadout-manager"
 
 // Options configure a demo run.
 type Options struct {
@@ -75,6 +84,9 @@ type Result struct {
 	Allowed, Denied hostd.BeforeResponse
 	// AllowedCall and DeniedCall are the calls sent.
 	AllowedCall, DeniedCall exthost.ToolCall
+	// LeaseHolder holds the manager's leader election Lease, which the
+	// manager took with config/rbac's permissions.
+	LeaseHolder string
 }
 
 // demo holds what one run started, so that cleanup stops all of it.
@@ -131,6 +143,9 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(d.o.RepoRoot, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
+	// As hardened clusters do: setting blockOwnerDeletion on the context
+	// ConfigMap then needs the RBAC that config/rbac grants.
+	d.env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
 	if _, err := d.env.Start(); err != nil {
 		return nil, fmt.Errorf("starting the control plane: %w", err)
 	}
@@ -140,11 +155,7 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	}
 	cfg := admin.Config()
 	kubeconfig := filepath.Join(d.workDir, "kubeconfig")
-	kc, err := admin.KubeConfig()
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+	if err := writeKubeconfig(admin, kubeconfig); err != nil {
 		return nil, err
 	}
 	c, err := newClient(cfg)
@@ -153,15 +164,27 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	}
 	fmt.Fprintf(d.out, "API server %s; CRDs installed from config/crd/bases\n", cfg.Host)
 
-	// 2. The trust policy.
-	policy, err := ReadManifests(filepath.Join(d.o.RepoRoot, "config", "policy"))
+	// 2. The trust policy, and the manager's identity and permissions.
+	for _, dir := range []string{"policy", "rbac"} {
+		manifests, err := ReadManifests(filepath.Join(d.o.RepoRoot, "config", dir))
+		if err != nil {
+			return nil, err
+		}
+		if dir == "rbac" {
+			manifests = append([]Manifest{namespaceManifest(PlatformNamespace)}, manifests...)
+		}
+		if err := Apply(ctx, c, manifests); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(d.out, "Applied config/%s: %s\n", dir, kinds(manifests))
+	}
+	// The manager authenticates as its ServiceAccount, so it runs with
+	// exactly the permissions an installation gives it.
+	managerKubeconfig, err := d.userKubeconfig(envtest.User{Name: ManagerUser,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + PlatformNamespace, "system:authenticated"}})
 	if err != nil {
 		return nil, err
 	}
-	if err := Apply(ctx, c, policy); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(d.out, "Applied config/policy: %s\n", kinds(policy))
 
 	// 3. The manager binary.
 	d.step("Starting the manager (%s)", d.o.Manager)
@@ -177,14 +200,17 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 		"--metrics-bind-address=" + metricsAddr,
 		"--health-probe-bind-address=" + probeAddr,
 		"--platform-namespace=" + PlatformNamespace,
-	}, []string{"KUBECONFIG=" + kubeconfig})
+		"--leader-elect",
+		"--leader-election-namespace=" + PlatformNamespace,
+	}, []string{"KUBECONFIG=" + managerKubeconfig})
 	if err != nil {
 		return nil, err
 	}
 	if err := mgr.waitHTTP("http://"+probeAddr+"/readyz", time.Minute); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(d.out, "manager ready: probes http://%s/readyz, metrics http://%s/metrics, log %s\n", probeAddr, metricsAddr, mgr.log)
+	fmt.Fprintf(d.out, "manager ready as %s (config/rbac), leader election on; probes http://%s/readyz, metrics http://%s/metrics, log %s\n",
+		ManagerUser, probeAddr, metricsAddr, mgr.log)
 
 	// 4. The samples, without the agent Deployment.
 	d.step("Applying config/samples")
@@ -224,6 +250,12 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", ws.Namespace, cmName, err)
 	}
 	res.SystemPrompt = cm.Data["system-prompt.md"]
+	lease := &coordinationv1.Lease{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: PlatformNamespace, Name: controllers.LeaderElectionID}, lease); err != nil {
+		return nil, fmt.Errorf("reading the manager's leader election Lease: %w", err)
+	}
+	res.LeaseHolder = ptr.Deref(lease.Spec.HolderIdentity, "")
+	fmt.Fprintf(d.out, "leader election Lease %s/%s held by %s\n", PlatformNamespace, controllers.LeaderElectionID, res.LeaseHolder)
 
 	d.step("kubectl get loadout -A")
 	if err := d.getLoadout(ctx, cfg, kubeconfig); err != nil {
@@ -277,6 +309,25 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 }
 
 // start starts a child process logging into the work directory.
+// userKubeconfig writes a kubeconfig for a new user of the control plane
+// into the work directory and returns its path.
+func (d *demo) userKubeconfig(u envtest.User) (string, error) {
+	user, err := d.env.AddUser(u, nil)
+	if err != nil {
+		return "", fmt.Errorf("creating user %s: %w", u.Name, err)
+	}
+	path := filepath.Join(d.workDir, "kubeconfig-"+strings.NewReplacer(":", "-").Replace(u.Name))
+	return path, writeKubeconfig(user, path)
+}
+
+func writeKubeconfig(u *envtest.AuthenticatedUser, path string) error {
+	kc, err := u.KubeConfig()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, kc, 0o600)
+}
+
 func (d *demo) start(name, bin string, args, env []string) (*process, error) {
 	p, err := startProcess(name, filepath.Join(d.workDir, name+".log"), bin, args, env)
 	if err != nil {

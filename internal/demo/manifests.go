@@ -134,3 +134,13 @@ func kinds(manifests []Manifest) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// namespaceManifest is a Namespace the demo creates before objects that live
+// in it (config/rbac's ServiceAccount and Role).
+func namespaceManifest(name string) Manifest {
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetName(name)
+	return Manifest{File: "(demo)", Object: ns}
+}

@@ -94,6 +94,15 @@ func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { //
 		t.Errorf("a denial is a policy decision, not a diagnostic: %+v", d.Diagnostics)
 	}
 
+	// The manager ran as its ServiceAccount with config/rbac, on an API
+	// server that enforces owner-reference permissions, and was elected.
+	if res.LeaseHolder == "" {
+		t.Error("the manager holds no leader election Lease")
+	}
+	if !strings.Contains(shown, "manager ready as "+demo.ManagerUser) {
+		t.Errorf("demo output does not say the manager runs as %s:\n%s", demo.ManagerUser, shown)
+	}
+
 	if !strings.HasPrefix(res.ContextHash, "sha256:") {
 		t.Errorf("context hash %q", res.ContextHash)
 	}

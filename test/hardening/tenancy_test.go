@@ -227,6 +227,9 @@ func TestRBAC_ManagerRoleGrantsNoSecretsNoWildcardsAndFewWrites(t *testing.T) {
 		"loadout.dev/templates/status":  true,
 		"loadout.dev/extensions/status": true,
 		"events.k8s.io/events":          true,
+		// Only to set blockOwnerDeletion on the context ConfigMap's owner
+		// reference (OwnerReferencesPermissionEnforcement); no finalizer is set.
+		"loadout.dev/workspaces/finalizers": true,
 	}
 	for i, r := range role.Rules {
 		all := slices.Concat(r.APIGroups, r.Resources, r.Verbs, r.ResourceNames, r.NonResourceURLs)
