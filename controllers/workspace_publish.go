@@ -57,6 +57,11 @@ func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspac
 		owner := "no controller"
 		if ref := metav1.GetControllerOf(existing); ref != nil {
 			owner = "controlled by " + ref.Kind + " " + ref.Name
+			if ref.Kind == "Workspace" && ref.Name == ws.Name {
+				// A deleted Workspace of the same name: the garbage collector
+				// removes its ConfigMap, and that deletion triggers a publish.
+				owner = "controlled by an earlier Workspace " + ref.Name + " (uid " + string(ref.UID) + ") that the garbage collector will remove"
+			}
 		}
 		return &notOwnedError{namespace: key.Namespace, name: key.Name, owner: owner}
 	}

@@ -3,11 +3,13 @@ package controllers
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
@@ -104,5 +106,24 @@ func TestPublish_ForeignConfigMapTheCacheHasNotSeenIsNotTakenOver(t *testing.T) 
 	}
 	if !metav1.IsControlledBy(got, ws) || got.Annotations[v1alpha1.ContextHashAnnotation] != res.Hash || got.Data[contract.KeySystemPrompt] != "CONTEXT" {
 		t.Errorf("created ConfigMap: owners %v, annotations %v, data %v", got.OwnerReferences, got.Annotations, got.Data)
+	}
+}
+
+// TestPublish_ConfigMapOfAnEarlierWorkspaceIsNamedAsSuch: a Workspace
+// re-created under the same name finds its predecessor's ConfigMap until the
+// garbage collector removes it; the condition says so instead of naming a
+// stranger.
+func TestPublish_ConfigMapOfAnEarlierWorkspaceIsNamedAsSuch(t *testing.T) {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(corev1.AddToScheme(scheme))
+	earlier := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev-context",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Workspace", Name: "dev", UID: "old-uid", Controller: ptr.To(true)}}}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(earlier).Build()
+	r := &WorkspaceReconciler{Client: c, APIReader: c}
+	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev", UID: "new-uid"}}
+	err := r.publish(context.Background(), ws, &resources.Result{Hash: "sha256:abc", Data: map[string]string{}})
+	var notOwned *notOwnedError
+	if !errors.As(err, &notOwned) || !strings.Contains(err.Error(), "earlier Workspace dev (uid old-uid)") {
+		t.Errorf("publish = %v, want NotOwned naming the earlier Workspace", err)
 	}
 }
