@@ -36,6 +36,10 @@ const FieldOwner = "loadout"
 // (--leader-elect), in the manager's namespace.
 const LeaderElectionID = "loadout-manager.loadout.dev"
 
+// overlapRecheck is how soon a Workspace is looked at again when a write by
+// someone else overlapped ours.
+const overlapRecheck = time.Second
+
 // importRetryInterval is how soon a Workspace retries when a trusted
 // service-backed extension could not be fetched: the Service may come back
 // without any object changing.
@@ -64,6 +68,11 @@ type WorkspaceReconciler struct {
 	// (no write needed) from one edited by hand (re-applied) without caching
 	// ConfigMap data.
 	applied sync.Map // types.NamespacedName → string
+
+	// writing holds, per Workspace, the ConfigMap write in flight: the watch
+	// event of our own write can arrive before the write's response, when
+	// its resourceVersion is not yet in applied (see ourWrite).
+	writing sync.Map // types.NamespacedName → *writeInFlight
 
 	// written remembers the last status we patched per Workspace. A reconcile
 	// that starts from a cache not yet showing that patch would otherwise
@@ -160,7 +169,8 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 		}
 		return ctrl.Result{}, nil
 	}
-	if err := r.publish(ctx, ws, res); err != nil {
+	overlapped, err := r.publish(ctx, ws, res)
+	if err != nil {
 		var notOwned *notOwnedError
 		if errors.As(err, &notOwned) {
 			keepLastGood(ws, v1alpha1.ReasonNotOwned, err.Error())
@@ -170,6 +180,11 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 		return ctrl.Result{}, err
 	}
 	setPublishedStatus(ws, res, registry)
+	if overlapped {
+		// Someone else wrote the ConfigMap while our write was in flight;
+		// look again rather than trust that ours came last.
+		return ctrl.Result{RequeueAfter: overlapRecheck}, nil
+	}
 	return ctrl.Result{}, nil
 }
 
@@ -253,27 +268,33 @@ func (r *WorkspaceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 }
 
 // ignoreOurOwnApplies drops the create and update events of a ConfigMap that
-// our own apply produced: reconciling on our own write would double the work
-// of every change for nothing. Hand edits pass (another writer is newer) and
-// so does every deletion, so a deleted ConfigMap is restored.
+// our own write produced: reconciling on our own write would double the work
+// of every change for nothing. Hand edits pass (a resourceVersion we did not
+// write) and so does every deletion, so a deleted ConfigMap is restored.
 func (r *WorkspaceReconciler) ignoreOurOwnApplies() predicate.Predicate {
 	return predicate.Funcs{
-		CreateFunc: func(e event.CreateEvent) bool { return !r.isOurLastApply(e.Object) },
-		UpdateFunc: func(e event.UpdateEvent) bool { return !r.isOurLastApply(e.ObjectNew) },
+		CreateFunc: func(e event.CreateEvent) bool { return !r.ourWrite(e.Object) },
+		UpdateFunc: func(e event.UpdateEvent) bool { return !r.ourWrite(e.ObjectNew) },
 	}
 }
 
-// isOurLastApply reports whether obj, a ConfigMap a Workspace controls, is
-// as our last apply left it: its resourceVersion is the one that apply
-// returned or, when the watch event outruns the apply's response or the
-// manager has restarted, its managed fields say our apply was the last write.
-func (r *WorkspaceReconciler) isOurLastApply(obj client.Object) bool {
+// ourWrite reports whether an event of obj, a ConfigMap a Workspace controls,
+// shows our own write: the resourceVersion our last write returned, or, while
+// a write is in flight, the hash it writes. An event taken for ours during a
+// write is recorded, and publish looks again if it was not ours after all.
+func (r *WorkspaceReconciler) ourWrite(obj client.Object) bool {
 	ref := metav1.GetControllerOf(obj)
 	if ref == nil || ref.Kind != "Workspace" {
 		return false
 	}
-	last, ok := r.applied.Load(types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name})
-	return (ok && last == obj.GetResourceVersion()) || lastWrittenByUs(obj)
+	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}
+	if last, ok := r.applied.Load(key); ok && last == obj.GetResourceVersion() {
+		return true
+	}
+	if w, ok := r.writing.Load(key); ok {
+		return w.(*writeInFlight).claim(obj)
+	}
+	return false
 }
 
 func keyOf(ws *v1alpha1.Workspace) types.NamespacedName {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,52 +29,127 @@ func (e *notOwnedError) Error() string {
 }
 
 // publish writes the context ConfigMap unless the one in the cluster already
-// holds this hash and Loadout's apply was its last write. Steady state
-// therefore makes no request at all, and neither does a restarted manager.
+// holds this hash and is exactly what our last write left (its
+// resourceVersion). Steady state therefore makes no request at all. It
+// reports overlapped when someone else wrote the ConfigMap while our write
+// was in flight; the caller then looks again.
 //
 // A ConfigMap the cache does not hold is created, never applied: an apply
 // would merge into a same-named ConfigMap that the cache has not seen yet
-// and take it over, and a create fails instead. Everything after that is a
-// server-side apply that forces ownership of our fields.
-func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspace, res *resources.Result) error {
+// and take it over, and a create fails instead. Later writes are server-side
+// applies that force ownership of our fields, with the UID of the ConfigMap
+// they expect as a precondition, so a cached ConfigMap that was replaced by
+// a foreign one meanwhile is not taken over either. Every write sets the
+// same keys, label, annotation and owner reference, so nothing the create
+// wrote (owned by "loadout" as an update) is ever left behind by an apply.
+func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspace, res *resources.Result) (overlapped bool, err error) {
 	key := types.NamespacedName{Namespace: ws.Namespace, Name: ws.ConfigMapName()}
 	cm := contextConfigMap(ws, key, res)
 	existing := configMapMetadata()
-	err := r.Get(ctx, key, existing)
+	err = r.Get(ctx, key, existing)
 	if apierrors.IsNotFound(err) {
-		created, cerr := r.create(ctx, cm)
-		if cerr == nil {
-			r.recordApply(ws, res, created)
-			return nil
-		}
-		if !apierrors.IsAlreadyExists(cerr) {
-			return fmt.Errorf("creating ConfigMap %s: %w", key, cerr)
+		overlapped, err = r.write(ws, res, func() (string, error) { return r.create(ctx, cm) })
+		if !apierrors.IsAlreadyExists(err) {
+			return overlapped, wrapErr(err, "creating ConfigMap %s", key)
 		}
 		err = r.APIReader.Get(ctx, key, existing) // it exists: whose is it?
 	}
 	if err != nil {
-		return fmt.Errorf("reading ConfigMap %s: %w", key, err)
+		return false, fmt.Errorf("reading ConfigMap %s: %w", key, err)
 	}
-	if !metav1.IsControlledBy(existing, ws) {
-		owner := "no controller"
-		if ref := metav1.GetControllerOf(existing); ref != nil {
-			owner = "controlled by " + ref.Kind + " " + ref.Name
-			if ref.Kind == "Workspace" && ref.Name == ws.Name {
-				// A deleted Workspace of the same name: the garbage collector
-				// removes its ConfigMap, and that deletion triggers a publish.
-				owner = "controlled by an earlier Workspace " + ref.Name + " (uid " + string(ref.UID) + ") that the garbage collector will remove"
+	if err := checkControlled(existing, ws); err != nil {
+		return false, err
+	}
+	if last, _ := r.applied.Load(keyOf(ws)); existing.Annotations[v1alpha1.ContextHashAnnotation] == res.Hash && last == existing.ResourceVersion {
+		return false, nil
+	}
+	cm.WithUID(existing.UID)
+	overlapped, err = r.write(ws, res, func() (string, error) {
+		err := r.Apply(ctx, cm, client.FieldOwner(FieldOwner), client.ForceOwnership)
+		return ptr.Deref(cm.ResourceVersion, ""), err
+	})
+	if err != nil {
+		// The UID precondition fails (metadata.uid is immutable) when the
+		// ConfigMap was replaced since the cache saw it. Whose is it now?
+		if gerr := r.APIReader.Get(ctx, key, existing); gerr == nil {
+			if cerr := checkControlled(existing, ws); cerr != nil {
+				return false, cerr
 			}
 		}
-		return &notOwnedError{namespace: key.Namespace, name: key.Name, owner: owner}
 	}
-	if existing.Annotations[v1alpha1.ContextHashAnnotation] == res.Hash && r.isOurLastApply(existing) {
+	return overlapped, wrapErr(err, "applying ConfigMap %s", key)
+}
+
+// write runs one write of the context ConfigMap and records what it left
+// behind. While it is in flight, watch events that carry its hash are taken
+// for its own (see ourWrite) and remembered; overlapped reports that one of
+// them had another resourceVersion than the write returned, so someone else
+// wrote too.
+func (r *WorkspaceReconciler) write(ws *v1alpha1.Workspace, res *resources.Result, do func() (resourceVersion string, err error)) (overlapped bool, err error) {
+	w := &writeInFlight{hash: res.Hash}
+	r.writing.Store(keyOf(ws), w)
+	rv, err := do()
+	r.writing.Delete(keyOf(ws))
+	if err != nil {
+		return false, err
+	}
+	configMapApplies.Inc()
+	publishedBytes.Observe(float64(res.Bytes))
+	r.applied.Store(keyOf(ws), rv)
+	return w.othersThan(rv), nil
+}
+
+// writeInFlight is a ConfigMap write in progress and the resourceVersions of
+// the events taken for it.
+type writeInFlight struct {
+	hash string
+	mu   sync.Mutex
+	seen []string
+}
+
+// claim takes an event of obj for this write's own if it carries the hash
+// being written, and remembers its resourceVersion.
+func (w *writeInFlight) claim(obj client.Object) bool {
+	if obj.GetAnnotations()[v1alpha1.ContextHashAnnotation] != w.hash {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = append(w.seen, obj.GetResourceVersion())
+	return true
+}
+
+// othersThan reports whether an event taken for this write had another
+// resourceVersion than rv, the one the write returned.
+func (w *writeInFlight) othersThan(rv string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.ContainsFunc(w.seen, func(s string) bool { return s != rv })
+}
+
+// checkControlled returns a *notOwnedError unless ws controls the ConfigMap.
+func checkControlled(existing *metav1.PartialObjectMetadata, ws *v1alpha1.Workspace) error {
+	if metav1.IsControlledBy(existing, ws) {
 		return nil
 	}
-	if err := r.Apply(ctx, cm, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying ConfigMap %s: %w", key, err)
+	owner := "no controller"
+	if ref := metav1.GetControllerOf(existing); ref != nil {
+		owner = "controlled by " + ref.Kind + " " + ref.Name
+		if ref.Kind == "Workspace" && ref.Name == ws.Name && ref.UID != ws.UID {
+			// A deleted Workspace of the same name: its ConfigMap goes with
+			// it (garbage collection), and that deletion triggers a publish.
+			owner = "controlled by an earlier Workspace " + ref.Name + " (uid " + string(ref.UID) + "), deleted or being deleted"
+		}
 	}
-	r.recordApply(ws, res, ptr.Deref(cm.ResourceVersion, ""))
-	return nil
+	return &notOwnedError{namespace: existing.Namespace, name: existing.Name, owner: owner}
+}
+
+// wrapErr adds context to err, or returns nil.
+func wrapErr(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
 }
 
 // contextConfigMap is the published ConfigMap: the context data, the hash
@@ -106,40 +183,4 @@ func (r *WorkspaceReconciler) create(ctx context.Context, ac *corev1ac.ConfigMap
 		return "", err
 	}
 	return cm.ResourceVersion, nil
-}
-
-// recordApply counts a write and remembers the resourceVersion it left, so
-// the watch event it causes is recognised as ours.
-func (r *WorkspaceReconciler) recordApply(ws *v1alpha1.Workspace, res *resources.Result, resourceVersion string) {
-	configMapApplies.Inc()
-	publishedBytes.Observe(float64(res.Bytes))
-	if resourceVersion != "" {
-		r.applied.Store(keyOf(ws), resourceVersion)
-	}
-}
-
-// lastWrittenByUs reports whether the newest write to obj was Loadout's (its
-// first create or a later apply), from its managed fields: our newest entry's
-// time is strictly after every other manager's. Anyone who changes a field, ours included,
-// gets an entry with a newer time; the times have a resolution of one second,
-// so a write by someone else in the same second as ours counts as theirs.
-func lastWrittenByUs(obj metav1.Object) bool {
-	var ours *metav1.Time
-	for _, e := range obj.GetManagedFields() {
-		if e.Manager == FieldOwner && e.Time != nil && (ours == nil || e.Time.After(ours.Time)) {
-			ours = e.Time
-		}
-	}
-	if ours == nil {
-		return false
-	}
-	for _, e := range obj.GetManagedFields() {
-		if e.Manager == FieldOwner {
-			continue
-		}
-		if e.Time == nil || !ours.After(e.Time.Time) {
-			return false
-		}
-	}
-	return true
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,42 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
-
-// TestLastWrittenByUs decides from managed fields whether the newest write to
-// a ConfigMap was ours (the create or an apply): strictly newer than every
-// other manager's entry.
-func TestLastWrittenByUs(t *testing.T) {
-	at := func(s int) *metav1.Time { return &metav1.Time{Time: time.Unix(1_800_000_000+int64(s), 0)} }
-	ours := func(s int) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: FieldOwner, Operation: metav1.ManagedFieldsOperationApply, Time: at(s)}
-	}
-	other := func(manager string, op metav1.ManagedFieldsOperationType, s int) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Time: at(s)}
-	}
-	for _, tc := range []struct {
-		name   string
-		fields []metav1.ManagedFieldsEntry
-		want   bool
-	}{
-		{"only our apply", []metav1.ManagedFieldsEntry{ours(10)}, true},
-		{"our apply after a label from GitOps", []metav1.ManagedFieldsEntry{other("argocd", metav1.ManagedFieldsOperationApply, 5), ours(10)}, true},
-		{"a hand edit after our apply", []metav1.ManagedFieldsEntry{ours(10), other("kubectl-edit", metav1.ManagedFieldsOperationUpdate, 11)}, false},
-		{"a hand edit in the same second", []metav1.ManagedFieldsEntry{ours(10), other("kubectl-edit", metav1.ManagedFieldsOperationUpdate, 10)}, false},
-		{"our create, then a hand edit", []metav1.ManagedFieldsEntry{other(FieldOwner, metav1.ManagedFieldsOperationUpdate, 10), other("kubectl-edit", metav1.ManagedFieldsOperationUpdate, 11)}, false},
-		{"our create, then our apply", []metav1.ManagedFieldsEntry{other(FieldOwner, metav1.ManagedFieldsOperationUpdate, 10), ours(12)}, true},
-		{"a hand edit between our create and our apply", []metav1.ManagedFieldsEntry{other(FieldOwner, metav1.ManagedFieldsOperationUpdate, 10), other("kubectl-edit", metav1.ManagedFieldsOperationUpdate, 11), ours(12)}, true},
-		{"an entry without a time", []metav1.ManagedFieldsEntry{ours(10), {Manager: "someone", Operation: metav1.ManagedFieldsOperationUpdate}}, false},
-		{"never applied by us", []metav1.ManagedFieldsEntry{other("kubectl-create", metav1.ManagedFieldsOperationUpdate, 1)}, false},
-		{"no managed fields", nil, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			obj := &metav1.ObjectMeta{ManagedFields: tc.fields}
-			if got := lastWrittenByUs(obj); got != tc.want {
-				t.Errorf("lastWrittenByUs = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
 
 // TestPublish_ForeignConfigMapTheCacheHasNotSeenIsNotTakenOver: when the
 // cache does not hold a same-named ConfigMap yet, publish creates rather
@@ -81,7 +44,7 @@ func TestPublish_ForeignConfigMapTheCacheHasNotSeenIsNotTakenOver(t *testing.T) 
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev", UID: "ws-uid"}}
 	res := &resources.Result{Hash: "sha256:abc", Data: map[string]string{contract.KeySystemPrompt: "CONTEXT"}}
 
-	err := r.publish(ctx, ws, res)
+	_, err := r.publish(ctx, ws, res)
 	var notOwned *notOwnedError
 	if !errors.As(err, &notOwned) {
 		t.Fatalf("publish = %v, want a notOwnedError", err)
@@ -98,7 +61,7 @@ func TestPublish_ForeignConfigMapTheCacheHasNotSeenIsNotTakenOver(t *testing.T) 
 	if err := live.Delete(ctx, foreign); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.publish(ctx, ws, res); err != nil {
+	if _, err := r.publish(ctx, ws, res); err != nil {
 		t.Fatalf("publish on a free name: %v", err)
 	}
 	if err := live.Get(ctx, client.ObjectKeyFromObject(foreign), got); err != nil {
@@ -121,9 +84,93 @@ func TestPublish_ConfigMapOfAnEarlierWorkspaceIsNamedAsSuch(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(earlier).Build()
 	r := &WorkspaceReconciler{Client: c, APIReader: c}
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev", UID: "new-uid"}}
-	err := r.publish(context.Background(), ws, &resources.Result{Hash: "sha256:abc", Data: map[string]string{}})
+	_, err := r.publish(context.Background(), ws, &resources.Result{Hash: "sha256:abc", Data: map[string]string{}})
 	var notOwned *notOwnedError
-	if !errors.As(err, &notOwned) || !strings.Contains(err.Error(), "earlier Workspace dev (uid old-uid)") {
+	if !errors.As(err, &notOwned) || !strings.Contains(err.Error(), "earlier Workspace dev (uid old-uid), deleted or being deleted") {
 		t.Errorf("publish = %v, want NotOwned naming the earlier Workspace", err)
+	}
+}
+
+// TestOurWrite_EventsDuringAWriteAreAttributedExactly: the watch event of our
+// own write can arrive before the write returns. While a write is in flight,
+// an event carrying its hash is taken for ours; when the write returns, an
+// event with another resourceVersion (someone else wrote meanwhile) makes
+// publish report an overlap, so the Workspace is looked at again and a hand
+// edit is still reverted.
+func TestOurWrite_EventsDuringAWriteAreAttributedExactly(t *testing.T) {
+	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev", UID: "ws-uid"}}
+	event := func(rv, hash string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev-context", ResourceVersion: rv,
+			Annotations:     map[string]string{v1alpha1.ContextHashAnnotation: hash},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "Workspace", Name: "dev", UID: "ws-uid", Controller: ptr.To(true)}}}}
+	}
+	res := &resources.Result{Hash: "sha256:new"}
+	for _, tc := range []struct {
+		name           string
+		during         []*corev1.ConfigMap // events delivered while the write is in flight
+		returned       string              // the write's resourceVersion
+		wantClaimed    []bool
+		wantOverlapped bool
+	}{
+		{"our own event outruns the response", []*corev1.ConfigMap{event("7", "sha256:new")}, "7", []bool{true}, false},
+		{"someone else writes right after us", []*corev1.ConfigMap{event("7", "sha256:new"), event("8", "sha256:new")}, "7", []bool{true, true}, true},
+		{"an event of an older hash is not ours", []*corev1.ConfigMap{event("6", "sha256:old")}, "7", []bool{false}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &WorkspaceReconciler{}
+			overlapped, err := r.write(ws, res, func() (string, error) {
+				for i, e := range tc.during {
+					if got := r.ourWrite(e); got != tc.wantClaimed[i] {
+						t.Errorf("event %s taken for ours = %v, want %v", e.ResourceVersion, got, tc.wantClaimed[i])
+					}
+				}
+				return tc.returned, nil
+			})
+			if err != nil || overlapped != tc.wantOverlapped {
+				t.Errorf("write = %v, %v; want overlapped %v", overlapped, err, tc.wantOverlapped)
+			}
+			// After the write, only its own resourceVersion is ours.
+			if !r.ourWrite(event(tc.returned, res.Hash)) || r.ourWrite(event("9", res.Hash)) {
+				t.Error("after the write, events are not attributed by its resourceVersion")
+			}
+		})
+	}
+}
+
+// TestPublish_ReplacedConfigMapIsNotTakenOver runs against the API server: the
+// cache still shows our ConfigMap, but it was replaced by a foreign one of
+// the same name. The apply carries the cached UID as a precondition, fails,
+// and the Workspace reports NotOwned; the foreign ConfigMap is untouched.
+func TestPublish_ReplacedConfigMapIsNotTakenOver(t *testing.T) {
+	ctx := context.Background()
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev", UID: "ws-uid"}}
+	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}, Data: map[string]string{"mine": "yes"}}
+	kit.Create(t, foreign)
+	live, err := client.NewWithWatch(adminConfig, client.Options{Scheme: k8sClient.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	staleCache := interceptor.NewClient(live, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if m, ok := obj.(*metav1.PartialObjectMetadata); ok && key.Name == "dev-context" {
+				// What the cache remembers: our ConfigMap, since replaced.
+				m.Namespace, m.Name, m.UID, m.ResourceVersion = ns, "dev-context", "uid-of-the-deleted-one", "1"
+				m.Annotations = map[string]string{v1alpha1.ContextHashAnnotation: "sha256:old"}
+				m.OwnerReferences = []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Workspace", Name: "dev", UID: ws.UID, Controller: ptr.To(true)}}
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	r := &WorkspaceReconciler{Client: staleCache, APIReader: live}
+	_, err = r.publish(ctx, ws, &resources.Result{Hash: "sha256:new", Data: map[string]string{contract.KeySystemPrompt: "CONTEXT"}})
+	var notOwned *notOwnedError
+	if !errors.As(err, &notOwned) {
+		t.Fatalf("publish = %v, want a notOwnedError", err)
+	}
+	got := kit.ConfigMap(t, ns, "dev-context")
+	if got.ResourceVersion != foreign.ResourceVersion || len(got.Data) != 1 || len(got.OwnerReferences) != 0 {
+		t.Errorf("foreign ConfigMap changed: %+v", got)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -28,7 +27,6 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/controllers"
-	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/testenv"
 	"github.com/loadout-dev/loadout/internal/workspace"
@@ -123,26 +121,6 @@ type managerRun struct {
 	cancel     context.CancelFunc
 	done       chan error
 	reconciler *controllers.WorkspaceReconciler
-	loaded     *loadLog
-}
-
-// loadLog wraps the extension loader and records the Workspaces it loaded
-// for: every reconcile that reaches extension loading passes through it, so
-// a test can tell that this manager has reconciled a Workspace, even one
-// whose reconcile wrote nothing.
-type loadLog struct {
-	workspace.ExtensionLoader
-	seen sync.Map // types.NamespacedName → struct{}
-}
-
-func (l *loadLog) LoadExtensions(ctx context.Context, ws *v1alpha1.Workspace, plan *workspace.Plan) (contract.Registry, []exthost.Outcome) {
-	l.seen.Store(types.NamespacedName{Namespace: ws.Namespace, Name: ws.Name}, struct{}{})
-	return l.ExtensionLoader.LoadExtensions(ctx, ws, plan)
-}
-
-func (l *loadLog) reconciled(ns, name string) bool {
-	_, ok := l.seen.Load(types.NamespacedName{Namespace: ns, Name: name})
-	return ok
 }
 
 func startManager() (*managerRun, error) {
@@ -158,7 +136,6 @@ func startManager() (*managerRun, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	loaded := &loadLog{ExtensionLoader: workspace.HostLoader{HTTPClient: &http.Client{Timeout: 2 * time.Second}, Resolve: resolved.resolve}}
 	r := &controllers.WorkspaceReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: faultyReader{Reader: mgr.GetAPIReader()},
@@ -167,7 +144,7 @@ func startManager() (*managerRun, error) {
 			PlatformNamespaces: []string{platformNS},
 			DefaultTrust:       v1alpha1.TrustRestricted,
 		},
-		Loader:                  loaded,
+		Loader:                  workspace.HostLoader{HTTPClient: &http.Client{Timeout: 2 * time.Second}, Resolve: resolved.resolve},
 		ReconcileTimeout:        reconcileTimeout,
 		MaxConcurrentReconciles: 4,
 	}
@@ -179,7 +156,7 @@ func startManager() (*managerRun, error) {
 		cancel()
 		return nil, err
 	}
-	run := &managerRun{cancel: cancel, done: make(chan error, 1), reconciler: r, loaded: loaded}
+	run := &managerRun{cancel: cancel, done: make(chan error, 1), reconciler: r}
 	go func() { run.done <- mgr.Start(ctx) }()
 	return run, nil
 }
