@@ -367,7 +367,8 @@ type errString string
 func (e errString) Error() string { return string(e) }
 
 // TestWorkspace_PublishedConfigMapIsRestoredAndReverted: deleted by hand it
-// comes back; edited by hand it is reverted.
+// comes back; edited by hand, even by an edit that only removes, it is
+// reverted.
 func TestWorkspace_PublishedConfigMapIsRestoredAndReverted(t *testing.T) {
 	ctx := context.Background()
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
@@ -396,6 +397,20 @@ func TestWorkspace_PublishedConfigMapIsRestoredAndReverted(t *testing.T) {
 		c.Data[contract.KeySystemPrompt] = "HAND EDIT"
 	})
 	kit.Eventually(t, published("hand edit not reverted"))
+	// An edit that only removes (a data key, our label) is reverted too.
+	removal := client.RawPatch(types.JSONPatchType, []byte(`[{"op":"remove","path":"/data/skills.json"},{"op":"remove","path":"/metadata/labels"}]`))
+	if err := k8sClient.Patch(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}}, removal); err != nil {
+		t.Fatal(err)
+	}
+	kit.Eventually(t, func() error {
+		if err := published("removal not reverted")(); err != nil {
+			return err
+		}
+		if cm := kit.ConfigMap(t, ns, "dev-context"); cm.Labels[v1alpha1.WorkspaceLabel] != "dev" {
+			return fmt.Errorf("label %s not restored: %v", v1alpha1.WorkspaceLabel, cm.Labels)
+		}
+		return nil
+	})
 	if err := k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}}); err != nil {
 		t.Fatal(err)
 	}
