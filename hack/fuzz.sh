@@ -22,9 +22,21 @@ for dir in "${pkgs[@]}"; do
   for name in "${targets[@]}"; do
     echo "=== fuzz ${pkg} ${name} (${fuzztime})"
     ran=$((ran + 1))
-    if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg"; then
+    corpus="${dir}/testdata/fuzz/${name}"
+    before="$(ls "$corpus" 2>/dev/null | sort || true)"
+    log="$(mktemp)"
+    if go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg" 2>&1 | tee "$log"; then
+      :
+    elif [ "$(ls "$corpus" 2>/dev/null | sort || true)" = "$before" ] &&
+      tail -n 5 "$log" | grep -q 'context deadline exceeded'; then
+      # Go's fuzz coordinator can report its own -fuzztime deadline as a
+      # failure (golang/go#75804, fixed in Go 1.27). It wrote no failing
+      # input, so nothing was found: say so and go on.
+      echo "note: ${pkg} ${name} ended with the coordinator's deadline race (golang/go#75804); no failing input was written"
+    else
       failed+=("${pkg} ${name}")
     fi
+    rm -f "$log"
   done
 done
 
