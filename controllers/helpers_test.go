@@ -8,13 +8,6 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 )
 
-func skill(ns, name, description, body string, files ...v1alpha1.SkillFile) *v1alpha1.Skill {
-	return &v1alpha1.Skill{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1alpha1.SkillSpec{Description: v1alpha1.Description(description), Body: body, Files: files},
-	}
-}
-
 // workspaceWithRoots is a Workspace reading its own namespace and then the
 // given platform namespace.
 func workspaceWithRoots(ns, name, platform string) *v1alpha1.Workspace {

@@ -60,7 +60,7 @@ func TestExtension_CELCompileErrorIsInvalidWithFieldPath(t *testing.T) {
 
 func TestSkill_ValidConditionIsSet(t *testing.T) {
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
-	s := skill(ns, "review", "Review rules.", "BODY")
+	s := testenv.Skill(ns, "review", "Review rules.", "BODY")
 	kit.Create(t, s)
 	waitValid(t, s, func() []metav1.Condition { return s.Status.Conditions }, metav1.ConditionTrue)
 }

@@ -26,12 +26,12 @@ import (
 func TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks(t *testing.T) {
 	ctx := context.Background()
 	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
-	platformReview := skill(platformNS, "review", "Platform review rules.", "PLATFORM REVIEW BODY")
+	platformReview := testenv.Skill(platformNS, "review", "Platform review rules.", "PLATFORM REVIEW BODY")
 	platformReview.Name = "review-" + ns // one per test run; spec.name is what collides
 	platformReview.Spec.Name = "review"
 	kit.Create(t, platformReview)
 	t.Cleanup(func() { _ = k8sClient.Delete(ctx, platformReview) })
-	kit.Create(t, skill(ns, "review", "Project review rules.", "PROJECT REVIEW BODY",
+	kit.Create(t, testenv.Skill(ns, "review", "Project review rules.", "PROJECT REVIEW BODY",
 		v1alpha1.SkillFile{Path: "checklist.md", Content: "CHECKLIST CONTENT"}))
 	kit.Create(t, &v1alpha1.Template{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "review"},
 		Spec: v1alpha1.TemplateSpec{Body: "Review {{file}} for {{owner}}. Focus on {{file}}."}})
@@ -140,7 +140,7 @@ func TestWorkspace_TrustMatrix(t *testing.T) {
 	for _, tc := range cases {
 		t.Run("trust="+string(tc.trust), func(t *testing.T) {
 			ns := kit.NewNamespace(t, tc.trust)
-			kit.Create(t, skill(ns, "project-notes", "Project notes.", "PROJECT NOTES BODY"))
+			kit.Create(t, testenv.Skill(ns, "project-notes", "Project notes.", "PROJECT NOTES BODY"))
 			kit.Create(t, &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "project-ext"},
 				Spec: v1alpha1.ExtensionSpec{Tools: []v1alpha1.ExtensionTool{{Name: "project_tool", Description: "A project tool."}}}})
 			kit.Create(t, workspaceWithRoots(ns, "dev", platformExtNS))
@@ -238,11 +238,11 @@ func (e *stateError) Error() string {
 // TestWorkspace_SwappingRootOrderSwapsWinner is R-CAT-1 in the controller.
 func TestWorkspace_SwappingRootOrderSwapsWinner(t *testing.T) {
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
-	other := skill(platformOtherNS, "swap-"+ns, "Platform swap.", "PLATFORM SWAP BODY")
+	other := testenv.Skill(platformOtherNS, "swap-"+ns, "Platform swap.", "PLATFORM SWAP BODY")
 	other.Spec.Name = v1alpha1.LogicalName("swap-" + ns)
 	kit.Create(t, other)
 	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), other) })
-	kit.Create(t, skill(ns, "swap-"+ns, "Project swap.", "PROJECT SWAP BODY"))
+	kit.Create(t, testenv.Skill(ns, "swap-"+ns, "Project swap.", "PROJECT SWAP BODY"))
 	ws := workspaceWithRoots(ns, "dev", platformOtherNS)
 	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: v1alpha1.LogicalName("swap-" + ns)}}
 	kit.Create(t, ws)
@@ -267,12 +267,12 @@ func TestWorkspace_SwappingRootOrderSwapsWinner(t *testing.T) {
 // error names both objects and the published context survives.
 func TestWorkspace_DuplicateNameInOneRootKeepsLastGoodContext(t *testing.T) {
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
-	kit.Create(t, skill(ns, "lint", "Lint rules.", "LINT BODY"))
+	kit.Create(t, testenv.Skill(ns, "lint", "Lint rules.", "LINT BODY"))
 	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
 	good := kit.WaitFor(t, ns, "dev", testenv.Winning("skill", "lint"))
 	goodHash := good.Status.Context.Hash
 
-	dup := skill(ns, "lint-copy", "Another lint.", "OTHER LINT BODY")
+	dup := testenv.Skill(ns, "lint-copy", "Another lint.", "OTHER LINT BODY")
 	dup.Spec.Name = "lint"
 	kit.Create(t, dup)
 	got := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonDuplicateName))
@@ -298,7 +298,7 @@ func TestWorkspace_DuplicateNameInOneRootKeepsLastGoodContext(t *testing.T) {
 // ConfigMap is written.
 func TestWorkspace_ContextTooLargePublishesNothing(t *testing.T) {
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
-	kit.Create(t, skill(ns, "big", "Big.", strings.Repeat("x", 4096)))
+	kit.Create(t, testenv.Skill(ns, "big", "Big.", strings.Repeat("x", 4096)))
 	ws := workspaceWithRoots(ns, "dev", platformOtherNS)
 	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "big"}}
 	ws.Spec.Budget = &v1alpha1.WorkspaceBudget{MaxContextBytes: 2048}
@@ -328,7 +328,7 @@ func TestWorkspace_ForeignConfigMapIsNotOwnedAndUntouched(t *testing.T) {
 // read another tenant's namespace through roots.
 func TestWorkspace_RootOutsideOwnAndPlatformNamespacesIsRefused(t *testing.T) {
 	victim := kit.NewNamespace(t, v1alpha1.TrustTrusted)
-	kit.Create(t, skill(victim, "secret-skill", "Victim's skill.", "VICTIM BODY"))
+	kit.Create(t, testenv.Skill(victim, "secret-skill", "Victim's skill.", "VICTIM BODY"))
 	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
 	kit.Create(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"},
 		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project"}, {Name: "steal", Namespace: victim}}}})
@@ -376,36 +376,18 @@ func TestWorkspace_PublishedConfigMapIsRestoredAndReverted(t *testing.T) {
 	kit.Published(t, ns, "dev")
 
 	// The status is the record of what was published; a reverted or restored
-	// ConfigMap matches it again (testenv.Consistent hashes the data).
-	published := func(what string) func() error {
-		return func() error {
-			ws := &v1alpha1.Workspace{}
-			if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "dev"}, ws); err != nil {
-				return err
-			}
-			cm := &corev1.ConfigMap{}
-			if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "dev-context"}, cm); err != nil {
-				return err
-			}
-			if err := testenv.Consistent(ws, cm); err != nil {
-				return fmt.Errorf("%s: %w", what, err)
-			}
-			return nil
-		}
-	}
+	// ConfigMap matches it again (kit.Published hashes the data).
 	testenv.Update(t, kit, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}}, func(c *corev1.ConfigMap) {
 		c.Data[contract.KeySystemPrompt] = "HAND EDIT"
 	})
-	kit.Eventually(t, published("hand edit not reverted"))
+	kit.Published(t, ns, "dev")
 	// An edit that only removes (a data key, our label) is reverted too.
 	removal := client.RawPatch(types.JSONPatchType, []byte(`[{"op":"remove","path":"/data/skills.json"},{"op":"remove","path":"/metadata/labels"}]`))
 	if err := k8sClient.Patch(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}}, removal); err != nil {
 		t.Fatal(err)
 	}
+	kit.Published(t, ns, "dev")
 	kit.Eventually(t, func() error {
-		if err := published("removal not reverted")(); err != nil {
-			return err
-		}
 		if cm := kit.ConfigMap(t, ns, "dev-context"); cm.Labels[v1alpha1.WorkspaceLabel] != "dev" {
 			return fmt.Errorf("label %s not restored: %v", v1alpha1.WorkspaceLabel, cm.Labels)
 		}
@@ -414,5 +396,5 @@ func TestWorkspace_PublishedConfigMapIsRestoredAndReverted(t *testing.T) {
 	if err := k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}}); err != nil {
 		t.Fatal(err)
 	}
-	kit.Eventually(t, published("deleted ConfigMap not restored"))
+	kit.Published(t, ns, "dev")
 }

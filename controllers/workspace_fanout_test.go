@@ -22,7 +22,7 @@ import (
 func TestWorkspace_PlatformSkillChangeUpdatesDependentsOnly(t *testing.T) {
 	ctx := context.Background()
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
-	shared := skill(platformOtherNS, "shared-"+ns, "Shared v1.", "SHARED")
+	shared := testenv.Skill(platformOtherNS, "shared-"+ns, "Shared v1.", "SHARED")
 	shared.Spec.Name = v1alpha1.LogicalName("shared-" + ns)
 	kit.Create(t, shared)
 	t.Cleanup(func() { _ = k8sClient.Delete(ctx, shared) })
@@ -71,7 +71,7 @@ func TestWorkspace_PlatformSkillChangeUpdatesDependentsOnly(t *testing.T) {
 // ws -A` prints: the server-side Table of the CRD's printer columns.
 func TestWorkspace_PrinterColumnsShowReadySkillsToolsAndHash(t *testing.T) {
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
-	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES"))
+	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES"))
 	ws := workspaceWithRoots(ns, "dev", platformOtherNS)
 	ws.Spec.Tools = &v1alpha1.WorkspaceTools{Builtin: []v1alpha1.ToolName{"read", "bash"}}
 	kit.Create(t, ws)

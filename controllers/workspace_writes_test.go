@@ -21,7 +21,7 @@ import (
 // input causes one ConfigMap apply and at most one status patch.
 func TestWorkspace_SteadyStateMakesNoWrites(t *testing.T) {
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
-	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES V1"))
+	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES V1"))
 	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
 	kit.WaitFor(t, ns, "dev", testenv.Winning("skill", "notes"))
 	time.Sleep(2 * time.Second) // let the reconciles triggered by our own writes settle
@@ -29,14 +29,14 @@ func TestWorkspace_SteadyStateMakesNoWrites(t *testing.T) {
 
 	// Unrelated activity elsewhere must not touch this Workspace.
 	other := kit.NewNamespace(t, v1alpha1.TrustRestricted)
-	kit.Create(t, skill(other, "elsewhere", "Elsewhere.", "ELSEWHERE"))
+	kit.Create(t, testenv.Skill(other, "elsewhere", "Elsewhere.", "ELSEWHERE"))
 	time.Sleep(3 * time.Second)
 	if after := writes.Matching("/namespaces/" + ns + "/"); !mapsEqual(before, after) {
 		t.Errorf("steady state wrote: before %v, after %v", before, after)
 	}
 
 	// One change: one ConfigMap apply, at most one status patch.
-	s := skill(ns, "notes", "", "")
+	s := testenv.Skill(ns, "notes", "", "")
 	testenv.Update(t, kit, s, func(s *v1alpha1.Skill) { s.Spec.Description = "Notes, revised." })
 	kit.WaitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
 		if n := writes.Matching("PATCH", "/namespaces/"+ns+"/configmaps/dev-context"); n["PATCH /api/v1/namespaces/"+ns+"/configmaps/dev-context"] < before["PATCH /api/v1/namespaces/"+ns+"/configmaps/dev-context"]+1 {
@@ -91,16 +91,16 @@ func TestWorkspace_IndexesMapInputsToExactlyTheDependentWorkspaces(t *testing.T)
 		slices.Sort(out)
 		return out
 	}
-	unlabelled := skill(a, "s", "S.", "S")
+	unlabelled := testenv.Skill(a, "s", "S.", "S")
 	if got, want := names(reconciler.workspacesForResource(ctx, unlabelled)), []string{a + "/reads-a"}; !slices.Equal(got, want) {
 		t.Errorf("unlabelled skill in %s maps to %v, want %v", a, got, want)
 	}
-	labelled := skill(a, "s", "S.", "S")
+	labelled := testenv.Skill(a, "s", "S.", "S")
 	labelled.Labels = map[string]string{"team": "x"}
 	if got, want := names(reconciler.workspacesForResource(ctx, labelled)), []string{a + "/reads-a", a + "/team-only"}; !slices.Equal(got, want) {
 		t.Errorf("labelled skill in %s maps to %v, want %v", a, got, want)
 	}
-	inPlatform := skill(platformOtherNS, "p", "P.", "P")
+	inPlatform := testenv.Skill(platformOtherNS, "p", "P.", "P")
 	got := names(reconciler.workspacesForResource(ctx, inPlatform))
 	for _, want := range []string{a + "/reads-a", a + "/team-only", b + "/reads-b"} {
 		if !slices.Contains(got, want) {

@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
@@ -397,44 +396,11 @@ func (t *Tracker) pending(keys []string, old map[string]string) int {
 // Reconciles reads how many times the Workspace controller has reconciled,
 // from controller-runtime's metrics registry.
 func Reconciles() int {
-	mfs, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		return -1
-	}
-	n := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "workspace" {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return int(n)
+	return int(testenv.ControllerMetric("controller_runtime_reconcile_total", "controller", "workspace"))
 }
 
 // WorkqueueDepth reads the Workspace controller's queue depth from
 // controller-runtime's metrics registry.
 func WorkqueueDepth() float64 {
-	mfs, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		return -1
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "workqueue_depth" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "name" && l.GetValue() == "workspace" {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return testenv.ControllerMetric("workqueue_depth", "name", "workspace")
 }

@@ -25,7 +25,7 @@ type apiCase struct {
 
 func skillWith(change func(*v1alpha1.Skill)) func(string) client.Object {
 	return func(ns string) client.Object {
-		s := skill(ns, "bad", "A bad skill.", "BODY")
+		s := testenv.Skill(ns, "bad", "A bad skill.", "BODY")
 		change(s)
 		return s
 	}
@@ -50,7 +50,7 @@ func webhookHook(svc v1alpha1.ServiceReference) v1alpha1.ExtensionHook {
 // their own rules.
 var apiCases = []apiCase{
 	// Names (SPEC R-SK-1).
-	{name: "skill metadata.name not a logical name and no spec.name", input: func(ns string) client.Object { return skill(ns, "review.v2", "D.", "B") },
+	{name: "skill metadata.name not a logical name and no spec.name", input: func(ns string) client.Object { return testenv.Skill(ns, "review.v2", "D.", "B") },
 		want: []string{"spec.name is unset, so metadata.name must be a valid skill name"}},
 	{name: "skill spec.name uppercase", input: skillWith(func(s *v1alpha1.Skill) { s.Spec.Name = "Review" }),
 		want: []string{"spec.name", "should match"}},
@@ -60,7 +60,7 @@ var apiCases = []apiCase{
 		want: []string{"spec.name", "should match"}},
 	{name: "skill spec.name 65 characters", input: skillWith(func(s *v1alpha1.Skill) { s.Spec.Name = v1alpha1.LogicalName(strings.Repeat("a", 65)) }),
 		want: []string{"spec.name", "Too long"}},
-	{name: "template metadata.name not a logical name", input: func(ns string) client.Object { return template(ns, "review.v2", "B") },
+	{name: "template metadata.name not a logical name", input: func(ns string) client.Object { return testenv.Template(ns, "review.v2", "B") },
 		want: []string{"metadata.name must be a valid"}},
 	{name: "extension metadata.name not a logical name", input: extensionWith(func(e *v1alpha1.Extension) { e.Name = "guard.v2" }),
 		want: []string{"metadata.name must be a valid extension name"}},
@@ -77,7 +77,7 @@ var apiCases = []apiCase{
 		want: []string{"spec.body", "Too long"}},
 	{name: "skill compatibility over 500", input: skillWith(func(s *v1alpha1.Skill) { s.Spec.Compatibility = strings.Repeat("c", 501) }),
 		want: []string{"spec.compatibility", "Too long"}},
-	{name: "template body over 64 KiB", input: func(ns string) client.Object { return template(ns, "big", strings.Repeat("t", 65537)) },
+	{name: "template body over 64 KiB", input: func(ns string) client.Object { return testenv.Template(ns, "big", strings.Repeat("t", 65537)) },
 		want: []string{"spec.body", "Too long"}},
 	{name: "cel expression over 4096", input: extensionWith(func(e *v1alpha1.Extension) { e.Spec.Hooks[0].CEL.Expression = strings.Repeat("t", 4097) }),
 		want: []string{"spec.hooks[0].cel.expression", "Too long"}},
@@ -174,7 +174,7 @@ func TestBadInput_RejectedByAPIKeepsLastGoodContext(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
-	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
+	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY"))
 	kit.Create(t, devWorkspace(ns))
 	good, goodCM := kit.Published(t, ns, "dev", "Notes.")
 

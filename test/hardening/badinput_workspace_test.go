@@ -63,19 +63,19 @@ func setInstructions(ref v1alpha1.ConfigMapKeyReference) func(*testing.T, string
 
 func addSkillFile(path string) func(*testing.T, string, string) {
 	return func(t *testing.T, ns, _ string) {
-		kit.Create(t, skill(ns, "messy", "Messy.", "MESSY", v1alpha1.SkillFile{Path: path, Content: "x"}))
+		kit.Create(t, testenv.Skill(ns, "messy", "Messy.", "MESSY", v1alpha1.SkillFile{Path: path, Content: "x"}))
 	}
 }
 
 var wsCases = []wsCase{
 	// SPEC R-CAT-2: duplicates inside one root.
 	{name: "duplicate skill name in one root", bad: func(t *testing.T, ns, _ string) {
-		s := skill(ns, "notes-copy", "Other notes.", "OTHER")
+		s := testenv.Skill(ns, "notes-copy", "Other notes.", "OTHER")
 		s.Spec.Name = "notes"
 		kit.Create(t, s)
 	}, cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonDuplicateName, msg: []string{"skill:notes twice", "{ns}/notes", "{ns}/notes-copy"}},
 	{name: "duplicate template name in one root", bad: func(t *testing.T, ns, _ string) {
-		tp := template(ns, "review-copy", "Other {{file}}")
+		tp := testenv.Template(ns, "review-copy", "Other {{file}}")
 		tp.Spec.Name = "review"
 		kit.Create(t, tp)
 	}, cond: v1alpha1.ConditionCatalogResolved, reason: v1alpha1.ReasonDuplicateName, msg: []string{"template:review twice", "{ns}/review-copy"}},
@@ -115,7 +115,7 @@ var wsCases = []wsCase{
 	{name: "skill grows the context over budget", bad: func(t *testing.T, ns, _ string) {
 		// The activated skill's body and file enter both system-prompt.md and
 		// skills.json: one edit takes the context to about 1 MiB.
-		testenv.Update(t, kit, skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) {
+		testenv.Update(t, kit, testenv.Skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) {
 			s.Spec.Body = strings.Repeat("h", 250<<10)
 			s.Spec.Files[0].Content = strings.Repeat("f", 250<<10)
 		})
@@ -172,8 +172,8 @@ var wsCases = []wsCase{
 // built-in tool.
 func baseline(t *testing.T, ns string) (*v1alpha1.Workspace, *corev1.ConfigMap) {
 	t.Helper()
-	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES BODY", v1alpha1.SkillFile{Path: "checklist.md", Content: "CHECKLIST"}))
-	kit.Create(t, template(ns, "review", "Review {{file}}."))
+	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY", v1alpha1.SkillFile{Path: "checklist.md", Content: "CHECKLIST"}))
+	kit.Create(t, testenv.Template(ns, "review", "Review {{file}}."))
 	kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rules"}, Data: map[string]string{"AGENTS.md": "PROJECT RULES"}})
 	kit.Create(t, extension(ns, "guard", []v1alpha1.ExtensionTool{tool("guard_note")}, celHook("gate", v1alpha1.BeforeToolCall, "true")))
 	ws := devWorkspace(ns)
@@ -196,7 +196,7 @@ func TestBadInput_WorkspaceConditionsKeepLastGoodContext(t *testing.T) {
 			t.Parallel()
 			victim := kit.NewNamespace(t, v1alpha1.TrustTrusted)
 			marker := victimMarker + " " + victim
-			kit.Create(t, skill(victim, "notes", "Victim notes.", marker))
+			kit.Create(t, testenv.Skill(victim, "notes", "Victim notes.", marker))
 			kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "rules"}, Data: map[string]string{"AGENTS.md": marker}})
 			ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
 			good, goodCM := baseline(t, ns)

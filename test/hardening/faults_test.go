@@ -10,14 +10,12 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/controllers"
@@ -46,30 +44,7 @@ func burst(ns, name string, n int, pause time.Duration) {
 
 // activeWorkers is controller-runtime's gauge of reconciles in progress.
 func activeWorkers(controller string) float64 {
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		return -1
-	}
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_active_workers" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if labelIs(m, "controller", controller) {
-				return m.GetGauge().GetValue()
-			}
-		}
-	}
-	return 0
-}
-
-func labelIs(m *dto.Metric, name, value string) bool {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name && l.GetValue() == value {
-			return true
-		}
-	}
-	return false
+	return testenv.ControllerMetric("controller_runtime_active_workers", "controller", controller)
 }
 
 // activatedNotes is a Workspace whose context carries the notes skill's body.
@@ -87,7 +62,7 @@ func TestFault_APIServerRestartDuringBurstConverges(t *testing.T) {
 	mgrMu.Lock()
 	defer mgrMu.Unlock()
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
-	kit.Create(t, skill(ns, "notes", "Notes.", "FIRST BODY"))
+	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "FIRST BODY"))
 	kit.Create(t, activatedNotes(ns))
 	kit.Published(t, ns, "dev", "FIRST BODY")
 
@@ -103,7 +78,7 @@ func TestFault_APIServerRestartDuringBurstConverges(t *testing.T) {
 		t.Fatalf("starting the API server again: %v", err)
 	}
 	wg.Wait()
-	testenv.Update(t, kit, skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "FINAL BODY" })
+	testenv.Update(t, kit, testenv.Skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "FINAL BODY" })
 	kit.Published(t, ns, "dev", "FINAL BODY")
 	kit.Eventually(t, func() error {
 		if n := activeWorkers("workspace"); n != 0 {
@@ -151,7 +126,7 @@ func TestFault_TransientReadFailureIsRetriedNotReported(t *testing.T) {
 func TestFault_CompetingWritersDuringBurstConverge(t *testing.T) {
 	ctx := context.Background()
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
-	kit.Create(t, skill(ns, "notes", "Notes.", "FIRST BODY"))
+	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "FIRST BODY"))
 	kit.Create(t, activatedNotes(ns))
 	kit.Published(t, ns, "dev", "FIRST BODY")
 
@@ -193,7 +168,7 @@ func TestFault_CompetingWritersDuringBurstConverge(t *testing.T) {
 	if competitorWrites == 0 {
 		t.Fatal("the competitor never wrote: the test proves nothing")
 	}
-	testenv.Update(t, kit, skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "FINAL BODY" })
+	testenv.Update(t, kit, testenv.Skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "FINAL BODY" })
 	ws, _ := kit.Published(t, ns, "dev", "FINAL BODY")
 	cm := kit.ConfigMap(t, ns, "dev-context")
 	testenv.MustNotContain(t, "system-prompt.md", cm.Data[contract.KeySystemPrompt], "COMPETITOR")
@@ -210,7 +185,7 @@ func TestFault_CompetingWritersDuringBurstConverge(t *testing.T) {
 func TestFault_WorkspaceDeletedAndRecreatedRepublishes(t *testing.T) {
 	ctx := context.Background()
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
-	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
+	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY"))
 	kit.Create(t, activatedNotes(ns))
 	old, _ := kit.Published(t, ns, "dev", "NOTES BODY")
 	for range 3 {
@@ -263,7 +238,7 @@ func TestFault_RecreatedWorkspaceIsWrittenEvenIfItsDeletionWasNeverSeen(t *testi
 	mgrMu.Lock()
 	defer mgrMu.Unlock()
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
-	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
+	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY"))
 	if err := current.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +309,7 @@ func TestFault_ManagerRestartMidwayConverges(t *testing.T) {
 	defer mgrMu.Unlock()
 	changed, deleted, untouched := kit.NewNamespace(t, v1alpha1.TrustRestricted), kit.NewNamespace(t, v1alpha1.TrustRestricted), kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	for _, ns := range []string{changed, deleted, untouched} {
-		kit.Create(t, skill(ns, "notes", "Notes.", "FIRST BODY"))
+		kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "FIRST BODY"))
 		kit.Create(t, activatedNotes(ns))
 	}
 	_, untouchedCM := kit.Published(t, untouched, "dev", "FIRST BODY")
@@ -344,7 +319,7 @@ func TestFault_ManagerRestartMidwayConverges(t *testing.T) {
 	if err := current.stop(); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Update(t, kit, skill(changed, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "CHANGED WHILE DOWN" })
+	testenv.Update(t, kit, testenv.Skill(changed, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "CHANGED WHILE DOWN" })
 	if err := k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: deleted, Name: "dev-context"}}); err != nil {
 		t.Fatal(err)
 	}

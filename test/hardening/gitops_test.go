@@ -80,7 +80,7 @@ func TestGitOps_CompetingFieldManagerStartsNoWriteLoop(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
-	kit.Create(t, skill(ns, "notes", "Notes.", "NOTES BODY"))
+	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY"))
 	kit.Create(t, devWorkspace(ns))
 	good, _ := kit.Published(t, ns, "dev", "Notes.")
 	cmPath := "/api/v1/namespaces/" + ns + "/configmaps/dev-context"

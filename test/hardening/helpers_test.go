@@ -11,17 +11,6 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 )
 
-func skill(ns, name, description, body string, files ...v1alpha1.SkillFile) *v1alpha1.Skill {
-	return &v1alpha1.Skill{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1alpha1.SkillSpec{Description: v1alpha1.Description(description), Body: body, Files: files},
-	}
-}
-
-func template(ns, name, body string) *v1alpha1.Template {
-	return &v1alpha1.Template{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.TemplateSpec{Body: body}}
-}
-
 // devWorkspace reads its own namespace, then the platform namespace.
 func devWorkspace(ns string) *v1alpha1.Workspace {
 	return &v1alpha1.Workspace{

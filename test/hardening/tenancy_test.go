@@ -135,7 +135,7 @@ func TestTenancy_RootsCannotReadAnotherNamespace(t *testing.T) {
 	t.Parallel()
 	victim := kit.NewNamespace(t, v1alpha1.TrustTrusted)
 	marker := victimMarker + " " + victim
-	kit.Create(t, skill(victim, "private", "Private.", marker))
+	kit.Create(t, testenv.Skill(victim, "private", "Private.", marker))
 	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
 	ws := devWorkspace(ns)
 	ws.Spec.Roots = []v1alpha1.WorkspaceRoot{{Name: "steal", Namespace: victim}, {Name: "project"}}
