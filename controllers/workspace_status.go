@@ -119,7 +119,7 @@ func setPublishedStatus(ws *v1alpha1.Workspace, res *resources.Result, registry 
 	for _, t := range registry.Tools[:min(len(registry.Tools), v1alpha1.MaxStatusListItems)] {
 		ws.Status.Tools = append(ws.Status.Tools, v1alpha1.ToolEntry{
 			Name: t.Name, Extension: t.Extension, Builtin: t.Builtin,
-			Description: truncate(t.Description, 1024), ReadOnly: t.ReadOnly,
+			Description: truncate(t.Description, 1024), ReadOnly: t.ReadOnly, Runnable: t.Runnable(),
 		})
 	}
 	setCondition(ws, v1alpha1.ConditionContextPublished, true, v1alpha1.ReasonPublished,

@@ -86,6 +86,28 @@ type ExtensionTool struct {
 	// readOnly marks a tool that changes nothing.
 	// +optional
 	ReadOnly bool `json:"readOnly,omitempty"`
+	// implementation, when set, makes the tool runnable: hostd validates each
+	// call's arguments against inputSchema, runs the before hooks, calls this
+	// Service, and runs the after hooks (POST /v1/tools/{name} and its MCP
+	// server). Without it the tool is a declaration the agent runs itself.
+	// +optional
+	Implementation *ToolImplementation `json:"implementation,omitempty"`
+}
+
+// ToolImplementation is the Service that runs a tool. The same reference rules
+// as for webhook hooks apply: a Service in the extension's own namespace, and
+// nothing else is ever called.
+type ToolImplementation struct {
+	// service that runs the tool: hostd POSTs a ToolInvocation to it.
+	// +required
+	Service ServiceReference `json:"service"`
+	// timeoutSeconds bounds one call of the tool, from the request to the
+	// last byte of the answer.
+	// +optional
+	// +kubebuilder:default=30
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=300
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
 }
 
 // ExtensionHook is a policy hook around tool calls. Exactly one of cel and

@@ -313,6 +313,10 @@ type ToolEntry struct {
 	// readOnly marks a tool that changes nothing.
 	// +optional
 	ReadOnly bool `json:"readOnly,omitempty"`
+	// runnable is true for a tool with an implementation: hostd runs it
+	// (POST /v1/tools/{name}, MCP). Other tools are declarations the agent runs.
+	// +optional
+	Runnable bool `json:"runnable,omitempty"`
 }
 
 // Workspace resolves an agent's context from ordered layers and publishes it,

@@ -110,7 +110,22 @@ type Tool struct {
 	Builtin     bool            `json:"builtin,omitempty"`
 	ReadOnly    bool            `json:"readOnly,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	// Service, when set, runs the tool: the tool is runnable through hostd
+	// (POST /v1/tools/{name} and its MCP server). A tool without it is a
+	// declaration the agent runs itself.
+	Service *ToolService `json:"service,omitempty"`
 }
+
+// ToolService is where a runnable tool's calls go. URL is resolved by the
+// controller from the tool's Service reference, always in the extension's own
+// namespace, like a webhook hook's.
+type ToolService struct {
+	URL            string `json:"url"`
+	TimeoutSeconds int32  `json:"timeoutSeconds"`
+}
+
+// Runnable reports whether hostd can run the tool.
+func (t Tool) Runnable() bool { return t.Service != nil }
 
 // Hook is a before or after tool-call hook of a loaded extension.
 type Hook struct {

@@ -126,7 +126,17 @@ func (v *view) input(b boundHook) Input {
 	return in
 }
 
-// blockedResult is the result paired with a call that did not run (SPEC R-HK-2).
+// BlockedResult is the result paired with a call that did not run (SPEC
+// R-HK-2): the reason in content and details, details.blocked set. Callers
+// that refuse a call before the hooks (hostd's argument check) use it so the
+// agent sees one shape for every refusal.
+func BlockedResult(call ToolCall, reason string, details map[string]any) ToolResult {
+	if details == nil {
+		details = map[string]any{}
+	}
+	return blockedResult(call, reason, details)
+}
+
 func blockedResult(call ToolCall, reason string, details map[string]any) ToolResult {
 	details["blocked"] = true
 	details["reason"] = reason

@@ -69,6 +69,9 @@ func (h *Host) Registry() contract.Registry {
 // Workspace is the Workspace the host runs hooks for.
 func (h *Host) Workspace() WorkspaceInfo { return h.workspace }
 
+// Denies reports whether the Workspace's tools.deny refuses tool.
+func (h *Host) Denies(tool string) bool { return h.denied(tool) }
+
 func (h *Host) denied(tool string) bool {
 	_, ok := h.deny[tool]
 	return ok

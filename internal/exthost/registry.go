@@ -27,6 +27,7 @@ func newRegistry(builtin []contract.Tool) *registry {
 		t.Builtin = true
 		t.Extension = ""
 		t.InputSchema = cloneBytes(t.InputSchema)
+		t.Service = nil // built-in tools run in the agent
 		r.tools = append(r.tools, t)
 		r.toolIndex[t.Name] = struct{}{}
 	}
@@ -104,6 +105,7 @@ func (r *registry) snapshot(deny []string) contract.Registry {
 			continue
 		}
 		t.InputSchema = cloneBytes(t.InputSchema)
+		t.Service = cloneService(t.Service)
 		out.Tools = append(out.Tools, t)
 	}
 	for _, h := range r.hooks {

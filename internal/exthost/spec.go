@@ -1,7 +1,6 @@
 package exthost
 
 import (
-	"encoding/json"
 	"net/http"
 	"regexp"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contract"
 )
 
 // Admission enforces these patterns on Extension objects; a service-backed
@@ -56,11 +56,17 @@ func compileSpec(spec *v1alpha1.ExtensionSpec, path *field.Path, sc specContext)
 		var schema []byte
 		if t.InputSchema != nil {
 			schema = t.InputSchema.Raw
-			if err := checkInputSchema(schema); err != nil {
-				errs = append(errs, field.Invalid(p.Child("inputSchema"), string(schema), err.Error()))
+			if _, err := CompileInputSchema(schema); err != nil {
+				errs = append(errs, field.Invalid(p.Child("inputSchema"), "(the schema)", err.Error()))
 			}
 		}
-		out.tools = append(out.tools, Tool{Name: name, Description: string(t.Description), ReadOnly: t.ReadOnly, InputSchema: schema})
+		tool := Tool{Name: name, Description: string(t.Description), ReadOnly: t.ReadOnly, InputSchema: schema}
+		if t.Implementation != nil {
+			svc, serr := compileImplementation(t.Implementation, p.Child("implementation"), sc)
+			errs = append(errs, serr...)
+			tool.Service = svc
+		}
+		out.tools = append(out.tools, tool)
 	}
 
 	hooks := map[string]bool{}
@@ -125,22 +131,23 @@ func compileHook(in *v1alpha1.ExtensionHook, p *field.Path, sc specContext) (Hoo
 	return h, errs
 }
 
-// checkInputSchema accepts a JSON object whose "type" is "object": the shape
-// tool-calling models expect for arguments.
-func checkInputSchema(raw []byte) error {
-	var schema map[string]any
-	if err := json.Unmarshal(raw, &schema); err != nil || schema == nil {
-		return errString("must be a JSON object")
+// compileImplementation resolves a runnable tool's Service with the same
+// resolver, and so the same rules, as a webhook hook's.
+func compileImplementation(in *v1alpha1.ToolImplementation, p *field.Path, sc specContext) (*contract.ToolService, field.ErrorList) {
+	var errs field.ErrorList
+	timeout := in.TimeoutSeconds
+	if timeout == 0 {
+		timeout = int32(DefaultToolTimeout / time.Second)
 	}
-	if t, _ := schema["type"].(string); t != "object" {
-		return errString(`must have "type": "object"`)
+	if timeout < 1 || time.Duration(timeout)*time.Second > MaxToolTimeout {
+		errs = append(errs, field.Invalid(p.Child("timeoutSeconds"), in.TimeoutSeconds, "must be between 1 and 300"))
 	}
-	return nil
+	url, err := sc.resolve(sc.namespace, in.Service)
+	if err != nil {
+		errs = append(errs, field.Invalid(p.Child("service"), in.Service.Name, err.Error()))
+	}
+	return &contract.ToolService{URL: url, TimeoutSeconds: timeout}, errs
 }
-
-type errString string
-
-func (e errString) Error() string { return string(e) }
 
 // specFactory is the factory of a declarative extension: it compiles the
 // spec (CEL, input schemas, webhook URLs) and registers the result. Any error

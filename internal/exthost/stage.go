@@ -64,6 +64,7 @@ func (a *stagingAPI) Workspace() WorkspaceInfo { return a.workspace }
 
 func (a *stagingAPI) RegisterTool(tool Tool) {
 	tool.InputSchema = cloneBytes(tool.InputSchema)
+	tool.Service = cloneService(tool.Service)
 	a.record(func(s *stage) { s.tools = append(s.tools, tool) })
 }
 
@@ -121,6 +122,8 @@ func (s *stage) check(r *registry) error {
 			return &commitError{ReasonDuplicateTool, fmt.Sprintf("tool %q is registered twice", t.Name)}
 		case r.hasTool(t.Name):
 			return &commitError{ReasonToolCollision, fmt.Sprintf("tool %q is already registered", t.Name)}
+		case t.Service != nil && t.Service.URL == "":
+			return &commitError{ReasonInvalid, fmt.Sprintf("tool %q has a service without a url", t.Name)}
 		}
 		seen[t.Name] = true
 	}

@@ -72,6 +72,9 @@ type Tool struct {
 	ReadOnly    bool
 	// InputSchema is a JSON Schema document with type object; nil means none.
 	InputSchema []byte
+	// Service, when set, runs the tool (hostd's /v1/tools/{name}); nil means
+	// the tool is a declaration the agent runs itself.
+	Service *contract.ToolService
 }
 
 func (t Tool) contract(extension string) contract.Tool {
@@ -81,7 +84,16 @@ func (t Tool) contract(extension string) contract.Tool {
 		Extension:   extension,
 		ReadOnly:    t.ReadOnly,
 		InputSchema: cloneBytes(t.InputSchema),
+		Service:     cloneService(t.Service),
 	}
+}
+
+func cloneService(s *contract.ToolService) *contract.ToolService {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	return &c
 }
 
 func cloneBytes(b []byte) []byte {

@@ -19,6 +19,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("POST /v1/after", s.instrument("after", s.withContext(s.handleAfter)))
 	mux.Handle("POST /v1/render", s.instrument("render", s.withContext(s.handleRender)))
 	mux.Handle("POST /v1/activate", s.instrument("activate", s.withContext(s.handleActivate)))
+	mux.Handle("POST /v1/tools/{name}", s.instrument("tools", s.withContext(s.handleTool)))
 	mux.Handle("GET /v1/registry", s.instrument("registry", s.withContext(s.handleRegistry)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", s.handleReady)

@@ -15,6 +15,7 @@ type metrics struct {
 	requests    *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 	decisions   *prometheus.CounterVec
+	toolRuns    *prometheus.CounterVec
 	diagnostics *prometheus.CounterVec
 	reloads     *prometheus.CounterVec
 	loaded      prometheus.Gauge
@@ -33,6 +34,9 @@ func newMetrics() *metrics {
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "loadout_hostd_tool_calls_total", Help: "Before-call decisions: allowed or blocked.",
 		}, []string{"decision"}),
+		toolRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "loadout_hostd_tool_runs_total", Help: "Runnable tool calls by outcome: ok, error (the tool failed), blocked (a hook), denied (tools.deny), invalid (arguments).",
+		}, []string{"outcome"}),
 		diagnostics: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "loadout_hostd_hook_diagnostics_total", Help: "Extension hook failures and audit findings.",
 		}, []string{"extension", "hook", "kind"}),
@@ -43,7 +47,7 @@ func newMetrics() *metrics {
 			Name: "loadout_hostd_context_loaded", Help: "1 when a context is being served.",
 		}),
 	}
-	m.registry.MustRegister(m.requests, m.duration, m.decisions, m.diagnostics, m.reloads, m.loaded,
+	m.registry.MustRegister(m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/resources"
 )
@@ -17,6 +18,10 @@ type snapshot struct {
 	context *resources.PublishedContext
 	host    *exthost.Host
 	hash    string
+	// tools are the runnable tools, by name, ready to run: schema compiled,
+	// Service core built. runnable lists them in registry order.
+	tools    map[string]*runnableTool
+	runnable []contract.Tool
 }
 
 // loadSnapshot reads the context directory and rebuilds the hook runtime from
@@ -40,5 +45,9 @@ func loadSnapshot(ctx context.Context, dir string, client *http.Client) (*snapsh
 	if len(failed) > 0 {
 		return nil, fmt.Errorf("context %s: extensions did not load: %s", pc.Hash, strings.Join(failed, "; "))
 	}
-	return &snapshot{context: pc, host: host, hash: pc.Hash}, nil
+	snap := &snapshot{context: pc, host: host, hash: pc.Hash}
+	if err := snap.buildTools(ws, client); err != nil {
+		return nil, fmt.Errorf("context %s: %w", pc.Hash, err)
+	}
+	return snap, nil
 }

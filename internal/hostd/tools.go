@@ -1,0 +1,138 @@
+package hostd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/exthost"
+)
+
+// runnableTool is a registry tool that hostd runs itself: its input schema,
+// compiled once per context, and the core that calls its Service.
+type runnableTool struct {
+	tool   contract.Tool
+	schema *exthost.InputSchema // nil: the tool declares no schema
+	core   exthost.CoreFunc
+}
+
+// buildTools prepares every runnable tool of the registry. A schema that
+// does not compile fails the whole load, like a hook that does not: running
+// the tool without its argument check would be failing open.
+func (snap *snapshot) buildTools(ws exthost.WorkspaceInfo, client *http.Client) error {
+	snap.tools = map[string]*runnableTool{}
+	for _, t := range snap.host.Registry().Tools {
+		if !t.Runnable() {
+			continue
+		}
+		rt := &runnableTool{tool: t}
+		if len(t.InputSchema) > 0 {
+			schema, err := exthost.CompileInputSchema(t.InputSchema)
+			if err != nil {
+				return fmt.Errorf("tool %q: inputSchema %w", t.Name, err)
+			}
+			rt.schema = schema
+		}
+		core, err := exthost.ServiceCore(t, ws, client)
+		if err != nil {
+			return err
+		}
+		rt.core = core
+		snap.tools[t.Name] = rt
+		snap.runnable = append(snap.runnable, t)
+	}
+	return nil
+}
+
+// ToolRunResponse is the answer of POST /v1/tools/{name}: the call as run,
+// its result paired with it (toolCallId, toolName), whether the tool's
+// Service was called, and the hooks' diagnostics.
+type ToolRunResponse struct {
+	Call        exthost.ToolCall     `json:"call"`
+	Result      exthost.ToolResult   `json:"result"`
+	Executed    bool                 `json:"executed"`
+	Diagnostics []exthost.Diagnostic `json:"diagnostics,omitempty"`
+}
+
+// errNotRunnable is a call of a tool hostd cannot run: not in the registry,
+// or a declaration the agent runs itself.
+var errNotRunnable = errors.New("not runnable")
+
+// runTool is the one path of a runnable tool's call, for /v1/tools/{name}
+// and MCP tools/call alike: a denied tool is refused; the arguments are
+// checked against the input schema; then the executor runs the before hooks
+// (any denial or failure blocks), the Service exactly once, and the after
+// hooks. A refused, invalid or blocked call never reaches the Service.
+func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolCall) (ToolRunResponse, error) {
+	out := ToolRunResponse{Call: call}
+	rt, ok := snap.tools[call.Name]
+	switch {
+	case snap.host.Denies(call.Name):
+		// The executor blocks a denied tool before any hook runs (SPEC R-EXT-5).
+		blocked, _ := snap.host.Before(ctx, call)
+		out.Result = *blocked
+		s.metrics.toolRuns.WithLabelValues("denied").Inc()
+		return out, nil
+	case !ok:
+		if slices.ContainsFunc(snap.host.Registry().Tools, func(t contract.Tool) bool { return t.Name == call.Name }) {
+			return out, fmt.Errorf("%w: tool %q is a declaration without an implementation: the agent runs it itself (around /v1/before and /v1/after)", errNotRunnable, call.Name)
+		}
+		return out, fmt.Errorf("%w: tool %q is not in the registry", errNotRunnable, call.Name)
+	}
+	if rt.schema != nil {
+		if err := rt.schema.Validate(call.Arguments); err != nil {
+			reason := fmt.Sprintf("invalid arguments for tool %q: %s", call.Name, err)
+			out.Result = exthost.BlockedResult(call, reason, map[string]any{"invalidArguments": err.Error()})
+			s.metrics.toolRuns.WithLabelValues("invalid").Inc()
+			return out, nil
+		}
+	}
+	core := func(ctx context.Context, c exthost.ToolCall) (exthost.ToolResult, error) {
+		out.Executed = true
+		return rt.core(ctx, c)
+	}
+	out.Result, out.Diagnostics = snap.host.Execute(ctx, call, core)
+	s.metrics.observeDiagnostics(out.Diagnostics)
+	switch {
+	case !out.Executed:
+		s.metrics.toolRuns.WithLabelValues("blocked").Inc()
+	case out.Result.IsError:
+		s.metrics.toolRuns.WithLabelValues("error").Inc()
+	default:
+		s.metrics.toolRuns.WithLabelValues("ok").Inc()
+	}
+	return out, nil
+}
+
+// ToolRequest is the body of POST /v1/tools/{name}: the call, whose name is
+// the path's (call.name may be omitted; if given it must match).
+type ToolRequest struct {
+	Call exthost.ToolCall `json:"call"`
+}
+
+func (s *Server) handleTool(w http.ResponseWriter, r *http.Request, snap *snapshot) {
+	var req ToolRequest
+	if err := decode(r.Body, &req); err != nil {
+		writeError(w, statusFor(err), err)
+		return
+	}
+	name := r.PathValue("name")
+	switch {
+	case req.Call.ID == "":
+		writeError(w, http.StatusBadRequest, errors.New("call.id is required"))
+		return
+	case req.Call.Name != "" && req.Call.Name != name:
+		writeError(w, http.StatusBadRequest, fmt.Errorf("call.name %q does not match the path's tool %q", req.Call.Name, name))
+		return
+	}
+	req.Call.Name = name
+	resp, err := s.runTool(r.Context(), snap, req.Call)
+	if err != nil {
+		writeError(w, http.StatusNotFound, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
