@@ -13,9 +13,11 @@ import (
 // newHostdCommand runs the agent-side extension host (docs/hostd.md).
 func newHostdCommand() *cobra.Command {
 	var (
-		dir  string
-		addr string
-		poll time.Duration
+		dir        string
+		addr       string
+		poll       time.Duration
+		treeDir    string
+		claudeCode bool
 	)
 	cmd := &cobra.Command{
 		Use:   "hostd",
@@ -26,17 +28,22 @@ each tool call (POST /v1/before, POST /v1/after), and to render templates
 registry (GET /v1/registry). It loads the context ConfigMap mounted at
 --context-dir, reloads it when the kubelet updates it, runs CEL hooks in
 process and webhook hooks over HTTP, and fails closed when a before hook
-errors or times out. See docs/hostd.md.`,
+errors or times out. With --materialize OUT it also keeps OUT holding the
+served context as files (see 'loadout materialize'), rewritten atomically on
+every reload. See docs/hostd.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll})
+			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll,
+				MaterializeDir: treeDir, Materialize: materializeOptions(claudeCode)})
 			return srv.ListenAndServe(ctx, addr)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "context-dir", defaultContextDir, "directory where the context ConfigMap is mounted")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8181", "address to listen on; keep it on loopback")
 	cmd.Flags().DurationVar(&poll, "poll-interval", time.Second, "how often to check the context directory for changes")
+	cmd.Flags().StringVar(&treeDir, "materialize", "", "keep this directory holding the context as files agents read (skills/, prompts/, AGENTS.md)")
+	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "with --materialize: also link CLAUDE.md to AGENTS.md (Claude Code layout)")
 	return cmd
 }

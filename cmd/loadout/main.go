@@ -38,5 +38,6 @@ context directory.`,
 	root.AddCommand(newRenderCommand())
 	root.AddCommand(newActivateCommand())
 	root.AddCommand(newHostdCommand())
+	root.AddCommand(newMaterializeCommand())
 	return root
 }

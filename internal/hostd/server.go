@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/loadout-dev/loadout/internal/materialize"
 )
 
 // Options configure a Server.
@@ -25,6 +27,13 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives reload events; nil means slog.Default().
 	Logger *slog.Logger
+	// MaterializeDir, when set, is kept holding the served context as the
+	// files agents read (internal/materialize): every load writes it before
+	// the new context is served, and a load whose tree cannot be written
+	// fails like any other bad load, keeping the last good context and tree.
+	MaterializeDir string
+	// Materialize configures that tree (content source, Claude Code layout).
+	Materialize materialize.Options
 }
 
 // Server serves one Workspace's context and hooks over HTTP.
@@ -85,11 +94,37 @@ func (s *Server) Reload(ctx context.Context, force bool) error {
 		}
 		return err
 	}
+	if err := s.materialize(ctx, snap); err != nil {
+		s.lastError = err
+		s.metrics.reloads.WithLabelValues("failure").Inc()
+		s.opts.Logger.Error("Materializing the context failed; serving the last good context", "hash", snap.hash, "dir", s.opts.MaterializeDir, "error", err)
+		return err
+	}
 	s.lastError = nil
 	s.metrics.reloads.WithLabelValues("success").Inc()
 	s.metrics.loaded.Set(1)
 	if old := s.current.Swap(snap); old == nil || old.hash != snap.hash {
 		s.opts.Logger.Info("Context loaded", "hash", snap.hash, "tools", len(snap.host.Registry().Tools))
+	}
+	return nil
+}
+
+// materialize writes snap's tree into MaterializeDir, if set. Write makes no
+// change when the tree is already current.
+func (s *Server) materialize(ctx context.Context, snap *snapshot) error {
+	if s.opts.MaterializeDir == "" {
+		return nil
+	}
+	tree, err := materialize.Build(ctx, materialize.InputFrom(snap.context), s.opts.Materialize)
+	if err != nil {
+		return err
+	}
+	res, err := materialize.Write(s.opts.MaterializeDir, tree)
+	if err != nil {
+		return err
+	}
+	if res.Changed {
+		s.opts.Logger.Info("Context materialized", "hash", snap.hash, "dir", s.opts.MaterializeDir, "generation", res.Generation)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
@@ -134,4 +135,27 @@ func (c *PublishedContext) Manifest() contract.Manifest {
 	m.MessageTypes = slices.Clone(m.MessageTypes)
 	m.PromptGuides = slices.Clone(m.PromptGuides)
 	return m
+}
+
+// Skills returns skills.json's winning skills in name order. The slice is a
+// copy; the docs share their file lists with the context and must not be
+// changed.
+func (c *PublishedContext) Skills() []contract.SkillDoc {
+	out := make([]contract.SkillDoc, 0, len(c.skills))
+	for _, s := range c.skills {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b contract.SkillDoc) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Templates returns templates.json's winning templates in name order, as
+// Skills does.
+func (c *PublishedContext) Templates() []contract.TemplateDoc {
+	out := make([]contract.TemplateDoc, 0, len(c.templates))
+	for _, t := range c.templates {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b contract.TemplateDoc) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

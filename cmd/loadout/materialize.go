@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loadout-dev/loadout/internal/materialize"
+	"github.com/loadout-dev/loadout/internal/resources"
+)
+
+// newMaterializeCommand writes a mounted context as files agents read
+// (docs/agents.md), once; `loadout hostd --materialize` keeps it current.
+func newMaterializeCommand() *cobra.Command {
+	var (
+		dir, out   string
+		claudeCode bool
+	)
+	cmd := &cobra.Command{
+		Use:   "materialize",
+		Short: "Write a mounted context as an Agent Skills tree, prompt templates and AGENTS.md",
+		Long: `Write the context mounted at --context-dir into --out as the files agents
+already read:
+
+  OUT/skills/<name>/SKILL.md   every winning skill (Agent Skills frontmatter) and its files
+  OUT/prompts/<name>.md        every template as a Pi prompt template
+  OUT/AGENTS.md                the Workspace's instructions, in order
+  OUT/system-prompt.md         the published system prompt
+
+Each name is a symlink through OUT/..data to one generation directory; an
+update writes a new generation and swaps ..data with one rename, so an agent
+that resolves ..data once never sees half of two contexts. Nothing outside OUT
+is written. With --claude-code, OUT/CLAUDE.md links to AGENTS.md: point --out
+at the agent's ~/.claude and Claude Code reads the skills from ~/.claude/skills.
+
+Run it once in an init container, or use 'loadout hostd --materialize OUT' to
+keep OUT current as the context changes.`,
+		Example: `  loadout materialize --context-dir /var/run/loadout/context --out /var/run/loadout/tree`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pc, err := resources.LoadContextDir(dir)
+			if err != nil {
+				return err
+			}
+			tree, err := materialize.Build(cmd.Context(), materialize.InputFrom(pc), materializeOptions(claudeCode))
+			if err != nil {
+				return err
+			}
+			res, err := materialize.Write(out, tree)
+			if err != nil {
+				return err
+			}
+			verb := "materialized"
+			if !res.Changed {
+				verb = "already current:"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s context %s in %s (%s)\n", verb, pc.Hash, out, res.Generation)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "context-dir", defaultContextDir, "directory where the context ConfigMap is mounted")
+	cmd.Flags().StringVar(&out, "out", "", "directory to write the tree into (created if missing)")
+	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "also link CLAUDE.md to AGENTS.md, for --out at Claude Code's ~/.claude")
+	_ = cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+// materializeOptions are the tree options of `loadout materialize` and
+// `loadout hostd --materialize`, so both write the same tree.
+func materializeOptions(claudeCode bool) materialize.Options {
+	return materialize.Options{ClaudeCode: claudeCode}
+}

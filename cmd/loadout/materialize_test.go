@@ -1,0 +1,41 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestMaterialize_SamplesWinnersOnlyThenUnchanged(t *testing.T) {
+	dir, out := mountSamples(t), filepath.Join(t.TempDir(), "tree")
+	stdout, _, err := run(t, "materialize", "--context-dir", dir, "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(stdout, "materialized context sha256:") {
+		t.Errorf("stdout = %q", stdout)
+	}
+	skill, err := os.ReadFile(filepath.Join(out, "skills", "review", "SKILL.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// team-a's review skill wins; the platform's is shadowed and absent.
+	if !strings.Contains(string(skill), "PROJECT-REVIEW-BODY") || strings.Contains(string(skill), "PLATFORM-REVIEW-BODY") {
+		t.Errorf("SKILL.md = %q", skill)
+	}
+	prompt, err := os.ReadFile(filepath.Join(out, "prompts", "review.md"))
+	if err != nil || !strings.Contains(string(prompt), "argument-hint: <file> <owner>\n") {
+		t.Errorf("prompts/review.md = %q, %v", prompt, err)
+	}
+	stdout, _, err = run(t, "materialize", "--context-dir", dir, "--out", out)
+	if err != nil || !strings.HasPrefix(stdout, "already current: context sha256:") {
+		t.Errorf("second run: %q, %v", stdout, err)
+	}
+}
+
+func TestMaterialize_RequiresOut(t *testing.T) {
+	if _, _, err := run(t, "materialize", "--context-dir", mountSamples(t)); err == nil || !strings.Contains(err.Error(), "out") {
+		t.Errorf("err = %v, want one naming --out", err)
+	}
+}

@@ -1,0 +1,86 @@
+package hostd
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources"
+)
+
+// withSkills replaces skills.json and recomputes the context hash.
+func withSkills(t *testing.T, data map[string]string, skills ...contract.SkillDoc) map[string]string {
+	t.Helper()
+	b, err := json.Marshal(contract.Skills{Skills: skills})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[contract.KeySkills] = string(b)
+	var m contract.Manifest
+	if err := json.Unmarshal([]byte(data[contract.KeyManifest]), &m); err != nil {
+		t.Fatal(err)
+	}
+	m.Hash = resources.ContextHash(data) // the manifest's own hash is blanked
+	enc, _ := json.MarshalIndent(m, "", "  ")
+	data[contract.KeyManifest] = string(enc) + "\n"
+	return data
+}
+
+func TestReload_MaterializesEveryLoadAndKeepsTheLastGoodTree(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	writeConfigMapDir(t, dir, contextData(t, fixedRegistry()))
+	s := New(Options{ContextDir: dir, MaterializeDir: out, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := s.Reload(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join(out, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if got := read("skills/review/SKILL.md"); !strings.Contains(got, "name: review\n") || !strings.HasSuffix(got, "Project review body") {
+		t.Errorf("SKILL.md = %q", got)
+	}
+	if got := read("skills/review/checklist.md"); got != "- tests" {
+		t.Errorf("checklist.md = %q", got)
+	}
+
+	update := withSkills(t, contextData(t, fixedRegistry()), contract.SkillDoc{Name: "deploy", Description: "Deploy", Body: "Deploy body"})
+	writeConfigMapDir(t, dir, update)
+	if err := s.Reload(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	if got := read("skills/deploy/SKILL.md"); !strings.HasSuffix(got, "Deploy body") {
+		t.Errorf("after the update SKILL.md = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(out, "skills", "review")); err == nil {
+		t.Error("the replaced skill is still in the tree")
+	}
+	served := servedHash(s)
+
+	// A context whose skill name cannot be a directory is refused whole: hostd
+	// keeps serving the last good context and the tree keeps matching it.
+	hostile := withSkills(t, contextData(t, fixedRegistry()), contract.SkillDoc{Name: "../escape", Description: "x", Body: "x"})
+	writeConfigMapDir(t, dir, hostile)
+	err := s.Reload(context.Background(), false)
+	if err == nil || !strings.Contains(err.Error(), `skill "../escape"`) {
+		t.Fatalf("reload error = %v, want one naming the skill", err)
+	}
+	if servedHash(s) != served {
+		t.Error("hostd serves the context whose tree could not be written")
+	}
+	if got := read("skills/deploy/SKILL.md"); !strings.HasSuffix(got, "Deploy body") {
+		t.Errorf("the last good tree changed: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(out), "escape")); err == nil {
+		t.Error("a file was written outside the tree")
+	}
+}

@@ -1,0 +1,324 @@
+package materialize
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources"
+)
+
+// Top-level names of a materialized tree. Each is a symlink through DataLink
+// into the current generation.
+const (
+	SkillsDir        = "skills"
+	PromptsDir       = "prompts"
+	AgentsFile       = "AGENTS.md"
+	SystemPromptFile = "system-prompt.md"
+	// ClaudeFile is linked to AGENTS.md when Options.ClaudeCode is set: with
+	// the tree at ~/.claude, Claude Code reads it as the user's memory file.
+	ClaudeFile = "CLAUDE.md"
+	// SkillFile is the file of a skill directory that Build writes itself.
+	SkillFile = "SKILL.md"
+)
+
+// Default limits: a skill file as large as an external artifact may carry,
+// and a tree that still fits an emptyDir comfortably.
+const (
+	DefaultMaxFileBytes int64 = 16 << 20
+	DefaultMaxTreeBytes int64 = 256 << 20
+	DefaultMaxFiles           = 100_000
+	// maxSegmentBytes and maxPathBytes keep every path writable on common
+	// filesystems (NAME_MAX 255, and well under PATH_MAX with OUT prefixed).
+	maxSegmentBytes = 255
+	maxPathBytes    = 1024
+)
+
+// Input is the published context, parsed: what a tree is built from.
+type Input struct {
+	// Hash is the context hash, named in errors.
+	Hash         string
+	SystemPrompt string
+	// Instructions in the Workspace's order.
+	Instructions []string
+	// Skills are the winning skills; Templates the winning templates.
+	Skills    []contract.SkillDoc
+	Templates []contract.TemplateDoc
+}
+
+// InputFrom takes a tree's input from a loaded published context.
+func InputFrom(pc *resources.PublishedContext) Input {
+	m := pc.Manifest()
+	return Input{
+		Hash:         pc.Hash,
+		SystemPrompt: pc.SystemPrompt,
+		Instructions: m.Instructions,
+		Skills:       pc.Skills(),
+		Templates:    pc.Templates(),
+	}
+}
+
+// Limits bound what a tree may hold; zero fields take the defaults.
+type Limits struct {
+	MaxFileBytes int64
+	MaxTreeBytes int64
+	MaxFiles     int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if l.MaxTreeBytes <= 0 {
+		l.MaxTreeBytes = DefaultMaxTreeBytes
+	}
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = DefaultMaxFiles
+	}
+	return l
+}
+
+// Options configure Build.
+type Options struct {
+	// Source supplies each skill's body and files; nil means InlineContent.
+	Source ContentSource
+	// ClaudeCode also links CLAUDE.md to AGENTS.md (see docs/agents.md).
+	ClaudeCode bool
+	Limits     Limits
+}
+
+// File is one file of a tree. Path is slash-separated and relative to the
+// generation directory; Mode is 0644 or 0755.
+type File struct {
+	Path    string
+	Content []byte
+	Mode    fs.FileMode
+}
+
+// Tree is a built, validated tree: its files sorted by path, the top-level
+// links and a digest of both. Same input, same tree, same digest.
+type Tree struct {
+	files  []File
+	links  []string
+	digest string
+}
+
+// Files returns the tree's files in path order.
+func (t *Tree) Files() []File { return slices.Clone(t.files) }
+
+// Links returns the top-level names linked into the generation.
+func (t *Tree) Links() []string { return slices.Clone(t.links) }
+
+// Digest is the hex SHA-256 of the tree's paths, modes, contents and links.
+func (t *Tree) Digest() string { return t.digest }
+
+// Build lays a context out as files. It is pure apart from what the content
+// source does; every name and size is checked here, so writing cannot fail
+// on what the context holds.
+func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
+	if opts.Source == nil {
+		opts.Source = InlineContent{}
+	}
+	b := &builder{limits: opts.Limits.withDefaults(), hash: in.Hash, seen: map[string]bool{}}
+	b.add(SystemPromptFile, []byte(in.SystemPrompt), 0o644)
+	b.add(AgentsFile, []byte(agentsMarkdown(in.Instructions)), 0o644)
+
+	skills := slices.Clone(in.Skills)
+	slices.SortFunc(skills, func(a, b contract.SkillDoc) int { return strings.Compare(a.Name, b.Name) })
+	for i, s := range skills {
+		if err := checkName("skill", s.Name); err != nil {
+			return nil, b.errorf("%w", err)
+		}
+		if i > 0 && skills[i-1].Name == s.Name {
+			return nil, b.errorf("skill %q: listed twice", s.Name)
+		}
+		content, err := opts.Source.SkillContent(ctx, s)
+		if err != nil {
+			return nil, b.errorf("skill %q: %w", s.Name, err)
+		}
+		md, err := skillMarkdown(s, content.Body)
+		if err != nil {
+			return nil, b.errorf("skill %q: %w", s.Name, err)
+		}
+		dir := path.Join(SkillsDir, s.Name)
+		b.add(path.Join(dir, SkillFile), md, 0o644)
+		files := slices.Clone(content.Files)
+		slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+		for _, f := range files {
+			if err := checkFilePath(f.Path); err != nil {
+				return nil, b.errorf("skill %q: file %q: %w", s.Name, f.Path, err)
+			}
+			if f.Path == SkillFile {
+				return nil, b.errorf("skill %q: file %q: collides with the SKILL.md written from the skill's body", s.Name, f.Path)
+			}
+			b.add(path.Join(dir, f.Path), f.Content, normalMode(f.Mode))
+		}
+		if b.err != nil {
+			return nil, b.errorf("skill %q: %w", s.Name, b.err)
+		}
+	}
+
+	templates := slices.Clone(in.Templates)
+	slices.SortFunc(templates, func(a, b contract.TemplateDoc) int { return strings.Compare(a.Name, b.Name) })
+	for i, t := range templates {
+		if err := checkName("template", t.Name); err != nil {
+			return nil, b.errorf("%w", err)
+		}
+		if i > 0 && templates[i-1].Name == t.Name {
+			return nil, b.errorf("template %q: listed twice", t.Name)
+		}
+		md, err := promptMarkdown(t)
+		if err != nil {
+			return nil, b.errorf("template %q: %w", t.Name, err)
+		}
+		b.add(path.Join(PromptsDir, t.Name+".md"), md, 0o644)
+	}
+	if b.err != nil {
+		return nil, b.errorf("%w", b.err)
+	}
+
+	links := []string{AgentsFile, PromptsDir, SkillsDir, SystemPromptFile}
+	if opts.ClaudeCode {
+		links = append(links, ClaudeFile)
+		slices.Sort(links)
+	}
+	slices.SortFunc(b.files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	if err := checkFileDirClashes(b.files); err != nil {
+		return nil, b.errorf("%w", err)
+	}
+	return &Tree{files: b.files, links: links, digest: digest(b.files, links)}, nil
+}
+
+// builder collects files and the first size error.
+type builder struct {
+	limits Limits
+	hash   string
+	files  []File
+	seen   map[string]bool
+	total  int64
+	err    error
+}
+
+func (b *builder) add(p string, content []byte, mode fs.FileMode) {
+	if b.err != nil {
+		return
+	}
+	switch n := int64(len(content)); {
+	case b.seen[p]:
+		b.err = fmt.Errorf("file %q: listed twice", p)
+	case n > b.limits.MaxFileBytes:
+		b.err = fmt.Errorf("file %q: %d bytes, over the %d-byte limit per file", p, n, b.limits.MaxFileBytes)
+	case b.total+n > b.limits.MaxTreeBytes:
+		b.err = fmt.Errorf("file %q: the tree would hold more than its %d-byte limit", p, b.limits.MaxTreeBytes)
+	case len(b.files) >= b.limits.MaxFiles:
+		b.err = fmt.Errorf("file %q: the tree would hold more than its %d-file limit", p, b.limits.MaxFiles)
+	default:
+		b.seen[p] = true
+		b.total += n
+		b.files = append(b.files, File{Path: p, Content: content, Mode: mode})
+	}
+}
+
+// errorf names the context in a build error and clears the pending error.
+func (b *builder) errorf(format string, args ...any) error {
+	b.err = nil
+	if b.hash != "" {
+		return fmt.Errorf("materialize context %s: "+format, append([]any{b.hash}, args...)...)
+	}
+	return fmt.Errorf("materialize: "+format, args...)
+}
+
+// logicalName is SPEC R-SK-1's name rule, which is also the Agent Skills
+// rule: the name becomes a directory (skills) or a file name (prompts), so a
+// context that breaks it (hand-written, or from a hostile source) is refused
+// before anything is written.
+var logicalName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+
+func checkName(kind, name string) error {
+	if len(name) > 64 || !logicalName.MatchString(name) || strings.Contains(name, "--") {
+		return fmt.Errorf("%s %q: name is not a safe file name (1-64 of [a-z0-9-], no leading, trailing or double hyphen)", kind, name)
+	}
+	return nil
+}
+
+// checkFilePath accepts a relative, slash-separated path whose every segment
+// is a plain, printable name.
+func checkFilePath(p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf("empty path")
+	case len(p) > maxPathBytes:
+		return fmt.Errorf("path is %d bytes, over %d", len(p), maxPathBytes)
+	case !utf8.ValidString(p):
+		return fmt.Errorf("path is not valid UTF-8")
+	case strings.HasPrefix(p, "/"):
+		return fmt.Errorf("path must be relative")
+	case strings.Contains(p, `\`):
+		return fmt.Errorf("path must use '/' separators")
+	}
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("path holds a control character %U", r)
+		}
+	}
+	for _, seg := range strings.Split(p, "/") {
+		switch {
+		case seg == "" || seg == "." || seg == "..":
+			return fmt.Errorf("path has an empty, '.' or '..' segment")
+		case len(seg) > maxSegmentBytes:
+			return fmt.Errorf("path segment is %d bytes, over %d", len(seg), maxSegmentBytes)
+		}
+	}
+	return nil
+}
+
+// checkFileDirClashes refuses a file whose path is also a directory of
+// another file ("a" and "a/b"). files are sorted by path.
+func checkFileDirClashes(files []File) error {
+	paths := make(map[string]bool, len(files))
+	for _, f := range files {
+		paths[f.Path] = true
+	}
+	for _, f := range files {
+		for dir := path.Dir(f.Path); dir != "."; dir = path.Dir(dir) {
+			if paths[dir] {
+				return fmt.Errorf("file %q: its directory %q is also a file", f.Path, dir)
+			}
+		}
+	}
+	return nil
+}
+
+// normalMode keeps the executable bit and nothing else.
+func normalMode(m fs.FileMode) fs.FileMode {
+	if m&0o111 != 0 {
+		return 0o755
+	}
+	return 0o644
+}
+
+func digest(files []File, links []string) string {
+	h := sha256.New()
+	var n [8]byte
+	for _, f := range files {
+		binary.BigEndian.PutUint64(n[:], uint64(len(f.Path)))
+		h.Write(n[:])
+		h.Write([]byte(f.Path))
+		binary.BigEndian.PutUint64(n[:], uint64(f.Mode))
+		h.Write(n[:])
+		binary.BigEndian.PutUint64(n[:], uint64(len(f.Content)))
+		h.Write(n[:])
+		h.Write(f.Content)
+	}
+	h.Write([]byte(strings.Join(links, "\x00")))
+	return hex.EncodeToString(h.Sum(nil))
+}
