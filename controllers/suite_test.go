@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"sync"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/testenv"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
@@ -103,7 +103,7 @@ func runSuite(m *testing.M) int {
 			PlatformNamespaces: []string{platformNS, platformExtNS, platformOtherNS},
 			DefaultTrust:       v1alpha1.TrustRestricted,
 		},
-		Loader:                  workspace.HostLoader{HTTPClient: &http.Client{Timeout: 5 * time.Second}, Resolve: testResolver},
+		Loader:                  workspace.HostLoader{Outbound: outbound.New(outbound.Options{Timeout: 5 * time.Second}), Resolve: testResolver},
 		ReconcileTimeout:        30 * time.Second,
 		MaxConcurrentReconciles: 4,
 	}

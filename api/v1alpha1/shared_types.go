@@ -25,8 +25,24 @@ type Description string
 // +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_-]*$`
 type ToolName string
 
+// ServiceScheme is how Loadout speaks to a Service.
+// +kubebuilder:validation:Enum=HTTPS;HTTP
+type ServiceScheme string
+
+const (
+	// SchemeHTTPS verifies the Service's certificate against caBundle (or the
+	// system roots). The default.
+	SchemeHTTPS ServiceScheme = "HTTPS"
+	// SchemeHTTP is plain, unauthenticated HTTP. Only an explicit
+	// `scheme: HTTP` selects it.
+	SchemeHTTP ServiceScheme = "HTTP"
+)
+
 // ServiceReference points at a port and path of a Service in the namespace of
-// the object that holds the reference. Loadout never calls any other URL.
+// the object that holds the reference. Loadout never calls any other URL, and
+// never follows a redirect.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.caBundle) || !has(self.scheme) || self.scheme == 'HTTPS'",message="caBundle needs scheme HTTPS; plain HTTP cannot verify a certificate"
 type ServiceReference struct {
 	// name of the Service, in the referring object's namespace.
 	// +required
@@ -49,4 +65,16 @@ type ServiceReference struct {
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('/')",message="must start with '/'"
 	// +kubebuilder:validation:XValidation:rule="!self.split('/').exists(s, s == '..')",message="must not contain a '..' segment"
 	Path string `json:"path,omitempty"`
+
+	// scheme is HTTPS (the default) or HTTP. Plain HTTP is never chosen for
+	// you: set `scheme: HTTP` to opt in.
+	// +optional
+	Scheme ServiceScheme `json:"scheme,omitempty"`
+
+	// caBundle is a PEM bundle of CA certificates that verifies the Service's
+	// serving certificate, as in admission webhooks. Unset, the system roots
+	// are used. The certificate must name <name>.<namespace>.svc.
+	// +optional
+	// +kubebuilder:validation:MaxLength=65536
+	CABundle []byte `json:"caBundle,omitempty"`
 }

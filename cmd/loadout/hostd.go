@@ -18,6 +18,7 @@ func newHostdCommand() *cobra.Command {
 		poll       time.Duration
 		treeDir    string
 		claudeCode bool
+		signKey    string
 	)
 	cmd := &cobra.Command{
 		Use:   "hostd",
@@ -36,12 +37,14 @@ every reload. See docs/hostd.md.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll,
-				MaterializeDir: treeDir, Materialize: materializeOptions(claudeCode)})
+				MaterializeDir: treeDir, Materialize: materializeOptions(claudeCode),
+				SigningKeyFile: signKey})
 			return srv.ListenAndServe(ctx, addr)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "context-dir", defaultContextDir, "directory where the context ConfigMap is mounted")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8181", "address to listen on; keep it on loopback")
+	cmd.Flags().StringVar(&signKey, "signing-key-file", "", "file (a mounted Secret key) whose bytes sign webhook request bodies with HMAC-SHA256; see docs/hostd.md")
 	cmd.Flags().DurationVar(&poll, "poll-interval", time.Second, "how often to check the context directory for changes")
 	cmd.Flags().StringVar(&treeDir, "materialize", "", "keep this directory holding the context as files agents read (skills/, prompts/, AGENTS.md)")
 	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "with --materialize: also link CLAUDE.md to AGENTS.md (Claude Code layout)")

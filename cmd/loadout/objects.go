@@ -2,11 +2,12 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
-	"net/http"
 	"slices"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -55,11 +56,9 @@ func inNamespace[T any](items []T, namespace string, key func(*T) (string, strin
 var errOffline = errors.New("preview does not contact extension Services; the controller fetches this manifest when the extension is trusted")
 
 // previewLoader loads extensions through the same host as the controller,
-// with an HTTP client that refuses every request.
-var previewLoader = workspace.HostLoader{HTTPClient: &http.Client{Transport: offlineTransport{}}}
-
-type offlineTransport struct{}
-
-func (offlineTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, errOffline }
+// with an outbound client that refuses every call.
+var previewLoader = workspace.HostLoader{Outbound: outbound.DoerFunc(func(context.Context, outbound.Request) (*outbound.Response, error) {
+	return nil, errOffline
+})}
 
 var _ workspace.Objects = (*objectSet)(nil)

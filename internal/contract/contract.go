@@ -122,6 +122,8 @@ type Tool struct {
 type ToolService struct {
 	URL            string `json:"url"`
 	TimeoutSeconds int32  `json:"timeoutSeconds"`
+	// CABundle verifies an https URL's certificate; empty means the system roots.
+	CABundle []byte `json:"caBundle,omitempty"`
 }
 
 // Runnable reports whether hostd can run the tool.
@@ -149,6 +151,9 @@ type CELHook struct {
 // the extension's namespace.
 type WebhookHook struct {
 	URL string `json:"url"`
+	// CABundle verifies an https URL's certificate (PEM, base64 in JSON);
+	// empty means the system roots.
+	CABundle []byte `json:"caBundle,omitempty"`
 }
 
 // MessageType is a custom message type and whether it enters the model's context.

@@ -74,9 +74,9 @@ func FuzzDecodeManifest(f *testing.F) {
 			if !ok {
 				continue
 			}
-			u, err := url.Parse(w.url)
+			u, err := url.Parse(w.target.URL)
 			if err != nil || u.User != nil || !strings.HasSuffix(u.Hostname(), ".ns.svc") || strings.Count(u.Hostname(), ".") != 2 {
-				t.Fatalf("webhook %q calls %q, outside namespace ns", h.Name, w.url)
+				t.Fatalf("webhook %q calls %q, outside namespace ns", h.Name, w.target.URL)
 			}
 		}
 	})

@@ -1,12 +1,12 @@
 package exthost
 
 import (
-	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
 // Options configure a Host.
@@ -18,9 +18,9 @@ type Options struct {
 	Deny []string
 	// Workspace is what hooks see as `workspace`.
 	Workspace WorkspaceInfo
-	// HTTPClient calls webhooks and fetches service-backed manifests. Nil
-	// means a client without its own timeout: each hook's timeout bounds it.
-	HTTPClient *http.Client
+	// Outbound calls webhooks and fetches service-backed manifests. Nil
+	// means a default outbound.Client (no redirects, a deadline per call).
+	Outbound outbound.Doer
 }
 
 // Host holds one Workspace's extensions and runs their hooks. Load is
@@ -30,7 +30,7 @@ type Host struct {
 	workspace WorkspaceInfo
 	deny      map[string]struct{}
 	denyList  []string
-	client    *http.Client
+	client    outbound.Doer
 
 	loadMu sync.Mutex // serialises check+commit
 	reg    atomic.Pointer[registry]
@@ -41,10 +41,10 @@ func NewHost(opts Options) *Host {
 	h := &Host{
 		workspace: opts.Workspace,
 		deny:      make(map[string]struct{}, len(opts.Deny)),
-		client:    opts.HTTPClient,
+		client:    opts.Outbound,
 	}
 	if h.client == nil {
-		h.client = &http.Client{}
+		h.client = defaultOutbound
 	}
 	for _, d := range opts.Deny {
 		h.deny[d] = struct{}{}

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
 // Reasons of an Outcome that is not Loaded.
@@ -35,10 +35,10 @@ const (
 // after trust and import; an error rejects the whole extension.
 type Factory func(api API) error
 
-// Env is what an import may use: the host's HTTP client and Workspace.
+// Env is what an import may use: the host's outbound client and Workspace.
 type Env struct {
-	HTTPClient *http.Client
-	Workspace  WorkspaceInfo
+	Outbound  outbound.Doer
+	Workspace WorkspaceInfo
 }
 
 // ImportFunc obtains an extension's factory: reads its definition, fetches its
@@ -88,7 +88,7 @@ func (h *Host) Load(ctx context.Context, src Source, trusted bool) Outcome {
 	if src.Import == nil {
 		return reject(ReasonImportFailed, errors.New("extension has no import"))
 	}
-	factory, err := safeImport(ctx, src.Import, Env{HTTPClient: h.client, Workspace: h.workspace})
+	factory, err := safeImport(ctx, src.Import, Env{Outbound: h.client, Workspace: h.workspace})
 	if err != nil {
 		return reject(classify(err, ReasonImportFailed), err)
 	}

@@ -8,8 +8,8 @@ import (
 )
 
 // TestDefaultResolver_OnlyServicesOfTheGivenNamespace: whatever the
-// reference says, the URL is http://<name>.<namespace>.svc:<port><path> or
-// an error. Names the API would refuse (dotted, URLs, userinfo, paths) are
+// reference says, the URL is https://<name>.<namespace>.svc:<port><path>
+// (http:// only when the reference says scheme HTTP) or an error. Names the API would refuse (dotted, URLs, userinfo, paths) are
 // refused here too, because a fetched manifest never passes the API schema.
 func TestDefaultResolver_OnlyServicesOfTheGivenNamespace(t *testing.T) {
 	for _, tc := range []struct {
@@ -17,8 +17,12 @@ func TestDefaultResolver_OnlyServicesOfTheGivenNamespace(t *testing.T) {
 		ref  v1alpha1.ServiceReference
 		want string // "" means an error
 	}{
-		{"plain", v1alpha1.ServiceReference{Name: "guard", Port: 8443, Path: "/check"}, "http://guard.team-a.svc:8443/check"},
-		{"defaults", v1alpha1.ServiceReference{Name: "guard"}, "http://guard.team-a.svc:443/"},
+		{"plain", v1alpha1.ServiceReference{Name: "guard", Port: 8443, Path: "/check"}, "https://guard.team-a.svc:8443/check"},
+		{"defaults are HTTPS", v1alpha1.ServiceReference{Name: "guard"}, "https://guard.team-a.svc:443/"},
+		{"explicit HTTPS", v1alpha1.ServiceReference{Name: "guard", Scheme: v1alpha1.SchemeHTTPS, CABundle: []byte("pem")}, "https://guard.team-a.svc:443/"},
+		{"plain HTTP only when declared", v1alpha1.ServiceReference{Name: "guard", Port: 8080, Scheme: v1alpha1.SchemeHTTP}, "http://guard.team-a.svc:8080/"},
+		{"HTTP with a caBundle", v1alpha1.ServiceReference{Name: "guard", Scheme: v1alpha1.SchemeHTTP, CABundle: []byte("pem")}, ""},
+		{"unknown scheme", v1alpha1.ServiceReference{Name: "guard", Scheme: "FILE"}, ""},
 		{"dotted name into another namespace", v1alpha1.ServiceReference{Name: "guard.team-b"}, ""},
 		{"metadata address with a path", v1alpha1.ServiceReference{Name: "169.254.169.254/latest/meta-data?"}, ""},
 		{"URL", v1alpha1.ServiceReference{Name: "http://evil.example.com"}, ""},

@@ -69,7 +69,7 @@ func TestFromObject_ImplementationResolvedLikeAWebhookAndPublished(t *testing.T)
 	h := newTestHost()
 	mustLoad(t, h, FromObject(ext, nil))
 	tool := h.Registry().Tools[0]
-	if !tool.Runnable() || tool.Service.URL != "http://review-notes.team-a.svc:8080/notes" || tool.Service.TimeoutSeconds != 30 {
+	if !tool.Runnable() || tool.Service.URL != "https://review-notes.team-a.svc:8080/notes" || tool.Service.TimeoutSeconds != 30 {
 		t.Fatalf("published tool %+v service %+v", tool, tool.Service)
 	}
 	agent, outcomes := NewHostFromRegistry(context.Background(), h.Registry(), testWorkspace, nil)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
 // maxManifestBytes bounds a service-backed extension's manifest.
@@ -23,8 +23,9 @@ const maxManifestBytes = 1 << 20
 // Services next to it.
 type WebhookResolver func(namespace string, ref v1alpha1.ServiceReference) (string, error)
 
-// DefaultResolver resolves to http://<name>.<namespace>.svc:<port><path>, with
-// the API's defaults (port 443, path /) for unset fields.
+// DefaultResolver resolves to https://<name>.<namespace>.svc:<port><path>
+// (http:// only for an explicit scheme HTTP), with the API's defaults (port
+// 443, path /) for unset fields.
 func DefaultResolver(namespace string, ref v1alpha1.ServiceReference) (string, error) {
 	if ref.Name == "" || namespace == "" {
 		return "", errors.New("service name and namespace are required")
@@ -52,7 +53,18 @@ func DefaultResolver(namespace string, ref v1alpha1.ServiceReference) (string, e
 	if !strings.HasPrefix(path, "/") || containsDotDot(path) {
 		return "", fmt.Errorf("path %q must start with '/' and have no '..' segment", path)
 	}
-	return fmt.Sprintf("http://%s.%s.svc:%d%s", ref.Name, namespace, port, path), nil
+	scheme := "https"
+	switch ref.Scheme {
+	case "", v1alpha1.SchemeHTTPS:
+	case v1alpha1.SchemeHTTP:
+		if len(ref.CABundle) > 0 {
+			return "", errors.New("caBundle needs scheme HTTPS")
+		}
+		scheme = "http"
+	default:
+		return "", fmt.Errorf("scheme %q must be HTTPS or HTTP", ref.Scheme)
+	}
+	return fmt.Sprintf("%s://%s.%s.svc:%d%s", scheme, ref.Name, namespace, port, path), nil
 }
 
 func containsDotDot(path string) bool {
@@ -81,10 +93,10 @@ func FromObject(ext *v1alpha1.Extension, resolve WebhookResolver) Source {
 		Namespace: ns,
 		Import: func(ctx context.Context, env Env) (Factory, error) {
 			sc := sc // one per import: imports may run concurrently
-			sc.client = env.HTTPClient
+			sc.client = env.Outbound
 			spec := &ext.Spec
 			if spec.Source != nil {
-				fetched, err := fetchManifest(ctx, env.HTTPClient, resolve, ns, spec.Source.Service)
+				fetched, err := fetchManifest(ctx, env.Outbound, resolve, ns, spec.Source.Service)
 				if err != nil {
 					return nil, err
 				}
@@ -99,32 +111,27 @@ func FromObject(ext *v1alpha1.Extension, resolve WebhookResolver) Source {
 }
 
 // fetchManifest is the import step of a service-backed extension.
-func fetchManifest(ctx context.Context, client *http.Client, resolve WebhookResolver, namespace string, ref v1alpha1.ServiceReference) (*v1alpha1.ExtensionSpec, error) {
+// The client never follows a redirect and bounds the call by its own deadline;
+// nothing of an error answer's body enters the error.
+func fetchManifest(ctx context.Context, client outbound.Doer, resolve WebhookResolver, namespace string, ref v1alpha1.ServiceReference) (*v1alpha1.ExtensionSpec, error) {
 	url, err := resolve(namespace, ref)
 	if err != nil {
 		return nil, fmt.Errorf("resolve manifest service: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := client.Do(ctx, outbound.Request{
+		Method: http.MethodGet, Target: outbound.Target{URL: url, CABundle: ref.CABundle},
+		Header: http.Header{"Accept": {"application/json"}},
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fetch manifest from %s: %w", url, err)
 	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("fetch manifest: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetch manifest from %s: %s", url, resp.Status)
+		return nil, fmt.Errorf("fetch manifest from %s: answered %d, want 200", url, resp.StatusCode)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxManifestBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read manifest: %w", err)
-	}
-	if len(body) > maxManifestBytes {
+	if len(resp.Body) > maxManifestBytes {
 		return nil, fmt.Errorf("manifest from %s exceeds %d bytes", url, maxManifestBytes)
 	}
-	return DecodeManifest(body)
+	return DecodeManifest(resp.Body)
 }
 
 // DecodeManifest parses a service-backed extension's manifest strictly: an

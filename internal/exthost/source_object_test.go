@@ -107,7 +107,7 @@ func TestFromObject_WebhookURLsStayInOwnNamespace(t *testing.T) {
 	ext.Spec.Hooks[0].Webhook = &v1alpha1.WebhookHook{Service: v1alpha1.ServiceReference{Name: "policy", Port: 8443, Path: "/check"}}
 	h := newTestHost()
 	mustLoad(t, h, FromObject(ext, nil))
-	if got := h.Registry().Hooks[0].Webhook.URL; got != "http://policy.team-a.svc:8443/check" {
+	if got := h.Registry().Hooks[0].Webhook.URL; got != "https://policy.team-a.svc:8443/check" {
 		t.Fatalf("webhook url %q", got)
 	}
 	var seen []string
@@ -206,5 +206,28 @@ func TestServiceBacked_BadManifestRejects(t *testing.T) {
 	ext.Spec.Source.Service.Path = "/missing"
 	if out := newTestHost().Load(context.Background(), FromObject(ext, resolve), true); out.Reason != ReasonImportFailed || !strings.Contains(out.Message, "404") {
 		t.Fatalf("outcome %+v", out)
+	}
+}
+
+// TestServiceBacked_ManifestRedirectIsNotFollowed: a manifest Service that
+// redirects to a metadata endpoint gets ImportFailed naming the status; the
+// endpoint's JSON never reaches the outcome's message.
+func TestServiceBacked_ManifestRedirectIsNotFollowed(t *testing.T) {
+	var contacted atomic.Bool
+	metadata := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		contacted.Store(true)
+		_, _ = w.Write([]byte(`{"AccessKeyId":"AKIA-LEAKED"}`))
+	}))
+	defer metadata.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, metadata.URL+"/latest/meta-data/iam", http.StatusFound)
+	}))
+	defer srv.Close()
+	ext, _, _ := serviceBacked(t, `{}`)
+	resolve := func(string, v1alpha1.ServiceReference) (string, error) { return srv.URL + "/manifest.json", nil }
+	out := newTestHost().Load(context.Background(), FromObject(ext, resolve), true)
+	if out.State != v1alpha1.ExtensionRejected || out.Reason != ReasonImportFailed || contacted.Load() ||
+		strings.Contains(out.Message, "AKIA") || !strings.Contains(out.Message, "redirects are not followed") {
+		t.Fatalf("outcome %+v (metadata contacted: %v)", out, contacted.Load())
 	}
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
 // NewHostFromRegistry rebuilds a Host from a published registry: what hostd
@@ -17,14 +17,14 @@ import (
 // extension in it was trusted by the controller that published it. The
 // outcomes say whether each extension loaded; one that does not (a CEL
 // expression this build cannot compile) is left out whole.
-func NewHostFromRegistry(ctx context.Context, reg contract.Registry, ws WorkspaceInfo, client *http.Client) (*Host, []Outcome) {
+func NewHostFromRegistry(ctx context.Context, reg contract.Registry, ws WorkspaceInfo, client outbound.Doer) (*Host, []Outcome) {
 	var builtin []contract.Tool
 	for _, t := range reg.Tools {
 		if t.Builtin {
 			builtin = append(builtin, t)
 		}
 	}
-	h := NewHost(Options{Builtin: builtin, Deny: reg.Deny, Workspace: ws, HTTPClient: client})
+	h := NewHost(Options{Builtin: builtin, Deny: reg.Deny, Workspace: ws, Outbound: client})
 	var outcomes []Outcome
 	for _, src := range RegistrySources(reg) {
 		outcomes = append(outcomes, h.Load(ctx, src, true))
@@ -76,7 +76,7 @@ func registryImport(reg contract.Registry, id string) ImportFunc {
 			if ch.Extension != id {
 				continue
 			}
-			h, err := hookFromContract(ch, env.HTTPClient)
+			h, err := hookFromContract(ch, env.Outbound)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("hook %q: %w", ch.Name, err))
 			}
@@ -109,7 +109,7 @@ func registryImport(reg contract.Registry, id string) ImportFunc {
 	}
 }
 
-func hookFromContract(ch contract.Hook, client *http.Client) (Hook, error) {
+func hookFromContract(ch contract.Hook, client outbound.Doer) (Hook, error) {
 	h := Hook{Name: ch.Name, Event: eventOf(ch.Event), Tools: slices.Clone(ch.Tools), Timeout: time.Duration(ch.TimeoutSeconds) * time.Second}
 	if h.Event != eventBefore && h.Event != eventAfter {
 		return h, fmt.Errorf("unknown event %q", ch.Event)
@@ -126,7 +126,7 @@ func hookFromContract(ch contract.Hook, client *http.Client) (Hook, error) {
 	case ch.Webhook.URL == "":
 		err = errors.New("webhook has no url")
 	default:
-		h.Handler = NewWebhook(ch.Webhook.URL, ch.Extension, ch.Name, client)
+		h.Handler = NewWebhook(outbound.Target{URL: ch.Webhook.URL, CABundle: ch.Webhook.CABundle}, ch.Extension, ch.Name, client)
 	}
 	return h, err
 }

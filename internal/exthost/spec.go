@@ -1,7 +1,6 @@
 package exthost
 
 import (
-	"net/http"
 	"regexp"
 	"time"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
 // Admission enforces these patterns on Extension objects; a service-backed
@@ -33,7 +33,7 @@ type specContext struct {
 	extension string
 	namespace string
 	resolve   WebhookResolver
-	client    *http.Client
+	client    outbound.Doer
 }
 
 // compileSpec validates and compiles spec. Every problem is reported with its
@@ -126,7 +126,7 @@ func compileHook(in *v1alpha1.ExtensionHook, p *field.Path, sc specContext) (Hoo
 		if err != nil {
 			errs = append(errs, field.Invalid(p.Child("webhook", "service"), in.Webhook.Service.Name, err.Error()))
 		}
-		h.Handler = NewWebhook(url, sc.extension, in.Name, sc.client)
+		h.Handler = NewWebhook(outbound.Target{URL: url, CABundle: in.Webhook.Service.CABundle}, sc.extension, in.Name, sc.client)
 	}
 	return h, errs
 }
@@ -146,7 +146,7 @@ func compileImplementation(in *v1alpha1.ToolImplementation, p *field.Path, sc sp
 	if err != nil {
 		errs = append(errs, field.Invalid(p.Child("service"), in.Service.Name, err.Error()))
 	}
-	return &contract.ToolService{URL: url, TimeoutSeconds: timeout}, errs
+	return &contract.ToolService{URL: url, TimeoutSeconds: timeout, CABundle: in.Service.CABundle}, errs
 }
 
 // specFactory is the factory of a declarative extension: it compiles the

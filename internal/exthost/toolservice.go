@@ -1,16 +1,15 @@
 package exthost
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
 // Tool call timeouts: a runnable tool that sets none gets DefaultToolTimeout;
@@ -52,24 +51,19 @@ type ToolAnswer struct {
 // answer (no answer in time, a redirect, a non-2xx status, a body that is not
 // a ToolAnswer) is an error whose text says which, so the agent's model sees
 // why the tool failed.
-func ServiceCore(tool contract.Tool, ws WorkspaceInfo, client *http.Client) (CoreFunc, error) {
+func ServiceCore(tool contract.Tool, ws WorkspaceInfo, client outbound.Doer) (CoreFunc, error) {
 	if tool.Service == nil || tool.Service.URL == "" {
 		return nil, fmt.Errorf("tool %q has no service", tool.Name)
 	}
 	if client == nil {
-		client = http.DefaultClient
+		client = defaultOutbound
 	}
-	// Whatever client hostd was given, a tool's call stays at its Service: a
-	// redirect is answered as a failure, never followed.
-	noRedirect := *client
-	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	client = &noRedirect
 	timeout := time.Duration(tool.Service.TimeoutSeconds) * time.Second
 	if timeout <= 0 {
 		timeout = DefaultToolTimeout
 	}
 	timeout = min(timeout, MaxToolTimeout)
-	url := tool.Service.URL
+	target := outbound.Target{URL: tool.Service.URL, CABundle: tool.Service.CABundle}
 	return func(ctx context.Context, call ToolCall) (ToolResult, error) {
 		body, err := json.Marshal(ToolInvocation{APIVersion: contract.APIVersion, Kind: ToolInvocationKind,
 			Extension: tool.Extension, Tool: tool.Name, Call: call, Workspace: ws})
@@ -78,45 +72,34 @@ func ServiceCore(tool contract.Tool, ws WorkspaceInfo, client *http.Client) (Cor
 		}
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		answer, err := postTool(ctx, client, url, body)
+		answer, err := postTool(ctx, client, target, body, timeout)
 		if err != nil {
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return ToolResult{}, fmt.Errorf("tool %q: its service %s did not answer within %s", tool.Name, url, timeout)
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+				return ToolResult{}, fmt.Errorf("tool %q: its service %s did not answer within %s", tool.Name, target.URL, timeout)
 			}
-			return ToolResult{}, fmt.Errorf("tool %q: its service %s: %w", tool.Name, url, err)
+			return ToolResult{}, fmt.Errorf("tool %q: its service %s: %w", tool.Name, target.URL, err)
 		}
 		return ToolResult{ToolCallID: call.ID, ToolName: call.Name, IsError: answer.IsError,
 			Content: answer.Content, Details: answer.Details}, nil
 	}, nil
 }
 
-func postTool(ctx context.Context, client *http.Client, url string, body []byte) (ToolAnswer, error) {
+// postTool makes the call through the outbound client: no redirects (a 3xx
+// is an error naming its status), the tool's deadline, a signed body when
+// hostd has a key.
+func postTool(ctx context.Context, client outbound.Doer, target outbound.Target, body []byte, timeout time.Duration) (ToolAnswer, error) {
 	var answer ToolAnswer
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	resp, err := client.Do(ctx, outbound.Request{
+		Method: http.MethodPost, Target: target, Body: body, Timeout: timeout,
+		Header: http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}},
+	})
 	if err != nil {
 		return answer, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return answer, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	switch {
-	case resp.StatusCode >= 300 && resp.StatusCode <= 399:
-		return answer, fmt.Errorf("answered a redirect (%s to %q); redirects are never followed", resp.Status, resp.Header.Get("Location"))
-	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return answer, fmt.Errorf("answered %s", resp.Status)
-	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxToolAnswer+1))
-	if err != nil {
-		return answer, fmt.Errorf("reading the answer: %w", err)
-	}
-	if len(raw) > maxToolAnswer {
+	if len(resp.Body) > maxToolAnswer {
 		return answer, fmt.Errorf("answer exceeds %d bytes", maxToolAnswer)
 	}
-	if err := json.Unmarshal(raw, &answer); err != nil {
+	if err := json.Unmarshal(resp.Body, &answer); err != nil {
 		return answer, fmt.Errorf("answered a body that is not a tool answer: %w", err)
 	}
 	if answer.Content == nil {

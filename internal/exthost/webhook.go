@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
 // maxWebhookResponse bounds what the host reads from a webhook: a hook answers
@@ -42,20 +42,24 @@ type HookResponse struct {
 
 // webhookHandler calls a hook served over HTTP.
 type webhookHandler struct {
-	url       string
+	target    outbound.Target
 	extension string
 	hook      string
-	client    *http.Client
+	client    outbound.Doer
 }
 
-// NewWebhook returns a handler that POSTs a HookReview to url with client.
-// The request is bound to the hook's timeout through ctx.
-func NewWebhook(url, extension, hook string, client *http.Client) Handler {
+// NewWebhook returns a handler that POSTs a HookReview to target with client
+// (nil: a default outbound.Client). The request is bound to the hook's
+// timeout through ctx; the client never follows a redirect.
+func NewWebhook(target outbound.Target, extension, hook string, client outbound.Doer) Handler {
 	if client == nil {
-		client = http.DefaultClient
+		client = defaultOutbound
 	}
-	return &webhookHandler{url: url, extension: extension, hook: hook, client: client}
+	return &webhookHandler{target: target, extension: extension, hook: hook, client: client}
 }
+
+// defaultOutbound serves hosts and handlers built without a client.
+var defaultOutbound = outbound.New(outbound.Options{})
 
 func (w *webhookHandler) evaluateWithin(ctx context.Context, timeout time.Duration, in Input) (Verdict, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -74,21 +78,22 @@ func (w *webhookHandler) Evaluate(ctx context.Context, in Input) (Verdict, error
 	if err != nil {
 		return Verdict{}, fmt.Errorf("encode review: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
-	if err != nil {
+	resp, err := w.client.Do(ctx, outbound.Request{
+		Method: http.MethodPost, Target: w.target, Body: body,
+		Header: http.Header{"Content-Type": {"application/json"}},
+	})
+	var status *outbound.StatusError
+	switch {
+	case errors.As(err, &status):
+		return Verdict{}, fmt.Errorf("webhook %w", err)
+	case err != nil:
 		return Verdict{}, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := w.client.Do(req)
-	if err != nil {
-		return Verdict{}, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return Verdict{}, fmt.Errorf("webhook answered %s", resp.Status)
+	if len(resp.Body) > maxWebhookResponse {
+		return Verdict{}, fmt.Errorf("webhook answer exceeds %d bytes", maxWebhookResponse)
 	}
 	var out HookResponse
-	dec := json.NewDecoder(io.LimitReader(resp.Body, maxWebhookResponse))
+	dec := json.NewDecoder(bytes.NewReader(resp.Body))
 	if err := dec.Decode(&out); err != nil {
 		return Verdict{}, fmt.Errorf("webhook answered an unreadable body: %w", err)
 	}
@@ -99,5 +104,5 @@ func (w *webhookHandler) Evaluate(ctx context.Context, in Input) (Verdict, error
 }
 
 func (w *webhookHandler) describe(h *contract.Hook) {
-	h.Webhook = &contract.WebhookHook{URL: w.url}
+	h.Webhook = &contract.WebhookHook{URL: w.target.URL, CABundle: w.target.CABundle}
 }

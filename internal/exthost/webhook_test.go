@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
 // webhookServer answers every review with handler and records the last one.
@@ -32,7 +33,7 @@ func webhookServer(t *testing.T, handler func(w http.ResponseWriter, review Hook
 func webhookHost(t *testing.T, url string, event v1alpha1.HookEvent, timeout time.Duration) *Host {
 	h := newTestHost()
 	mustLoad(t, h, factorySource("hooked", nil, hookFactory(Hook{Name: "remote", Event: event, Timeout: timeout,
-		Handler: NewWebhook(url, "hooked", "remote", http.DefaultClient)})))
+		Handler: NewWebhook(outbound.Target{URL: url}, "hooked", "remote", nil)})))
 	return h
 }
 
@@ -104,5 +105,28 @@ func TestWebhook_BrokenAfterHookOnlyDiagnoses_RHK5(t *testing.T) {
 	}
 	if len(d) != 1 || d[0].Kind != DiagnosticError || !strings.Contains(d[0].Message, "503") {
 		t.Fatalf("diagnostics %+v", d)
+	}
+}
+
+// TestWebhook_RedirectFailsClosedWithoutFollowingOrLeaking: a webhook that
+// answers 302 to a metadata endpoint blocks the call; the endpoint is never
+// contacted and nothing of it appears in the diagnostic.
+func TestWebhook_RedirectFailsClosedWithoutFollowingOrLeaking(t *testing.T) {
+	var contacted atomic.Bool
+	metadata := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		contacted.Store(true)
+		_, _ = w.Write([]byte(`{"allowed":true,"message":"AKIA-LEAKED"}`))
+	}))
+	defer metadata.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, metadata.URL+"/latest/meta-data", http.StatusFound)
+	}))
+	defer srv.Close()
+	h := webhookHost(t, srv.URL, v1alpha1.BeforeToolCall, time.Second)
+	c := call("r-1", "write", "x")
+	r, d := h.Execute(context.Background(), c, (&coreCounter{}).run)
+	assertPaired(t, c, r)
+	if !r.IsError || contacted.Load() || len(d) != 1 || strings.Contains(d[0].Message, "AKIA") || !strings.Contains(d[0].Message, "redirects are not followed") {
+		t.Fatalf("result %+v diagnostics %+v contacted %v", r, d, contacted.Load())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/materialize"
+	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
 // Options configure a Server.
@@ -20,9 +21,12 @@ type Options struct {
 	// PollInterval is how often the directory is checked for a new context.
 	// Zero means one second.
 	PollInterval time.Duration
-	// HTTPClient calls webhook hooks; nil means a default client, bounded by
-	// each hook's timeout.
-	HTTPClient *http.Client
+	// SigningKeyFile is a mounted Secret key; when set, every webhook request
+	// body is signed with it (outbound.SignatureHeader, docs/hostd.md).
+	SigningKeyFile string
+	// Outbound calls webhook hooks; nil means an outbound.Client (no
+	// redirects, signed with SigningKeyFile), bounded by each hook's timeout.
+	Outbound outbound.Doer
 	// Now stamps rendered messages; nil means time.Now.
 	Now func() time.Time
 	// Logger receives reload events; nil means slog.Default().
@@ -54,8 +58,8 @@ func New(opts Options) *Server {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = time.Second
 	}
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{}
+	if opts.Outbound == nil {
+		opts.Outbound = outbound.New(outbound.Options{SigningKeyFile: opts.SigningKeyFile})
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -83,7 +87,7 @@ func (s *Server) Reload(ctx context.Context, force bool) error {
 		return s.lastError
 	}
 	s.lastSource = fp
-	snap, err := loadSnapshot(ctx, s.opts.ContextDir, s.opts.HTTPClient)
+	snap, err := loadSnapshot(ctx, s.opts.ContextDir, s.opts.Outbound)
 	if err != nil {
 		s.lastError = err
 		s.metrics.reloads.WithLabelValues("failure").Inc()

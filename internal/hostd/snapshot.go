@@ -3,12 +3,12 @@ package hostd
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/resources"
 )
 
@@ -28,7 +28,7 @@ type snapshot struct {
 // its registry. An extension that does not load here (a CEL expression this
 // build cannot compile) fails the whole load: serving without it would drop a
 // policy the controller published, which is failing open.
-func loadSnapshot(ctx context.Context, dir string, client *http.Client) (*snapshot, error) {
+func loadSnapshot(ctx context.Context, dir string, client outbound.Doer) (*snapshot, error) {
 	pc, err := resources.LoadContextDir(dir)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
 // runnableTool is a registry tool that hostd runs itself: its input schema,
@@ -22,7 +23,7 @@ type runnableTool struct {
 // buildTools prepares every runnable tool of the registry. A schema that
 // does not compile fails the whole load, like a hook that does not: running
 // the tool without its argument check would be failing open.
-func (snap *snapshot) buildTools(ws exthost.WorkspaceInfo, client *http.Client) error {
+func (snap *snapshot) buildTools(ws exthost.WorkspaceInfo, client outbound.Doer) error {
 	snap.tools = map[string]*runnableTool{}
 	for _, t := range snap.host.Registry().Tools {
 		if !t.Runnable() {

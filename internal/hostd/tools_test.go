@@ -162,8 +162,7 @@ func TestTools_RedirectingServiceFailsAndTheRedirectIsNotFollowed(t *testing.T) 
 	})
 	_, ts, _ := newTestServer(t, runnableRegistry(svc.URL, 5))
 	code, resp, _ := runTool(t, ts.URL, "review_note", map[string]any{"id": "r-1", "arguments": map[string]any{"text": "hi"}})
-	if code != 200 || !resp.Result.IsError || !strings.Contains(resp.Result.Content[0].Text, "redirect (302 Found") ||
-		!strings.Contains(resp.Result.Content[0].Text, "never followed") {
+	if code != 200 || !resp.Result.IsError || !strings.Contains(resp.Result.Content[0].Text, "302 Found; redirects are not followed") {
 		t.Fatalf("redirecting service: %d %+v", code, resp)
 	}
 	if target.calls.Load() != 0 {

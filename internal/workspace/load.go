@@ -2,11 +2,11 @@ package workspace
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
 // ExtensionLoader loads a plan's extensions into a tool registry. The
@@ -18,8 +18,9 @@ type ExtensionLoader interface {
 // HostLoader loads extensions through internal/exthost: trust, import,
 // factory, commit, one extension at a time in the plan's order.
 type HostLoader struct {
-	// HTTPClient fetches service-backed manifests; nil uses exthost's default.
-	HTTPClient *http.Client
+	// Outbound fetches service-backed manifests; nil uses exthost's default
+	// outbound.Client.
+	Outbound outbound.Doer
 	// Resolve turns Service references into URLs; nil uses exthost.DefaultResolver.
 	Resolve exthost.WebhookResolver
 }
@@ -27,10 +28,10 @@ type HostLoader struct {
 // LoadExtensions implements ExtensionLoader.
 func (l HostLoader) LoadExtensions(ctx context.Context, ws *v1alpha1.Workspace, plan *Plan) (contract.Registry, []exthost.Outcome) {
 	host := exthost.NewHost(exthost.Options{
-		Builtin:    plan.Builtin,
-		Deny:       plan.Deny,
-		Workspace:  exthost.WorkspaceInfo{Name: ws.Name, Namespace: ws.Namespace},
-		HTTPClient: l.HTTPClient,
+		Builtin:   plan.Builtin,
+		Deny:      plan.Deny,
+		Workspace: exthost.WorkspaceInfo{Name: ws.Name, Namespace: ws.Namespace},
+		Outbound:  l.Outbound,
 	})
 	outcomes := make([]exthost.Outcome, 0, len(plan.Extensions))
 	for _, c := range plan.Extensions {

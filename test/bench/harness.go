@@ -28,6 +28,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/testenv"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
@@ -113,7 +114,7 @@ func Start(opts Options) (*Env, error) {
 			PlatformNamespaces: []string{PlatformNS},
 			DefaultTrust:       v1alpha1.TrustRestricted,
 		},
-		Loader:                  workspace.HostLoader{HTTPClient: &http.Client{Timeout: 5 * time.Second}},
+		Loader:                  workspace.HostLoader{Outbound: outbound.New(outbound.Options{Timeout: 5 * time.Second})},
 		ReconcileTimeout:        2 * time.Minute,
 		MaxConcurrentReconciles: opts.Concurrency,
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"sync"
 	"testing"
@@ -28,6 +27,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/testenv"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
@@ -144,7 +144,7 @@ func startManager() (*managerRun, error) {
 			PlatformNamespaces: []string{platformNS},
 			DefaultTrust:       v1alpha1.TrustRestricted,
 		},
-		Loader:                  workspace.HostLoader{HTTPClient: &http.Client{Timeout: 2 * time.Second}, Resolve: resolved.resolve},
+		Loader:                  workspace.HostLoader{Outbound: outbound.New(outbound.Options{Timeout: 2 * time.Second}), Resolve: resolved.resolve},
 		ReconcileTimeout:        reconcileTimeout,
 		MaxConcurrentReconciles: 4,
 	}

@@ -175,7 +175,7 @@ func TestTenancy_WebhooksResolveOnlyInTheExtensionsNamespace(t *testing.T) {
 	if err := json.Unmarshal([]byte(cm.Data[contract.KeyManifest]), &m); err != nil {
 		t.Fatal(err)
 	}
-	want := "http://" + svc + "." + ns + ".svc:8443/check"
+	want := "https://" + svc + "." + ns + ".svc:8443/check"
 	var urls []string
 	for _, h := range m.Registry.Hooks {
 		if h.Webhook != nil {

@@ -1,0 +1,72 @@
+package hostd
+
+import (
+	"context"
+	"encoding/pem"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/outbound"
+)
+
+// TestWebhook_HostdSignsOverHTTPSVerifiedByTheCABundle: hostd calls a
+// webhook hook over HTTPS, trusting only the published caBundle, and signs
+// the body with the mounted key; the Service verifies the signature before
+// it answers.
+func TestWebhook_HostdSignsOverHTTPSVerifiedByTheCABundle(t *testing.T) {
+	key := []byte("hook-signing-key")
+	keyFile := filepath.Join(t.TempDir(), "signing-key")
+	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	verified := 0
+	svc := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if !outbound.Verify(key, body, r.Header.Get(outbound.SignatureHeader)) {
+			http.Error(w, "bad signature", http.StatusUnauthorized)
+			return
+		}
+		verified++
+		_, _ = io.WriteString(w, `{"allowed":true}`)
+	}))
+	defer svc.Close()
+	bundle := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: svc.Certificate().Raw})
+	reg := contract.Registry{
+		Tools: []contract.Tool{{Name: "run", Description: "Runs.", Extension: "policy"}},
+		Hooks: []contract.Hook{{Extension: "policy", Name: "remote", Event: contract.EventBeforeToolCall, TimeoutSeconds: 5,
+			Webhook: &contract.WebhookHook{URL: svc.URL + "/check", CABundle: bundle}}},
+		Extensions: []string{"policy"},
+	}
+	before := func(opts Options) BeforeResponse {
+		dir := t.TempDir()
+		writeConfigMapDir(t, dir, contextData(t, reg))
+		opts.ContextDir, opts.Logger = dir, slog.New(slog.NewTextHandler(io.Discard, nil))
+		s := New(opts)
+		if err := s.Reload(context.Background(), true); err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(s.Handler())
+		defer ts.Close()
+		var out BeforeResponse
+		if code := post(t, ts.URL+"/v1/before", `{"call":{"id":"c1","name":"run","arguments":{}}}`, &out); code != 200 {
+			t.Fatalf("status %d", code)
+		}
+		return out
+	}
+	if out := before(Options{SigningKeyFile: keyFile}); !out.Allowed || verified != 1 {
+		t.Fatalf("signed HTTPS call: %+v (verified %d)", out, verified)
+	}
+	if out := before(Options{}); out.Allowed || verified != 1 {
+		t.Fatalf("an unsigned call was allowed: %+v", out)
+	}
+	reg.Hooks[0].Webhook.CABundle = nil // system roots do not know the Service's CA
+	if out := before(Options{SigningKeyFile: keyFile}); out.Allowed || verified != 1 {
+		t.Fatalf("a certificate outside the caBundle was accepted: %+v", out)
+	}
+}
