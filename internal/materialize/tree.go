@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path"
@@ -24,6 +25,10 @@ const (
 	PromptsDir       = "prompts"
 	AgentsFile       = "AGENTS.md"
 	SystemPromptFile = "system-prompt.md"
+	// ManifestFile is the context's manifest.json (contract.Manifest): which
+	// skills are active, the templates' variables, the tool registry. An
+	// agent reads it from the same generation as the files it describes.
+	ManifestFile = "manifest.json"
 	// ClaudeFile is linked to AGENTS.md when Options.ClaudeCode is set: with
 	// the tree at ~/.claude, Claude Code reads it as the user's memory file.
 	ClaudeFile = "CLAUDE.md"
@@ -48,8 +53,9 @@ type Input struct {
 	// Hash is the context hash, named in errors.
 	Hash         string
 	SystemPrompt string
-	// Instructions in the Workspace's order.
-	Instructions []string
+	// Manifest is manifest.json; its Instructions, in the Workspace's order,
+	// make AGENTS.md.
+	Manifest contract.Manifest
 	// Skills are the winning skills; Templates the winning templates.
 	Skills    []contract.SkillDoc
 	Templates []contract.TemplateDoc
@@ -57,11 +63,10 @@ type Input struct {
 
 // InputFrom takes a tree's input from a loaded published context.
 func InputFrom(pc *resources.PublishedContext) Input {
-	m := pc.Manifest()
 	return Input{
 		Hash:         pc.Hash,
 		SystemPrompt: pc.SystemPrompt,
-		Instructions: m.Instructions,
+		Manifest:     pc.Manifest(),
 		Skills:       pc.Skills(),
 		Templates:    pc.Templates(),
 	}
@@ -130,7 +135,12 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 	}
 	b := &builder{limits: opts.Limits.withDefaults(), hash: in.Hash, seen: map[string]bool{}}
 	b.add(SystemPromptFile, []byte(in.SystemPrompt), 0o644)
-	b.add(AgentsFile, []byte(agentsMarkdown(in.Instructions)), 0o644)
+	b.add(AgentsFile, []byte(agentsMarkdown(in.Manifest.Instructions)), 0o644)
+	manifest, err := json.MarshalIndent(in.Manifest, "", "  ")
+	if err != nil {
+		return nil, b.errorf("%s: %w", ManifestFile, err)
+	}
+	b.add(ManifestFile, append(manifest, '\n'), 0o644)
 
 	skills := slices.Clone(in.Skills)
 	slices.SortFunc(skills, func(a, b contract.SkillDoc) int { return strings.Compare(a.Name, b.Name) })
@@ -186,7 +196,7 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 		return nil, b.errorf("%w", b.err)
 	}
 
-	links := []string{AgentsFile, PromptsDir, SkillsDir, SystemPromptFile}
+	links := []string{AgentsFile, ManifestFile, PromptsDir, SkillsDir, SystemPromptFile}
 	if opts.ClaudeCode {
 		links = append(links, ClaudeFile)
 		slices.Sort(links)

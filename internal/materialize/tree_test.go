@@ -2,6 +2,7 @@ package materialize
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"slices"
@@ -15,7 +16,7 @@ func sampleInput() Input {
 	return Input{
 		Hash:         "sha256:test",
 		SystemPrompt: "# Skills\n\n- review: Review code.\n",
-		Instructions: []string{"Use Go 1.26.", "Run make test before you land.\n"},
+		Manifest:     contract.Manifest{Instructions: []string{"Use Go 1.26.", "Run make test before you land.\n"}},
 		Skills: []contract.SkillDoc{
 			{
 				Name: "review", Description: "Review code: when asked for a review.", Origin: "project/team-a/review",
@@ -72,6 +73,11 @@ func TestBuild_WritesAgentSkillsAndPiPromptFormats(t *testing.T) {
 			t.Errorf("%s:\n got %q\nwant %q", p, got[p], w)
 		}
 	}
+	var m contract.Manifest
+	if err := json.Unmarshal([]byte(got["manifest.json"]), &m); err != nil || !slices.Equal(m.Instructions, sampleInput().Manifest.Instructions) {
+		t.Errorf("manifest.json = %q (%v), want the context's manifest", got["manifest.json"], err)
+	}
+	delete(got, "manifest.json")
 	if len(got) != len(want) {
 		t.Errorf("tree has %d files, want %d: %v", len(got), len(want), tree.Files())
 	}
