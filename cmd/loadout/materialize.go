@@ -43,7 +43,11 @@ keep OUT current as the context changes.`,
 			if err != nil {
 				return err
 			}
-			tree, err := materialize.Build(cmd.Context(), materialize.InputFrom(pc), materializeOptions(claudeCode))
+			in, err := materialize.InputFrom(pc)
+			if err != nil {
+				return err
+			}
+			tree, err := materialize.Build(cmd.Context(), in, materializeOptions(claudeCode))
 			if err != nil {
 				return err
 			}

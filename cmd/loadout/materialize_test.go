@@ -28,6 +28,10 @@ func TestMaterialize_SamplesWinnersOnlyThenUnchanged(t *testing.T) {
 	if err != nil || !strings.Contains(string(prompt), "argument-hint: <file> <owner>\n") {
 		t.Errorf("prompts/review.md = %q, %v", prompt, err)
 	}
+	agents, err := os.ReadFile(filepath.Join(out, "AGENTS.md"))
+	if want := "You work on team-a's parser and runtime. Run `make test` before you\nsay a change is done.\n"; err != nil || string(agents) != want {
+		t.Errorf("AGENTS.md = %q, %v; want the Workspace's instructions %q", agents, err, want)
+	}
 	stdout, _, err = run(t, "materialize", "--context-dir", dir, "--out", out)
 	if err != nil || !strings.HasPrefix(stdout, "already current: context sha256:") {
 		t.Errorf("second run: %q, %v", stdout, err)

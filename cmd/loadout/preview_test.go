@@ -48,7 +48,7 @@ func TestPreview_SamplesTwiceIdenticalProjectWinsNoInactiveBody(t *testing.T) { 
 	mustNotContain(t, "preview output", first, "PLATFORM-REVIEW-BODY")
 	mustNotContain(t, "manifest.json", data[contract.KeyManifest], "PROJECT-REVIEW-BODY")
 	mustContain(t, "system-prompt.md", data[contract.KeySystemPrompt], "PROJECT-REVIEW-BODY", "No buffer outlives its owner.", "review_note")
-	if len(m.Tools) != 1 || m.Tools[0].Name != "review_note" || len(m.Hooks) != 2 {
+	if len(m.Tools) != 1 || m.Tools[0].Name != "review_note" || len(m.Hooks) != 3 || m.Hooks[0].Extension != "platform-guard" {
 		t.Fatalf("registry = %+v", m.Registry)
 	}
 }

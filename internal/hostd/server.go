@@ -119,7 +119,11 @@ func (s *Server) materialize(ctx context.Context, snap *snapshot) error {
 	if s.opts.MaterializeDir == "" {
 		return nil
 	}
-	tree, err := materialize.Build(ctx, materialize.InputFrom(snap.context), s.opts.Materialize)
+	in, err := materialize.InputFrom(snap.context)
+	if err != nil {
+		return err
+	}
+	tree, err := materialize.Build(ctx, in, s.opts.Materialize)
 	if err != nil {
 		return err
 	}

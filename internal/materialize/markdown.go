@@ -81,20 +81,12 @@ func withFrontmatter(fm any, body string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// agentsMarkdown joins the instructions in order, each ending in a newline,
-// separated by blank lines.
-func agentsMarkdown(instructions []string) string {
-	var b strings.Builder
-	for i, text := range instructions {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		b.WriteString(text)
-		if !strings.HasSuffix(text, "\n") {
-			b.WriteString("\n")
-		}
+// agentsMarkdown is the instructions text ending in one newline, or nothing.
+func agentsMarkdown(instructions string) string {
+	if instructions = strings.TrimRight(instructions, "\n"); instructions == "" {
+		return ""
 	}
-	return b.String()
+	return instructions + "\n"
 }
 
 func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }

@@ -53,8 +53,10 @@ type Input struct {
 	// Hash is the context hash, named in errors.
 	Hash         string
 	SystemPrompt string
-	// Manifest is manifest.json; its Instructions, in the Workspace's order,
-	// make AGENTS.md.
+	// Instructions are the instruction bodies in the Workspace's order,
+	// joined by blank lines: AGENTS.md.
+	Instructions string
+	// Manifest is manifest.json.
 	Manifest contract.Manifest
 	// Skills are the winning skills; Templates the winning templates.
 	Skills    []contract.SkillDoc
@@ -62,14 +64,19 @@ type Input struct {
 }
 
 // InputFrom takes a tree's input from a loaded published context.
-func InputFrom(pc *resources.PublishedContext) Input {
+func InputFrom(pc *resources.PublishedContext) (Input, error) {
+	instructions, err := pc.InstructionsText()
+	if err != nil {
+		return Input{}, fmt.Errorf("materialize context %s: %w", pc.Hash, err)
+	}
 	return Input{
 		Hash:         pc.Hash,
 		SystemPrompt: pc.SystemPrompt,
+		Instructions: instructions,
 		Manifest:     pc.Manifest(),
 		Skills:       pc.Skills(),
 		Templates:    pc.Templates(),
-	}
+	}, nil
 }
 
 // Limits bound what a tree may hold; zero fields take the defaults.
@@ -135,7 +142,7 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 	}
 	b := &builder{limits: opts.Limits.withDefaults(), hash: in.Hash, seen: map[string]bool{}}
 	b.add(SystemPromptFile, []byte(in.SystemPrompt), 0o644)
-	b.add(AgentsFile, []byte(agentsMarkdown(in.Manifest.Instructions)), 0o644)
+	b.add(AgentsFile, []byte(agentsMarkdown(in.Instructions)), 0o644)
 	manifest, err := json.MarshalIndent(in.Manifest, "", "  ")
 	if err != nil {
 		return nil, b.errorf("%s: %w", ManifestFile, err)

@@ -16,7 +16,8 @@ func sampleInput() Input {
 	return Input{
 		Hash:         "sha256:test",
 		SystemPrompt: "# Skills\n\n- review: Review code.\n",
-		Manifest:     contract.Manifest{Instructions: []string{"Use Go 1.26.", "Run make test before you land.\n"}},
+		Instructions: "Use Go 1.26.\n\nRun make test before you land.",
+		Manifest:     contract.Manifest{Instructions: []string{"workspace/team-a/dev/spec.instructions[0]"}},
 		Skills: []contract.SkillDoc{
 			{
 				Name: "review", Description: "Review code: when asked for a review.", Origin: "project/team-a/review",

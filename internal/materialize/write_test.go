@@ -143,7 +143,7 @@ func TestWrite_ReaderNeverSeesAMix(t *testing.T) {
 	out := t.TempDir()
 	trees := make([]*Tree, 2)
 	for i := range trees {
-		in := Input{SystemPrompt: fmt.Sprintf("gen %d", i), Manifest: contract.Manifest{Instructions: []string{fmt.Sprintf("gen %d", i)}}}
+		in := Input{SystemPrompt: fmt.Sprintf("gen %d", i), Instructions: fmt.Sprintf("gen %d", i)}
 		for s := range 20 {
 			in.Skills = append(in.Skills, contract.SkillDoc{Name: fmt.Sprintf("skill-%d", s), Description: "d", Body: fmt.Sprintf("gen %d", i),
 				Files: []contract.FileDoc{{Path: "ref.md", Content: fmt.Sprintf("gen %d", i)}}})

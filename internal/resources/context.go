@@ -32,26 +32,40 @@ func BuildContext(instructions []Instruction, cat *Catalog, active []ActivatedSk
 		return "", err
 	}
 	var parts []string
-	add := func(s string) {
-		if s = strings.Trim(s, "\n"); s != "" {
-			parts = append(parts, s)
-		}
-	}
 	for _, in := range instructions {
-		add(in.Body)
+		parts = appendPart(parts, in.Body)
 	}
-	add(skillsSection(cat))
+	return joinParts(append(parts, derivedParts(cat.Entries, active, reg)...)), nil
+}
+
+// derivedParts are the parts of system-prompt.md after the instructions, all
+// derived from the manifest and the active skills (sorted by name).
+func derivedParts(catalog []contract.CatalogEntry, active []ActivatedSkill, reg contract.Registry) []string {
+	parts := appendPart(nil, skillsSection(catalog))
 	for _, a := range active {
-		add(headingActive + a.Name + "\n\n" + a.Body)
+		parts = appendPart(parts, headingActive+a.Name+"\n\n"+a.Body)
 		for _, f := range a.Files {
-			add("## " + a.Name + ": " + f.Request + "\n\n" + f.Content)
+			parts = appendPart(parts, "## "+a.Name+": "+f.Request+"\n\n"+f.Content)
 		}
 	}
-	add(toolsSection(reg))
-	if len(parts) == 0 {
-		return "", nil
+	return appendPart(parts, toolsSection(reg))
+}
+
+// appendPart appends s without its surrounding newlines, unless that leaves
+// nothing.
+func appendPart(parts []string, s string) []string {
+	if s = strings.Trim(s, "\n"); s != "" {
+		parts = append(parts, s)
 	}
-	return strings.Join(parts, "\n\n") + "\n", nil
+	return parts
+}
+
+// joinParts joins parts with a blank line and ends the text with one "\n".
+func joinParts(parts []string) string {
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "\n\n") + "\n"
 }
 
 // checkActive applies the refusals of R-CTX-3 and returns the activated skills
@@ -77,9 +91,9 @@ func checkActive(cat *Catalog, active []ActivatedSkill) ([]ActivatedSkill, error
 }
 
 // skillsSection lists every catalog skill's name and description (R-CTX-2).
-func skillsSection(cat *Catalog) string {
+func skillsSection(catalog []contract.CatalogEntry) string {
 	var b strings.Builder
-	for _, e := range cat.Entries {
+	for _, e := range catalog {
 		if e.Kind != KindSkill {
 			continue
 		}

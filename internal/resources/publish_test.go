@@ -179,3 +179,44 @@ func TestPublishedContext_InconsistentDataRefused(t *testing.T) { // R-CAT-6
 		t.Fatal("tampered data accepted")
 	}
 }
+
+func TestPublishedContext_InstructionsTextIsThePromptsHead(t *testing.T) { // R-CTX-1
+	for _, tc := range []struct {
+		name         string
+		instructions []Instruction
+		want         string
+	}{
+		{"two instructions", []Instruction{{Body: "FIRST\n\n# Skills\n"}, {Body: "SECOND"}}, "FIRST\n\n# Skills\n\nSECOND"},
+		{"none", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := exampleInput()
+			in.Instructions = tc.instructions
+			in.Roots[1].Instructions = nil
+			r, err := Publish(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pc, err := ParseContext(r.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := pc.InstructionsText()
+			if err != nil || got != tc.want {
+				t.Errorf("InstructionsText() = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+	r, err := Publish(exampleInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := ParseContext(r.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.SystemPrompt = strings.Replace(pc.SystemPrompt, "CHECKLIST", "EDITED", 1)
+	if _, err := pc.InstructionsText(); err == nil {
+		t.Error("a prompt whose tail the manifest does not describe gave instructions")
+	}
+}

@@ -159,3 +159,31 @@ func (c *PublishedContext) Templates() []contract.TemplateDoc {
 	slices.SortFunc(out, func(a, b contract.TemplateDoc) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
+
+// InstructionsText returns the instruction bodies at the head of
+// system-prompt.md, joined by blank lines, as the Workspace lists them. The
+// manifest keeps only their origins, so the text is what remains of the
+// prompt once the parts derived from the manifest and skills.json (the skill
+// list, the active skills, the tools section) are taken off its end; a
+// prompt that does not end with exactly those parts is an error.
+func (c *PublishedContext) InstructionsText() (string, error) {
+	active := make([]ActivatedSkill, 0, len(c.manifest.ActiveSkills))
+	for _, a := range c.manifest.ActiveSkills {
+		s, err := c.Activate(a.Name, a.Files)
+		if err != nil {
+			return "", fmt.Errorf("%s: active skill %q: %w", contract.KeyManifest, a.Name, err)
+		}
+		active = append(active, *s)
+	}
+	slices.SortFunc(active, func(a, b ActivatedSkill) int { return strings.Compare(a.Name, b.Name) })
+	derived := joinParts(derivedParts(c.manifest.Catalog, active, c.manifest.Registry))
+	switch {
+	case derived == "":
+		return strings.TrimSuffix(c.SystemPrompt, "\n"), nil
+	case c.SystemPrompt == derived:
+		return "", nil
+	case strings.HasSuffix(c.SystemPrompt, "\n\n"+derived):
+		return strings.TrimSuffix(c.SystemPrompt, "\n\n"+derived), nil
+	}
+	return "", fmt.Errorf("%s does not end with the skills, active skills and tools that %s describes", contract.KeySystemPrompt, contract.KeyManifest)
+}
