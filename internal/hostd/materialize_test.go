@@ -32,9 +32,11 @@ func withSkills(t *testing.T, data map[string]string, skills ...contract.SkillDo
 	return data
 }
 
+// The contexts here have no registry: their system prompt ("# Instructions")
+// is then all instructions, as materialize checks.
 func TestReload_MaterializesEveryLoadAndKeepsTheLastGoodTree(t *testing.T) {
 	dir, out := t.TempDir(), t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, fixedRegistry()))
+	writeConfigMapDir(t, dir, contextData(t, contract.Registry{}))
 	s := New(Options{ContextDir: dir, MaterializeDir: out, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err := s.Reload(context.Background(), true); err != nil {
 		t.Fatal(err)
@@ -49,11 +51,14 @@ func TestReload_MaterializesEveryLoadAndKeepsTheLastGoodTree(t *testing.T) {
 	if got := read("skills/review/SKILL.md"); !strings.Contains(got, "name: review\n") || !strings.HasSuffix(got, "Project review body") {
 		t.Errorf("SKILL.md = %q", got)
 	}
+	if got := read("AGENTS.md"); got != "# Instructions\n" {
+		t.Errorf("AGENTS.md = %q", got)
+	}
 	if got := read("skills/review/checklist.md"); got != "- tests" {
 		t.Errorf("checklist.md = %q", got)
 	}
 
-	update := withSkills(t, contextData(t, fixedRegistry()), contract.SkillDoc{Name: "deploy", Description: "Deploy", Body: "Deploy body"})
+	update := withSkills(t, contextData(t, contract.Registry{}), contract.SkillDoc{Name: "deploy", Description: "Deploy", Body: "Deploy body"})
 	writeConfigMapDir(t, dir, update)
 	if err := s.Reload(context.Background(), false); err != nil {
 		t.Fatal(err)
@@ -68,7 +73,7 @@ func TestReload_MaterializesEveryLoadAndKeepsTheLastGoodTree(t *testing.T) {
 
 	// A context whose skill name cannot be a directory is refused whole: hostd
 	// keeps serving the last good context and the tree keeps matching it.
-	hostile := withSkills(t, contextData(t, fixedRegistry()), contract.SkillDoc{Name: "../escape", Description: "x", Body: "x"})
+	hostile := withSkills(t, contextData(t, contract.Registry{}), contract.SkillDoc{Name: "../escape", Description: "x", Body: "x"})
 	writeConfigMapDir(t, dir, hostile)
 	err := s.Reload(context.Background(), false)
 	if err == nil || !strings.Contains(err.Error(), `skill "../escape"`) {
