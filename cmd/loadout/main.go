@@ -39,5 +39,6 @@ context directory.`,
 	root.AddCommand(newActivateCommand())
 	root.AddCommand(newHostdCommand())
 	root.AddCommand(newMaterializeCommand())
+	root.AddCommand(newHookCommand())
 	return root
 }

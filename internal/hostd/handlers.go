@@ -20,6 +20,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("POST /v1/render", s.instrument("render", s.withContext(s.handleRender)))
 	mux.Handle("POST /v1/activate", s.instrument("activate", s.withContext(s.handleActivate)))
 	mux.Handle("POST /v1/tools/{name}", s.instrument("tools", s.withContext(s.handleTool)))
+	mux.Handle(MCPPath, s.instrument("mcp", s.mcpHandler()))
 	mux.Handle("GET /v1/registry", s.instrument("registry", s.withContext(s.handleRegistry)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", s.handleReady)
@@ -146,6 +147,10 @@ type statusWriter struct {
 	http.ResponseWriter
 	code int
 }
+
+// Unwrap lets http.ResponseController reach the connection's Flush: MCP's
+// streamable transport flushes each event.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusWriter) WriteHeader(code int) {
 	w.code = code

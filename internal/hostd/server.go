@@ -46,6 +46,7 @@ type Server struct {
 	current atomic.Pointer[snapshot]
 	metrics *metrics
 	mux     *http.ServeMux
+	mcp     *mcpTools
 
 	mu         sync.Mutex // guards the fields below and serialises reloads
 	lastError  error
@@ -67,7 +68,7 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, metrics: newMetrics()}
+	s := &Server{opts: opts, metrics: newMetrics(), mcp: newMCPServer("v1alpha1")}
 	s.mux = s.routes()
 	return s
 }
@@ -107,7 +108,9 @@ func (s *Server) Reload(ctx context.Context, force bool) error {
 	s.lastError = nil
 	s.metrics.reloads.WithLabelValues("success").Inc()
 	s.metrics.loaded.Set(1)
-	if old := s.current.Swap(snap); old == nil || old.hash != snap.hash {
+	old := s.current.Swap(snap)
+	s.syncMCP(snap)
+	if old == nil || old.hash != snap.hash {
 		s.opts.Logger.Info("Context loaded", "hash", snap.hash, "tools", len(snap.host.Registry().Tools))
 	}
 	return nil
