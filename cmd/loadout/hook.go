@@ -51,7 +51,7 @@ docs/agents.md. --timeout must stay under the hook's timeout there.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&h.HostdURL, "hostd-url", defaultURL, "hostd's base URL (default $LOADOUT_HOSTD_URL or http://127.0.0.1:8181)")
+	cmd.Flags().StringVar(&h.HostdURL, "hostd-url", defaultURL, "hostd's base URL; $LOADOUT_HOSTD_URL sets the default")
 	cmd.Flags().StringVar(&h.MCPServer, "mcp-server", "loadout", "name of hostd's MCP server in Claude Code's MCP configuration; its tools mcp__<name>__<tool> are known to Loadout as <tool>")
 	cmd.Flags().DurationVar(&h.Timeout, "timeout", 50*time.Second, "how long to wait for hostd; keep it under the hook's timeout in settings.json")
 	cmd.Flags().BoolVar(&h.PassOnAllow, "pass-on-allow", false, "answer an allowed call without a permission decision, so Claude Code's own permission rules and prompts still apply")

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loadout-dev/loadout/internal/hostd"
+)
+
+// claudeWorkspace is the samples' dev Workspace naming Claude Code's own
+// tools: Bash and Write are built in, Bash is denied.
+const claudeWorkspace = `apiVersion: loadout.dev/v1alpha1
+kind: Workspace
+metadata:
+  name: dev
+  namespace: team-a
+spec:
+  tools:
+    builtin: [Bash, Write]
+    deny: [Bash]
+`
+
+// startSamplesHostd runs hostd, as a real HTTP server on loopback, on the
+// context the samples publish with claudeWorkspace.
+func startSamplesHostd(t *testing.T) string {
+	t.Helper()
+	src := t.TempDir()
+	files, _ := filepath.Glob(filepath.Join(samplesDir, "*.yaml"))
+	for _, f := range files {
+		if strings.Contains(f, "workspace") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(src, "workspace.yaml"), []byte(claudeWorkspace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for k, v := range previewData(t, "-f", src) {
+		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := hostd.New(hostd.Options{ContextDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := s.Reload(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// runHook runs `loadout hook claude-code` with input on stdin and returns its
+// stdout as a generic JSON object.
+func runHook(t *testing.T, input string, args ...string) map[string]any {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := newRootCommand()
+	cmd.SetArgs(append([]string{"hook", "claude-code"}, args...))
+	cmd.SetIn(strings.NewReader(input))
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("hook exited with %v: %s", err, errOut.String())
+	}
+	var answer map[string]any
+	if err := json.Unmarshal(out.Bytes(), &answer); err != nil {
+		t.Fatalf("hook output is not JSON: %q", out.String())
+	}
+	return answer
+}
+
+func preToolUse(tool string, input map[string]any) string {
+	b, _ := json.Marshal(map[string]any{
+		"session_id": "s-1", "transcript_path": "/tmp/t.jsonl", "cwd": "/work", "permission_mode": "default",
+		"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input, "tool_use_id": "toolu_01",
+	})
+	return string(b)
+}
+
+// decision returns hookSpecificOutput, failing unless it is exactly Claude
+// Code's PreToolUse shape with the wanted decision.
+func decision(t *testing.T, answer map[string]any, want string) string {
+	t.Helper()
+	hso, ok := answer["hookSpecificOutput"].(map[string]any)
+	if !ok || len(answer) != 1 {
+		t.Fatalf("answer %v: want only hookSpecificOutput", answer)
+	}
+	reason, _ := hso["permissionDecisionReason"].(string)
+	if hso["hookEventName"] != "PreToolUse" || hso["permissionDecision"] != want || reason == "" || len(hso) != 3 {
+		t.Fatalf("hookSpecificOutput %v: want PreToolUse %q with a reason", hso, want)
+	}
+	return reason
+}
+
+func TestHookClaudeCode_AllowAnswersDocumentedShape(t *testing.T) {
+	url := startSamplesHostd(t)
+	for _, tool := range []string{"Write", "mcp__loadout__review_note"} {
+		answer := runHook(t, preToolUse(tool, map[string]any{"text": "parser.go:42 drops an error", "file_path": "/work/a.go"}), "--hostd-url", url)
+		decision(t, answer, "allow")
+	}
+	// --pass-on-allow leaves the decision to Claude Code's own permissions.
+	answer := runHook(t, preToolUse("Write", map[string]any{"file_path": "/work/a.go"}), "--hostd-url", url, "--pass-on-allow")
+	if hso := answer["hookSpecificOutput"].(map[string]any); len(hso) != 1 || hso["hookEventName"] != "PreToolUse" {
+		t.Fatalf("pass on allow: %v", answer)
+	}
+}
+
+// The sample platform hook denies a SECRET note when Claude Code calls the
+// tool through hostd's MCP server (mcp__loadout__review_note is review_note
+// to match.tools), and tools.deny names Claude Code's Bash as Bash.
+func TestHookClaudeCode_DenyAnswersDocumentedShapeWithHostdReason(t *testing.T) {
+	url := startSamplesHostd(t)
+	reason := decision(t, runHook(t, preToolUse("mcp__loadout__review_note", map[string]any{"text": "the SECRET is 42"}), "--hostd-url", url), "deny")
+	if reason != "review notes must not contain secrets" {
+		t.Fatalf("deny reason %q", reason)
+	}
+	reason = decision(t, runHook(t, preToolUse("Bash", map[string]any{"command": "ls"}), "--hostd-url", url), "deny")
+	if !strings.Contains(reason, `tool "Bash" is denied`) {
+		t.Fatalf("tools.deny reason %q", reason)
+	}
+	// Another MCP server's tools keep their full names: the hook renames only
+	// its own server's.
+	decision(t, runHook(t, preToolUse("mcp__other__review_note", map[string]any{"text": "the SECRET is 42"}), "--hostd-url", url), "allow")
+}
+
+func TestHookClaudeCode_HostdDownOrUnreadableInputDenies(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + l.Addr().String()
+	_ = l.Close() // nothing listens there now
+	reason := decision(t, runHook(t, preToolUse("Write", map[string]any{"file_path": "/a"}), "--hostd-url", down), "deny")
+	if !strings.Contains(reason, "could not get a policy decision from hostd") || !strings.Contains(reason, "blocked") {
+		t.Fatalf("hostd down: %q", reason)
+	}
+	for _, input := range []string{"", "{", `{"hook_event_name":"PreToolUse"}`, `{"hook_event_name":"Stop","tool_name":"Bash"}`} {
+		decision(t, runHook(t, input, "--hostd-url", startSamplesHostd(t)), "deny")
+	}
+}
+
+func TestHookClaudeCode_PostToolUseReportsToAfterHooks(t *testing.T) {
+	url := startSamplesHostd(t)
+	post := func(tool string) map[string]any {
+		b, _ := json.Marshal(map[string]any{"hook_event_name": "PostToolUse", "tool_name": tool, "tool_use_id": "toolu_02",
+			"tool_input": map[string]any{"file_path": "/a"}, "tool_response": map[string]any{"filePath": "/a", "success": true}})
+		return runHook(t, string(b), "--hostd-url", url)
+	}
+	if answer := post("Write"); len(answer) != 0 {
+		t.Fatalf("PostToolUse without diagnostics: %v", answer)
+	}
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	down := "http://" + l.Addr().String()
+	_ = l.Close()
+	b, _ := json.Marshal(map[string]any{"hook_event_name": "PostToolUse", "tool_name": "Write", "tool_use_id": "t", "tool_response": "ok"})
+	answer := runHook(t, string(b), "--hostd-url", down)
+	if msg, _ := answer["systemMessage"].(string); !strings.Contains(msg, "after hooks did not run") || answer["hookSpecificOutput"] != nil {
+		t.Fatalf("PostToolUse with hostd down: %v", answer)
+	}
+}
