@@ -54,8 +54,27 @@ envtest: ## Build the envtest control plane from Go modules (cached per user) an
 	@bash hack/envtest/build.sh
 
 .PHONY: test
-test: fuzz-smoke ## Run all tests, envtest suites included (builds the control plane on first use), and each fuzzer briefly.
+test: fuzz-smoke test-pi ## Run all tests, envtest suites included (builds the control plane on first use), each fuzzer briefly, and the Pi package's tests.
 	KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go test $(GO_TEST_FLAGS) ./...
+
+# The Pi package (integrations/pi) is tested with the real Pi agent: npm
+# installs the pinned Pi from package-lock.json (once per lockfile change),
+# and the node tests run Pi sessions against bin/loadout's hostd.
+PI_DIR := integrations/pi
+PI_MODULES := $(PI_DIR)/node_modules/.loadout-installed
+
+.PHONY: test-pi
+test-pi: $(PI_MODULES) build-loadout ## Run the Pi package's node tests: real Pi sessions against a real hostd (needs Node 20+ and npm).
+	cd $(PI_DIR) && LOADOUT_BIN=$(LOCALBIN)/loadout npm test
+
+.PHONY: node-check
+node-check:
+	@command -v node >/dev/null && command -v npm >/dev/null || { echo "Node.js 20+ and npm are needed for integrations/pi (README: Requirements)"; exit 1; }
+	@node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' || { echo "Node.js $$(node --version) is too old: integrations/pi needs Node 20+ (README: Requirements)"; exit 1; }
+
+$(PI_MODULES): $(PI_DIR)/package-lock.json $(PI_DIR)/package.json | node-check
+	cd $(PI_DIR) && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each.
@@ -79,8 +98,11 @@ bench: ## Run the Go benchmarks and the scale harness (test/bench); results in d
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager and the loadout CLI into ./bin.
+build: build-loadout ## Build the manager and the loadout CLI into ./bin.
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/manager ./cmd/manager
+
+.PHONY: build-loadout
+build-loadout: ## Build the loadout CLI (preview, hostd, materialize, ...) into ./bin.
 	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/loadout ./cmd/loadout
 
 .PHONY: run

@@ -1,0 +1,198 @@
+// Test harness: a real `loadout hostd` serving the samples' context, and real
+// Pi sessions (Pi's SDK with its scripted `faux` model provider) loading this
+// package. Shared by the node tests, `make demo` (demo.mjs) and the bench.
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+	AuthStorage,
+	createAgentSession,
+	DefaultResourceLoader,
+	ModelRegistry,
+	SessionManager,
+	SettingsManager,
+} from "@mariozechner/pi-coding-agent";
+import { fauxAssistantMessage, fauxText, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
+
+export { fauxAssistantMessage, fauxText, fauxToolCall };
+
+export const packageDir = dirname(fileURLToPath(import.meta.url));
+export const repoRoot = resolve(packageDir, "..", "..");
+
+/** The loadout binary: $LOADOUT_BIN (make builds bin/loadout), else built once into a temp dir. */
+let builtBinary;
+export function loadoutBinary() {
+	if (process.env.LOADOUT_BIN) return resolve(process.env.LOADOUT_BIN);
+	if (!builtBinary) {
+		builtBinary = join(mkdtempSync(join(tmpdir(), "loadout-bin-")), "loadout");
+		execFileSync("go", ["build", "-o", builtBinary, "./cmd/loadout"], { cwd: repoRoot, stdio: "inherit" });
+	}
+	return builtBinary;
+}
+
+/** The ConfigMap data `loadout preview` publishes for the samples' Workspace. */
+export function previewSamples(dir = join(repoRoot, "config", "samples")) {
+	const out = execFileSync(loadoutBinary(), ["preview", "-f", dir, "-o", "json"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+	const doc = JSON.parse(out);
+	const cm = doc.kind === "List" ? doc.items[0] : doc;
+	return cm.data;
+}
+
+/** Lays data out as the kubelet mounts a ConfigMap volume (..data swapped by rename), as internal/demo does. */
+export function mountConfigMap(dir, data) {
+	mkdirSync(dir, { recursive: true });
+	const snap = `..${Date.now()}_${process.hrtime.bigint()}`;
+	mkdirSync(join(dir, snap));
+	for (const [k, v] of Object.entries(data)) writeFileSync(join(dir, snap, k), v);
+	let old;
+	try {
+		old = readlinkSync(join(dir, "..data"));
+	} catch {}
+	symlinkSync(snap, join(dir, "..data_tmp"));
+	renameSync(join(dir, "..data_tmp"), join(dir, "..data"));
+	for (const k of Object.keys(data)) {
+		if (!existsSync(join(dir, k))) symlinkSync(join("..data", k), join(dir, k));
+	}
+	if (old && old !== snap) rmSync(join(dir, old), { recursive: true, force: true });
+}
+
+export async function freePort() {
+	return new Promise((res, rej) => {
+		const srv = createServer();
+		srv.listen(0, "127.0.0.1", () => {
+			const { port } = srv.address();
+			srv.close(() => res(port));
+		});
+		srv.on("error", rej);
+	});
+}
+
+async function waitFor(what, fn, ms = 20000) {
+	const deadline = Date.now() + ms;
+	for (;;) {
+		try {
+			if (await fn()) return;
+		} catch {}
+		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+		await new Promise((r) => setTimeout(r, 50));
+	}
+}
+
+/**
+ * Starts `loadout hostd --materialize` on a mounted copy of data; resolves
+ * when /readyz answers 200 and the tree is written.
+ */
+export async function startHostd(data) {
+	const work = mkdtempSync(join(tmpdir(), "loadout-pi-"));
+	const contextDir = join(work, "context");
+	const treeDir = join(work, "tree");
+	mountConfigMap(contextDir, data);
+	const port = await freePort();
+	const url = `http://127.0.0.1:${port}`;
+	const proc = spawn(loadoutBinary(), ["hostd", "--context-dir", contextDir, "--addr", `127.0.0.1:${port}`, "--materialize", treeDir, "--poll-interval", "100ms"], {
+		stdio: ["ignore", "ignore", "pipe"],
+	});
+	let log = "";
+	proc.stderr.on("data", (b) => (log += b));
+	const exited = new Promise((r) => proc.on("exit", r));
+	await waitFor(`hostd on ${url}`, async () => (await fetch(url + "/readyz")).status === 200 && existsSync(join(treeDir, "..data")));
+	return {
+		url,
+		work,
+		contextDir,
+		treeDir,
+		proc,
+		log: () => log,
+		async stop() {
+			if (proc.exitCode === null) {
+				proc.kill("SIGTERM");
+				await exited;
+			}
+		},
+		async cleanup() {
+			await this.stop();
+			rmSync(work, { recursive: true, force: true });
+		},
+	};
+}
+
+/** Captures what Pi shows the user through its extension UI. */
+export function captureUI() {
+	const notes = [];
+	const ui = new Proxy(
+		{ notify: (message, type) => notes.push({ message, type }) },
+		{ get: (t, k) => (k in t ? t[k] : () => undefined) },
+	);
+	return { ui, notes };
+}
+
+/**
+ * A real Pi session that loads this package (the directory, through its
+ * package.json "pi" manifest) and talks to a scripted model. `responses` are
+ * faux steps; each model call is recorded in `calls` (system prompt, messages).
+ */
+export async function piSession({ hostdUrl, treeDir, responses = [], timeoutMs }) {
+	process.env.LOADOUT_HOSTD_URL = hostdUrl;
+	process.env.LOADOUT_CONTEXT_DIR = treeDir;
+	if (timeoutMs) process.env.LOADOUT_HOSTD_TIMEOUT_MS = String(timeoutMs);
+	else delete process.env.LOADOUT_HOSTD_TIMEOUT_MS;
+	process.env.LOADOUT_TREE_WAIT_MS = "2000";
+
+	const cwd = mkdtempSync(join(tmpdir(), "pi-cwd-"));
+	const agentDir = mkdtempSync(join(tmpdir(), "pi-agent-"));
+	const faux = registerFauxProvider();
+	const calls = [];
+	faux.setResponses(
+		responses.map((step) => (context, options, state, model) => {
+			calls.push({ systemPrompt: context.systemPrompt, messages: structuredClone(context.messages) });
+			return typeof step === "function" ? step(context, options, state, model) : step;
+		}),
+	);
+	const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
+	const resourceLoader = new DefaultResourceLoader({ cwd, agentDir, settingsManager, additionalExtensionPaths: [packageDir] });
+	await resourceLoader.reload();
+	const authStorage = AuthStorage.inMemory ? AuthStorage.inMemory() : AuthStorage.create(join(agentDir, "auth.json"));
+	authStorage.setRuntimeApiKey?.(faux.getModel().provider, "faux");
+	const modelRegistry = ModelRegistry.inMemory(authStorage);
+	const { session, extensionsResult } = await createAgentSession({
+		cwd,
+		agentDir,
+		model: faux.getModel(),
+		thinkingLevel: "off",
+		authStorage,
+		modelRegistry,
+		resourceLoader,
+		sessionManager: SessionManager.inMemory(cwd),
+		settingsManager,
+	});
+	const { ui, notes } = captureUI();
+	const errors = [];
+	await session.bindExtensions({ uiContext: ui, onError: (e) => errors.push(e) });
+	return {
+		session,
+		resourceLoader,
+		cwd,
+		calls,
+		notes,
+		errors,
+		faux,
+		extensionsResult,
+		/** Tool results in the session, in order. */
+		toolResults: () => session.messages.filter((m) => m.role === "toolResult"),
+		dispose() {
+			session.dispose();
+			faux.unregister();
+			rmSync(cwd, { recursive: true, force: true });
+			rmSync(agentDir, { recursive: true, force: true });
+		},
+	};
+}
+
+export function textOf(message) {
+	const c = message?.content;
+	if (typeof c === "string") return c;
+	return (c ?? []).filter((p) => p.type === "text").map((p) => p.text).join("\n");
+}

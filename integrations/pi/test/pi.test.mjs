@@ -1,0 +1,201 @@
+// Real Pi sessions (Pi's SDK, scripted `faux` model) loading this package,
+// against a real `loadout hostd` serving the samples' context (config/samples,
+// published by `loadout preview`, mounted as the kubelet mounts a ConfigMap).
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fauxAssistantMessage, fauxToolCall, piSession, previewSamples, startHostd, textOf } from "../harness.mjs";
+
+const data = previewSamples();
+const manifest = JSON.parse(data["manifest.json"]);
+const winners = manifest.catalog.filter((e) => e.kind === "skill");
+const instructions = "You work on team-a's parser and runtime. Run `make test` before you\nsay a change is done.";
+const platformReason = "platform policy: recursive force deletes (rm -rf) are not allowed; delete specific files instead";
+
+/** A model turn that calls one tool, then one that ends the turn. */
+function callThenStop(name, args) {
+	return [fauxAssistantMessage(fauxToolCall(name, args), { stopReason: "toolUse" }), fauxAssistantMessage("done")];
+}
+
+describe("Pi on the samples' Workspace, with hostd running", () => {
+	let hostd;
+	before(async () => {
+		hostd = await startHostd(data);
+	});
+	after(async () => {
+		await hostd?.cleanup();
+	});
+
+	test("Pi's loaded skills are the Workspace's winners (names and descriptions), nothing shadowed", async () => {
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir });
+		try {
+			const skills = pi.resourceLoader.getSkills().skills.map((s) => ({ name: s.name, description: s.description }));
+			assert.deepEqual(skills, winners.map((w) => ({ name: w.name, description: w.description })));
+			const body = readFileSync(pi.resourceLoader.getSkills().skills[0].filePath, "utf8");
+			assert.match(body, /PROJECT-REVIEW-BODY/);
+			assert.doesNotMatch(body, /PLATFORM-REVIEW-BODY/);
+			const prompts = pi.resourceLoader.getPrompts().prompts.map((p) => ({ name: p.name, description: p.description }));
+			assert.deepEqual(prompts, manifest.templates.map((t) => ({ name: t.name, description: t.description })));
+		} finally {
+			pi.dispose();
+		}
+	});
+
+	test("Pi's system prompt holds the instructions, the active skill and the prompt guide, skills listed once", async () => {
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("hello")] });
+		try {
+			await pi.session.prompt("hi");
+			assert.equal(pi.calls.length, 1);
+			const sp = pi.calls[0].systemPrompt;
+			assert.ok(sp.includes(instructions), "instructions missing:\n" + sp);
+			assert.ok(sp.includes("# Active skill: review\n\n# Project review\n\nPROJECT-REVIEW-BODY"), "active skill body missing:\n" + sp);
+			assert.ok(sp.includes("## review: checklist.md\n\n- [ ] Every error path is tested."), "active skill file missing");
+			assert.ok(sp.includes("Record each review finding with review_note"), "extension prompt guide missing");
+			// Pi lists the skills (<available_skills>); Loadout's own list is not added again.
+			assert.equal(sp.split("<name>review</name>").length - 1, 1);
+			assert.ok(!sp.includes("Skills hold instructions for specific tasks"), "Loadout's skill list duplicated Pi's");
+			assert.equal(sp.split("PROJECT-REVIEW-BODY").length - 1, 1);
+		} finally {
+			pi.dispose();
+		}
+	});
+
+	test("a bash call the platform hook denies never runs, and the model receives hostd's reason", async () => {
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: callThenStop("bash", { command: "touch MARKER && rm -rf build" }) });
+		try {
+			await pi.session.prompt("clean up");
+			assert.ok(!existsSync(join(pi.cwd, "MARKER")), "the denied bash command ran");
+			const [result] = pi.toolResults();
+			assert.equal(result.toolName, "bash");
+			assert.equal(result.isError, true);
+			assert.equal(textOf(result), platformReason);
+			// The model's next turn saw that result.
+			const seen = pi.calls[1].messages.filter((m) => m.role === "toolResult");
+			assert.equal(textOf(seen.at(-1)), platformReason);
+		} finally {
+			pi.dispose();
+		}
+	});
+
+	test("an allowed call runs, and its result goes to hostd's after hooks", async () => {
+		const afterBefore = await afterRequests(hostd.url);
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: callThenStop("bash", { command: "echo allowed > ALLOWED" }) });
+		try {
+			await pi.session.prompt("write a file");
+			assert.equal(readFileSync(join(pi.cwd, "ALLOWED"), "utf8"), "allowed\n");
+			const [result] = pi.toolResults();
+			assert.equal(result.isError, false);
+			assert.equal(await afterRequests(hostd.url), afterBefore + 1);
+		} finally {
+			pi.dispose();
+		}
+	});
+
+	test("/review renders the template through hostd", async () => {
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("ok"), fauxAssistantMessage("ok")] });
+		try {
+			await pi.session.prompt("/review src/parser.go runtime");
+			const user = pi.calls[0].messages.filter((m) => m.role === "user").at(-1);
+			assert.equal(textOf(user), "Review src/parser.go for runtime. Focus on src/parser.go.");
+			await pi.session.prompt("/review owner=runtime file=src/lexer.go");
+			const second = pi.calls[1].messages.filter((m) => m.role === "user").at(-1);
+			assert.equal(textOf(second), "Review src/lexer.go for runtime. Focus on src/lexer.go.");
+		} finally {
+			pi.dispose();
+		}
+	});
+
+	test("/review with a missing {{var}} is an error the user sees, and nothing reaches the model", async () => {
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("should not be called")] });
+		try {
+			await pi.session.prompt("/review src/parser.go");
+			assert.equal(pi.calls.length, 0, "the model was called");
+			const errors = pi.notes.filter((n) => n.type === "error");
+			assert.equal(errors.length, 1);
+			assert.match(errors[0].message, /^\/review: .*owner/);
+		} finally {
+			pi.dispose();
+		}
+	});
+
+	test("with hostd stopped, every call (bash, read, write, edit) is blocked with a reason that says so", async () => {
+		const stopped = await startHostd(data);
+		const pi = await piSession({
+			hostdUrl: stopped.url,
+			treeDir: stopped.treeDir,
+			responses: [
+				fauxAssistantMessage(
+					[
+						fauxToolCall("bash", { command: "echo ran > RAN" }),
+						fauxToolCall("read", { path: "README" }),
+						fauxToolCall("write", { path: "WRITTEN", content: "x" }),
+						fauxToolCall("edit", { path: "README", edits: [{ oldText: "a", newText: "b" }] }),
+					],
+					{ stopReason: "toolUse" },
+				),
+				fauxAssistantMessage("done"),
+			],
+		});
+		try {
+			await stopped.stop();
+			await pi.session.prompt("do things");
+			assert.ok(!existsSync(join(pi.cwd, "RAN")) && !existsSync(join(pi.cwd, "WRITTEN")), "a call ran without hostd");
+			const results = pi.toolResults();
+			assert.deepEqual(results.map((r) => r.toolName).sort(), ["bash", "edit", "read", "write"]);
+			for (const r of results) {
+				assert.equal(r.isError, true);
+				assert.match(textOf(r), new RegExp(`^Loadout blocked ${r.toolName}: hostd at ${stopped.url} is unreachable .*fail closed`));
+			}
+		} finally {
+			pi.dispose();
+			await stopped.cleanup();
+		}
+	});
+});
+
+describe("hostd answers that are not a verdict block the call", () => {
+	let hostd;
+	before(async () => {
+		hostd = await startHostd(data); // for the tree only
+	});
+	after(async () => {
+		await hostd?.cleanup();
+	});
+
+	for (const { name, handler, timeoutMs, reason } of [
+		{ name: "a non-2xx answer", handler: (res) => res.writeHead(503).end('{"error":"no context loaded"}'), reason: /answered \/v1\/before with 503: no context loaded/ },
+		{ name: "a timeout", handler: () => {}, timeoutMs: 200, reason: /did not answer \/v1\/before within 200 ms/ },
+		{ name: "a 200 without a verdict", handler: (res) => res.writeHead(200).end("{}"), reason: /no "allowed" verdict/ },
+		{ name: "a body that is not JSON", handler: (res) => res.writeHead(200).end("<html>"), reason: /not JSON/ },
+	]) {
+		test(`${name} blocks`, async () => {
+			const fake = createServer((req, res) => handler(res));
+			await new Promise((r) => fake.listen(0, "127.0.0.1", r));
+			const url = `http://127.0.0.1:${fake.address().port}`;
+			const pi = await piSession({ hostdUrl: url, treeDir: hostd.treeDir, timeoutMs, responses: callThenStop("bash", { command: "echo ran > RAN" }) });
+			try {
+				await pi.session.prompt("run");
+				assert.ok(!existsSync(join(pi.cwd, "RAN")), "the call ran");
+				const [result] = pi.toolResults();
+				assert.equal(result.isError, true);
+				assert.match(textOf(result), reason);
+			} finally {
+				pi.dispose();
+				fake.closeAllConnections();
+				await new Promise((r) => fake.close(r));
+			}
+		});
+	}
+});
+
+/** hostd's count of POST /v1/after requests, from its metrics. */
+async function afterRequests(url) {
+	const text = await (await fetch(url + "/metrics")).text();
+	let n = 0;
+	for (const line of text.split("\n")) {
+		if (line.startsWith("loadout_hostd_requests_total{") && line.includes('endpoint="after"')) n += Number(line.split(" ").at(-1));
+	}
+	return n;
+}
