@@ -56,13 +56,13 @@ func (o cachedObjects) NamespaceLabels(namespace string) (map[string]string, err
 	return ns.Labels, err
 }
 
-func (o cachedObjects) ConfigMapData(namespace, name string) (map[string]string, bool, error) {
+func (o cachedObjects) ConfigMapData(namespace, name string) (map[string]string, map[string]string, bool, error) {
 	var cm corev1.ConfigMap
 	if err := o.reader.Get(o.ctx, types.NamespacedName{Namespace: namespace, Name: name}, &cm); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, false, nil
+			return nil, nil, false, nil
 		}
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	return cm.Data, true, nil
+	return cm.Data, cm.Labels, true, nil
 }

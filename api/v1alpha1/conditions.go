@@ -82,6 +82,13 @@ const (
 
 	// WorkspaceLabel on a published ConfigMap names the Workspace that owns it.
 	WorkspaceLabel = "loadout.dev/workspace"
+
+	// InstructionsLabel with the value "true" opts a platform ConfigMap in to
+	// being read as instructions by tenants' Workspaces. Without it a platform
+	// ConfigMap is treated as missing (InstructionsNotFound), so tenants can
+	// neither read it nor learn that it exists. A Workspace's own namespace
+	// needs no label.
+	InstructionsLabel = "loadout.dev/instructions"
 )
 
 // TrustLevel is the value of the loadout.dev/trust label on a project namespace.

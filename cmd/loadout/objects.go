@@ -31,9 +31,9 @@ func (s *objectSet) NamespaceLabels(namespace string) (map[string]string, error)
 	return s.namespaces[namespace].Labels, nil
 }
 
-func (s *objectSet) ConfigMapData(namespace, name string) (map[string]string, bool, error) {
+func (s *objectSet) ConfigMapData(namespace, name string) (map[string]string, map[string]string, bool, error) {
 	cm, ok := s.configMaps[namespace+"/"+name]
-	return cm.Data, ok, nil
+	return cm.Data, cm.Labels, ok, nil
 }
 
 func inNamespace[T any](items []T, namespace string, key func(*T) (string, string)) []T {

@@ -149,3 +149,34 @@ func TestPreview_DirectoryRootsFirstWins(t *testing.T) { // R-CAT-1, R-CAT-5
 		mustNotContain(t, k, v, "PLATFORM-BODY")
 	}
 }
+
+// TestPreview_PlatformInstructionsNeedTheOptInLabel: preview applies the
+// controller's rule: a platform ConfigMap is readable as instructions only
+// with loadout.dev/instructions: "true"; without it the Workspace fails with
+// InstructionsNotFound and nothing of it is printed.
+func TestPreview_PlatformInstructionsNeedTheOptInLabel(t *testing.T) {
+	manifests := func(labels string) string {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{"all.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: rules
+  namespace: loadout-system
+` + labels + `data: {AGENTS.md: PLATFORM-ONLY-RULES}
+---
+apiVersion: loadout.dev/v1alpha1
+kind: Workspace
+metadata: {name: ws, namespace: team-a}
+spec:
+  instructions: [{configMapKeyRef: {namespace: loadout-system, name: rules}}]
+`})
+		return dir
+	}
+	out, _, err := run(t, "preview", "-f", manifests(""))
+	if err == nil || !strings.Contains(err.Error(), "InstructionsNotFound") {
+		t.Fatalf("err = %v, want InstructionsNotFound", err)
+	}
+	mustNotContain(t, "preview output", out+err.Error(), "PLATFORM-ONLY-RULES")
+	data := previewData(t, "-f", manifests("  labels: {loadout.dev/instructions: \"true\"}\n"))
+	mustContain(t, "system-prompt.md", data[contract.KeySystemPrompt], "PLATFORM-ONLY-RULES")
+}

@@ -21,8 +21,9 @@ type Objects interface {
 	Templates(namespace string) ([]v1alpha1.Template, error)
 	Extensions(namespace string) ([]v1alpha1.Extension, error)
 	NamespaceLabels(namespace string) (map[string]string, error)
-	// ConfigMapData returns the data of a ConfigMap and whether it exists.
-	ConfigMapData(namespace, name string) (map[string]string, bool, error)
+	// ConfigMapData returns the data and labels of a ConfigMap and whether it
+	// exists.
+	ConfigMapData(namespace, name string) (data, labels map[string]string, ok bool, err error)
 }
 
 // Policy is the manager's trust configuration (DESIGN: trust and tenancy).
@@ -209,12 +210,15 @@ func gatherInstructions(ws *v1alpha1.Workspace, objs Objects, pol Policy, trust 
 		}
 		ref := src.ConfigMapKeyRef
 		key := cmp.Or(ref.Key, "AGENTS.md")
-		data, ok, err := objs.ConfigMapData(ns, ref.Name)
+		data, labels, ok, err := objs.ConfigMapData(ns, ref.Name)
 		if err != nil {
 			return nil, fmt.Errorf("reading ConfigMap %s/%s for %s: %w", ns, ref.Name, field, err)
 		}
 		body, hasKey := data[key]
-		if !ok || !hasKey {
+		// A platform ConfigMap must opt in; one that has not is reported
+		// exactly like a missing one, so its existence does not leak.
+		optedIn := ns == ws.Namespace || labels[v1alpha1.InstructionsLabel] == "true"
+		if !ok || !hasKey || !optedIn {
 			return nil, &resources.InstructionsNotFoundError{Workspace: ws.Namespace + "/" + ws.Name, Field: field + ".configMapKeyRef", Namespace: ns, Name: ref.Name, Key: key}
 		}
 		out = append(out, resources.Instruction{Body: body, Origin: resources.Origin{Root: "configmap", Namespace: ns, Object: ref.Name + "/" + key}})

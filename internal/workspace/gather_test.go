@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,7 @@ type fakeObjects struct {
 	extensions []v1alpha1.Extension
 	labels     map[string]map[string]string
 	configMaps map[string]map[string]string
+	cmLabels   map[string]map[string]string
 }
 
 func (f *fakeObjects) Skills(ns string) ([]v1alpha1.Skill, error) {
@@ -28,9 +30,9 @@ func (f *fakeObjects) Extensions(ns string) ([]v1alpha1.Extension, error) {
 	return filter(f.extensions, func(e v1alpha1.Extension) bool { return e.Namespace == ns }), nil
 }
 func (f *fakeObjects) NamespaceLabels(ns string) (map[string]string, error) { return f.labels[ns], nil }
-func (f *fakeObjects) ConfigMapData(ns, name string) (map[string]string, bool, error) {
+func (f *fakeObjects) ConfigMapData(ns, name string) (map[string]string, map[string]string, bool, error) {
 	d, ok := f.configMaps[ns+"/"+name]
-	return d, ok, nil
+	return d, f.cmLabels[ns+"/"+name], ok, nil
 }
 
 func filter[T any](items []T, keep func(T) bool) []T {
@@ -117,7 +119,8 @@ func TestGather_RootSelectorFiltersObjects(t *testing.T) {
 }
 
 func TestGather_InstructionsOrderAndErrors(t *testing.T) {
-	objs := &fakeObjects{configMaps: map[string]map[string]string{"loadout-system/rules": {"AGENTS.md": "PLATFORM RULES"}}}
+	objs := &fakeObjects{configMaps: map[string]map[string]string{"loadout-system/rules": {"AGENTS.md": "PLATFORM RULES"}},
+		cmLabels: map[string]map[string]string{"loadout-system/rules": {v1alpha1.InstructionsLabel: "true"}}}
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
 		Spec: v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
 			{Inline: "INLINE"},
@@ -143,5 +146,42 @@ func TestGather_InstructionsOrderAndErrors(t *testing.T) {
 	var refused *resources.RootNotPermittedError
 	if !errors.As(err, &refused) {
 		t.Errorf("foreign ConfigMap: %v, want RootNotPermittedError", err)
+	}
+}
+
+// TestGather_PlatformConfigMapWithoutOptInLabelReadsAsMissing: a tenant's
+// Workspace aimed at a platform ConfigMap without the label
+// loadout.dev/instructions: "true" gets exactly the error of a ConfigMap that
+// does not exist, so it reads nothing and learns nothing; its own
+// namespace's ConfigMaps need no label.
+func TestGather_PlatformConfigMapWithoutOptInLabelReadsAsMissing(t *testing.T) {
+	objs := &fakeObjects{configMaps: map[string]map[string]string{
+		"loadout-system/kubeadm-config": {"AGENTS.md": "PLATFORM SECRET"},
+		"loadout-system/labelled-false": {"AGENTS.md": "PLATFORM SECRET"},
+		"team/own":                      {"AGENTS.md": "OWN"},
+	}, cmLabels: map[string]map[string]string{"loadout-system/labelled-false": {v1alpha1.InstructionsLabel: "false"}}}
+	gather := func(ns, name string) (string, error) {
+		ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
+			Spec: v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
+				{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: ns, Name: name}}}}}
+		plan, err := Gather(ws, objs, policy)
+		if err != nil {
+			return "", err
+		}
+		return plan.Input.Instructions[0].Body, nil
+	}
+	_, missing := gather("loadout-system", "does-not-exist")
+	for _, name := range []string{"kubeadm-config", "labelled-false"} {
+		body, err := gather("loadout-system", name)
+		var notFound *resources.InstructionsNotFoundError
+		if !errors.As(err, &notFound) || body != "" {
+			t.Fatalf("%s: %q, %v; want InstructionsNotFound", name, body, err)
+		}
+		if want := strings.ReplaceAll(missing.Error(), "does-not-exist", name); err.Error() != want {
+			t.Errorf("%s: error %q differs from a missing ConfigMap's %q", name, err, want)
+		}
+	}
+	if body, err := gather("", "own"); err != nil || body != "OWN" {
+		t.Errorf("own namespace: %q, %v", body, err)
 	}
 }
