@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -51,4 +53,42 @@ func TestImport_CleanDirectoryExitsZero(t *testing.T) {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
 	mustContain(t, "output", out, "kind: Skill", "kind: Template", "Fix {{file}}.")
+}
+
+// TestImport_SymlinkedTemplateOutsideTheRootIsSkippedNotPrinted: the
+// reproduction of `ln -s /proc/self/environ root/templates/env.md; loadout
+// import root`: the file is reported as skipped, nothing of it is printed,
+// and the exit status says something was skipped.
+func TestImport_SymlinkedTemplateOutsideTheRootIsSkippedNotPrinted(t *testing.T) {
+	outside, root := t.TempDir(), t.TempDir()
+	writeFiles(t, outside, map[string]string{"environ": "AWS_SECRET_ACCESS_KEY=LEAKED"})
+	writeFiles(t, root, map[string]string{"templates/ok.md": "Fine {{x}}"})
+	if err := os.Symlink(filepath.Join(outside, "environ"), filepath.Join(root, "templates", "env.md")); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := run(t, "import", root)
+	if err == nil {
+		t.Fatal("import exited 0 after skipping a file")
+	}
+	mustNotContain(t, "import output", out+errOut, "LEAKED")
+	mustContain(t, "stderr", errOut, filepath.Join(root, "templates", "env.md"), "outside its root")
+	mustContain(t, "stdout", out, "name: ok")
+}
+
+// TestPreview_AgentsMDSymlinkedOutOfTheRootIsNotInThePrompt: `ln -s
+// /etc/passwd root/AGENTS.md; loadout preview --root root` publishes no byte
+// of the target and reports the file.
+func TestPreview_AgentsMDSymlinkedOutOfTheRootIsNotInThePrompt(t *testing.T) {
+	outside, root := t.TempDir(), t.TempDir()
+	writeFiles(t, outside, map[string]string{"passwd": "root:x:0:0:LEAKED"})
+	writeFiles(t, root, map[string]string{"skills/review/SKILL.md": "---\nname: review\ndescription: Review.\n---\nBODY\n"})
+	if err := os.Symlink(filepath.Join(outside, "passwd"), filepath.Join(root, "AGENTS.md")); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := run(t, "preview", "--root", root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustNotContain(t, "preview output", out+errOut, "LEAKED")
+	mustContain(t, "stderr", errOut, filepath.Join(root, "AGENTS.md"), "outside its root")
 }

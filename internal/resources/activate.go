@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"unicode/utf8"
@@ -82,11 +83,18 @@ func activateDir(s Skill, requests []string) (*ActivatedSkill, error) {
 	fail := func(file, msg string, err error) error {
 		return &ActivationError{Skill: s.Name, File: file, Message: msg, Err: err}
 	}
+	// Reads go through the skill directory as an os.Root: what resolveInDir
+	// checked cannot be swapped for an escaping symlink before the read.
+	root, err := os.OpenRoot(s.Dir)
+	if err != nil {
+		return nil, fail("", "re-read "+skillFileName, err)
+	}
+	defer func() { _ = root.Close() }()
 	skillPath, err := resolveInDir(s.Dir, skillFileName)
 	if err != nil {
 		return nil, fail("", "re-read "+skillFileName, err)
 	}
-	raw, err := os.ReadFile(skillPath)
+	raw, err := readRegular(root, skillFileName)
 	if err != nil {
 		return nil, fail("", "re-read "+skillFileName, err)
 	}
@@ -103,7 +111,11 @@ func activateDir(s Skill, requests []string) (*ActivatedSkill, error) {
 		if err != nil {
 			return nil, fail(req, "refused", err)
 		}
-		content, err := os.ReadFile(src)
+		clean, _ := cleanRequest(req) // resolveInDir accepted it
+		content, err := readRegular(root, clean)
+		if errors.Is(err, errOutsideRoot) {
+			return nil, fail(req, "refused", err)
+		}
 		if err != nil {
 			return nil, fail(req, "read", err)
 		}

@@ -27,9 +27,10 @@ type DirOptions struct {
 
 // dirLoader reads one directory root and collects its diagnostics.
 type dirLoader struct {
-	name  string // root name, for origins
-	base  string // root directory, absolute
-	shown string // root directory as the caller wrote it, for diagnostics
+	name  string   // root name, for origins
+	base  string   // root directory, absolute
+	root  *os.Root // base, opened: every read goes through it (stays inside)
+	shown string   // root directory as the caller wrote it, for diagnostics
 	opts  DirOptions
 	diags []Diagnostic
 	// strictErr is the first rule broken in strict mode.
@@ -48,6 +49,7 @@ func LoadDirRoot(name, dir string, opts DirOptions) (Root, []Diagnostic, error) 
 	if err != nil {
 		return Root{}, nil, err
 	}
+	defer l.close()
 	root := Root{Name: name, Lenient: !opts.Strict}
 	if root.Instructions, err = l.instructions(); err != nil {
 		return Root{}, l.diags, err
@@ -69,8 +71,9 @@ func LoadSkillsDir(name, dir string, opts DirOptions) ([]Skill, []Diagnostic, er
 	if err != nil {
 		return nil, nil, err
 	}
+	defer l.close()
 	var skills []Skill
-	if _, err := os.Stat(filepath.Join(l.base, skillFileName)); err == nil {
+	if _, err := l.root.Stat(skillFileName); err == nil {
 		s, ok, err := l.skill(".")
 		if ok {
 			skills = append(skills, s)
@@ -96,13 +99,19 @@ func newDirLoader(name, dir string, opts DirOptions) (*dirLoader, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("root %q: not a directory", dir)
 	}
-	return &dirLoader{name: name, base: abs, shown: dir, opts: opts}, nil
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("root %q: %w", dir, err)
+	}
+	return &dirLoader{name: name, base: abs, root: root, shown: dir, opts: opts}, nil
 }
+
+func (l *dirLoader) close() { _ = l.root.Close() }
 
 // child is a loader for one part of the same root, with diagnostics of its
 // own, so that parts can be read concurrently and merged with adopt.
 func (l *dirLoader) child() *dirLoader {
-	return &dirLoader{name: l.name, base: l.base, shown: l.shown, opts: l.opts}
+	return &dirLoader{name: l.name, base: l.base, root: l.root, shown: l.shown, opts: l.opts}
 }
 
 // adopt appends a child's diagnostics and keeps the first strict error.
@@ -142,25 +151,38 @@ func (l *dirLoader) nameProblem(kind, rel, msg string) bool {
 	return false
 }
 
-// readOptional reads a file of the root; a missing file is (nil, nil).
+// errReported is a file left out with a diagnostic already reported.
+var errReported = errors.New("reported")
+
+// readOptional reads a file of the root; a missing file is (nil, nil). A file
+// that resolves outside the root, is too large or is not a regular file is
+// reported as skipped and returned as errReported, which callers pass over.
 func (l *dirLoader) readOptional(rel string) ([]byte, error) {
-	b, err := os.ReadFile(filepath.Join(l.base, rel))
-	if errors.Is(err, fs.ErrNotExist) {
+	b, err := readRegular(l.root, rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
-	}
-	if err != nil {
+	case perFileProblem(err):
+		l.report(rel, SeveritySkipped, "left out: %v", err)
+		return nil, errReported
+	case err != nil:
 		return nil, fmt.Errorf("read %s: %w", l.file(rel), err)
 	}
 	return b, nil
 }
 
-// readDirOptional lists a directory of the root; a missing one is empty.
+// readDirOptional lists a directory of the root; a missing one is empty, and
+// so is one that resolves outside the root (reported as skipped).
 func (l *dirLoader) readDirOptional(rel string) ([]fs.DirEntry, error) {
-	entries, err := os.ReadDir(filepath.Join(l.base, rel))
+	entries, err := fs.ReadDir(l.root.FS(), filepath.ToSlash(rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
+		if err = classifyRootErr(l.root, rel, err); errors.Is(err, errOutsideRoot) {
+			l.report(rel, SeveritySkipped, "left out: %v", err)
+			return nil, nil
+		}
 		return nil, fmt.Errorf("read directory %s: %w", l.file(rel), err)
 	}
 	return entries, nil
@@ -168,6 +190,9 @@ func (l *dirLoader) readDirOptional(rel string) ([]fs.DirEntry, error) {
 
 func (l *dirLoader) instructions() ([]Instruction, error) {
 	b, err := l.readOptional(instructionsFileName)
+	if errors.Is(err, errReported) {
+		return nil, nil
+	}
 	if err != nil || strings.TrimSpace(string(b)) == "" {
 		return nil, err
 	}

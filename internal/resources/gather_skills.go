@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -93,6 +92,9 @@ func parallel(n int, f func(i int)) {
 func (l *dirLoader) skill(rel string) (Skill, bool, error) {
 	fileRel := filepath.Join(rel, skillFileName)
 	raw, err := l.readOptional(fileRel)
+	if errors.Is(err, errReported) {
+		return Skill{}, false, nil
+	}
 	if err != nil {
 		return Skill{}, false, err
 	}
@@ -167,17 +169,22 @@ func skillNameProblem(fm frontmatter, name, dirName string) string {
 // checks (R-ACT-4), else it is left out with a warning, like non-UTF-8 files,
 // which a ConfigMap's string data cannot carry.
 func (l *dirLoader) skillFiles(rel string) ([]File, error) {
-	dir := filepath.Join(l.base, rel)
+	// The skill directory as a root of its own: a file of the skill must stay
+	// inside the skill (R-ACT-4), checked atomically on every read.
+	skillRoot, err := l.root.OpenRoot(rel)
+	if err != nil {
+		return nil, fmt.Errorf("read skill %s: %w", l.file(rel), err)
+	}
+	defer func() { _ = skillRoot.Close() }()
 	var files []File
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(skillRoot.FS(), ".", func(inSkill string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if p == dir {
+		if inSkill == "." {
 			return nil
 		}
-		inSkill, _ := filepath.Rel(dir, p)
-		shown := filepath.Join(rel, inSkill)
+		shown := filepath.Join(rel, filepath.FromSlash(inSkill))
 		switch {
 		case hidden(d.Name()):
 			if d.IsDir() {
@@ -189,25 +196,27 @@ func (l *dirLoader) skillFiles(rel string) ([]File, error) {
 		case inSkill == skillFileName:
 			return nil
 		}
-		src := p
-		if d.Type()&fs.ModeSymlink != 0 {
-			if src, err = resolveInDir(dir, filepath.ToSlash(inSkill)); err != nil {
-				l.report(shown, SeverityWarning, "left out of the skill: %v", err)
-				return nil
-			}
-		} else if !d.Type().IsRegular() {
+		symlink := d.Type()&fs.ModeSymlink != 0
+		if !symlink && !d.Type().IsRegular() {
 			l.report(shown, SeverityWarning, "left out of the skill: not a regular file")
 			return nil
 		}
-		b, err := os.ReadFile(src)
-		if err != nil {
+		b, err := readRegular(skillRoot, inSkill)
+		switch {
+		case errors.Is(err, errOutsideRoot):
+			l.report(shown, SeverityWarning, "left out of the skill: path resolves outside the skill root through a symlink")
+			return nil
+		case err != nil && (symlink || perFileProblem(err)):
+			l.report(shown, SeverityWarning, "left out of the skill: %v", err)
+			return nil
+		case err != nil:
 			return fmt.Errorf("read %s: %w", l.file(shown), err)
 		}
 		if !utf8.Valid(b) {
 			l.report(shown, SeverityWarning, "left out of the skill: not UTF-8 text")
 			return nil
 		}
-		files = append(files, File{Path: path.Clean(filepath.ToSlash(inSkill)), Content: string(b)})
+		files = append(files, File{Path: path.Clean(inSkill), Content: string(b)})
 		return nil
 	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,9 @@ func (l *dirLoader) templates() ([]Template, error) {
 			continue
 		}
 		raw, err := l.readOptional(rel)
+		if errors.Is(err, errReported) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

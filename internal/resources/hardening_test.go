@@ -2,9 +2,11 @@ package resources
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -88,5 +90,112 @@ func TestDirRoot_ActivationEscapesAreRefused(t *testing.T) {
 	got, err := cat.Activate("review", []string{"%2e%2e"})
 	if err != nil || len(got.Files) != 1 || got.Files[0].Content != "LITERAL" {
 		t.Errorf("literal %%2e%%2e file: %+v, %v", got, err)
+	}
+}
+
+// TestDirRoot_SymlinksOutOfTheRootAreNeverRead: every path read from a
+// directory root (AGENTS.md, templates, SKILL.md, the skills/ and templates/
+// folders, skill files) stays inside the root, checked atomically through
+// os.Root. An escaping symlink leaves that one file out with a diagnostic
+// naming it; no byte of the target is returned. Links that stay inside the
+// root still work.
+func TestDirRoot_SymlinksOutOfTheRootAreNeverRead(t *testing.T) {
+	secretDir := t.TempDir()
+	writeTree(t, secretDir, map[string]string{
+		"passwd":               "ROOT-SECRET-PASSWD",
+		"environ.md":           "ROOT-SECRET-ENV",
+		"skills/evil/SKILL.md": skillMD("evil", "d", "ROOT-SECRET-SKILL"),
+		"templates/other.md":   "ROOT-SECRET-TEMPLATE",
+		"SKILL.md":             skillMD("stolen", "d", "ROOT-SECRET-SKILLMD"),
+	})
+	link := func(root, name, target string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("seed layout", func(t *testing.T) {
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{
+			"docs/rules.md":      "INSIDE-RULES",
+			"skills/ok/SKILL.md": skillMD("ok", "d", "OK-BODY"),
+			"templates/fine.md":  "FINE {{x}}",
+		})
+		link(root, "AGENTS.md", filepath.Join(secretDir, "passwd"))
+		link(root, "templates/env.md", filepath.Join(secretDir, "environ.md"))
+		link(root, "templates/rel.md", "../../"+filepath.Base(secretDir)+"/environ.md")
+		link(root, "skills/stolen/SKILL.md", filepath.Join(secretDir, "SKILL.md"))
+		link(root, "skills/ok/inside.md", "../../docs/rules.md") // inside the root but outside the skill
+		r, diags, err := LoadDirRoot("project", root, DirOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%+v", r); strings.Contains(got, "ROOT-SECRET") {
+			t.Fatalf("root read through an escaping symlink: %s", got)
+		}
+		if len(r.Instructions) != 0 || len(r.Skills) != 1 || len(r.Templates) != 1 || len(r.Skills[0].Files) != 0 {
+			t.Fatalf("instructions %d, skills %+v, templates %+v", len(r.Instructions), r.Skills, r.Templates)
+		}
+		report := fmt.Sprint(diags)
+		for _, f := range []string{"AGENTS.md", "templates/env.md", "templates/rel.md", "skills/stolen/SKILL.md", "skills/ok/inside.md"} {
+			if !strings.Contains(report, filepath.Join(root, f)+": ") {
+				t.Errorf("no diagnostic names %s: %s", f, report)
+			}
+		}
+		if !strings.Contains(report, "outside its root") {
+			t.Errorf("diagnostics do not say why: %s", report)
+		}
+	})
+	t.Run("symlinked folders", func(t *testing.T) {
+		root := t.TempDir()
+		link(root, "skills", filepath.Join(secretDir, "skills"))
+		link(root, "templates", filepath.Join(secretDir, "templates"))
+		r, diags, err := LoadDirRoot("project", root, DirOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Skills) != 0 || len(r.Templates) != 0 || len(diags) != 2 {
+			t.Fatalf("skills %+v templates %+v diags %v", r.Skills, r.Templates, diags)
+		}
+	})
+	t.Run("inside links still work", func(t *testing.T) {
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{"docs/rules.md": "INSIDE-RULES"})
+		link(root, "AGENTS.md", "docs/rules.md")
+		r, diags, err := LoadDirRoot("project", root, DirOptions{})
+		if err != nil || len(diags) != 0 || len(r.Instructions) != 1 || r.Instructions[0].Body != "INSIDE-RULES" {
+			t.Fatalf("%+v %v %v", r.Instructions, diags, err)
+		}
+	})
+	t.Run("import of a skills directory", func(t *testing.T) {
+		root := t.TempDir()
+		link(root, "SKILL.md", filepath.Join(secretDir, "SKILL.md"))
+		skills, diags, err := LoadSkillsDir("x", root, DirOptions{})
+		if err != nil || len(skills) != 0 || len(diags) != 1 {
+			t.Fatalf("skills %+v diags %v err %v", skills, diags, err)
+		}
+	})
+}
+
+// TestDirRoot_FIFOAndHugeFilesAreLeftOutWithoutBlocking: a named pipe (which
+// would block a plain read forever) and a file larger than any context are
+// reported and left out.
+func TestDirRoot_FIFOAndHugeFilesAreLeftOutWithoutBlocking(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"skills/ok/SKILL.md": skillMD("ok", "d", "b")})
+	if err := syscall.Mkfifo(filepath.Join(root, "AGENTS.md"), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	writeTree(t, root, map[string]string{"templates/big.md": strings.Repeat("x", maxRootFileBytes+1)})
+	r, diags, err := LoadDirRoot("project", root, DirOptions{})
+	if err != nil || len(r.Instructions) != 0 || len(r.Templates) != 0 || len(r.Skills) != 1 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	report := fmt.Sprint(diags)
+	if !strings.Contains(report, "not a regular file") || !strings.Contains(report, "larger than") {
+		t.Fatalf("diagnostics %s", report)
 	}
 }

@@ -1,0 +1,87 @@
+package resources
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// maxRootFileBytes bounds one file read from a directory root: nothing larger
+// fits in a published context (api/v1alpha1.MaxContextBytesLimit), and reading
+// it whole would let one file exhaust memory.
+const maxRootFileBytes = 1 << 20
+
+// errOutsideRoot is a path that resolves (through a symlink) outside the
+// directory the caller gave. The read never happens: os.Root checks every
+// component atomically, so a symlink swapped in between cannot win either.
+var errOutsideRoot = errors.New("it resolves outside its root through a symbolic link; only files inside the root are read")
+
+// errTooLarge is a file over maxRootFileBytes.
+var errTooLarge = fmt.Errorf("larger than %d bytes", maxRootFileBytes)
+
+// readRegular reads the regular file rel of root, following symlinks only
+// where they stay inside root. A FIFO, device or directory is refused without
+// blocking (opened non-blocking, then checked on the open file, so nothing can
+// be swapped in between). errOutsideRoot and errTooLarge are per-file
+// problems the caller reports; fs.ErrNotExist means no such file; anything
+// else is an I/O error.
+func readRegular(root *os.Root, rel string) ([]byte, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, classifyRootErr(root, rel, err)
+	}
+	defer func() { _ = f.Close() }()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	if info.Size() > maxRootFileBytes {
+		return nil, errTooLarge
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxRootFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxRootFileBytes {
+		return nil, errTooLarge
+	}
+	return b, nil
+}
+
+var errNotRegular = errors.New("not a regular file")
+
+// classifyRootErr turns os.Root's refusal of an escaping path into
+// errOutsideRoot. os.Root does not export its error, so the path is checked
+// again, lexically on the symlink-resolved form: this only chooses the
+// message; the refused read stays refused whatever it finds.
+func classifyRootErr(root *os.Root, rel string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if resolved, rerr := filepath.EvalSymlinks(filepath.Join(root.Name(), rel)); rerr == nil && !insideRoot(root, resolved) {
+		return errOutsideRoot
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Err.Error() == "path escapes from parent" {
+		return errOutsideRoot
+	}
+	return err
+}
+
+func insideRoot(root *os.Root, resolved string) bool {
+	real, err := filepath.EvalSymlinks(root.Name())
+	return err == nil && within(real, resolved)
+}
+
+// perFileProblem reports whether err is about one file (report it and go
+// on) rather than the root as a whole (fail).
+func perFileProblem(err error) bool {
+	return errors.Is(err, errOutsideRoot) || errors.Is(err, errTooLarge) || errors.Is(err, errNotRegular)
+}
