@@ -1,5 +1,8 @@
-# Build the manager and the loadout CLI (for the hostd sidecar) as static binaries.
-FROM golang:1.26 AS builder
+# Build the manager and the loadout CLI (for the hostd sidecar) as static
+# binaries. The builder runs on the build machine's platform and cross-compiles
+# for TARGETPLATFORM, so `make docker-buildx` builds linux/amd64 and
+# linux/arm64 without emulating the compiler.
+FROM --platform=$BUILDPLATFORM golang:1.26 AS builder
 WORKDIR /workspace
 COPY go.mod go.sum ./
 RUN go mod download
@@ -7,10 +10,17 @@ COPY api/ api/
 COPY cmd/ cmd/
 COPY controllers/ controllers/
 COPY internal/ internal/
+# Set by BuildKit for each platform; the defaults serve a plain `docker build`.
 ARG TARGETOS=linux
 ARG TARGETARCH=amd64
-RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="-s -w" -o manager ./cmd/manager \
- && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="-s -w" -o loadout ./cmd/loadout
+# `make docker-build` and `make docker-buildx` pass these (loadout version).
+ARG VERSION=dev
+ARG COMMIT=unknown
+ARG BUILD_DATE=unknown
+RUN pkg=github.com/loadout-dev/loadout/internal/buildinfo \
+ && ldflags="-s -w -X $pkg.version=${VERSION} -X $pkg.commit=${COMMIT} -X $pkg.date=${BUILD_DATE}" \
+ && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="$ldflags" -o manager ./cmd/manager \
+ && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="$ldflags" -o loadout ./cmd/loadout
 
 # Distroless static, non-root: no shell, no package manager.
 FROM gcr.io/distroless/static:nonroot

@@ -8,7 +8,19 @@ CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 KUSTOMIZE_VERSION ?= v5.8.2
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 
+# Helm, built from Go modules like the other tools, for the chart tests.
+HELM_VERSION ?= v3.22.0
+HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+
 IMG ?= ghcr.io/loadout-dev/loadout:dev
+# Stamped into both binaries (`loadout version`, `manager --version`).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BUILD_DATE ?= $(shell date -u $(if $(SOURCE_DATE_EPOCH),-d @$(SOURCE_DATE_EPOCH)) +%Y-%m-%dT%H:%M:%SZ)
+BUILDINFO := github.com/loadout-dev/loadout/internal/buildinfo
+LDFLAGS ?= -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).date=$(BUILD_DATE)
+# `make docker-buildx` builds these platforms and pushes IMG.
+PLATFORMS ?= linux/amd64,linux/arm64
 GO_TEST_FLAGS ?= -race
 # Fuzz time per target: a smoke in `make test`, longer in `make fuzz`.
 FUZZTIME ?= 60s
@@ -98,12 +110,12 @@ bench: ## Run the Go benchmarks and the scale harness (test/bench); results in d
 ##@ Build
 
 .PHONY: build
-build: build-loadout ## Build the manager and the loadout CLI into ./bin.
-	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/manager ./cmd/manager
+build: build-loadout ## Build the manager and the loadout CLI into ./bin, stamped with VERSION, COMMIT and BUILD_DATE.
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/manager ./cmd/manager
 
 .PHONY: build-loadout
 build-loadout: ## Build the loadout CLI (preview, hostd, materialize, ...) into ./bin.
-	CGO_ENABLED=0 go build -trimpath -o $(LOCALBIN)/loadout ./cmd/loadout
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/loadout ./cmd/loadout
 
 .PHONY: run
 run: ## Run the manager against the cluster of the current kubeconfig.
@@ -116,7 +128,17 @@ demo: build ## Run Loadout end to end on a local control plane and clean up; KEE
 
 .PHONY: docker-build
 docker-build: ## Build the manager image (needs a Docker engine).
-	docker build -t $(IMG) .
+	@command -v docker >/dev/null 2>&1 || { echo "docker-build: no docker CLI on PATH; install Docker to build the image"; exit 1; }
+	docker build $(DOCKER_BUILD_ARGS) -t $(IMG) .
+
+DOCKER_BUILD_ARGS = --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg BUILD_DATE=$(BUILD_DATE)
+
+.PHONY: docker-buildx
+docker-buildx: ## Build and push IMG for PLATFORMS (linux/amd64,linux/arm64) with docker buildx.
+	@command -v docker >/dev/null 2>&1 || { echo "docker-buildx: no docker CLI on PATH; a Docker engine with the buildx plugin is needed for multi-arch images"; exit 1; }
+	@docker buildx version >/dev/null 2>&1 || { echo "docker-buildx: 'docker buildx' is not available; install the buildx plugin (Docker Desktop and docker-ce ship it)"; exit 1; }
+	@docker buildx inspect loadout-builder >/dev/null 2>&1 || docker buildx create --name loadout-builder --driver docker-container >/dev/null
+	docker buildx build --builder loadout-builder --platform $(PLATFORMS) $(DOCKER_BUILD_ARGS) --tag $(IMG) --push .
 
 ##@ Deployment
 
@@ -147,6 +169,11 @@ $(KUSTOMIZE):
 	@mkdir -p $(LOCALBIN)
 	GOBIN=$(LOCALBIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 	@mv $(LOCALBIN)/kustomize $(KUSTOMIZE)
+
+$(HELM):
+	@mkdir -p $(LOCALBIN)
+	GOBIN=$(LOCALBIN) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	@mv $(LOCALBIN)/helm $(HELM)
 
 $(CONTROLLER_GEN):
 	@mkdir -p $(LOCALBIN)

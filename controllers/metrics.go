@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
@@ -30,21 +32,55 @@ var (
 		Name: "loadout_configmap_applies_total",
 		Help: "Server-side applies of context ConfigMaps (writes).",
 	})
+	extensionsTotal = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "loadout_extensions",
+		Help: "Extensions visible to Workspaces, summed over all Workspaces, by state (Loaded, SkippedUntrusted, Rejected).",
+	}, []string{"state"})
+	// workspaceExtensions names every Workspace in its labels, so a scraper
+	// could enumerate every tenant's Workspaces: it is exported only when
+	// the manager runs with --metrics-per-workspace.
 	workspaceExtensions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "loadout_workspace_extensions",
-		Help: "Extensions visible to each Workspace, by state (Loaded, SkippedUntrusted, Rejected).",
+		Help: "Extensions visible to each Workspace, by state (Loaded, SkippedUntrusted, Rejected); only with --metrics-per-workspace.",
 	}, []string{"namespace", "workspace", "state"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(reconcilesTotal, resolutionDuration, publishedBytes, configMapApplies, workspaceExtensions)
+	metrics.Registry.MustRegister(reconcilesTotal, resolutionDuration, publishedBytes, configMapApplies, extensionsTotal, workspaceExtensions)
 }
 
 var extensionStates = []v1alpha1.ExtensionLoadState{v1alpha1.ExtensionLoaded, v1alpha1.ExtensionSkippedUntrusted, v1alpha1.ExtensionRejected}
 
-// observeReconcile counts one reconcile and refreshes the Workspace's
-// extension gauges.
-func observeReconcile(ws *v1alpha1.Workspace, err error) {
+// extensionCounts remembers each Workspace's extension counts, so that
+// loadout_extensions is their sum without a label naming any Workspace.
+type extensionCounts struct {
+	mu     sync.Mutex
+	counts map[types.NamespacedName]map[v1alpha1.ExtensionLoadState]int
+}
+
+var visibleExtensions = extensionCounts{counts: map[types.NamespacedName]map[v1alpha1.ExtensionLoadState]int{}}
+
+// set records key's counts (nil forgets key) and refreshes the totals.
+func (e *extensionCounts) set(key types.NamespacedName, counts map[v1alpha1.ExtensionLoadState]int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if counts == nil {
+		delete(e.counts, key)
+	} else {
+		e.counts[key] = counts
+	}
+	for _, s := range extensionStates {
+		total := 0
+		for _, c := range e.counts {
+			total += c[s]
+		}
+		extensionsTotal.WithLabelValues(string(s)).Set(float64(total))
+	}
+}
+
+// observeReconcile counts one reconcile and refreshes the extension gauges:
+// the totals always, the per-Workspace series only when perWorkspace is set.
+func observeReconcile(ws *v1alpha1.Workspace, err error, perWorkspace bool) {
 	switch {
 	case err != nil:
 		reconcilesTotal.WithLabelValues("error").Inc()
@@ -57,12 +93,17 @@ func observeReconcile(ws *v1alpha1.Workspace, err error) {
 	for _, e := range ws.Status.Extensions {
 		counts[e.State]++
 	}
+	visibleExtensions.set(types.NamespacedName{Namespace: ws.Namespace, Name: ws.Name}, counts)
+	if !perWorkspace {
+		return
+	}
 	for _, s := range extensionStates {
 		workspaceExtensions.WithLabelValues(ws.Namespace, ws.Name, string(s)).Set(float64(counts[s]))
 	}
 }
 
 func forgetWorkspaceMetrics(key types.NamespacedName) {
+	visibleExtensions.set(key, nil)
 	for _, s := range extensionStates {
 		workspaceExtensions.DeleteLabelValues(key.Namespace, key.Name, string(s))
 	}

@@ -62,6 +62,10 @@ type WorkspaceReconciler struct {
 	ReconcileTimeout time.Duration
 	// MaxConcurrentReconciles is the number of Workspaces reconciled at once.
 	MaxConcurrentReconciles int
+	// PerWorkspaceMetrics exports metrics labelled with each Workspace's
+	// namespace and name (--metrics-per-workspace); off, a scraper cannot
+	// enumerate tenants' Workspaces from the metrics.
+	PerWorkspaceMetrics bool
 
 	// applied remembers, per Workspace, the ConfigMap resourceVersion of our
 	// last apply. With the hash annotation it tells an untouched ConfigMap
@@ -125,7 +129,7 @@ func (r *WorkspaceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	before := ws.DeepCopy()
 	result, err := r.reconcile(ctx, ws)
 	summarizeReady(ws)
-	observeReconcile(ws, err)
+	observeReconcile(ws, err, r.PerWorkspaceMetrics)
 	if patchErr := r.patchStatus(ctx, before, ws); patchErr != nil {
 		err = errors.Join(err, patchErr)
 	}

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
 	"os/signal"
 	"syscall"
 	"time"
@@ -13,10 +17,12 @@ import (
 // newHostdCommand runs the agent-side extension host (docs/hostd.md).
 func newHostdCommand() *cobra.Command {
 	var (
-		dir        string
-		addr       string
-		poll       time.Duration
-		treeDir    string
+		dir     string
+		addr    string
+		poll    time.Duration
+		treeDir string
+		// probeAddr is the second listener, for the kubelet and Prometheus.
+		probeAddr  string
 		claudeCode bool
 		signKey    string
 	)
@@ -39,17 +45,58 @@ every reload. See docs/hostd.md.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			if err := requireLoopback(addr); err != nil {
+				return err
+			}
 			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll,
 				MaterializeDir: treeDir, Materialize: materializeOptions(claudeCode),
 				SigningKeyFile: signKey})
-			return srv.ListenAndServe(ctx, addr)
+			return serveHostd(ctx, srv, addr, probeAddr)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "context-dir", defaultContextDir, "directory where the context ConfigMap is mounted")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8181", "address to listen on; keep it on loopback")
 	cmd.Flags().StringVar(&signKey, "signing-key-file", "", "file (a mounted Secret key) whose bytes sign webhook request bodies with HMAC-SHA256; see docs/hostd.md")
+	cmd.Flags().StringVar(&probeAddr, "probe-addr", "",
+		"second address serving only /healthz, /readyz and /metrics, e.g. :8182 for the kubelet's probes and Prometheus; empty: none")
 	cmd.Flags().DurationVar(&poll, "poll-interval", time.Second, "how often to check the context directory for changes")
 	cmd.Flags().StringVar(&treeDir, "materialize", "", "keep this directory holding the context as files agents read (skills/, prompts/, AGENTS.md)")
 	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "with --materialize: also link CLAUDE.md to AGENTS.md (Claude Code layout)")
 	return cmd
+}
+
+// serveHostd serves the API on addr and, when probeAddr is set, the probes on
+// probeAddr; the first to fail stops both.
+func serveHostd(ctx context.Context, srv *hostd.Server, addr, probeAddr string) error {
+	if probeAddr == "" {
+		return srv.ListenAndServe(ctx, addr)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 2)
+	go func() { errc <- srv.ListenAndServe(ctx, addr) }()
+	go func() {
+		if err := srv.ListenAndServeProbes(ctx, probeAddr); err != nil {
+			errc <- fmt.Errorf("--probe-addr=%s: %w", probeAddr, err)
+			return
+		}
+		errc <- nil
+	}()
+	first := <-errc
+	cancel()
+	return errors.Join(first, <-errc)
+}
+
+// requireLoopback refuses an API address other hosts could reach: the /v1
+// API has no authentication (use --probe-addr for the kubelet and Prometheus).
+func requireLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr=%q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return nil
+	}
+	return fmt.Errorf("--addr=%q: the hostd API has no authentication and must listen on loopback (127.0.0.1 or ::1); "+
+		"serve probes and metrics on the pod IP with --probe-addr", addr)
 }

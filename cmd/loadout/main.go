@@ -40,5 +40,6 @@ context directory.`,
 	root.AddCommand(newHostdCommand())
 	root.AddCommand(newMaterializeCommand())
 	root.AddCommand(newHookCommand())
+	root.AddCommand(newVersionCommand())
 	return root
 }

@@ -68,7 +68,9 @@ func manifestFiles(p string) ([]string, error) {
 	}
 	var files []string
 	for _, e := range entries {
-		if !e.IsDir() && slices.Contains(manifestExtensions, strings.ToLower(filepath.Ext(e.Name()))) {
+		// kustomization.yaml configures kustomize (config/samples has one);
+		// it is no object.
+		if !e.IsDir() && e.Name() != "kustomization.yaml" && slices.Contains(manifestExtensions, strings.ToLower(filepath.Ext(e.Name()))) {
 			files = append(files, filepath.Join(p, e.Name()))
 		}
 	}

@@ -14,12 +14,15 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/buildinfo"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -37,7 +40,12 @@ type options struct {
 	leaderElection          bool
 	leaderElectionNamespace string
 	metricsAddr             string
+	metricsSecure           bool
+	metricsCertDir          string
+	metricsPerWorkspace     bool
 	probeAddr               string
+	watchNamespaces         string
+	version                 bool
 	maxConcurrentReconciles int
 	reconcileTimeout        time.Duration
 	kubeAPIQPS              float64
@@ -67,8 +75,17 @@ Flags:
 		"Elect a leader so that only one replica reconciles at a time.")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election Lease (default: the manager's own namespace).")
-	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080",
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443",
 		"Address of the Prometheus metrics endpoint; \"0\" disables it.")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true,
+		"Serve metrics over HTTPS to callers the API server authenticates (TokenReview) and authorizes (SubjectAccessReview: get on the /metrics non-resource URL). false serves plain HTTP to anyone.")
+	fs.StringVar(&o.metricsCertDir, "metrics-cert-dir", "",
+		"Directory with tls.crt and tls.key for the metrics endpoint; empty generates a self-signed certificate at start.")
+	fs.BoolVar(&o.metricsPerWorkspace, "metrics-per-workspace", false,
+		"Also export metrics labelled with each Workspace's namespace and name; off, a scraper cannot enumerate tenants' Workspaces.")
+	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "",
+		"Comma-separated namespaces to watch (the platform namespaces are always added); empty watches every namespace. With a list, the manager needs Roles in those namespaces only, plus read access to Namespaces (docs/install.md).")
+	fs.BoolVar(&o.version, "version", false, "Print the version, commit and build date, and exit.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081",
 		"Address of the /healthz and /readyz probes.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 4,
@@ -90,14 +107,46 @@ Flags:
 	return o, zopts, nil
 }
 
-func (o *options) platform() []string {
+func (o *options) platform() []string { return splitList(o.platformNamespaces) }
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
 	var out []string
-	for _, ns := range strings.Split(o.platformNamespaces, ",") {
-		if ns = strings.TrimSpace(ns); ns != "" {
-			out = append(out, ns)
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
 		}
 	}
 	return out
+}
+
+// cacheOptions limits the cache to --watch-namespaces plus the platform
+// namespaces (whose resources every Workspace may read) when the list is
+// set. Cluster-scoped objects (Namespaces, for their trust labels) are still
+// watched cluster-wide: controller-runtime applies DefaultNamespaces to
+// namespaced kinds only.
+func (o *options) cacheOptions() cache.Options {
+	watch := splitList(o.watchNamespaces)
+	if len(watch) == 0 {
+		return cache.Options{}
+	}
+	namespaces := map[string]cache.Config{}
+	for _, ns := range append(watch, o.platform()...) {
+		namespaces[ns] = cache.Config{}
+	}
+	return cache.Options{DefaultNamespaces: namespaces}
+}
+
+// metricsOptions serves metrics over HTTPS behind controller-runtime's
+// authentication and authorization filter unless --metrics-secure=false.
+func (o *options) metricsOptions() metricsserver.Options {
+	opts := metricsserver.Options{BindAddress: o.metricsAddr}
+	if o.metricsSecure {
+		opts.SecureServing = true
+		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		opts.CertDir = o.metricsCertDir
+	}
+	return opts
 }
 
 func run() error {
@@ -107,6 +156,10 @@ func run() error {
 			return nil
 		}
 		return err
+	}
+	if o.version {
+		fmt.Println("manager", buildinfo.Get())
+		return nil
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
 
@@ -121,7 +174,8 @@ func run() error {
 	cfg.QPS, cfg.Burst = float32(o.kubeAPIQPS), o.kubeAPIBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics:                 o.metricsOptions(),
+		Cache:                   o.cacheOptions(),
 		HealthProbeBindAddress:  o.probeAddr,
 		LeaderElection:          o.leaderElection,
 		LeaderElectionID:        controllers.LeaderElectionID,
@@ -140,7 +194,8 @@ func run() error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	ctrl.Log.WithName("setup").Info("Starting manager", "platformNamespaces", o.platform(), "defaultTrust", o.defaultTrust)
+	ctrl.Log.WithName("setup").Info("Starting manager", "version", buildinfo.Get().Version, "commit", buildinfo.Get().Commit,
+		"platformNamespaces", o.platform(), "defaultTrust", o.defaultTrust, "watchNamespaces", splitList(o.watchNamespaces))
 	return mgr.Start(ctx)
 }
 
@@ -153,6 +208,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, o *options) error {
 		Policy:                  workspace.Policy{PlatformNamespaces: o.platform(), DefaultTrust: v1alpha1.TrustLevel(o.defaultTrust)},
 		ReconcileTimeout:        o.reconcileTimeout,
 		MaxConcurrentReconciles: o.maxConcurrentReconciles,
+		PerWorkspaceMetrics:     o.metricsPerWorkspace,
 	}
 	if err := ws.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the Workspace controller: %w", err)

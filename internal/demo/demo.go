@@ -209,7 +209,7 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	if err := mgr.waitHTTP("http://"+probeAddr+"/readyz", time.Minute); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(d.out, "manager ready as %s (config/rbac), leader election on; probes http://%s/readyz, metrics http://%s/metrics, log %s\n",
+	fmt.Fprintf(d.out, "manager ready as %s (config/rbac), leader election on; probes http://%s/readyz, metrics https://%s/metrics (authenticated), log %s\n",
 		ManagerUser, probeAddr, metricsAddr, mgr.log)
 
 	// 4. The samples, without the agent Deployment.

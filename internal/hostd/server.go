@@ -2,7 +2,6 @@ package hostd
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -164,22 +163,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go s.Run(ctx)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)
-		defer done()
-		if err := srv.Shutdown(shutdown); err != nil {
-			return err
-		}
-		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	}
+	return serveUntilDone(ctx, srv)
 }
 
 // status reports what /readyz says: the served hash and the last reload error.

@@ -78,7 +78,7 @@ func TestInstall_KustomizeDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 		}
 	}
 	want := map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 4, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
+		"Namespace": 1, "CustomResourceDefinition": 4, "ServiceAccount": 1, "ClusterRole": 3, "ClusterRoleBinding": 2,
 		"Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 1,
 		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 	}

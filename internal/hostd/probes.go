@@ -1,0 +1,56 @@
+package hostd
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// probeRoutes are the endpoints that reveal nothing of the context and change
+// nothing: liveness, readiness (the served hash) and the metrics.
+func (s *Server) probeRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", s.handleReady)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
+}
+
+// ProbeHandler serves only /healthz, /readyz and /metrics. It is meant for a
+// second listener on the pod IP (hostd --probe-addr), so that the kubelet can
+// probe hostd and Prometheus can scrape it while the /v1 API, which has no
+// authentication, stays on loopback.
+func (s *Server) ProbeHandler() http.Handler {
+	mux := http.NewServeMux()
+	s.probeRoutes(mux)
+	return mux
+}
+
+// ListenAndServeProbes serves ProbeHandler on addr until ctx is done. It
+// neither loads nor reloads the context: ListenAndServe does, and the probes
+// report what it serves.
+func (s *Server) ListenAndServeProbes(ctx context.Context, addr string) error {
+	return serveUntilDone(ctx, &http.Server{Addr: addr, Handler: s.ProbeHandler(), ReadHeaderTimeout: 5 * time.Second})
+}
+
+// serveUntilDone runs srv until it fails or ctx is done, then shuts it down
+// gracefully.
+func serveUntilDone(ctx context.Context, srv *http.Server) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)
+		defer done()
+		if err := srv.Shutdown(shutdown); err != nil {
+			return err
+		}
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}

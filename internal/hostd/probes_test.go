@@ -1,0 +1,111 @@
+package hostd
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The probe listener (hostd --probe-addr, on the pod IP) answers the kubelet
+// and Prometheus, and nothing else: the /v1 API has no authentication and
+// must stay reachable from loopback only.
+func TestProbeHandler_ServesProbesAndMetricsButNotTheAPI(t *testing.T) {
+	s, _, _ := newTestServer(t, fixedRegistry())
+	probes := httptest.NewServer(s.ProbeHandler())
+	t.Cleanup(probes.Close)
+
+	for path, want := range map[string]string{
+		"/healthz": "ok",
+		"/readyz":  `"hash":"sha256:`,
+		"/metrics": "loadout_hostd_context_loaded 1",
+	} {
+		code, body := getStatus(t, probes.URL+path)
+		if code != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("GET %s on the probe listener = %d %q, want 200 containing %q", path, code, body, want)
+		}
+	}
+	for _, req := range []struct{ method, path string }{
+		{"POST", "/v1/before"}, {"POST", "/v1/after"}, {"POST", "/v1/render"}, {"POST", "/v1/activate"}, {"GET", "/v1/registry"},
+	} {
+		r, err := http.NewRequest(req.method, probes.URL+req.path, strings.NewReader(`{"call":{"id":"1","name":"review_note","arguments":{}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s %s on the probe listener = %d, want 404 (the API is loopback-only)", req.method, req.path, resp.StatusCode)
+		}
+	}
+}
+
+func TestProbeHandler_NotReadyUntilAContextLoads(t *testing.T) {
+	s := New(Options{ContextDir: t.TempDir()})
+	probes := httptest.NewServer(s.ProbeHandler())
+	t.Cleanup(probes.Close)
+	if code, _ := getStatus(t, probes.URL+"/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz = %d before any load, want 200 (alive, so the kubelet does not restart it)", code)
+	}
+	if code, body := getStatus(t, probes.URL+"/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz = %d %q with no context, want 503", code, body)
+	}
+}
+
+func TestListenAndServeProbes_StopsWithTheContext(t *testing.T) {
+	s, _, _ := newTestServer(t, fixedRegistry())
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ListenAndServeProbes(ctx, addr) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("probe listener on %s never answered /readyz: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("ListenAndServeProbes after cancel = %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ListenAndServeProbes did not return after its context was cancelled")
+	}
+}
+
+// getStatus is get with the status code.
+func getStatus(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
