@@ -40,14 +40,15 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the API types.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs (config/crd/bases) and RBAC (config/rbac) from markers.
+manifests: $(CONTROLLER_GEN) ## Generate CRDs (config/crd/bases) and RBAC (config/rbac) from markers, and copy them (and config/policy) into charts/.
 	$(CONTROLLER_GEN) rbac:roleName=loadout-manager crd paths="./..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	@bash hack/sync-charts.sh
 
 .PHONY: verify-gen
 verify-gen: generate manifests ## Regenerate and fail if any generated file differs from what is committed.
-	@git diff --exit-code -- api config || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain -- api config)" || { git status --porcelain -- api config; echo "untracked generated files: run 'make generate manifests' and commit"; exit 1; }
+	@git diff --exit-code -- api config charts || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config charts)" || { git status --porcelain -- api config charts; echo "untracked generated files: run 'make generate manifests' and commit"; exit 1; }
 
 .PHONY: fmt
 fmt: ## Run gofmt on the code.
@@ -66,8 +67,12 @@ envtest: ## Build the envtest control plane from Go modules (cached per user) an
 	@bash hack/envtest/build.sh
 
 .PHONY: test
-test: fuzz-smoke test-pi ## Run all tests, envtest suites included (builds the control plane on first use), each fuzzer briefly, and the Pi package's tests.
-	KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go test $(GO_TEST_FLAGS) ./...
+test: fuzz-smoke test-pi $(HELM) $(KUSTOMIZE) ## Run all tests, envtest suites and chart lint/render/install included (builds the control plane, helm and kustomize on first use), each fuzzer briefly, and the Pi package's tests.
+	HELM=$(HELM) KUSTOMIZE=$(KUSTOMIZE) KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: helm
+helm: $(HELM) ## Build helm from Go modules into ./bin (cached) and print its path.
+	@echo $(HELM)
 
 # The Pi package (integrations/pi) is tested with the real Pi agent: npm
 # installs the pinned Pi from package-lock.json (once per lockfile change),

@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -22,48 +20,10 @@ import (
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
-// kustomizeBuild runs `kustomize build dir` with $KUSTOMIZE, the Makefile's
-// ./bin/kustomize-<version>, or `go run` of the version the Makefile pins.
-func kustomizeBuild(t *testing.T, dir string) []byte {
-	t.Helper()
-	root := testenv.RepoRoot()
-	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^KUSTOMIZE_VERSION \?= (\S+)$`).FindSubmatch(makefile)
-	if m == nil {
-		t.Fatal("Makefile: no KUSTOMIZE_VERSION pin")
-	}
-	version := string(m[1])
-	var cmd *exec.Cmd
-	switch bin := filepath.Join(root, "bin", "kustomize-"+version); {
-	case os.Getenv("KUSTOMIZE") != "":
-		cmd = exec.Command(os.Getenv("KUSTOMIZE"), "build", dir)
-	case fileExists(bin):
-		cmd = exec.Command(bin, "build", dir)
-	default:
-		cmd = exec.Command("go", "run", "sigs.k8s.io/kustomize/kustomize/v5@"+version, "build", dir)
-	}
-	cmd.Dir = root
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", cmd, err, stderr.String())
-	}
-	return out
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
 func TestInstall_KustomizeDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	_, cfg := apiServer(t)
 	ctx := context.Background()
-	out := kustomizeBuild(t, "config/default")
+	out := testenv.KustomizeBuild(t, "config/default")
 	objs, err := demo.DecodeManifests(out)
 	if err != nil {
 		t.Fatalf("kustomize build config/default: %v", err)
