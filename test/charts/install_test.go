@@ -1,0 +1,399 @@
+package charts
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/demo"
+	"github.com/loadout-dev/loadout/internal/testenv"
+)
+
+// cluster is one API server of the test's own (no CRDs: the charts install
+// them) with an admin kubeconfig for helm and kubectl.
+type cluster struct {
+	env        *envtest.Environment
+	client     client.Client
+	kubeconfig string
+}
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		t.Fatal(testenv.ErrNoAssets)
+	}
+	env := &envtest.Environment{BinaryAssetsDirectory: assets}
+	if _, err := env.Start(); err != nil {
+		t.Fatalf("starting envtest from %s: %v", assets, err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	admin, err := env.AddUser(envtest.User{Name: "charts-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(admin.Config(), client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cluster{env: env, client: c, kubeconfig: writeKubeconfig(t, admin)}
+}
+
+func writeKubeconfig(t *testing.T, u *envtest.AuthenticatedUser) string {
+	t.Helper()
+	kc, err := u.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func (c *cluster) helm(t *testing.T, args ...string) string {
+	t.Helper()
+	return string(testenv.Helm(t, append(args, "--kubeconfig", c.kubeconfig)...))
+}
+
+func (c *cluster) kubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed: this test runs `kubectl apply -k config/samples` as a user would")
+	}
+	cmd := exec.Command(kubectl, append([]string{"--kubeconfig", c.kubeconfig}, args...)...)
+	cmd.Dir = testenv.RepoRoot()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func (c *cluster) createNamespace(t *testing.T, name string, labels map[string]string) {
+	t.Helper()
+	if err := c.client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eventually polls f until it succeeds, for a minute: the API server and the
+// manager share two cores with other tests, and no test asserts a timing.
+func eventually(t *testing.T, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func (c *cluster) waitEstablished(t *testing.T, crds ...string) {
+	t.Helper()
+	for _, name := range crds {
+		eventually(t, "CRD "+name+" Established", func() error {
+			crd := &unstructured.Unstructured{}
+			crd.SetAPIVersion("apiextensions.k8s.io/v1")
+			crd.SetKind("CustomResourceDefinition")
+			if err := c.client.Get(context.Background(), client.ObjectKey{Name: name}, crd); err != nil {
+				return err
+			}
+			conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+			for _, cond := range conds {
+				if m, ok := cond.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
+					return nil
+				}
+			}
+			return fmt.Errorf("not Established")
+		})
+	}
+}
+
+var loadoutCRDs = []string{"skills.loadout.dev", "templates.loadout.dev", "extensions.loadout.dev", "workspaces.loadout.dev"}
+
+// From the repository directory, as the README says: helm install of both
+// charts, an upgrade that changes nothing, the samples with exactly
+// `kubectl apply -k config/samples`, and an uninstall that keeps the CRDs.
+func TestHelmInstall_BothChartsFromTheRepoThenTheSamples(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+
+	c.helm(t, "install", "loadout-crds", "charts/loadout-crds")
+	c.waitEstablished(t, loadoutCRDs...)
+	c.helm(t, "install", "loadout", "charts/loadout", "--namespace", "loadout-system", "--create-namespace")
+	if out := c.helm(t, "upgrade", "loadout", "charts/loadout", "--namespace", "loadout-system"); !strings.Contains(out, "has been upgraded") {
+		t.Errorf("helm upgrade with the same values: %s", out)
+	}
+
+	dep := &appsv1.Deployment{}
+	if err := c.client.Get(ctx, client.ObjectKey{Namespace: "loadout-system", Name: "loadout-manager"}, dep); err != nil {
+		t.Fatalf("the loadout chart installed no manager Deployment: %v", err)
+	}
+	args := dep.Spec.Template.Spec.Containers[0].Args
+	for _, want := range []string{"--leader-elect", "--platform-namespace=loadout-system", "--default-trust=restricted", "--metrics-bind-address=:8443"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("installed manager args %v lack %s", args, want)
+		}
+	}
+	for _, obj := range []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "loadout-system", Name: "loadout-manager"}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "loadout-system", Name: "loadout-manager-metrics"}},
+	} {
+		if err := c.client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			t.Errorf("%T %s: %v", obj, obj.GetName(), err)
+		}
+	}
+
+	t.Run("kubectl apply -k config/samples", func(t *testing.T) {
+		c.kubectl(t, "apply", "-k", "config/samples")
+		ws := &v1alpha1.Workspace{}
+		if err := c.client.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "dev"}, ws); err != nil {
+			t.Fatalf("after kubectl apply -k config/samples: Workspace team-a/dev: %v", err)
+		}
+		ns := &corev1.Namespace{}
+		if err := c.client.Get(ctx, client.ObjectKey{Name: "team-a"}, ns); err != nil || ns.Labels[v1alpha1.TrustLabel] != "trusted" {
+			t.Errorf("Namespace team-a = %v, %v; want it with loadout.dev/trust=trusted", ns.Labels, err)
+		}
+		// A second run changes nothing.
+		if out := c.kubectl(t, "apply", "-k", "config/samples"); strings.Contains(out, "created") || strings.Contains(out, " configured") {
+			t.Errorf("a second kubectl apply -k config/samples changed objects:\n%s", out)
+		}
+	})
+
+	c.helm(t, "uninstall", "loadout", "--namespace", "loadout-system")
+	c.helm(t, "uninstall", "loadout-crds")
+	crd := &unstructured.Unstructured{}
+	crd.SetAPIVersion("apiextensions.k8s.io/v1")
+	crd.SetKind("CustomResourceDefinition")
+	if err := c.client.Get(ctx, client.ObjectKey{Name: "workspaces.loadout.dev"}, crd); err != nil {
+		t.Errorf("after helm uninstall loadout-crds (keep: true) the Workspace CRD is gone: %v", err)
+	}
+}
+
+var (
+	managerOnce sync.Once
+	managerBin  string
+	managerErr  error
+)
+
+// managerBinary builds cmd/manager once per test binary.
+func managerBinary(t *testing.T) string {
+	t.Helper()
+	managerOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "loadout-charts-manager-")
+		if err != nil {
+			managerErr = err
+			return
+		}
+		managerBin = filepath.Join(dir, "manager")
+		cmd := exec.Command("go", "build", "-o", managerBin, "./cmd/manager")
+		cmd.Dir = testenv.RepoRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			managerErr = fmt.Errorf("go build ./cmd/manager: %v\n%s", err, out)
+		}
+	})
+	if managerErr != nil {
+		t.Fatal(managerErr)
+	}
+	return managerBin
+}
+
+// runManagerAsServiceAccount runs the manager binary with the installed
+// Deployment's arguments (addresses moved to loopback), authenticated as the
+// ServiceAccount the installation binds its roles to, and returns its log.
+func (c *cluster) runManagerAsServiceAccount(t *testing.T) *syncBuffer {
+	t.Helper()
+	ctx := context.Background()
+	dep := &appsv1.Deployment{}
+	if err := c.client.Get(ctx, client.ObjectKey{Namespace: demo.PlatformNamespace, Name: "loadout-manager"}, dep); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	probeAddr := l.Addr().String()
+	_ = l.Close()
+	var args []string
+	for _, a := range dep.Spec.Template.Spec.Containers[0].Args {
+		if !strings.HasPrefix(a, "--metrics-bind-address=") && !strings.HasPrefix(a, "--health-probe-bind-address=") {
+			args = append(args, a)
+		}
+	}
+	args = append(args, "--metrics-bind-address=0", "--health-probe-bind-address="+probeAddr,
+		"--leader-election-namespace="+demo.PlatformNamespace)
+	sa, err := c.env.AddUser(envtest.User{Name: demo.ManagerUser,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + demo.PlatformNamespace, "system:authenticated"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(managerBinary(t), args...)
+	var log syncBuffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+writeKubeconfig(t, sa))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	eventually(t, "manager /readyz", func() error {
+		resp, err := http.Get("http://" + probeAddr + "/readyz")
+		if err != nil {
+			return fmt.Errorf("%v; log:\n%s", err, log.String())
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	})
+	return &log
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Namespace-scoped install: the manager, running as its ServiceAccount with
+// only the installation's Roles (and read access to Namespaces), publishes
+// the context of a Workspace in a watched namespace and never touches one in
+// another namespace. Installed both ways: the chart with rbac.scope=namespace
+// and kustomize build config/namespaced.
+func TestNamespaceScope_ManagerAsServiceAccountServesOnlyWatchedNamespaces(t *testing.T) {
+	for _, install := range []struct {
+		name string
+		run  func(t *testing.T, c *cluster)
+	}{
+		{"helm rbac.scope=namespace", func(t *testing.T, c *cluster) {
+			c.helm(t, "install", "loadout-crds", "charts/loadout-crds")
+			c.waitEstablished(t, loadoutCRDs...)
+			c.helm(t, "install", "loadout", "charts/loadout", "--namespace", demo.PlatformNamespace, "--create-namespace",
+				"--set", "rbac.scope=namespace", "--set", "rbac.watchNamespaces={team-a}")
+		}},
+		{"kustomize config/namespaced", func(t *testing.T, c *cluster) {
+			objs, err := demo.DecodeManifests(testenv.KustomizeBuild(t, "config/namespaced"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var manifests []demo.Manifest
+			for _, o := range objs {
+				manifests = append(manifests, demo.Manifest{File: "kustomize build config/namespaced", Object: o})
+			}
+			if err := demo.Apply(context.Background(), c.client, manifests); err != nil {
+				t.Fatal(err)
+			}
+			c.waitEstablished(t, loadoutCRDs...)
+		}},
+	} {
+		t.Run(install.name, func(t *testing.T) {
+			c := startCluster(t)
+			ctx := context.Background()
+			trusted := map[string]string{v1alpha1.TrustLabel: string(v1alpha1.TrustTrusted)}
+			c.createNamespace(t, "team-a", trusted)
+			c.createNamespace(t, "team-b", trusted)
+			install.run(t, c)
+
+			log := c.runManagerAsServiceAccount(t)
+			for _, obj := range []client.Object{
+				testenv.Skill(demo.PlatformNamespace, "review", "Platform review.", "PLATFORM-REVIEW"),
+				&v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "dev"}},
+				&v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "dev"}},
+			} {
+				if err := c.client.Create(ctx, obj); err != nil {
+					t.Fatal(err)
+				}
+			}
+			eventually(t, "Workspace team-a/dev Ready with its context published", func() error {
+				ws := &v1alpha1.Workspace{}
+				if err := c.client.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "dev"}, ws); err != nil {
+					return err
+				}
+				if !meta.IsStatusConditionTrue(ws.Status.Conditions, v1alpha1.ConditionReady) {
+					return fmt.Errorf("not Ready: %+v", ws.Status.Conditions)
+				}
+				cm := &corev1.ConfigMap{}
+				if err := c.client.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "dev-context"}, cm); err != nil {
+					return err
+				}
+				if !strings.Contains(cm.Data["skills.json"], "PLATFORM-REVIEW") {
+					return fmt.Errorf("the context lacks the platform skill")
+				}
+				return nil
+			})
+			// team-a/dev was reconciled; had team-b been watched, its
+			// Workspace (created at the same time) would have been too.
+			ws := &v1alpha1.Workspace{}
+			if err := c.client.Get(ctx, client.ObjectKey{Namespace: "team-b", Name: "dev"}, ws); err != nil {
+				t.Fatal(err)
+			}
+			if ws.Status.ObservedGeneration != 0 || len(ws.Status.Conditions) != 0 {
+				t.Errorf("Workspace team-b/dev (not watched) has a status: %+v", ws.Status)
+			}
+			if err := c.client.Get(ctx, client.ObjectKey{Namespace: "team-b", Name: "dev-context"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+				t.Errorf("ConfigMap team-b/dev-context: %v, want NotFound (team-b is not watched)", err)
+			}
+			if strings.Contains(strings.ToLower(log.String()), "forbidden") {
+				t.Errorf("the manager was refused something its Roles should allow:\n%s", log.String())
+			}
+		})
+	}
+}
