@@ -84,9 +84,15 @@ func (e *ActivationError) Reason() string { return v1alpha1.ReasonActivationFail
 // TooLargeError: the published data exceeds the budget; nothing is published.
 type TooLargeError struct {
 	Bytes, Max int64
+	// AtLeast: building stopped at the first byte over the budget, so Bytes
+	// is a lower bound, not the size the whole context would have had.
+	AtLeast bool
 }
 
 func (e *TooLargeError) Error() string {
+	if e.AtLeast {
+		return fmt.Sprintf("context is at least %d bytes, over the budget of %d bytes (spec.budget.maxContextBytes); building stopped there", e.Bytes, e.Max)
+	}
 	return fmt.Sprintf("context is %d bytes, over the budget of %d bytes (spec.budget.maxContextBytes)", e.Bytes, e.Max)
 }
 

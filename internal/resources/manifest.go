@@ -43,25 +43,33 @@ func buildManifest(ws contract.WorkspaceRef, instructions []Instruction, cat *Ca
 func skillsDoc(cat *Catalog) contract.Skills {
 	doc := contract.Skills{Skills: []contract.SkillDoc{}}
 	for _, s := range cat.Skills() {
-		files := make([]contract.FileDoc, 0, len(s.Files))
-		for _, f := range s.Files {
-			files = append(files, contract.FileDoc{Path: f.Path, Content: f.Content})
-		}
-		doc.Skills = append(doc.Skills, contract.SkillDoc{
-			Name: s.Name, Description: s.Description, Origin: s.Origin.String(), Body: s.Body, Files: files,
-			License: s.License, Compatibility: s.Compatibility, Metadata: s.Metadata, AllowedTools: s.AllowedTools,
-		})
+		doc.Skills = append(doc.Skills, skillDoc(s))
 	}
 	return doc
+}
+
+// skillDoc is one entry of skills.json.
+func skillDoc(s Skill) contract.SkillDoc {
+	files := make([]contract.FileDoc, 0, len(s.Files))
+	for _, f := range s.Files {
+		files = append(files, contract.FileDoc{Path: f.Path, Content: f.Content})
+	}
+	return contract.SkillDoc{
+		Name: s.Name, Description: s.Description, Origin: s.Origin.String(), Body: s.Body, Files: files,
+		License: s.License, Compatibility: s.Compatibility, Metadata: s.Metadata, AllowedTools: s.AllowedTools,
+	}
 }
 
 // templatesDoc is templates.json: every winning template in full, sorted by name.
 func templatesDoc(cat *Catalog) contract.Templates {
 	doc := contract.Templates{Templates: []contract.TemplateDoc{}}
 	for _, t := range cat.Templates() {
-		doc.Templates = append(doc.Templates, contract.TemplateDoc{
-			Name: t.Name, Description: t.Description, Origin: t.Origin.String(), Body: t.Body, Variables: Variables(t.Body),
-		})
+		doc.Templates = append(doc.Templates, templateDoc(t))
 	}
 	return doc
+}
+
+// templateDoc is one entry of templates.json.
+func templateDoc(t Template) contract.TemplateDoc {
+	return contract.TemplateDoc{Name: t.Name, Description: t.Description, Origin: t.Origin.String(), Body: t.Body, Variables: Variables(t.Body)}
 }

@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -60,6 +61,11 @@ func Publish(in Input) (*Result, error) {
 		active = append(active, *s)
 	}
 	instructions := append(slices.Clone(in.Instructions), cat.instructions...)
+	if in.MaxContextBytes > 0 {
+		if n := minDataBytes(cat, instructions); n > in.MaxContextBytes {
+			return nil, &TooLargeError{Bytes: n, Max: in.MaxContextBytes, AtLeast: true}
+		}
+	}
 	reg, err := normalizeRegistry(in.Registry)
 	if err != nil {
 		return nil, err
@@ -69,7 +75,7 @@ func Publish(in Input) (*Result, error) {
 		return nil, err
 	}
 	m := buildManifest(in.Workspace, instructions, cat, active, reg)
-	data, err := encodeData(prompt, m, cat)
+	data, err := encodeData(prompt, m, cat, in.MaxContextBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -96,24 +102,48 @@ func indentOf(key string) string {
 	return ""
 }
 
-// encodeData encodes the four keys, manifest.json with an empty hash.
-func encodeData(prompt string, m contract.Manifest, cat *Catalog) (map[string]string, error) {
-	docs := []struct {
-		key string
-		v   any
-	}{
-		{contract.KeyManifest, m},
-		{contract.KeySkills, skillsDoc(cat)},
-		{contract.KeyTemplates, templatesDoc(cat)},
+// encodeData encodes the four keys, manifest.json with an empty hash. With a
+// budget (budget > 0) the bodies (skills.json, templates.json) are encoded one
+// item at a time and the first item that does not fit stops everything with
+// a *TooLargeError, so no more than the budget is ever held.
+func encodeData(prompt string, m contract.Manifest, cat *Catalog, budget int64) (map[string]string, error) {
+	tooLarge := func() error { return &TooLargeError{Bytes: budget + 1, Max: budget, AtLeast: true} }
+	left := int64(-1) // unlimited
+	if budget > 0 {
+		if left = budget - int64(len(contract.KeySystemPrompt)+len(prompt)); left < 0 {
+			return nil, tooLarge()
+		}
 	}
 	data := map[string]string{contract.KeySystemPrompt: prompt}
-	for _, d := range docs {
-		s, err := encodeJSON(d.v, indentOf(d.key))
-		if err != nil {
-			return nil, fmt.Errorf("encode %s: %w", d.key, err)
-		}
-		data[d.key] = s
+	skills, templates := cat.Skills(), cat.Templates()
+	lists := []struct {
+		key, field string
+		n          int
+		item       func(i int) any
+	}{
+		{contract.KeySkills, "skills", len(skills), func(i int) any { return skillDoc(skills[i]) }},
+		{contract.KeyTemplates, "templates", len(templates), func(i int) any { return templateDoc(templates[i]) }},
 	}
+	for _, l := range lists {
+		w := &budgetWriter{max: -1}
+		if left >= 0 {
+			w.max = max(0, left-int64(len(l.key)))
+		}
+		if err := encodeListWithin(w, l.field, l.n, l.item); errors.Is(err, errOverBudget) {
+			return nil, tooLarge()
+		} else if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", l.key, err)
+		}
+		data[l.key] = w.String()
+		if left >= 0 {
+			left -= int64(len(l.key)) + w.Len()
+		}
+	}
+	s, err := encodeJSON(m, indentOf(contract.KeyManifest))
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", contract.KeyManifest, err)
+	}
+	data[contract.KeyManifest] = s
 	return data, nil
 }
 
