@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
@@ -26,12 +28,24 @@ const (
 	CELCostLimit = 1_000_000
 	// celInterruptEvery makes comprehensions check for a hook timeout this often.
 	celInterruptEvery = 100
+
+	// Parse and type-check bounds. Type-checking is not linear in an
+	// expression's length: 3 kB of chained .map(a,[a,a]) nests list types
+	// 240 deep and took 22 s and 11 GB to check. The parser refuses nesting
+	// deeper than CELMaxNesting (calls, members, literals, operators) and
+	// expressions longer than CELMaxLength code points, so what reaches the
+	// checker is small; CELCompileDeadline is the backstop.
+	CELMaxNesting      = 32
+	CELMaxLength       = 4096
+	CELCompileDeadline = 2 * time.Second
 )
 
 // Two environments: `result` exists only for after hooks, so a before hook
 // that reads it is a compile error at load instead of a failure at call time.
 var celEnvs = sync.OnceValues(func() (map[v1alpha1.HookEvent]*cel.Env, error) {
 	base := []cel.EnvOption{
+		cel.ParserRecursionLimit(CELMaxNesting),
+		cel.ParserExpressionSizeLimit(CELMaxLength),
 		cel.Variable("call", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable("workspace", cel.MapType(cel.StringType, cel.StringType)),
 		ext.Strings(),
@@ -70,11 +84,39 @@ type celHandler struct {
 // a compiled program is immutable and safe for concurrent use.
 func CompileCEL(event v1alpha1.HookEvent, expression, message string) (Handler, error) {
 	return celPrograms.get(celKey{event, expression, message}, func() (Handler, error) {
-		return compileCEL(event, expression, message)
+		return compileWithin(CELCompileDeadline, func() (Handler, error) { return compileCEL(event, expression, message) })
 	})
 }
 
-func compileCEL(event v1alpha1.HookEvent, expression, message string) (Handler, error) {
+// errCompileDeadline is a compilation that outlived CELCompileDeadline. It is
+// not memoised: on a starved machine a fine expression may hit it once.
+var errCompileDeadline = fmt.Errorf("compiling the expression took longer than %s; simplify it", CELCompileDeadline)
+
+// compileWithin returns compile's result, or errCompileDeadline after d. The
+// parse limits keep every compilation far below d, so a compilation left
+// running in the background past it is a bug to fix, not a load to expect.
+func compileWithin(d time.Duration, compile func() (Handler, error)) (Handler, error) {
+	type result struct {
+		h   Handler
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		h, err := compile()
+		done <- result{h, err}
+	}()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.h, r.err
+	case <-timer.C:
+		return nil, errCompileDeadline
+	}
+}
+
+// celEnv is the environment of event's hooks.
+func celEnv(event v1alpha1.HookEvent) (*cel.Env, error) {
 	envs, err := celEnvs()
 	if err != nil {
 		return nil, fmt.Errorf("CEL environment: %w", err)
@@ -83,7 +125,46 @@ func compileCEL(event v1alpha1.HookEvent, expression, message string) (Handler, 
 	if !ok {
 		return nil, fmt.Errorf("unknown hook event %q", event)
 	}
-	ast, iss := env.Compile(expression)
+	return env, nil
+}
+
+// parseCEL parses expression within the bounds, naming a bound it breaks.
+func parseCEL(env *cel.Env, expression string) (*cel.Ast, error) {
+	if n := utf8.RuneCountInString(expression); n > CELMaxLength {
+		return nil, fmt.Errorf("expression is %d characters, more than the limit of %d", n, CELMaxLength)
+	}
+	ast, iss := env.Parse(expression)
+	if err := iss.Err(); err != nil {
+		if strings.Contains(err.Error(), "recursion") {
+			return nil, fmt.Errorf("expression nests deeper than %d levels (calls, fields, literals, operators); split it or flatten it: %w", CELMaxNesting, err)
+		}
+		return nil, err
+	}
+	return ast, nil
+}
+
+// CheckCELSyntax parses a hook expression without type-checking it: the
+// cheap check for extensions that cannot load where they are (an untrusted
+// namespace) and so are never compiled.
+func CheckCELSyntax(event v1alpha1.HookEvent, expression string) error {
+	env, err := celEnv(event)
+	if err != nil {
+		return err
+	}
+	_, err = parseCEL(env, expression)
+	return err
+}
+
+func compileCEL(event v1alpha1.HookEvent, expression, message string) (Handler, error) {
+	env, err := celEnv(event)
+	if err != nil {
+		return nil, err
+	}
+	parsed, err := parseCEL(env, expression)
+	if err != nil {
+		return nil, err
+	}
+	ast, iss := env.Check(parsed)
 	if iss.Err() != nil {
 		return nil, iss.Err()
 	}
@@ -140,6 +221,9 @@ func (c *celCache) get(k celKey, compile func() (Handler, error)) (Handler, erro
 		return r.handler, r.err
 	}
 	h, err := compile() // outside the lock: compiling takes tens of microseconds
+	if errors.Is(err, errCompileDeadline) {
+		return h, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil || len(c.entries) >= celCacheSize {
