@@ -25,6 +25,7 @@ func newHostdCommand() *cobra.Command {
 		probeAddr  string
 		claudeCode bool
 		signKey    string
+		svcAddrs   map[string]string
 	)
 	cmd := &cobra.Command{
 		Use:   "hostd",
@@ -50,15 +51,16 @@ every reload. See docs/hostd.md.`,
 			}
 			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll,
 				MaterializeDir: treeDir, Materialize: materializeOptions(claudeCode),
-				SigningKeyFile: signKey})
+				SigningKeyFile: signKey, ServiceAddresses: svcAddrs})
 			return serveHostd(ctx, srv, addr, probeAddr)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "context-dir", defaultContextDir, "directory where the context ConfigMap is mounted")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8181", "address to listen on; keep it on loopback")
-	cmd.Flags().StringVar(&signKey, "signing-key-file", "", "file (a mounted Secret key) whose bytes sign webhook request bodies with HMAC-SHA256; see docs/hostd.md")
+	cmd.Flags().StringVar(&signKey, "signing-key-file", "", "file (a mounted Secret key) whose bytes sign webhook and tool request bodies with HMAC-SHA256; see docs/hostd.md")
 	cmd.Flags().StringVar(&probeAddr, "probe-addr", "",
 		"second address serving only /healthz, /readyz and /metrics, e.g. :8182 for the kubelet's probes and Prometheus; empty: none")
+	cmd.Flags().StringToStringVar(&svcAddrs, "service-address", nil, "dial a Service at another address, e.g. review-notes.team-a.svc:8080=127.0.0.1:9000 (repeatable; for running outside a cluster, where .svc names do not resolve)")
 	cmd.Flags().DurationVar(&poll, "poll-interval", time.Second, "how often to check the context directory for changes")
 	cmd.Flags().StringVar(&treeDir, "materialize", "", "keep this directory holding the context as files agents read (skills/, prompts/, AGENTS.md)")
 	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "with --materialize: also link CLAUDE.md to AGENTS.md (Claude Code layout)")

@@ -41,5 +41,6 @@ context directory.`,
 	root.AddCommand(newMaterializeCommand())
 	root.AddCommand(newHookCommand())
 	root.AddCommand(newVersionCommand())
+	root.AddCommand(newToolServerCommand())
 	return root
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +31,7 @@ import (
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/hostd"
+	"github.com/loadout-dev/loadout/internal/reviewnotes"
 )
 
 // The sample Workspace the demo waits for and serves (config/samples), and
@@ -84,6 +84,12 @@ type Result struct {
 	Allowed, Denied hostd.BeforeResponse
 	// AllowedCall and DeniedCall are the calls sent.
 	AllowedCall, DeniedCall exthost.ToolCall
+	// ToolRun and SecretToolRun are hostd's answers when it ran review_note
+	// itself (POST /v1/tools/review_note) for ToolCall and SecretToolCall.
+	ToolRun, SecretToolRun   hostd.ToolRunResponse
+	ToolCall, SecretToolCall exthost.ToolCall
+	// RecordedNotes is what review_note's Service recorded.
+	RecordedNotes []reviewnotes.Note
 	// LeaseHolder holds the manager's leader election Lease, which the
 	// manager took with config/rbac's permissions.
 	LeaseHolder string
@@ -212,7 +218,7 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	fmt.Fprintf(d.out, "manager ready as %s (config/rbac), leader election on; probes http://%s/readyz, metrics https://%s/metrics (authenticated), log %s\n",
 		ManagerUser, probeAddr, metricsAddr, mgr.log)
 
-	// 4. The samples, without the agent Deployment.
+	// 4. The samples, without their Deployments.
 	d.step("Applying config/samples")
 	samples, err := ReadManifests(filepath.Join(d.o.RepoRoot, "config", "samples"))
 	if err != nil {
@@ -221,8 +227,12 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	var apply []Manifest
 	for _, m := range samples {
 		if m.Object.GetKind() == "Deployment" {
+			part := "the sidecar's part below: it mounts the ConfigMap into a directory and runs hostd on it"
+			if m.Object.GetName() == "review-notes" {
+				part = "its part below: it runs the same command as a local process"
+			}
 			fmt.Fprintf(d.out, "skipped %s: this control plane has no kubelet and no controller-manager, so no Pod would ever run;\n"+
-				"  the demo plays the sidecar's part below: it mounts the ConfigMap into a directory and runs hostd on it\n", m)
+				"  the demo plays %s\n", m, part)
 			continue
 		}
 		apply = append(apply, m)
@@ -277,8 +287,13 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.step("Starting the hostd sidecar: loadout hostd --context-dir %s --addr %s", volume, hostdAddr)
-	hd, err := d.start("hostd", d.o.Loadout, []string{"hostd", "--context-dir", volume, "--addr", hostdAddr}, nil)
+	tools, err := d.startToolServer(cm.Data["manifest.json"])
+	if err != nil {
+		return nil, err
+	}
+	hostdArgs := append([]string{"hostd", "--context-dir", volume, "--addr", hostdAddr}, tools.hostdArgs()...)
+	d.step("Starting the hostd sidecar: loadout %s", strings.Join(hostdArgs, " "))
+	hd, err := d.start("hostd", d.o.Loadout, hostdArgs, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -300,6 +315,9 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	}
 	fmt.Fprintf(d.out, "\nThe ordinary note is allowed: the agent runs review_note. The SECRET note is denied by\n"+
 		"review-extension's CEL hook before the tool runs; the agent returns the paired result to the model.\n")
+	if err := d.runTools(ctx, base, tools, res); err != nil {
+		return res, err
+	}
 
 	if d.o.Keep {
 		return res, d.keep(ctx, c, ws, volume, kubeconfig, base)
@@ -427,13 +445,13 @@ func (d *demo) getLoadout(ctx context.Context, cfg *rest.Config, kubeconfig stri
 
 func printTools(w io.Writer, tools []v1alpha1.ToolEntry) {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tFROM\tREAD-ONLY\tDESCRIPTION")
+	fmt.Fprintln(tw, "NAME\tFROM\tREAD-ONLY\tRUNNABLE\tDESCRIPTION")
 	for _, t := range tools {
 		from := "extension " + t.Extension
 		if t.Builtin {
 			from = "built-in"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\n", t.Name, from, t.ReadOnly, t.Description)
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%t\t%s\n", t.Name, from, t.ReadOnly, t.Runnable, t.Description)
 	}
 	tw.Flush()
 }
@@ -445,33 +463,7 @@ func (d *demo) before(ctx context.Context, base string, call exthost.ToolCall) (
 	if err != nil {
 		return resp, err
 	}
-	d.step("POST /v1/before %s", body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/before", bytes.NewReader(body))
-	if err != nil {
-		return resp, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	r, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return resp, fmt.Errorf("hostd POST /v1/before (call %s): %w", call.ID, err)
-	}
-	defer r.Body.Close()
-	raw, err := io.ReadAll(r.Body)
-	if err != nil {
-		return resp, fmt.Errorf("hostd POST /v1/before (call %s): %w", call.ID, err)
-	}
-	if r.StatusCode != http.StatusOK {
-		return resp, fmt.Errorf("hostd POST /v1/before (call %s): %s: %s", call.ID, r.Status, strings.TrimSpace(string(raw)))
-	}
-	if err := json.Unmarshal(raw, &resp); err != nil {
-		return resp, fmt.Errorf("hostd POST /v1/before (call %s): %w: %s", call.ID, err, raw)
-	}
-	var pretty bytes.Buffer
-	if json.Indent(&pretty, raw, "", "  ") != nil {
-		pretty.Write(raw)
-	}
-	fmt.Fprintf(d.out, "%s %s\n", r.Status, strings.TrimSpace(pretty.String()))
-	return resp, nil
+	return resp, d.postJSON(ctx, base+"/v1/before", body, &resp)
 }
 
 // checkVerdicts fails the demo unless the ordinary call is allowed and the

@@ -23,6 +23,9 @@ type Options struct {
 	// SigningKeyFile is a mounted Secret key; when set, every webhook request
 	// body is signed with it (outbound.SignatureHeader, docs/hostd.md).
 	SigningKeyFile string
+	// ServiceAddresses dials Service host:port pairs at local addresses
+	// (outbound.Options.Addresses), for running outside a cluster.
+	ServiceAddresses map[string]string
 	// Outbound calls webhook hooks; nil means an outbound.Client (no
 	// redirects, signed with SigningKeyFile), bounded by each hook's timeout.
 	Outbound outbound.Doer
@@ -59,7 +62,7 @@ func New(opts Options) *Server {
 		opts.PollInterval = time.Second
 	}
 	if opts.Outbound == nil {
-		opts.Outbound = outbound.New(outbound.Options{SigningKeyFile: opts.SigningKeyFile})
+		opts.Outbound = outbound.New(outbound.Options{SigningKeyFile: opts.SigningKeyFile, Addresses: opts.ServiceAddresses})
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

@@ -95,6 +95,12 @@ type Options struct {
 	// call, so a rotated Secret takes effect without a restart; a missing or
 	// empty file fails the call rather than sending it unsigned.
 	SigningKeyFile string
+	// Addresses dials some Service host:port pairs at other addresses
+	// ("review-notes.team-a.svc:8080" → "127.0.0.1:9000"), as curl --resolve
+	// does: the URL, Host header and TLS server name stay the Service's. It is
+	// for running hostd outside a cluster (make demo, a laptop); in a pod the
+	// cluster's DNS resolves Services.
+	Addresses map[string]string
 }
 
 // Client is safe for concurrent use.
@@ -182,6 +188,14 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	return &Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: body}, nil
 }
 
+// dial connects to addr, or to where Options.Addresses sends it.
+func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if to, ok := c.opts.Addresses[addr]; ok {
+		addr = to
+	}
+	return (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext(ctx, network, addr)
+}
+
 // transport returns the shared transport that verifies against bundle,
 // building it on first use. Transports are cached so connections are reused
 // across calls.
@@ -209,7 +223,7 @@ func (c *Client) transport(bundle []byte) (*http.Transport, error) {
 	t := &http.Transport{
 		// Never through a proxy: the target is a cluster Service.
 		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           c.dial,
 		TLSClientConfig:       tlsConfig,
 		TLSHandshakeTimeout:   5 * time.Second,
 		ForceAttemptHTTP2:     true,

@@ -149,3 +149,21 @@ func TestDo_ResponsesAreCapped(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// Outside a cluster (make demo) hostd dials a Service's host:port at a local
+// address; the URL and Host header stay the Service's.
+func TestClient_AddressesDialAServiceElsewhereKeepingItsHost(t *testing.T) {
+	var host string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host = r.Host
+		_, _ = w.Write([]byte("{}"))
+	}))
+	defer srv.Close()
+	c := New(Options{Addresses: map[string]string{"review-notes.team-a.svc:8080": srv.Listener.Addr().String()}})
+	if _, err := c.Do(t.Context(), Request{Target: Target{URL: "http://review-notes.team-a.svc:8080/notes"}, Body: []byte("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	if host != "review-notes.team-a.svc:8080" {
+		t.Fatalf("Host header %q", host)
+	}
+}

@@ -114,8 +114,20 @@ func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { //
 	if strings.Contains(res.SystemPrompt, "PLATFORM-REVIEW-BODY") {
 		t.Error("the shadowed platform skill's body reached the system prompt")
 	}
-	if len(res.Tools) != 1 || res.Tools[0].Name != "review_note" || res.Tools[0].Extension != "review-extension" {
-		t.Errorf("status.tools = %+v, want review_note from review-extension", res.Tools)
+	if len(res.Tools) != 1 || res.Tools[0].Name != "review_note" || res.Tools[0].Extension != "review-extension" || !res.Tools[0].Runnable {
+		t.Errorf("status.tools = %+v, want the runnable review_note from review-extension", res.Tools)
+	}
+
+	// hostd ran review_note itself against the sample Service (a real
+	// process): the ordinary note was recorded, the SECRET note never reached it.
+	if r := res.ToolRun; !r.Executed || r.Result.IsError || len(r.Result.Content) != 1 || r.Result.Content[0].Text != "note 1 recorded" {
+		t.Errorf("POST /v1/tools/review_note (ordinary): %+v, want the Service's \"note 1 recorded\"", r)
+	}
+	if r := res.SecretToolRun; r.Executed || r.Result.Details["hook"] != "deny-secrets" {
+		t.Errorf("POST /v1/tools/review_note (SECRET): %+v, want denied by deny-secrets before the Service", r)
+	}
+	if len(res.RecordedNotes) != 1 || res.RecordedNotes[0].CallID != res.ToolCall.ID {
+		t.Errorf("the Service recorded %+v, want only call %s", res.RecordedNotes, res.ToolCall.ID)
 	}
 
 	// What the user sees: the kubectl-style table, the prompt, the registry,
@@ -124,7 +136,8 @@ func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { //
 		"workspace.loadout.dev/dev", "skill.loadout.dev/review", "extension.loadout.dev/review-extension", "CONTEXT HASH",
 		"# Active skill: review", "review_note   extension review-extension",
 		`"allowed": true`, `"allowed": false`, `"toolCallId": "call-2"`,
-		"skipped Deployment team-a/agent", "no kubelet",
+		"skipped Deployment team-a/agent", "no kubelet", "skipped Deployment team-a/review-notes",
+		"POST /v1/tools/review_note", `"text": "note 1 recorded"`,
 	} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, shown)

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loadout-dev/loadout/internal/reviewnotes"
+)
+
+// newToolServerCommand runs the samples' tool Services.
+func newToolServerCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tool-server",
+		Short: "Run a sample tool's Service (the Service behind a runnable tool)",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newReviewNotesCommand())
+	return cmd
+}
+
+func newReviewNotesCommand() *cobra.Command {
+	var (
+		addr string
+		srv  reviewnotes.Server
+	)
+	cmd := &cobra.Command{
+		Use:   "review-notes",
+		Short: "The Service behind the samples' review_note tool: records notes",
+		Long: `review-notes is the Service behind the samples' review_note tool
+(config/samples). hostd POSTs each allowed call to /notes as a ToolInvocation;
+the server records the note and answers "note N recorded". GET /notes lists
+the recorded notes. With --signing-key-file it refuses any request that the
+hostd holding the same key did not sign. See docs/hostd.md (Runnable tools).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			l, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "review-notes listening on %s\n", l.Addr())
+			return serveUntilDone(ctx, l, srv.Handler())
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", ":8080", "address to listen on")
+	cmd.Flags().StringVar(&srv.SigningKeyFile, "signing-key-file", "", "refuse requests not signed with this key (the file hostd signs with)")
+	return cmd
+}
+
+// serveUntilDone serves h on l until ctx is done, then shuts down gracefully.
+func serveUntilDone(ctx context.Context, l net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(shutdown); err != nil {
+			return err
+		}
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}

@@ -1,0 +1,103 @@
+package reviewnotes
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+
+	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/outbound"
+)
+
+// maxRequest bounds one invocation; hostd sends at most 1 MiB of call.
+const maxRequest = 2 << 20
+
+// maxNotes bounds what the sample keeps in memory.
+const maxNotes = 10000
+
+// Note is one recorded note.
+type Note struct {
+	ID     int    `json:"id"`
+	CallID string `json:"callId"`
+	Text   string `json:"text"`
+}
+
+// Server records notes: POST /notes takes a ToolInvocation of review_note and
+// answers a ToolAnswer; GET /notes lists what was recorded.
+type Server struct {
+	// SigningKeyFile, when set, makes the server refuse (401) any request
+	// whose X-Loadout-Signature-256 is not the HMAC of its body under the
+	// file's bytes: only the hostd that holds the key can record notes.
+	SigningKeyFile string
+
+	mu    sync.Mutex
+	notes []Note
+}
+
+// Handler serves the tool.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /notes", s.record)
+	mux.HandleFunc("GET /notes", s.list)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	return mux
+}
+
+// Notes returns the recorded notes, oldest first.
+func (s *Server) Notes() []Note {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Note{}, s.notes...)
+}
+
+func (s *Server) record(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
+	if err != nil || len(body) > maxRequest {
+		http.Error(w, "unreadable or oversized request", http.StatusBadRequest)
+		return
+	}
+	if s.SigningKeyFile != "" {
+		key, err := os.ReadFile(s.SigningKeyFile)
+		if err != nil || !outbound.Verify(key, body, r.Header.Get(outbound.SignatureHeader)) {
+			http.Error(w, "request is not signed by hostd", http.StatusUnauthorized)
+			return
+		}
+	}
+	var inv exthost.ToolInvocation
+	if err := json.Unmarshal(body, &inv); err != nil || inv.Kind != exthost.ToolInvocationKind {
+		http.Error(w, "expected a ToolInvocation", http.StatusBadRequest)
+		return
+	}
+	text, ok := inv.Call.Arguments["text"].(string)
+	if !ok || text == "" {
+		// hostd checks the input schema first, so this is a second line only.
+		answer(w, exthost.ToolAnswer{IsError: true, Content: []exthost.Content{{Type: "text", Text: "a note needs a text"}}})
+		return
+	}
+	s.mu.Lock()
+	if len(s.notes) >= maxNotes {
+		s.mu.Unlock()
+		answer(w, exthost.ToolAnswer{IsError: true, Content: []exthost.Content{{Type: "text", Text: "the note book is full"}}})
+		return
+	}
+	n := Note{ID: len(s.notes) + 1, CallID: inv.Call.ID, Text: text}
+	s.notes = append(s.notes, n)
+	s.mu.Unlock()
+	answer(w, exthost.ToolAnswer{
+		Content: []exthost.Content{{Type: "text", Text: fmt.Sprintf("note %d recorded", n.ID)}},
+		Details: map[string]any{"noteId": n.ID},
+	})
+}
+
+func (s *Server) list(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"notes": s.Notes()})
+}
+
+func answer(w http.ResponseWriter, a exthost.ToolAnswer) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(a)
+}
