@@ -219,7 +219,7 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 		ManagerUser, probeAddr, metricsAddr, mgr.log)
 
 	// 4. The samples, without their Deployments.
-	d.step("Applying config/samples")
+	d.step("Applying config/samples (the files its kustomization lists, as kubectl apply -k config/samples does)")
 	samples, err := ReadManifests(filepath.Join(d.o.RepoRoot, "config", "samples"))
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 )
 
 // FieldManager owns what the demo applies, as kubectl's would.
@@ -34,23 +36,17 @@ func (m Manifest) String() string {
 	return fmt.Sprintf("%s %s (%s)", m.Object.GetKind(), name, m.File)
 }
 
-// ReadManifests decodes every YAML document of every *.yaml file directly in
-// dir (like kubectl apply -f DIR), skipping kustomization.yaml. Files are read
-// in name order.
+// ReadManifests decodes every YAML document of the files a directory's
+// kustomization.yaml lists as resources (what `kubectl apply -k DIR`
+// applies), or, without one, of every *.yaml file directly in dir in name
+// order (like kubectl apply -f DIR).
 func ReadManifests(dir string) ([]Manifest, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	files, err := manifestFiles(dir)
 	if err != nil {
 		return nil, err
 	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no *.yaml files", dir)
-	}
-	sort.Strings(files)
 	var out []Manifest
 	for _, f := range files {
-		if filepath.Base(f) == "kustomization.yaml" {
-			continue
-		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err
@@ -64,6 +60,42 @@ func ReadManifests(dir string) ([]Manifest, error) {
 		}
 	}
 	return out, nil
+}
+
+// manifestFiles lists the files ReadManifests reads.
+func manifestFiles(dir string) ([]string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if errors.Is(err, fs.ErrNotExist) {
+		files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if err != nil {
+			return nil, err
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("%s: no *.yaml files", dir)
+		}
+		sort.Strings(files)
+		return files, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var k struct {
+		Resources []string `json:"resources"`
+	}
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		return nil, fmt.Errorf("%s/kustomization.yaml: %w", dir, err)
+	}
+	var files []string
+	for _, r := range k.Resources {
+		if filepath.Ext(r) != ".yaml" {
+			return nil, fmt.Errorf("%s/kustomization.yaml: resource %q is not a file of the directory; use kustomize build", dir, r)
+		}
+		files = append(files, filepath.Join(dir, r))
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s/kustomization.yaml lists no resources", dir)
+	}
+	return files, nil
 }
 
 // DecodeManifests decodes a stream of YAML (or JSON) documents, skipping empty
