@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // BenchmarkRoundTrip_Before measures an agent's /v1/before call over loopback
@@ -17,9 +19,7 @@ func BenchmarkRoundTrip_Before(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	body := []byte(`{"call":{"id":"call-1","name":"review_note","arguments":{"text":"looks good"}}}`)
 	url := ts.URL + "/v1/before"
-	lat := make([]time.Duration, 0, b.N)
-	for b.Loop() {
-		start := time.Now()
+	measure(b, func() {
 		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
@@ -29,6 +29,57 @@ func BenchmarkRoundTrip_Before(b *testing.B) {
 		if resp.StatusCode != http.StatusOK {
 			b.Fatalf("status %d", resp.StatusCode)
 		}
+	})
+}
+
+// BenchmarkToolCall measures, side by side on loopback with keep-alive, one
+// call of a runnable tool three ways against the same Service: the Service
+// called directly (the floor), through hostd's POST /v1/tools/{name}, and
+// through hostd's MCP tools/call with the SDK's client. hostd's path adds
+// the schema check, the CEL before hook, the signed-or-not outbound call and
+// the after hook. Reports p50/p99 latency next to ns/op.
+func BenchmarkToolCall(b *testing.B) {
+	svc := newToolService(b, recordNote)
+	_, ts, _ := newTestServer(b, runnableRegistry(svc.URL, 5))
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	invocation := []byte(`{"apiVersion":"loadout.dev/v1alpha1","kind":"ToolInvocation","extension":"review-extension","tool":"review_note",` +
+		`"call":{"id":"call-1","name":"review_note","arguments":{"text":"looks good"}},"workspace":{"name":"ws","namespace":"team-a"}}`)
+	toolBody := []byte(`{"call":{"id":"call-1","arguments":{"text":"looks good"}}}`)
+	post := func(b *testing.B, url string, body []byte) {
+		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	b.Run("direct-service", func(b *testing.B) {
+		measure(b, func() { post(b, svc.URL, invocation) })
+	})
+	b.Run("hostd-v1-tools", func(b *testing.B) {
+		measure(b, func() { post(b, ts.URL+"/v1/tools/review_note", toolBody) })
+	})
+	b.Run("hostd-mcp", func(b *testing.B) {
+		session := connectMCP(b, ts.URL, nil)
+		params := &mcp.CallToolParams{Name: "review_note", Arguments: map[string]any{"text": "looks good"}}
+		measure(b, func() {
+			res, err := session.CallTool(b.Context(), params)
+			if err != nil || res.IsError {
+				b.Fatalf("tools/call: %v %+v", err, res)
+			}
+		})
+	})
+}
+
+// measure runs op per iteration and reports its p50/p99 latency.
+func measure(b *testing.B, op func()) {
+	lat := make([]time.Duration, 0, b.N)
+	for b.Loop() {
+		start := time.Now()
+		op()
 		lat = append(lat, time.Since(start))
 	}
 	slices.Sort(lat)

@@ -15,7 +15,7 @@ import (
 
 // connectMCP connects the SDK's own client to hostd's MCP endpoint. changed,
 // if not nil, receives tools/list_changed notifications.
-func connectMCP(t *testing.T, base string, changed chan<- struct{}) *mcp.ClientSession {
+func connectMCP(t testing.TB, base string, changed chan<- struct{}) *mcp.ClientSession {
 	t.Helper()
 	opts := &mcp.ClientOptions{}
 	if changed != nil {
