@@ -85,14 +85,14 @@ async function waitFor(what, fn, ms = 20000) {
  * Starts `loadout hostd --materialize` on a mounted copy of data; resolves
  * when /readyz answers 200 and the tree is written.
  */
-export async function startHostd(data) {
+export async function startHostd(data, extraArgs = []) {
 	const work = mkdtempSync(join(tmpdir(), "loadout-pi-"));
 	const contextDir = join(work, "context");
 	const treeDir = join(work, "tree");
 	mountConfigMap(contextDir, data);
 	const port = await freePort();
 	const url = `http://127.0.0.1:${port}`;
-	const proc = spawn(loadoutBinary(), ["hostd", "--context-dir", contextDir, "--addr", `127.0.0.1:${port}`, "--materialize", treeDir, "--poll-interval", "100ms"], {
+	const proc = spawn(loadoutBinary(), ["hostd", "--context-dir", contextDir, "--addr", `127.0.0.1:${port}`, "--materialize", treeDir, "--poll-interval", "100ms", ...extraArgs], {
 		stdio: ["ignore", "ignore", "pipe"],
 	});
 	let log = "";
@@ -115,6 +115,34 @@ export async function startHostd(data) {
 		async cleanup() {
 			await this.stop();
 			rmSync(work, { recursive: true, force: true });
+		},
+	};
+}
+
+/**
+ * Starts `loadout tool-server review-notes` (the Service of the samples'
+ * runnable review_note) and returns hostd's flags to reach it: the registry's
+ * Service host:port mapped to the local port.
+ */
+export async function startReviewNotes(manifest) {
+	const tool = manifest.tools.find((t) => t.name === "review_note" && t.service);
+	const service = new URL(tool.service.url).host;
+	const port = await freePort();
+	const url = `http://127.0.0.1:${port}`;
+	const proc = spawn(loadoutBinary(), ["tool-server", "review-notes", "--addr", `127.0.0.1:${port}`], { stdio: ["ignore", "ignore", "ignore"] });
+	const exited = new Promise((r) => proc.on("exit", r));
+	await waitFor(`review-notes on ${url}`, async () => (await fetch(url + "/healthz")).status === 200);
+	return {
+		url,
+		hostdArgs: ["--service-address", `${service}=127.0.0.1:${port}`],
+		async notes() {
+			return (await (await fetch(url + "/notes")).json()).notes;
+		},
+		async stop() {
+			if (proc.exitCode === null) {
+				proc.kill("SIGTERM");
+				await exited;
+			}
 		},
 	};
 }

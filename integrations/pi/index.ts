@@ -12,6 +12,11 @@
 //   Each result goes to POST /v1/after.
 // - Template slash commands render through hostd (POST /v1/render), so a
 //   missing {{var}} is an error the user sees, never a half-filled prompt.
+// - Each runnable registry tool (manifest.json tools with a `service`) is
+//   registered in Pi with its description and input schema, and runs through
+//   hostd (POST /v1/tools/{name}), which checks the schema and runs the hooks
+//   around the tool's Service; so the gate does not ask hostd about it twice.
+//   Tools are registered at start-up: a context that adds one needs a new session.
 //
 // Configuration (environment):
 //   LOADOUT_HOSTD_URL        hostd's base URL (default http://127.0.0.1:8181)
@@ -56,7 +61,8 @@ export default async function loadoutExtension(pi: ExtensionAPI): Promise<void> 
 	await tree.waitUntilPresent(cfg.treeWaitMs);
 	registerResources(pi, tree);
 	registerSystemPrompt(pi, tree);
-	registerToolGate(pi, hostd);
+	const runnable = registerRunnableTools(pi, tree, hostd);
+	registerToolGate(pi, hostd, runnable);
 	registerTemplates(pi, tree, hostd);
 }
 
@@ -131,6 +137,7 @@ interface Manifest {
 	templates?: { name: string; variables?: string[] }[];
 	commands?: { name: string; template: string }[];
 	promptGuides?: { extension: string; text: string }[];
+	tools?: { name: string; description?: string; inputSchema?: Record<string, unknown>; service?: { url: string } }[];
 }
 
 export class Tree {
@@ -238,8 +245,10 @@ function registerSystemPrompt(pi: ExtensionAPI, tree: Tree): void {
 // ---------------------------------------------------------------------------
 // Tool calls: hostd decides, failing closed
 
-function registerToolGate(pi: ExtensionAPI, hostd: Hostd): void {
+function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>): void {
 	pi.on("tool_call", async (event) => {
+		// hostd runs a runnable tool's hooks itself, inside /v1/tools/{name}.
+		if (runnable.has(event.toolName)) return undefined;
 		const call = { id: event.toolCallId, name: event.toolName, arguments: event.input ?? {} };
 		const answer = await hostd.post("/v1/before", { call });
 		if (!answer.ok) {
@@ -254,6 +263,7 @@ function registerToolGate(pi: ExtensionAPI, hostd: Hostd): void {
 	});
 
 	pi.on("tool_result", async (event, ctx) => {
+		if (runnable.has(event.toolName)) return undefined;
 		const call = { id: event.toolCallId, name: event.toolName, arguments: event.input ?? {} };
 		const result = {
 			toolCallId: event.toolCallId,
@@ -269,6 +279,53 @@ function registerToolGate(pi: ExtensionAPI, hostd: Hostd): void {
 		}
 		return undefined;
 	});
+}
+
+// ---------------------------------------------------------------------------
+// Runnable tools: run by hostd
+
+/**
+ * Registers every runnable tool of the context's registry as a Pi tool whose
+ * execution is POST /v1/tools/{name}: hostd checks the arguments against the
+ * input schema, runs the before hooks, calls the tool's Service and runs the
+ * after hooks. A refused, invalid, blocked or failed call (and no answer from
+ * hostd) is an error result with the reason, so the model sees why. Returns
+ * the registered names.
+ */
+function registerRunnableTools(pi: ExtensionAPI, tree: Tree, hostd: Hostd): Set<string> {
+	const names = new Set<string>();
+	let tools: NonNullable<Manifest["tools"]> = [];
+	try {
+		tools = tree.manifest(tree.generation()).tools ?? [];
+	} catch {
+		return names; // no tree yet: the gate still guards every call
+	}
+	for (const t of tools) {
+		if (!t.service) continue;
+		names.add(t.name);
+		const description = t.description || t.name;
+		pi.registerTool({
+			name: t.name,
+			label: t.name,
+			description,
+			promptSnippet: description,
+			parameters: (t.inputSchema ?? { type: "object" }) as any,
+			async execute(toolCallId, params) {
+				const answer = await hostd.post(`/v1/tools/${encodeURIComponent(t.name)}`, { call: { id: toolCallId, arguments: params ?? {} } });
+				if (!answer.ok) {
+					throw new Error(`Loadout could not run ${t.name}: ${answer.why}`);
+				}
+				const result = answer.body?.result;
+				const text = texts(result?.content);
+				if (!result || result.isError) {
+					throw new Error(text || `${t.name} failed without a reason`);
+				}
+				const content = (Array.isArray(result.content) ? result.content : []).filter((c: any) => c?.type === "text" || c?.type === "image");
+				return { content, details: result.details ?? {} };
+			},
+		});
+	}
+	return names;
 }
 
 // ---------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fauxAssistantMessage, fauxToolCall, piSession, previewSamples, startHostd, textOf } from "../harness.mjs";
+import { fauxAssistantMessage, fauxToolCall, piSession, previewSamples, startHostd, startReviewNotes, textOf } from "../harness.mjs";
 
 const data = previewSamples();
 const manifest = JSON.parse(data["manifest.json"]);
@@ -199,3 +199,53 @@ async function afterRequests(url) {
 	}
 	return n;
 }
+
+describe("Pi runs the Workspace's runnable tools through hostd", () => {
+	let hostd, notes;
+	const reviewNote = manifest.tools.find((t) => t.name === "review_note");
+	before(async () => {
+		notes = await startReviewNotes(manifest);
+		hostd = await startHostd(data, notes.hostdArgs);
+	});
+	after(async () => {
+		await hostd?.cleanup();
+		await notes?.stop();
+	});
+
+	test("review_note appears in Pi with its registry description and input schema", async () => {
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir });
+		try {
+			const tool = pi.session.getAllTools().find((t) => t.name === "review_note");
+			assert.ok(tool, "review_note is not a Pi tool: " + pi.session.getAllTools().map((t) => t.name));
+			assert.equal(tool.description, reviewNote.description);
+			assert.deepEqual(JSON.parse(JSON.stringify(tool.parameters)), reviewNote.inputSchema);
+		} finally {
+			pi.dispose();
+		}
+	});
+
+	test("an allowed note runs through /v1/tools and is recorded; a SECRET note is denied and never reaches the Service", async () => {
+		const pi = await piSession({
+			hostdUrl: hostd.url,
+			treeDir: hostd.treeDir,
+			responses: [
+				fauxAssistantMessage(fauxToolCall("review_note", { text: "parser.go:42 drops an error" }), { stopReason: "toolUse" }),
+				fauxAssistantMessage(fauxToolCall("review_note", { text: "the SECRET is 42" }), { stopReason: "toolUse" }),
+				fauxAssistantMessage("done"),
+			],
+		});
+		try {
+			await pi.session.prompt("review parser.go");
+			const [ok, secret] = pi.toolResults();
+			assert.equal(ok.isError, false);
+			assert.match(textOf(ok), /^note \d+ recorded$/);
+			assert.equal(secret.isError, true);
+			assert.match(textOf(secret), /review notes must not contain secrets/);
+			const recorded = (await notes.notes()).map((n) => n.text);
+			assert.ok(recorded.includes("parser.go:42 drops an error"), "the allowed note was not recorded: " + recorded);
+			assert.ok(!recorded.some((t) => t.includes("SECRET")), "a SECRET note reached the Service: " + recorded);
+		} finally {
+			pi.dispose();
+		}
+	});
+});
