@@ -17,6 +17,10 @@ IMG ?= ghcr.io/loadout-dev/loadout:dev
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 BUILD_DATE ?= $(shell date -u $(if $(SOURCE_DATE_EPOCH),-d @$(SOURCE_DATE_EPOCH)) +%Y-%m-%dT%H:%M:%SZ)
+# Evaluated once, so that both binaries carry the same stamp.
+VERSION := $(VERSION)
+COMMIT := $(COMMIT)
+BUILD_DATE := $(BUILD_DATE)
 BUILDINFO := github.com/loadout-dev/loadout/internal/buildinfo
 LDFLAGS ?= -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).date=$(BUILD_DATE)
 # `make docker-buildx` builds these platforms and pushes IMG.
