@@ -35,12 +35,12 @@ func FuzzDecodeCall(f *testing.F) {
 }
 
 // hostdEndpoints are the POST endpoints agents send bodies to.
-var hostdEndpoints = []string{"/v1/before", "/v1/after", "/v1/render", "/v1/activate"}
+var hostdEndpoints = []string{"/v1/before", "/v1/after", "/v1/render", "/v1/activate", "/v1/tools/review_note"}
 
 // FuzzEndpoints sends arbitrary bodies to every POST endpoint of a server
-// holding SPEC §9's context. No body crashes the server or earns a 5xx; every
+// holding SPEC §9's context (review_note runnable). No body crashes the server or earns a 5xx; every
 // answer is JSON; an error answer carries a message; a blocked before call is
-// paired with its call.
+// paired with its call; no SECRET note ever reaches the tool's Service.
 func FuzzEndpoints(f *testing.F) {
 	for _, seed := range []struct {
 		endpoint uint8
@@ -57,10 +57,15 @@ func FuzzEndpoints(f *testing.F) {
 		{3, `{"skill":"review","files":null}`},
 		{3, `[]`},
 		{0, `{"call":{"id":"1","name":"t"}} {}`},
+		{4, `{"call":{"id":"1","arguments":{"text":"fine"}}}`},
+		{4, `{"call":{"id":"1","arguments":{"text":"SECRET"}}}`},
+		{4, `{"call":{"id":"1","arguments":{"text":1,"x":[]}}}`},
 	} {
 		f.Add(seed.endpoint, seed.body)
 	}
-	s, _, _ := newTestServer(f, fixedRegistry())
+	// review_note is runnable here, so /v1/tools bodies reach a real Service.
+	svc := newToolService(f, recordNote)
+	s, _, _ := newTestServer(f, runnableRegistry(svc.URL, 5))
 	h := s.Handler()
 	f.Fuzz(func(t *testing.T, endpoint uint8, body string) {
 		path := hostdEndpoints[int(endpoint)%len(hostdEndpoints)]
@@ -78,6 +83,11 @@ func FuzzEndpoints(f *testing.F) {
 				t.Fatalf("%s answered %d without an error message: %s", path, rec.Code, rec.Body)
 			}
 			return
+		}
+		if inv := svc.last.Load(); inv != nil {
+			if text, _ := inv.Call.Arguments["text"].(string); strings.Contains(text, "SECRET") {
+				t.Fatalf("a SECRET note reached the tool's Service through %s: %s", path, body)
+			}
 		}
 		if path == "/v1/before" && answer["allowed"] != true {
 			req, err := DecodeCall(strings.NewReader(body), false)
