@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
@@ -55,6 +56,25 @@ func TestExtension_CELCompileErrorIsInvalidWithFieldPath(t *testing.T) {
 		t.Errorf("Valid condition %+v, want Invalid naming spec.hooks[1].cel.expression", c)
 	}
 	testenv.Update(t, kit, ext, func(e *v1alpha1.Extension) { e.Spec.Hooks[1].CEL.Expression = "call.name == 'x'" })
+	waitValid(t, ext, func() []metav1.Condition { return ext.Status.Conditions }, metav1.ConditionTrue)
+}
+
+// The CRD cannot compile JSON Schema: the Extension's Valid condition reports
+// an inputSchema that does not compile, with the field and the schema error.
+func TestExtension_InputSchemaThatDoesNotCompileIsInvalidWithTheSchemaError(t *testing.T) {
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ext := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "schema"},
+		Spec: v1alpha1.ExtensionSpec{Tools: []v1alpha1.ExtensionTool{{Name: "review_note", Description: "Record a note.",
+			InputSchema: &runtime.RawExtension{Raw: []byte(`{"type":"object","properties":{"text":{"type":"strin"}}}`)}}}}}
+	kit.Create(t, ext)
+	c := waitValid(t, ext, func() []metav1.Condition { return ext.Status.Conditions }, metav1.ConditionFalse)
+	if c.Reason != v1alpha1.ReasonInvalid || !strings.Contains(c.Message, "spec.tools[0].inputSchema") ||
+		!strings.Contains(c.Message, "at '/properties/text/type'") {
+		t.Errorf("Valid condition %+v, want Invalid naming spec.tools[0].inputSchema and the schema error", c)
+	}
+	testenv.Update(t, kit, ext, func(e *v1alpha1.Extension) {
+		e.Spec.Tools[0].InputSchema = &runtime.RawExtension{Raw: []byte(`{"type":"object","properties":{"text":{"type":"string"}}}`)}
+	})
 	waitValid(t, ext, func() []metav1.Condition { return ext.Status.Conditions }, metav1.ConditionTrue)
 }
 
