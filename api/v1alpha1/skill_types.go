@@ -8,6 +8,8 @@ import (
 // its name and description, and read its body and files only when they activate it.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.files) || self.files.all(f, self.files.exists_one(g, g.path == f.path))",message="file paths must be unique"
+// +kubebuilder:validation:XValidation:rule="has(self.source) || has(self.body)",message="body is required unless source is set"
+// +kubebuilder:validation:XValidation:rule="!has(self.source) || (!has(self.body) && !has(self.files))",message="body and files must be unset when source is set: the source provides SKILL.md and every file"
 type SkillSpec struct {
 	// name is the logical skill name agents use. Defaults to metadata.name, which
 	// must then follow the same rules.
@@ -18,11 +20,19 @@ type SkillSpec struct {
 	// +required
 	Description Description `json:"description"`
 
-	// body is the Markdown instructions agents read on activation.
-	// +required
+	// body is the Markdown instructions agents read on activation. Required
+	// unless source is set.
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=262144
-	Body string `json:"body"`
+	Body string `json:"body,omitempty"`
+
+	// source takes the body and files from an immutable OCI artifact or git
+	// commit instead of this object (docs/concepts.md, "Inline and external
+	// skills"); name and description stay here, because the catalog needs
+	// them without fetching anything.
+	// +optional
+	Source *SkillSource `json:"source,omitempty"`
 
 	// files are extra documents an agent may request on activation, by path.
 	// +optional
@@ -53,7 +63,11 @@ type SkillSpec struct {
 	AllowedTools []string `json:"allowedTools,omitempty"`
 }
 
-// SkillFile is one extra document of a skill.
+// SkillFile is one extra file of a skill: text in content, or any bytes in
+// binaryContent (base64 in YAML and JSON), so that import never drops a
+// binary file.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.content) && has(self.binaryContent))",message="set content or binaryContent, not both"
 type SkillFile struct {
 	// path of the file, relative to the skill: no leading '/', no '..' segment,
 	// no backslash.
@@ -65,10 +79,22 @@ type SkillFile struct {
 	// +kubebuilder:validation:XValidation:rule="!self.contains('\\\\')",message="path must use '/' separators (no backslash)"
 	Path string `json:"path"`
 
-	// content of the file.
-	// +required
+	// content of the file, as UTF-8 text.
+	// +optional
 	// +kubebuilder:validation:MaxLength=262144
-	Content string `json:"content"`
+	Content string `json:"content,omitempty"`
+
+	// binaryContent of the file, for bytes that are not UTF-8 text (base64
+	// encoded, at most 196,608 bytes decoded). Larger skills belong in an
+	// external source.
+	// +optional
+	// +kubebuilder:validation:MaxLength=262144
+	BinaryContent []byte `json:"binaryContent,omitempty"`
+
+	// executable marks a file written with mode 0755 rather than 0644 when
+	// the agent side materializes the skill (scripts).
+	// +optional
+	Executable bool `json:"executable,omitempty"`
 }
 
 // SkillStatus reports whether the Skill passed the controller's checks.

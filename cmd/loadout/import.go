@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -133,7 +134,11 @@ func checkSkillLimits(s resources.Skill) error {
 	check(len(s.Body) > 0 && len(s.Body) <= maxSkillText, "body: must be 1 to %d bytes", maxSkillText)
 	check(len(s.Files) <= maxSkillFiles, "files: at most %d files, found %d", maxSkillFiles, len(s.Files))
 	for _, f := range s.Files {
-		check(len(f.Content) <= maxSkillText, "file %s: content over %d bytes", f.Path, maxSkillText)
+		if f.Binary {
+			check(base64.StdEncoding.EncodedLen(len(f.Content)) <= maxSkillText, "file %s: binary content over %d bytes (use --push for an external source)", f.Path, base64.StdEncoding.DecodedLen(maxSkillText))
+		} else {
+			check(len(f.Content) <= maxSkillText, "file %s: content over %d bytes (use --push for an external source)", f.Path, maxSkillText)
+		}
 	}
 	check(len(s.License) <= maxLicenseLen, "license: at most %d characters", maxLicenseLen)
 	check(len(s.Metadata) <= maxMetadataEntries, "metadata: at most %d entries", maxMetadataEntries)
@@ -154,7 +159,11 @@ func skillManifest(s resources.Skill, namespace string) manifest {
 		AllowedTools:  s.AllowedTools,
 	}
 	for _, f := range s.Files {
-		spec.Files = append(spec.Files, v1alpha1.SkillFile{Path: f.Path, Content: f.Content})
+		file := v1alpha1.SkillFile{Path: f.Path, Content: f.Content, Executable: f.Executable}
+		if f.Binary {
+			file.Content, file.BinaryContent = "", []byte(f.Content)
+		}
+		spec.Files = append(spec.Files, file)
 	}
 	return manifest{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Skill",
 		Metadata: manifestMeta{Name: s.Name, Namespace: namespace}, Spec: spec}

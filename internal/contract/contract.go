@@ -188,12 +188,55 @@ type SkillDoc struct {
 	Compatibility string            `json:"compatibility,omitempty"`
 	Metadata      map[string]string `json:"metadata,omitempty"`
 	AllowedTools  []string          `json:"allowedTools,omitempty"`
+	// Source, when set, pins the external content of the skill: Body and
+	// Files are then empty and the agent side fetches, verifies and
+	// materializes SKILL.md and every file (docs/concepts.md).
+	Source *SkillSource `json:"source,omitempty"`
 }
+
+// SkillSource is the pinned external content of a skill: exactly one of OCI
+// and Git is set.
+type SkillSource struct {
+	OCI *OCISource `json:"oci,omitempty"`
+	Git *GitSource `json:"git,omitempty"`
+}
+
+// OCISource is an artifact reference pinned by digest
+// (REGISTRY/REPOSITORY@sha256:<hex>).
+type OCISource struct {
+	Reference string `json:"reference"`
+}
+
+// GitSource is a directory of a repository at a full commit.
+type GitSource struct {
+	URL    string `json:"url"`
+	Commit string `json:"commit"`
+	Path   string `json:"path,omitempty"`
+}
+
+// String names the source in diagnostics, metrics and /readyz.
+func (s SkillSource) String() string {
+	switch {
+	case s.OCI != nil:
+		return "oci:" + s.OCI.Reference
+	case s.Git != nil:
+		return "git:" + s.Git.URL + "@" + s.Git.Commit + "/" + s.Git.Path
+	}
+	return "none"
+}
+
+// EncodingBase64 marks a FileDoc whose content is base64: the file is not
+// UTF-8 text.
+const EncodingBase64 = "base64"
 
 // FileDoc is one extra file of a skill.
 type FileDoc struct {
 	Path    string `json:"path"`
 	Content string `json:"content"`
+	// Encoding is empty for UTF-8 text and EncodingBase64 for binary files.
+	Encoding string `json:"encoding,omitempty"`
+	// Executable files are materialized with mode 0755.
+	Executable bool `json:"executable,omitempty"`
 }
 
 // Templates is templates.json: the bodies of every winning template.

@@ -37,6 +37,9 @@ func (c *Catalog) Activate(name string, files []string) (*ActivatedSkill, error)
 	if s.Dir != "" {
 		return activateDir(s, files)
 	}
+	if s.Source != nil {
+		return activateExternal(s, files)
+	}
 	return activateFiles(s.Name, s.Body, s.Origin.String(), s.Files, files)
 }
 
@@ -57,9 +60,9 @@ func dedupe(requests []string) []string {
 // objects and published skills.json): the lexical check is the containment,
 // since there is no file system to escape into. Source is the clean path.
 func activateFiles(name, body, origin string, have []File, requests []string) (*ActivatedSkill, error) {
-	byPath := make(map[string]string, len(have))
+	byPath := make(map[string]File, len(have))
 	for _, f := range have {
-		byPath[f.Path] = f.Content
+		byPath[f.Path] = f
 	}
 	out := &ActivatedSkill{Name: name, Body: body, Origin: origin, Files: []ActivatedFile{}}
 	for _, req := range dedupe(requests) {
@@ -67,11 +70,14 @@ func activateFiles(name, body, origin string, have []File, requests []string) (*
 		if err != nil {
 			return nil, &ActivationError{Skill: name, File: req, Message: "refused", Err: err}
 		}
-		content, ok := byPath[clean]
+		f, ok := byPath[clean]
 		if !ok {
 			return nil, &ActivationError{Skill: name, File: req, Message: "the skill has no such file"}
 		}
-		out.Files = append(out.Files, ActivatedFile{Request: req, Source: clean, Content: content})
+		if f.Binary {
+			return nil, &ActivationError{Skill: name, File: req, Message: "binary file: agents read it from the materialized skill directory, not the prompt"}
+		}
+		out.Files = append(out.Files, ActivatedFile{Request: req, Source: clean, Content: f.Content})
 	}
 	return out, nil
 }
@@ -120,7 +126,7 @@ func activateDir(s Skill, requests []string) (*ActivatedSkill, error) {
 			return nil, fail(req, "read", err)
 		}
 		if !utf8.Valid(content) {
-			return nil, fail(req, "not UTF-8 text", nil)
+			return nil, fail(req, "binary file: agents read it from the materialized skill directory, not the prompt", nil)
 		}
 		out.Files = append(out.Files, ActivatedFile{Request: req, Source: src, Content: string(content)})
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contract"
 )
 
 // RootFromObjects converts the Skill and Template objects of one root into a
@@ -18,7 +19,11 @@ func RootFromObjects(name, namespace string, skills []v1alpha1.Skill, templates 
 	for _, s := range sortedObjects(skills, func(s *v1alpha1.Skill) (string, string) { return s.Namespace, s.Name }) {
 		files := make([]File, 0, len(s.Spec.Files))
 		for _, f := range s.Spec.Files {
-			files = append(files, File{Path: f.Path, Content: f.Content})
+			file := File{Path: f.Path, Content: f.Content, Executable: f.Executable}
+			if f.BinaryContent != nil {
+				file.Content, file.Binary = string(f.BinaryContent), true
+			}
+			files = append(files, file)
 		}
 		root.Skills = append(root.Skills, Skill{
 			Name:          s.LogicalName(),
@@ -30,6 +35,7 @@ func RootFromObjects(name, namespace string, skills []v1alpha1.Skill, templates 
 			Metadata:      s.Spec.Metadata,
 			AllowedTools:  s.Spec.AllowedTools,
 			Origin:        objectOrigin(name, namespace, s.Namespace, s.Name),
+			Source:        sourceOf(s.Spec.Source),
 		}.clone())
 	}
 	for _, t := range sortedObjects(templates, func(t *v1alpha1.Template) (string, string) { return t.Namespace, t.Name }) {
@@ -60,4 +66,17 @@ func sortedObjects[T any](items []T, key func(*T) (string, string)) []*T {
 		return cmp.Or(cmp.Compare(an, bn), cmp.Compare(aname, bname))
 	})
 	return out
+}
+
+// sourceOf converts a Skill's spec.source to its published form.
+func sourceOf(s *v1alpha1.SkillSource) *contract.SkillSource {
+	switch {
+	case s == nil:
+		return nil
+	case s.OCI != nil:
+		return &contract.SkillSource{OCI: &contract.OCISource{Reference: s.OCI.Reference}}
+	case s.Git != nil:
+		return &contract.SkillSource{Git: &contract.GitSource{URL: s.Git.URL, Commit: s.Git.Commit, Path: s.Git.Path}}
+	}
+	return &contract.SkillSource{} // neither: validateSkill reports it
 }

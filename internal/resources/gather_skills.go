@@ -166,8 +166,9 @@ func skillNameProblem(fm frontmatter, name, dirName string) string {
 // lexical order (R-SK-3: other .md files are files, not skills). Hidden
 // entries are left out. A regular file reached by walking the real directory
 // is inside it; a symlink is followed only if it passes both containment
-// checks (R-ACT-4), else it is left out with a warning, like non-UTF-8 files,
-// which a ConfigMap's string data cannot carry.
+// checks (R-ACT-4), else it is left out with a warning. Files that are not
+// UTF-8 text are kept as binary files (published base64-encoded), and the
+// executable bit is kept, so nothing of a skill is dropped silently.
 func (l *dirLoader) skillFiles(rel string) ([]File, error) {
 	// The skill directory as a root of its own: a file of the skill must stay
 	// inside the skill (R-ACT-4), checked atomically on every read.
@@ -212,11 +213,16 @@ func (l *dirLoader) skillFiles(rel string) ([]File, error) {
 		case err != nil:
 			return fmt.Errorf("read %s: %w", l.file(shown), err)
 		}
-		if !utf8.Valid(b) {
-			l.report(shown, SeverityWarning, "left out of the skill: not UTF-8 text")
-			return nil
+		info, err := skillRoot.Stat(inSkill)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", l.file(shown), err)
 		}
-		files = append(files, File{Path: path.Clean(inSkill), Content: string(b)})
+		files = append(files, File{
+			Path:       path.Clean(inSkill),
+			Content:    string(b),
+			Binary:     !utf8.Valid(b),
+			Executable: info.Mode()&0o111 != 0,
+		})
 		return nil
 	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -1,6 +1,9 @@
 package resources
 
 import (
+	"encoding/base64"
+	"fmt"
+
 	"github.com/loadout-dev/loadout/internal/contract"
 )
 
@@ -52,11 +55,12 @@ func skillsDoc(cat *Catalog) contract.Skills {
 func skillDoc(s Skill) contract.SkillDoc {
 	files := make([]contract.FileDoc, 0, len(s.Files))
 	for _, f := range s.Files {
-		files = append(files, contract.FileDoc{Path: f.Path, Content: f.Content})
+		files = append(files, fileDoc(f))
 	}
 	return contract.SkillDoc{
 		Name: s.Name, Description: s.Description, Origin: s.Origin.String(), Body: s.Body, Files: files,
 		License: s.License, Compatibility: s.Compatibility, Metadata: s.Metadata, AllowedTools: s.AllowedTools,
+		Source: s.Source,
 	}
 }
 
@@ -72,4 +76,31 @@ func templatesDoc(cat *Catalog) contract.Templates {
 // templateDoc is one entry of templates.json.
 func templateDoc(t Template) contract.TemplateDoc {
 	return contract.TemplateDoc{Name: t.Name, Description: t.Description, Origin: t.Origin.String(), Body: t.Body, Variables: Variables(t.Body)}
+}
+
+// fileDoc publishes a file: text as it is, binary bytes base64-encoded.
+func fileDoc(f File) contract.FileDoc {
+	d := contract.FileDoc{Path: f.Path, Content: f.Content, Executable: f.Executable}
+	if f.Binary {
+		d.Content = base64.StdEncoding.EncodeToString([]byte(f.Content))
+		d.Encoding = contract.EncodingBase64
+	}
+	return d
+}
+
+// fileFromDoc is the inverse of fileDoc.
+func fileFromDoc(d contract.FileDoc) (File, error) {
+	f := File{Path: d.Path, Content: d.Content, Executable: d.Executable}
+	switch d.Encoding {
+	case "":
+	case contract.EncodingBase64:
+		b, err := base64.StdEncoding.DecodeString(d.Content)
+		if err != nil {
+			return File{}, fmt.Errorf("file %s: %w", d.Path, err)
+		}
+		f.Content, f.Binary = string(b), true
+	default:
+		return File{}, fmt.Errorf("file %s: unknown encoding %q", d.Path, d.Encoding)
+	}
+	return f, nil
 }

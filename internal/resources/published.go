@@ -26,6 +26,15 @@ type PublishedContext struct {
 	manifest  contract.Manifest
 	skills    map[string]contract.SkillDoc
 	templates map[string]contract.TemplateDoc
+	// external holds the fetched content of external skills, set by
+	// WithExternal.
+	external map[string]externalContent
+}
+
+// externalContent is a fetched external skill, checked against its Skill.
+type externalContent struct {
+	body  string
+	files []File
 }
 
 // configMapDataDir is the symlink a ConfigMap volume points at its current
@@ -113,11 +122,93 @@ func (c *PublishedContext) Activate(name string, files []string) (*ActivatedSkil
 	if !ok {
 		return nil, &ActivationError{Skill: name, Message: "no such skill in the context"}
 	}
+	if s.Source != nil {
+		ext, ok := c.external[name]
+		if !ok {
+			return nil, &ActivationError{Skill: name, Message: fmt.Sprintf("external source %s is not fetched yet", s.Source)}
+		}
+		return activateFiles(s.Name, ext.body, s.Origin, ext.files, files)
+	}
 	have := make([]File, 0, len(s.Files))
-	for _, f := range s.Files {
-		have = append(have, File{Path: f.Path, Content: f.Content})
+	for _, d := range s.Files {
+		f, err := fileFromDoc(d)
+		if err != nil {
+			return nil, &ActivationError{Skill: name, File: d.Path, Message: "undecodable", Err: err}
+		}
+		have = append(have, f)
 	}
 	return activateFiles(s.Name, s.Body, s.Origin, have, files)
+}
+
+// SkillDocs returns every published skill sorted by name, as in skills.json.
+func (c *PublishedContext) SkillDocs() []contract.SkillDoc {
+	out := make([]contract.SkillDoc, 0, len(c.skills))
+	for _, s := range c.skills {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b contract.SkillDoc) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// SkillFiles decodes a published inline skill's files (base64 ones to their
+// bytes). External skills have none here: their files come from the source.
+func SkillFiles(d contract.SkillDoc) ([]File, error) {
+	out := make([]File, 0, len(d.Files))
+	for _, fd := range d.Files {
+		f, err := fileFromDoc(fd)
+		if err != nil {
+			return nil, fmt.Errorf("skill %s: %w", d.Name, err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// WithExternal returns a copy of the context completed with the fetched
+// content of its external skills (keyed by skill name): each SKILL.md must
+// agree with its Skill's name and description, and the markers of activated
+// external skills in the system prompt are replaced by their bodies and
+// requested files. Any external skill without content, a disagreeing
+// SKILL.md or a requested file the source lacks is an error naming the skill,
+// and the caller keeps what it served before.
+func (c *PublishedContext) WithExternal(got map[string]ExternalSkill) (*PublishedContext, error) {
+	out := *c
+	out.external = make(map[string]externalContent, len(got))
+	for _, s := range c.SkillDocs() {
+		if s.Source == nil {
+			continue
+		}
+		ext, ok := got[s.Name]
+		if !ok {
+			return nil, fmt.Errorf("skill %s: external source %s was not fetched", s.Name, s.Source)
+		}
+		body, err := checkExternal(s.Name, s.Description, ext.SkillMD)
+		if err != nil {
+			return nil, fmt.Errorf("skill %s: source %s: %w", s.Name, s.Source, err)
+		}
+		out.external[s.Name] = externalContent{body: body, files: ext.Files}
+	}
+	for _, a := range c.manifest.ActiveSkills {
+		ext, ok := out.external[a.Name]
+		if !ok {
+			continue
+		}
+		prompt, ok := spliceMarker(out.SystemPrompt, bodyMarker(a.Name), ext.body)
+		if !ok {
+			return nil, fmt.Errorf("skill %s: system prompt has no place for its body", a.Name)
+		}
+		activated, err := activateFiles(a.Name, ext.body, "", ext.files, a.Files)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range activated.Files {
+			if prompt, ok = spliceMarker(prompt, fileMarker(a.Name, f.Source), f.Content); !ok {
+				return nil, fmt.Errorf("skill %s: system prompt has no place for file %s", a.Name, f.Request)
+			}
+		}
+		out.SystemPrompt = prompt
+	}
+	return &out, nil
 }
 
 // Manifest returns manifest.json. Its lists are copies: changing them does not

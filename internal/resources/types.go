@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/loadout-dev/loadout/internal/contract"
 )
 
 // Origin says where a resource came from, for provenance (SPEC R-CAT-6).
@@ -26,10 +28,14 @@ func (o Origin) String() string {
 	return strings.Join([]string{o.Root, o.Namespace, o.Object}, "/")
 }
 
-// File is one extra document of a skill. Path is relative and slash-separated.
+// File is one extra file of a skill. Path is relative and slash-separated.
+// Content holds the file's bytes; Binary marks bytes that are not UTF-8 text
+// (published base64-encoded, never placed in a prompt).
 type File struct {
-	Path    string
-	Content string
+	Path       string
+	Content    string
+	Binary     bool
+	Executable bool
 }
 
 // Skill is on-demand knowledge in the Agent Skills format.
@@ -47,6 +53,9 @@ type Skill struct {
 	Metadata      map[string]string
 	AllowedTools  []string
 	Origin        Origin
+	// Source pins external content (spec.source): Body and Files are then
+	// empty, and only the agent side reads the content.
+	Source *contract.SkillSource
 }
 
 // Template is a reusable prompt with {{name}} placeholders (SPEC §4).
@@ -94,5 +103,22 @@ func (s Skill) clone() Skill {
 	c.Files = slices.Clone(s.Files)
 	c.AllowedTools = slices.Clone(s.AllowedTools)
 	c.Metadata = maps.Clone(s.Metadata)
+	c.Source = cloneSource(s.Source)
 	return c
+}
+
+func cloneSource(s *contract.SkillSource) *contract.SkillSource {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	if s.OCI != nil {
+		oci := *s.OCI
+		c.OCI = &oci
+	}
+	if s.Git != nil {
+		g := *s.Git
+		c.Git = &g
+	}
+	return &c
 }

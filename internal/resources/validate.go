@@ -65,6 +65,14 @@ func validateSkill(s Skill, checkNames bool) error {
 	if utf8.RuneCountInString(s.Compatibility) > maxCompatibilityLen {
 		return invalid("compatibility", fmt.Sprintf("must be at most %d characters", maxCompatibilityLen))
 	}
+	if s.Source != nil {
+		if field, msg := checkSource(s.Source); msg != "" {
+			return invalid(field, msg)
+		}
+		if s.Body != "" || len(s.Files) > 0 {
+			return invalid("source", "body and files must be unset when source is set: the source provides SKILL.md and every file")
+		}
+	}
 	seen := make(map[string]bool, len(s.Files))
 	for i, f := range s.Files {
 		field := fmt.Sprintf("files[%d].path", i)

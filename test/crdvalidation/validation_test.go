@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
 
@@ -44,6 +45,9 @@ const (
 	validHookCEL   = "cel: {expression: 'true'}"
 	validTemplate  = "body: Review {{file}}.\n"
 	validExtension = "tools: [{name: review_note, description: Adds a review note.}]\n"
+	// digest and commit are well-formed pins for source cases.
+	digest = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	commit = "0123456789abcdef0123456789abcdef01234567"
 )
 
 type validationCase struct {
@@ -80,6 +84,26 @@ func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 		{name: "skill file path backslash", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: 'docs\\x.md', content: x}]\n", wants: []string{"no backslash"}},
 		{name: "skill file paths duplicate", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: a.md, content: x}, {path: a.md, content: z}]\n", wants: []string{"file paths must be unique"}},
 		{name: "skill compatibility too long", kind: "Skill", objectName: "a", spec: validSkill + "compatibility: " + long(501) + "\n", wants: []string{"spec.compatibility", "500"}},
+		// Skill: binary files and external sources (issue 14).
+		{name: "skill binary file", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: fonts/a.ttf, binaryContent: AAEC/w==}, {path: run.sh, content: 'echo', executable: true}]\n"},
+		{name: "skill file with content and binaryContent", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: a.bin, content: x, binaryContent: AAEC}]\n", wants: []string{"spec.files[0]", "set content or binaryContent, not both"}},
+		{name: "skill oci source", kind: "Skill", objectName: "docx", spec: "description: Edits documents.\nsource: {oci: {reference: 'ghcr.io/acme/skills/docx@sha256:" + digest + "'}}\n"},
+		{name: "skill oci source with port", kind: "Skill", objectName: "a", spec: "description: x\nsource: {oci: {reference: '127.0.0.1:5000/skills/docx@sha256:" + digest + "'}}\n"},
+		{name: "skill git source", kind: "Skill", objectName: "pdf", spec: "description: Reads PDFs.\nsource: {git: {url: 'https://github.com/anthropics/skills', commit: '" + commit + "', path: skills/pdf}}\n"},
+		{name: "skill body missing without source", kind: "Skill", objectName: "a", spec: "description: x\n", wants: []string{"body is required unless source is set"}},
+		{name: "skill source with body", kind: "Skill", objectName: "a", spec: validSkill + "source: {oci: {reference: 'ghcr.io/a/b@sha256:" + digest + "'}}\n", wants: []string{"body and files must be unset when source is set"}},
+		{name: "skill source with files", kind: "Skill", objectName: "a", spec: "description: x\nfiles: [{path: a.md, content: x}]\nsource: {oci: {reference: 'ghcr.io/a/b@sha256:" + digest + "'}}\n", wants: []string{"body and files must be unset when source is set"}},
+		{name: "skill source empty", kind: "Skill", objectName: "a", spec: "description: x\nsource: {}\n", wants: []string{"exactly one of oci or git must be set"}},
+		{name: "skill source oci and git", kind: "Skill", objectName: "a", spec: "description: x\nsource: {oci: {reference: 'ghcr.io/a/b@sha256:" + digest + "'}, git: {url: 'https://x/y', commit: '" + commit + "'}}\n", wants: []string{"exactly one of oci or git must be set"}},
+		{name: "skill oci source by tag", kind: "Skill", objectName: "a", spec: "description: x\nsource: {oci: {reference: 'ghcr.io/acme/skills/docx:v1'}}\n", wants: []string{"spec.source.oci.reference", "must be pinned by digest"}},
+		{name: "skill oci source with tag and digest", kind: "Skill", objectName: "a", spec: "description: x\nsource: {oci: {reference: 'ghcr.io/acme/docx:v1@sha256:" + digest + "'}}\n", wants: []string{"must not name a tag next to its digest"}},
+		{name: "skill oci source short digest", kind: "Skill", objectName: "a", spec: "description: x\nsource: {oci: {reference: 'ghcr.io/acme/docx@sha256:abc'}}\n", wants: []string{"must be pinned by digest"}},
+		{name: "skill oci source uppercase repository", kind: "Skill", objectName: "a", spec: "description: x\nsource: {oci: {reference: 'ghcr.io/Acme/docx@sha256:" + digest + "'}}\n", wants: []string{"lowercase repository path"}},
+		{name: "skill git source branch", kind: "Skill", objectName: "a", spec: "description: x\nsource: {git: {url: 'https://x/y', commit: main}}\n", wants: []string{"spec.source.git.commit", "full 40-character"}},
+		{name: "skill git source short commit", kind: "Skill", objectName: "a", spec: "description: x\nsource: {git: {url: 'https://x/y', commit: 'abc1234'}}\n", wants: []string{"full 40-character"}},
+		{name: "skill git source plain http", kind: "Skill", objectName: "a", spec: "description: x\nsource: {git: {url: 'http://x/y', commit: '" + commit + "'}}\n", wants: []string{"spec.source.git.url", "https:// or ssh://"}},
+		{name: "skill git source path traversal", kind: "Skill", objectName: "a", spec: "description: x\nsource: {git: {url: 'https://x/y', commit: '" + commit + "', path: ../etc}}\n", wants: []string{"spec.source.git.path", "'..' segment"}},
+		{name: "skill git source absolute path", kind: "Skill", objectName: "a", spec: "description: x\nsource: {git: {url: 'https://x/y', commit: '" + commit + "', path: /etc}}\n", wants: []string{"spec.source.git.path", "must be relative"}},
 		// Template.
 		{name: "template valid", kind: "Template", objectName: "review", spec: validTemplate},
 		{name: "template body missing", kind: "Template", objectName: "review", spec: "description: x\n", wants: []string{"spec.body", "Required"}},
@@ -150,5 +174,36 @@ func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSkillSource_NamesNoCredentialOfAnyNamespace proves that a Skill cannot
+// point its source at a registry credential (issue 14): the schema has no
+// such field, so a strict create is refused and a default create prunes it,
+// leaving nothing that an agent could resolve in another namespace. Agents
+// authenticate only with what their own pod mounts.
+func TestSkillSource_NamesNoCredentialOfAnyNamespace(t *testing.T) {
+	ns := namespace(t)
+	spec := "description: x\nsource: {oci: {reference: 'ghcr.io/a/b@sha256:" + digest + "', pullSecretRef: {name: regcred, namespace: other-tenant}}}\n"
+
+	strict := object(t, "Skill", "strict", spec)
+	strict.SetNamespace(ns)
+	err := k8sClient.Create(context.Background(), strict, client.FieldValidation("Strict"))
+	if err == nil || !strings.Contains(err.Error(), `unknown field "spec.source.oci.pullSecretRef"`) {
+		t.Fatalf("strict create of a source naming a Secret: got %v, want an unknown-field error", err)
+	}
+
+	lax := object(t, "Skill", "lax", spec)
+	lax.SetNamespace(ns)
+	if err := k8sClient.Create(context.Background(), lax, client.FieldValidation("Ignore")); err != nil {
+		t.Fatal(err)
+	}
+	got := lax.DeepCopy()
+	if err := k8sClient.Get(context.Background(), client.ObjectKeyFromObject(lax), got); err != nil {
+		t.Fatal(err)
+	}
+	oci, _, _ := unstructured.NestedMap(got.Object, "spec", "source", "oci")
+	if len(oci) != 1 || oci["reference"] == nil {
+		t.Fatalf("stored spec.source.oci = %v, want only the reference (credential fields pruned)", oci)
 	}
 }
