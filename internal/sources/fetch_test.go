@@ -1,0 +1,238 @@
+package sources
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/skillpack"
+	"github.com/loadout-dev/loadout/internal/skillpack/packtest"
+)
+
+// testRegistry is an in-process OCI registry on loopback that counts
+// requests and can tamper with what it serves.
+type testRegistry struct {
+	srv      *httptest.Server
+	requests atomic.Int64
+	// tamperBlobs flips a byte of every blob served; tamperManifests does
+	// the same to manifests.
+	tamperBlobs, tamperManifests atomic.Bool
+	// user and password, when set, are required (basic auth).
+	user, password string
+}
+
+func newTestRegistry(t *testing.T) *testRegistry {
+	t.Helper()
+	r := &testRegistry{}
+	inner := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.requests.Add(1)
+		if r.user != "" {
+			if u, p, ok := req.BasicAuth(); !ok || u != r.user || p != r.password {
+				w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+				http.Error(w, `{"errors":[{"code":"UNAUTHORIZED"}]}`, http.StatusUnauthorized)
+				return
+			}
+		}
+		tamper := req.Method == http.MethodGet &&
+			(r.tamperBlobs.Load() && strings.Contains(req.URL.Path, "/blobs/") ||
+				r.tamperManifests.Load() && strings.Contains(req.URL.Path, "/manifests/"))
+		if !tamper {
+			inner.ServeHTTP(w, req)
+			return
+		}
+		rec := httptest.NewRecorder()
+		inner.ServeHTTP(rec, req)
+		body := rec.Body.Bytes()
+		if len(body) > 0 {
+			body[len(body)/2] ^= 0xff
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *testRegistry) host() string { return strings.TrimPrefix(r.srv.URL, "http://") }
+
+// push packs a skill directory and pushes it, returning the pinned source.
+func (r *testRegistry) push(t *testing.T, dir, repo string) contract.SkillSource {
+	t.Helper()
+	tree, err := skillpack.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	art, err := skillpack.Pack(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := skillpack.Push(context.Background(), art, r.host()+"/"+repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return contract.SkillSource{OCI: &contract.OCISource{Reference: ref.String()}}
+}
+
+// writeTree writes a fetched tree below dir with its modes.
+func writeTree(t *testing.T, dir string, tree skillpack.Tree) {
+	t.Helper()
+	for _, f := range tree {
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, f.Mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, f.Mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestFetch_AnthropicsShapedPackComesOutByteIdentical: every skill of the
+// fixture (fonts, a 1.2 MiB document, executable scripts) pushed and fetched
+// by digest is the same tree, byte for byte and mode for mode.
+func TestFetch_AnthropicsShapedPackComesOutByteIdentical(t *testing.T) {
+	reg := newTestRegistry(t)
+	src := t.TempDir()
+	if size := packtest.Write(t, src); size < 4<<20 {
+		t.Fatalf("fixture is %d bytes; the test needs over 4 MiB", size)
+	}
+	f := New(Options{CacheDir: t.TempDir()})
+	out := t.TempDir()
+	for _, s := range packtest.Skills() {
+		source := reg.push(t, filepath.Join(src, s.Name), "skills/"+s.Name)
+		tree, err := f.Fetch(context.Background(), source)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeTree(t, filepath.Join(out, s.Name), tree)
+	}
+	packtest.Equal(t, out, src)
+}
+
+func TestFetch_OncePerDigestThenFromTheVerifiedCache(t *testing.T) {
+	reg := newTestRegistry(t)
+	dir := t.TempDir()
+	packtest.Write(t, dir)
+	source := reg.push(t, filepath.Join(dir, "pdf"), "skills/pdf")
+	cache := t.TempDir()
+	if _, err := New(Options{CacheDir: cache}).Fetch(context.Background(), source); err != nil {
+		t.Fatal(err)
+	}
+	before := reg.requests.Load()
+	if _, err := New(Options{CacheDir: cache}).Fetch(context.Background(), source); err != nil {
+		t.Fatal(err)
+	}
+	if n := reg.requests.Load() - before; n != 0 {
+		t.Fatalf("second fetch of the same digest made %d registry requests, want 0", n)
+	}
+	// A cached blob changed on disk is not used: it is fetched again.
+	blobs, _ := filepath.Glob(filepath.Join(cache, "blobs", "sha256", "*"))
+	for _, b := range blobs {
+		if err := os.WriteFile(b, []byte("tampered"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree, err := New(Options{CacheDir: cache}).Fetch(context.Background(), source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tree.File("scripts/fill_fillable_fields.py"); !ok || reg.requests.Load() == before {
+		t.Fatal("a tampered cache was used instead of refetching")
+	}
+}
+
+func TestFetch_TamperedBlobOrManifestIsRefused(t *testing.T) {
+	reg := newTestRegistry(t)
+	dir := t.TempDir()
+	packtest.Write(t, dir)
+	source := reg.push(t, filepath.Join(dir, "xlsx"), "skills/xlsx")
+	for name, flag := range map[string]*atomic.Bool{"blob": &reg.tamperBlobs, "manifest": &reg.tamperManifests} {
+		flag.Store(true)
+		_, err := New(Options{CacheDir: t.TempDir()}).Fetch(context.Background(), source)
+		flag.Store(false)
+		if err == nil {
+			t.Fatalf("tampered %s accepted", name)
+		}
+		if !strings.Contains(err.Error(), source.OCI.Reference) {
+			t.Errorf("tampered %s: error %q does not name the source", name, err)
+		}
+	}
+}
+
+func TestFetch_WrongDigestIsRefused(t *testing.T) {
+	reg := newTestRegistry(t)
+	dir := t.TempDir()
+	packtest.Write(t, dir)
+	source := reg.push(t, filepath.Join(dir, "pdf"), "skills/pdf")
+	wrong := source.OCI.Reference[:len(source.OCI.Reference)-64] + strings.Repeat("0", 64)
+	_, err := New(Options{CacheDir: t.TempDir()}).Fetch(context.Background(), contract.SkillSource{OCI: &contract.OCISource{Reference: wrong}})
+	if err == nil {
+		t.Fatal("a digest the registry does not hold was accepted")
+	}
+	tag := strings.Split(source.OCI.Reference, "@")[0] + ":latest"
+	if _, err := New(Options{CacheDir: t.TempDir()}).Fetch(context.Background(), contract.SkillSource{OCI: &contract.OCISource{Reference: tag}}); err == nil || !strings.Contains(err.Error(), "pinned by digest") {
+		t.Fatalf("a tag was fetched: %v", err)
+	}
+}
+
+// TestFetch_CredentialsComeOnlyFromThePodsDockerConfig: the registry needs a
+// login; the fetcher has it only when the agent pod's mounted docker config
+// holds it for that registry host. Nothing in a source can supply or select
+// another credential.
+func TestFetch_CredentialsComeOnlyFromThePodsDockerConfig(t *testing.T) {
+	reg := newTestRegistry(t)
+	dir := t.TempDir()
+	packtest.Write(t, dir)
+	source := reg.push(t, filepath.Join(dir, "pdf"), "skills/pdf")
+	reg.user, reg.password = "team-a", "s3cret"
+
+	if _, err := New(Options{CacheDir: t.TempDir()}).Fetch(context.Background(), source); err == nil {
+		t.Fatal("fetched without credentials from a registry that needs them")
+	}
+	other := writeDockerConfig(t, "registry.other-tenant.example", "team-b", "theirs")
+	if _, err := fetchWith(t, other, source); err == nil {
+		t.Fatal("fetched with a credential for another registry")
+	}
+	own := writeDockerConfig(t, reg.host(), "team-a", "s3cret")
+	if _, err := fetchWith(t, own, source); err != nil {
+		t.Fatalf("fetch with the pod's own credential: %v", err)
+	}
+}
+
+func fetchWith(t *testing.T, config string, source contract.SkillSource) (skillpack.Tree, error) {
+	t.Helper()
+	kc, err := LoadDockerConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(Options{CacheDir: t.TempDir(), Keychain: kc}).Fetch(context.Background(), source)
+}
+
+func writeDockerConfig(t *testing.T, host, user, password string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.json")
+	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	if err := os.WriteFile(p, fmt.Appendf(nil, `{"auths":{%q:{"auth":%q}}}`, host, auth), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
