@@ -8,7 +8,7 @@ import (
 // its name and description, and read its body and files only when they activate it.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.files) || self.files.all(f, self.files.exists_one(g, g.path == f.path))",message="file paths must be unique"
-// +kubebuilder:validation:XValidation:rule="has(self.source) || has(self.body)",message="body is required unless source is set"
+// +kubebuilder:validation:XValidation:rule="has(self.source) || has(self.body)",message="body is required unless source is set",fieldPath=`.body`
 // +kubebuilder:validation:XValidation:rule="!has(self.source) || (!has(self.body) && !has(self.files))",message="body and files must be unset when source is set: the source provides SKILL.md and every file"
 type SkillSpec struct {
 	// name is the logical skill name agents use. Defaults to metadata.name, which

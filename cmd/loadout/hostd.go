@@ -26,6 +26,7 @@ func newHostdCommand() *cobra.Command {
 		claudeCode bool
 		signKey    string
 		svcAddrs   map[string]string
+		src        sourceFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "hostd",
@@ -41,7 +42,9 @@ hooks around the tool's Service. It loads the context ConfigMap mounted at
 process and webhook hooks over HTTP, and fails closed when a before hook
 errors or times out. With --materialize OUT it also keeps OUT holding the
 served context as files (see 'loadout materialize'), rewritten atomically on
-every reload. See docs/hostd.md.`,
+every reload. External skills (spec.source) are fetched once per digest,
+verified and served; one that fails keeps the last good context and tree and
+is reported in /readyz and the metrics. See docs/hostd.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
@@ -49,9 +52,13 @@ every reload. See docs/hostd.md.`,
 			if err := requireLoopback(addr); err != nil {
 				return err
 			}
+			fetcher, err := src.fetcher()
+			if err != nil {
+				return err
+			}
 			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll,
 				MaterializeDir: treeDir, Materialize: materializeOptions(claudeCode),
-				SigningKeyFile: signKey, ServiceAddresses: svcAddrs})
+				SigningKeyFile: signKey, ServiceAddresses: svcAddrs, Sources: fetcher})
 			return serveHostd(ctx, srv, addr, probeAddr)
 		},
 	}
@@ -64,6 +71,7 @@ every reload. See docs/hostd.md.`,
 	cmd.Flags().DurationVar(&poll, "poll-interval", time.Second, "how often to check the context directory for changes")
 	cmd.Flags().StringVar(&treeDir, "materialize", "", "keep this directory holding the context as files agents read (skills/, prompts/, AGENTS.md)")
 	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "with --materialize: also link CLAUDE.md to AGENTS.md (Claude Code layout)")
+	src.add(cmd)
 	return cmd
 }
 

@@ -1,19 +1,23 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"unicode/utf8"
 
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/sources"
 )
 
 // Object limits of the Skill CRD (api/v1alpha1/skill_types.go) that a
@@ -29,7 +33,7 @@ const (
 )
 
 func newImportCommand() *cobra.Command {
-	var namespace string
+	var namespace, pushRepo, registryConfig string
 	cmd := &cobra.Command{
 		Use:   "import DIR",
 		Short: "Print Skill and Template manifests for Agent Skills directories",
@@ -44,10 +48,20 @@ was skipped or invalid.`,
   loadout import ~/.agents -n team-a | kubectl apply -f -`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runImport(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], namespace)
+			push := importPush{repo: pushRepo}
+			if pushRepo != "" {
+				kc, err := sources.LoadDockerConfig(registryConfig)
+				if err != nil {
+					return err
+				}
+				push.opts = []remote.Option{remote.WithAuthFromKeychain(kc)}
+			}
+			return runImport(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], namespace, push)
 		},
 	}
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "metadata.namespace of the printed objects (default: none)")
+	cmd.Flags().StringVar(&pushRepo, "push", "", "push every skill as an OCI artifact to REF/<skill> (see 'loadout push') and print Skills pinned by digest")
+	cmd.Flags().StringVar(&registryConfig, "registry-config", "", "with --push: docker config.json with registry credentials")
 	return cmd
 }
 
@@ -64,7 +78,14 @@ type manifestMeta struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
-func runImport(stdout, stderr io.Writer, dir, namespace string) error {
+// importPush, when repo is set, pushes every skill as an OCI artifact to
+// repo/<skill name> and prints Skills pinned to the pushed digests.
+type importPush struct {
+	repo string
+	opts []remote.Option
+}
+
+func runImport(ctx context.Context, stdout, stderr io.Writer, dir, namespace string, push importPush) error {
 	skills, templates, diags, loadErr := loadForImport(dir)
 	failed := 0
 	for _, d := range diags {
@@ -78,9 +99,19 @@ func runImport(stdout, stderr io.Writer, dir, namespace string) error {
 	}
 	var docs []manifest
 	for _, s := range skills {
-		if err := checkSkillLimits(s); err != nil {
+		if err := checkSkillLimits(s); err != nil && push.repo == "" {
 			fmt.Fprintf(stderr, "%s: %s: %v\n", filepath.Join(dir, s.Origin.Path), resources.SeveritySkipped, err)
 			failed++
+			continue
+		}
+		if push.repo != "" {
+			doc, err := pushSkill(ctx, s, strings.TrimSuffix(push.repo, "/")+"/"+s.Name, namespace, push.opts...)
+			if err != nil {
+				fmt.Fprintf(stderr, "%s: %s: %v\n", filepath.Join(dir, s.Origin.Path), resources.SeveritySkipped, err)
+				failed++
+				continue
+			}
+			docs = append(docs, doc)
 			continue
 		}
 		docs = append(docs, skillManifest(s, namespace))
@@ -90,17 +121,8 @@ func runImport(stdout, stderr io.Writer, dir, namespace string) error {
 			Metadata: manifestMeta{Name: t.Name, Namespace: namespace},
 			Spec:     v1alpha1.TemplateSpec{Description: t.Description, Body: t.Body}})
 	}
-	for i, d := range docs {
-		b, err := yaml.Marshal(d)
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			fmt.Fprintln(stdout, "---")
-		}
-		if _, err := stdout.Write(b); err != nil {
-			return err
-		}
+	if err := printManifests(stdout, docs); err != nil {
+		return err
 	}
 	if failed > 0 {
 		return fmt.Errorf("import %s: %d file(s) skipped or invalid, see above", dir, failed)
@@ -151,6 +173,7 @@ func checkSkillLimits(s resources.Skill) error {
 
 func skillManifest(s resources.Skill, namespace string) manifest {
 	spec := v1alpha1.SkillSpec{
+		Source:        skillSourceSpec(s.Source),
 		Description:   v1alpha1.Description(s.Description),
 		Body:          s.Body,
 		License:       s.License,
@@ -167,4 +190,17 @@ func skillManifest(s resources.Skill, namespace string) manifest {
 	}
 	return manifest{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Skill",
 		Metadata: manifestMeta{Name: s.Name, Namespace: namespace}, Spec: spec}
+}
+
+// skillSourceSpec is the API form of a pinned source.
+func skillSourceSpec(s *contract.SkillSource) *v1alpha1.SkillSource {
+	switch {
+	case s == nil:
+		return nil
+	case s.OCI != nil:
+		return &v1alpha1.SkillSource{OCI: &v1alpha1.OCISkillSource{Reference: s.OCI.Reference}}
+	case s.Git != nil:
+		return &v1alpha1.SkillSource{Git: &v1alpha1.GitSkillSource{URL: s.Git.URL, Commit: s.Git.Commit, Path: s.Git.Path}}
+	}
+	return nil
 }

@@ -35,6 +35,7 @@ context directory.`,
 	}
 	root.AddCommand(newPreviewCommand())
 	root.AddCommand(newImportCommand())
+	root.AddCommand(newPushCommand())
 	root.AddCommand(newRenderCommand())
 	root.AddCommand(newActivateCommand())
 	root.AddCommand(newHostdCommand())

@@ -15,6 +15,7 @@ func newMaterializeCommand() *cobra.Command {
 	var (
 		dir, out   string
 		claudeCode bool
+		src        sourceFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "materialize",
@@ -35,7 +36,10 @@ is written. With --claude-code, OUT/CLAUDE.md links to AGENTS.md: point --out
 at the agent's ~/.claude and Claude Code reads the skills from ~/.claude/skills.
 
 Run it once in an init container, or use 'loadout hostd --materialize OUT' to
-keep OUT current as the context changes.`,
+keep OUT current as the context changes. Skills with an external source
+(spec.source) are fetched once per digest or commit into --source-cache,
+verified, and written byte for byte with their modes; if one cannot be
+fetched or verified, nothing is written and OUT keeps its last good tree.`,
 		Example: `  loadout materialize --context-dir /var/run/loadout/context --out /var/run/loadout/tree`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -43,11 +47,19 @@ keep OUT current as the context changes.`,
 			if err != nil {
 				return err
 			}
-			in, err := materialize.InputFrom(pc)
+			fetcher, err := src.fetcher()
 			if err != nil {
 				return err
 			}
-			tree, err := materialize.Build(cmd.Context(), in, materializeOptions(claudeCode))
+			fetched, err := fetcher.Complete(cmd.Context(), pc)
+			if err != nil {
+				return err
+			}
+			in, opts, err := fetched.Materialize(materializeOptions(claudeCode))
+			if err != nil {
+				return err
+			}
+			tree, err := materialize.Build(cmd.Context(), in, opts)
 			if err != nil {
 				return err
 			}
@@ -66,6 +78,7 @@ keep OUT current as the context changes.`,
 	cmd.Flags().StringVar(&dir, "context-dir", defaultContextDir, "directory where the context ConfigMap is mounted")
 	cmd.Flags().StringVar(&out, "out", "", "directory to write the tree into (created if missing)")
 	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "also link CLAUDE.md to AGENTS.md, for --out at Claude Code's ~/.claude")
+	src.add(cmd)
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/sources"
 )
 
 func (s *Server) routes() *http.ServeMux {
@@ -124,6 +125,11 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 	body := map[string]string{"hash": snap.hash}
 	if lastErr != nil {
 		body["lastReloadError"] = lastErr.Error()
+	}
+	var se *sources.Error
+	if errors.As(lastErr, &se) {
+		// Served from the last good context and tree; these sources are not.
+		body["failingSkillSources"] = fmt.Sprint(se.Failed)
 	}
 	writeJSON(w, http.StatusOK, body)
 }

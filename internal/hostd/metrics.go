@@ -1,10 +1,13 @@
 package hostd
 
 import (
+	"errors"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/sources"
 )
 
 // metrics make extension failures visible as numbers (SPEC R-HK-8) next to
@@ -19,6 +22,10 @@ type metrics struct {
 	diagnostics *prometheus.CounterVec
 	reloads     *prometheus.CounterVec
 	loaded      prometheus.Gauge
+	// sourcesFailing is the number of external skill sources the last load
+	// could not fetch or verify; sourceFailures counts them over time.
+	sourcesFailing prometheus.Gauge
+	sourceFailures prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -46,8 +53,14 @@ func newMetrics() *metrics {
 		loaded: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "loadout_hostd_context_loaded", Help: "1 when a context is being served.",
 		}),
+		sourcesFailing: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "loadout_hostd_skill_sources_failing", Help: "External skill sources the last load could not fetch or verify.",
+		}),
+		sourceFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "loadout_hostd_skill_source_failures_total", Help: "External skill sources that could not be fetched or verified.",
+		}),
 	}
-	m.registry.MustRegister(m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded,
+	m.registry.MustRegister(m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded, m.sourcesFailing, m.sourceFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -56,4 +69,17 @@ func (m *metrics) observeDiagnostics(diags []exthost.Diagnostic) {
 	for _, d := range diags {
 		m.diagnostics.WithLabelValues(d.ExtensionID, d.Hook, string(d.Kind)).Inc()
 	}
+}
+
+// observeSources records how many external skill sources a load failed on.
+func (m *metrics) observeSources(loadErr error) {
+	var se *sources.Error
+	if !errors.As(loadErr, &se) {
+		if loadErr == nil {
+			m.sourcesFailing.Set(0)
+		}
+		return
+	}
+	m.sourcesFailing.Set(float64(se.Failed))
+	m.sourceFailures.Add(float64(se.Failed))
 }

@@ -2,14 +2,18 @@ package hostd
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/sources"
 )
 
 // Options configure a Server.
@@ -40,6 +44,13 @@ type Options struct {
 	MaterializeDir string
 	// Materialize configures that tree (content source, Claude Code layout).
 	Materialize materialize.Options
+	// Sources fetches external skills (docs/concepts.md); nil means a
+	// fetcher with a cache under the system temporary directory and no
+	// credentials.
+	Sources *sources.Fetcher
+	// SourceRetry is how often a load that failed on an external source is
+	// tried again while the context stays the same. Zero means 10 seconds.
+	SourceRetry time.Duration
 }
 
 // Server serves one Workspace's context and hooks over HTTP.
@@ -53,6 +64,7 @@ type Server struct {
 	mu         sync.Mutex // guards the fields below and serialises reloads
 	lastError  error
 	lastSource fingerprint
+	lastTry    time.Time
 }
 
 // New returns a Server. Call Reload (or Run) to load the context; until one
@@ -70,6 +82,12 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Sources == nil {
+		opts.Sources = sources.New(sources.Options{CacheDir: filepath.Join(os.TempDir(), "loadout-sources")})
+	}
+	if opts.SourceRetry <= 0 {
+		opts.SourceRetry = 10 * time.Second
+	}
 	s := &Server{opts: opts, metrics: newMetrics(), mcp: newMCPServer("v1alpha1")}
 	s.mux = s.routes()
 	return s
@@ -86,11 +104,14 @@ func (s *Server) Reload(ctx context.Context, force bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	fp := takeFingerprint(s.opts.ContextDir)
-	if !force && fp == s.lastSource {
+	var sourceErr *sources.Error
+	retrySources := errors.As(s.lastError, &sourceErr) && s.opts.Now().Sub(s.lastTry) >= s.opts.SourceRetry
+	if !force && fp == s.lastSource && !retrySources {
 		return s.lastError
 	}
-	s.lastSource = fp
-	snap, err := loadSnapshot(ctx, s.opts.ContextDir, s.opts.Outbound)
+	s.lastSource, s.lastTry = fp, s.opts.Now()
+	snap, err := loadSnapshot(ctx, s.opts.ContextDir, s.opts.Outbound, s.opts.Sources)
+	s.metrics.observeSources(err)
 	if err != nil {
 		s.lastError = err
 		s.metrics.reloads.WithLabelValues("failure").Inc()
@@ -124,11 +145,11 @@ func (s *Server) materialize(ctx context.Context, snap *snapshot) error {
 	if s.opts.MaterializeDir == "" {
 		return nil
 	}
-	in, err := materialize.InputFrom(snap.context)
+	in, opts, err := snap.fetched.Materialize(s.opts.Materialize)
 	if err != nil {
 		return err
 	}
-	tree, err := materialize.Build(ctx, in, s.opts.Materialize)
+	tree, err := materialize.Build(ctx, in, opts)
 	if err != nil {
 		return err
 	}

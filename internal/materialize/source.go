@@ -2,8 +2,11 @@ package materialize
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources"
 )
 
 // SkillContent is what a skill's directory holds besides its frontmatter: the
@@ -11,6 +14,10 @@ import (
 type SkillContent struct {
 	Body  string
 	Files []File
+	// SkillMD, when set, is written as SKILL.md byte for byte instead of a
+	// SKILL.md rendered from the skill's frontmatter and Body: an external
+	// source's own SKILL.md, so the materialized skill equals its source.
+	SkillMD []byte
 }
 
 // ContentSource supplies a skill's body and files. The context carries them
@@ -23,14 +30,27 @@ type ContentSource interface {
 }
 
 // InlineContent serves each skill's body and files from the context itself
-// (skills.json), every file with mode 0644.
+// (skills.json): binary files decoded from base64, executable files with mode
+// 0755 and the others 0644. A skill with an external source has no content
+// here; see internal/sources.
 type InlineContent struct{}
 
 // SkillContent implements ContentSource.
 func (InlineContent) SkillContent(_ context.Context, s contract.SkillDoc) (SkillContent, error) {
-	files := make([]File, 0, len(s.Files))
-	for _, f := range s.Files {
-		files = append(files, File{Path: f.Path, Content: []byte(f.Content), Mode: 0o644})
+	if s.Source != nil {
+		return SkillContent{}, fmt.Errorf("content comes from source %s, which is not fetched here", s.Source)
+	}
+	decoded, err := resources.SkillFiles(s)
+	if err != nil {
+		return SkillContent{}, err
+	}
+	files := make([]File, 0, len(decoded))
+	for _, f := range decoded {
+		mode := fs.FileMode(0o644)
+		if f.Executable {
+			mode = 0o755
+		}
+		files = append(files, File{Path: f.Path, Content: []byte(f.Content), Mode: mode})
 	}
 	return SkillContent{Body: s.Body, Files: files}, nil
 }

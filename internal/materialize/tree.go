@@ -162,9 +162,11 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 		if err != nil {
 			return nil, b.errorf("skill %q: %w", s.Name, err)
 		}
-		md, err := skillMarkdown(s, content.Body)
-		if err != nil {
-			return nil, b.errorf("skill %q: %w", s.Name, err)
+		md := content.SkillMD
+		if md == nil {
+			if md, err = skillMarkdown(s, content.Body); err != nil {
+				return nil, b.errorf("skill %q: %w", s.Name, err)
+			}
 		}
 		dir := path.Join(SkillsDir, s.Name)
 		b.add(path.Join(dir, SkillFile), md, 0o644)

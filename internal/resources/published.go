@@ -140,16 +140,6 @@ func (c *PublishedContext) Activate(name string, files []string) (*ActivatedSkil
 	return activateFiles(s.Name, s.Body, s.Origin, have, files)
 }
 
-// SkillDocs returns every published skill sorted by name, as in skills.json.
-func (c *PublishedContext) SkillDocs() []contract.SkillDoc {
-	out := make([]contract.SkillDoc, 0, len(c.skills))
-	for _, s := range c.skills {
-		out = append(out, s)
-	}
-	slices.SortFunc(out, func(a, b contract.SkillDoc) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
-
 // SkillFiles decodes a published inline skill's files (base64 ones to their
 // bytes). External skills have none here: their files come from the source.
 func SkillFiles(d contract.SkillDoc) ([]File, error) {
@@ -174,7 +164,7 @@ func SkillFiles(d contract.SkillDoc) ([]File, error) {
 func (c *PublishedContext) WithExternal(got map[string]ExternalSkill) (*PublishedContext, error) {
 	out := *c
 	out.external = make(map[string]externalContent, len(got))
-	for _, s := range c.SkillDocs() {
+	for _, s := range c.Skills() {
 		if s.Source == nil {
 			continue
 		}

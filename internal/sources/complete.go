@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 )
@@ -26,7 +28,7 @@ func (f *Fetcher) Complete(ctx context.Context, pc *resources.PublishedContext) 
 	trees := map[string]skillpack.Tree{}
 	content := map[string]resources.ExternalSkill{}
 	var errs []error
-	for _, s := range pc.SkillDocs() {
+	for _, s := range pc.Skills() {
 		if s.Source == nil {
 			continue
 		}
@@ -73,3 +75,38 @@ type Error struct {
 
 func (e *Error) Error() string { return "external skill sources: " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
+
+// Content serves the materializer: external skills from the fetched trees,
+// SKILL.md and every file byte for byte with their modes; inline skills from
+// the context itself.
+type Content struct {
+	Trees map[string]skillpack.Tree
+}
+
+// SkillContent implements materialize.ContentSource.
+func (c Content) SkillContent(ctx context.Context, s contract.SkillDoc) (materialize.SkillContent, error) {
+	if s.Source == nil {
+		return materialize.InlineContent{}.SkillContent(ctx, s)
+	}
+	tree, ok := c.Trees[s.Name]
+	if !ok {
+		return materialize.SkillContent{}, fmt.Errorf("source %s was not fetched", s.Source)
+	}
+	var out materialize.SkillContent
+	for _, f := range tree {
+		if f.Path == "SKILL.md" {
+			out.SkillMD = f.Data
+			continue
+		}
+		out.Files = append(out.Files, materialize.File{Path: f.Path, Content: f.Data, Mode: f.Mode})
+	}
+	return out, nil
+}
+
+// Materialize builds the materializer's input and options for a context
+// completed by Complete.
+func (f *Fetched) Materialize(opts materialize.Options) (materialize.Input, materialize.Options, error) {
+	opts.Source = Content{Trees: f.Trees}
+	in, err := materialize.InputFrom(f.Context)
+	return in, opts, err
+}

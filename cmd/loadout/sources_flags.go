@@ -1,0 +1,37 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loadout-dev/loadout/internal/sources"
+)
+
+// sourceFlags configure how external skill sources are fetched, the same way
+// for `loadout materialize` and `loadout hostd`.
+type sourceFlags struct {
+	cache          string
+	registryConfig string
+	gitCredentials string
+}
+
+func (f *sourceFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.cache, "source-cache", filepath.Join(os.TempDir(), "loadout-sources"), "directory caching fetched external skills by digest (an emptyDir in a pod)")
+	cmd.Flags().StringVar(&f.registryConfig, "registry-config", "", "docker config.json with registry credentials (a mounted kubernetes.io/dockerconfigjson Secret); empty means anonymous")
+	cmd.Flags().StringVar(&f.gitCredentials, "git-credentials", "", "git-credential-store file (https://USER:TOKEN@HOST lines) for private git sources")
+}
+
+// fetcher builds the fetcher the flags describe.
+func (f *sourceFlags) fetcher() (*sources.Fetcher, error) {
+	kc, err := sources.LoadDockerConfig(f.registryConfig)
+	if err != nil {
+		return nil, err
+	}
+	git, err := sources.LoadGitCredentials(f.gitCredentials)
+	if err != nil {
+		return nil, err
+	}
+	return sources.New(sources.Options{CacheDir: f.cache, Keychain: kc, GitAuth: git}), nil
+}
