@@ -1,0 +1,71 @@
+package hostd
+
+import (
+	"context"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/skillpack"
+	"github.com/loadout-dev/loadout/internal/sources"
+)
+
+func writeExternalContext(t *testing.T, dir, reference string) {
+	t.Helper()
+	res, err := resources.Publish(resources.Input{Roots: []resources.Root{{Name: "p", Skills: []resources.Skill{{
+		Name: "pdf", Description: "Reads PDFs.", Source: &contract.SkillSource{OCI: &contract.OCISource{Reference: reference}},
+		Origin: resources.Origin{Root: "p", Namespace: "p", Object: "pdf"}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range res.Data {
+		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestReload_FailingSkillSourceKeepsLastGoodTreeAndIsReported: a context
+// whose external skill points at a digest the registry does not hold is
+// refused; the materialized tree keeps the last good SKILL.md, and /readyz
+// names the failing source.
+func TestReload_FailingSkillSourceKeepsLastGoodTreeAndIsReported(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	art, err := skillpack.Pack(skillpack.Tree{{Path: "SKILL.md", Mode: skillpack.ModeFile, Data: []byte("---\nname: pdf\ndescription: Reads PDFs.\n---\nGOOD-BODY\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := skillpack.Push(context.Background(), art, strings.TrimPrefix(srv.URL, "http://")+"/skills/pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxDir, out := t.TempDir(), filepath.Join(t.TempDir(), "tree")
+	writeExternalContext(t, ctxDir, ref.String())
+	s := New(Options{ContextDir: ctxDir, MaterializeDir: out, Sources: sources.New(sources.Options{CacheDir: t.TempDir()})})
+	if err := s.Reload(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	wrong := ref.String()[:len(ref.String())-64] + strings.Repeat("0", 64)
+	writeExternalContext(t, ctxDir, wrong)
+	if err := s.Reload(context.Background(), true); err == nil {
+		t.Fatal("a context with an unfetchable source was accepted")
+	}
+	b, err := os.ReadFile(filepath.Join(out, "skills", "pdf", "SKILL.md"))
+	if err != nil || !strings.Contains(string(b), "GOOD-BODY") {
+		t.Fatalf("last good tree lost: %q, %v", b, err)
+	}
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	if !strings.Contains(rec.Body.String(), `"failingSkillSources":"1"`) || !strings.Contains(rec.Body.String(), wrong) {
+		t.Fatalf("/readyz = %d %s", rec.Code, rec.Body)
+	}
+}
