@@ -131,9 +131,9 @@ run: ## Run the manager against the cluster of the current kubeconfig.
 	go run ./cmd/manager
 
 .PHONY: demo
-demo: build ## Run Loadout end to end on a local control plane and clean up; KEEP=1 keeps it running for kubectl.
+demo: build $(PI_MODULES) ## Run Loadout end to end on a local control plane, with a Pi session (scripted model), and clean up; KEEP=1 keeps it running.
 	@go build -o $(LOCALBIN)/loadout-demo ./hack/demo
-	@$(LOCALBIN)/loadout-demo --assets "$$(bash hack/envtest/build.sh)" --manager $(LOCALBIN)/manager --loadout $(LOCALBIN)/loadout $(if $(filter 1 true yes,$(KEEP)),--keep)
+	@$(LOCALBIN)/loadout-demo --assets "$$(bash hack/envtest/build.sh)" --manager $(LOCALBIN)/manager --loadout $(LOCALBIN)/loadout --pi $(PI_DIR) $(if $(filter 1 true yes,$(KEEP)),--keep)
 
 .PHONY: docker-build
 docker-build: ## Build the manager image (needs a Docker engine).

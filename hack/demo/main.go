@@ -35,7 +35,9 @@ Starts kube-apiserver and etcd (the envtest binaries in --assets), installs the
 Loadout CRDs and the trust policy, starts the manager binary, applies
 config/samples, waits for Workspace team-a/dev to be Ready, prints what it
 published, and calls a hostd sidecar fed from the published ConfigMap with an
-allowed and a denied tool call. Every process and temporary directory it
+allowed and a denied tool call; with --pi, a real Pi session (scripted model)
+through the Pi package then lists the Workspace's skills and shows a platform
+hook denying its bash call. Every process and temporary directory it
 creates is removed when it ends, also on Ctrl-C.
 
 Flags:
@@ -48,6 +50,7 @@ Flags:
 	fs.StringVar(&o.RepoRoot, "repo-root", ".", "the repository root (config/ is read from it)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep everything running after the demo, with a kubeconfig for kubectl, until Ctrl-C")
 	fs.BoolVar(&o.NoKubectl, "no-kubectl", false, "print the `kubectl get loadout -A` table through client-go even if kubectl is installed")
+	fs.StringVar(&o.Pi, "pi", "", "the Pi package directory (integrations/pi, npm-installed): also run a Pi session (scripted model) on the Workspace")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 2*time.Minute, "how long to wait for the Workspace to be Ready")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -66,6 +66,10 @@ type Options struct {
 	NoKubectl bool
 	// ReadyTimeout bounds the wait for the Workspace to be Ready (default 2m).
 	ReadyTimeout time.Duration
+	// Pi is the Pi package directory (integrations/pi) with its node_modules
+	// installed; when set, the demo runs a Pi session (scripted model) on the
+	// Workspace through it (demo.mjs). Empty skips that step.
+	Pi string
 }
 
 // Result is what the demo observed.
@@ -291,7 +295,8 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	hostdArgs := append([]string{"hostd", "--context-dir", volume, "--addr", hostdAddr}, tools.hostdArgs()...)
+	tree := filepath.Join(d.workDir, "tree")
+	hostdArgs := append([]string{"hostd", "--context-dir", volume, "--addr", hostdAddr, "--materialize", tree}, tools.hostdArgs()...)
 	d.step("Starting the hostd sidecar: loadout %s", strings.Join(hostdArgs, " "))
 	hd, err := d.start("hostd", d.o.Loadout, hostdArgs, nil)
 	if err != nil {
@@ -319,6 +324,12 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 		return res, err
 	}
 
+	if d.o.Pi != "" {
+		if err := d.runPi(ctx, base, tree); err != nil {
+			return res, err
+		}
+	}
+
 	if d.o.Keep {
 		return res, d.keep(ctx, c, ws, volume, kubeconfig, base)
 	}
@@ -326,7 +337,22 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-// start starts a child process logging into the work directory.
+// runPi runs a real Pi session through the Pi package (integrations/pi
+// demo.mjs) against hostd and the tree it materialized. The model is scripted;
+// demo.mjs fails unless Pi lists the Workspace's skills and shows the
+// platform hook's denial.
+func (d *demo) runPi(ctx context.Context, hostdURL, tree string) error {
+	d.step("Pi on the Workspace: node %s (Pi package integrations/pi, scripted model)", filepath.Join(d.o.Pi, "demo.mjs"))
+	cmd := exec.CommandContext(ctx, "node", "demo.mjs")
+	cmd.Dir = d.o.Pi
+	cmd.Env = append(os.Environ(), "LOADOUT_HOSTD_URL="+hostdURL, "LOADOUT_CONTEXT_DIR="+tree)
+	cmd.Stdout, cmd.Stderr = d.out, d.out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("the Pi session (%s/demo.mjs): %w", d.o.Pi, err)
+	}
+	return nil
+}
+
 // userKubeconfig writes a kubeconfig for a new user of the control plane
 // into the work directory and returns its path.
 func (d *demo) userKubeconfig(u envtest.User) (string, error) {
@@ -346,6 +372,7 @@ func writeKubeconfig(u *envtest.AuthenticatedUser, path string) error {
 	return os.WriteFile(path, kc, 0o600)
 }
 
+// start starts a child process logging into the work directory.
 func (d *demo) start(name, bin string, args, env []string) (*process, error) {
 	p, err := startProcess(name, filepath.Join(d.workDir, name+".log"), bin, args, env)
 	if err != nil {

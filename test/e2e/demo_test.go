@@ -65,9 +65,17 @@ func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { //
 	var out syncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
+	// The Pi step needs integrations/pi's node_modules, which `make test`
+	// installs (make test-pi) before the Go tests run.
+	piDir := filepath.Join(testenv.RepoRoot(), "integrations", "pi")
+	withPi := true
+	if _, err := os.Stat(filepath.Join(piDir, "node_modules", "@mariozechner", "pi-coding-agent")); err != nil {
+		t.Logf("integrations/pi is not npm-installed (run make test-pi): the demo runs without its Pi step")
+		piDir, withPi = "", false
+	}
 	res, err := demo.Run(ctx, demo.Options{
 		RepoRoot: testenv.RepoRoot(), Assets: assets, Manager: manager, Loadout: loadout,
-		Out: &out, NoKubectl: true,
+		Out: &out, NoKubectl: true, Pi: piDir,
 	})
 	if err != nil {
 		t.Fatalf("demo: %v\noutput:\n%s", err, out.String())
@@ -141,6 +149,14 @@ func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { //
 	} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, shown)
+		}
+	}
+	if withPi {
+		for _, want := range []string{"The model is SCRIPTED", "Pi's own skill list", "  review: team-a's review method",
+			"tool bash -> BLOCKED: platform policy: recursive force deletes (rm -rf) are not allowed"} {
+			if !strings.Contains(shown, want) {
+				t.Errorf("demo output lacks the Pi session's %q:\n%s", want, shown)
+			}
 		}
 	}
 	if _, err := os.Stat(res.WorkDir); !os.IsNotExist(err) {
