@@ -105,14 +105,18 @@ fuzz: ## Run every fuzz target for FUZZTIME each.
 fuzz-smoke: ## Run every fuzz target for 2s (part of `make test`; about a minute in all).
 	@bash hack/fuzz.sh 2s
 
-# `make bench`: every Go benchmark (resolution, hooks), then the scale harness
+# `make bench`: the Pi package numbers (bench-pi), every Go benchmark (resolution, hooks), then the scale harness
 # (propagation, writes, storm, memory, resolution against Pi; ~20 min, needs
 # npm for Pi). BENCH_FLAGS=-mode=smoke runs the harness in seconds.
 BENCH_COUNT ?= 3
 BENCH_FLAGS ?= -mode=full -out=$(LOCALBIN)/bench-results.md -profile-dir=$(LOCALBIN)/bench-profiles
 
+.PHONY: bench-pi
+bench-pi: $(PI_MODULES) build-loadout ## Pi start-up (materialized winners vs scanning 3 roots × 1,000 skills) and added latency per tool call through the Pi package.
+	cd $(PI_DIR) && LOADOUT_BIN=$(LOCALBIN)/loadout node bench.mjs 1000 9 2000
+
 .PHONY: bench
-bench: ## Run the Go benchmarks and the scale harness (test/bench); results in docs/benchmarks.md.
+bench: bench-pi ## Run the Pi numbers, the Go benchmarks and the scale harness (test/bench); results in docs/benchmarks.md.
 	KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./...
 	KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go run ./test/bench/cmd/loadout-bench $(BENCH_FLAGS)
 
