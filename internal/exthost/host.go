@@ -2,6 +2,7 @@ package exthost
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -47,15 +48,9 @@ func NewHost(opts Options) *Host {
 		h.client = defaultOutbound
 	}
 	for _, d := range opts.Deny {
-		h.deny[d] = struct{}{}
+		h.deny[denyKey(d)] = struct{}{}
 	}
-	h.denyList = slices.Sorted(func(yield func(string) bool) {
-		for d := range h.deny {
-			if !yield(d) {
-				return
-			}
-		}
-	})
+	h.denyList = slices.Compact(slices.Sorted(slices.Values(opts.Deny)))
 	h.reg.Store(newRegistry(opts.Builtin))
 	return h
 }
@@ -73,6 +68,12 @@ func (h *Host) Workspace() WorkspaceInfo { return h.workspace }
 func (h *Host) Denies(tool string) bool { return h.denied(tool) }
 
 func (h *Host) denied(tool string) bool {
-	_, ok := h.deny[tool]
+	_, ok := h.deny[denyKey(tool)]
 	return ok
 }
+
+// denyKey is how tools.deny compares names: case-insensitively (Unicode
+// simple folding), because agents disagree on case for the same tool (Claude
+// Code's Bash, Pi's bash) and a deny list must not be dodged by spelling.
+// Registered tool names stay case-sensitive: only denial folds.
+func denyKey(tool string) string { return strings.ToLower(tool) }

@@ -58,6 +58,7 @@ type Server struct {
 	opts    Options
 	current atomic.Pointer[snapshot]
 	metrics *metrics
+	limits  *limiter
 	mux     *http.ServeMux
 	mcp     *mcpTools
 
@@ -88,13 +89,13 @@ func New(opts Options) *Server {
 	if opts.SourceRetry <= 0 {
 		opts.SourceRetry = 10 * time.Second
 	}
-	s := &Server{opts: opts, metrics: newMetrics(), mcp: newMCPServer("v1alpha1")}
+	s := &Server{opts: opts, metrics: newMetrics(), limits: newLimiter(), mcp: newMCPServer("v1alpha1")}
 	s.mux = s.routes()
 	return s
 }
 
 // Handler is the HTTP API.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return s.limits.wrap(s.mux) }
 
 // Reload loads the context directory if it changed since the last attempt
 // (or force is set) and swaps it in only when the whole load succeeded. A
@@ -183,7 +184,7 @@ func (s *Server) Run(ctx context.Context) {
 // ListenAndServe serves the API on addr and reloads in the background until
 // ctx is done, then shuts down gracefully.
 func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
-	srv := &http.Server{Addr: addr, Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	srv := newHTTPServer(addr, s.Handler())
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go s.Run(ctx)

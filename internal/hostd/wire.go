@@ -60,6 +60,9 @@ func decode(r io.Reader, v any) error {
 	if len(body) > MaxBodyBytes {
 		return errTooLarge
 	}
+	if err := checkDuplicateKeys(body); err != nil {
+		return fmt.Errorf("request body: %w", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("request body: %w", err)
@@ -84,4 +87,55 @@ func DecodeCall(r io.Reader, withResult bool) (CallRequest, error) {
 		return req, errors.New("result is required")
 	}
 	return req, nil
+}
+
+// checkDuplicateKeys refuses an object that names a key twice, at any depth.
+// encoding/json keeps the last value, while a hook or the agent's own parser
+// may read the first: {"path":"/tmp/x","path":"/etc/passwd"} must not mean
+// one thing to the policy and another to the tool.
+func checkDuplicateKeys(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	type frame struct {
+		object bool
+		keys   map[string]struct{}
+		key    bool // the next token in an object is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return nil // syntax errors are reported by the decoder proper
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.key {
+			if k, ok := tok.(string); ok {
+				if _, dup := top.keys[k]; dup {
+					return fmt.Errorf("duplicate key %q in a JSON object", k)
+				}
+				top.keys[k] = struct{}{}
+				top.key = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{object: true, keys: map[string]struct{}{}, key: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) > 0 && stack[len(stack)-1].object {
+			stack[len(stack)-1].key = true // a value ended: a key comes next
+		}
+	}
 }

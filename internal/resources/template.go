@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -24,19 +25,33 @@ func Variables(body string) []string {
 	return out
 }
 
+// MaxRenderedBytes bounds a rendered message: one argument repeated by a
+// template could otherwise make hostd build hundreds of megabytes.
+const MaxRenderedBytes = 1 << 20
+
 // Render replaces every {{name}} of body with args[name]. A missing argument is
 // a *TemplateError naming the first missing variable (R-TPL-2); extra
 // arguments are ignored. Replacement values are inserted verbatim and never
-// re-scanned, so an argument containing "{{x}}" stays literal.
+// re-scanned, so an argument containing "{{x}}" stays literal. A message over
+// MaxRenderedBytes is refused before it is built.
 func Render(body string, args map[string]string) (string, error) {
 	for _, v := range Variables(body) {
 		if _, ok := args[v]; !ok {
 			return "", &TemplateError{Variable: v, Message: "missing argument"}
 		}
 	}
+	matches := placeholder.FindAllStringSubmatchIndex(body, -1)
+	size := len(body)
+	for _, m := range matches {
+		size += len(args[body[m[2]:m[3]]]) - (m[1] - m[0])
+		if size > MaxRenderedBytes {
+			return "", &TemplateError{Message: fmt.Sprintf("the rendered message would exceed %d bytes; shorten the arguments", MaxRenderedBytes)}
+		}
+	}
 	var b strings.Builder
+	b.Grow(size)
 	last := 0
-	for _, m := range placeholder.FindAllStringSubmatchIndex(body, -1) {
+	for _, m := range matches {
 		b.WriteString(body[last:m[0]])
 		b.WriteString(args[body[m[2]:m[3]]])
 		last = m[1]
