@@ -288,7 +288,7 @@ func (r *WorkspaceReconciler) ignoreOurOwnApplies() predicate.Predicate {
 // write is recorded, and publish looks again if it was not ours after all.
 func (r *WorkspaceReconciler) ourWrite(obj client.Object) bool {
 	ref := metav1.GetControllerOf(obj)
-	if ref == nil || ref.Kind != "Workspace" {
+	if ref == nil || ref.Kind != v1alpha1.WorkspaceKind {
 		return false
 	}
 	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}

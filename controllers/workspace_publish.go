@@ -12,12 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
 // notOwnedError reports a ConfigMap of the output name that this Workspace
@@ -44,7 +44,7 @@ func (e *notOwnedError) Error() string {
 // wrote (owned by "loadout" as an update) is ever left behind by an apply.
 func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspace, res *resources.Result) (overlapped bool, err error) {
 	key := types.NamespacedName{Namespace: ws.Namespace, Name: ws.ConfigMapName()}
-	cm := contextConfigMap(ws, key, res)
+	cm := workspace.ContextConfigMap(ws, res)
 	existing := configMapMetadata()
 	err = r.Get(ctx, key, existing)
 	if apierrors.IsNotFound(err) {
@@ -135,7 +135,7 @@ func checkControlled(existing *metav1.PartialObjectMetadata, ws *v1alpha1.Worksp
 	owner := "no controller"
 	if ref := metav1.GetControllerOf(existing); ref != nil {
 		owner = "controlled by " + ref.Kind + " " + ref.Name
-		if ref.Kind == "Workspace" && ref.Name == ws.Name && ref.UID != ws.UID {
+		if ref.Kind == v1alpha1.WorkspaceKind && ref.Name == ws.Name && ref.UID != ws.UID {
 			// A deleted Workspace of the same name: its ConfigMap goes with
 			// it (garbage collection), and that deletion triggers a publish.
 			owner = "controlled by an earlier Workspace " + ref.Name + " (uid " + string(ref.UID) + "), deleted or being deleted"
@@ -150,22 +150,6 @@ func wrapErr(err error, format string, args ...any) error {
 		return nil
 	}
 	return fmt.Errorf(format+": %w", append(args, err)...)
-}
-
-// contextConfigMap is the published ConfigMap: the context data, the hash
-// annotation, the Workspace label and the Workspace as controller.
-func contextConfigMap(ws *v1alpha1.Workspace, key types.NamespacedName, res *resources.Result) *corev1ac.ConfigMapApplyConfiguration {
-	return corev1ac.ConfigMap(key.Name, key.Namespace).
-		WithLabels(map[string]string{v1alpha1.WorkspaceLabel: ws.Name}).
-		WithAnnotations(map[string]string{v1alpha1.ContextHashAnnotation: res.Hash}).
-		WithOwnerReferences(metav1ac.OwnerReference().
-			WithAPIVersion(v1alpha1.GroupVersion.String()).
-			WithKind("Workspace").
-			WithName(ws.Name).
-			WithUID(ws.UID).
-			WithController(true).
-			WithBlockOwnerDeletion(true)).
-		WithData(res.Data)
 }
 
 // create creates the ConfigMap described by an apply configuration (the

@@ -4,6 +4,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// WorkspaceKind is the kind of a Workspace, as owner references name it.
+const WorkspaceKind = "Workspace"
+
 // Defaults and hard limits of a Workspace's published context.
 const (
 	// DefaultMaxContextBytes is the context budget when spec.budget is unset.

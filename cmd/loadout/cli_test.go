@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -55,7 +56,7 @@ func previewData(t *testing.T, args ...string) map[string]string {
 	if err != nil {
 		t.Fatalf("preview: %v\n%s", err, stderr)
 	}
-	var cm configMap
+	var cm corev1.ConfigMap
 	if err := yaml.UnmarshalStrict([]byte(out), &cm); err != nil {
 		t.Fatal(err)
 	}

@@ -6,42 +6,14 @@ import (
 	"fmt"
 	"io"
 
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/yaml"
-
-	"github.com/loadout-dev/loadout/api/v1alpha1"
-	"github.com/loadout-dev/loadout/internal/resources"
 )
 
-// configMap is the published ConfigMap as printed: only the fields the
-// controller sets, so the output has no creationTimestamp: null noise.
-type configMap struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Metadata   configMapMeta     `json:"metadata"`
-	Data       map[string]string `json:"data"`
-}
-
-type configMapMeta struct {
-	Name        string            `json:"name"`
-	Namespace   string            `json:"namespace,omitempty"`
-	Labels      map[string]string `json:"labels,omitempty"`
-	Annotations map[string]string `json:"annotations,omitempty"`
-}
-
-// newConfigMap is the ConfigMap the controller applies for a Workspace.
-func newConfigMap(name, namespace, workspace string, r *resources.Result) configMap {
-	return configMap{
-		APIVersion: "v1",
-		Kind:       "ConfigMap",
-		Metadata: configMapMeta{
-			Name:        name,
-			Namespace:   namespace,
-			Labels:      map[string]string{v1alpha1.WorkspaceLabel: workspace},
-			Annotations: map[string]string{v1alpha1.ContextHashAnnotation: r.Hash},
-		},
-		Data: r.Data,
-	}
-}
+// configMap is a context ConfigMap as printed: the shape the controller
+// applies (workspace.ContextConfigMap), so the output has only the fields the
+// controller sets and no creationTimestamp: null noise.
+type configMap = *corev1ac.ConfigMapApplyConfiguration
 
 // Output formats of preview.
 const (

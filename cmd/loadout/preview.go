@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
@@ -133,7 +134,7 @@ func (o *previewOptions) fromManifests(stderr io.Writer) ([]configMap, error) {
 		if err != nil {
 			return nil, fmt.Errorf("workspace %s/%s: %s: %w", ws.Namespace, ws.Name, resources.ReasonOf(err), err)
 		}
-		cms = append(cms, newConfigMap(ws.ConfigMapName(), ws.Namespace, ws.Name, r))
+		cms = append(cms, workspace.ContextConfigMap(ws, r))
 	}
 	return cms, nil
 }
@@ -167,5 +168,6 @@ func (o *previewOptions) fromRoots(stderr io.Writer) ([]configMap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", resources.ReasonOf(err), err)
 	}
-	return []configMap{newConfigMap(o.workspace+"-context", o.namespace, o.workspace, r)}, nil
+	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: o.workspace, Namespace: o.namespace}}
+	return []configMap{workspace.ContextConfigMap(ws, r)}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/loadout-dev/loadout/internal/contract"
@@ -99,7 +100,7 @@ func TestManifestSchema_GoldenManifestIsValid(t *testing.T) { // docs/manifest.s
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cm configMap
+	var cm corev1.ConfigMap
 	if err := yaml.UnmarshalStrict(golden, &cm); err != nil {
 		t.Fatal(err)
 	}

@@ -43,11 +43,12 @@ type Manifest struct {
 	Registry
 }
 
-// WorkspaceRef names the Workspace a context belongs to.
+// WorkspaceRef names the Workspace a context belongs to. It carries no
+// metadata.generation: the context depends on the inputs only, so `loadout
+// preview` computes the same bytes and hash as the cluster publishes.
 type WorkspaceRef struct {
-	Name       string `json:"name"`
-	Namespace  string `json:"namespace,omitempty"`
-	Generation int64  `json:"generation,omitempty"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // CatalogEntry is a winning skill or template: metadata only, never a body.

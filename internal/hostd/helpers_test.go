@@ -50,7 +50,7 @@ func contextData(t testing.TB, reg contract.Registry) map[string]string {
 	}
 	m := contract.Manifest{
 		APIVersion: contract.APIVersion, Kind: contract.ManifestKind,
-		Workspace: contract.WorkspaceRef{Name: "ws", Namespace: "team-a", Generation: 1},
+		Workspace: contract.WorkspaceRef{Name: "ws", Namespace: "team-a"},
 		Templates: []contract.TemplateInfo{{Name: "review", Variables: []string{"file", "owner"}}},
 		Registry:  reg,
 	}

@@ -18,7 +18,7 @@ import (
 
 func exampleInput() Input {
 	return Input{
-		Workspace:    contract.WorkspaceRef{Name: "dev", Namespace: "team-a", Generation: 3},
+		Workspace:    contract.WorkspaceRef{Name: "dev", Namespace: "team-a"},
 		Roots:        exampleRoots(),
 		Instructions: []Instruction{{Body: "WORKSPACE-RULES", Origin: Origin{Root: "workspace", Namespace: "team-a", Object: "dev"}}},
 		Activate:     []Activation{{Skill: "review", Files: []string{"checklist.md"}}},

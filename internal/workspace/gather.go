@@ -64,7 +64,7 @@ func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 		return nil, err
 	}
 	plan := &Plan{Input: resources.Input{
-		Workspace:       contract.WorkspaceRef{Name: ws.Name, Namespace: ws.Namespace, Generation: ws.Generation},
+		Workspace:       contract.WorkspaceRef{Name: ws.Name, Namespace: ws.Namespace},
 		MaxContextBytes: ws.MaxContextBytes(),
 	}}
 	trust := func(ns string) (v1alpha1.TrustLevel, error) {
