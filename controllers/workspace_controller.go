@@ -24,8 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
-	"github.com/loadout-dev/loadout/internal/exthost"
-	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -140,40 +138,23 @@ func (r *WorkspaceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 }
 
 // reconcile sets ws.Status from the current inputs and publishes the context
-// when the inputs are valid. A transient failure is returned as an error; an
-// invalid input is a condition, and the last good ConfigMap stays.
+// when the pipeline says it may. A transient failure is returned as an error;
+// an invalid input is a condition, and the last good ConfigMap stays.
 func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Workspace) (ctrl.Result, error) {
 	start := time.Now()
-	plan, err := workspace.Gather(ws, cachedObjects{ctx: ctx, cache: r.Client, reader: r.APIReader}, r.Policy)
-	if err != nil {
-		return ctrl.Result{}, holdOnInvalid(ws, v1alpha1.ConditionCatalogResolved, err)
-	}
-	registry, outcomes := r.Loader.LoadExtensions(ctx, ws, plan)
-	plan.Input.Registry = registry
-	setExtensionsStatus(ws, outcomes)
-	res, err := resources.Publish(plan.Input)
+	res, err := workspace.Resolve(ctx, ws, cachedObjects{ctx: ctx, cache: r.Client, reader: r.APIReader}, r.Policy, r.Loader)
 	resolutionDuration.Observe(time.Since(start).Seconds())
 	if err != nil {
-		cond := v1alpha1.ConditionCatalogResolved
-		if resources.ReasonOf(err) == v1alpha1.ReasonContextTooLarge {
-			cond = v1alpha1.ConditionContextPublished
-			setCondition(ws, v1alpha1.ConditionCatalogResolved, true, v1alpha1.ReasonResolved, catalogMessage(plan))
-		}
-		return ctrl.Result{}, holdOnInvalid(ws, cond, err)
+		return ctrl.Result{}, err
 	}
-	setCondition(ws, v1alpha1.ConditionCatalogResolved, true, v1alpha1.ReasonResolved, catalogMessage(plan))
-	// A rejected extension keeps the last good context: publishing without it
-	// would silently drop its policy hooks, failing open.
-	if rejected := rejectedExtensions(outcomes); len(rejected) > 0 {
-		keepLastGood(ws, v1alpha1.ReasonExtensionRejected, "extension "+rejected[0].Namespace+"/"+rejected[0].Extension+" was rejected; the last good context is kept")
-		for _, o := range rejected {
-			if o.Reason == exthost.ReasonImportFailed {
-				return ctrl.Result{RequeueAfter: importRetryInterval}, nil
-			}
+	setResolvedStatus(ws, res)
+	if !res.Publishable() {
+		if res.RetrySoon {
+			return ctrl.Result{RequeueAfter: importRetryInterval}, nil
 		}
 		return ctrl.Result{}, nil
 	}
-	overlapped, err := r.publish(ctx, ws, res)
+	overlapped, err := r.publish(ctx, ws, res.Result)
 	if err != nil {
 		var notOwned *notOwnedError
 		if errors.As(err, &notOwned) {
@@ -183,37 +164,13 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 		setCondition(ws, v1alpha1.ConditionContextPublished, false, v1alpha1.ReasonPublishFailed, err.Error())
 		return ctrl.Result{}, err
 	}
-	setPublishedStatus(ws, res, registry)
+	setPublishedStatus(ws, res.Result, res.Registry)
 	if overlapped {
 		// Someone else wrote the ConfigMap while our write was in flight;
 		// look again rather than trust that ours came last.
 		return ctrl.Result{RequeueAfter: overlapRecheck}, nil
 	}
 	return ctrl.Result{}, nil
-}
-
-// holdOnInvalid turns an error into a condition when it is the user's to fix
-// (it carries a reason) and keeps the last good context. Any other error (a
-// failed live read of an instructions ConfigMap, a timeout) is transient and
-// returned for a retry with backoff, never left behind as InvalidResource.
-func holdOnInvalid(ws *v1alpha1.Workspace, condType string, err error) error {
-	var reasoned resources.ReasonedError
-	if !errors.As(err, &reasoned) {
-		return err
-	}
-	setCondition(ws, condType, false, reasoned.Reason(), err.Error())
-	keepLastGood(ws, reasoned.Reason(), err.Error())
-	return nil
-}
-
-func rejectedExtensions(outcomes []exthost.Outcome) []exthost.Outcome {
-	var out []exthost.Outcome
-	for _, o := range outcomes {
-		if o.State == v1alpha1.ExtensionRejected {
-			out = append(out, o)
-		}
-	}
-	return out
 }
 
 // patchStatus patches the status once, and only when it changed.

@@ -60,8 +60,22 @@ func summarizeReady(ws *v1alpha1.Workspace) {
 	setCondition(ws, v1alpha1.ConditionReady, true, v1alpha1.ReasonReconciled, c.Message)
 }
 
-func catalogMessage(plan *workspace.Plan) string {
-	return fmt.Sprintf("resolved from %d roots", len(plan.Input.Roots))
+// setResolvedStatus records what the pipeline decided: the extensions'
+// outcomes, whether the catalog resolved, and, for an invalid input, why the
+// last good context is kept.
+func setResolvedStatus(ws *v1alpha1.Workspace, res *workspace.Resolution) {
+	if res.Plan != nil {
+		setExtensionsStatus(ws, res.Extensions)
+	}
+	f := res.Failure
+	if f != nil && (f.Phase == workspace.PhaseGather || f.Phase == workspace.PhaseResolve) {
+		setCondition(ws, v1alpha1.ConditionCatalogResolved, false, f.Reason, f.Error())
+	} else {
+		setCondition(ws, v1alpha1.ConditionCatalogResolved, true, v1alpha1.ReasonResolved, fmt.Sprintf("resolved from %d roots", len(res.Plan.Input.Roots)))
+	}
+	if f != nil {
+		keepLastGood(ws, f.Reason, f.Error())
+	}
 }
 
 // setExtensionsStatus records every extension's outcome and the

@@ -50,8 +50,10 @@ resources are ignored), restricted (skills, templates and instructions load,
 extensions do not) or trusted; without a label --default-trust applies. A
 Workspace's roots default to [its own namespace, the platform namespace]; a
 root in any other namespace fails with RootNotPermitted. Extensions load
-through the same host as in the controller (platform extensions first); a
-service-backed extension is rejected, because preview contacts no Service.
+through the same host as in the controller (platform extensions first). A
+rejected trusted extension fails the preview (ExtensionRejected), as the
+controller keeps the last good context for it; a trusted service-backed
+extension is rejected too, because preview contacts no Service.
 
 With --root, resolve directory roots in the seed layout (AGENTS.md,
 skills/<dir>/SKILL.md plus files, templates/<name>.md), first root first, as
@@ -117,23 +119,23 @@ func (o *previewOptions) fromManifests(stderr io.Writer) ([]configMap, error) {
 	var cms []configMap
 	for i := range set.workspaces {
 		ws := &set.workspaces[i]
-		plan, err := workspace.Gather(ws, set, policy)
+		res, err := workspace.Resolve(context.Background(), ws, set, policy, previewLoader)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", resources.ReasonOf(err), err)
+			return nil, fmt.Errorf("workspace %s/%s: %w", ws.Namespace, ws.Name, err)
 		}
-		registry, outcomes := previewLoader.LoadExtensions(context.Background(), ws, plan)
-		plan.Input.Registry = registry
-		for _, x := range outcomes {
+		for _, x := range res.Extensions {
 			fmt.Fprintf(stderr, "workspace %s/%s: extension %s/%s: %s", ws.Namespace, ws.Name, x.Namespace, x.Extension, x.State)
 			if x.Message != "" {
 				fmt.Fprintf(stderr, ": %s", x.Message)
 			}
 			fmt.Fprintln(stderr)
 		}
-		r, err := resources.Publish(plan.Input)
-		if err != nil {
-			return nil, fmt.Errorf("workspace %s/%s: %s: %w", ws.Namespace, ws.Name, resources.ReasonOf(err), err)
+		if f := res.Failure; f != nil {
+			// The controller would keep the last good context: there is
+			// nothing to print that the cluster would publish.
+			return nil, fmt.Errorf("workspace %s/%s: %s: %s: %w", ws.Namespace, ws.Name, f.Phase, f.Reason, f)
 		}
+		r := res.Result
 		cms = append(cms, workspace.ContextConfigMap(ws, r))
 	}
 	return cms, nil

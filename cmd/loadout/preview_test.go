@@ -180,3 +180,32 @@ spec:
 	data := previewData(t, "-f", manifests("  labels: {loadout.dev/instructions: \"true\"}\n"))
 	mustContain(t, "system-prompt.md", data[contract.KeySystemPrompt], "PLATFORM-ONLY-RULES")
 }
+
+// Preview applies the controller's hold rule: a trusted extension that is
+// rejected keeps the last good context in the cluster, so preview prints no
+// ConfigMap for it and fails naming the extension (the same Resolve decides).
+func TestPreview_RejectedTrustedExtensionFailsLikeTheControllerHolds(t *testing.T) { // SPEC R-EXT-2, DESIGN ExtensionRejected
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"ws.yaml": `apiVersion: loadout.dev/v1alpha1
+kind: Workspace
+metadata: {name: ws, namespace: team-a}
+---
+apiVersion: loadout.dev/v1alpha1
+kind: Extension
+metadata: {name: guard, namespace: loadout-system}
+spec:
+  description: A guard whose hook does not compile.
+  hooks:
+    - name: broken
+      event: BeforeToolCall
+      cel: {expression: "call.name ==", message: "m"}
+`})
+	out, stderr, err := run(t, "preview", "-f", dir)
+	if err == nil || !strings.Contains(err.Error(), "ExtensionRejected") || !strings.Contains(err.Error(), "loadout-system/guard") {
+		t.Fatalf("err = %v, want ExtensionRejected naming loadout-system/guard", err)
+	}
+	if strings.Contains(out, "kind: ConfigMap") {
+		t.Errorf("preview printed a ConfigMap the controller would not publish:\n%s", out)
+	}
+	mustContain(t, "stderr", stderr, "extension loadout-system/guard: Rejected")
+}

@@ -118,36 +118,3 @@ func (e *TemplateError) Error() string {
 
 // Reason implements ReasonedError.
 func (e *TemplateError) Reason() string { return v1alpha1.ReasonInvalid }
-
-// RootNotPermittedError: a Workspace root or instructions reference names a
-// namespace that is neither its own nor a platform namespace.
-type RootNotPermittedError struct {
-	Workspace string
-	Field     string
-	Namespace string
-}
-
-func (e *RootNotPermittedError) Error() string {
-	return fmt.Sprintf("workspace %s: %s: namespace %q is neither the workspace's own nor a platform namespace", e.Workspace, e.Field, e.Namespace)
-}
-
-// Reason implements ReasonedError.
-func (e *RootNotPermittedError) Reason() string { return v1alpha1.ReasonRootNotPermitted }
-
-// InstructionsNotFoundError: an instructions ConfigMap or key is missing.
-type InstructionsNotFoundError struct {
-	Workspace string
-	Field     string
-	Namespace string
-	Name, Key string
-}
-
-func (e *InstructionsNotFoundError) Error() string {
-	return fmt.Sprintf("workspace %s: %s: ConfigMap %s/%s has no key %q", e.Workspace, e.Field, e.Namespace, e.Name, e.Key)
-}
-
-// Reason implements ReasonedError.
-func (e *InstructionsNotFoundError) Reason() string { return v1alpha1.ReasonInstructionsNotFound }
-
-// fieldIndex spells a list element's field path, as in "spec.roots[1]".
-func fieldIndex(field string, i int) string { return fmt.Sprintf("%s[%d]", field, i) }

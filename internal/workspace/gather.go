@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
@@ -24,14 +23,6 @@ type Objects interface {
 	// ConfigMapData returns the data and labels of a ConfigMap and whether it
 	// exists.
 	ConfigMapData(namespace, name string) (data, labels map[string]string, ok bool, err error)
-}
-
-// Policy is the manager's trust configuration (DESIGN: trust and tenancy).
-type Policy struct {
-	// PlatformNamespaces hold admin-owned resources, always trusted.
-	PlatformNamespaces []string
-	// DefaultTrust applies to project namespaces without a valid trust label.
-	DefaultTrust v1alpha1.TrustLevel
 }
 
 // Candidate is an extension visible to the Workspace, before loading.
@@ -54,14 +45,14 @@ type Plan struct {
 	Deny    []string
 }
 
-// Gather reads the Workspace's roots, instructions and extensions through objs
-// under the trust policy. A root or instructions reference outside the own and
-// platform namespaces is a *resources.RootNotPermittedError; a missing
-// instructions ConfigMap or key is a *resources.InstructionsNotFoundError.
+// Gather reads what the Workspace reads (ReadsOf) through objs under the
+// trust policy. A root or instructions reference outside the own and platform
+// namespaces is a *RootNotPermittedError; a missing instructions ConfigMap or
+// key is an *InstructionsNotFoundError.
 func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
-	roots, err := resources.WorkspaceRoots(ws, pol.PlatformNamespaces)
-	if err != nil {
-		return nil, err
+	reads := ReadsOf(ws, pol)
+	if reads.Refused != nil {
+		return nil, reads.Refused
 	}
 	plan := &Plan{Input: resources.Input{
 		Workspace:       contract.WorkspaceRef{Name: ws.Name, Namespace: ws.Namespace},
@@ -72,10 +63,10 @@ func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 		if err != nil {
 			return "", fmt.Errorf("reading namespace %s: %w", ns, err)
 		}
-		return resources.TrustOf(ns, l, pol.PlatformNamespaces, pol.DefaultTrust), nil
+		return pol.TrustOf(ns, l), nil
 	}
 	var exts []Candidate
-	for i, r := range roots {
+	for i, r := range reads.Roots {
 		level, err := trust(r.Namespace)
 		if err != nil {
 			return nil, err
@@ -87,14 +78,16 @@ func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 		plan.Input.Roots = append(plan.Input.Roots, root)
 		for _, e := range found {
 			if !slices.ContainsFunc(exts, func(c Candidate) bool { return c.Extension.Namespace == e.Namespace && c.Extension.Name == e.Name }) {
-				exts = append(exts, Candidate{Extension: e, Trusted: resources.LoadsExtensions(level)})
+				exts = append(exts, Candidate{Extension: e, Trusted: LoadsExtensions(level)})
 			}
 		}
 	}
 	plan.Extensions = loadOrder(exts, pol.PlatformNamespaces)
-	if plan.Input.Instructions, err = gatherInstructions(ws, objs, pol, trust); err != nil {
+	instructions, err := gatherInstructions(ws, reads, objs, trust)
+	if err != nil {
 		return nil, err
 	}
+	plan.Input.Instructions = instructions
 	for _, a := range ws.Spec.Activate {
 		plan.Input.Activate = append(plan.Input.Activate, resources.Activation{Skill: string(a.Skill), Files: a.Files})
 	}
@@ -114,16 +107,13 @@ func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 // extensions are still returned, only to be reported as SkippedUntrusted:
 // loading decides trust before anything of them is read or contacted.
 func gatherRoot(objs Objects, r v1alpha1.WorkspaceRoot, level v1alpha1.TrustLevel) (resources.Root, []*v1alpha1.Extension, error) {
-	sel := labels.Everything()
-	if r.Selector != nil {
-		var err error
-		if sel, err = metav1.LabelSelectorAsSelector(r.Selector); err != nil {
-			// The CRD schema cannot check operators and values: a broken
-			// selector is the user's to fix, so it carries a reason (the
-			// controller retries reasonless errors as transient).
-			return resources.Root{}, nil, &resources.InvalidResourceError{Kind: "root", Origin: resources.Origin{Root: r.Name, Namespace: r.Namespace},
-				Field: "selector", Message: err.Error()}
-		}
+	sel, err := rootSelector(r)
+	if err != nil {
+		// The CRD schema cannot check operators and values: a broken
+		// selector is the user's to fix, so it carries a reason (the
+		// controller retries reasonless errors as transient).
+		return resources.Root{}, nil, &resources.InvalidResourceError{Kind: "root", Origin: resources.Origin{Root: r.Name, Namespace: r.Namespace},
+			Field: "selector", Message: err.Error()}
 	}
 	extensions, err := objs.Extensions(r.Namespace)
 	if err != nil {
@@ -133,7 +123,7 @@ func gatherRoot(objs Objects, r v1alpha1.WorkspaceRoot, level v1alpha1.TrustLeve
 	for _, e := range selected(extensions, sel, func(o *v1alpha1.Extension) map[string]string { return o.Labels }) {
 		found = append(found, &e)
 	}
-	if !resources.LoadsData(level) {
+	if !LoadsData(level) {
 		return resources.Root{Name: r.Name}, found, nil
 	}
 	skills, err := objs.Skills(r.Namespace)
@@ -185,43 +175,34 @@ func loadOrder(exts []Candidate, platform []string) []Candidate {
 
 // gatherInstructions resolves spec.instructions in order. Sources in a
 // namespace whose trust level ignores project data are left out.
-func gatherInstructions(ws *v1alpha1.Workspace, objs Objects, pol Policy, trust func(string) (v1alpha1.TrustLevel, error)) ([]resources.Instruction, error) {
+func gatherInstructions(ws *v1alpha1.Workspace, reads Reads, objs Objects, trust func(string) (v1alpha1.TrustLevel, error)) ([]resources.Instruction, error) {
 	var out []resources.Instruction
-	for i, src := range ws.Spec.Instructions {
-		field := fmt.Sprintf("spec.instructions[%d]", i)
-		ns := ws.Namespace
-		if ref := src.ConfigMapKeyRef; ref != nil {
-			ns = cmp.Or(ref.Namespace, ws.Namespace)
-			if err := resources.CheckNamespacePermitted(ws, ns, pol.PlatformNamespaces, field+".configMapKeyRef.namespace"); err != nil {
-				return nil, err
-			}
-		}
-		level, err := trust(ns)
+	for _, src := range reads.Instructions {
+		level, err := trust(src.Namespace)
 		if err != nil {
 			return nil, err
 		}
-		if !resources.LoadsData(level) {
+		if !LoadsData(level) {
 			continue
 		}
-		if src.ConfigMapKeyRef == nil {
+		if src.ConfigMap == "" {
 			out = append(out, resources.Instruction{Body: src.Inline, Origin: resources.Origin{
-				Root: "workspace", Namespace: ws.Namespace, Object: ws.Name + "/" + field}})
+				Root: "workspace", Namespace: ws.Namespace, Object: ws.Name + "/" + src.Field}})
 			continue
 		}
-		ref := src.ConfigMapKeyRef
-		key := cmp.Or(ref.Key, "AGENTS.md")
-		data, labels, ok, err := objs.ConfigMapData(ns, ref.Name)
+		data, labels, ok, err := objs.ConfigMapData(src.Namespace, src.ConfigMap)
 		if err != nil {
-			return nil, fmt.Errorf("reading ConfigMap %s/%s for %s: %w", ns, ref.Name, field, err)
+			return nil, fmt.Errorf("reading ConfigMap %s/%s for %s: %w", src.Namespace, src.ConfigMap, src.Field, err)
 		}
-		body, hasKey := data[key]
+		body, hasKey := data[src.Key]
 		// A platform ConfigMap must opt in; one that has not is reported
 		// exactly like a missing one, so its existence does not leak.
-		optedIn := ns == ws.Namespace || labels[v1alpha1.InstructionsLabel] == "true"
+		optedIn := src.Namespace == ws.Namespace || labels[v1alpha1.InstructionsLabel] == "true"
 		if !ok || !hasKey || !optedIn {
-			return nil, &resources.InstructionsNotFoundError{Workspace: ws.Namespace + "/" + ws.Name, Field: field + ".configMapKeyRef", Namespace: ns, Name: ref.Name, Key: key}
+			return nil, &InstructionsNotFoundError{Workspace: ws.Namespace + "/" + ws.Name, Field: src.Field + ".configMapKeyRef",
+				Namespace: src.Namespace, Name: src.ConfigMap, Key: src.Key}
 		}
-		out = append(out, resources.Instruction{Body: body, Origin: resources.Origin{Root: "configmap", Namespace: ns, Object: ref.Name + "/" + key}})
+		out = append(out, resources.Instruction{Body: body, Origin: resources.Origin{Root: "configmap", Namespace: src.Namespace, Object: src.ConfigMap + "/" + src.Key}})
 	}
 	return out, nil
 }

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
-	"github.com/loadout-dev/loadout/internal/resources"
 )
 
 // fakeObjects is an in-memory Objects.
@@ -136,14 +135,14 @@ func TestGather_InstructionsOrderAndErrors(t *testing.T) {
 
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "missing"}}}
 	_, err = Gather(ws, objs, policy)
-	var notFound *resources.InstructionsNotFoundError
+	var notFound *InstructionsNotFoundError
 	if !errors.As(err, &notFound) {
 		t.Errorf("missing ConfigMap: %v, want InstructionsNotFoundError", err)
 	}
 
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: "other-team", Name: "rules"}}}
 	_, err = Gather(ws, objs, policy)
-	var refused *resources.RootNotPermittedError
+	var refused *RootNotPermittedError
 	if !errors.As(err, &refused) {
 		t.Errorf("foreign ConfigMap: %v, want RootNotPermittedError", err)
 	}
@@ -173,7 +172,7 @@ func TestGather_PlatformConfigMapWithoutOptInLabelReadsAsMissing(t *testing.T) {
 	_, missing := gather("loadout-system", "does-not-exist")
 	for _, name := range []string{"kubeadm-config", "labelled-false"} {
 		body, err := gather("loadout-system", name)
-		var notFound *resources.InstructionsNotFoundError
+		var notFound *InstructionsNotFoundError
 		if !errors.As(err, &notFound) || body != "" {
 			t.Fatalf("%s: %q, %v; want InstructionsNotFound", name, body, err)
 		}
