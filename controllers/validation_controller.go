@@ -40,14 +40,7 @@ func (v *validationReconciler[T]) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 	before := obj.DeepCopyObject().(T)
 	conds, observed := v.status(obj)
-	cond := metav1.Condition{Type: v1alpha1.ConditionValid, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonValid,
-		Message: v.kind + " is valid", ObservedGeneration: obj.GetGeneration()}
-	if errs := v.check(obj); len(errs) > 0 {
-		cond.Status, cond.Reason = metav1.ConditionFalse, v1alpha1.ReasonInvalid
-		cond.Message = truncate(errors.Join(errs...).Error(), 32768)
-	}
-	meta.SetStatusCondition(conds, cond)
-	*observed = obj.GetGeneration()
+	setValidStatus(conds, observed, obj.GetGeneration(), v.kind, v.check(obj))
 	if equality.Semantic.DeepEqual(before, obj) {
 		return ctrl.Result{}, nil
 	}
@@ -98,6 +91,34 @@ func SetupValidationReconcilers(mgr ctrl.Manager) error {
 		},
 	}
 	return errors.Join(skills.setup(mgr, "skill"), templates.setup(mgr, "template"), extensions.setup(mgr, "extension"))
+}
+
+// setValidStatus records the checks of one generation: Valid, Stalled when
+// not valid, and the generation as observed.
+func setValidStatus(conds *[]metav1.Condition, observed *int64, generation int64, kind string, errs []error) {
+	cond := metav1.Condition{Type: v1alpha1.ConditionValid, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonValid,
+		Message: kind + " is valid", ObservedGeneration: generation}
+	if len(errs) > 0 {
+		cond.Status, cond.Reason = metav1.ConditionFalse, v1alpha1.ReasonInvalid
+		cond.Message = truncate(errors.Join(errs...).Error(), 32768)
+	}
+	meta.SetStatusCondition(conds, cond)
+	setStalled(conds, cond)
+	*observed = generation
+}
+
+// setStalled mirrors an invalid Valid condition as Stalled, as kstatus reads
+// it: nothing progresses until the object changes. A valid object has no
+// Stalled condition.
+func setStalled(conds *[]metav1.Condition, valid metav1.Condition) {
+	if valid.Status == metav1.ConditionTrue {
+		meta.RemoveStatusCondition(conds, v1alpha1.ConditionStalled)
+		return
+	}
+	stalled := valid
+	stalled.Type = v1alpha1.ConditionStalled
+	stalled.Status = metav1.ConditionTrue
+	meta.SetStatusCondition(conds, stalled)
 }
 
 // resolveAlone validates one object the way a Workspace would, by resolving a

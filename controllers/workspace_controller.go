@@ -126,7 +126,7 @@ func (r *WorkspaceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	before := ws.DeepCopy()
 	result, err := r.reconcile(ctx, ws)
-	summarizeReady(ws)
+	summarize(ws, err)
 	observeReconcile(ws, err, r.PerWorkspaceMetrics)
 	if patchErr := r.patchStatus(ctx, before, ws); patchErr != nil {
 		err = errors.Join(err, patchErr)
@@ -164,7 +164,7 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 		setCondition(ws, v1alpha1.ConditionContextPublished, false, v1alpha1.ReasonPublishFailed, err.Error())
 		return ctrl.Result{}, err
 	}
-	setPublishedStatus(ws, res.Result, res.Registry)
+	setPublishedStatus(ws, res)
 	if overlapped {
 		// Someone else wrote the ConfigMap while our write was in flight;
 		// look again rather than trust that ours came last.

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
-	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/workspace"
@@ -41,23 +40,50 @@ func keepLastGood(ws *v1alpha1.Workspace, reason, message string) {
 	setCondition(ws, v1alpha1.ConditionContextPublished, false, reason, message)
 }
 
-// summarizeReady sets Ready from the other conditions: True when all are
-// True, else False with the reason and message of the first that is not.
-func summarizeReady(ws *v1alpha1.Workspace) {
-	ws.Status.ObservedGeneration = ws.Generation
-	for _, t := range []string{v1alpha1.ConditionCatalogResolved, v1alpha1.ConditionExtensionsLoaded, v1alpha1.ConditionContextPublished} {
-		c := meta.FindStatusCondition(ws.Status.Conditions, t)
-		if c == nil {
-			setCondition(ws, v1alpha1.ConditionReady, false, "Progressing", t+" is not known yet")
-			return
+// pipelineConditions are the conditions of a pass in pipeline order: the
+// first that is not True explains a Workspace that is not Ready.
+var pipelineConditions = []string{v1alpha1.ConditionCatalogResolved, v1alpha1.ConditionExtensionsLoaded, v1alpha1.ConditionContextPublished}
+
+// summarize sets Ready, Reconciling, Stalled and observedGeneration after a
+// pass, as kstatus reads them. transient is the error of a pass that did not
+// complete (nil when it did).
+//
+// A completed pass observes its generation: Ready is True when the context
+// was published, else Ready is False and Stalled True with the reason of the
+// first failing condition. A pass that failed transiently does not observe
+// its generation: Reconciling is True, Ready False, and the other conditions
+// still describe the last completed pass. So a first pass that fails
+// transiently reads as in progress, never as failed.
+func summarize(ws *v1alpha1.Workspace, transient error) {
+	if transient != nil {
+		reason := v1alpha1.ReasonRetrying
+		if c := meta.FindStatusCondition(ws.Status.Conditions, v1alpha1.ConditionContextPublished); c != nil &&
+			c.Reason == v1alpha1.ReasonPublishFailed && c.ObservedGeneration == ws.Generation {
+			reason = v1alpha1.ReasonPublishFailed
 		}
-		if c.Status != metav1.ConditionTrue || c.ObservedGeneration != ws.Generation {
-			setCondition(ws, v1alpha1.ConditionReady, false, c.Reason, c.Message)
-			return
-		}
+		msg := "retrying after a transient error: " + transient.Error()
+		setCondition(ws, v1alpha1.ConditionReconciling, true, reason, msg)
+		meta.RemoveStatusCondition(&ws.Status.Conditions, v1alpha1.ConditionStalled)
+		setCondition(ws, v1alpha1.ConditionReady, false, reason, msg)
+		return
 	}
-	c := meta.FindStatusCondition(ws.Status.Conditions, v1alpha1.ConditionContextPublished)
-	setCondition(ws, v1alpha1.ConditionReady, true, v1alpha1.ReasonReconciled, c.Message)
+	ws.Status.ObservedGeneration = ws.Generation
+	meta.RemoveStatusCondition(&ws.Status.Conditions, v1alpha1.ConditionReconciling)
+	for _, t := range pipelineConditions {
+		c := meta.FindStatusCondition(ws.Status.Conditions, t)
+		if c == nil || c.ObservedGeneration != ws.Generation || c.Status == metav1.ConditionTrue {
+			continue // stale conditions of an earlier pass do not explain this one
+		}
+		setCondition(ws, v1alpha1.ConditionStalled, true, c.Reason, c.Message)
+		setCondition(ws, v1alpha1.ConditionReady, false, c.Reason, c.Message)
+		return
+	}
+	meta.RemoveStatusCondition(&ws.Status.Conditions, v1alpha1.ConditionStalled)
+	msg := "context published"
+	if c := meta.FindStatusCondition(ws.Status.Conditions, v1alpha1.ConditionContextPublished); c != nil {
+		msg = c.Message
+	}
+	setCondition(ws, v1alpha1.ConditionReady, true, v1alpha1.ReasonReconciled, msg)
 }
 
 // setResolvedStatus records what the pipeline decided: the extensions'
@@ -101,15 +127,17 @@ func setExtensionsStatus(ws *v1alpha1.Workspace, outcomes []exthost.Outcome) {
 	setCondition(ws, v1alpha1.ConditionExtensionsLoaded, true, v1alpha1.ReasonLoaded, fmt.Sprintf("%d extensions visible, none rejected", len(outcomes)))
 }
 
-// setPublishedStatus describes the context just published.
-func setPublishedStatus(ws *v1alpha1.Workspace, res *resources.Result, registry contract.Registry) {
+// setPublishedStatus describes the context just published. Counts are totals
+// (every visible extension, every tool); the lists beside them are capped.
+func setPublishedStatus(ws *v1alpha1.Workspace, resolution *workspace.Resolution) {
+	res, registry := resolution.Result, resolution.Registry
 	m := res.Manifest
 	ws.Status.Context = &v1alpha1.ContextStatus{ConfigMapName: ws.ConfigMapName(), Hash: res.Hash, Bytes: res.Bytes}
 	counts := &v1alpha1.CatalogCounts{
 		Instructions: int32(len(m.Instructions)),
 		ActiveSkills: int32(len(m.ActiveSkills)),
 		Shadowed:     int32(len(m.Shadowed)),
-		Extensions:   int32(len(ws.Status.Extensions)),
+		Extensions:   int32(len(resolution.Extensions)),
 		Tools:        int32(len(registry.Tools)),
 	}
 	ws.Status.Winners = nil

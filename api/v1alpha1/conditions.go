@@ -4,9 +4,25 @@ package v1alpha1
 // metav1.Conditions of these types; each type's comment lists its reasons.
 const (
 	// ConditionReady summarises a Workspace: True when its context is published
-	// from the current generation. Reasons: ReasonReconciled, or the reason of the
-	// first failing condition below.
+	// from the current generation. Reasons: ReasonReconciled, ReasonRetrying or
+	// ReasonPublishFailed (while Reconciling), or the reason of the first
+	// failing condition below (while Stalled).
 	ConditionReady = "Ready"
+
+	// ConditionReconciling is True, as kstatus defines it, while the controller
+	// has not finished the current generation: a pass failed transiently and is
+	// retried with backoff. It is removed when a pass completes. Reasons:
+	// ReasonRetrying, ReasonPublishFailed.
+	ConditionReconciling = "Reconciling"
+
+	// ConditionStalled is True, as kstatus defines it, when the controller
+	// cannot make progress until an input changes: a Workspace's input is
+	// invalid and the last good context stays published, or a Skill, Template
+	// or Extension is not Valid. It is removed when that ends. Reasons: on a
+	// Workspace, those of ConditionCatalogResolved, ConditionExtensionsLoaded
+	// and ConditionContextPublished that are not success reasons (for example
+	// ReasonDuplicateName, ReasonNotOwned); on the other kinds, ReasonInvalid.
+	ConditionStalled = "Stalled"
 
 	// ConditionCatalogResolved reports whether the Workspace's roots resolved into
 	// one catalog. Reasons: ReasonResolved, ReasonDuplicateName,
@@ -64,6 +80,9 @@ const (
 	ReasonNotOwned = "NotOwned"
 	// ReasonPublishFailed: writing the ConfigMap failed; it will be retried.
 	ReasonPublishFailed = "PublishFailed"
+	// ReasonRetrying: a pass failed transiently (a read or the API server); it
+	// is retried with backoff and the last completed pass's conditions stay.
+	ReasonRetrying = "Retrying"
 	// ReasonValid: the object passed every check.
 	ReasonValid = "Valid"
 	// ReasonInvalid: the object failed a check; the message names the field.
