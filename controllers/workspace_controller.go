@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/ownwrites"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -65,32 +65,9 @@ type WorkspaceReconciler struct {
 	// enumerate tenants' Workspaces from the metrics.
 	PerWorkspaceMetrics bool
 
-	// applied remembers, per Workspace, the ConfigMap resourceVersion of our
-	// last apply. With the hash annotation it tells an untouched ConfigMap
-	// (no write needed) from one edited by hand (re-applied) without caching
-	// ConfigMap data.
-	applied sync.Map // types.NamespacedName → string
-
-	// writing holds, per Workspace, the ConfigMap write in flight: the watch
-	// event of our own write can arrive before the write's response, when
-	// its resourceVersion is not yet in applied (see ourWrite).
-	writing sync.Map // types.NamespacedName → *writeInFlight
-
-	// written remembers the last status we patched per Workspace. A reconcile
-	// that starts from a cache not yet showing that patch would otherwise
-	// write the same status a second time.
-	written sync.Map // types.NamespacedName → writtenStatus
-}
-
-// writtenStatus identifies a status we patched: the UID of the object and a
-// digest of the status. The UID matters: a Workspace deleted and re-created
-// under the same name before we observe the deletion computes the same status
-// as the old one, and its empty status must still be written. A digest, not a
-// copy, because at thousands of Workspaces full copies were a quarter of the
-// heap (docs/benchmarks.md, Memory).
-type writtenStatus struct {
-	uid    types.UID
-	digest [sha256.Size]byte
+	// writes tells our own ConfigMap writes and status patches from anyone
+	// else's (internal/ownwrites).
+	writes ownwrites.Log
 }
 
 // +kubebuilder:rbac:groups=loadout.dev,resources=workspaces;skills;templates;extensions,verbs=get;list;watch
@@ -109,8 +86,7 @@ func (r *WorkspaceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	ws := &v1alpha1.Workspace{}
 	if err := r.Get(ctx, req.NamespacedName, ws); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.applied.Delete(req.NamespacedName)
-			r.written.Delete(req.NamespacedName)
+			r.writes.Forget(req.NamespacedName)
 			forgetWorkspaceMetrics(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
@@ -178,8 +154,8 @@ func (r *WorkspaceReconciler) patchStatus(ctx context.Context, before, ws *v1alp
 	if equality.Semantic.DeepEqual(before.Status, ws.Status) {
 		return nil
 	}
-	written := writtenStatus{uid: ws.UID, digest: statusDigest(&ws.Status)}
-	if last, ok := r.written.Load(keyOf(ws)); ok && last.(writtenStatus) == written {
+	digest := statusDigest(&ws.Status)
+	if r.writes.StatusWritten(keyOf(ws), ws.UID, digest) {
 		return nil
 	}
 	if err := r.Status().Patch(ctx, ws, client.MergeFrom(before)); err != nil {
@@ -188,7 +164,7 @@ func (r *WorkspaceReconciler) patchStatus(ctx context.Context, before, ws *v1alp
 		}
 		return fmt.Errorf("patching status of Workspace %s/%s: %w", ws.Namespace, ws.Name, err)
 	}
-	r.written.Store(keyOf(ws), written)
+	r.writes.RecordStatus(keyOf(ws), ws.UID, digest)
 	r.recordTransitions(before, ws)
 	return nil
 }
@@ -209,6 +185,7 @@ func (r *WorkspaceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 	if r.Loader == nil {
 		r.Loader = workspace.HostLoader{}
 	}
+	r.writes.HashAnnotation = v1alpha1.ContextHashAnnotation
 	if err := r.setupIndexes(ctx, mgr); err != nil {
 		return err
 	}
@@ -240,22 +217,13 @@ func (r *WorkspaceReconciler) ignoreOurOwnApplies() predicate.Predicate {
 }
 
 // ourWrite reports whether an event of obj, a ConfigMap a Workspace controls,
-// shows our own write: the resourceVersion our last write returned, or, while
-// a write is in flight, the hash it writes. An event taken for ours during a
-// write is recorded, and publish looks again if it was not ours after all.
+// shows our own write (see ownwrites.Log.Ours).
 func (r *WorkspaceReconciler) ourWrite(obj client.Object) bool {
 	ref := metav1.GetControllerOf(obj)
 	if ref == nil || ref.Kind != v1alpha1.WorkspaceKind {
 		return false
 	}
-	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}
-	if last, ok := r.applied.Load(key); ok && last == obj.GetResourceVersion() {
-		return true
-	}
-	if w, ok := r.writing.Load(key); ok {
-		return w.(*writeInFlight).claim(obj)
-	}
-	return false
+	return r.writes.Ours(types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}, obj)
 }
 
 func keyOf(ws *v1alpha1.Workspace) types.NamespacedName {

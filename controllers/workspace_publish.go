@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,7 +58,7 @@ func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspac
 	if err := checkControlled(existing, ws); err != nil {
 		return false, err
 	}
-	if last, _ := r.applied.Load(keyOf(ws)); existing.Annotations[v1alpha1.ContextHashAnnotation] == res.Hash && last == existing.ResourceVersion {
+	if r.writes.Current(keyOf(ws), res.Hash, existing) {
 		return false, nil
 	}
 	cm.WithUID(existing.UID)
@@ -80,51 +78,16 @@ func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspac
 	return overlapped, wrapErr(err, "applying ConfigMap %s", key)
 }
 
-// write runs one write of the context ConfigMap and records what it left
-// behind. While it is in flight, watch events that carry its hash are taken
-// for its own (see ourWrite) and remembered; overlapped reports that one of
-// them had another resourceVersion than the write returned, so someone else
-// wrote too.
+// write runs one write of the context ConfigMap through the write log, which
+// attributes its watch events (see ownwrites.Log.Write), and counts it.
 func (r *WorkspaceReconciler) write(ws *v1alpha1.Workspace, res *resources.Result, do func() (resourceVersion string, err error)) (overlapped bool, err error) {
-	w := &writeInFlight{hash: res.Hash}
-	r.writing.Store(keyOf(ws), w)
-	rv, err := do()
-	r.writing.Delete(keyOf(ws))
+	overlapped, err = r.writes.Write(keyOf(ws), res.Hash, do)
 	if err != nil {
 		return false, err
 	}
 	configMapApplies.Inc()
 	publishedBytes.Observe(float64(res.Bytes))
-	r.applied.Store(keyOf(ws), rv)
-	return w.othersThan(rv), nil
-}
-
-// writeInFlight is a ConfigMap write in progress and the resourceVersions of
-// the events taken for it.
-type writeInFlight struct {
-	hash string
-	mu   sync.Mutex
-	seen []string
-}
-
-// claim takes an event of obj for this write's own if it carries the hash
-// being written, and remembers its resourceVersion.
-func (w *writeInFlight) claim(obj client.Object) bool {
-	if obj.GetAnnotations()[v1alpha1.ContextHashAnnotation] != w.hash {
-		return false
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.seen = append(w.seen, obj.GetResourceVersion())
-	return true
-}
-
-// othersThan reports whether an event taken for this write had another
-// resourceVersion than rv, the one the write returned.
-func (w *writeInFlight) othersThan(rv string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.ContainsFunc(w.seen, func(s string) bool { return s != rv })
+	return overlapped, nil
 }
 
 // checkControlled returns a *notOwnedError unless ws controls the ConfigMap.
