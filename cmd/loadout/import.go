@@ -20,16 +20,16 @@ import (
 	"github.com/loadout-dev/loadout/internal/sources"
 )
 
-// Object limits of the Skill CRD (api/v1alpha1/skill_types.go) that a
-// directory skill can exceed. import checks them so that what it prints
-// applies cleanly.
+// Object limits of the Skill CRD (api/v1alpha1/limits.go) that a directory
+// skill can exceed. import checks them so that what it prints applies
+// cleanly.
 const (
-	maxSkillFiles       = 64
-	maxSkillText        = 262144
-	maxLicenseLen       = 256
-	maxMetadataEntries  = 64
-	maxAllowedTools     = 64
-	maxAllowedToolRunes = 128
+	maxSkillFiles       = v1alpha1.MaxSkillFiles
+	maxSkillText        = v1alpha1.MaxSkillTextLength
+	maxLicenseLen       = v1alpha1.MaxLicenseLength
+	maxMetadataEntries  = v1alpha1.MaxMetadataEntries
+	maxAllowedTools     = v1alpha1.MaxAllowedTools
+	maxAllowedToolRunes = v1alpha1.MaxAllowedToolLength
 )
 
 func newImportCommand() *cobra.Command {

@@ -29,6 +29,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/reviewnotes"
@@ -263,7 +264,7 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: cmName}, cm); err != nil {
 		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", ws.Namespace, cmName, err)
 	}
-	res.SystemPrompt = cm.Data["system-prompt.md"]
+	res.SystemPrompt = cm.Data[contract.KeySystemPrompt]
 	lease := &coordinationv1.Lease{}
 	if err := c.Get(ctx, types.NamespacedName{Namespace: PlatformNamespace, Name: controllers.LeaderElectionID}, lease); err != nil {
 		return nil, fmt.Errorf("reading the manager's leader election Lease: %w", err)

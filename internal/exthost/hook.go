@@ -12,8 +12,8 @@ import (
 // Hook timeouts (SPEC R-HK-7): a hook that sets none waits DefaultTimeout, and
 // no hook makes the host wait longer than MaxTimeout.
 const (
-	DefaultTimeout = 10 * time.Second
-	MaxTimeout     = 30 * time.Second
+	DefaultTimeout = v1alpha1.DefaultHookTimeoutSeconds * time.Second
+	MaxTimeout     = v1alpha1.MaxHookTimeoutSeconds * time.Second
 )
 
 // Input is what a hook sees. Result is nil for a before hook. Each hook gets

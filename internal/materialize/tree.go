@@ -24,11 +24,11 @@ const (
 	SkillsDir        = "skills"
 	PromptsDir       = "prompts"
 	AgentsFile       = "AGENTS.md"
-	SystemPromptFile = "system-prompt.md"
+	SystemPromptFile = contract.KeySystemPrompt // the published keys, as they are
 	// ManifestFile is the context's manifest.json (contract.Manifest): which
 	// skills are active, the templates' variables, the tool registry. An
 	// agent reads it from the same generation as the files it describes.
-	ManifestFile = "manifest.json"
+	ManifestFile = contract.KeyManifest
 	// ClaudeFile is linked to AGENTS.md when Options.ClaudeCode is set: with
 	// the tree at ~/.claude, Claude Code reads it as the user's memory file.
 	ClaudeFile = "CLAUDE.md"

@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
 )
 
-// Limits of the Agent Skills format (SPEC R-SK-1).
+// Limits of the Agent Skills format (SPEC R-SK-1), declared in api/v1alpha1.
 const (
-	maxNameLen          = 64
-	maxDescriptionLen   = 1024
-	maxCompatibilityLen = 500
+	maxNameLen          = v1alpha1.MaxLogicalNameLength
+	maxDescriptionLen   = v1alpha1.MaxDescriptionLength
+	maxCompatibilityLen = v1alpha1.MaxCompatibilityLength
 )
 
 // checkName reports why name breaks SPEC R-SK-1, or "" when it is valid:

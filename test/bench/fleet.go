@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contract"
 )
 
 // SharedSkill is the platform Skill every fleet Workspace reads.
@@ -261,7 +262,7 @@ func (f *Fleet) Baseline(ctx context.Context, n int, timeout time.Duration) (*Ph
 func applyAll(ctx context.Context, c client.Client, keys []types.NamespacedName, data map[string]string, marker string, workers int) error {
 	return parallel(ctx, workers, len(keys), func(ctx context.Context, i int) error {
 		d := maps.Clone(data)
-		d["system-prompt.md"] = marker + "\n" + d["system-prompt.md"]
+		d[contract.KeySystemPrompt] = marker + "\n" + d[contract.KeySystemPrompt]
 		cm := corev1ac.ConfigMap(keys[i].Name, keys[i].Namespace).
 			WithLabels(map[string]string{"loadout.dev/bench": "baseline"}).
 			WithAnnotations(map[string]string{v1alpha1.ContextHashAnnotation: marker}).
@@ -360,7 +361,7 @@ func (f *Fleet) staleContexts(ctx context.Context, marker string) (int, error) {
 	}
 	have := map[string]bool{}
 	for _, cm := range list.Items {
-		if strings.Contains(cm.Data["skills.json"], marker) {
+		if strings.Contains(cm.Data[contract.KeySkills], marker) {
 			have[cm.Namespace+"/"+cm.Name] = true
 		}
 	}
@@ -404,7 +405,7 @@ func (f *Fleet) CheckFinal(ctx context.Context, marker string) ([]string, error)
 			problems = append(problems, ws.Namespace+"/"+ws.Name+": no ConfigMap")
 		case ws.Status.Context == nil || ws.Status.Context.Hash != cm.Annotations[v1alpha1.ContextHashAnnotation]:
 			problems = append(problems, ws.Namespace+"/"+ws.Name+": status hash differs from the ConfigMap's")
-		case fleet[ws.Namespace+"/"+ws.Name] && !strings.Contains(cm.Data["skills.json"], marker):
+		case fleet[ws.Namespace+"/"+ws.Name] && !strings.Contains(cm.Data[contract.KeySkills], marker):
 			problems = append(problems, ws.Namespace+"/"+ws.Name+": ConfigMap lacks "+marker)
 		case ws.Status.ObservedGeneration != ws.Generation:
 			problems = append(problems, ws.Namespace+"/"+ws.Name+": status not observed")
