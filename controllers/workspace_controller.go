@@ -185,7 +185,6 @@ func (r *WorkspaceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 	if r.Loader == nil {
 		r.Loader = workspace.HostLoader{}
 	}
-	r.writes.HashAnnotation = v1alpha1.ContextHashAnnotation
 	if err := r.setupIndexes(ctx, mgr); err != nil {
 		return err
 	}

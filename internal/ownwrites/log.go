@@ -7,10 +7,13 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
 )
 
 // Log is the memory of our own writes, per owner (a Workspace's key): of
-// the child object it publishes, the resourceVersion our last write returned
+// the child object it publishes (its content hash in the
+// loadout.dev/context-hash annotation), the resourceVersion our last write returned
 // and the write in flight; of its status, a digest of the last one we
 // patched. The zero value is ready to use; it is safe for concurrent use.
 //
@@ -22,9 +25,6 @@ import (
 // watch event of our write can arrive before the write returns (hence the
 // in-flight record).
 type Log struct {
-	// HashAnnotation is the annotation carrying the content hash of a child.
-	HashAnnotation string
-
 	applied sync.Map // types.NamespacedName → resourceVersion
 	writing sync.Map // types.NamespacedName → *inFlight
 	status  sync.Map // types.NamespacedName → statusRecord
@@ -47,7 +47,7 @@ type statusRecord struct {
 // our last write left: then writing it again would change nothing.
 func (l *Log) Current(owner types.NamespacedName, hash string, child metav1.Object) bool {
 	last, ok := l.applied.Load(owner)
-	return ok && child.GetAnnotations()[l.HashAnnotation] == hash && last == child.GetResourceVersion()
+	return ok && child.GetAnnotations()[v1alpha1.ContextHashAnnotation] == hash && last == child.GetResourceVersion()
 }
 
 // Write runs one write of owner's child that publishes hash, and records
@@ -82,7 +82,7 @@ func (l *Log) Ours(owner types.NamespacedName, child metav1.Object) bool {
 		return false
 	}
 	w := v.(*inFlight)
-	if child.GetAnnotations()[l.HashAnnotation] != w.hash {
+	if child.GetAnnotations()[v1alpha1.ContextHashAnnotation] != w.hash {
 		return false
 	}
 	w.mu.Lock()

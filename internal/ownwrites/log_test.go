@@ -8,18 +8,18 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-)
 
-const hashKey = "example.dev/hash"
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+)
 
 var owner = types.NamespacedName{Namespace: "team", Name: "dev"}
 
 func child(hash, rv string) *metav1.ObjectMeta {
-	return &metav1.ObjectMeta{Annotations: map[string]string{hashKey: hash}, ResourceVersion: rv}
+	return &metav1.ObjectMeta{Annotations: map[string]string{v1alpha1.ContextHashAnnotation: hash}, ResourceVersion: rv}
 }
 
 func TestLog_EventOfOurLastWriteIsOursALaterOneIsNot(t *testing.T) {
-	l := &Log{HashAnnotation: hashKey}
+	l := &Log{}
 	if l.Ours(owner, child("h1", "10")) {
 		t.Fatal("an event before any write was taken for ours")
 	}
@@ -53,7 +53,7 @@ func TestLog_EventDuringTheWriteIsOursAndOverlapIsDetected(t *testing.T) {
 		{name: "someone else wrote other content meanwhile", eventHash: "other", eventRV: "19"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := &Log{HashAnnotation: hashKey}
+			l := &Log{}
 			var ours bool
 			overlapped, err := l.Write(owner, "h2", func() (string, error) {
 				ours = l.Ours(owner, child(tc.eventHash, tc.eventRV))
@@ -70,7 +70,7 @@ func TestLog_EventDuringTheWriteIsOursAndOverlapIsDetected(t *testing.T) {
 }
 
 func TestLog_FailedWriteRecordsNothing(t *testing.T) {
-	l := &Log{HashAnnotation: hashKey}
+	l := &Log{}
 	_, err := l.Write(owner, "h1", func() (string, error) { return "", errors.New("conflict") })
 	if err == nil {
 		t.Fatal("the write's error was lost")
@@ -81,7 +81,7 @@ func TestLog_FailedWriteRecordsNothing(t *testing.T) {
 }
 
 func TestLog_CurrentOnlyForOurLastWriteOfThisHash(t *testing.T) {
-	l := &Log{HashAnnotation: hashKey}
+	l := &Log{}
 	if l.Current(owner, "h1", child("h1", "5")) {
 		t.Error("a child we never wrote is current (a restarted manager must apply once)")
 	}
@@ -125,7 +125,7 @@ func TestLog_StatusWrittenNeedsSameUIDAndDigest(t *testing.T) {
 
 // Events arrive on informer goroutines while workers write: run with -race.
 func TestLog_ConcurrentWritesAndEvents(t *testing.T) {
-	l := &Log{HashAnnotation: hashKey}
+	l := &Log{}
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(2)
