@@ -1,6 +1,10 @@
 package contract
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+)
 
 // Keys of the published ConfigMap's data.
 const (
@@ -19,10 +23,10 @@ const (
 // HashPrefix starts every context hash.
 const HashPrefix = "sha256:"
 
-// Hook events, as in the Extension API.
+// Hook events on the wire: the Extension API's, defined once in api/v1alpha1.
 const (
-	EventBeforeToolCall  = "BeforeToolCall"
-	EventAfterToolResult = "AfterToolResult"
+	EventBeforeToolCall  = string(v1alpha1.BeforeToolCall)
+	EventAfterToolResult = string(v1alpha1.AfterToolResult)
 )
 
 // Manifest is manifest.json: everything an agent needs to know about its

@@ -119,4 +119,3 @@ func (b boundHook) contract() contract.Hook {
 	return out
 }
 
-func eventOf(s string) v1alpha1.HookEvent { return v1alpha1.HookEvent(s) }

@@ -2,11 +2,12 @@ package exthost
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/outbound"
 )
@@ -109,24 +110,22 @@ func registryImport(reg contract.Registry, id string) ImportFunc {
 	}
 }
 
+// hookFromContract compiles a published hook with the spec's compiler
+// (compileHook); only where a webhook's target comes from differs.
 func hookFromContract(ch contract.Hook, client outbound.Doer) (Hook, error) {
-	h := Hook{Name: ch.Name, Event: eventOf(ch.Event), Tools: slices.Clone(ch.Tools), Timeout: time.Duration(ch.TimeoutSeconds) * time.Second}
-	if h.Event != eventBefore && h.Event != eventAfter {
-		return h, fmt.Errorf("unknown event %q", ch.Event)
+	d := hookDecl{name: ch.Name, event: v1alpha1.HookEvent(ch.Event), tools: slices.Clone(ch.Tools), timeoutSeconds: ch.TimeoutSeconds}
+	if ch.CEL != nil {
+		d.cel = &v1alpha1.CELHook{Expression: ch.CEL.Expression, Message: ch.CEL.Message}
 	}
-	if ch.TimeoutSeconds < 0 || h.Timeout > MaxTimeout {
-		return h, fmt.Errorf("timeoutSeconds %d is outside 1..30", ch.TimeoutSeconds)
+	p := field.NewPath("hooks").Key(ch.Name)
+	if ch.Webhook != nil {
+		d.webhook = func() (outbound.Target, *field.Error) {
+			if ch.Webhook.URL == "" {
+				return outbound.Target{}, field.Required(p.Child("webhook", "url"), "the publishing controller resolves it")
+			}
+			return outbound.Target{URL: ch.Webhook.URL, CABundle: ch.Webhook.CABundle}, nil
+		}
 	}
-	var err error
-	switch {
-	case (ch.CEL == nil) == (ch.Webhook == nil):
-		err = errors.New("exactly one of cel or webhook must be set")
-	case ch.CEL != nil:
-		h.Handler, err = CompileCEL(h.Event, ch.CEL.Expression, ch.CEL.Message)
-	case ch.Webhook.URL == "":
-		err = errors.New("webhook has no url")
-	default:
-		h.Handler = NewWebhook(outbound.Target{URL: ch.Webhook.URL, CABundle: ch.Webhook.CABundle}, ch.Extension, ch.Name, client)
-	}
-	return h, err
+	h, errs := compileHook(d, p, ch.Extension, client)
+	return h, errs.ToAggregate()
 }

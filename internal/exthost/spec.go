@@ -1,6 +1,7 @@
 package exthost
 
 import (
+	"fmt"
 	"regexp"
 	"time"
 
@@ -71,7 +72,8 @@ func compileSpec(spec *v1alpha1.ExtensionSpec, path *field.Path, sc specContext)
 
 	hooks := map[string]bool{}
 	for i := range spec.Hooks {
-		h, herrs := compileHook(&spec.Hooks[i], path.Child("hooks").Index(i), sc)
+		p := path.Child("hooks").Index(i)
+		h, herrs := compileHook(specHook(&spec.Hooks[i], p, sc), p, sc.extension, sc.client)
 		errs = append(errs, herrs...)
 		if hooks[h.Name] {
 			errs = append(errs, field.Duplicate(path.Child("hooks").Index(i).Child("name"), h.Name))
@@ -94,39 +96,70 @@ func compileSpec(spec *v1alpha1.ExtensionSpec, path *field.Path, sc specContext)
 	return out, errs
 }
 
-func compileHook(in *v1alpha1.ExtensionHook, p *field.Path, sc specContext) (Hook, field.ErrorList) {
-	var errs field.ErrorList
-	h := Hook{Name: in.Name, Event: in.Event, Timeout: time.Duration(in.TimeoutSeconds) * time.Second}
+// hookDecl is a hook as declared: by an Extension spec (a webhook names a
+// Service, resolved here) or by a published registry (a webhook has the URL
+// the publishing controller resolved). compileHook is the one compiler of
+// both, so the controller and hostd accept and run exactly the same hooks.
+type hookDecl struct {
+	name           string
+	event          v1alpha1.HookEvent
+	tools          []string
+	timeoutSeconds int32
+	cel            *v1alpha1.CELHook
+	// webhook returns the webhook's target; nil for a hook without one.
+	webhook func() (outbound.Target, *field.Error)
+}
+
+// specHook declares a hook of an Extension spec.
+func specHook(in *v1alpha1.ExtensionHook, p *field.Path, sc specContext) hookDecl {
+	d := hookDecl{name: in.Name, event: in.Event, timeoutSeconds: in.TimeoutSeconds, cel: in.CEL}
 	if in.Match != nil {
 		for _, t := range in.Match.Tools {
-			h.Tools = append(h.Tools, string(t))
+			d.tools = append(d.tools, string(t))
 		}
 	}
-	if !hookNamePattern.MatchString(in.Name) {
-		errs = append(errs, field.Invalid(p.Child("name"), in.Name, "must match "+hookNamePattern.String()))
+	if in.Webhook != nil {
+		d.webhook = func() (outbound.Target, *field.Error) {
+			url, err := sc.resolve(sc.namespace, in.Webhook.Service)
+			if err != nil {
+				return outbound.Target{}, field.Invalid(p.Child("webhook", "service"), in.Webhook.Service.Name, err.Error())
+			}
+			return outbound.Target{URL: url, CABundle: in.Webhook.Service.CABundle}, nil
+		}
 	}
-	if in.Event != eventBefore && in.Event != eventAfter {
-		errs = append(errs, field.NotSupported(p.Child("event"), in.Event, []string{string(eventBefore), string(eventAfter)}))
+	return d
+}
+
+// compileHook validates and compiles one hook; every problem names its field
+// under p. extension and client are the webhook's caller identity and client.
+func compileHook(d hookDecl, p *field.Path, extension string, client outbound.Doer) (Hook, field.ErrorList) {
+	var errs field.ErrorList
+	h := Hook{Name: d.name, Event: d.event, Tools: d.tools, Timeout: time.Duration(d.timeoutSeconds) * time.Second}
+	if !hookNamePattern.MatchString(d.name) {
+		errs = append(errs, field.Invalid(p.Child("name"), d.name, "must match "+hookNamePattern.String()))
+	}
+	if d.event != eventBefore && d.event != eventAfter {
+		errs = append(errs, field.NotSupported(p.Child("event"), d.event, []string{string(eventBefore), string(eventAfter)}))
 		return h, errs
 	}
-	if in.TimeoutSeconds != 0 && (in.TimeoutSeconds < 1 || time.Duration(in.TimeoutSeconds)*time.Second > MaxTimeout) {
-		errs = append(errs, field.Invalid(p.Child("timeoutSeconds"), in.TimeoutSeconds, "must be between 1 and 30"))
+	if d.timeoutSeconds != 0 && (d.timeoutSeconds < 1 || h.Timeout > MaxTimeout) {
+		errs = append(errs, field.Invalid(p.Child("timeoutSeconds"), d.timeoutSeconds, fmt.Sprintf("must be between 1 and %d", v1alpha1.MaxHookTimeoutSeconds)))
 	}
 	switch {
-	case (in.CEL == nil) == (in.Webhook == nil):
-		errs = append(errs, field.Invalid(p, in.Name, "exactly one of cel or webhook must be set"))
-	case in.CEL != nil:
-		handler, err := CompileCEL(in.Event, in.CEL.Expression, in.CEL.Message)
+	case (d.cel == nil) == (d.webhook == nil):
+		errs = append(errs, field.Invalid(p, d.name, "exactly one of cel or webhook must be set"))
+	case d.cel != nil:
+		handler, err := CompileCEL(d.event, d.cel.Expression, d.cel.Message)
 		if err != nil {
-			errs = append(errs, field.Invalid(p.Child("cel", "expression"), in.CEL.Expression, err.Error()))
+			errs = append(errs, field.Invalid(p.Child("cel", "expression"), d.cel.Expression, err.Error()))
 		}
 		h.Handler = handler
 	default:
-		url, err := sc.resolve(sc.namespace, in.Webhook.Service)
+		target, err := d.webhook()
 		if err != nil {
-			errs = append(errs, field.Invalid(p.Child("webhook", "service"), in.Webhook.Service.Name, err.Error()))
+			errs = append(errs, err)
 		}
-		h.Handler = NewWebhook(outbound.Target{URL: url, CABundle: in.Webhook.Service.CABundle}, sc.extension, in.Name, sc.client)
+		h.Handler = NewWebhook(target, extension, d.name, client)
 	}
 	return h, errs
 }
