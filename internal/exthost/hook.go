@@ -118,4 +118,3 @@ func (b boundHook) contract() contract.Hook {
 	}
 	return out
 }
-
