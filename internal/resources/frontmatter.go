@@ -7,8 +7,13 @@ import (
 	"strconv"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	yaml "go.yaml.in/yaml/v3"
 )
+
+// MaxFrontmatterBytes bounds the YAML header of SKILL.md and template files.
+// Real frontmatter is a few hundred bytes; the bound keeps a crafted header
+// from costing seconds and hundreds of megabytes to parse.
+const MaxFrontmatterBytes = 64 << 10
 
 // errNoFrontmatter: the document does not start with a "---" line closed by
 // another "---" line.
@@ -116,13 +121,36 @@ func splitFrontmatter(content string) (header, body string, err error) {
 }
 
 // parseFrontmatter parses a Markdown document with YAML frontmatter.
+//
+// The header is read with YAML 1.2 rules, as the Pi agent and the Agent
+// Skills spec read it: `name: y` is the string "y" and `name: no` the string
+// "no", where YAML 1.1 would turn both into booleans.
 func parseFrontmatter(content string) (frontmatter, string, error) {
 	header, body, err := splitFrontmatter(content)
 	if err != nil {
 		return frontmatter{}, "", err
 	}
+	if len(header) > MaxFrontmatterBytes {
+		return frontmatter{}, "", fmt.Errorf("YAML frontmatter is %d bytes, over the limit of %d", len(header), MaxFrontmatterBytes)
+	}
+	var doc any
+	if err := yaml.Unmarshal([]byte(header), &doc); err != nil {
+		return frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: %w", err)
+	}
 	var fm frontmatter
-	if err := yaml.Unmarshal([]byte(header), &fm); err != nil {
+	if doc == nil {
+		return fm, body, nil
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		return frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: expected a mapping of string keys, got %s", jsonKind(doc))
+	}
+	// The typed fields decode through JSON so that scalar and toolList keep
+	// one set of rules for every source of frontmatter.
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: %w", err)
+	}
+	if err := json.Unmarshal(raw, &fm); err != nil {
 		return frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: %w", err)
 	}
 	return fm, body, nil
