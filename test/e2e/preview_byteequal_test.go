@@ -1,0 +1,190 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/demo"
+	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/workspace"
+)
+
+// TestPreview_ByteEqualToThePublishedConfigMapHashIncluded publishes
+// config/samples through the controller and diffs every ConfigMap that
+// `loadout preview -f config/samples` prints against the live one: the same
+// data bytes under every key, the same hash annotation, the same label. A
+// GitOps user can therefore diff preview output against the cluster.
+func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
+	loadout := buildLoadout(t)
+	env, cfg, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	startManager(t, ctx, cfg)
+
+	samplesDir := filepath.Join(testenv.RepoRoot(), "config", "samples")
+	samples, err := demo.ReadManifests(samplesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples = slices.DeleteFunc(samples, func(m demo.Manifest) bool { return m.Object.GetKind() == "Deployment" })
+	if err := demo.Apply(ctx, c, samples); err != nil {
+		t.Fatal(err)
+	}
+
+	var stdout, stderr bytes.Buffer
+	preview := exec.CommandContext(ctx, loadout, "preview", "-f", samplesDir)
+	preview.Stdout, preview.Stderr = &stdout, &stderr
+	if err := preview.Run(); err != nil {
+		t.Fatalf("loadout preview: %v\n%s", err, stderr.String())
+	}
+	previewed := decodeConfigMaps(t, stdout.Bytes())
+	if len(previewed) == 0 {
+		t.Fatal("preview printed no ConfigMap")
+	}
+	for _, want := range previewed {
+		live := waitPublished(t, ctx, c, want)
+		if !maps.Equal(live.Data, want.Data) {
+			for k := range want.Data {
+				if live.Data[k] != want.Data[k] {
+					t.Errorf("%s/%s: data[%s] differs between preview and cluster:\npreview:\n%s\ncluster:\n%s", want.Namespace, want.Name, k, want.Data[k], live.Data[k])
+				}
+			}
+			t.Errorf("%s/%s: keys %v in preview, %v in the cluster", want.Namespace, want.Name, slices.Sorted(maps.Keys(want.Data)), slices.Sorted(maps.Keys(live.Data)))
+		}
+		if !maps.Equal(live.Labels, want.Labels) || !maps.Equal(live.Annotations, want.Annotations) {
+			t.Errorf("%s/%s: labels %v annotations %v in the cluster, preview printed %v and %v",
+				want.Namespace, want.Name, live.Labels, live.Annotations, want.Labels, want.Annotations)
+		}
+	}
+}
+
+// buildLoadout builds the loadout CLI as `make build` does.
+func buildLoadout(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "loadout")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/loadout")
+	cmd.Dir = testenv.RepoRoot()
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/loadout: %v\n%s", err, b)
+	}
+	return out
+}
+
+// startManager runs the Loadout controllers in process, configured as the
+// manager's defaults (platform namespace loadout-system, restricted default
+// trust), until ctx ends.
+func startManager(t *testing.T, ctx context.Context, cfg *rest.Config) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  scheme.Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		// -count=N starts a manager per run in one process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &controllers.WorkspaceReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Policy:    workspace.Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: v1alpha1.TrustRestricted},
+	}
+	if err := ws.SetupWithManager(ctx, mgr); err != nil {
+		t.Fatal(err)
+	}
+	if err := controllers.SetupValidationReconcilers(mgr); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+}
+
+// decodeConfigMaps reads the YAML documents preview printed.
+func decodeConfigMaps(t *testing.T, out []byte) []corev1.ConfigMap {
+	t.Helper()
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+	var cms []corev1.ConfigMap
+	for {
+		var cm corev1.ConfigMap
+		if err := dec.Decode(&cm); err != nil {
+			break
+		}
+		cms = append(cms, cm)
+	}
+	return cms
+}
+
+// waitPublished waits until the cluster's ConfigMap of want's name holds the
+// hash its Workspace reports as published, and returns it.
+func waitPublished(t *testing.T, ctx context.Context, c client.Client, want corev1.ConfigMap) *corev1.ConfigMap {
+	t.Helper()
+	// A first pass may publish before the cache holds every input, so wait
+	// (bounded) for the context the controller settles on; if it never
+	// reaches preview's hash, return what it settled on so the caller
+	// reports the differing keys.
+	wsName := want.Labels[v1alpha1.WorkspaceLabel]
+	wantHash := want.Annotations[v1alpha1.ContextHashAnnotation]
+	deadline := time.Now().Add(30 * time.Second)
+	var last error
+	var settled *corev1.ConfigMap
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		ws := &v1alpha1.Workspace{}
+		cm := &corev1.ConfigMap{}
+		switch err := c.Get(ctx, types.NamespacedName{Namespace: want.Namespace, Name: wsName}, ws); {
+		case err != nil:
+			last = err
+		case ws.Status.Context == nil:
+			last = fmt.Errorf("Workspace %s/%s has published nothing yet", ws.Namespace, ws.Name)
+		default:
+			err := c.Get(ctx, types.NamespacedName{Namespace: want.Namespace, Name: want.Name}, cm)
+			if err == nil && cm.Annotations[v1alpha1.ContextHashAnnotation] == ws.Status.Context.Hash {
+				if ws.Status.Context.Hash == wantHash {
+					return cm
+				}
+				settled = cm
+			}
+			last = fmt.Errorf("ConfigMap %s/%s: %v (status hash %s, preview hash %s)", want.Namespace, want.Name, err, ws.Status.Context.Hash, wantHash)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if settled != nil {
+		return settled
+	}
+	t.Fatalf("waiting for the published context: %v", last)
+	return nil
+}
