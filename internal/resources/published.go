@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -221,23 +222,21 @@ func (c *PublishedContext) Manifest() contract.Manifest {
 // Skills returns skills.json's winning skills in name order. The slice is a
 // copy; the docs share their file lists with the context and must not be
 // changed.
-func (c *PublishedContext) Skills() []contract.SkillDoc {
-	out := make([]contract.SkillDoc, 0, len(c.skills))
-	for _, s := range c.skills {
-		out = append(out, s)
-	}
-	slices.SortFunc(out, func(a, b contract.SkillDoc) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
+func (c *PublishedContext) Skills() []contract.SkillDoc { return valuesInKeyOrder(c.skills) }
 
 // Templates returns templates.json's winning templates in name order, as
 // Skills does.
 func (c *PublishedContext) Templates() []contract.TemplateDoc {
-	out := make([]contract.TemplateDoc, 0, len(c.templates))
-	for _, t := range c.templates {
-		out = append(out, t)
+	return valuesInKeyOrder(c.templates)
+}
+
+// valuesInKeyOrder lists a map's values in the order of their keys (the
+// skill and template maps are keyed by name).
+func valuesInKeyOrder[T any](m map[string]T) []T {
+	out := make([]T, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[k])
 	}
-	slices.SortFunc(out, func(a, b contract.TemplateDoc) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
