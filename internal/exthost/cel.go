@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -67,6 +70,13 @@ type celHandler struct {
 	expression string
 	message    string
 	program    cel.Program
+	env        *cel.Env
+	ast        *cel.Ast
+	// static is set when the cost bound holds for every input hostd accepts.
+	static bool
+	// bounds memoises costBound per size class, stored plus one (0: unknown);
+	// 44 classes reach MaxInputSize.
+	bounds [44]atomic.Uint64
 	// loops is set when the expression has a comprehension (all, exists, map,
 	// filter…): only those can run long, and only they poll for a timeout.
 	// Everything else is bounded by its size and the cost limit, and skips the
@@ -176,18 +186,63 @@ func compileCEL(event v1alpha1.HookEvent, expression, message string) (Handler, 
 	if loops {
 		opts = append(opts, cel.InterruptCheckFrequency(celInterruptEvery))
 	}
-	// The cost bound (SPEC R-HK-7) holds statically or is enforced at run
-	// time: runtime cost tracking triples the price of a small evaluation, so
-	// it is left out only when the estimate over maximal inputs already proves
-	// the expression stays under the limit.
-	if est, err := env.EstimateCost(ast, maxInputEstimator{}); err != nil || est.Max > CELCostLimit {
-		opts = append(opts, cel.CostLimit(CELCostLimit))
-	}
-	prg, err := env.Program(ast, opts...)
-	if err != nil {
+	h := &celHandler{expression: expression, message: message, loops: loops, env: env, ast: ast}
+	// The cost bound (SPEC R-HK-7) is proven before evaluating, never tracked
+	// while evaluating: cel-go's runtime cost tracker is quadratic in the
+	// length of a comprehension (20k list items took 2 s), so each call's
+	// worst case is estimated from the size of its largest value instead
+	// (costBound). An expression under the limit even over maximal inputs
+	// needs no per-call check at all.
+	h.static = h.estimate(MaxInputSize) <= CELCostLimit
+	if h.program, err = env.Program(ast, opts...); err != nil {
 		return nil, err
 	}
-	return &celHandler{expression: expression, message: message, program: prg, loops: loops}, nil
+	return h, nil
+}
+
+// estimate is the worst-case cost of the expression when no value it reads
+// (string, list or map) is larger than size; a failed estimate counts as
+// over every limit, so such an expression is never evaluated unbounded.
+func (c *celHandler) estimate(size uint64) uint64 {
+	est, err := c.env.EstimateCost(c.ast, inputSizeEstimator{size})
+	if err != nil {
+		return math.MaxUint64
+	}
+	return est.Max
+}
+
+// costBound returns the worst-case cost of evaluating the expression on an
+// input whose largest value has size elements. Estimates are memoised per
+// size class (below), so a call pays for an estimate only the first time its
+// class is seen.
+func (c *celHandler) costBound(size uint64) uint64 {
+	class, upper := sizeClass(size)
+	if class >= len(c.bounds) {
+		return math.MaxUint64
+	}
+	if b := c.bounds[class].Load(); b != 0 {
+		return b - 1
+	}
+	b := c.estimate(upper)
+	if b != math.MaxUint64 {
+		c.bounds[class].Store(b + 1)
+	}
+	return b
+}
+
+// sizeClass maps size to a class and the class's largest size. Classes are
+// half powers of two ([2^k, 1.5·2^k) and [1.5·2^k, 2^(k+1))), so a class
+// over-states a size by less than 1.5×: a call is refused only when values
+// at most 1.5× its own would exceed the limit.
+func sizeClass(size uint64) (class int, upper uint64) {
+	if size < 4 {
+		return int(size), size
+	}
+	n := bits.Len64(size) // size is in [2^(n-1), 2^n)
+	if mid := uint64(3) << (n - 2); size < mid {
+		return 2 * n, mid - 1
+	}
+	return 2*n + 1, 1<<n - 1
 }
 
 type celKey struct {
@@ -233,20 +288,33 @@ func (c *celCache) get(k celKey, compile func() (Handler, error)) (Handler, erro
 	return h, err
 }
 
-// MaxInputSize is the largest size (string length, list or map entries) the
-// static cost estimate assumes for any value of a call or result. hostd
-// refuses larger request bodies, so no value it evaluates can be larger.
+// MaxInputSize is the largest size (string length, list or map entries) of
+// any value of a call or result: hostd refuses larger request bodies, so no
+// value it evaluates can be larger.
 const MaxInputSize = 1 << 20
 
-// maxInputEstimator sizes every variable-dependent value at MaxInputSize.
-type maxInputEstimator struct{}
+// inputSizeEstimator sizes every variable-dependent value at max.
+type inputSizeEstimator struct{ max uint64 }
 
-func (maxInputEstimator) EstimateSize(checker.AstNode) *checker.SizeEstimate {
-	return &checker.SizeEstimate{Min: 0, Max: MaxInputSize}
+func (e inputSizeEstimator) EstimateSize(checker.AstNode) *checker.SizeEstimate {
+	return &checker.SizeEstimate{Min: 0, Max: e.max}
 }
 
-func (maxInputEstimator) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+func (inputSizeEstimator) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
 	return nil
+}
+
+// CostLimitError is a call refused before evaluation because the
+// expression's worst case over values of its size exceeds CELCostLimit.
+type CostLimitError struct {
+	Size, Cost uint64
+}
+
+func (e *CostLimitError) Error() string {
+	if e.Cost == math.MaxUint64 {
+		return fmt.Sprintf("the expression's cost over this call (largest value %d elements) cannot be bounded under the cost limit of %d; refused without evaluating", e.Size, CELCostLimit)
+	}
+	return fmt.Sprintf("the expression's worst-case cost over this call (largest value %d elements) is %d, over the cost limit of %d; refused without evaluating", e.Size, e.Cost, CELCostLimit)
 }
 
 // Evaluate runs the program until ctx is done. CEL values are immutable, so
@@ -270,6 +338,12 @@ func (c *celHandler) eval(ctx context.Context, in Input) (Verdict, error) {
 	vars := in.vars
 	if vars == nil {
 		vars = newCELVars(&in)
+	}
+	if !c.static {
+		size := vars.largestValue()
+		if cost := c.costBound(size); cost > CELCostLimit {
+			return Verdict{}, &CostLimitError{Size: size, Cost: cost}
+		}
 	}
 	var out ref.Val
 	var err error
@@ -307,6 +381,54 @@ func (c *celHandler) describe(h *contract.Hook) {
 type celVars struct {
 	in                      *Input
 	call, workspace, result ref.Val
+	// largest is largestValue plus one, 0 until computed.
+	largest uint64
+}
+
+// largestValue is the size of the largest value the expression can read:
+// string bytes (at least its length in code points, which CEL counts), list
+// elements or map entries, map keys included. It is an upper bound for every
+// size the cost estimate assumes, found in one pass over the input.
+func (v *celVars) largestValue() uint64 {
+	if v.largest == 0 {
+		m := largestIn(v.in.Call.ID, v.in.Call.Name, v.in.Call.Arguments, v.in.Workspace.Name, v.in.Workspace.Namespace)
+		if r := v.in.Result; r != nil {
+			m = max(m, uint64(len(r.Content)), largestIn(r.ToolCallID, r.ToolName, r.Details))
+			for _, c := range r.Content {
+				m = max(m, largestIn(c.Type, c.Text, c.Data, c.MimeType))
+			}
+		}
+		v.largest = m + 1
+	}
+	return v.largest - 1
+}
+
+// largestIn returns the size of the largest value among values and
+// everything they contain.
+func largestIn(values ...any) uint64 {
+	var m uint64
+	var walk func(any)
+	walk = func(x any) {
+		switch x := x.(type) {
+		case string:
+			m = max(m, uint64(len(x)))
+		case []any:
+			m = max(m, uint64(len(x)))
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			m = max(m, uint64(len(x)))
+			for k, e := range x {
+				m = max(m, uint64(len(k)))
+				walk(e)
+			}
+		}
+	}
+	for _, x := range values {
+		walk(x)
+	}
+	return m
 }
 
 var _ interpreter.Activation = (*celVars)(nil)

@@ -103,12 +103,14 @@ func TestCEL_CostLimitFailsClosed_RHK7(t *testing.T) {
 }
 
 // A loop that would outlast the hook's timeout is interrupted: the host stops
-// waiting and the call fails closed as a timeout (SPEC R-HK-3, R-HK-7).
+// waiting and the call fails closed as a timeout (SPEC R-HK-3, R-HK-7). The
+// loop is under the cost limit (a costlier one is refused before it starts)
+// and takes milliseconds, far over the 1 ms timeout.
 func TestCEL_LoopTimesOut_RHK7(t *testing.T) {
 	h := newTestHost()
-	mustLoad(t, h, factorySource("loopy", nil, hookFactory(Hook{Name: "spin", Event: v1alpha1.BeforeToolCall, Timeout: 20 * time.Millisecond,
-		Handler: mustCEL(t, v1alpha1.BeforeToolCall, "call.arguments.items.all(x, call.arguments.items.all(y, x == y || x != y))")})))
-	items := make([]any, 400)
+	mustLoad(t, h, factorySource("loopy", nil, hookFactory(Hook{Name: "spin", Event: v1alpha1.BeforeToolCall, Timeout: time.Millisecond,
+		Handler: mustCEL(t, v1alpha1.BeforeToolCall, "call.arguments.items.all(x, x >= 0.0 && x < 1e9)")})))
+	items := make([]any, 120_000)
 	for i := range items {
 		items[i] = float64(i)
 	}
