@@ -74,14 +74,14 @@ func healthCases() []healthCase {
 	skill := func(gen, observed int64, errs ...error) *v1alpha1.Skill {
 		s := &v1alpha1.Skill{ObjectMeta: metav1.ObjectMeta{Generation: gen}}
 		if observed > 0 {
-			setValidStatus(&s.Status.Conditions, &s.Status.ObservedGeneration, observed, "Skill", errs)
+			setValidStatus(&s.Status.Conditions, &s.Status.ObservedGeneration, observed, "Skill", checked{errs: errs})
 		}
 		return s
 	}
 	template := &v1alpha1.Template{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
-	setValidStatus(&template.Status.Conditions, &template.Status.ObservedGeneration, 1, "Template", nil)
+	setValidStatus(&template.Status.Conditions, &template.Status.ObservedGeneration, 1, "Template", checked{})
 	extension := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
-	setValidStatus(&extension.Status.Conditions, &extension.Status.ObservedGeneration, 1, "Extension", []error{errors.New("hook: CEL does not compile")})
+	setValidStatus(&extension.Status.Conditions, &extension.Status.ObservedGeneration, 1, "Extension", checked{errs: []error{errors.New("hook: CEL does not compile")}})
 
 	return []healthCase{
 		{"new Workspace, no status yet", "Workspace", statusWorkspace(1, 0), "Progressing"},

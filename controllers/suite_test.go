@@ -111,7 +111,7 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := SetupValidationReconcilers(mgr); err != nil {
+	if err := SetupValidationReconcilers(mgr, reconciler.Policy); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -12,11 +13,15 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
 // validationReconciler reports whether one kind of input object passed the
@@ -27,10 +32,20 @@ type validationReconciler[T client.Object] struct {
 	kind   string
 	newObj func() T
 	// check validates obj and may fill kind-specific status (a template's
-	// variables); it returns the problems found.
-	check func(obj T) []error
+	// variables); it returns the problems found, or an error when it could
+	// not check (to retry).
+	check func(ctx context.Context, obj T) (checked, error)
 	// status returns the object's conditions and observedGeneration fields.
 	status func(obj T) (*[]metav1.Condition, *int64)
+	// watches adds kind-specific triggers besides the object's own changes.
+	watches func(b *builder.Builder) *builder.Builder
+}
+
+// checked is the outcome of a check.
+type checked struct {
+	errs []error
+	// scope qualifies a valid outcome: what was not checked, and why.
+	scope string
 }
 
 func (v *validationReconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -39,8 +54,12 @@ func (v *validationReconciler[T]) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := obj.DeepCopyObject().(T)
+	res, err := v.check(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("checking %s %s: %w", v.kind, req.NamespacedName, err)
+	}
 	conds, observed := v.status(obj)
-	setValidStatus(conds, observed, obj.GetGeneration(), v.kind, v.check(obj))
+	setValidStatus(conds, observed, obj.GetGeneration(), v.kind, res)
 	if equality.Semantic.DeepEqual(before, obj) {
 		return ctrl.Result{}, nil
 	}
@@ -52,20 +71,23 @@ func (v *validationReconciler[T]) Reconcile(ctx context.Context, req ctrl.Reques
 
 func (v *validationReconciler[T]) setup(mgr ctrl.Manager, name string) error {
 	v.Client = mgr.GetClient()
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(v.newObj(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Named(name).
-		Complete(v)
+		Named(name)
+	if v.watches != nil {
+		b = v.watches(b)
+	}
+	return b.Complete(v)
 }
 
 // SetupValidationReconcilers registers the Skill, Template and Extension
-// reconcilers.
-func SetupValidationReconcilers(mgr ctrl.Manager) error {
+// reconcilers; policy decides which namespaces' Extensions can load.
+func SetupValidationReconcilers(mgr ctrl.Manager, policy workspace.Policy) error {
 	skills := &validationReconciler[*v1alpha1.Skill]{
 		kind:   "Skill",
 		newObj: func() *v1alpha1.Skill { return &v1alpha1.Skill{} },
-		check: func(s *v1alpha1.Skill) []error {
-			return resolveAlone(resources.RootFromObjects("object", s.Namespace, []v1alpha1.Skill{*s}, nil))
+		check: func(_ context.Context, s *v1alpha1.Skill) (checked, error) {
+			return checked{errs: resolveAlone(resources.RootFromObjects("object", s.Namespace, []v1alpha1.Skill{*s}, nil))}, nil
 		},
 		status: func(s *v1alpha1.Skill) (*[]metav1.Condition, *int64) {
 			return &s.Status.Conditions, &s.Status.ObservedGeneration
@@ -74,9 +96,9 @@ func SetupValidationReconcilers(mgr ctrl.Manager) error {
 	templates := &validationReconciler[*v1alpha1.Template]{
 		kind:   "Template",
 		newObj: func() *v1alpha1.Template { return &v1alpha1.Template{} },
-		check: func(t *v1alpha1.Template) []error {
+		check: func(_ context.Context, t *v1alpha1.Template) (checked, error) {
 			t.Status.Variables = resources.Variables(t.Spec.Body)
-			return resolveAlone(resources.RootFromObjects("object", t.Namespace, nil, []v1alpha1.Template{*t}))
+			return checked{errs: resolveAlone(resources.RootFromObjects("object", t.Namespace, nil, []v1alpha1.Template{*t}))}, nil
 		},
 		status: func(t *v1alpha1.Template) (*[]metav1.Condition, *int64) {
 			return &t.Status.Conditions, &t.Status.ObservedGeneration
@@ -85,22 +107,77 @@ func SetupValidationReconcilers(mgr ctrl.Manager) error {
 	extensions := &validationReconciler[*v1alpha1.Extension]{
 		kind:   "Extension",
 		newObj: func() *v1alpha1.Extension { return &v1alpha1.Extension{} },
-		check:  exthost.ValidateObject,
 		status: func(e *v1alpha1.Extension) (*[]metav1.Condition, *int64) {
 			return &e.Status.Conditions, &e.Status.ObservedGeneration
 		},
 	}
+	extensions.check = func(ctx context.Context, e *v1alpha1.Extension) (checked, error) {
+		return checkExtension(ctx, extensions.Client, policy, e)
+	}
+	extensions.watches = func(b *builder.Builder) *builder.Builder {
+		return b.Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(extensionsIn(extensions.Client)),
+			builder.WithPredicates(trustLabelChanged()))
+	}
 	return errors.Join(skills.setup(mgr, "skill"), templates.setup(mgr, "template"), extensions.setup(mgr, "extension"))
+}
+
+// checkExtension validates an Extension as far as its namespace's trust
+// warrants: in full where extensions load, and with CEL parsed but not
+// type-checked where they cannot (issue 11 item 1), so a tenant's crafted
+// expression never reaches the type checker. A change of the namespace's
+// trust label re-runs it (extensionsIn).
+func checkExtension(ctx context.Context, c client.Reader, policy workspace.Policy, e *v1alpha1.Extension) (checked, error) {
+	var ns corev1.Namespace
+	if err := c.Get(ctx, client.ObjectKey{Name: e.Namespace}, &ns); client.IgnoreNotFound(err) != nil {
+		return checked{}, fmt.Errorf("reading Namespace %s for its trust level: %w", e.Namespace, err)
+	}
+	trust := policy.TrustOf(e.Namespace, ns.Labels)
+	if workspace.LoadsExtensions(trust) {
+		return checked{errs: exthost.ValidateObject(e)}, nil
+	}
+	return checked{
+		errs: exthost.ValidateObjectSyntax(e),
+		scope: fmt.Sprintf("; CEL hooks were parsed, not type-checked: namespace %s is %s and loads no extensions (they are checked in full once it is trusted)",
+			e.Namespace, trust),
+	}, nil
+}
+
+// extensionsIn maps a Namespace to the Extensions in it.
+func extensionsIn(c client.Reader) handler.MapFunc {
+	return func(ctx context.Context, ns client.Object) []reconcile.Request {
+		var list v1alpha1.ExtensionList
+		if err := c.List(ctx, &list, client.InNamespace(ns.GetName())); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing Extensions to re-validate after a trust change", "namespace", ns.GetName())
+			return nil
+		}
+		reqs := make([]reconcile.Request, len(list.Items))
+		for i := range list.Items {
+			reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+		}
+		return reqs
+	}
+}
+
+// trustLabelChanged passes Namespace updates that change the trust label.
+func trustLabelChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetLabels()[v1alpha1.TrustLabel] != e.ObjectNew.GetLabels()[v1alpha1.TrustLabel]
+		},
+	}
 }
 
 // setValidStatus records the checks of one generation: Valid, Stalled when
 // not valid, and the generation as observed.
-func setValidStatus(conds *[]metav1.Condition, observed *int64, generation int64, kind string, errs []error) {
+func setValidStatus(conds *[]metav1.Condition, observed *int64, generation int64, kind string, res checked) {
 	cond := metav1.Condition{Type: v1alpha1.ConditionValid, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonValid,
-		Message: kind + " is valid", ObservedGeneration: generation}
-	if len(errs) > 0 {
+		Message: kind + " is valid" + res.scope, ObservedGeneration: generation}
+	if len(res.errs) > 0 {
 		cond.Status, cond.Reason = metav1.ConditionFalse, v1alpha1.ReasonInvalid
-		cond.Message = truncate(errors.Join(errs...).Error(), 32768)
+		cond.Message = truncate(errors.Join(res.errs...).Error(), 32768)
 	}
 	meta.SetStatusCondition(conds, cond)
 	setStalled(conds, cond)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -83,4 +84,32 @@ func TestSkill_ValidConditionIsSet(t *testing.T) {
 	s := testenv.Skill(ns, "review", "Review rules.", "BODY")
 	kit.Create(t, s)
 	waitValid(t, s, func() []metav1.Condition { return s.Status.Conditions }, metav1.ConditionTrue)
+}
+
+// TestExtension_UntrustedNamespaceIsOnlySyntaxCheckedUntilTrusted: an
+// Extension of a namespace that loads no extensions has its CEL parsed, not
+// type-checked (issue 11 item 1: type-checking is what a crafted expression
+// attacks, and nothing there ever loads), and says so in Valid; raising the
+// namespace to trusted re-validates it in full, without any edit to the
+// Extension, and the type error appears on its field.
+func TestExtension_UntrustedNamespaceIsOnlySyntaxCheckedUntilTrusted(t *testing.T) {
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ext := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "typeless"},
+		Spec: v1alpha1.ExtensionSpec{Hooks: []v1alpha1.ExtensionHook{
+			{Name: "mistyped", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "workspace.name + 1 > 0"}},
+		}}}
+	kit.Create(t, ext)
+	c := waitValid(t, ext, func() []metav1.Condition { return ext.Status.Conditions }, metav1.ConditionTrue)
+	if !strings.Contains(c.Message, "parsed, not type-checked: namespace "+ns+" is restricted") {
+		t.Fatalf("Valid condition %+v, want it to say the hooks were only parsed and why", c)
+	}
+	var namespace corev1.Namespace
+	if err := k8sClient.Get(context.Background(), client.ObjectKey{Name: ns}, &namespace); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Update(t, kit, &namespace, func(n *corev1.Namespace) { n.Labels[v1alpha1.TrustLabel] = string(v1alpha1.TrustTrusted) })
+	c = waitValid(t, ext, func() []metav1.Condition { return ext.Status.Conditions }, metav1.ConditionFalse)
+	if !strings.Contains(c.Message, "spec.hooks[0].cel.expression") || !strings.Contains(c.Message, "no matching overload") {
+		t.Fatalf("Valid condition %+v, want the type error on spec.hooks[0].cel.expression", c)
+	}
 }

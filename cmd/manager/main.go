@@ -213,7 +213,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, o *options) error {
 	if err := ws.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the Workspace controller: %w", err)
 	}
-	if err := controllers.SetupValidationReconcilers(mgr); err != nil {
+	if err := controllers.SetupValidationReconcilers(mgr, ws.Policy); err != nil {
 		return fmt.Errorf("setting up the validation controllers: %w", err)
 	}
 	return nil

@@ -63,3 +63,22 @@ func BenchmarkCompileCEL_Bomb(b *testing.B) {
 		}
 	}
 }
+
+// TestValidateObjectSyntax_ParsesWithoutTypeChecking: the check for
+// Extensions that cannot load still refuses what does not parse (the nesting
+// bomb included) but never runs the type checker, so a type error passes it
+// while ValidateObject reports it (issue 11 item 1).
+func TestValidateObjectSyntax_ParsesWithoutTypeChecking(t *testing.T) {
+	ext := reviewExtension()
+	ext.Spec.Hooks[0].CEL.Expression = "workspace.name + 1 > 0"
+	if errs := ValidateObjectSyntax(ext); len(errs) != 0 {
+		t.Fatalf("syntax check: %v", errs)
+	}
+	if errs := ValidateObject(ext); len(errs) != 1 || !strings.Contains(errs[0].Error(), "no matching overload") {
+		t.Fatalf("full check: %v", errs)
+	}
+	ext.Spec.Hooks[0].CEL.Expression = celBomb
+	if errs := ValidateObjectSyntax(ext); len(errs) != 1 || !strings.Contains(errs[0].Error(), "nests deeper than 32") {
+		t.Fatalf("syntax check of the bomb: %v", errs)
+	}
+}

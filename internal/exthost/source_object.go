@@ -159,7 +159,20 @@ func DecodeManifest(body []byte) (*v1alpha1.ExtensionSpec, error) {
 // service-backed extension's manifest is not fetched here: validation never
 // contacts anything.
 func ValidateObject(ext *v1alpha1.Extension) []error {
-	sc := specContext{extension: ext.LogicalName(), namespace: ext.Namespace, resolve: validationResolver}
+	return validateObject(ext, false)
+}
+
+// ValidateObjectSyntax is ValidateObject for an Extension that cannot load
+// where it is (a namespace that is not trusted): its CEL hooks are parsed,
+// not type-checked. Type-checking is the expensive step a hostile tenant
+// would aim at (issue 11 item 1), and an extension that never loads gains
+// nothing from it; it is checked in full once its namespace becomes trusted.
+func ValidateObjectSyntax(ext *v1alpha1.Extension) []error {
+	return validateObject(ext, true)
+}
+
+func validateObject(ext *v1alpha1.Extension, syntaxOnly bool) []error {
+	sc := specContext{extension: ext.LogicalName(), namespace: ext.Namespace, resolve: validationResolver, syntaxOnly: syntaxOnly}
 	_, errs := compileSpec(&ext.Spec, field.NewPath("spec"), sc)
 	out := make([]error, len(errs))
 	for i, e := range errs {

@@ -35,6 +35,9 @@ type specContext struct {
 	namespace string
 	resolve   WebhookResolver
 	client    outbound.Doer
+	// syntaxOnly parses CEL hooks without type-checking them; the result
+	// is for validation only and never loads.
+	syntaxOnly bool
 }
 
 // compileSpec validates and compiles spec. Every problem is reported with its
@@ -106,13 +109,15 @@ type hookDecl struct {
 	tools          []string
 	timeoutSeconds int32
 	cel            *v1alpha1.CELHook
+	// syntaxOnly: see specContext.
+	syntaxOnly bool
 	// webhook returns the webhook's target; nil for a hook without one.
 	webhook func() (outbound.Target, *field.Error)
 }
 
 // specHook declares a hook of an Extension spec.
 func specHook(in *v1alpha1.ExtensionHook, p *field.Path, sc specContext) hookDecl {
-	d := hookDecl{name: in.Name, event: in.Event, timeoutSeconds: in.TimeoutSeconds, cel: in.CEL}
+	d := hookDecl{name: in.Name, event: in.Event, timeoutSeconds: in.TimeoutSeconds, cel: in.CEL, syntaxOnly: sc.syntaxOnly}
 	if in.Match != nil {
 		for _, t := range in.Match.Tools {
 			d.tools = append(d.tools, string(t))
@@ -148,6 +153,10 @@ func compileHook(d hookDecl, p *field.Path, extension string, client outbound.Do
 	switch {
 	case (d.cel == nil) == (d.webhook == nil):
 		errs = append(errs, field.Invalid(p, d.name, "exactly one of cel or webhook must be set"))
+	case d.cel != nil && d.syntaxOnly:
+		if err := CheckCELSyntax(d.event, d.cel.Expression); err != nil {
+			errs = append(errs, field.Invalid(p.Child("cel", "expression"), d.cel.Expression, err.Error()))
+		}
 	case d.cel != nil:
 		handler, err := CompileCEL(d.event, d.cel.Expression, d.cel.Message)
 		if err != nil {

@@ -124,7 +124,7 @@ func Start(opts Options) (*Env, error) {
 		cancel()
 		return nil, err
 	}
-	if err := controllers.SetupValidationReconcilers(mgr); err != nil {
+	if err := controllers.SetupValidationReconcilers(mgr, ws.Policy); err != nil {
 		cancel()
 		return nil, err
 	}

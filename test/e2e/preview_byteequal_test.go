@@ -122,7 +122,7 @@ func startManager(t *testing.T, ctx context.Context, cfg *rest.Config) {
 	if err := ws.SetupWithManager(ctx, mgr); err != nil {
 		t.Fatal(err)
 	}
-	if err := controllers.SetupValidationReconcilers(mgr); err != nil {
+	if err := controllers.SetupValidationReconcilers(mgr, ws.Policy); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

@@ -152,7 +152,7 @@ func startManager() (*managerRun, error) {
 		cancel()
 		return nil, err
 	}
-	if err := controllers.SetupValidationReconcilers(mgr); err != nil {
+	if err := controllers.SetupValidationReconcilers(mgr, r.Policy); err != nil {
 		cancel()
 		return nil, err
 	}
