@@ -27,6 +27,7 @@ func newHostdCommand() *cobra.Command {
 		signKey    string
 		svcAddrs   map[string]string
 		src        sourceFlags
+		limits     hostd.Limits
 	)
 	cmd := &cobra.Command{
 		Use:   "hostd",
@@ -52,13 +53,14 @@ is reported in /readyz and the metrics. See docs/hostd.md.`,
 			if err := requireLoopback(addr); err != nil {
 				return err
 			}
+			hostd.SetMemoryLimitFromCgroup(hostd.CgroupMemoryMax)
 			fetcher, err := src.fetcher()
 			if err != nil {
 				return err
 			}
 			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll,
 				MaterializeDir: treeDir, Materialize: materializeOptions(claudeCode),
-				SigningKeyFile: signKey, ServiceAddresses: svcAddrs, Sources: fetcher})
+				SigningKeyFile: signKey, ServiceAddresses: svcAddrs, Sources: fetcher, Limits: limits})
 			return serveHostd(ctx, srv, addr, probeAddr)
 		},
 	}
@@ -71,6 +73,13 @@ is reported in /readyz and the metrics. See docs/hostd.md.`,
 	cmd.Flags().DurationVar(&poll, "poll-interval", time.Second, "how often to check the context directory for changes")
 	cmd.Flags().StringVar(&treeDir, "materialize", "", "keep this directory holding the context as files agents read (skills/, prompts/, AGENTS.md)")
 	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "with --materialize: also link CLAUDE.md to AGENTS.md (Claude Code layout)")
+	d := hostd.DefaultLimits
+	cmd.Flags().IntVar(&limits.MaxConcurrentRequests, "max-concurrent-requests", d.MaxConcurrentRequests,
+		"requests with a body served at once; more wait --queue-wait, then get 503 (bounds memory: each may carry 1 MiB)")
+	cmd.Flags().DurationVar(&limits.QueueWait, "queue-wait", d.QueueWait, "how long a request waits for a free slot before a 503")
+	cmd.Flags().DurationVar(&limits.ReadHeaderTimeout, "read-header-timeout", d.ReadHeaderTimeout, "close a connection whose request headers take longer")
+	cmd.Flags().DurationVar(&limits.ReadTimeout, "read-timeout", d.ReadTimeout, "close a connection whose whole request (body included) takes longer; a trickled body cannot hold a slot past it")
+	cmd.Flags().DurationVar(&limits.IdleTimeout, "idle-timeout", d.IdleTimeout, "close keep-alive connections idle this long")
 	src.add(cmd)
 	return cmd
 }

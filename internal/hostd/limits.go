@@ -17,34 +17,83 @@ import (
 // limit (128Mi in the sample) and keep answering.
 const (
 	// MaxConcurrentRequests bounds requests with a body being served at once;
-	// more wait up to queueWait, then get 503.
-	MaxConcurrentRequests = 32
-	// decodeBudget bounds the request bytes being decoded and evaluated at
-	// once. Decoded JSON takes up to ~35× its text (a 1 MiB body of tiny
-	// objects is ~34 MB of Go maps), so 2 MiB in flight keeps decoding under
-	// ~70 MB however many requests arrive; small calls (the common case)
-	// share it without waiting.
-	decodeBudget = 2 << 20
-	queueWait    = 5 * time.Second
-
-	readHeaderTimeout = 5 * time.Second
-	// readTimeout bounds reading a whole request, body included: a client
-	// that trickles its body cannot hold a slot.
-	readTimeout = 10 * time.Second
-	// idleTimeout closes keep-alive connections that send nothing.
-	idleTimeout = 60 * time.Second
+	// more wait up to Limits.QueueWait, then get 503.
+	MaxConcurrentRequests = 16
+	// decodeBudget bounds the memory that requests being decoded and
+	// evaluated may take at once, as estimated by decodeCost before decoding.
+	// Small calls (the common case) share it without waiting; a 1 MiB body
+	// of tiny values costs more than the whole budget and runs alone.
+	decodeBudget = 48 << 20
+	// Decoding a call and the private copy each hook reads cost about three
+	// times the bytes of its strings and about 256 bytes per JSON value
+	// (measured: a 1 MiB list of 350k empty objects allocates ~100 MB).
+	costPerByte  = 3
+	costPerValue = 256
+	// MaxJSONValues bounds the values (and keys) in one request. Decoded, a
+	// value costs far more than its text: 1 MiB of empty objects is 350k
+	// values and ~100 MB of Go memory. 100k values is far more than any tool
+	// call or result carries, and keeps the costliest call near 30 MB.
+	MaxJSONValues = 100_000
 )
+
+// Limits are the API listener's connection limits. The zero value of each
+// field means its default (DefaultLimits); tests and `loadout hostd` flags
+// shorten or lengthen them.
+type Limits struct {
+	// MaxConcurrentRequests bounds requests with a body in flight.
+	MaxConcurrentRequests int
+	// QueueWait is how long a request waits for a slot or decode budget
+	// before it is answered 503.
+	QueueWait time.Duration
+	// ReadHeaderTimeout bounds reading a request's headers.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a whole request, body included: a client
+	// that trickles its body cannot hold a slot for longer.
+	ReadTimeout time.Duration
+	// IdleTimeout closes keep-alive connections that send nothing.
+	IdleTimeout time.Duration
+}
+
+// DefaultLimits are the limits hostd runs with unless told otherwise.
+var DefaultLimits = Limits{
+	MaxConcurrentRequests: MaxConcurrentRequests,
+	QueueWait:             5 * time.Second,
+	ReadHeaderTimeout:     5 * time.Second,
+	ReadTimeout:           10 * time.Second,
+	IdleTimeout:           60 * time.Second,
+}
+
+// withDefaults fills every zero field from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	orDefault := func(v, d time.Duration) time.Duration {
+		if v <= 0 {
+			return d
+		}
+		return v
+	}
+	if l.MaxConcurrentRequests <= 0 {
+		l.MaxConcurrentRequests = DefaultLimits.MaxConcurrentRequests
+	}
+	l.QueueWait = orDefault(l.QueueWait, DefaultLimits.QueueWait)
+	l.ReadHeaderTimeout = orDefault(l.ReadHeaderTimeout, DefaultLimits.ReadHeaderTimeout)
+	l.ReadTimeout = orDefault(l.ReadTimeout, DefaultLimits.ReadTimeout)
+	l.IdleTimeout = orDefault(l.IdleTimeout, DefaultLimits.IdleTimeout)
+	return l
+}
 
 // limiter admits requests: a slot, the body read in full (at most
 // MaxBodyBytes), then a share of the decode budget as large as the body.
 type limiter struct {
-	slots  chan struct{}
-	decode *semaphore.Weighted
+	slots     chan struct{}
+	decode    *semaphore.Weighted
+	queueWait time.Duration
 }
 
-func newLimiter() *limiter {
-	return &limiter{slots: make(chan struct{}, MaxConcurrentRequests), decode: semaphore.NewWeighted(decodeBudget)}
+func newLimiter(l Limits) *limiter {
+	return &limiter{slots: make(chan struct{}, l.MaxConcurrentRequests), decode: semaphore.NewWeighted(decodeBudget), queueWait: l.QueueWait}
 }
+
+var errTooManyValues = fmt.Errorf("request body holds more than %d JSON values and keys", MaxJSONValues)
 
 var errBusy = errors.New("hostd is busy: too many concurrent requests; retry")
 
@@ -57,7 +106,7 @@ func (l *limiter) wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		wait, cancel := context.WithTimeout(r.Context(), queueWait)
+		wait, cancel := context.WithTimeout(r.Context(), l.queueWait)
 		defer cancel()
 		select {
 		case l.slots <- struct{}{}:
@@ -75,7 +124,12 @@ func (l *limiter) wrap(next http.Handler) http.Handler {
 			writeError(w, http.StatusRequestEntityTooLarge, errTooLarge)
 			return
 		}
-		weight := int64(max(len(body), 1))
+		values := countJSONValues(body)
+		if values > MaxJSONValues {
+			writeError(w, http.StatusRequestEntityTooLarge, errTooManyValues)
+			return
+		}
+		weight := decodeCost(len(body), values)
 		if err := l.decode.Acquire(wait, weight); err != nil {
 			writeError(w, http.StatusServiceUnavailable, errBusy)
 			return
@@ -86,14 +140,53 @@ func (l *limiter) wrap(next http.Handler) http.Handler {
 	})
 }
 
+// countJSONValues counts, without allocating, the values and keys of a
+// JSON text: objects, arrays, strings (keys included) and the literals
+// (numbers, true, false, null) between them. Invalid JSON gets some count
+// and fails decoding later.
+func countJSONValues(body []byte) int {
+	values, inString, escaped, inLiteral := 0, false, false, false
+	for _, c := range body {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			escaped = c == '\\'
+			inString = c != '"'
+		case c == '"':
+			inString, inLiteral = true, false
+			values++
+		case c == '{' || c == '[':
+			inLiteral = false
+			values++
+		case c == '-' || c == '+' || c == '.' || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || c == 'E':
+			if !inLiteral {
+				values++
+			}
+			inLiteral = true
+		default:
+			inLiteral = false
+		}
+	}
+	return values
+}
+
+// decodeCost estimates the memory that decoding a body of n bytes holding
+// values JSON values, and evaluating hooks over it, will hold. It is capped
+// at the whole budget, so the costliest call runs alone rather than waiting
+// forever.
+func decodeCost(n, values int) int64 {
+	return min(costPerByte*int64(n)+costPerValue*int64(values), decodeBudget)
+}
+
 // newHTTPServer is the API listener with its timeouts. No write timeout: a
 // runnable tool may take up to its own timeout (at most 5 minutes).
-func newHTTPServer(addr string, h http.Handler) *http.Server {
+func newHTTPServer(addr string, h http.Handler, l Limits) *http.Server {
 	return &http.Server{
 		Addr: addr, Handler: h,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		IdleTimeout:       idleTimeout,
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout:       l.ReadTimeout,
+		IdleTimeout:       l.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 	}
 }

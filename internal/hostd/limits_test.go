@@ -1,6 +1,8 @@
 package hostd
 
 import (
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -35,6 +37,61 @@ func TestRender_OutputIsCapped(t *testing.T) {
 	var out ErrorResponse
 	body := `{"template":"review","args":{"file":"` + strings.Repeat("x", 600<<10) + `","owner":"o"}}`
 	if code := post(t, ts.URL+"/v1/render", body, &out); code != 422 || !strings.Contains(out.Error, "would exceed") {
+		t.Fatalf("status %d %+v", code, out)
+	}
+}
+
+// TestBefore_DuplicateKeyFoundInALargeObject: the key set switches from a
+// slice to a map past 16 keys and still finds the duplicate.
+func TestBefore_DuplicateKeyFoundInALargeObject(t *testing.T) {
+	var args strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&args, `"k%d":1,`, i)
+	}
+	for _, dup := range []string{"k3", "k39"} {
+		err := checkDuplicateKeys([]byte(`{"a":{` + args.String() + `"` + dup + `":2}}`))
+		if err == nil || !strings.Contains(err.Error(), `duplicate key "`+dup+`"`) {
+			t.Errorf("duplicate %s in a 41-key object: %v", dup, err)
+		}
+	}
+	if err := checkDuplicateKeys([]byte(`{"a":{` + args.String() + `"other":2}}`)); err != nil {
+		t.Errorf("no duplicate: %v", err)
+	}
+}
+
+// TestDecodeCost_CountsValuesNotOnlyBytes: the costliest accepted call
+// (MaxJSONValues tiny values) takes a large share of the decode budget, while
+// a 1 MiB string takes a small one and ordinary calls share it freely.
+// Brackets and commas inside strings are not values.
+func TestDecodeCost_CountsValuesNotOnlyBytes(t *testing.T) {
+	body := maximalCall()
+	if got := countJSONValues(body); got > MaxJSONValues || got < MaxJSONValues-10 {
+		t.Fatalf("maximal call holds %d values, want just under %d", got, MaxJSONValues)
+	}
+	if got := decodeCost(len(body), countJSONValues(body)); got < decodeBudget/2 {
+		t.Errorf("maximal call costs %d, want at least half the budget %d", got, decodeBudget)
+	}
+	str := []byte(`{"call":{"id":"1","name":"n","arguments":{"text":"` + strings.Repeat(`[{,:\"`, (1<<20)/7) + `"}}}`)
+	if got := countJSONValues(str); got != 11 {
+		t.Errorf("a 1 MiB string full of punctuation counts %d values, want 11", got)
+	}
+	for text, want := range map[string]int{`[]`: 1, `[{},{}]`: 3, `{"a":1,"b":[true,null,-1.5e+3]}`: 8, `"x\"[{"`: 1} {
+		if got := countJSONValues([]byte(text)); got != want {
+			t.Errorf("%s: %d values, want %d", text, got, want)
+		}
+	}
+	if got := decodeCost(100, 9); got > 4<<10 {
+		t.Errorf("ordinary call costs %d", got)
+	}
+}
+
+// TestBefore_TooManyJSONValuesIsRefusedNamingTheLimit: 1 MiB of empty
+// objects (350k values, ~100 MB decoded) is refused before decoding.
+func TestBefore_TooManyJSONValuesIsRefusedNamingTheLimit(t *testing.T) {
+	_, ts, _ := newTestServer(t, fixedRegistry())
+	body := `{"call":{"id":"1","name":"review_note","arguments":{"l":[` + strings.Repeat("{},", 300_000) + `{}]}}}`
+	var out ErrorResponse
+	if code := post(t, ts.URL+"/v1/before", body, &out); code != http.StatusRequestEntityTooLarge || !strings.Contains(out.Error, "more than 100000 JSON values") {
 		t.Fatalf("status %d %+v", code, out)
 	}
 }

@@ -48,6 +48,8 @@ type Options struct {
 	// fetcher with a cache under the system temporary directory and no
 	// credentials.
 	Sources *sources.Fetcher
+	// Limits bound the API listener's connections (zero fields: DefaultLimits).
+	Limits Limits
 	// SourceRetry is how often a load that failed on an external source is
 	// tried again while the context stays the same. Zero means 10 seconds.
 	SourceRetry time.Duration
@@ -89,7 +91,8 @@ func New(opts Options) *Server {
 	if opts.SourceRetry <= 0 {
 		opts.SourceRetry = 10 * time.Second
 	}
-	s := &Server{opts: opts, metrics: newMetrics(), limits: newLimiter(), mcp: newMCPServer("v1alpha1")}
+	opts.Limits = opts.Limits.withDefaults()
+	s := &Server{opts: opts, metrics: newMetrics(), limits: newLimiter(opts.Limits), mcp: newMCPServer("v1alpha1")}
 	s.mux = s.routes()
 	return s
 }
@@ -184,7 +187,7 @@ func (s *Server) Run(ctx context.Context) {
 // ListenAndServe serves the API on addr and reloads in the background until
 // ctx is done, then shuts down gracefully.
 func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
-	srv := newHTTPServer(addr, s.Handler())
+	srv := newHTTPServer(addr, s.Handler(), s.opts.Limits)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go s.Run(ctx)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/loadout-dev/loadout/internal/exthost"
 )
@@ -98,10 +99,10 @@ func checkDuplicateKeys(body []byte) error {
 	dec.UseNumber()
 	type frame struct {
 		object bool
-		keys   map[string]struct{}
 		key    bool // the next token in an object is a key
+		keys   keySet
 	}
-	var stack []*frame
+	var stack []frame
 	for {
 		tok, err := dec.Token()
 		if errors.Is(err, io.EOF) {
@@ -110,32 +111,61 @@ func checkDuplicateKeys(body []byte) error {
 		if err != nil {
 			return nil // syntax errors are reported by the decoder proper
 		}
-		var top *frame
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if top != nil && top.object && top.key {
+		if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].key {
 			if k, ok := tok.(string); ok {
-				if _, dup := top.keys[k]; dup {
+				top := &stack[n-1]
+				if top.keys.seen(k) {
 					return fmt.Errorf("duplicate key %q in a JSON object", k)
 				}
-				top.keys[k] = struct{}{}
 				top.key = false
 				continue
 			}
 		}
 		switch tok {
 		case json.Delim('{'):
-			stack = append(stack, &frame{object: true, keys: map[string]struct{}{}, key: true})
+			stack = append(stack, frame{object: true, key: true})
 			continue
 		case json.Delim('['):
-			stack = append(stack, &frame{})
+			stack = append(stack, frame{})
 			continue
 		case json.Delim('}'), json.Delim(']'):
 			stack = stack[:len(stack)-1]
 		}
-		if len(stack) > 0 && stack[len(stack)-1].object {
-			stack[len(stack)-1].key = true // a value ended: a key comes next
+		if n := len(stack); n > 0 && stack[n-1].object {
+			stack[n-1].key = true // a value ended: a key comes next
 		}
 	}
+}
+
+// keySet remembers an object's keys. Most objects are small and many are
+// empty: keys stay in a short slice and only objects with many keys get a
+// map, so a body of 350k empty objects does not allocate 350k maps.
+type keySet struct {
+	few  []string
+	many map[string]struct{}
+}
+
+// seen reports whether k was added before, and adds it.
+func (s *keySet) seen(k string) bool {
+	if s.many != nil {
+		if _, dup := s.many[k]; dup {
+			return true
+		}
+		s.many[k] = struct{}{}
+		return false
+	}
+	if slices.Contains(s.few, k) {
+		return true
+	}
+	if len(s.few) < 16 {
+		s.few = append(s.few, k)
+		return false
+	}
+	s.many = make(map[string]struct{}, 2*len(s.few))
+	for _, f := range s.few {
+		s.many[f] = struct{}{}
+	}
+	s.many[k] = struct{}{}
+	s.few = nil
+	return false
 }
