@@ -33,19 +33,30 @@ const (
 )
 
 func newImportCommand() *cobra.Command {
-	var namespace, pushRepo, registryConfig string
+	var (
+		namespace, pushRepo, registryConfig string
+		truncate                            bool
+	)
 	cmd := &cobra.Command{
 		Use:   "import DIR",
 		Short: "Print Skill and Template manifests for Agent Skills directories",
 		Long: `Turn a directory of Agent Skills into Skill (and Template) manifests on stdout.
 
-DIR may be a root in the seed layout (skills/<dir>/SKILL.md, templates/<name>.md),
-a directory of skill directories (<dir>/SKILL.md), or one skill directory.
+DIR may be a root in the seed layout (skills/, templates/<name>.md), a
+directory of skills, or one skill directory. Skills are found as the Pi agent
+finds them: a directory holding SKILL.md at any depth (nothing below it is
+searched), a *.md file with frontmatter directly in the skills directory,
+symbolic links that stay inside DIR; hidden entries, node_modules and what
+.gitignore, .ignore and .fdignore exclude are passed over. docs/cli.md lists
+what differs from Pi.
+
 Names are checked strictly, as the API server will. Every file that is skipped
 is reported on stderr with the reason; the exit status is non-zero if anything
-was skipped or invalid.`,
+was skipped or invalid. Binary files are kept (binaryContent) and so are
+executable bits; a skill too large for a Skill object needs --push.`,
 		Example: `  loadout import ./skills > skills.yaml
-  loadout import ~/.agents -n team-a | kubectl apply -f -`,
+  loadout import ~/.agents -n team-a | kubectl apply -f -
+  loadout import ./skills -n team-a --push ghcr.io/acme/skills | kubectl apply -f -`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			push := importPush{repo: pushRepo}
@@ -56,13 +67,22 @@ was skipped or invalid.`,
 				}
 				push.opts = []remote.Option{remote.WithAuthFromKeychain(kc)}
 			}
-			return runImport(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], namespace, push)
+			opts := importOptions{namespace: namespace, push: push, truncateDescriptions: truncate}
+			return runImport(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], opts)
 		},
 	}
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "metadata.namespace of the printed objects (default: none)")
 	cmd.Flags().StringVar(&pushRepo, "push", "", "push every skill as an OCI artifact to REF/<skill> (see 'loadout push') and print Skills pinned by digest")
 	cmd.Flags().StringVar(&registryConfig, "registry-config", "", "with --push: docker config.json with registry credentials")
+	cmd.Flags().BoolVar(&truncate, "truncate-descriptions", false, "cut a description over 1,024 characters to 1,024, with a warning, instead of skipping the skill (with --push, the pushed SKILL.md gets the cut description)")
 	return cmd
+}
+
+// importOptions are the flags of `loadout import`.
+type importOptions struct {
+	namespace            string
+	push                 importPush
+	truncateDescriptions bool
 }
 
 // manifest is a printed object: only what applies, no status or null fields.
@@ -85,8 +105,13 @@ type importPush struct {
 	opts []remote.Option
 }
 
-func runImport(ctx context.Context, stdout, stderr io.Writer, dir, namespace string, push importPush) error {
-	skills, templates, diags, loadErr := loadForImport(dir)
+func runImport(ctx context.Context, stdout, stderr io.Writer, dir string, o importOptions) error {
+	push := o.push
+	skills, templates, diags, loadErr := loadForImport(dir, resources.DirOptions{
+		Strict: true, TruncateDescriptions: o.truncateDescriptions,
+		// --push packs each skill directory from disk.
+		SkipFiles: push.repo != "",
+	})
 	failed := 0
 	for _, d := range diags {
 		fmt.Fprintln(stderr, d)
@@ -98,27 +123,42 @@ func runImport(ctx context.Context, stdout, stderr io.Writer, dir, namespace str
 		return loadErr
 	}
 	var docs []manifest
+	first := map[string]resources.Skill{}
 	for _, s := range skills {
+		shown := filepath.Join(dir, s.Origin.Path)
+		if other, ok := first[s.Name]; ok {
+			// Pi keeps the first of two skills with one name; two Skill
+			// objects of one name would overwrite each other.
+			fmt.Fprintf(stderr, "%s: %s: skill name %q is also the name of %s (Pi loads only the first)\n",
+				shown, resources.SeverityError, s.Name, filepath.Join(dir, other.Origin.Path))
+			failed++
+			continue
+		}
+		first[s.Name] = s
 		if err := checkSkillLimits(s); err != nil && push.repo == "" {
-			fmt.Fprintf(stderr, "%s: %s: %v\n", filepath.Join(dir, s.Origin.Path), resources.SeveritySkipped, err)
+			fmt.Fprintf(stderr, "%s: %s: %v\n", shown, resources.SeveritySkipped, err)
 			failed++
 			continue
 		}
 		if push.repo != "" {
-			doc, err := pushSkill(ctx, s, strings.TrimSuffix(push.repo, "/")+"/"+s.Name, namespace, push.opts...)
+			tree, err := skillTree(dir, s)
+			var doc manifest
+			if err == nil {
+				doc, err = pushSkill(ctx, s, tree, strings.TrimSuffix(push.repo, "/")+"/"+s.Name, o.namespace, push.opts...)
+			}
 			if err != nil {
-				fmt.Fprintf(stderr, "%s: %s: %v\n", filepath.Join(dir, s.Origin.Path), resources.SeveritySkipped, err)
+				fmt.Fprintf(stderr, "%s: %s: %v\n", shown, resources.SeveritySkipped, err)
 				failed++
 				continue
 			}
 			docs = append(docs, doc)
 			continue
 		}
-		docs = append(docs, skillManifest(s, namespace))
+		docs = append(docs, skillManifest(s, o.namespace))
 	}
 	for _, t := range templates {
 		docs = append(docs, manifest{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Template",
-			Metadata: manifestMeta{Name: t.Name, Namespace: namespace},
+			Metadata: manifestMeta{Name: t.Name, Namespace: o.namespace},
 			Spec:     v1alpha1.TemplateSpec{Description: t.Description, Body: t.Body}})
 	}
 	if err := printManifests(stdout, docs); err != nil {
@@ -130,10 +170,9 @@ func runImport(ctx context.Context, stdout, stderr io.Writer, dir, namespace str
 	return nil
 }
 
-// loadForImport reads DIR strictly as a seed-layout root when it has one of
-// its sources, else as a directory of skills.
-func loadForImport(dir string) ([]resources.Skill, []resources.Template, []resources.Diagnostic, error) {
-	opts := resources.DirOptions{Strict: true}
+// loadForImport reads DIR as a seed-layout root when it has one of its
+// sources, else as a directory of skills.
+func loadForImport(dir string, opts resources.DirOptions) ([]resources.Skill, []resources.Template, []resources.Diagnostic, error) {
 	name := filepath.Base(filepath.Clean(dir))
 	for _, src := range []string{"skills", "templates"} {
 		if info, err := os.Stat(filepath.Join(dir, src)); err == nil && info.IsDir() {

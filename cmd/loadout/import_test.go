@@ -92,3 +92,103 @@ func TestPreview_AgentsMDSymlinkedOutOfTheRootIsNotInThePrompt(t *testing.T) {
 	mustNotContain(t, "preview output", out+errOut, "LEAKED")
 	mustContain(t, "stderr", errOut, filepath.Join(root, "AGENTS.md"), "outside its root")
 }
+
+// TestImport_FindsNestedAndRootFileSkillsAsPiDoes: skills nested below a
+// group directory, a *.md skill directly in skills/ and a skill directory
+// reached through a relative symlink are imported; a link out of the root is
+// reported and makes the exit status non-zero.
+func TestImport_FindsNestedAndRootFileSkillsAsPiDoes(t *testing.T) {
+	outside, root := t.TempDir(), t.TempDir()
+	writeFiles(t, outside, map[string]string{"away/SKILL.md": "---\nname: away\ndescription: d\n---\nLEAKED\n"})
+	writeFiles(t, root, map[string]string{
+		"skills/group/review/SKILL.md": "---\nname: review\ndescription: Review code.\n---\nREVIEW\n",
+		"skills/quick.md":              "---\nname: quick\ndescription: A one-file skill.\n---\nQUICK\n",
+		"vendor/linked/SKILL.md":       "---\nname: linked\ndescription: Linked in.\n---\nLINKED\n",
+	})
+	if err := os.Symlink("../vendor/linked", filepath.Join(root, "skills", "linked")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "away"), filepath.Join(root, "skills", "away")); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := run(t, "import", root)
+	if err == nil {
+		t.Fatal("import exited 0 after leaving out a link out of the root")
+	}
+	mustContain(t, "stderr", errOut, filepath.Join(root, "skills", "away")+": skipped: left out: it resolves outside its root")
+	mustContain(t, "stdout", out, "name: review", "body: REVIEW", "name: quick", "body: QUICK", "name: linked", "body: LINKED")
+	mustNotContain(t, "import output", out+errOut, "LEAKED")
+}
+
+// TestImport_LongDescriptionIsSkippedUnlessTruncateDescriptions: the skill
+// is not imported by default (non-zero exit, the diagnostic names the flag);
+// with --truncate-descriptions it is, cut to 1,024 characters, with a warning.
+func TestImport_LongDescriptionIsSkippedUnlessTruncateDescriptions(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("d", 1500)
+	writeFiles(t, dir, map[string]string{"long/SKILL.md": "---\nname: long\ndescription: " + long + "\n---\nBODY\n"})
+	out, errOut, err := run(t, "import", dir)
+	if err == nil || strings.Contains(out, "kind: Skill") {
+		t.Fatalf("imported a description the Skill API refuses (err %v):\n%s", err, out)
+	}
+	mustContain(t, "stderr", errOut, "long/SKILL.md: skipped: description has 1500 characters", "--truncate-descriptions")
+	out, errOut, err = run(t, "import", dir, "--truncate-descriptions")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	mustContain(t, "stderr", errOut, "long/SKILL.md: warning: description has 1500 characters", "truncated to 1024")
+	var obj struct{ Spec struct{ Description string } }
+	if err := yaml.Unmarshal([]byte(out), &obj); err != nil {
+		t.Fatal(err)
+	}
+	if obj.Spec.Description != long[:1024] {
+		t.Fatalf("description of %d characters, want the first 1024", len(obj.Spec.Description))
+	}
+}
+
+// TestImport_UnknownFrontmatterFieldIsWarnedAndImportSucceeds: the field is
+// named on stderr; the exit status stays zero.
+func TestImport_UnknownFrontmatterFieldIsWarnedAndImportSucceeds(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"review/SKILL.md": "---\nname: review\ndescription: d\nversion: 3\n---\nBODY\n"})
+	out, errOut, err := run(t, "import", dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	mustContain(t, "stderr", errOut, filepath.Join(dir, "review", "SKILL.md")+`: warning: unknown frontmatter field "version"`)
+	mustContain(t, "stdout", out, "name: review")
+}
+
+// TestImport_TwoSkillsOfOneNameAreAnError: nested directories make name
+// clashes possible; two Skill objects of one name would overwrite each other,
+// so the second is reported and not printed.
+func TestImport_TwoSkillsOfOneNameAreAnError(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"skills/a/review/SKILL.md": "---\nname: review\ndescription: First.\n---\nFIRST\n",
+		"skills/b/review/SKILL.md": "---\nname: review\ndescription: Second.\n---\nSECOND\n",
+	})
+	out, errOut, err := run(t, "import", dir)
+	if err == nil {
+		t.Fatal("import exited 0 with two skills named review")
+	}
+	mustContain(t, "stderr", errOut, filepath.Join(dir, "skills/b/review/SKILL.md")+`: error: skill name "review" is also the name of `+filepath.Join(dir, "skills/a/review/SKILL.md"))
+	mustContain(t, "stdout", out, "FIRST")
+	mustNotContain(t, "stdout", out, "SECOND")
+}
+
+// TestImport_FileOverOneMiBWithoutPushFailsNamingIt: a file too large to load
+// is not dropped quietly: the exit status is non-zero and the report points
+// to --push.
+func TestImport_FileOverOneMiBWithoutPushFailsNamingIt(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"docx/SKILL.md":       "---\nname: docx\ndescription: d\n---\nBODY\n",
+		"docx/assets/big.bin": strings.Repeat("\x00\xff", 600<<10),
+	})
+	_, errOut, err := run(t, "import", dir)
+	if err == nil {
+		t.Fatal("import exited 0 after leaving out a file")
+	}
+	mustContain(t, "stderr", errOut, filepath.Join(dir, "docx/assets/big.bin")+": skipped: left out of the skill", "--push")
+}

@@ -31,6 +31,7 @@ type previewOptions struct {
 	workspace string
 	activate  []string
 	strict    bool
+	truncate  bool
 	maxBytes  int64
 }
 
@@ -55,9 +56,9 @@ rejected trusted extension fails the preview (ExtensionRejected), as the
 controller keeps the last good context for it; a trusted service-backed
 extension is rejected too, because preview contacts no Service.
 
-With --root, resolve directory roots in the seed layout (AGENTS.md,
-skills/<dir>/SKILL.md plus files, templates/<name>.md), first root first, as
-one Workspace.
+With --root, resolve directory roots in the seed layout (AGENTS.md, skills/,
+templates/<name>.md), first root first, as one Workspace. Skills are found
+below skills/ as the Pi agent finds them (see 'loadout import --help').
 
 Output is deterministic: the same input prints the same bytes.`,
 		Example: `  loadout preview -f config/samples
@@ -78,6 +79,7 @@ Output is deterministic: the same input prints the same bytes.`,
 	f.StringVar(&o.workspace, "workspace", "preview", "--root mode: Workspace name")
 	f.StringArrayVar(&o.activate, "activate", nil, "--root mode: activate SKILL or SKILL=FILE,FILE... (repeatable)")
 	f.BoolVar(&o.strict, "strict", false, "--root mode: a skill name breaking the Agent Skills rules is an error, not a warning")
+	f.BoolVar(&o.truncate, "truncate-descriptions", false, "--root mode: cut a skill description over 1,024 characters to 1,024, with a warning, instead of skipping the skill")
 	f.Int64Var(&o.maxBytes, "max-context-bytes", v1alpha1.DefaultMaxContextBytes, "--root mode: context budget in bytes (0: unlimited)")
 	cmd.MarkFlagsMutuallyExclusive("filename", "root")
 	cmd.MarkFlagsOneRequired("filename", "root")
@@ -149,7 +151,7 @@ func (o *previewOptions) fromRoots(stderr io.Writer) ([]configMap, error) {
 		MaxContextBytes: o.maxBytes,
 	}
 	for _, dir := range o.roots {
-		root, diags, err := resources.LoadDirRoot(filepath.Base(filepath.Clean(dir)), dir, resources.DirOptions{Strict: o.strict})
+		root, diags, err := resources.LoadDirRoot(filepath.Base(filepath.Clean(dir)), dir, resources.DirOptions{Strict: o.strict, TruncateDescriptions: o.truncate})
 		for _, d := range diags {
 			fmt.Fprintln(stderr, d)
 		}

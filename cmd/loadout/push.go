@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -43,14 +44,18 @@ Media types are described in docs/concepts.md.`,
 				return err
 			}
 			dir := args[0]
-			skills, _, _, err := loadForImport(dir)
+			skills, _, _, err := loadForImport(dir, resources.DirOptions{Strict: true, SkipFiles: true})
 			if err != nil {
 				return err
 			}
 			if len(skills) != 1 || filepath.Clean(skills[0].Dir) != mustAbs(dir) {
 				return fmt.Errorf("push %s: not a skill directory (it must hold SKILL.md with a name and description)", dir)
 			}
-			doc, err := pushSkill(cmd.Context(), skills[0], args[1], namespace, remote.WithAuthFromKeychain(kc))
+			tree, err := skillTree(dir, skills[0])
+			if err != nil {
+				return err
+			}
+			doc, err := pushSkill(cmd.Context(), skills[0], tree, args[1], namespace, remote.WithAuthFromKeychain(kc))
 			if err != nil {
 				return err
 			}
@@ -62,16 +67,44 @@ Media types are described in docs/concepts.md.`,
 	return cmd
 }
 
-// pushSkill packs a loaded directory skill, pushes it to ref and returns its
-// Skill manifest pinned by digest.
-func pushSkill(ctx context.Context, s resources.Skill, ref, namespace string, opts ...remote.Option) (manifest, error) {
-	tree, err := skillpack.ReadDir(s.Dir)
+// skillTree reads what a loaded skill publishes as an artifact: its
+// directory, or, for a skill of one *.md file directly in the skills
+// directory (no Dir), that file as SKILL.md. dir is the directory the skill
+// was loaded from; its Origin.Path is relative to it.
+func skillTree(dir string, s resources.Skill) (skillpack.Tree, error) {
+	if s.Dir != "" {
+		return skillpack.ReadDir(s.Dir)
+	}
+	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return manifest{}, err
+		return nil, err
+	}
+	defer func() { _ = root.Close() }()
+	md, err := root.ReadFile(filepath.FromSlash(s.Origin.Path))
+	if err != nil {
+		return nil, err
+	}
+	return skillpack.Tree{{Path: "SKILL.md", Mode: skillpack.ModeFile, Data: md}}, nil
+}
+
+// pushSkill packs the tree of a loaded skill, pushes it to ref and returns
+// its Skill manifest pinned by digest. A description the loader truncated
+// (--truncate-descriptions) is written into the packed SKILL.md too, since
+// agents refuse a SKILL.md that disagrees with its Skill.
+func pushSkill(ctx context.Context, s resources.Skill, tree skillpack.Tree, ref, namespace string, opts ...remote.Option) (manifest, error) {
+	for i, f := range tree {
+		if f.Path != "SKILL.md" || resources.SkillDescription(f.Data) == s.Description {
+			continue
+		}
+		md, err := resources.SetDescription(f.Data, s.Description)
+		if err != nil {
+			return manifest{}, fmt.Errorf("SKILL.md: %w", err)
+		}
+		tree[i].Data = md
 	}
 	art, err := skillpack.Pack(tree)
 	if err != nil {
-		return manifest{}, fmt.Errorf("pack %s: %w", s.Dir, err)
+		return manifest{}, fmt.Errorf("pack %s: %w", s.Origin.Path, err)
 	}
 	pinned, err := skillpack.Push(ctx, art, ref, opts...)
 	if err != nil {

@@ -9,7 +9,8 @@ const (
 	// SeverityWarning: the resource loaded, but something about it is off
 	// (SPEC R-SK-2 lenient mode), or a file was left out of it.
 	SeverityWarning Severity = "warning"
-	// SeveritySkipped: the resource was not loaded (R-SK-2); the root is usable.
+	// SeveritySkipped: the resource was not loaded (R-SK-2), or a file of a
+	// skill was too large to load; the root is usable.
 	SeveritySkipped Severity = "skipped"
 	// SeverityError: the resource breaks a rule that strict mode enforces; the
 	// gatherer also returns an error.

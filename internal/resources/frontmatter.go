@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,7 +21,8 @@ const MaxFrontmatterBytes = 64 << 10
 var errNoFrontmatter = errors.New("no YAML frontmatter (the file must start with a '---' line and close it with another)")
 
 // frontmatter holds the fields of SKILL.md and template frontmatter that
-// Loadout reads; unknown fields are ignored (SPEC R-SK-1).
+// Loadout reads; unknown fields are ignored (SPEC R-SK-1), and listed in
+// Unknown so that directory loaders can warn about them.
 type frontmatter struct {
 	Name          scalar            `json:"name"`
 	Description   scalar            `json:"description"`
@@ -28,6 +30,13 @@ type frontmatter struct {
 	Compatibility scalar            `json:"compatibility"`
 	Metadata      map[string]scalar `json:"metadata"`
 	AllowedTools  toolList          `json:"allowed-tools"`
+	// Unknown lists the top-level keys that are none of the above, sorted.
+	Unknown []string `json:"-"`
+}
+
+// knownFrontmatterFields are the keys frontmatter reads.
+var knownFrontmatterFields = map[string]bool{
+	"name": true, "description": true, "license": true, "compatibility": true, "metadata": true, "allowed-tools": true,
 }
 
 // scalar accepts any YAML scalar as text, because authors write
@@ -141,7 +150,8 @@ func parseFrontmatter(content string) (frontmatter, string, error) {
 	if doc == nil {
 		return fm, body, nil
 	}
-	if _, ok := doc.(map[string]any); !ok {
+	fields, ok := doc.(map[string]any)
+	if !ok {
 		return frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: expected a mapping of string keys, got %s", jsonKind(doc))
 	}
 	// The typed fields decode through JSON so that scalar and toolList keep
@@ -153,6 +163,12 @@ func parseFrontmatter(content string) (frontmatter, string, error) {
 	if err := json.Unmarshal(raw, &fm); err != nil {
 		return frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: %w", err)
 	}
+	for k := range fields {
+		if !knownFrontmatterFields[k] {
+			fm.Unknown = append(fm.Unknown, k)
+		}
+	}
+	slices.Sort(fm.Unknown)
 	return fm, body, nil
 }
 
@@ -166,4 +182,67 @@ func (fm frontmatter) metadata() map[string]string {
 		out[k] = string(v)
 	}
 	return out
+}
+
+// SetDescription returns content, a Markdown document with YAML frontmatter,
+// with the frontmatter's description replaced by description. The body and
+// the other fields are kept; the frontmatter is re-encoded, so its layout and
+// quoting may change. `loadout import --push --truncate-descriptions` uses it
+// so that a pushed SKILL.md agrees with the Skill that pins it.
+func SetDescription(content []byte, description string) ([]byte, error) {
+	text := string(content)
+	start := 0
+	if strings.HasPrefix(text, "\ufeff") {
+		start = len("\ufeff")
+	}
+	first, _, ok := strings.Cut(text[start:], "\n")
+	if !ok || strings.TrimRight(first, "\r") != "---" {
+		return nil, errNoFrontmatter
+	}
+	headerStart := start + len(first) + 1
+	headerEnd := -1
+	for i := headerStart; i < len(text); {
+		line, _, _ := strings.Cut(text[i:], "\n")
+		if strings.TrimRight(line, " \t\r") == "---" {
+			headerEnd = i
+			break
+		}
+		i += len(line) + 1
+	}
+	if headerEnd < 0 {
+		return nil, errNoFrontmatter
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(text[headerStart:headerEnd]), &doc); err != nil {
+		return nil, fmt.Errorf("invalid YAML frontmatter: %w", err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.New("invalid YAML frontmatter: expected a mapping")
+	}
+	m := doc.Content[0]
+	value := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: description}
+	found := false
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "description" {
+			m.Content[i+1], found = value, true
+		}
+	}
+	if !found {
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "description"}, value)
+	}
+	header, err := yaml.Marshal(&doc)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(text[:headerStart] + string(header) + text[headerEnd:]), nil
+}
+
+// SkillDescription is the description in a skill file's frontmatter, or ""
+// when it has none or cannot be parsed.
+func SkillDescription(content []byte) string {
+	fm, _, err := parseFrontmatter(string(content))
+	if err != nil {
+		return ""
+	}
+	return string(fm.Description)
 }

@@ -44,3 +44,32 @@ func TestParseFrontmatter_ListsAndMetadataStillParse(t *testing.T) {
 		t.Fatalf("got %+v body %q", fm, body)
 	}
 }
+
+// TestSetDescription_ReplacesOnlyTheDescription: the re-encoded frontmatter
+// parses to the same fields with the new description, and the body after the
+// closing line is kept byte for byte.
+func TestSetDescription_ReplacesOnlyTheDescription(t *testing.T) {
+	body := "\n# Title\n\nBody with --- and trailing spaces   \n"
+	in := "---\nname: docx\ndescription: >-\n  A long\n  folded one.\nlicense: MIT # a comment\nmetadata:\n  owner: team-a\nallowed-tools: [Read, Grep]\n---" + body
+	cut := strings.Repeat("é", 1024)
+	out, err := SetDescription([]byte(in), cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm, _, err := parseFrontmatter(string(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(fm.Description) != cut || fm.Name != "docx" || fm.License != "MIT" || fm.Metadata["owner"] != "team-a" || strings.Join(fm.AllowedTools, ",") != "Read,Grep" {
+		t.Fatalf("frontmatter after SetDescription: %+v", fm)
+	}
+	if !strings.HasSuffix(string(out), "\n---"+body) {
+		t.Fatalf("body not kept:\n%s", out)
+	}
+	if SkillDescription(out) != cut {
+		t.Fatal("SkillDescription does not read the new description")
+	}
+	if _, err := SetDescription([]byte("no frontmatter"), "d"); err == nil {
+		t.Fatal("SetDescription of a file without frontmatter succeeded")
+	}
+}

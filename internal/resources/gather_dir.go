@@ -23,6 +23,16 @@ type DirOptions struct {
 	// name that differs from its directory, an error instead of a warning
 	// (R-SK-2). Kubernetes objects are always strict.
 	Strict bool
+	// TruncateDescriptions loads a skill whose description is over the 1,024
+	// characters of SPEC R-SK-1 with the description cut to 1,024 characters
+	// and a warning, as the Pi agent loads it (whole) with a warning. Without
+	// it such a skill is skipped with a diagnostic: the Skill API cannot hold
+	// the description.
+	TruncateDescriptions bool
+	// SkipFiles leaves the files of directory skills unread (Skill.Files is
+	// empty, Skill.Dir is set): for callers that pack the directory
+	// themselves, such as `loadout import --push`.
+	SkipFiles bool
 }
 
 // dirLoader reads one directory root and collects its diagnostics.

@@ -46,8 +46,8 @@ func TestDirRoot_ReadsSeedLayout(t *testing.T) { // R-SK-1, R-SK-3
 		"templates/plain.md":          "Just {{x}}.\n",
 	})
 	root, diags, err := LoadDirRoot("proj", dir, DirOptions{Strict: true})
-	if err != nil || len(diags) != 0 {
-		t.Fatalf("err = %v, diags = %v", err, diags)
+	if err != nil || len(diags) != 1 || diags[0].Severity != SeverityWarning || !strings.Contains(diags[0].Message, `unknown frontmatter field "unknown-field"`) {
+		t.Fatalf("err = %v, diags = %v, want one warning about unknown-field", err, diags)
 	}
 	if len(root.Skills) != 1 {
 		t.Fatalf("skills = %+v, want only review (other.md is a file, R-SK-3)", root.Skills)

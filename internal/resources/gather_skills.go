@@ -6,51 +6,54 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
-// skills reads every skill directory below sub (a path relative to the root).
-// Skill directories are read concurrently (the work is mostly system calls,
-// which overlap even on few cores); their skills and diagnostics are then
-// merged in directory order, so the result is the same as a sequential read.
-func (l *dirLoader) skills(sub string) ([]Skill, error) {
-	entries, err := l.readDirOptional(sub)
-	if err != nil {
+// skills discovers and reads the skills below the directory top (relative to
+// the root: "skills" in the seed layout) the way the Pi agent's loader does
+// (v0.73.1, dist/core/skills.js; docs/cli.md lists what differs):
+//
+//   - a directory holding a SKILL.md file is one skill, and nothing below it
+//     is searched (its subdirectories are its files, R-SK-3);
+//   - any other directory is searched, at any depth;
+//   - a *.md file directly in top is a skill of one file;
+//   - hidden entries and node_modules are passed over, and so is what the
+//     .gitignore, .ignore and .fdignore files met on the way exclude;
+//   - symbolic links are followed while they stay inside the root (every read
+//     goes through os.Root); one that leaves it is reported and left out, and
+//     one that leads back to a directory being searched is not followed;
+//   - a file reached twice through links is one skill, at its first path.
+//
+// Discovery is sequential and in name order. The skills it finds are then read
+// concurrently (the work is mostly system calls, which overlap even on few
+// cores), and their skills and diagnostics merged in discovery order, so the
+// result is the same as a sequential read.
+func (l *dirLoader) skills(top string) ([]Skill, error) {
+	entries, err := l.readDirOptional(top)
+	if err != nil || entries == nil {
 		return nil, err
 	}
-	// One job per entry that needs one: a diagnostic, or a skill to read.
-	type job struct {
-		rel   string
-		skill bool
-		child *dirLoader
-		s     Skill
-		ok    bool
-		err   error
+	real, err := filepath.EvalSymlinks(filepath.Join(l.base, top))
+	if err != nil {
+		return nil, fmt.Errorf("read directory %s: %w", l.file(top), err)
 	}
-	var jobs []*job
-	for _, e := range entries {
-		rel := filepath.Join(sub, e.Name())
-		j := &job{rel: rel, child: l.child()}
-		switch {
-		case hidden(e.Name()):
-			continue
-		case e.Type()&fs.ModeSymlink != 0:
-			j.child.report(rel, SeveritySkipped, "symbolic links are not followed when discovering skills")
-		case !e.IsDir():
-			if !strings.HasSuffix(e.Name(), ".md") {
-				continue
-			}
-			j.child.report(rel, SeveritySkipped, "not a skill: a skill is a directory holding %s", skillFileName)
-		default:
-			j.skill = true
-		}
-		jobs = append(jobs, j)
+	w := &skillWalk{l: l, top: top, seen: map[string]string{}}
+	if _, err := w.walk(top, real, entries, []string{real}); err != nil {
+		l.adoptAll(w.jobs)
+		return nil, err
 	}
+	jobs := w.jobs
 	parallel(len(jobs), func(i int) {
-		if j := jobs[i]; j.skill {
+		switch j := jobs[i]; j.kind {
+		case jobDir:
 			j.s, j.ok, j.err = j.child.skill(j.rel)
+		case jobFile:
+			j.s, j.ok, j.err = j.child.fileSkill(j.rel)
 		}
 	})
 	var out []Skill
@@ -64,6 +67,254 @@ func (l *dirLoader) skills(sub string) ([]Skill, error) {
 		}
 	}
 	return out, nil
+}
+
+// adoptAll adopts the diagnostics of every job.
+func (l *dirLoader) adoptAll(jobs []*skillJob) {
+	for _, j := range jobs {
+		l.adopt(j.child)
+	}
+}
+
+type jobKind int
+
+const (
+	jobNote  jobKind = iota // a diagnostic only
+	jobEmpty                // a directory with no skill below it (a diagnostic)
+	jobDir                  // a skill directory
+	jobFile                 // a skill of one *.md file
+)
+
+// skillJob is one thing discovery found, in order: a skill to read or a
+// diagnostic. child holds its diagnostics.
+type skillJob struct {
+	kind  jobKind
+	rel   string
+	child *dirLoader
+	s     Skill
+	ok    bool
+	err   error
+}
+
+// skillWalk is one discovery below a skills directory.
+type skillWalk struct {
+	l    *dirLoader
+	top  string
+	jobs []*skillJob
+	// ignore holds the patterns of the ignore files read so far, in order,
+	// each prefixed with its directory as Pi prefixes them.
+	ignore []gitignore.Pattern
+	// seen maps the real path of each skill file found to its first path.
+	seen map[string]string
+}
+
+// ignoreFileNames are the ignore files Pi honours in every directory it
+// searches.
+var ignoreFileNames = []string{".gitignore", ".ignore", ".fdignore"}
+
+func (w *skillWalk) note(kind jobKind, rel string, sev Severity, format string, args ...any) {
+	j := &skillJob{kind: kind, rel: rel, child: w.l.child()}
+	j.child.report(rel, sev, format, args...)
+	w.jobs = append(w.jobs, j)
+}
+
+// add records a skill to read, unless its file (real path real) was already
+// found through another path.
+func (w *skillWalk) add(kind jobKind, rel, fileRel, real string) {
+	if first, ok := w.seen[real]; ok {
+		w.note(jobNote, fileRel, SeverityWarning, "the same file as %s (through a symbolic link): loaded once, from there", w.l.file(first))
+		return
+	}
+	w.seen[real] = fileRel
+	w.jobs = append(w.jobs, &skillJob{kind: kind, rel: rel, child: w.l.child()})
+}
+
+// walk searches the directory rel, whose real path is real and whose entries
+// are given; stack holds the real paths of the directories being searched,
+// rel's included. It returns how many skills it found.
+func (w *skillWalk) walk(rel, real string, entries []fs.DirEntry, stack []string) (int, error) {
+	w.readIgnoreFiles(rel)
+	if found, err := w.skillDir(rel, real, entries); found || err != nil {
+		return 1, err
+	}
+	count := 0
+	for _, e := range entries {
+		name := e.Name()
+		if hidden(name) || name == "node_modules" {
+			continue
+		}
+		childRel, childReal := filepath.Join(rel, name), filepath.Join(real, name)
+		isDir, isFile := e.IsDir(), e.Type().IsRegular()
+		if e.Type()&fs.ModeSymlink != 0 {
+			info, _, err := w.followLink(childRel)
+			if err != nil {
+				return count, err
+			}
+			if info == nil {
+				continue
+			}
+			isDir, isFile = info.IsDir(), info.Mode().IsRegular()
+			if childReal, err = filepath.EvalSymlinks(filepath.Join(w.l.base, childRel)); err != nil {
+				return count, fmt.Errorf("read %s: %w", w.l.file(childRel), err)
+			}
+		}
+		if w.ignored(childRel, isDir) {
+			continue
+		}
+		switch {
+		case isDir:
+			if slices.ContainsFunc(stack, func(searching string) bool { return within(childReal, searching) }) {
+				w.note(jobNote, childRel, SeverityWarning, "left out: a symbolic link to a directory that holds it (a cycle)")
+				continue
+			}
+			sub, err := fs.ReadDir(w.l.root.FS(), filepath.ToSlash(childRel))
+			if err != nil {
+				return count, fmt.Errorf("read directory %s: %w", w.l.file(childRel), classifyRootErr(w.l.root, childRel, err))
+			}
+			mark := len(w.jobs)
+			n, err := w.walk(childRel, childReal, sub, append(stack, childReal))
+			if err != nil {
+				return count, err
+			}
+			if n == 0 {
+				// Only the highest directory without a skill is reported.
+				kept := w.jobs[:mark]
+				for _, j := range w.jobs[mark:] {
+					if j.kind != jobEmpty {
+						kept = append(kept, j)
+					}
+				}
+				w.jobs = kept
+				w.note(jobEmpty, childRel, SeverityWarning, "no %s in it at any depth: not a skill", skillFileName)
+			}
+			count += n
+		case isFile && strings.HasSuffix(name, ".md") && rel == w.top:
+			w.add(jobFile, childRel, childRel, childReal)
+			count++
+		case isFile && strings.HasSuffix(name, ".md"):
+			w.note(jobNote, childRel, SeverityWarning, "not a skill: below %s, only a directory holding %s is a skill (as in Pi)", w.l.file(w.top), skillFileName)
+		}
+	}
+	return count, nil
+}
+
+// skillDir reports whether the directory rel (real path real) holds a
+// SKILL.md file, a link to one included, and if so records it as a skill. A
+// SKILL.md that is ignored, a directory or a broken link does not make a
+// skill, as in Pi; one linked from outside the root is reported and left out,
+// and then nothing below rel is searched either.
+func (w *skillWalk) skillDir(rel, real string, entries []fs.DirEntry) (bool, error) {
+	i := slices.IndexFunc(entries, func(e fs.DirEntry) bool { return e.Name() == skillFileName })
+	if i < 0 {
+		return false, nil
+	}
+	e := entries[i]
+	fileRel, fileReal := filepath.Join(rel, skillFileName), filepath.Join(real, skillFileName)
+	isFile := e.Type().IsRegular()
+	if e.Type()&fs.ModeSymlink != 0 {
+		info, outside, err := w.followLink(fileRel)
+		switch {
+		case err != nil:
+			return false, err
+		case outside:
+			return true, nil
+		case info == nil:
+			return false, nil
+		}
+		isFile = info.Mode().IsRegular()
+		if fileReal, err = filepath.EvalSymlinks(filepath.Join(w.l.base, fileRel)); err != nil {
+			return false, fmt.Errorf("read %s: %w", w.l.file(fileRel), err)
+		}
+	}
+	if !isFile || w.ignored(fileRel, false) {
+		return false, nil
+	}
+	w.add(jobDir, rel, fileRel, fileReal)
+	return true, nil
+}
+
+// followLink stats the target of the symbolic link rel through the root. A
+// link that leaves the root is reported as skipped (outside is true) and a
+// broken one as a warning; both return a nil FileInfo. Pi follows the first
+// and passes over the second silently.
+func (w *skillWalk) followLink(rel string) (info fs.FileInfo, outside bool, err error) {
+	info, err = w.l.root.Stat(rel)
+	if err == nil {
+		return info, false, nil
+	}
+	if _, rerr := filepath.EvalSymlinks(filepath.Join(w.l.base, rel)); errors.Is(rerr, fs.ErrNotExist) {
+		w.note(jobNote, rel, SeverityWarning, "left out: a broken symbolic link")
+		return nil, false, nil
+	}
+	if err = classifyRootErr(w.l.root, rel, err); errors.Is(err, errOutsideRoot) {
+		w.note(jobNote, rel, SeveritySkipped, "left out: %v", err)
+		return nil, true, nil
+	}
+	return nil, false, fmt.Errorf("read %s: %w", w.l.file(rel), err)
+}
+
+// fromTop is rel relative to the skills directory, slash-separated: the path
+// ignore patterns match.
+func (w *skillWalk) fromTop(rel string) string {
+	r, err := filepath.Rel(w.top, rel)
+	if err != nil {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.ToSlash(r)
+}
+
+// readIgnoreFiles adds the patterns of the ignore files of the directory rel,
+// each prefixed with rel as Pi prefixes them (so that "x" in a/.gitignore
+// becomes "a/x", matched from the skills directory). An ignore file that
+// cannot be read is reported; Pi passes over it silently.
+func (w *skillWalk) readIgnoreFiles(rel string) {
+	prefix := ""
+	if r := w.fromTop(rel); r != "." {
+		prefix = r + "/"
+	}
+	for _, name := range ignoreFileNames {
+		fileRel := filepath.Join(rel, name)
+		b, err := readRegular(w.l.root, fileRel)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			w.note(jobNote, fileRel, SeverityWarning, "ignore file not read: %v", classifyRootErr(w.l.root, fileRel, err))
+			continue
+		}
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if p, ok := ignorePattern(strings.TrimSuffix(line, "\r"), prefix); ok {
+				w.ignore = append(w.ignore, gitignore.ParsePattern(p, nil))
+			}
+		}
+	}
+}
+
+// ignorePattern is Pi's prefixIgnorePattern: blank lines and comments are
+// dropped; a leading "!" negates, "\!" escapes it, a leading "/" is dropped,
+// and the pattern is prefixed with the directory of its ignore file.
+func ignorePattern(line, prefix string) (string, bool) {
+	trimmed := strings.TrimSpace(line)
+	if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+		return "", false
+	}
+	p, negated := line, false
+	switch {
+	case strings.HasPrefix(p, "!"):
+		p, negated = p[1:], true
+	case strings.HasPrefix(p, "\\!"):
+		p = p[1:]
+	}
+	p = prefix + strings.TrimPrefix(p, "/")
+	if negated {
+		p = "!" + p
+	}
+	return p, true
+}
+
+// ignored reports whether the ignore patterns read so far exclude rel.
+func (w *skillWalk) ignored(rel string, isDir bool) bool {
+	return len(w.ignore) > 0 && gitignore.NewMatcher(w.ignore).Match(strings.Split(w.fromTop(rel), "/"), isDir)
 }
 
 // skillReaders bounds the skill directories read at once.
@@ -87,6 +338,66 @@ func parallel(n int, f func(i int)) {
 	wg.Wait()
 }
 
+// unknownFieldNotes explain why a frontmatter field Pi reads is ignored.
+var unknownFieldNotes = map[string]string{
+	"disable-model-invocation": " (Pi then leaves the skill out of the model's skill list; Loadout lists every skill)",
+}
+
+// skillHeader parses the skill file fileRel and checks its frontmatter (SPEC
+// R-SK-1, R-SK-2): unknown fields are warned about, a description over 1,024
+// characters is cut (TruncateDescriptions) or skips the skill. ok is false
+// when the skill is skipped with a diagnostic; a file without frontmatter is
+// reported with severity noFrontmatter.
+func (l *dirLoader) skillHeader(fileRel string, raw []byte, noFrontmatter Severity) (fm frontmatter, body string, ok bool) {
+	fm, body, err := parseFrontmatter(string(raw))
+	if errors.Is(err, errNoFrontmatter) && noFrontmatter == SeverityWarning {
+		l.report(fileRel, SeverityWarning, "not a skill: %v", err)
+		return frontmatter{}, "", false
+	}
+	if err != nil {
+		l.report(fileRel, SeveritySkipped, "%v", err)
+		return frontmatter{}, "", false
+	}
+	for _, k := range fm.Unknown {
+		l.report(fileRel, SeverityWarning, "unknown frontmatter field %q: ignored%s", k, unknownFieldNotes[k])
+	}
+	d := string(fm.Description)
+	n := utf8.RuneCountInString(d)
+	switch {
+	case strings.TrimSpace(d) == "":
+		l.report(fileRel, SeveritySkipped, "description must not be blank")
+		return frontmatter{}, "", false
+	case n > maxDescriptionLen && !l.opts.TruncateDescriptions:
+		l.report(fileRel, SeveritySkipped, "description has %d characters, over the %d a Skill can hold (Pi loads it with a warning): shorten it, or cut it with --truncate-descriptions", n, maxDescriptionLen)
+		return frontmatter{}, "", false
+	case n > maxDescriptionLen:
+		cut := TruncateDescription(d)
+		if strings.TrimSpace(cut) == "" {
+			l.report(fileRel, SeveritySkipped, "description has %d characters, and its first %d are blank", n, maxDescriptionLen)
+			return frontmatter{}, "", false
+		}
+		fm.Description = scalar(cut)
+		l.report(fileRel, SeverityWarning, "description has %d characters, over the %d a Skill can hold: truncated to %d (--truncate-descriptions)", n, maxDescriptionLen, maxDescriptionLen)
+	}
+	if n := utf8.RuneCountInString(string(fm.Compatibility)); n > maxCompatibilityLen {
+		l.report(fileRel, SeveritySkipped, "compatibility must be at most %d characters", maxCompatibilityLen)
+		return frontmatter{}, "", false
+	}
+	return fm, body, true
+}
+
+// TruncateDescription cuts a description to the 1,024 characters (runes) a
+// Skill holds (SPEC R-SK-1).
+func TruncateDescription(d string) string {
+	i, n := 0, 0
+	for i < len(d) && n < maxDescriptionLen {
+		_, size := utf8.DecodeRuneInString(d[i:])
+		i += size
+		n++
+	}
+	return d[:i]
+}
+
 // skill reads the skill directory rel (SPEC R-SK-2, R-SK-3). ok is false when
 // the skill is skipped with a diagnostic.
 func (l *dirLoader) skill(rel string) (Skill, bool, error) {
@@ -102,27 +413,20 @@ func (l *dirLoader) skill(rel string) (Skill, bool, error) {
 		l.report(rel, SeveritySkipped, "no %s: not a skill", skillFileName)
 		return Skill{}, false, nil
 	}
-	fm, body, err := parseFrontmatter(string(raw))
-	if err != nil {
-		l.report(fileRel, SeveritySkipped, "%v", err)
+	fm, body, ok := l.skillHeader(fileRel, raw, SeveritySkipped)
+	if !ok {
 		return Skill{}, false, nil
 	}
 	dir := filepath.Join(l.base, rel)
-	if msg := checkDescription(string(fm.Description)); msg != "" {
-		l.report(fileRel, SeveritySkipped, "description %s", msg)
-		return Skill{}, false, nil
-	}
-	if n := utf8.RuneCountInString(string(fm.Compatibility)); n > maxCompatibilityLen {
-		l.report(fileRel, SeveritySkipped, "compatibility must be at most %d characters", maxCompatibilityLen)
-		return Skill{}, false, nil
-	}
 	name := skillName(fm, dir)
 	if msg := skillNameProblem(fm, name, filepath.Base(dir)); msg != "" && !l.nameProblem(KindSkill, fileRel, msg) {
 		return Skill{}, false, nil
 	}
-	files, err := l.skillFiles(rel)
-	if err != nil {
-		return Skill{}, false, err
+	var files []File
+	if !l.opts.SkipFiles {
+		if files, err = l.skillFiles(rel); err != nil {
+			return Skill{}, false, err
+		}
 	}
 	return Skill{
 		Name:          name,
@@ -135,6 +439,49 @@ func (l *dirLoader) skill(rel string) (Skill, bool, error) {
 		Metadata:      fm.metadata(),
 		AllowedTools:  []string(fm.AllowedTools),
 		Origin:        l.origin(fileRel),
+	}, true, nil
+}
+
+// fileSkill reads a *.md file directly in the skills directory as a skill of
+// one file, as Pi does. Its name is its frontmatter name, or else (Pi's
+// fallback) the name of the directory holding it; a name breaking R-SK-1 is
+// judged as in a skill directory, but the name need not match anything. It
+// has no files: the directory holding it is the skills directory, whose other
+// entries are other skills. It is held in memory (no Dir), so activation
+// serves the body read here. A *.md file without frontmatter (a README) is
+// not a skill, with a warning.
+func (l *dirLoader) fileSkill(rel string) (Skill, bool, error) {
+	raw, err := l.readOptional(rel)
+	if errors.Is(err, errReported) || (err == nil && raw == nil) {
+		return Skill{}, false, nil
+	}
+	if err != nil {
+		return Skill{}, false, err
+	}
+	fm, body, ok := l.skillHeader(rel, raw, SeverityWarning)
+	if !ok {
+		return Skill{}, false, nil
+	}
+	name := skillName(fm, filepath.Dir(filepath.Join(l.base, rel)))
+	msg := ""
+	switch {
+	case fm.Name == "":
+		msg = fmt.Sprintf("frontmatter has no name; using the name of the directory holding it, %q, as Pi does", name)
+	case checkName(name) != "":
+		msg = fmt.Sprintf("name %q %s", name, checkName(name))
+	}
+	if msg != "" && !l.nameProblem(KindSkill, rel, msg) {
+		return Skill{}, false, nil
+	}
+	return Skill{
+		Name:          name,
+		Description:   string(fm.Description),
+		Body:          body,
+		License:       string(fm.License),
+		Compatibility: string(fm.Compatibility),
+		Metadata:      fm.metadata(),
+		AllowedTools:  []string(fm.AllowedTools),
+		Origin:        l.origin(rel),
 	}, true, nil
 }
 
@@ -206,6 +553,10 @@ func (l *dirLoader) skillFiles(rel string) ([]File, error) {
 		switch {
 		case errors.Is(err, errOutsideRoot):
 			l.report(shown, SeverityWarning, "left out of the skill: path resolves outside the skill root through a symlink")
+			return nil
+		case errors.Is(err, errTooLarge):
+			// Not a detail of the skill but part of it: a failure for import.
+			l.report(shown, SeveritySkipped, "left out of the skill: %v; 'loadout import --push' publishes it in an external source", err)
 			return nil
 		case err != nil && (symlink || perFileProblem(err)):
 			l.report(shown, SeverityWarning, "left out of the skill: %v", err)

@@ -57,19 +57,38 @@ func readRegular(root *os.Root, rel string) ([]byte, error) {
 
 var errNotRegular = errors.New("not a regular file")
 
+// absoluteLinkError is a path that reaches a file inside the root through an
+// absolute symbolic link: os.Root refuses every absolute link, so it is
+// refused as if it left the root (errors.Is(err, errOutsideRoot)), with a
+// message that says why.
+type absoluteLinkError struct{}
+
+func (absoluteLinkError) Error() string {
+	return "it goes through an absolute symbolic link, which is not followed even when it points inside the root; make the link relative"
+}
+
+func (absoluteLinkError) Is(target error) bool { return target == errOutsideRoot }
+
 // classifyRootErr turns os.Root's refusal of an escaping path into
-// errOutsideRoot. os.Root does not export its error, so the path is checked
-// again, lexically on the symlink-resolved form: this only chooses the
-// message; the refused read stays refused whatever it finds.
+// errOutsideRoot, or an absoluteLinkError when the path resolves inside the
+// root through an absolute link. os.Root does not export its error, so the
+// path is checked again, lexically on the symlink-resolved form: this only
+// chooses the message; the refused read stays refused whatever it finds.
 func classifyRootErr(root *os.Root, rel string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if resolved, rerr := filepath.EvalSymlinks(filepath.Join(root.Name(), rel)); rerr == nil && !insideRoot(root, resolved) {
-		return errOutsideRoot
-	}
 	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Err.Error() == "path escapes from parent" {
+	escapes := errors.As(err, &pe) && pe.Err.Error() == "path escapes from parent"
+	if resolved, rerr := filepath.EvalSymlinks(filepath.Join(root.Name(), rel)); rerr == nil {
+		if !insideRoot(root, resolved) {
+			return errOutsideRoot
+		}
+		if escapes {
+			return absoluteLinkError{}
+		}
+	}
+	if escapes {
 		return errOutsideRoot
 	}
 	return err
