@@ -112,7 +112,7 @@ func TestDirRoot_DiscoversSkillsWherePiDoes(t *testing.T) {
 		"skills/zz-top-again/SKILL.md": "warning: the same file as " + filepath.Join(dir, "skills/top/SKILL.md"),
 		"skills/README.md":             "warning: not a skill: no YAML frontmatter",
 		"skills/group/notes.md":        "warning: not a skill",
-		"skills/assets":                "warning: no SKILL.md in it at any depth",
+		"skills/assets":                "warning: no skill in it: no SKILL.md at any depth",
 	} {
 		got := diagFor(diags, filepath.Join(dir, filepath.FromSlash(file)))
 		if len(got) != 1 || !strings.Contains(got[0].String(), want) {

@@ -185,14 +185,14 @@ func (w *skillWalk) walk(rel, real string, entries []fs.DirEntry, stack []string
 					}
 				}
 				w.jobs = kept
-				w.note(jobEmpty, childRel, SeverityWarning, "no %s in it at any depth: not a skill", skillFileName)
+				w.note(jobEmpty, childRel, SeverityWarning, "no skill in it: no %s at any depth that is not ignored", skillFileName)
 			}
 			count += n
 		case isFile && strings.HasSuffix(name, ".md") && rel == w.top:
 			w.add(jobFile, childRel, childRel, childReal)
 			count++
 		case isFile && strings.HasSuffix(name, ".md"):
-			w.note(jobNote, childRel, SeverityWarning, "not a skill: below %s, only a directory holding %s is a skill (as in Pi)", w.l.file(w.top), skillFileName)
+			w.note(jobNote, childRel, SeverityWarning, "not a skill: a *.md file is a skill only directly in the skills directory (as in Pi)")
 		}
 	}
 	return count, nil
