@@ -2,6 +2,9 @@
 // repository (binary fonts and documents, executable scripts, a file over
 // 1 MiB, nested reference directories), generated deterministically so tests
 // run offline, and compares trees on disk byte for byte and mode for mode.
+//
+// Write writes five of its skills (over 4 MiB); WriteAll all seventeen, in
+// the repository's size and shape: 409 files, over 12 MB.
 package packtest
 
 import (
@@ -11,6 +14,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,10 +35,7 @@ type file struct {
 
 // skills of the fixture, after anthropics/skills: docx carries a 1.2 MiB
 // binary, canvas-design a set of fonts, the others scripts and references.
-var skills = []struct {
-	Skill
-	files []file
-}{
+var skills = []skillFiles{
 	{Skill{"docx", "Create, edit and analyse Word documents with tracked changes and comments."}, []file{
 		{"ooxml.md", 40 << 10, false, false},
 		{"scripts/document.py", 30 << 10, false, true},
@@ -64,7 +65,7 @@ var skills = []struct {
 	{Skill{"brand-guidelines", "Apply the brand's official colours and typography to artifacts."}, nil},
 }
 
-// Skills lists the fixture's skills in name order of generation.
+// Skills lists the skills Write writes, in order of generation.
 func Skills() []Skill {
 	out := make([]Skill, 0, len(skills))
 	for _, s := range skills {
@@ -73,13 +74,99 @@ func Skills() []Skill {
 	return out
 }
 
-// Write writes the fixture below dir, one directory per skill, and returns
-// its total size in bytes. The same call writes the same bytes.
+// Write writes five skills of the fixture below dir, one directory per skill,
+// and returns their total size in bytes. The same call writes the same bytes.
 func Write(t testing.TB, dir string) int64 {
+	t.Helper()
+	return write(t, dir, skills)
+}
+
+// AllSkills lists the seventeen skills WriteAll writes, in order of
+// generation: Skills, then the others.
+func AllSkills() []Skill {
+	out := Skills()
+	for _, s := range moreSkills() {
+		out = append(out, s.Skill)
+	}
+	return out
+}
+
+// WriteAll writes the whole fixture, seventeen skills in 409 files and over
+// 12 MB as anthropics/skills, below dir, and returns its size in bytes. The
+// five skills of Write come out the same as from Write.
+func WriteAll(t testing.TB, dir string) int64 {
+	t.Helper()
+	return write(t, dir, append(slices.Clone(skills), moreSkills()...))
+}
+
+type skillFiles = struct {
+	Skill
+	files []file
+}
+
+// series is n files named fmt.Sprintf(pattern, i) of size bytes each.
+func series(pattern string, n, size int, binary, exec bool) []file {
+	out := make([]file, n)
+	for i := range out {
+		out[i] = file{fmt.Sprintf(pattern, i), size, binary, exec}
+	}
+	return out
+}
+
+// moreSkills are the twelve skills WriteAll adds to Write's five: 386 files,
+// about 7.8 MB, among them a second file over 1 MiB and a second set of fonts.
+func moreSkills() []skillFiles {
+	cat := func(parts ...[]file) []file { return slices.Concat(parts...) }
+	return []skillFiles{
+		{Skill{"algorithmic-art", "Create algorithmic art using p5.js with seeded randomness and interactive parameters."}, cat(
+			series("templates/generator_%02d.js", 4, 12<<10, false, false),
+			series("examples/seed-%02d.png", 12, 40<<10, true, false),
+		)},
+		{Skill{"artifacts-builder", "Build elaborate multi-component HTML artifacts with React, Tailwind and shadcn/ui."}, cat(
+			series("scripts/step-%d.sh", 3, 3<<10, false, true),
+			[]file{{"scripts/shadcn-components.tar.gz", 500 << 10, true, false}},
+		)},
+		{Skill{"doc-coauthoring", "Guide users through a structured workflow for co-authoring documentation."}, series("stages/stage-%d.md", 2, 6<<10, false, false)},
+		{Skill{"frontend-design", "Create distinctive, production-grade frontend interfaces with high design quality."}, cat(
+			series("reference/pattern-%d.md", 3, 10<<10, false, false),
+			series("fonts/Display-%02d.woff2", 48, 20<<10, true, false),
+		)},
+		{Skill{"internal-comms", "Write internal communications such as status reports, newsletters and incident reports."}, series("examples/comm-%d.md", 6, 3<<10, false, false)},
+		{Skill{"mcp-builder", "Create MCP servers that let models interact with external services through tools."}, cat(
+			series("reference/guide-%d.md", 8, 20<<10, false, false),
+			series("scripts/evaluate-%d.py", 4, 6<<10, false, true),
+			series("evaluations/eval-%02d.xml", 10, 4<<10, false, false),
+		)},
+		{Skill{"pptx", "Create, edit and analyse PowerPoint presentations with layouts and speaker notes."}, cat(
+			[]file{{"assets/template.pptx", 700 << 10, true, false}},
+			series("ooxml/schemas/pml-%03d.xsd", 150, 8<<10, false, false),
+			series("scripts/tool-%d.py", 6, 8<<10, false, true),
+		)},
+		{Skill{"skill-creator", "Create effective skills that extend the model with specialised knowledge."}, cat(
+			series("scripts/init-%d.py", 6, 5<<10, false, true),
+			series("references/workflow-%d.md", 5, 7<<10, false, false),
+		)},
+		{Skill{"slack-gif-creator", "Create animated GIFs optimised for Slack, with validators and animation primitives."}, cat(
+			series("core/anim-%02d.py", 10, 6<<10, false, true),
+			series("examples/loop-%02d.gif", 71, 30<<10, true, false),
+		)},
+		{Skill{"template-skill", "A template to start a new skill from."}, nil},
+		{Skill{"theme-factory", "Style artifacts with one of ten preset themes or a theme generated on the fly."}, cat(
+			[]file{{"theme-showcase.pdf", 1100 << 10, true, false}},
+			series("themes/theme-%02d.md", 10, 2<<10, false, false),
+		)},
+		{Skill{"webapp-testing", "Test local web applications with Playwright, with screenshots, logs and interactions."}, cat(
+			series("examples/check_%02d.py", 10, 3<<10, false, false),
+			series("scripts/with_server_%d.py", 3, 4<<10, false, true),
+		)},
+	}
+}
+
+func write(t testing.TB, dir string, all []skillFiles) int64 {
 	t.Helper()
 	rng := rand.New(rand.NewChaCha8([32]byte{'l', 'o', 'a', 'd', 'o', 'u', 't'}))
 	var total int64
-	for _, s := range skills {
+	for _, s := range all {
 		md := fmt.Sprintf("---\nname: %s\ndescription: %s\nlicense: Complete terms in LICENSE.txt\n---\n\n# %s\n\nRead the references before you start.\n", s.Name, s.Description, s.Name)
 		total += put(t, filepath.Join(dir, s.Name, "SKILL.md"), []byte(md), 0o644)
 		for _, f := range s.files {
