@@ -133,7 +133,7 @@ func (w *skillWalk) add(kind jobKind, rel, fileRel, real string) {
 // are given; stack holds the real paths of the directories being searched,
 // rel's included. It returns how many skills it found.
 func (w *skillWalk) walk(rel, real string, entries []fs.DirEntry, stack []string) (int, error) {
-	w.readIgnoreFiles(rel)
+	w.readIgnoreFiles(rel, entries)
 	if found, err := w.skillDir(rel, real, entries); found || err != nil {
 		return 1, err
 	}
@@ -263,16 +263,19 @@ func (w *skillWalk) fromTop(rel string) string {
 	return filepath.ToSlash(r)
 }
 
-// readIgnoreFiles adds the patterns of the ignore files of the directory rel,
-// each prefixed with rel as Pi prefixes them (so that "x" in a/.gitignore
-// becomes "a/x", matched from the skills directory). An ignore file that
-// cannot be read is reported; Pi passes over it silently.
-func (w *skillWalk) readIgnoreFiles(rel string) {
+// readIgnoreFiles adds the patterns of the ignore files among the entries of
+// the directory rel, each prefixed with rel as Pi prefixes them (so that "x"
+// in a/.gitignore becomes "a/x", matched from the skills directory). An
+// ignore file that cannot be read is reported; Pi passes over it silently.
+func (w *skillWalk) readIgnoreFiles(rel string, entries []fs.DirEntry) {
 	prefix := ""
 	if r := w.fromTop(rel); r != "." {
 		prefix = r + "/"
 	}
 	for _, name := range ignoreFileNames {
+		if !slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == name }) {
+			continue
+		}
 		fileRel := filepath.Join(rel, name)
 		b, err := readRegular(w.l.root, fileRel)
 		if errors.Is(err, fs.ErrNotExist) {
