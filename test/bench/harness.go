@@ -65,7 +65,11 @@ type Env struct {
 
 // Start starts envtest, the manager and the ConfigMap tracker.
 func Start(opts Options) (*Env, error) {
-	te, cfg, err := testenv.Start()
+	// Profiling on, so that -profile-dir can read the API server's CPU
+	// profile (run.go, apiserverProfile).
+	te, cfg, err := testenv.Start(func(env *envtest.Environment) {
+		env.ControlPlane.GetAPIServer().Configure().Set("profiling", "true")
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 // Config is one harness run.
@@ -122,8 +125,10 @@ func runCluster(ctx context.Context, cfg Config, rep *Report, log io.Writer, mar
 
 		mark(fmt.Sprintf("propagation at %d", n))
 		stop := cpuProfile(cfg.ProfileDir, fmt.Sprintf("cpu-change-%d.pprof", n))
+		stopServer := apiserverProfile(ctx, e.Cfg, cfg.ProfileDir, fmt.Sprintf("apiserver-cpu-change-%d.pprof", n))
 		ch, err := f.Change(ctx, cfg.Timeout)
 		stop()
+		stopServer()
 		if err != nil {
 			return fmt.Errorf("change at %d: %w", n, err)
 		}
@@ -193,6 +198,47 @@ func cpuProfile(dir, name string) func() {
 		pprof.StopCPUProfile()
 		_ = fh.Close()
 	}
+}
+
+// apiserverProfile profiles the API server (its /debug/pprof endpoint,
+// read with the admin config) into dir/name for the first five seconds from
+// now; the returned function waits for the profile. It does nothing when dir
+// is empty. The server's CPU is most of a propagation's cost, so this is
+// where to look.
+func apiserverProfile(ctx context.Context, cfg *rest.Config, dir, name string) func() {
+	if dir == "" {
+		return func() {}
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// The server answers only after the whole duration (a cancelled
+		// request gets nothing), so the duration is fixed up front.
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/debug/pprof/profile?seconds=5", nil)
+		if err != nil {
+			return
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return
+		}
+		defer func() { _ = resp.Body.Close() }()
+		if resp.StatusCode != http.StatusOK {
+			fmt.Fprintf(os.Stderr, "API server profile %s: %s\n", req.URL, resp.Status)
+			return
+		}
+		fh, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return
+		}
+		defer func() { _ = fh.Close() }()
+		_, _ = io.Copy(fh, resp.Body)
+	}()
+	return func() { <-done }
 }
 
 func loadavg() string {
