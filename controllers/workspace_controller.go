@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -101,9 +102,18 @@ func (r *WorkspaceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		defer cancel()
 	}
 	before := ws.DeepCopy()
-	result, err := r.reconcile(ctx, ws)
+	result, wrote, err := r.reconcile(ctx, ws)
 	summarize(ws, err)
 	observeReconcile(ws, err, r.PerWorkspaceMetrics)
+	if err == nil && wrote && result.IsZero() && !equality.Semantic.DeepEqual(before.Status, ws.Status) {
+		// The context is out; its status can wait behind the contexts of
+		// other Workspaces that a change also affects. Requeued with a lower
+		// priority, this Workspace comes back once they are written, finds
+		// its ConfigMap current (no write) and patches the status then: one
+		// ConfigMap write and one status patch, but the API server's time
+		// goes to the contexts agents read first (docs/benchmarks.md).
+		return ctrl.Result{RequeueAfter: time.Millisecond, Priority: ptr.To(statusPriority)}, nil
+	}
 	if patchErr := r.patchStatus(ctx, before, ws); patchErr != nil {
 		err = errors.Join(err, patchErr)
 	}
@@ -116,38 +126,42 @@ func (r *WorkspaceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 // reconcile sets ws.Status from the current inputs and publishes the context
 // when the pipeline says it may. A transient failure is returned as an error;
 // an invalid input is a condition, and the last good ConfigMap stays.
-func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Workspace) (ctrl.Result, error) {
+func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Workspace) (result ctrl.Result, wrote bool, err error) {
 	start := time.Now()
 	res, err := workspace.Resolve(ctx, ws, cachedObjects{ctx: ctx, cache: r.Client, reader: r.APIReader}, r.Policy, r.Loader)
 	resolutionDuration.Observe(time.Since(start).Seconds())
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	setResolvedStatus(ws, res)
 	if !res.Publishable() {
 		if res.RetrySoon {
-			return ctrl.Result{RequeueAfter: importRetryInterval}, nil
+			return ctrl.Result{RequeueAfter: importRetryInterval}, false, nil
 		}
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, false, nil
 	}
-	overlapped, err := r.publish(ctx, ws, res.Result)
+	w, err := r.publish(ctx, ws, res.Result)
 	if err != nil {
 		var notOwned *notOwnedError
 		if errors.As(err, &notOwned) {
 			keepLastGood(ws, v1alpha1.ReasonNotOwned, err.Error())
-			return ctrl.Result{}, nil
+			return ctrl.Result{}, false, nil
 		}
 		setCondition(ws, v1alpha1.ConditionContextPublished, false, v1alpha1.ReasonPublishFailed, err.Error())
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	setPublishedStatus(ws, res)
-	if overlapped {
+	if w.overlapped {
 		// Someone else wrote the ConfigMap while our write was in flight;
 		// look again rather than trust that ours came last.
-		return ctrl.Result{RequeueAfter: overlapRecheck}, nil
+		return ctrl.Result{RequeueAfter: overlapRecheck}, w.wrote, nil
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, w.wrote, nil
 }
+
+// statusPriority is the work-queue priority of a status patch deferred
+// behind context writes: below events (0), above the initial list (-100).
+const statusPriority = -1
 
 // patchStatus patches the status once, and only when it changed.
 func (r *WorkspaceReconciler) patchStatus(ctx context.Context, before, ws *v1alpha1.Workspace) error {

@@ -40,29 +40,29 @@ func (e *notOwnedError) Error() string {
 // a foreign one meanwhile is not taken over either. Every write sets the
 // same keys, label, annotation and owner reference, so nothing the create
 // wrote (owned by "loadout" as an update) is ever left behind by an apply.
-func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspace, res *resources.Result) (overlapped bool, err error) {
+func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspace, res *resources.Result) (w written, err error) {
 	key := types.NamespacedName{Namespace: ws.Namespace, Name: ws.ConfigMapName()}
 	cm := workspace.ContextConfigMap(ws, res)
 	existing := configMapMetadata()
 	err = r.Get(ctx, key, existing)
 	if apierrors.IsNotFound(err) {
-		overlapped, err = r.write(ws, res, func() (string, error) { return r.create(ctx, cm) })
+		w.overlapped, err = r.write(ws, res, func() (string, error) { return r.create(ctx, cm) })
 		if !apierrors.IsAlreadyExists(err) {
-			return overlapped, wrapErr(err, "creating ConfigMap %s", key)
+			return written{wrote: err == nil, overlapped: w.overlapped}, wrapErr(err, "creating ConfigMap %s", key)
 		}
 		err = r.APIReader.Get(ctx, key, existing) // it exists: whose is it?
 	}
 	if err != nil {
-		return false, fmt.Errorf("reading ConfigMap %s: %w", key, err)
+		return written{}, fmt.Errorf("reading ConfigMap %s: %w", key, err)
 	}
 	if err := checkControlled(existing, ws); err != nil {
-		return false, err
+		return written{}, err
 	}
 	if r.writes.Current(keyOf(ws), res.Hash, existing) {
-		return false, nil
+		return written{}, nil
 	}
 	cm.WithUID(existing.UID)
-	overlapped, err = r.write(ws, res, func() (string, error) {
+	w.overlapped, err = r.write(ws, res, func() (string, error) {
 		err := r.Apply(ctx, cm, client.FieldOwner(FieldOwner), client.ForceOwnership)
 		return ptr.Deref(cm.ResourceVersion, ""), err
 	})
@@ -71,11 +71,17 @@ func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspac
 		// ConfigMap was replaced since the cache saw it. Whose is it now?
 		if gerr := r.APIReader.Get(ctx, key, existing); gerr == nil {
 			if cerr := checkControlled(existing, ws); cerr != nil {
-				return false, cerr
+				return written{}, cerr
 			}
 		}
 	}
-	return overlapped, wrapErr(err, "applying ConfigMap %s", key)
+	return written{wrote: err == nil, overlapped: w.overlapped}, wrapErr(err, "applying ConfigMap %s", key)
+}
+
+// written says what a publish did: whether it wrote the ConfigMap, and
+// whether someone else wrote it while our write was in flight.
+type written struct {
+	wrote, overlapped bool
 }
 
 // write runs one write of the context ConfigMap through the write log, which
