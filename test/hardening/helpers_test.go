@@ -3,12 +3,26 @@ package hardening
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
 // devWorkspace reads its own namespace, then the platform namespace.
@@ -44,3 +58,93 @@ func allData(cm *corev1.ConfigMap) string {
 }
 
 func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
+
+// installPolicy creates the ValidatingAdmissionPolicies and bindings of one
+// file of config/policy (once per suite: an existing one is kept). Admission
+// policies take effect asynchronously: probe with a dry run before relying
+// on one (waitEnforced).
+func installPolicy(t *testing.T, file string) {
+	t.Helper()
+	path := filepath.Join(testenv.RepoRoot(), "config", "policy", file)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := utilyaml.NewYAMLReader(bufioReader(raw))
+	for {
+		doc, err := dec.Read()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		var tm metav1.TypeMeta
+		if yaml.Unmarshal(doc, &tm) != nil {
+			continue
+		}
+		var obj client.Object
+		switch tm.Kind {
+		case "ValidatingAdmissionPolicy":
+			obj = &admissionregistrationv1.ValidatingAdmissionPolicy{}
+		case "ValidatingAdmissionPolicyBinding":
+			obj = &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+		default:
+			continue
+		}
+		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if err := k8sClient.Create(context.Background(), obj); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatalf("installing %s %s: %v", tm.Kind, obj.GetName(), err)
+		}
+	}
+}
+
+// waitEnforced retries a dry-run write until admission refuses it.
+func waitEnforced(t *testing.T, what string, dryRun func() error) {
+	t.Helper()
+	kit.Eventually(t, func() error {
+		err := dryRun()
+		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+			return nil
+		}
+		return errString(what + " is not enforced yet: " + errText(err))
+	})
+}
+
+// impersonate returns a direct client acting as user in groups.
+func impersonate(t *testing.T, user string, groups ...string) client.Client {
+	t.Helper()
+	c := rest.CopyConfig(cfg)
+	c.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: groups}
+	cl, err := client.New(c, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+// grant gives user the rules cluster-wide, through a ClusterRole and a
+// ClusterRoleBinding named after it.
+func grant(t *testing.T, user string, rules ...rbacv1.PolicyRule) {
+	t.Helper()
+	kit.Create(t, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules})
+	kit.Create(t, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user}}})
+}
+
+// mustBeDenied fails unless err is admission's refusal naming wants.
+func mustBeDenied(t *testing.T, what string, err error, wants ...string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: allowed, want admission to refuse it", what)
+		return
+	}
+	if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
+		t.Errorf("%s: %v, want admission's refusal", what, err)
+		return
+	}
+	testenv.MustContain(t, what, err.Error(), wants...)
+}

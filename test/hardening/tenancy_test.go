@@ -9,13 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/rest"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -30,39 +28,7 @@ import (
 // namespace's trust: admission refuses, and the controller keeps skipping
 // the tenant's extension. An admin of loadout:trust-admins may.
 func TestTenancy_TenantCannotRaiseItsOwnTrust(t *testing.T) {
-	ctx := context.Background()
-	policyFile := filepath.Join(testenv.RepoRoot(), "config", "policy", "trust_label_policy.yaml")
-	raw, err := os.ReadFile(policyFile)
-	if err != nil {
-		t.Skipf("config/policy not present: %v", err)
-	}
-	dec := utilyaml.NewYAMLReader(bufioReader(raw))
-	for {
-		doc, err := dec.Read()
-		if err != nil {
-			break
-		}
-		var tm metav1.TypeMeta
-		if yaml.Unmarshal(doc, &tm) != nil {
-			continue
-		}
-		var obj client.Object
-		switch tm.Kind {
-		case "ValidatingAdmissionPolicy":
-			obj = &admissionregistrationv1.ValidatingAdmissionPolicy{}
-		case "ValidatingAdmissionPolicyBinding":
-			obj = &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-		default:
-			continue
-		}
-		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
-			t.Fatalf("%s: %v", policyFile, err)
-		}
-		if err := k8sClient.Create(ctx, obj); client.IgnoreAlreadyExists(err) != nil {
-			t.Fatalf("installing %s %s: %v", tm.Kind, obj.GetName(), err)
-		}
-	}
-
+	installPolicy(t, "trust_label_policy.yaml")
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	kit.Create(t, extension(ns, "own-ext", []v1alpha1.ExtensionTool{tool("own_tool")}))
 	kit.Create(t, devWorkspace(ns))
@@ -70,39 +36,13 @@ func TestTenancy_TenantCannotRaiseItsOwnTrust(t *testing.T) {
 
 	// The tenant may update Namespaces (say, to set its own labels).
 	tenant := "tenant-" + ns
-	kit.Create(t, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: tenant},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{ns}, Verbs: []string{"get", "update", "patch"}}}})
-	kit.Create(t, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: tenant},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: tenant},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: tenant}}})
-	as := func(user string, groups ...string) client.Client {
-		c := rest.CopyConfig(cfg)
-		c.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: groups}
-		cl, err := client.New(c, client.Options{Scheme: scheme})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cl
-	}
-	tenantClient := as(tenant, "system:authenticated", "team-"+ns)
+	grant(t, tenant, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{ns}, Verbs: []string{"get", "update", "patch"}})
+	tenantClient := impersonate(t, tenant, "system:authenticated", "team-"+ns)
 	setTrust := func(c client.Client, value string, opts ...client.UpdateOption) error {
-		n := &corev1.Namespace{}
-		if err := c.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
-			return err
-		}
-		n.Labels[v1alpha1.TrustLabel] = value
-		return c.Update(ctx, n, opts...)
+		return setNamespaceTrust(c, ns, value, func(n *corev1.Namespace) error { return c.Update(context.Background(), n, opts...) })
 	}
-	// The policy takes effect asynchronously: probe with dry runs, which
-	// admission judges like real writes but never persists.
-	kit.Eventually(t, func() error {
-		err := setTrust(tenantClient, string(v1alpha1.TrustTrusted), client.DryRunAll)
-		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
-			return nil
-		}
-		return errString("the trust policy is not enforced yet: " + errText(err))
-	})
-	err = setTrust(tenantClient, string(v1alpha1.TrustTrusted))
+	waitEnforced(t, "the trust policy", func() error { return setTrust(tenantClient, string(v1alpha1.TrustTrusted), client.DryRunAll) })
+	err := setTrust(tenantClient, string(v1alpha1.TrustTrusted))
 	if err == nil {
 		t.Fatal("the tenant raised its own trust")
 	}
@@ -126,6 +66,69 @@ func TestTenancy_TenantCannotRaiseItsOwnTrust(t *testing.T) {
 		}
 		return errString("own-ext not loaded yet")
 	})
+}
+
+// setNamespaceTrust reads Namespace ns as c, sets its trust label and
+// writes it with write.
+func setNamespaceTrust(c client.Client, ns, value string, write func(*corev1.Namespace) error) error {
+	n := &corev1.Namespace{}
+	if err := c.Get(context.Background(), client.ObjectKey{Name: ns}, n); err != nil {
+		return err
+	}
+	if n.Labels == nil {
+		n.Labels = map[string]string{}
+	}
+	n.Labels[v1alpha1.TrustLabel] = value
+	return write(n)
+}
+
+// TestTenancy_TrustLabelHoldsAgainstStatusAndFinalizeWrites: the API server
+// keeps metadata changes made through namespaces/status and
+// namespaces/finalize, so the trust policy covers both. A tenant allowed to
+// write both subresources of its Namespace cannot change its trust label
+// through either, by update or by patch.
+func TestTenancy_TrustLabelHoldsAgainstStatusAndFinalizeWrites(t *testing.T) {
+	ctx := context.Background()
+	installPolicy(t, "trust_label_policy.yaml")
+	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	tenant := "tenant-sub-" + ns
+	grant(t, tenant, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"namespaces", "namespaces/status", "namespaces/finalize"},
+		ResourceNames: []string{ns}, Verbs: []string{"get", "update", "patch"}})
+	c := impersonate(t, tenant, "system:authenticated")
+	// The policy object is shared with the other trust test: wait until the
+	// API server enforces it on the main resource.
+	waitEnforced(t, "the trust policy", func() error {
+		return setNamespaceTrust(c, ns, string(v1alpha1.TrustTrusted), func(n *corev1.Namespace) error { return c.Update(ctx, n, client.DryRunAll) })
+	})
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"loadout.dev/trust":"trusted"}}}`))
+	target := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	for what, write := range map[string]func() error{
+		"update namespaces/status": func() error {
+			return setNamespaceTrust(c, ns, string(v1alpha1.TrustTrusted), func(n *corev1.Namespace) error { return c.Status().Update(ctx, n) })
+		},
+		"update namespaces/finalize": func() error {
+			return setNamespaceTrust(c, ns, string(v1alpha1.TrustTrusted), func(n *corev1.Namespace) error { return c.SubResource("finalize").Update(ctx, n) })
+		},
+		"patch namespaces/status": func() error { return c.Status().Patch(ctx, target.DeepCopy(), patch) },
+	} {
+		mustBeDenied(t, what, write(), "loadout.dev/trust", "restricted", "trusted")
+	}
+	got := &corev1.Namespace{}
+	if err := k8sClient.Get(ctx, client.ObjectKey{Name: ns}, got); err != nil {
+		t.Fatal(err)
+	}
+	if l := got.Labels[v1alpha1.TrustLabel]; l != string(v1alpha1.TrustRestricted) {
+		t.Errorf("the tenant changed its trust label through a subresource: %q", l)
+	}
+	// The subresources stay usable for what they are for: a status write
+	// that leaves the label alone is admitted.
+	n := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Status().Update(ctx, n); err != nil {
+		t.Errorf("a status write that keeps the label was refused: %v", err)
+	}
 }
 
 // TestTenancy_RootsCannotReadAnotherNamespace: whatever the tenant names, a
