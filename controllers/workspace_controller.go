@@ -72,8 +72,8 @@ type WorkspaceReconciler struct {
 }
 
 // +kubebuilder:rbac:groups=loadout.dev,resources=workspaces;skills;templates;extensions,verbs=get;list;watch
-// +kubebuilder:rbac:groups=loadout.dev,resources=workspaces/status;skills/status;templates/status;extensions/status,verbs=get;patch;update
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups=loadout.dev,resources=workspaces/status;skills/status;templates/status;extensions/status,verbs=get;patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch
 // The context ConfigMap's owner reference blocks the Workspace's deletion
 // until it is gone; with OwnerReferencesPermissionEnforcement that needs
 // update on the owner's finalizers. Loadout sets no finalizer itself.

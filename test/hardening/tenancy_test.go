@@ -270,3 +270,64 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
+
+// TestRBAC_ManagerRolesHoldOnlyTheVerbsTheManagerUses reads the generated
+// ClusterRole and the leader-election Role: every grant the manager holds,
+// verb for verb. Contexts are created and then server-side applied (create,
+// patch: never update), status is merge-patched (never updated), and
+// client-go's Lease lock gets, creates and updates its Lease (never lists,
+// patches or deletes it). A verb added or left behind fails here.
+func TestRBAC_ManagerRolesHoldOnlyTheVerbsTheManagerUses(t *testing.T) {
+	want := map[string][]string{
+		// ClusterRole loadout-manager (config/rbac/role.yaml)
+		"/configmaps":                       {"create", "get", "list", "patch", "watch"},
+		"/namespaces":                       {"get", "list", "watch"},
+		"events.k8s.io/events":              {"create", "patch"},
+		"loadout.dev/extensions":            {"get", "list", "watch"},
+		"loadout.dev/skills":                {"get", "list", "watch"},
+		"loadout.dev/templates":             {"get", "list", "watch"},
+		"loadout.dev/workspaces":            {"get", "list", "watch"},
+		"loadout.dev/extensions/status":     {"get", "patch"},
+		"loadout.dev/skills/status":         {"get", "patch"},
+		"loadout.dev/templates/status":      {"get", "patch"},
+		"loadout.dev/workspaces/status":     {"get", "patch"},
+		"loadout.dev/workspaces/finalizers": {"update"},
+	}
+	wantLeaderElection := map[string][]string{
+		"coordination.k8s.io/leases": {"create", "get", "update"},
+		"/events":                    {"create", "patch"},
+		"events.k8s.io/events":       {"create", "patch"},
+	}
+	for file, want := range map[string]map[string][]string{"role.yaml": want, "leader_election_role.yaml": wantLeaderElection} {
+		raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var role rbacv1.ClusterRole // a Role has the same rules
+		if err := yaml.Unmarshal(raw, &role); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][]string{}
+		for _, r := range role.Rules {
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					got[g+"/"+res] = append(got[g+"/"+res], r.Verbs...)
+				}
+			}
+		}
+		for k := range got {
+			slices.Sort(got[k])
+			got[k] = slices.Compact(got[k])
+		}
+		for k, verbs := range want {
+			if !slices.Equal(got[k], verbs) {
+				t.Errorf("config/rbac/%s grants %s on %s, want exactly %s", file, got[k], k, verbs)
+			}
+		}
+		for k, verbs := range got {
+			if _, ok := want[k]; !ok {
+				t.Errorf("config/rbac/%s grants %s on %s, which the manager never uses", file, verbs, k)
+			}
+		}
+	}
+}
