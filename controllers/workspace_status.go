@@ -97,7 +97,11 @@ func setResolvedStatus(ws *v1alpha1.Workspace, res *workspace.Resolution) {
 	if f != nil && (f.Phase == workspace.PhaseGather || f.Phase == workspace.PhaseResolve) {
 		setCondition(ws, v1alpha1.ConditionCatalogResolved, false, f.Reason, f.Error())
 	} else {
-		setCondition(ws, v1alpha1.ConditionCatalogResolved, true, v1alpha1.ReasonResolved, fmt.Sprintf("resolved from %d roots", len(res.Plan.Input.Roots)))
+		msg := fmt.Sprintf("resolved from %d roots", len(res.Plan.Input.Roots))
+		for _, ns := range res.Plan.UnlabelledPlatform {
+			msg += fmt.Sprintf("; platform namespace %s is ignored: it has no valid %s label (a trust admin must label it)", ns, v1alpha1.TrustLabel)
+		}
+		setCondition(ws, v1alpha1.ConditionCatalogResolved, true, v1alpha1.ReasonResolved, msg)
 	}
 	if f != nil {
 		keepLastGood(ws, f.Reason, f.Error())

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
@@ -45,16 +46,18 @@ func newPreviewCommand() *cobra.Command {
 With -f, read Kubernetes manifests (multi-document YAML or JSON; a directory
 means its *.yaml, *.yml and *.json files): Namespaces with their
 loadout.dev/trust label, ConfigMaps holding instructions, Skills, Templates,
-Extensions and Workspaces. The controller's trust rules apply: platform
-namespaces are trusted; a project namespace's label says untrusted (its
-resources are ignored), restricted (skills, templates and instructions load,
-extensions do not) or trusted; without a label --default-trust applies. A
-Workspace's roots default to [its own namespace, the platform namespace]; a
-root in any other namespace fails with RootNotPermitted. Extensions load
-through the same host as in the controller (platform extensions first). A
-rejected trusted extension fails the preview (ExtensionRejected), as the
-controller keeps the last good context for it; a trusted service-backed
-extension is rejected too, because preview contacts no Service.
+Extensions and Workspaces. The controller's trust rules apply: a namespace's
+loadout.dev/trust label says untrusted (its resources are ignored),
+restricted (skills, templates and instructions load, extensions do not) or
+trusted. Without a label, a project namespace gets --default-trust and a
+platform namespace is untrusted; a platform namespace with no Namespace
+manifest is taken as installed, labelled trusted. A Workspace's roots
+default to [its own namespace, the platform namespace]; a root in any other
+namespace fails with RootNotPermitted. Extensions load through the same host
+as in the controller (platform extensions first). A rejected trusted
+extension fails the preview (ExtensionRejected), as the controller keeps the
+last good context for it; a trusted service-backed extension is rejected
+too, because preview contacts no Service.
 
 With --root, resolve directory roots in the seed layout (AGENTS.md, skills/,
 templates/<name>.md), first root first, as one Workspace. Skills are found
@@ -74,7 +77,7 @@ Output is deterministic: the same input prints the same bytes.`,
 	f.StringArrayVar(&o.roots, "root", nil, "directory root in the seed layout, in precedence order (repeatable)")
 	f.StringVarP(&o.output, "output", "o", outputYAML, "output format: yaml or json")
 	f.StringVarP(&o.namespace, "namespace", "n", "default", "namespace of objects that have none")
-	f.StringSliceVar(&o.platform, "platform-namespace", []string{"loadout-system"}, "platform namespaces, whose resources are trusted")
+	f.StringSliceVar(&o.platform, "platform-namespace", []string{"loadout-system"}, "platform namespaces (trusted when labelled, or when no Namespace manifest is given)")
 	f.StringVar(&o.defaultTrust, "default-trust", string(v1alpha1.TrustRestricted), "trust of project namespaces without a loadout.dev/trust label: untrusted, restricted or trusted")
 	f.StringVar(&o.workspace, "workspace", "preview", "--root mode: Workspace name")
 	f.StringArrayVar(&o.activate, "activate", nil, "--root mode: activate SKILL or SKILL=FILE,FILE... (repeatable)")
@@ -115,6 +118,15 @@ func (o *previewOptions) fromManifests(stderr io.Writer) ([]configMap, error) {
 		return nil, errors.New("no Workspace in the manifests")
 	}
 	policy := workspace.Policy{PlatformNamespaces: o.platform, DefaultTrust: def}
+	// The controller honours a platform namespace only with its trust label,
+	// which an installation sets. Without a Namespace manifest for it,
+	// preview assumes the installed one; with one, its label decides.
+	for _, ns := range o.platform {
+		if _, ok := set.namespaces[ns]; !ok {
+			set.namespaces[ns] = corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
+				Labels: map[string]string{v1alpha1.TrustLabel: string(v1alpha1.TrustTrusted)}}}
+		}
+	}
 	slices.SortFunc(set.workspaces, func(a, b v1alpha1.Workspace) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})

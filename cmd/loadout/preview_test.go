@@ -181,6 +181,37 @@ spec:
 	mustContain(t, "system-prompt.md", data[contract.KeySystemPrompt], "PLATFORM-ONLY-RULES")
 }
 
+// Preview applies the controller's platform rule: a platform namespace
+// counts only with its trust label. Given a Namespace manifest without it,
+// the platform's skill is left out; without a Namespace manifest, preview
+// takes the namespace as installed (labelled) and the skill is in.
+func TestPreview_PlatformNamespaceManifestWithoutTheTrustLabelLoadsNothing(t *testing.T) {
+	manifests := func(namespace string) string {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{"all.yaml": namespace + `apiVersion: loadout.dev/v1alpha1
+kind: Skill
+metadata: {name: rules, namespace: loadout-system}
+spec: {description: Platform rules., body: PLATFORM-SKILL-BODY}
+---
+apiVersion: loadout.dev/v1alpha1
+kind: Workspace
+metadata: {name: ws, namespace: team-a}
+spec:
+  activate: [{skill: rules}]
+`})
+		return dir
+	}
+	_, _, err := run(t, "preview", "-f", manifests("apiVersion: v1\nkind: Namespace\nmetadata: {name: loadout-system}\n---\n"))
+	if err == nil || !strings.Contains(err.Error(), "rules") {
+		t.Fatalf("err = %v, want the activation of the unloaded platform skill to fail", err)
+	}
+	labelled := "apiVersion: v1\nkind: Namespace\nmetadata: {name: loadout-system, labels: {loadout.dev/trust: trusted}}\n---\n"
+	for _, ns := range []string{labelled, ""} {
+		data := previewData(t, "-f", manifests(ns))
+		mustContain(t, "skills.json", data[contract.KeySkills], "PLATFORM-SKILL-BODY")
+	}
+}
+
 // Preview applies the controller's hold rule: a trusted extension that is
 // rejected keeps the last good context in the cluster, so preview prints no
 // ConfigMap for it and fails naming the extension (the same Resolve decides).

@@ -68,7 +68,7 @@ Flags:
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.platformNamespaces, "platform-namespace", "loadout-system",
-		"Comma-separated platform namespaces. Their resources are admin-owned and always trusted; every Workspace may use them as roots.")
+		"Comma-separated platform namespaces. Their resources are admin-owned; every Workspace may use them as roots. Each counts only with a loadout.dev/trust label (normally trusted), which only trust admins may set; without one it is untrusted.")
 	fs.StringVar(&o.defaultTrust, "default-trust", string(v1alpha1.TrustRestricted),
 		"Trust level of project namespaces without a valid loadout.dev/trust label: untrusted, restricted or trusted.")
 	fs.BoolVar(&o.leaderElection, "leader-elect", false,

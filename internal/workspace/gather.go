@@ -43,6 +43,10 @@ type Plan struct {
 	// Builtin and Deny are the Workspace's tool policy.
 	Builtin []contract.Tool
 	Deny    []string
+	// UnlabelledPlatform lists, in read order, the platform namespaces the
+	// Workspace reads that carry no valid loadout.dev/trust label: nothing of
+	// them loads (Policy.TrustOf). The Workspace's status says so.
+	UnlabelledPlatform []string
 }
 
 // Gather reads what the Workspace reads (ReadsOf) through objs under the
@@ -62,6 +66,9 @@ func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 		l, err := objs.NamespaceLabels(ns)
 		if err != nil {
 			return "", fmt.Errorf("reading namespace %s: %w", ns, err)
+		}
+		if pol.UnlabelledPlatform(ns, l) && !slices.Contains(plan.UnlabelledPlatform, ns) {
+			plan.UnlabelledPlatform = append(plan.UnlabelledPlatform, ns)
 		}
 		return pol.TrustOf(ns, l), nil
 	}

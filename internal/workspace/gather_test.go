@@ -28,7 +28,14 @@ func (f *fakeObjects) Templates(string) ([]v1alpha1.Template, error) { return ni
 func (f *fakeObjects) Extensions(ns string) ([]v1alpha1.Extension, error) {
 	return filter(f.extensions, func(e v1alpha1.Extension) bool { return e.Namespace == ns }), nil
 }
-func (f *fakeObjects) NamespaceLabels(ns string) (map[string]string, error) { return f.labels[ns], nil }
+// NamespaceLabels gives the platform namespace the label an installation
+// sets, unless the test says otherwise.
+func (f *fakeObjects) NamespaceLabels(ns string) (map[string]string, error) {
+	if l, ok := f.labels[ns]; ok || ns != "loadout-system" {
+		return l, nil
+	}
+	return map[string]string{v1alpha1.TrustLabel: string(v1alpha1.TrustTrusted)}, nil
+}
 func (f *fakeObjects) ConfigMapData(ns, name string) (map[string]string, map[string]string, bool, error) {
 	d, ok := f.configMaps[ns+"/"+name]
 	return d, f.cmLabels[ns+"/"+name], ok, nil
@@ -182,5 +189,79 @@ func TestGather_PlatformConfigMapWithoutOptInLabelReadsAsMissing(t *testing.T) {
 	}
 	if body, err := gather("", "own"); err != nil || body != "OWN" {
 		t.Errorf("own namespace: %q, %v", body, err)
+	}
+}
+
+// The platform list only names namespaces; the trust label, which only trust
+// admins may set, says a listed one is really the platform's. A listed
+// namespace without a valid label (a tenant created it before the platform
+// did) is untrusted, whatever --default-trust says; with one, its level is
+// the label's, as for any namespace.
+func TestTrustOf_PlatformNamespaceCountsOnlyWithItsLabel(t *testing.T) {
+	pol := Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: v1alpha1.TrustTrusted}
+	for _, tc := range []struct {
+		ns, label  string
+		want       v1alpha1.TrustLevel
+		unlabelled bool
+	}{
+		{"loadout-system", "trusted", v1alpha1.TrustTrusted, false},
+		{"loadout-system", "restricted", v1alpha1.TrustRestricted, false},
+		{"loadout-system", "untrusted", v1alpha1.TrustUntrusted, false},
+		{"loadout-system", "", v1alpha1.TrustUntrusted, true},
+		{"loadout-system", "Trusted", v1alpha1.TrustUntrusted, true},
+		{"team", "", v1alpha1.TrustTrusted, false}, // the default, for a project namespace
+		{"team", "restricted", v1alpha1.TrustRestricted, false},
+	} {
+		var labels map[string]string
+		if tc.label != "" {
+			labels = map[string]string{v1alpha1.TrustLabel: tc.label}
+		}
+		if got := pol.TrustOf(tc.ns, labels); got != tc.want {
+			t.Errorf("TrustOf(%s, %q) = %s, want %s", tc.ns, tc.label, got, tc.want)
+		}
+		if got := pol.UnlabelledPlatform(tc.ns, labels); got != tc.unlabelled {
+			t.Errorf("UnlabelledPlatform(%s, %q) = %v, want %v", tc.ns, tc.label, got, tc.unlabelled)
+		}
+	}
+}
+
+// A platform namespace without its label contributes nothing (skills,
+// opted-in instructions, extensions only as SkippedUntrusted), and the plan
+// names it so the Workspace can say why.
+func TestGather_UnlabelledPlatformNamespaceLoadsNothingAndIsNamed(t *testing.T) {
+	objs := &fakeObjects{
+		skills:     []v1alpha1.Skill{sk("team", "notes"), sk("loadout-system", "lure")},
+		extensions: []v1alpha1.Extension{ext("loadout-system", "lure-ext")},
+		labels:     map[string]map[string]string{"loadout-system": {"team": "x"}},
+		configMaps: map[string]map[string]string{"loadout-system/rules": {"AGENTS.md": "LURE"}},
+		cmLabels:   map[string]map[string]string{"loadout-system/rules": {v1alpha1.InstructionsLabel: "true"}},
+	}
+	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
+		Spec: v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
+			{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: "loadout-system", Name: "rules"}}}}}
+	plan, err := Gather(ws, objs, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(plan.UnlabelledPlatform, []string{"loadout-system"}) {
+		t.Errorf("UnlabelledPlatform = %v, want [loadout-system]", plan.UnlabelledPlatform)
+	}
+	// Default roots: [team, loadout-system].
+	if r := plan.Input.Roots; len(r) != 2 || len(r[0].Skills) != 1 || len(r[1].Skills) != 0 {
+		t.Errorf("roots %+v, want the team's skill only", r)
+	}
+	if len(plan.Input.Instructions) != 0 {
+		t.Errorf("instructions from the unlabelled platform namespace were read: %+v", plan.Input.Instructions)
+	}
+	if len(plan.Extensions) != 1 || plan.Extensions[0].Trusted {
+		t.Errorf("extensions = %+v, want lure-ext untrusted", plan.Extensions)
+	}
+	// Labelled, the same namespace is the platform's, and nothing is named.
+	objs.labels["loadout-system"] = map[string]string{v1alpha1.TrustLabel: "trusted"}
+	if plan, err = Gather(ws, objs, policy); err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.UnlabelledPlatform) != 0 || len(plan.Input.Instructions) != 1 || !plan.Extensions[0].Trusted {
+		t.Errorf("labelled platform namespace: unlabelled %v, %d instructions, extensions %+v", plan.UnlabelledPlatform, len(plan.Input.Instructions), plan.Extensions)
 	}
 }

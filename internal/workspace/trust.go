@@ -9,25 +9,44 @@ import (
 
 // Policy is the manager's trust configuration (DESIGN: trust and tenancy).
 type Policy struct {
-	// PlatformNamespaces hold admin-owned resources, always trusted.
+	// PlatformNamespaces hold admin-owned resources. Each counts only with
+	// the label loadout.dev/trust (see TrustOf).
 	PlatformNamespaces []string
 	// DefaultTrust applies to project namespaces without a valid trust label.
 	DefaultTrust v1alpha1.TrustLevel
 }
 
-// TrustOf returns the trust level of a namespace: platform namespaces are
-// trusted; a project namespace has the level of its loadout.dev/trust label,
-// or the default when the label is absent or unknown. An unknown value falls
-// back to the default rather than to trusted, so a typo never raises trust.
+// TrustOf returns the trust level of a namespace: the level of its
+// loadout.dev/trust label. Without the label, or with an unknown value, a
+// project namespace has the default level, and a platform namespace is
+// untrusted. The platform list only names namespaces; the label, which only
+// trust admins may set (config/policy), says that the namespace is really
+// the platform's. So a tenant allowed to create namespaces gains nothing by
+// creating a listed platform namespace that does not exist yet. An unknown
+// value never raises trust, so a typo cannot either.
 func (p Policy) TrustOf(namespace string, labels map[string]string) v1alpha1.TrustLevel {
-	if p.isPlatform(namespace) {
-		return v1alpha1.TrustTrusted
-	}
-	switch l := v1alpha1.TrustLevel(labels[v1alpha1.TrustLabel]); l {
-	case v1alpha1.TrustUntrusted, v1alpha1.TrustRestricted, v1alpha1.TrustTrusted:
+	if l, ok := labelledTrust(labels); ok {
 		return l
 	}
+	if p.isPlatform(namespace) {
+		return v1alpha1.TrustUntrusted
+	}
 	return p.DefaultTrust
+}
+
+// UnlabelledPlatform reports whether namespace is a platform namespace that
+// counts for nothing because it lacks a valid loadout.dev/trust label.
+func (p Policy) UnlabelledPlatform(namespace string, labels map[string]string) bool {
+	_, ok := labelledTrust(labels)
+	return !ok && p.isPlatform(namespace)
+}
+
+func labelledTrust(labels map[string]string) (v1alpha1.TrustLevel, bool) {
+	switch l := v1alpha1.TrustLevel(labels[v1alpha1.TrustLabel]); l {
+	case v1alpha1.TrustUntrusted, v1alpha1.TrustRestricted, v1alpha1.TrustTrusted:
+		return l, true
+	}
+	return "", false
 }
 
 func (p Policy) isPlatform(namespace string) bool {

@@ -36,6 +36,9 @@ import (
 // explicit roots [own, platformNS], so that their extensions stay apart.
 const (
 	platformNS = "loadout-system"
+	// unclaimedPlatformNS is listed as a platform namespace but not created:
+	// the tenancy tests let a tenant create it.
+	unclaimedPlatformNS = "loadout-platform-unclaimed"
 	// reconcileTimeout is the manager's --reconcile-timeout here: short, so a
 	// pass stuck on a stopped API server gives up and is retried quickly.
 	reconcileTimeout = 10 * time.Second
@@ -92,7 +95,10 @@ func runSuite(m *testing.M) int {
 	// Waits are generous: the suite shares two cores with other work, and
 	// nothing here asserts timings.
 	kit = &testenv.Kit{Client: k8sClient, Timeout: 60 * time.Second, NamespacePrefix: "hard-"}
-	if err := k8sClient.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: platformNS}}); err != nil {
+	// As config/manager labels it: the manager honours a platform namespace
+	// only with its trust label.
+	if err := k8sClient.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: platformNS,
+		Labels: map[string]string{v1alpha1.TrustLabel: string(v1alpha1.TrustTrusted)}}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -105,6 +111,12 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "manager:", err)
 	}
 	return code
+}
+
+// managerPolicy is the test manager's trust configuration.
+var managerPolicy = workspace.Policy{
+	PlatformNamespaces: []string{platformNS, unclaimedPlatformNS},
+	DefaultTrust:       v1alpha1.TrustRestricted,
 }
 
 // zapLevel logs errors only, unless TEST_VERBOSE asks for the controllers' detail.
@@ -137,13 +149,10 @@ func startManager() (*managerRun, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &controllers.WorkspaceReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: faultyReader{Reader: mgr.GetAPIReader()},
-		Recorder:  mgr.GetEventRecorder("loadout"),
-		Policy: workspace.Policy{
-			PlatformNamespaces: []string{platformNS},
-			DefaultTrust:       v1alpha1.TrustRestricted,
-		},
+		Client:                  mgr.GetClient(),
+		APIReader:               faultyReader{Reader: mgr.GetAPIReader()},
+		Recorder:                mgr.GetEventRecorder("loadout"),
+		Policy:                  managerPolicy,
 		Loader:                  workspace.HostLoader{Outbound: outbound.New(outbound.Options{Timeout: 2 * time.Second}), Resolve: resolved.resolve},
 		ReconcileTimeout:        reconcileTimeout,
 		MaxConcurrentReconciles: 4,
