@@ -244,3 +244,32 @@ func TestCharts_RefuseBadValuesWithAMessage(t *testing.T) {
 		}
 	}
 }
+
+// The ConfigMap policies name the manager by its ServiceAccount: rendered
+// into another release namespace, they name the manager there (and never
+// loadout-system), and trustAdminGroups reaches their adminGroups as it
+// reaches the trust policy's.
+func TestCharts_ConfigMapPoliciesNameTheReleaseNamespacesManager(t *testing.T) {
+	out := testenv.Helm(t, "template", "loadout", "charts/loadout", "--namespace", "platform-x",
+		"--set", "trustAdminGroups={corp:platform-admins}")
+	objs, err := demo.DecodeManifests(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"loadout-context-configmaps", "loadout-manager-configmaps"} {
+		vap := find(objs, "ValidatingAdmissionPolicy", name)
+		if vap == nil || find(objs, "ValidatingAdmissionPolicyBinding", name) == nil {
+			t.Fatalf("the chart renders no policy and binding %s", name)
+		}
+		b, _ := yaml.Marshal(vap.Object)
+		if !strings.Contains(string(b), "system:serviceaccount:platform-x:loadout-manager") || strings.Contains(string(b), "loadout-system") {
+			t.Errorf("policy %s does not name the release namespace's manager only:\n%s", name, b)
+		}
+	}
+	vars, _, _ := unstructured.NestedSlice(find(objs, "ValidatingAdmissionPolicy", "loadout-context-configmaps").Object, "spec", "variables")
+	for _, v := range vars {
+		if m := v.(map[string]any); m["name"] == "adminGroups" && m["expression"] != "['corp:platform-admins']" {
+			t.Errorf("adminGroups expression = %v, want ['corp:platform-admins']", m["expression"])
+		}
+	}
+}
