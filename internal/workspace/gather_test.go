@@ -28,6 +28,7 @@ func (f *fakeObjects) Templates(string) ([]v1alpha1.Template, error) { return ni
 func (f *fakeObjects) Extensions(ns string) ([]v1alpha1.Extension, error) {
 	return filter(f.extensions, func(e v1alpha1.Extension) bool { return e.Namespace == ns }), nil
 }
+
 // NamespaceLabels gives the platform namespace the label an installation
 // sets, unless the test says otherwise.
 func (f *fakeObjects) NamespaceLabels(ns string) (map[string]string, error) {
