@@ -173,21 +173,22 @@ func TestTenancy_TenantCreatingAnAbsentPlatformNamespaceGainsNothing(t *testing.
 	kit.Create(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "dev"}, // default roots
 		Spec: v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
 			{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: unclaimedPlatformNS, Name: "lure-rules"}}}}})
+	// Wait until the Workspace has seen the tenant's objects (its status
+	// lists the extension) and published.
+	var cm *corev1.ConfigMap
 	ws := kit.WaitFor(t, victim, "dev", func(ws *v1alpha1.Workspace) error {
 		if err := testenv.Ready(ws); err != nil {
 			return err
 		}
-		if !strings.Contains(testenv.ConditionMessage(ws, v1alpha1.ConditionCatalogResolved), unclaimedPlatformNS) {
-			return errString("CatalogResolved does not name the unlabelled platform namespace yet")
+		if !slices.ContainsFunc(ws.Status.Extensions, func(e v1alpha1.ExtensionState) bool { return e.Name == "lure-ext" }) {
+			return errString("the Workspace has not seen lure-ext yet")
 		}
-		return nil
+		var err error
+		if cm, err = kit.GetConfigMap(victim, ws.ConfigMapName()); err != nil {
+			return err
+		}
+		return testenv.Consistent(ws, cm)
 	})
-	testenv.MustContain(t, "CatalogResolved", testenv.ConditionMessage(ws, v1alpha1.ConditionCatalogResolved),
-		"platform namespace "+unclaimedPlatformNS+" is ignored", "loadout.dev/trust")
-	cm := kit.ConfigMap(t, victim, ws.ConfigMapName())
-	if err := testenv.Consistent(ws, cm); err != nil {
-		t.Fatal(err)
-	}
 	testenv.MustNotContain(t, "the victim's context", allData(cm), lure, "lure_tool")
 	testenv.MustContain(t, "the victim's context", allData(cm), "VICTIM NOTES")
 	for _, e := range ws.Status.Extensions {
@@ -195,6 +196,8 @@ func TestTenancy_TenantCreatingAnAbsentPlatformNamespaceGainsNothing(t *testing.
 			t.Errorf("lure-ext is %s, want SkippedUntrusted", e.State)
 		}
 	}
+	testenv.MustContain(t, "CatalogResolved", testenv.ConditionMessage(ws, v1alpha1.ConditionCatalogResolved),
+		"platform namespace "+unclaimedPlatformNS+" is ignored", "loadout.dev/trust")
 
 	// A trust admin claims the namespace: the same objects now load.
 	testenv.Update(t, kit, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: unclaimedPlatformNS}}, func(n *corev1.Namespace) {
