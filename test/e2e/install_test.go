@@ -40,7 +40,8 @@ func TestInstall_KustomizeDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	want := map[string]int{
 		"Namespace": 1, "CustomResourceDefinition": 4, "ServiceAccount": 1, "ClusterRole": 3, "ClusterRoleBinding": 2,
 		"Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 1,
-		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
+		// loadout-trust-label, loadout-context-configmaps, loadout-manager-configmaps
+		"ValidatingAdmissionPolicy": 3, "ValidatingAdmissionPolicyBinding": 3,
 	}
 	for kind, n := range want {
 		if count[kind] != n {
@@ -69,6 +70,11 @@ func TestInstall_KustomizeDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkManagerDeployment(t, dep)
+	// The manager honours its platform namespace only with the trust label.
+	ns := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "loadout-system"}, ns); err != nil || ns.Labels["loadout.dev/trust"] != "trusted" {
+		t.Errorf("Namespace loadout-system labels %v (%v), want loadout.dev/trust=trusted", ns.Labels, err)
+	}
 }
 
 func waitEstablished(ctx context.Context, c client.Client, name string) error {
