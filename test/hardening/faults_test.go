@@ -253,9 +253,7 @@ func TestFault_RecreatedWorkspaceIsWrittenEvenIfItsDeletionWasNeverSeen(t *testi
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "dev"}}
 	reconcileOnce := func() *v1alpha1.Workspace {
 		t.Helper()
-		if _, err := r.Reconcile(ctx, req); err != nil {
-			t.Fatalf("reconcile: %v", err)
-		}
+		reconcileUntilSettled(t, r, req)
 		ws := &v1alpha1.Workspace{}
 		if err := k8sClient.Get(ctx, req.NamespacedName, ws); err != nil {
 			t.Fatal(err)
