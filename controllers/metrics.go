@@ -84,7 +84,7 @@ func observeReconcile(ws *v1alpha1.Workspace, err error, perWorkspace bool) {
 	switch {
 	case err != nil:
 		reconcilesTotal.WithLabelValues("error").Inc()
-	case meta.IsStatusConditionTrue(ws.Status.Conditions, v1alpha1.ConditionReady):
+	case meta.IsStatusConditionTrue(ws.Status.Conditions, string(v1alpha1.ConditionReady)):
 		reconcilesTotal.WithLabelValues("ready").Inc()
 	default:
 		reconcilesTotal.WithLabelValues("invalid").Inc()

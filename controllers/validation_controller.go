@@ -173,10 +173,10 @@ func trustLabelChanged() predicate.Predicate {
 // setValidStatus records the checks of one generation: Valid, Stalled when
 // not valid, and the generation as observed.
 func setValidStatus(conds *[]metav1.Condition, observed *int64, generation int64, kind string, res checked) {
-	cond := metav1.Condition{Type: v1alpha1.ConditionValid, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonValid,
+	cond := metav1.Condition{Type: string(v1alpha1.ConditionValid), Status: metav1.ConditionTrue, Reason: string(v1alpha1.ReasonValid),
 		Message: kind + " is valid" + res.scope, ObservedGeneration: generation}
 	if len(res.errs) > 0 {
-		cond.Status, cond.Reason = metav1.ConditionFalse, v1alpha1.ReasonInvalid
+		cond.Status, cond.Reason = metav1.ConditionFalse, string(v1alpha1.ReasonInvalid)
 		cond.Message = truncate(errors.Join(res.errs...).Error(), 32768)
 	}
 	meta.SetStatusCondition(conds, cond)
@@ -189,11 +189,11 @@ func setValidStatus(conds *[]metav1.Condition, observed *int64, generation int64
 // Stalled condition.
 func setStalled(conds *[]metav1.Condition, valid metav1.Condition) {
 	if valid.Status == metav1.ConditionTrue {
-		meta.RemoveStatusCondition(conds, v1alpha1.ConditionStalled)
+		meta.RemoveStatusCondition(conds, string(v1alpha1.ConditionStalled))
 		return
 	}
 	stalled := valid
-	stalled.Type = v1alpha1.ConditionStalled
+	stalled.Type = string(v1alpha1.ConditionStalled)
 	stalled.Status = metav1.ConditionTrue
 	meta.SetStatusCondition(conds, stalled)
 }

@@ -24,7 +24,7 @@ func waitValid(t *testing.T, obj client.Object, conds func() []metav1.Condition,
 		if err := k8sClient.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}
-		c = meta.FindStatusCondition(conds(), v1alpha1.ConditionValid)
+		c = meta.FindStatusCondition(conds(), string(v1alpha1.ConditionValid))
 		if c == nil || c.Status != status || c.ObservedGeneration != obj.GetGeneration() {
 			return fmt.Errorf("Valid condition %+v, want %s", c, status)
 		}
@@ -53,7 +53,7 @@ func TestExtension_CELCompileErrorIsInvalidWithFieldPath(t *testing.T) {
 		}}}
 	kit.Create(t, ext)
 	c := waitValid(t, ext, func() []metav1.Condition { return ext.Status.Conditions }, metav1.ConditionFalse)
-	if c.Reason != v1alpha1.ReasonInvalid || !strings.Contains(c.Message, "spec.hooks[1].cel.expression") {
+	if c.Reason != string(v1alpha1.ReasonInvalid) || !strings.Contains(c.Message, "spec.hooks[1].cel.expression") {
 		t.Errorf("Valid condition %+v, want Invalid naming spec.hooks[1].cel.expression", c)
 	}
 	testenv.Update(t, kit, ext, func(e *v1alpha1.Extension) { e.Spec.Hooks[1].CEL.Expression = "call.name == 'x'" })
@@ -69,7 +69,7 @@ func TestExtension_InputSchemaThatDoesNotCompileIsInvalidWithTheSchemaError(t *t
 			InputSchema: &runtime.RawExtension{Raw: []byte(`{"type":"object","properties":{"text":{"type":"strin"}}}`)}}}}}
 	kit.Create(t, ext)
 	c := waitValid(t, ext, func() []metav1.Condition { return ext.Status.Conditions }, metav1.ConditionFalse)
-	if c.Reason != v1alpha1.ReasonInvalid || !strings.Contains(c.Message, "spec.tools[0].inputSchema") ||
+	if c.Reason != string(v1alpha1.ReasonInvalid) || !strings.Contains(c.Message, "spec.tools[0].inputSchema") ||
 		!strings.Contains(c.Message, "at '/properties/text/type'") {
 		t.Errorf("Valid condition %+v, want Invalid naming spec.tools[0].inputSchema and the schema error", c)
 	}

@@ -16,15 +16,15 @@ import (
 
 // setCondition sets a condition for the current generation. meta keeps
 // lastTransitionTime when the status does not change.
-func setCondition(ws *v1alpha1.Workspace, condType string, ok bool, reason, message string) {
+func setCondition(ws *v1alpha1.Workspace, condType v1alpha1.ConditionType, ok bool, reason v1alpha1.ConditionReason, message string) {
 	status := metav1.ConditionFalse
 	if ok {
 		status = metav1.ConditionTrue
 	}
 	meta.SetStatusCondition(&ws.Status.Conditions, metav1.Condition{
-		Type:               condType,
+		Type:               string(condType),
 		Status:             status,
-		Reason:             reason,
+		Reason:             string(reason),
 		Message:            truncate(message, 32768),
 		ObservedGeneration: ws.Generation,
 	})
@@ -33,7 +33,7 @@ func setCondition(ws *v1alpha1.Workspace, condType string, ok bool, reason, mess
 // keepLastGood records why the current input was not published. The
 // published ConfigMap, status.context and the lists describing it stay as
 // they were: they still describe what agents have.
-func keepLastGood(ws *v1alpha1.Workspace, reason, message string) {
+func keepLastGood(ws *v1alpha1.Workspace, reason v1alpha1.ConditionReason, message string) {
 	if ws.Status.Context != nil && ws.Status.Context.Hash != "" {
 		message = fmt.Sprintf("%s; the last good context %s stays published", message, ws.Status.Context.Hash)
 	}
@@ -42,7 +42,7 @@ func keepLastGood(ws *v1alpha1.Workspace, reason, message string) {
 
 // pipelineConditions are the conditions of a pass in pipeline order: the
 // first that is not True explains a Workspace that is not Ready.
-var pipelineConditions = []string{v1alpha1.ConditionCatalogResolved, v1alpha1.ConditionExtensionsLoaded, v1alpha1.ConditionContextPublished}
+var pipelineConditions = []string{string(v1alpha1.ConditionCatalogResolved), string(v1alpha1.ConditionExtensionsLoaded), string(v1alpha1.ConditionContextPublished)}
 
 // summarize sets Ready, Reconciling, Stalled and observedGeneration after a
 // pass, as kstatus reads them. transient is the error of a pass that did not
@@ -57,30 +57,30 @@ var pipelineConditions = []string{v1alpha1.ConditionCatalogResolved, v1alpha1.Co
 func summarize(ws *v1alpha1.Workspace, transient error) {
 	if transient != nil {
 		reason := v1alpha1.ReasonRetrying
-		if c := meta.FindStatusCondition(ws.Status.Conditions, v1alpha1.ConditionContextPublished); c != nil &&
-			c.Reason == v1alpha1.ReasonPublishFailed && c.ObservedGeneration == ws.Generation {
+		if c := meta.FindStatusCondition(ws.Status.Conditions, string(v1alpha1.ConditionContextPublished)); c != nil &&
+			c.Reason == string(v1alpha1.ReasonPublishFailed) && c.ObservedGeneration == ws.Generation {
 			reason = v1alpha1.ReasonPublishFailed
 		}
 		msg := "retrying after a transient error: " + transient.Error()
 		setCondition(ws, v1alpha1.ConditionReconciling, true, reason, msg)
-		meta.RemoveStatusCondition(&ws.Status.Conditions, v1alpha1.ConditionStalled)
+		meta.RemoveStatusCondition(&ws.Status.Conditions, string(v1alpha1.ConditionStalled))
 		setCondition(ws, v1alpha1.ConditionReady, false, reason, msg)
 		return
 	}
 	ws.Status.ObservedGeneration = ws.Generation
-	meta.RemoveStatusCondition(&ws.Status.Conditions, v1alpha1.ConditionReconciling)
+	meta.RemoveStatusCondition(&ws.Status.Conditions, string(v1alpha1.ConditionReconciling))
 	for _, t := range pipelineConditions {
 		c := meta.FindStatusCondition(ws.Status.Conditions, t)
 		if c == nil || c.ObservedGeneration != ws.Generation || c.Status == metav1.ConditionTrue {
 			continue // stale conditions of an earlier pass do not explain this one
 		}
-		setCondition(ws, v1alpha1.ConditionStalled, true, c.Reason, c.Message)
-		setCondition(ws, v1alpha1.ConditionReady, false, c.Reason, c.Message)
+		setCondition(ws, v1alpha1.ConditionStalled, true, v1alpha1.ConditionReason(c.Reason), c.Message)
+		setCondition(ws, v1alpha1.ConditionReady, false, v1alpha1.ConditionReason(c.Reason), c.Message)
 		return
 	}
-	meta.RemoveStatusCondition(&ws.Status.Conditions, v1alpha1.ConditionStalled)
+	meta.RemoveStatusCondition(&ws.Status.Conditions, string(v1alpha1.ConditionStalled))
 	msg := "context published"
-	if c := meta.FindStatusCondition(ws.Status.Conditions, v1alpha1.ConditionContextPublished); c != nil {
+	if c := meta.FindStatusCondition(ws.Status.Conditions, string(v1alpha1.ConditionContextPublished)); c != nil {
 		msg = c.Message
 	}
 	setCondition(ws, v1alpha1.ConditionReady, true, v1alpha1.ReasonReconciled, msg)
@@ -181,14 +181,14 @@ func (r *WorkspaceReconciler) recordTransitions(before, ws *v1alpha1.Workspace) 
 	if r.Recorder == nil {
 		return
 	}
-	old := meta.FindStatusCondition(before.Status.Conditions, v1alpha1.ConditionReady)
-	now := meta.FindStatusCondition(ws.Status.Conditions, v1alpha1.ConditionReady)
+	old := meta.FindStatusCondition(before.Status.Conditions, string(v1alpha1.ConditionReady))
+	now := meta.FindStatusCondition(ws.Status.Conditions, string(v1alpha1.ConditionReady))
 	if now != nil && (old == nil || old.Status != now.Status || old.Reason != now.Reason) && now.Status != metav1.ConditionTrue {
 		r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", truncate(now.Message, 1024))
 	}
-	wasPublished := meta.IsStatusConditionTrue(before.Status.Conditions, v1alpha1.ConditionContextPublished)
-	if !wasPublished && meta.IsStatusConditionTrue(ws.Status.Conditions, v1alpha1.ConditionContextPublished) {
-		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, v1alpha1.ReasonPublished, "Publish",
+	wasPublished := meta.IsStatusConditionTrue(before.Status.Conditions, string(v1alpha1.ConditionContextPublished))
+	if !wasPublished && meta.IsStatusConditionTrue(ws.Status.Conditions, string(v1alpha1.ConditionContextPublished)) {
+		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, string(v1alpha1.ReasonPublished), "Publish",
 			"Published context %s to ConfigMap %s (%d bytes)", ws.Status.Context.Hash, ws.Status.Context.ConfigMapName, ws.Status.Context.Bytes)
 	}
 }

@@ -44,9 +44,9 @@ func c(t string, ok bool, reason string, gen int64) metav1.Condition {
 
 func TestSummarize_KstatusConditionsAndObservedGeneration(t *testing.T) {
 	allTrue := func(gen int64) []metav1.Condition {
-		return []metav1.Condition{c(v1alpha1.ConditionCatalogResolved, true, v1alpha1.ReasonResolved, gen),
-			c(v1alpha1.ConditionExtensionsLoaded, true, v1alpha1.ReasonLoaded, gen),
-			c(v1alpha1.ConditionContextPublished, true, v1alpha1.ReasonPublished, gen)}
+		return []metav1.Condition{c(string(v1alpha1.ConditionCatalogResolved), true, string(v1alpha1.ReasonResolved), gen),
+			c(string(v1alpha1.ConditionExtensionsLoaded), true, string(v1alpha1.ReasonLoaded), gen),
+			c(string(v1alpha1.ConditionContextPublished), true, string(v1alpha1.ReasonPublished), gen)}
 	}
 	for _, tc := range []struct {
 		name                               string
@@ -56,18 +56,18 @@ func TestSummarize_KstatusConditionsAndObservedGeneration(t *testing.T) {
 		wantReady, wantReconciling, wantSt string
 	}{
 		{name: "published: Ready, generation observed, nothing in progress",
-			ws:           statusWorkspace(2, 1, append(allTrue(2), c(v1alpha1.ConditionStalled, true, v1alpha1.ReasonDuplicateName, 1))...),
+			ws:           statusWorkspace(2, 1, append(allTrue(2), c(string(v1alpha1.ConditionStalled), true, string(v1alpha1.ReasonDuplicateName), 1))...),
 			wantObserved: 2, wantReady: "True/Reconciled"},
 		{name: "invalid input: Stalled with the first failing reason",
-			ws: statusWorkspace(3, 2, c(v1alpha1.ConditionCatalogResolved, false, v1alpha1.ReasonDuplicateName, 3),
-				c(v1alpha1.ConditionExtensionsLoaded, false, v1alpha1.ReasonExtensionRejected, 3),
-				c(v1alpha1.ConditionContextPublished, false, v1alpha1.ReasonDuplicateName, 3)),
+			ws: statusWorkspace(3, 2, c(string(v1alpha1.ConditionCatalogResolved), false, string(v1alpha1.ReasonDuplicateName), 3),
+				c(string(v1alpha1.ConditionExtensionsLoaded), false, string(v1alpha1.ReasonExtensionRejected), 3),
+				c(string(v1alpha1.ConditionContextPublished), false, string(v1alpha1.ReasonDuplicateName), 3)),
 			wantObserved: 3, wantReady: "False/DuplicateName", wantSt: "True/DuplicateName"},
 		{name: "a stale failure of an earlier generation does not explain this pass",
-			ws: statusWorkspace(4, 3, c(v1alpha1.ConditionCatalogResolved, false, v1alpha1.ReasonResolved, 3),
-				c(v1alpha1.ConditionExtensionsLoaded, false, v1alpha1.ReasonExtensionRejected, 3),
-				c(v1alpha1.ConditionCatalogResolved, false, v1alpha1.ReasonRootNotPermitted, 4),
-				c(v1alpha1.ConditionContextPublished, false, v1alpha1.ReasonRootNotPermitted, 4)),
+			ws: statusWorkspace(4, 3, c(string(v1alpha1.ConditionCatalogResolved), false, string(v1alpha1.ReasonResolved), 3),
+				c(string(v1alpha1.ConditionExtensionsLoaded), false, string(v1alpha1.ReasonExtensionRejected), 3),
+				c(string(v1alpha1.ConditionCatalogResolved), false, string(v1alpha1.ReasonRootNotPermitted), 4),
+				c(string(v1alpha1.ConditionContextPublished), false, string(v1alpha1.ReasonRootNotPermitted), 4)),
 			wantObserved: 4, wantReady: "False/RootNotPermitted", wantSt: "True/RootNotPermitted"},
 		{name: "first pass fails transiently: in progress, not failed, generation not observed",
 			ws: statusWorkspace(1, 0), transient: errors.New("connection refused"),
@@ -76,12 +76,12 @@ func TestSummarize_KstatusConditionsAndObservedGeneration(t *testing.T) {
 			ws: statusWorkspace(5, 4, allTrue(4)...), transient: errors.New("timeout"),
 			wantObserved: 4, wantReady: "False/Retrying", wantReconciling: "True/Retrying"},
 		{name: "a failed apply reads as PublishFailed while retrying",
-			ws: statusWorkspace(2, 2, c(v1alpha1.ConditionContextPublished, false, v1alpha1.ReasonPublishFailed, 2),
-				c(v1alpha1.ConditionStalled, true, v1alpha1.ReasonNotOwned, 2)),
+			ws: statusWorkspace(2, 2, c(string(v1alpha1.ConditionContextPublished), false, string(v1alpha1.ReasonPublishFailed), 2),
+				c(string(v1alpha1.ConditionStalled), true, string(v1alpha1.ReasonNotOwned), 2)),
 			transient:    errors.New("apply: conflict"),
 			wantObserved: 2, wantReady: "False/PublishFailed", wantReconciling: "True/PublishFailed"},
 		{name: "a completed pass ends Reconciling",
-			ws:           statusWorkspace(2, 1, append(allTrue(2), c(v1alpha1.ConditionReconciling, true, v1alpha1.ReasonRetrying, 2))...),
+			ws:           statusWorkspace(2, 1, append(allTrue(2), c(string(v1alpha1.ConditionReconciling), true, string(v1alpha1.ReasonRetrying), 2))...),
 			wantObserved: 2, wantReady: "True/Reconciled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,9 +90,9 @@ func TestSummarize_KstatusConditionsAndObservedGeneration(t *testing.T) {
 				t.Errorf("observedGeneration %d, want %d", tc.ws.Status.ObservedGeneration, tc.wantObserved)
 			}
 			for _, check := range []struct{ t, want string }{
-				{v1alpha1.ConditionReady, tc.wantReady},
-				{v1alpha1.ConditionReconciling, tc.wantReconciling},
-				{v1alpha1.ConditionStalled, tc.wantSt},
+				{string(v1alpha1.ConditionReady), tc.wantReady},
+				{string(v1alpha1.ConditionReconciling), tc.wantReconciling},
+				{string(v1alpha1.ConditionStalled), tc.wantSt},
 			} {
 				if got := cond(tc.ws, check.t); got != check.want {
 					t.Errorf("%s = %q, want %q", check.t, got, check.want)
@@ -115,8 +115,8 @@ func TestKeepLastGood_NamesTheHashThatStaysPublished(t *testing.T) {
 			ws := statusWorkspace(1, 1)
 			ws.Status.Context = tc.context
 			keepLastGood(ws, v1alpha1.ReasonDuplicateName, "bad input")
-			got := meta.FindStatusCondition(ws.Status.Conditions, v1alpha1.ConditionContextPublished)
-			if got.Status != metav1.ConditionFalse || got.Reason != v1alpha1.ReasonDuplicateName || got.Message != tc.want || got.ObservedGeneration != 1 {
+			got := meta.FindStatusCondition(ws.Status.Conditions, string(v1alpha1.ConditionContextPublished))
+			if got.Status != metav1.ConditionFalse || got.Reason != string(v1alpha1.ReasonDuplicateName) || got.Message != tc.want || got.ObservedGeneration != 1 {
 				t.Errorf("ContextPublished %+v, want False/DuplicateName %q", got, tc.want)
 			}
 		})
@@ -151,9 +151,9 @@ func TestSetResolvedStatus_ConditionPerPhase(t *testing.T) {
 			ws := statusWorkspace(1, 0)
 			setResolvedStatus(ws, tc.res)
 			for _, check := range []struct{ t, want string }{
-				{v1alpha1.ConditionCatalogResolved, tc.wantCatalog},
-				{v1alpha1.ConditionExtensionsLoaded, tc.wantExtensions},
-				{v1alpha1.ConditionContextPublished, tc.wantPub},
+				{string(v1alpha1.ConditionCatalogResolved), tc.wantCatalog},
+				{string(v1alpha1.ConditionExtensionsLoaded), tc.wantExtensions},
+				{string(v1alpha1.ConditionContextPublished), tc.wantPub},
 			} {
 				if got := cond(ws, check.t); got != check.want {
 					t.Errorf("%s = %q, want %q", check.t, got, check.want)
@@ -174,12 +174,12 @@ func TestSetExtensionsStatus_ListCappedTotalsNot(t *testing.T) {
 	if len(ws.Status.Extensions) != v1alpha1.MaxStatusListItems || len(ws.Status.Extensions[0].Message) > 1024 {
 		t.Errorf("%d extensions listed (message %d bytes), want %d and messages within 1024", len(ws.Status.Extensions), len(ws.Status.Extensions[0].Message), v1alpha1.MaxStatusListItems)
 	}
-	if got := cond(ws, v1alpha1.ConditionExtensionsLoaded); got != "True/Loaded" {
+	if got := cond(ws, string(v1alpha1.ConditionExtensionsLoaded)); got != "True/Loaded" {
 		t.Errorf("ExtensionsLoaded %s", got)
 	}
 	outcomes[n-1].State = v1alpha1.ExtensionRejected // past the cap, still reported
 	setExtensionsStatus(ws, outcomes)
-	if got := cond(ws, v1alpha1.ConditionExtensionsLoaded); got != "False/ExtensionRejected" {
+	if got := cond(ws, string(v1alpha1.ConditionExtensionsLoaded)); got != "False/ExtensionRejected" {
 		t.Errorf("a rejection past the list cap: ExtensionsLoaded %s, want False/ExtensionRejected", got)
 	}
 }
@@ -209,7 +209,7 @@ func TestSetPublishedStatus_CountsAreTotalsListsCapped(t *testing.T) {
 	if ws.Status.Context == nil || ws.Status.Context.Hash != "sha256:aa" || ws.Status.Context.ConfigMapName != "dev-context" {
 		t.Errorf("context %+v", ws.Status.Context)
 	}
-	if got := cond(ws, v1alpha1.ConditionContextPublished); got != "True/Published" {
+	if got := cond(ws, string(v1alpha1.ConditionContextPublished)); got != "True/Published" {
 		t.Errorf("ContextPublished %s", got)
 	}
 }

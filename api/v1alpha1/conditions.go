@@ -1,5 +1,13 @@
 package v1alpha1
 
+// ConditionType is the type of a metav1.Condition Loadout sets. The
+// constants below are the only ones; conditions of other types on our
+// objects were set by someone else.
+type ConditionType string
+
+// ConditionReason is the reason of a metav1.Condition Loadout sets.
+type ConditionReason string
+
 // Condition types. Every Loadout object reports its state through
 // metav1.Conditions of these types; each type's comment lists its reasons.
 const (
@@ -7,13 +15,13 @@ const (
 	// from the current generation. Reasons: ReasonReconciled, ReasonRetrying or
 	// ReasonPublishFailed (while Reconciling), or the reason of the first
 	// failing condition below (while Stalled).
-	ConditionReady = "Ready"
+	ConditionReady ConditionType = "Ready"
 
 	// ConditionReconciling is True, as kstatus defines it, while the controller
 	// has not finished the current generation: a pass failed transiently and is
 	// retried with backoff. It is removed when a pass completes. Reasons:
 	// ReasonRetrying, ReasonPublishFailed.
-	ConditionReconciling = "Reconciling"
+	ConditionReconciling ConditionType = "Reconciling"
 
 	// ConditionStalled is True, as kstatus defines it, when the controller
 	// cannot make progress until an input changes: a Workspace's input is
@@ -22,71 +30,71 @@ const (
 	// Workspace, those of ConditionCatalogResolved, ConditionExtensionsLoaded
 	// and ConditionContextPublished that are not success reasons (for example
 	// ReasonDuplicateName, ReasonNotOwned); on the other kinds, ReasonInvalid.
-	ConditionStalled = "Stalled"
+	ConditionStalled ConditionType = "Stalled"
 
 	// ConditionCatalogResolved reports whether the Workspace's roots resolved into
 	// one catalog. Reasons: ReasonResolved, ReasonDuplicateName,
 	// ReasonRootNotPermitted, ReasonInstructionsNotFound, ReasonActivationFailed,
 	// ReasonInvalidResource.
-	ConditionCatalogResolved = "CatalogResolved"
+	ConditionCatalogResolved ConditionType = "CatalogResolved"
 
 	// ConditionExtensionsLoaded reports whether every extension visible to the
 	// Workspace was either loaded or deliberately skipped. Reasons: ReasonLoaded,
 	// ReasonExtensionRejected.
-	ConditionExtensionsLoaded = "ExtensionsLoaded"
+	ConditionExtensionsLoaded ConditionType = "ExtensionsLoaded"
 
 	// ConditionContextPublished reports whether the context ConfigMap holds the
 	// current resolution. Reasons: ReasonPublished, ReasonContextTooLarge,
 	// ReasonNotOwned, ReasonPublishFailed, or the reason of the invalid input
 	// (for example ReasonDuplicateName or ReasonExtensionRejected) while the
 	// last good ConfigMap stays published.
-	ConditionContextPublished = "ContextPublished"
+	ConditionContextPublished ConditionType = "ContextPublished"
 
 	// ConditionValid reports whether a Skill, Template or Extension passed the
 	// controller's checks beyond admission (for example CEL compilation).
 	// Reasons: ReasonValid, ReasonInvalid.
-	ConditionValid = "Valid"
+	ConditionValid ConditionType = "Valid"
 )
 
 // Condition reasons.
 const (
 	// ReasonReconciled: every condition of the Workspace is True.
-	ReasonReconciled = "Reconciled"
+	ReasonReconciled ConditionReason = "Reconciled"
 	// ReasonResolved: the catalog was resolved from all roots.
-	ReasonResolved = "Resolved"
+	ReasonResolved ConditionReason = "Resolved"
 	// ReasonDuplicateName: two objects of one kind share a logical name inside one
 	// root; order cannot decide between them (SPEC R-CAT-2).
-	ReasonDuplicateName = "DuplicateName"
+	ReasonDuplicateName ConditionReason = "DuplicateName"
 	// ReasonRootNotPermitted: a root names a namespace that is neither the
 	// Workspace's own nor a platform namespace.
-	ReasonRootNotPermitted = "RootNotPermitted"
+	ReasonRootNotPermitted ConditionReason = "RootNotPermitted"
 	// ReasonInstructionsNotFound: an instructions ConfigMap or key is missing.
-	ReasonInstructionsNotFound = "InstructionsNotFound"
+	ReasonInstructionsNotFound ConditionReason = "InstructionsNotFound"
 	// ReasonActivationFailed: an activated skill or file could not be resolved.
-	ReasonActivationFailed = "ActivationFailed"
+	ReasonActivationFailed ConditionReason = "ActivationFailed"
 	// ReasonInvalidResource: a resource in a root failed validation.
-	ReasonInvalidResource = "InvalidResource"
+	ReasonInvalidResource ConditionReason = "InvalidResource"
 	// ReasonLoaded: every trusted extension loaded.
-	ReasonLoaded = "Loaded"
+	ReasonLoaded ConditionReason = "Loaded"
 	// ReasonExtensionRejected: at least one trusted extension failed to load.
-	ReasonExtensionRejected = "ExtensionRejected"
+	ReasonExtensionRejected ConditionReason = "ExtensionRejected"
 	// ReasonPublished: the ConfigMap holds the current context.
-	ReasonPublished = "Published"
+	ReasonPublished ConditionReason = "Published"
 	// ReasonContextTooLarge: the rendered context exceeds the budget; nothing was
 	// written and the last good ConfigMap stays.
-	ReasonContextTooLarge = "ContextTooLarge"
+	ReasonContextTooLarge ConditionReason = "ContextTooLarge"
 	// ReasonNotOwned: a ConfigMap of the output name exists and is not controlled
 	// by this Workspace; it is left untouched.
-	ReasonNotOwned = "NotOwned"
+	ReasonNotOwned ConditionReason = "NotOwned"
 	// ReasonPublishFailed: writing the ConfigMap failed; it will be retried.
-	ReasonPublishFailed = "PublishFailed"
+	ReasonPublishFailed ConditionReason = "PublishFailed"
 	// ReasonRetrying: a pass failed transiently (a read or the API server); it
 	// is retried with backoff and the last completed pass's conditions stay.
-	ReasonRetrying = "Retrying"
+	ReasonRetrying ConditionReason = "Retrying"
 	// ReasonValid: the object passed every check.
-	ReasonValid = "Valid"
+	ReasonValid ConditionReason = "Valid"
 	// ReasonInvalid: the object failed a check; the message names the field.
-	ReasonInvalid = "Invalid"
+	ReasonInvalid ConditionReason = "Invalid"
 )
 
 // Well-known labels and annotations.

@@ -11,13 +11,13 @@ import (
 // controller can report it without parsing messages.
 type ReasonedError interface {
 	error
-	Reason() string
+	Reason() v1alpha1.ConditionReason
 }
 
 // ReasonOf returns the condition reason of err, or ReasonInvalidResource for
 // errors of this package that carry none (I/O errors are reported as invalid
 // input because the controller never feeds this package anything but values).
-func ReasonOf(err error) string {
+func ReasonOf(err error) v1alpha1.ConditionReason {
 	var r ReasonedError
 	if errors.As(err, &r) {
 		return r.Reason()
@@ -37,7 +37,7 @@ func (e *DuplicateNameError) Error() string {
 }
 
 // Reason implements ReasonedError.
-func (e *DuplicateNameError) Reason() string { return v1alpha1.ReasonDuplicateName }
+func (e *DuplicateNameError) Reason() v1alpha1.ConditionReason { return v1alpha1.ReasonDuplicateName }
 
 // InvalidResourceError: a resource failed validation. Origin and Field name
 // what to fix (for directory roots Origin names the file).
@@ -53,7 +53,9 @@ func (e *InvalidResourceError) Error() string {
 }
 
 // Reason implements ReasonedError.
-func (e *InvalidResourceError) Reason() string { return v1alpha1.ReasonInvalidResource }
+func (e *InvalidResourceError) Reason() v1alpha1.ConditionReason {
+	return v1alpha1.ReasonInvalidResource
+}
 
 // ActivationError: a skill or one of its files could not be activated, or an
 // activation was refused (SPEC R-ACT-1, R-ACT-2, R-ACT-4, R-CTX-3).
@@ -79,7 +81,7 @@ func (e *ActivationError) Error() string {
 func (e *ActivationError) Unwrap() error { return e.Err }
 
 // Reason implements ReasonedError.
-func (e *ActivationError) Reason() string { return v1alpha1.ReasonActivationFailed }
+func (e *ActivationError) Reason() v1alpha1.ConditionReason { return v1alpha1.ReasonActivationFailed }
 
 // TooLargeError: the published data exceeds the budget; nothing is published.
 type TooLargeError struct {
@@ -97,7 +99,7 @@ func (e *TooLargeError) Error() string {
 }
 
 // Reason implements ReasonedError.
-func (e *TooLargeError) Reason() string { return v1alpha1.ReasonContextTooLarge }
+func (e *TooLargeError) Reason() v1alpha1.ConditionReason { return v1alpha1.ReasonContextTooLarge }
 
 // TemplateError: a template could not be rendered (unknown template, or a
 // missing argument named by Variable; SPEC R-TPL-2). It is never a Workspace
@@ -117,4 +119,4 @@ func (e *TemplateError) Error() string {
 }
 
 // Reason implements ReasonedError.
-func (e *TemplateError) Reason() string { return v1alpha1.ReasonInvalid }
+func (e *TemplateError) Reason() v1alpha1.ConditionReason { return v1alpha1.ReasonInvalid }

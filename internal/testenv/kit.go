@@ -156,10 +156,10 @@ func (k *Kit) ConfigMap(t testing.TB, ns, name string) *corev1.ConfigMap {
 }
 
 // Condition returns a check that a Workspace condition has the status and reason.
-func Condition(condType string, status metav1.ConditionStatus, reason string) func(*v1alpha1.Workspace) error {
+func Condition(condType v1alpha1.ConditionType, status metav1.ConditionStatus, reason v1alpha1.ConditionReason) func(*v1alpha1.Workspace) error {
 	return func(ws *v1alpha1.Workspace) error {
-		c := meta.FindStatusCondition(ws.Status.Conditions, condType)
-		if c == nil || c.Status != status || c.Reason != reason {
+		c := meta.FindStatusCondition(ws.Status.Conditions, string(condType))
+		if c == nil || c.Status != status || c.Reason != string(reason) {
 			return fmt.Errorf("condition %s is %+v, want %s/%s", condType, c, status, reason)
 		}
 		return nil
@@ -202,8 +202,8 @@ func Counted(want v1alpha1.CatalogCounts) func(*v1alpha1.Workspace) error {
 }
 
 // ConditionMessage is the message of a Workspace condition, or "".
-func ConditionMessage(ws *v1alpha1.Workspace, condType string) string {
-	if c := meta.FindStatusCondition(ws.Status.Conditions, condType); c != nil {
+func ConditionMessage(ws *v1alpha1.Workspace, condType v1alpha1.ConditionType) string {
+	if c := meta.FindStatusCondition(ws.Status.Conditions, string(condType)); c != nil {
 		return c.Message
 	}
 	return ""

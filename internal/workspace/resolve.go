@@ -30,7 +30,7 @@ const (
 // context and its conditions say why. Reason is a v1alpha1 condition reason.
 type Failure struct {
 	Phase  Phase
-	Reason string
+	Reason v1alpha1.ConditionReason
 	Err    error
 }
 

@@ -42,7 +42,7 @@ func TestResolve_EachFailureTaggedWithPhaseAndReason(t *testing.T) {
 		objs       *fakeObjects
 		loader     ExtensionLoader
 		wantPhase  Phase
-		wantReason string
+		wantReason v1alpha1.ConditionReason
 		wantRetry  bool
 	}{
 		{name: "foreign root", ws: func(w *v1alpha1.Workspace) {

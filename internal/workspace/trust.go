@@ -74,7 +74,9 @@ func (e *RootNotPermittedError) Error() string {
 }
 
 // Reason implements resources.ReasonedError.
-func (e *RootNotPermittedError) Reason() string { return v1alpha1.ReasonRootNotPermitted }
+func (e *RootNotPermittedError) Reason() v1alpha1.ConditionReason {
+	return v1alpha1.ReasonRootNotPermitted
+}
 
 // InstructionsNotFoundError: an instructions ConfigMap or key is missing.
 type InstructionsNotFoundError struct {
@@ -89,4 +91,6 @@ func (e *InstructionsNotFoundError) Error() string {
 }
 
 // Reason implements resources.ReasonedError.
-func (e *InstructionsNotFoundError) Reason() string { return v1alpha1.ReasonInstructionsNotFound }
+func (e *InstructionsNotFoundError) Reason() v1alpha1.ConditionReason {
+	return v1alpha1.ReasonInstructionsNotFound
+}

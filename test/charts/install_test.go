@@ -379,7 +379,7 @@ func TestNamespaceScope_ManagerAsServiceAccountServesOnlyWatchedNamespaces(t *te
 				if err := c.client.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "dev"}, ws); err != nil {
 					return err
 				}
-				if !meta.IsStatusConditionTrue(ws.Status.Conditions, v1alpha1.ConditionReady) {
+				if !meta.IsStatusConditionTrue(ws.Status.Conditions, string(v1alpha1.ConditionReady)) {
 					return fmt.Errorf("not Ready: %+v", ws.Status.Conditions)
 				}
 				cm := &corev1.ConfigMap{}
