@@ -102,11 +102,11 @@ func (r *WorkspaceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		defer cancel()
 	}
 	before := ws.DeepCopy()
-	result, wrote, err := r.reconcile(ctx, ws)
+	result, applied, err := r.reconcile(ctx, ws)
 	summarize(ws, err)
 	observeReconcile(ws, err, r.PerWorkspaceMetrics)
-	if err == nil && wrote && result.IsZero() && !equality.Semantic.DeepEqual(before.Status, ws.Status) {
-		// The context is out; its status can wait behind the contexts of
+	if err == nil && applied && result.IsZero() && !equality.Semantic.DeepEqual(before.Status, ws.Status) {
+		// The new context is out; its status can wait behind the contexts of
 		// other Workspaces that a change also affects. Requeued with a lower
 		// priority, this Workspace comes back once they are written, finds
 		// its ConfigMap current (no write) and patches the status then: one
@@ -126,7 +126,7 @@ func (r *WorkspaceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 // reconcile sets ws.Status from the current inputs and publishes the context
 // when the pipeline says it may. A transient failure is returned as an error;
 // an invalid input is a condition, and the last good ConfigMap stays.
-func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Workspace) (result ctrl.Result, wrote bool, err error) {
+func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Workspace) (result ctrl.Result, applied bool, err error) {
 	start := time.Now()
 	res, err := workspace.Resolve(ctx, ws, cachedObjects{ctx: ctx, cache: r.Client, reader: r.APIReader}, r.Policy, r.Loader)
 	resolutionDuration.Observe(time.Since(start).Seconds())
@@ -154,9 +154,9 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 	if w.overlapped {
 		// Someone else wrote the ConfigMap while our write was in flight;
 		// look again rather than trust that ours came last.
-		return ctrl.Result{RequeueAfter: overlapRecheck}, w.wrote, nil
+		return ctrl.Result{RequeueAfter: overlapRecheck}, w.applied, nil
 	}
-	return ctrl.Result{}, w.wrote, nil
+	return ctrl.Result{}, w.applied, nil
 }
 
 // statusPriority is the work-queue priority of a status patch deferred

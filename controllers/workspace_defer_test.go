@@ -18,7 +18,8 @@ import (
 )
 
 // TestReconcile_StatusPatchWaitsBehindTheContextWrite: a reconcile that
-// writes the context ConfigMap does not patch the status in the same pass;
+// applies a new context over the existing ConfigMap does not patch the
+// status in the same pass;
 // it requeues the Workspace at statusPriority, below fresh events, so a
 // change reaching many Workspaces writes all their contexts first. The next
 // pass writes no ConfigMap and patches the status once. Still one write of
@@ -51,12 +52,28 @@ func TestReconcile_StatusPatchWaitsBehindTheContextWrite(t *testing.T) {
 	r := &WorkspaceReconciler{Client: c, APIReader: c, Loader: workspace.HostLoader{}}
 	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(ws)}
 
+	// A create happens once in a Workspace's life: its status follows at once.
+	created, err := r.Reconcile(ctx, req)
+	if err != nil || configMapWrites != 1 || statusPatches != 1 || !created.IsZero() {
+		t.Fatalf("create: err %v, %d ConfigMap writes, %d status patches, result %+v; want 1, 1 and done", err, configMapWrites, statusPatches, created)
+	}
+
+	// A new context over an existing ConfigMap: the apply now, the status later.
+	current := &v1alpha1.Workspace{}
+	if err := c.Get(ctx, req.NamespacedName, current); err != nil {
+		t.Fatal(err)
+	}
+	current.Spec.Instructions[0].Inline = "Be briefer."
+	current.Generation = 2
+	if err := c.Update(ctx, current); err != nil {
+		t.Fatal(err)
+	}
 	first, err := r.Reconcile(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if configMapWrites != 1 || statusPatches != 0 {
-		t.Fatalf("first pass: %d ConfigMap writes, %d status patches; want 1 and 0", configMapWrites, statusPatches)
+	if configMapWrites != 2 || statusPatches != 1 {
+		t.Fatalf("first pass: %d ConfigMap writes, %d status patches; want 2 and 1", configMapWrites, statusPatches)
 	}
 	if first.Priority == nil || *first.Priority != statusPriority || first.RequeueAfter <= 0 {
 		t.Fatalf("first pass result %+v, want a requeue at priority %d", first, statusPriority)
@@ -66,20 +83,20 @@ func TestReconcile_StatusPatchWaitsBehindTheContextWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if configMapWrites != 1 || statusPatches != 1 || !second.IsZero() {
-		t.Fatalf("second pass: %d ConfigMap writes, %d status patches, result %+v; want 1, 1 and done", configMapWrites, statusPatches, second)
+	if configMapWrites != 2 || statusPatches != 2 || !second.IsZero() {
+		t.Fatalf("second pass: %d ConfigMap writes, %d status patches, result %+v; want 2, 2 and done", configMapWrites, statusPatches, second)
 	}
 	got := &v1alpha1.Workspace{}
 	if err := c.Get(ctx, req.NamespacedName, got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Status.Context == nil || got.Status.Context.Hash == "" || got.Status.ObservedGeneration != 1 {
-		t.Fatalf("status after the second pass: %+v", got.Status)
+	if got.Status.Context == nil || got.Status.Context.Hash == "" || got.Status.ObservedGeneration != got.Generation {
+		t.Fatalf("status after the second pass: %+v (generation %d)", got.Status, got.Generation)
 	}
 
 	// At rest: nothing to write, nothing requeued.
 	third, err := r.Reconcile(ctx, req)
-	if err != nil || configMapWrites != 1 || statusPatches != 1 || !third.IsZero() {
+	if err != nil || configMapWrites != 2 || statusPatches != 2 || !third.IsZero() {
 		t.Fatalf("at rest: err %v, %d ConfigMap writes, %d status patches, result %+v", err, configMapWrites, statusPatches, third)
 	}
 }

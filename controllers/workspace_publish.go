@@ -46,9 +46,9 @@ func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspac
 	existing := configMapMetadata()
 	err = r.Get(ctx, key, existing)
 	if apierrors.IsNotFound(err) {
-		w.overlapped, err = r.write(ws, res, func() (string, error) { return r.create(ctx, cm) })
+		w.overlapped, err = r.write(ws, res, "", func() (string, error) { return r.create(ctx, cm) })
 		if !apierrors.IsAlreadyExists(err) {
-			return written{wrote: err == nil, overlapped: w.overlapped}, wrapErr(err, "creating ConfigMap %s", key)
+			return written{overlapped: w.overlapped}, wrapErr(err, "creating ConfigMap %s", key)
 		}
 		err = r.APIReader.Get(ctx, key, existing) // it exists: whose is it?
 	}
@@ -62,7 +62,7 @@ func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspac
 		return written{}, nil
 	}
 	cm.WithUID(existing.UID)
-	w.overlapped, err = r.write(ws, res, func() (string, error) {
+	w.overlapped, err = r.write(ws, res, existing.ResourceVersion, func() (string, error) {
 		err := r.Apply(ctx, cm, client.FieldOwner(FieldOwner), client.ForceOwnership)
 		return ptr.Deref(cm.ResourceVersion, ""), err
 	})
@@ -75,19 +75,21 @@ func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspac
 			}
 		}
 	}
-	return written{wrote: err == nil, overlapped: w.overlapped}, wrapErr(err, "applying ConfigMap %s", key)
+	return written{applied: err == nil, overlapped: w.overlapped}, wrapErr(err, "applying ConfigMap %s", key)
 }
 
-// written says what a publish did: whether it wrote the ConfigMap, and
-// whether someone else wrote it while our write was in flight.
+// written says what a publish did: whether it applied a new context over an
+// existing ConfigMap (a create is not counted: it happens once in a
+// Workspace's life and its status is patched at once), and whether someone
+// else wrote the ConfigMap while our write was in flight.
 type written struct {
-	wrote, overlapped bool
+	applied, overlapped bool
 }
 
 // write runs one write of the context ConfigMap through the write log, which
 // attributes its watch events (see ownwrites.Log.Write), and counts it.
-func (r *WorkspaceReconciler) write(ws *v1alpha1.Workspace, res *resources.Result, do func() (resourceVersion string, err error)) (overlapped bool, err error) {
-	overlapped, err = r.writes.Write(keyOf(ws), res.Hash, do)
+func (r *WorkspaceReconciler) write(ws *v1alpha1.Workspace, res *resources.Result, replaced string, do func() (resourceVersion string, err error)) (overlapped bool, err error) {
+	overlapped, err = r.writes.Write(keyOf(ws), res.Hash, replaced, do)
 	if err != nil {
 		return false, err
 	}

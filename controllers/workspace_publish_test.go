@@ -118,7 +118,7 @@ func TestOurWrite_EventsDuringAWriteAreAttributedExactly(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &WorkspaceReconciler{}
-			overlapped, err := r.write(ws, res, func() (string, error) {
+			overlapped, err := r.write(ws, res, "", func() (string, error) {
 				for i, e := range tc.during {
 					if got := r.ourWrite(e); got != tc.wantClaimed[i] {
 						t.Errorf("event %s taken for ours = %v, want %v", e.ResourceVersion, got, tc.wantClaimed[i])

@@ -25,7 +25,7 @@ import (
 // watch event of our write can arrive before the write returns (hence the
 // in-flight record).
 type Log struct {
-	applied sync.Map // types.NamespacedName → resourceVersion
+	applied sync.Map // types.NamespacedName → appliedRecord
 	writing sync.Map // types.NamespacedName → *inFlight
 	status  sync.Map // types.NamespacedName → statusRecord
 }
@@ -38,16 +38,36 @@ type inFlight struct {
 	seen []string
 }
 
+// appliedRecord is our last successful write of an owner's child: the
+// resourceVersion it returned, the hash it published, and the
+// resourceVersion of the child it replaced ("" for a create).
+type appliedRecord struct {
+	rv, hash, replaced string
+}
+
 type statusRecord struct {
 	uid    types.UID
 	digest [sha256.Size]byte
 }
 
-// Current reports whether child, as last seen, holds hash and is exactly what
-// our last write left: then writing it again would change nothing.
+// Current reports whether writing hash again would change nothing: child,
+// as last seen, is exactly what our last write of hash left, or it is still
+// the version that write replaced (the cache has not caught up with our
+// write yet; a write by anyone else after ours shows another version). A
+// child we created has no replaced version to recognise.
 func (l *Log) Current(owner types.NamespacedName, hash string, child metav1.Object) bool {
-	last, ok := l.applied.Load(owner)
-	return ok && child.GetAnnotations()[v1alpha1.ContextHashAnnotation] == hash && last == child.GetResourceVersion()
+	v, ok := l.applied.Load(owner)
+	if !ok {
+		return false
+	}
+	last := v.(appliedRecord)
+	switch rv := child.GetResourceVersion(); {
+	case rv == last.rv:
+		return child.GetAnnotations()[v1alpha1.ContextHashAnnotation] == hash
+	case rv == last.replaced && last.replaced != "":
+		return last.hash == hash
+	}
+	return false
 }
 
 // Write runs one write of owner's child that publishes hash, and records
@@ -55,7 +75,7 @@ func (l *Log) Current(owner types.NamespacedName, hash string, child metav1.Obje
 // for its own (see Ours); overlapped reports that one of them had another
 // resourceVersion than the write returned, so someone else wrote too and
 // the caller should look again.
-func (l *Log) Write(owner types.NamespacedName, hash string, do func() (resourceVersion string, err error)) (overlapped bool, err error) {
+func (l *Log) Write(owner types.NamespacedName, hash, replaced string, do func() (resourceVersion string, err error)) (overlapped bool, err error) {
 	w := &inFlight{hash: hash}
 	l.writing.Store(owner, w)
 	rv, err := do()
@@ -63,7 +83,7 @@ func (l *Log) Write(owner types.NamespacedName, hash string, do func() (resource
 	if err != nil {
 		return false, err
 	}
-	l.applied.Store(owner, rv)
+	l.applied.Store(owner, appliedRecord{rv: rv, hash: hash, replaced: replaced})
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.ContainsFunc(w.seen, func(s string) bool { return s != rv }), nil
@@ -74,7 +94,7 @@ func (l *Log) Write(owner types.NamespacedName, hash string, do func() (resource
 // write is in flight, the hash it writes. An event taken for ours during a
 // write is remembered, so Write can tell if it was not ours after all.
 func (l *Log) Ours(owner types.NamespacedName, child metav1.Object) bool {
-	if last, ok := l.applied.Load(owner); ok && last == child.GetResourceVersion() {
+	if last, ok := l.applied.Load(owner); ok && last.(appliedRecord).rv == child.GetResourceVersion() {
 		return true
 	}
 	v, ok := l.writing.Load(owner)

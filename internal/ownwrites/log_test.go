@@ -23,7 +23,7 @@ func TestLog_EventOfOurLastWriteIsOursALaterOneIsNot(t *testing.T) {
 	if l.Ours(owner, child("h1", "10")) {
 		t.Fatal("an event before any write was taken for ours")
 	}
-	if _, err := l.Write(owner, "h1", func() (string, error) { return "10", nil }); err != nil {
+	if _, err := l.Write(owner, "h1", "", func() (string, error) { return "10", nil }); err != nil {
 		t.Fatal(err)
 	}
 	if !l.Ours(owner, child("h1", "10")) {
@@ -55,7 +55,7 @@ func TestLog_EventDuringTheWriteIsOursAndOverlapIsDetected(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := &Log{}
 			var ours bool
-			overlapped, err := l.Write(owner, "h2", func() (string, error) {
+			overlapped, err := l.Write(owner, "h2", "", func() (string, error) {
 				ours = l.Ours(owner, child(tc.eventHash, tc.eventRV))
 				return "20", nil
 			})
@@ -71,7 +71,7 @@ func TestLog_EventDuringTheWriteIsOursAndOverlapIsDetected(t *testing.T) {
 
 func TestLog_FailedWriteRecordsNothing(t *testing.T) {
 	l := &Log{}
-	_, err := l.Write(owner, "h1", func() (string, error) { return "", errors.New("conflict") })
+	_, err := l.Write(owner, "h1", "", func() (string, error) { return "", errors.New("conflict") })
 	if err == nil {
 		t.Fatal("the write's error was lost")
 	}
@@ -85,7 +85,7 @@ func TestLog_CurrentOnlyForOurLastWriteOfThisHash(t *testing.T) {
 	if l.Current(owner, "h1", child("h1", "5")) {
 		t.Error("a child we never wrote is current (a restarted manager must apply once)")
 	}
-	_, _ = l.Write(owner, "h1", func() (string, error) { return "5", nil })
+	_, _ = l.Write(owner, "h1", "", func() (string, error) { return "5", nil })
 	for _, tc := range []struct {
 		hash, childHash, rv string
 		want                bool
@@ -133,7 +133,7 @@ func TestLog_ConcurrentWritesAndEvents(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 200 {
-				_, _ = l.Write(key, "h", func() (string, error) { return "1", nil })
+				_, _ = l.Write(key, "h", "", func() (string, error) { return "1", nil })
 			}
 		}()
 		go func() {
@@ -144,4 +144,39 @@ func TestLog_ConcurrentWritesAndEvents(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestLog_CurrentWhileTheCacheStillShowsTheVersionOurWriteReplaced: right
+// after an apply, the cache may still hold the ConfigMap our write
+// replaced. Writing the same hash again would change nothing, so it is
+// current; any other version (someone wrote after us), another hash, or a
+// child we created (no replaced version) is not taken on trust.
+func TestLog_CurrentWhileTheCacheStillShowsTheVersionOurWriteReplaced(t *testing.T) {
+	l := &Log{}
+	if _, err := l.Write(owner, "h2", "7", func() (string, error) { return "8", nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		hash  string
+		child *metav1.ObjectMeta
+		want  bool
+	}{
+		{"the cache has our write", "h2", child("h2", "8"), true},
+		{"the cache still has the version we replaced", "h2", child("h1", "7"), true},
+		{"a newer context than our write", "h3", child("h1", "7"), false},
+		{"someone wrote after us", "h2", child("h2", "9"), false},
+		{"our version with another hash (cannot happen; not trusted)", "h3", child("h2", "8"), false},
+	} {
+		if got := l.Current(owner, tc.hash, tc.child); got != tc.want {
+			t.Errorf("%s: Current = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	created := types.NamespacedName{Namespace: "team", Name: "new"}
+	if _, err := l.Write(created, "h1", "", func() (string, error) { return "3", nil }); err != nil {
+		t.Fatal(err)
+	}
+	if l.Current(created, "h1", child("", "")) {
+		t.Error("a child we created: an empty cached version was taken for the one we replaced")
+	}
 }
