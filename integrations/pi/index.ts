@@ -29,6 +29,7 @@
 // Each concern is one register* function below; new ones (runnable tools) are
 // added the same way in loadoutExtension.
 
+import * as http from "node:http";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
@@ -80,35 +81,27 @@ export class Hostd {
 	}
 
 	async post(path: string, body: unknown): Promise<HostdAnswer> {
-		const url = this.cfg.hostdUrl + path;
-		let res: Response;
+		let res: { status: number; text: string };
 		try {
-			res = await fetch(url, {
-				method: "POST",
-				headers: { "content-type": "application/json" },
-				body: JSON.stringify(body),
-				signal: AbortSignal.timeout(this.cfg.timeoutMs),
-			});
+			res = await postJSON(this.cfg.hostdUrl + path, JSON.stringify(body), this.cfg.timeoutMs);
 		} catch (err: any) {
-			if (err?.name === "TimeoutError" || err?.name === "AbortError") {
+			if (err?.name === "TimeoutError") {
 				return { ok: false, why: `hostd at ${this.cfg.hostdUrl} did not answer ${path} within ${this.cfg.timeoutMs} ms` };
 			}
-			const cause = err?.cause?.code || err?.cause?.message || err?.message || String(err);
+			if (err?.name === "BrokenAnswer") {
+				return { ok: false, why: `hostd at ${this.cfg.hostdUrl} broke off its answer to ${path}: ${err.message}` };
+			}
+			const cause = err?.code || err?.message || String(err);
 			return { ok: false, why: `hostd at ${this.cfg.hostdUrl} is unreachable (${cause})` };
 		}
-		let text = "";
-		try {
-			text = await res.text();
-		} catch (err: any) {
-			return { ok: false, why: `hostd at ${this.cfg.hostdUrl} broke off its answer to ${path}: ${err?.message ?? err}` };
-		}
+		const text = res.text;
 		let parsed: any;
 		try {
 			parsed = text ? JSON.parse(text) : undefined;
 		} catch {
 			parsed = undefined;
 		}
-		if (!res.ok) {
+		if (res.status < 200 || res.status > 299) {
 			const detail = typeof parsed?.error === "string" ? parsed.error : text.trim().slice(0, 200);
 			return { ok: false, why: `hostd at ${this.cfg.hostdUrl} answered ${path} with ${res.status}: ${detail}` };
 		}
@@ -117,6 +110,42 @@ export class Hostd {
 		}
 		return { ok: true, body: parsed };
 	}
+}
+
+// hostd is on loopback and called twice per tool call: node:http with a
+// keep-alive agent costs a fraction of fetch's per-request overhead and
+// tail (docs/benchmarks.md, Pi with the Loadout package).
+const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 16 });
+
+/** POSTs a JSON body; rejects with a TimeoutError, a BrokenAnswer or the socket's error. */
+function postJSON(url: string, body: string, timeoutMs: number): Promise<{ status: number; text: string }> {
+	return new Promise((resolve, reject) => {
+		const req = http.request(
+			url,
+			{ method: "POST", agent: keepAlive, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+			(res) => {
+				const chunks: Buffer[] = [];
+				res.on("data", (c: Buffer) => chunks.push(c));
+				res.on("end", () => {
+					clearTimeout(timer);
+					resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") });
+				});
+				res.on("aborted", () => fail(Object.assign(new Error("connection closed mid-answer"), { name: "BrokenAnswer" })));
+				res.on("error", (err) => fail(Object.assign(err, { name: "BrokenAnswer" })));
+			},
+		);
+		const fail = (err: Error) => {
+			clearTimeout(timer);
+			req.destroy();
+			reject(err);
+		};
+		const timer = setTimeout(() => fail(Object.assign(new Error("timeout"), { name: "TimeoutError" })), timeoutMs);
+		req.on("error", (err) => {
+			clearTimeout(timer);
+			reject(err);
+		});
+		req.end(body);
+	});
 }
 
 function texts(content: unknown): string {
