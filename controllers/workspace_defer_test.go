@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -26,9 +25,7 @@ import (
 // each kind per change, and none at rest.
 func TestReconcile_StatusPatchWaitsBehindTheContextWrite(t *testing.T) {
 	ctx := context.Background()
-	scheme := runtime.NewScheme()
-	utilruntime.Must(corev1.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	scheme := fakeScheme()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev", UID: "ws-uid", Generation: 1},
 		Spec: v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{{Inline: "Be brief."}}}}

@@ -21,15 +21,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
+// fakeScheme knows the kinds the Workspace reconciler reads and writes, for
+// fake clients.
+func fakeScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(corev1.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	return scheme
+}
+
 // TestPublish_ForeignConfigMapTheCacheHasNotSeenIsNotTakenOver: when the
 // cache does not hold a same-named ConfigMap yet, publish creates rather
 // than applies, so the create fails and the foreign ConfigMap is reported
 // NotOwned and left as it was. An apply would have merged into it.
 func TestPublish_ForeignConfigMapTheCacheHasNotSeenIsNotTakenOver(t *testing.T) {
 	ctx := context.Background()
-	scheme := runtime.NewScheme()
-	utilruntime.Must(corev1.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	scheme := fakeScheme()
 	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev-context"}, Data: map[string]string{"mine": "yes"}}
 	live := fake.NewClientBuilder().WithScheme(scheme).WithObjects(foreign).Build()
 	cacheMiss := interceptor.NewClient(live, interceptor.Funcs{
@@ -77,8 +84,7 @@ func TestPublish_ForeignConfigMapTheCacheHasNotSeenIsNotTakenOver(t *testing.T) 
 // garbage collector removes it; the condition says so instead of naming a
 // stranger.
 func TestPublish_ConfigMapOfAnEarlierWorkspaceIsNamedAsSuch(t *testing.T) {
-	scheme := runtime.NewScheme()
-	utilruntime.Must(corev1.AddToScheme(scheme))
+	scheme := fakeScheme()
 	earlier := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev-context",
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Workspace", Name: "dev", UID: "old-uid", Controller: ptr.To(true)}}}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(earlier).Build()
