@@ -12,6 +12,10 @@ const (
 	KeyManifest     = "manifest.json"
 	KeySkills       = "skills.json"
 	KeyTemplates    = "templates.json"
+	// KeySignature holds the manager's signature of the context
+	// (internal/contextsig). It is not part of the context hash: the hash
+	// is what it signs.
+	KeySignature = "signature.json"
 )
 
 // APIVersion and Kind identify a manifest.json document.
