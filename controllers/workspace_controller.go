@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/ownwrites"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
@@ -57,6 +58,9 @@ type WorkspaceReconciler struct {
 	// Loader loads extensions; the default contacts Services only for trusted
 	// service-backed extensions.
 	Loader workspace.ExtensionLoader
+	// Signer signs every published context (internal/contextsig); the
+	// manager loads it with LoadSigningKeys. Nil publishes unsigned contexts.
+	Signer *contextsig.Signer
 	// ReconcileTimeout bounds one pass, so a hung call never wedges a worker.
 	ReconcileTimeout time.Duration
 	// MaxConcurrentReconciles is the number of Workspaces reconciled at once.

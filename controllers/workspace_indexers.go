@@ -39,15 +39,21 @@ func (r *WorkspaceReconciler) setupIndexes(ctx context.Context, mgr ctrl.Manager
 }
 
 // workspacesForResource maps a Skill, Template or Extension to the Workspaces
-// with a root in its namespace whose selector matches its labels.
+// with a root in its namespace whose selector matches its labels, and an
+// imposed platform Extension to every Workspace (its namespace selector is
+// Gather's to apply: a Workspace it does not select reconciles to no write).
+// An update is mapped for the old and the new object alike, so an Extension
+// that stops being imposed still reaches the Workspaces it left.
 func (r *WorkspaceReconciler) workspacesForResource(ctx context.Context, obj client.Object) []reconcile.Request {
 	workspaces, ok := r.listWorkspaces(ctx, IndexReadNamespaces, obj.GetNamespace())
 	if !ok {
 		return nil
 	}
+	ext, _ := obj.(*v1alpha1.Extension)
 	var reqs []reconcile.Request
 	for i := range workspaces {
-		if workspace.ReadsOf(&workspaces[i], r.Policy).Selects(obj.GetNamespace(), obj.GetLabels()) {
+		reads := workspace.ReadsOf(&workspaces[i], r.Policy)
+		if (ext != nil && reads.Imposes(ext)) || reads.Selects(obj.GetNamespace(), obj.GetLabels()) {
 			reqs = append(reqs, requestFor(&workspaces[i]))
 		}
 	}

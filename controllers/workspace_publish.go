@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contextsig"
+	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
@@ -43,6 +46,7 @@ func (e *notOwnedError) Error() string {
 func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspace, res *resources.Result) (w written, err error) {
 	key := types.NamespacedName{Namespace: ws.Namespace, Name: ws.ConfigMapName()}
 	cm := workspace.ContextConfigMap(ws, res)
+	signers := r.sign(cm, ws, res)
 	existing := configMapMetadata()
 	err = r.Get(ctx, key, existing)
 	if apierrors.IsNotFound(err) {
@@ -58,7 +62,7 @@ func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspac
 	if err := checkControlled(existing, ws); err != nil {
 		return written{}, err
 	}
-	if r.writes.Current(keyOf(ws), res.Hash, existing) {
+	if r.writes.Current(keyOf(ws), res.Hash, existing) && existing.GetAnnotations()[v1alpha1.ContextSignersAnnotation] == signers {
 		return written{}, nil
 	}
 	cm.WithUID(existing.UID)
@@ -76,6 +80,21 @@ func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspac
 		}
 	}
 	return written{applied: err == nil, overlapped: w.overlapped}, wrapErr(err, "applying ConfigMap %s", key)
+}
+
+// sign adds the context's signature (contract.KeySignature) and the ids of
+// the keys that signed it to cm, and returns those ids. Without a Signer
+// (tests that do not exercise signing) the context is published unsigned,
+// which hostd refuses unless told to accept unsigned contexts.
+func (r *WorkspaceReconciler) sign(cm *corev1ac.ConfigMapApplyConfiguration, ws *v1alpha1.Workspace, res *resources.Result) string {
+	if r.Signer == nil {
+		return ""
+	}
+	doc := r.Signer.Sign(res.Hash, contextsig.Subject{Namespace: ws.Namespace, Name: ws.Name, UID: string(ws.UID)})
+	signers := strings.Join(r.Signer.KeyIDs(), ",")
+	cm.WithData(map[string]string{contract.KeySignature: string(doc)}).
+		WithAnnotations(map[string]string{v1alpha1.ContextSignersAnnotation: signers})
+	return signers
 }
 
 // written says what a publish did: whether it applied a new context over an

@@ -91,7 +91,7 @@ func summarize(ws *v1alpha1.Workspace, transient error) {
 // last good context is kept.
 func setResolvedStatus(ws *v1alpha1.Workspace, res *workspace.Resolution) {
 	if res.Plan != nil {
-		setExtensionsStatus(ws, res.Extensions)
+		setExtensionsStatus(ws, res.Plan.Extensions, res.Extensions)
 	}
 	f := res.Failure
 	if f != nil && (f.Phase == workspace.PhaseGather || f.Phase == workspace.PhaseResolve) {
@@ -108,27 +108,42 @@ func setResolvedStatus(ws *v1alpha1.Workspace, res *workspace.Resolution) {
 	}
 }
 
-// setExtensionsStatus records every extension's outcome and the
-// ExtensionsLoaded condition.
-func setExtensionsStatus(ws *v1alpha1.Workspace, outcomes []exthost.Outcome) {
+// setExtensionsStatus records every extension's outcome, whether the
+// platform imposes it and what it denies, and the ExtensionsLoaded
+// condition. candidates and outcomes are in the same (load) order, one
+// outcome per candidate; imposed platform extensions come first, so the
+// bounded list always shows them.
+func setExtensionsStatus(ws *v1alpha1.Workspace, candidates []workspace.Candidate, outcomes []exthost.Outcome) {
 	ws.Status.Extensions = make([]v1alpha1.ExtensionState, 0, min(len(outcomes), v1alpha1.MaxStatusListItems))
 	var rejected []string
-	for _, o := range outcomes {
+	enforced := 0
+	for i, o := range outcomes {
 		if o.State == v1alpha1.ExtensionRejected {
 			rejected = append(rejected, fmt.Sprintf("%s/%s: %s", o.Namespace, o.Extension, o.Message))
 		}
+		st := v1alpha1.ExtensionState{
+			Name: o.Extension, Namespace: o.Namespace, State: o.State,
+			Reason: o.Reason, Message: truncate(o.Message, 1024), Tools: o.Tools,
+		}
+		if i < len(candidates) {
+			st.Enforced = candidates[i].Enforced
+			for _, d := range candidates[i].Extension.Spec.DeniedTools {
+				st.DeniedTools = append(st.DeniedTools, string(d))
+			}
+		}
+		if st.Enforced {
+			enforced++
+		}
 		if len(ws.Status.Extensions) < v1alpha1.MaxStatusListItems {
-			ws.Status.Extensions = append(ws.Status.Extensions, v1alpha1.ExtensionState{
-				Name: o.Extension, Namespace: o.Namespace, State: o.State,
-				Reason: o.Reason, Message: truncate(o.Message, 1024), Tools: o.Tools,
-			})
+			ws.Status.Extensions = append(ws.Status.Extensions, st)
 		}
 	}
 	if len(rejected) > 0 {
 		setCondition(ws, v1alpha1.ConditionExtensionsLoaded, false, v1alpha1.ReasonExtensionRejected, strings.Join(rejected, "; "))
 		return
 	}
-	setCondition(ws, v1alpha1.ConditionExtensionsLoaded, true, v1alpha1.ReasonLoaded, fmt.Sprintf("%d extensions visible, none rejected", len(outcomes)))
+	setCondition(ws, v1alpha1.ConditionExtensionsLoaded, true, v1alpha1.ReasonLoaded,
+		fmt.Sprintf("%d extensions visible (%d enforced by the platform), none rejected", len(outcomes), enforced))
 }
 
 // setPublishedStatus describes the context just published. Counts are totals

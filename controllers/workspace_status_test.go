@@ -170,7 +170,7 @@ func TestSetExtensionsStatus_ListCappedTotalsNot(t *testing.T) {
 		outcomes[i] = exthost.Outcome{Extension: fmt.Sprintf("e%03d", i), Namespace: "ns", State: v1alpha1.ExtensionLoaded, Message: strings.Repeat("m", 2000)}
 	}
 	ws := statusWorkspace(1, 0)
-	setExtensionsStatus(ws, outcomes)
+	setExtensionsStatus(ws, nil, outcomes)
 	if len(ws.Status.Extensions) != v1alpha1.MaxStatusListItems || len(ws.Status.Extensions[0].Message) > 1024 {
 		t.Errorf("%d extensions listed (message %d bytes), want %d and messages within 1024", len(ws.Status.Extensions), len(ws.Status.Extensions[0].Message), v1alpha1.MaxStatusListItems)
 	}
@@ -178,7 +178,7 @@ func TestSetExtensionsStatus_ListCappedTotalsNot(t *testing.T) {
 		t.Errorf("ExtensionsLoaded %s", got)
 	}
 	outcomes[n-1].State = v1alpha1.ExtensionRejected // past the cap, still reported
-	setExtensionsStatus(ws, outcomes)
+	setExtensionsStatus(ws, nil, outcomes)
 	if got := cond(ws, string(v1alpha1.ConditionExtensionsLoaded)); got != "False/ExtensionRejected" {
 		t.Errorf("a rejection past the list cap: ExtensionsLoaded %s, want False/ExtensionRejected", got)
 	}
@@ -197,7 +197,7 @@ func TestSetPublishedStatus_CountsAreTotalsListsCapped(t *testing.T) {
 	res := &resources.Result{Hash: "sha256:aa", Bytes: 10, Manifest: contract.Manifest{
 		Catalog: []contract.CatalogEntry{{Kind: resources.KindSkill, Name: "a"}, {Kind: resources.KindTemplate, Name: "b"}}}}
 	ws := statusWorkspace(1, 0)
-	setExtensionsStatus(ws, outcomes)
+	setExtensionsStatus(ws, nil, outcomes)
 	setPublishedStatus(ws, &workspace.Resolution{Result: res, Extensions: outcomes, Registry: contract.Registry{Tools: tools}})
 	counts := ws.Status.Catalog
 	if counts.Extensions != int32(n) || counts.Tools != int32(n) || counts.Skills != 1 || counts.Templates != 1 {

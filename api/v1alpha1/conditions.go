@@ -107,6 +107,11 @@ const (
 	// so agent Deployments can roll when it changes.
 	ContextHashAnnotation = "loadout.dev/context-hash"
 
+	// ContextSignersAnnotation on a published ConfigMap lists the ids of the
+	// keys that signed it (comma-separated), so a changed key set re-signs
+	// every context and an unchanged one writes nothing.
+	ContextSignersAnnotation = "loadout.dev/context-signers"
+
 	// WorkspaceLabel on a published ConfigMap names the Workspace that owns it.
 	WorkspaceLabel = "loadout.dev/workspace"
 

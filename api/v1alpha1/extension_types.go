@@ -24,6 +24,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.tools) || self.tools.all(t, self.tools.exists_one(u, u.name == t.name))",message="tool names must be unique within an extension"
 // +kubebuilder:validation:XValidation:rule="!has(self.hooks) || self.hooks.all(h, self.hooks.exists_one(i, i.name == h.name))",message="hook names must be unique within an extension"
 // +kubebuilder:validation:XValidation:rule="!has(self.messageTypes) || self.messageTypes.all(m, self.messageTypes.exists_one(n, n.type == m.type))",message="message types must be unique within an extension"
+// +kubebuilder:validation:XValidation:rule="!has(self.optional) || !self.optional || ((!has(self.hooks) || size(self.hooks) == 0) && (!has(self.deniedTools) || size(self.deniedTools) == 0) && !has(self.source))",message="an optional extension may carry tools but no hooks, no deniedTools and no source: policy is never optional"
 type ExtensionSpec struct {
 	// name is the extension id. Defaults to metadata.name, which must then follow
 	// the same rules.
@@ -63,6 +64,28 @@ type ExtensionSpec struct {
 	// manifest. It is contacted only if the extension is trusted.
 	// +optional
 	Source *ExtensionSource `json:"source,omitempty"`
+
+	// deniedTools are tools no agent of a Workspace this extension applies to
+	// may call, built-in or from any extension. A deny list is policy like a
+	// hook: a Workspace's own spec.tools.deny can only add to it.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	DeniedTools []ToolName `json:"deniedTools,omitempty"`
+
+	// namespaceSelector, for an extension in a platform namespace, selects the
+	// project namespaces whose Workspaces it applies to, whatever their roots
+	// say. Unset, it applies to every namespace. Ignored outside platform
+	// namespaces.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
+	// optional, for an extension in a platform namespace, offers it instead of
+	// imposing it: it loads only where a Workspace's roots include its
+	// namespace and select it. An optional extension may carry tools but no
+	// hooks and no denied tools, because policy is never optional.
+	// +optional
+	Optional bool `json:"optional,omitempty"`
 }
 
 // ExtensionTool is a tool an extension registers.

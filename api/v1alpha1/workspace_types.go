@@ -22,6 +22,7 @@ const (
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.roots) || self.roots.all(r, self.roots.exists_one(s, s.name == r.name))",message="root names must be unique"
 // +kubebuilder:validation:XValidation:rule="!has(self.activate) || self.activate.all(a, self.activate.exists_one(b, b.skill == a.skill))",message="a skill may be activated only once"
+// +kubebuilder:validation:XValidation:rule="has(self.output) && has(self.output.configMapName) ? (has(oldSelf.output) && has(oldSelf.output.configMapName) && oldSelf.output.configMapName == self.output.configMapName) : !(has(oldSelf.output) && has(oldSelf.output.configMapName))",message="spec.output.configMapName is immutable: agents admitted with the old name would keep a context that no longer updates; re-create the Workspace instead"
 type WorkspaceSpec struct {
 	// roots are the ordered layers resources are resolved from; on a name
 	// collision the root listed first wins. Default: the Workspace's own
@@ -298,6 +299,14 @@ type ExtensionState struct {
 	// +optional
 	// +listType=atomic
 	Tools []string `json:"tools,omitempty"`
+	// enforced is true for a platform extension imposed on this Workspace by
+	// its namespace selector: no field of the Workspace can remove it.
+	// +optional
+	Enforced bool `json:"enforced,omitempty"`
+	// deniedTools the extension denies.
+	// +optional
+	// +listType=atomic
+	DeniedTools []string `json:"deniedTools,omitempty"`
 }
 
 // ToolEntry is one tool of the registry.

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -23,6 +25,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/buildinfo"
+	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -50,6 +53,10 @@ type options struct {
 	reconcileTimeout        time.Duration
 	kubeAPIQPS              float64
 	kubeAPIBurst            int
+	namespace               string
+	signingSecret           string
+	hostdConfigMap          string
+	hostdImage              string
 }
 
 func parseFlags(args []string) (*options, zap.Options, error) {
@@ -94,6 +101,14 @@ Flags:
 		"Upper bound of one Workspace reconcile; a pass that exceeds it fails and is retried.")
 	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 50, "Client-side rate limit of requests to the API server, per second.")
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 100, "Burst above --kube-api-qps.")
+	fs.StringVar(&o.namespace, "namespace", defaultNamespace(),
+		"The manager's own namespace, which holds its signing keys and the hostd configuration (default: $POD_NAMESPACE, else the in-cluster ServiceAccount's namespace, else loadout-system).")
+	fs.StringVar(&o.signingSecret, "signing-secret", controllers.DefaultSigningSecret,
+		"Secret in --namespace holding the Ed25519 keys every published context is signed with (one PKCS #8 PEM key per data entry; created with one new key if missing). Add a key and restart to rotate (docs/security.md).")
+	fs.StringVar(&o.hostdConfigMap, "hostd-configmap", controllers.DefaultHostdConfigMap,
+		"ConfigMap in --namespace the manager writes for the agent-pod admission policies: the hostd image and the trust anchor (the signing keys' public keys).")
+	fs.StringVar(&o.hostdImage, "hostd-image", "ghcr.io/loadout-dev/loadout:"+buildinfo.Get().Version,
+		"Image of the hostd sidecar the admission policy injects into agent pods.")
 	zopts := zap.Options{}
 	zopts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -199,9 +214,45 @@ func run() error {
 	return mgr.Start(ctx)
 }
 
+// defaultNamespace is where the manager runs: $POD_NAMESPACE (the Downward
+// API), the in-cluster ServiceAccount's namespace, or loadout-system.
+func defaultNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b))
+	}
+	return "loadout-system"
+}
+
+// signer loads (on first start: creates) the context signing keys and
+// publishes their public keys for the agent-pod admission policies. It runs
+// before the manager starts, with a client that reads past the cache.
+func signer(ctx context.Context, mgr ctrl.Manager, o *options) (*contextsig.Signer, error) {
+	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		return nil, err
+	}
+	s, err := controllers.LoadSigningKeys(ctx, c, types.NamespacedName{Namespace: o.namespace, Name: o.signingSecret})
+	if err != nil {
+		return nil, err
+	}
+	if err := controllers.PublishHostdConfig(ctx, c, types.NamespacedName{Namespace: o.namespace, Name: o.hostdConfigMap}, o.hostdImage, s); err != nil {
+		return nil, err
+	}
+	ctrl.Log.WithName("setup").Info("Signing contexts", "secret", o.namespace+"/"+o.signingSecret, "keys", s.KeyIDs())
+	return s, nil
+}
+
 // setup registers every Loadout controller with the manager.
 func setup(ctx context.Context, mgr ctrl.Manager, o *options) error {
+	s, err := signer(ctx, mgr, o)
+	if err != nil {
+		return err
+	}
 	ws := &controllers.WorkspaceReconciler{
+		Signer:                  s,
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("loadout"),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
@@ -30,6 +31,9 @@ type Candidate struct {
 	Extension *v1alpha1.Extension
 	// Trusted is true when the extension's namespace lets extensions load.
 	Trusted bool
+	// Enforced is true for a platform extension imposed on the Workspace by
+	// its namespace selector, whatever the Workspace's roots say.
+	Enforced bool
 }
 
 // Plan is everything gathered for one Workspace.
@@ -72,13 +76,16 @@ func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 		}
 		return pol.TrustOf(ns, l), nil
 	}
-	var exts []Candidate
+	exts, err := gatherEnforced(ws, objs, pol, trust)
+	if err != nil {
+		return nil, err
+	}
 	for i, r := range reads.Roots {
 		level, err := trust(r.Namespace)
 		if err != nil {
 			return nil, err
 		}
-		root, found, err := gatherRoot(objs, r, level)
+		root, found, err := gatherRoot(objs, r, level, pol.isPlatform(r.Namespace))
 		if err != nil {
 			return nil, fmt.Errorf("workspace %s/%s: spec.roots[%d] (%s): %w", ws.Namespace, ws.Name, i, r.Name, err)
 		}
@@ -106,14 +113,91 @@ func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 			plan.Deny = append(plan.Deny, string(d))
 		}
 	}
+	// Denied tools are policy an extension declares (SPEC R-LC-3); the
+	// Workspace's own list above only adds to them.
+	for _, c := range plan.Extensions {
+		if c.Trusted {
+			for _, d := range c.Extension.Spec.DeniedTools {
+				plan.Deny = append(plan.Deny, string(d))
+			}
+		}
+	}
 	return plan, nil
+}
+
+// gatherEnforced returns the platform extensions imposed on the Workspace:
+// every extension of a labelled platform namespace that is not optional and
+// whose namespace selector selects the Workspace's namespace. Roots play no
+// part, so no field of the Workspace can remove one. The extensions of a
+// platform namespace without its trust label (a tenant may have created it)
+// or one that does not trust extensions are reported as skipped, like any
+// untrusted extension.
+//
+// A selector that does not parse selects every namespace: a platform
+// policy that is broken applies too widely rather than not at all.
+func gatherEnforced(ws *v1alpha1.Workspace, objs Objects, pol Policy, trust func(string) (v1alpha1.TrustLevel, error)) ([]Candidate, error) {
+	var out []Candidate
+	var nsLabels map[string]string
+	for _, ns := range pol.PlatformNamespaces {
+		level, err := trust(ns)
+		if err != nil {
+			return nil, err
+		}
+		extensions, err := objs.Extensions(ns)
+		if err != nil {
+			return nil, err
+		}
+		for i := range extensions {
+			e := &extensions[i]
+			if Offered(e) {
+				continue
+			}
+			if nsLabels == nil {
+				if nsLabels, err = objs.NamespaceLabels(ws.Namespace); err != nil {
+					return nil, fmt.Errorf("reading namespace %s: %w", ws.Namespace, err)
+				}
+				if nsLabels == nil {
+					nsLabels = map[string]string{}
+				}
+			}
+			if !AppliesTo(e, nsLabels) {
+				continue
+			}
+			out = append(out, Candidate{Extension: e, Trusted: LoadsExtensions(level), Enforced: true})
+		}
+	}
+	return out, nil
+}
+
+// Offered reports whether a platform extension is offered rather than
+// imposed: marked optional, and carrying no policy. One that carries hooks,
+// denied tools or a manifest source (which may add hooks) is imposed even if
+// marked optional: the API refuses that combination, and manifests read by
+// `loadout preview` are not validated by the API server.
+func Offered(e *v1alpha1.Extension) bool {
+	return e.Spec.Optional && len(e.Spec.Hooks) == 0 && len(e.Spec.DeniedTools) == 0 && e.Spec.Source == nil
+}
+
+// AppliesTo reports whether a platform extension that is imposed applies to
+// the Workspaces of a namespace with these labels.
+func AppliesTo(e *v1alpha1.Extension, namespaceLabels map[string]string) bool {
+	if e.Spec.NamespaceSelector == nil {
+		return true
+	}
+	sel, err := metav1.LabelSelectorAsSelector(e.Spec.NamespaceSelector)
+	if err != nil {
+		return true
+	}
+	return sel.Matches(labels.Set(namespaceLabels))
 }
 
 // gatherRoot reads one root's objects. An untrusted namespace contributes an
 // empty root: its skills and templates are ignored (SPEC R-EXT-4). Its
 // extensions are still returned, only to be reported as SkippedUntrusted:
-// loading decides trust before anything of them is read or contacted.
-func gatherRoot(objs Objects, r v1alpha1.WorkspaceRoot, level v1alpha1.TrustLevel) (resources.Root, []*v1alpha1.Extension, error) {
+// loading decides trust before anything of them is read or contacted. Of a
+// platform root, only the offered extensions come through the root: the
+// imposed ones come through gatherEnforced, whatever the root selects.
+func gatherRoot(objs Objects, r v1alpha1.WorkspaceRoot, level v1alpha1.TrustLevel, platform bool) (resources.Root, []*v1alpha1.Extension, error) {
 	sel, err := rootSelector(r)
 	if err != nil {
 		// The CRD schema cannot check operators and values: a broken
@@ -128,6 +212,9 @@ func gatherRoot(objs Objects, r v1alpha1.WorkspaceRoot, level v1alpha1.TrustLeve
 	}
 	var found []*v1alpha1.Extension
 	for _, e := range selected(extensions, sel, func(o *v1alpha1.Extension) map[string]string { return o.Labels }) {
+		if platform && !Offered(&e) {
+			continue
+		}
 		found = append(found, &e)
 	}
 	if !LoadsData(level) {

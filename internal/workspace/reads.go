@@ -36,6 +36,12 @@ type Reads struct {
 	// Workspace's own nor a platform namespace, a *RootNotPermittedError; the
 	// references it refuses are left out above. Nil when there is none.
 	Refused error
+	// Own is the Workspace's namespace: its labels select the platform
+	// extensions imposed on it.
+	Own string
+	// Platform are the platform namespaces, read whatever the roots say:
+	// their imposed extensions apply to every Workspace they select.
+	Platform []string
 }
 
 // InstructionRead is one entry of spec.instructions.
@@ -54,7 +60,7 @@ type InstructionRead struct {
 
 // ReadsOf returns what ws reads under the platform namespaces of pol.
 func ReadsOf(ws *v1alpha1.Workspace, pol Policy) Reads {
-	var r Reads
+	r := Reads{Own: ws.Namespace, Platform: pol.PlatformNamespaces}
 	permitted := func(ns, field string) bool {
 		if ns == ws.Namespace || pol.isPlatform(ns) {
 			return true
@@ -97,11 +103,13 @@ func ReadsOf(ws *v1alpha1.Workspace, pol Policy) Reads {
 }
 
 // Namespaces lists every namespace the Workspace reads, once: its roots' and
-// its instructions' (their trust labels decide what loads).
+// its instructions' (their trust labels decide what loads), its own (its
+// labels select imposed extensions) and the platform namespaces (their
+// imposed extensions apply whatever the roots say).
 func (r Reads) Namespaces() []string {
 	var out []string
 	add := func(ns string) {
-		if !slices.Contains(out, ns) {
+		if ns != "" && !slices.Contains(out, ns) {
 			out = append(out, ns)
 		}
 	}
@@ -110,6 +118,10 @@ func (r Reads) Namespaces() []string {
 	}
 	for _, in := range r.Instructions {
 		add(in.Namespace)
+	}
+	add(r.Own)
+	for _, ns := range r.Platform {
+		add(ns)
 	}
 	return out
 }
@@ -123,6 +135,13 @@ func (r Reads) ConfigMaps() []string {
 		}
 	}
 	return out
+}
+
+// Imposes reports whether an Extension may be imposed on the Workspace: it is
+// in a platform namespace and not offered (Offered). Whether its namespace
+// selector selects the Workspace's namespace is Gather's to decide.
+func (r Reads) Imposes(e *v1alpha1.Extension) bool {
+	return slices.Contains(r.Platform, e.Namespace) && !Offered(e)
 }
 
 // Selects reports whether a root reads an object of this namespace and
