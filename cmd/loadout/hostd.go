@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/hostd"
 )
 
@@ -28,6 +31,7 @@ func newHostdCommand() *cobra.Command {
 		svcAddrs   map[string]string
 		src        sourceFlags
 		limits     hostd.Limits
+		trust      contextTrustFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "hostd",
@@ -53,12 +57,16 @@ is reported in /readyz and the metrics. See docs/hostd.md.`,
 			if err := requireLoopback(addr); err != nil {
 				return err
 			}
+			keys, err := trust.verifier()
+			if err != nil {
+				return err
+			}
 			hostd.SetMemoryLimitFromCgroup(hostd.CgroupMemoryMax)
 			fetcher, err := src.fetcher()
 			if err != nil {
 				return err
 			}
-			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll,
+			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace,
 				MaterializeDir: treeDir, Materialize: materializeOptions(claudeCode),
 				SigningKeyFile: signKey, ServiceAddresses: svcAddrs, Sources: fetcher, Limits: limits})
 			return serveHostd(ctx, srv, addr, probeAddr)
@@ -81,7 +89,51 @@ is reported in /readyz and the metrics. See docs/hostd.md.`,
 	cmd.Flags().DurationVar(&limits.ReadTimeout, "read-timeout", d.ReadTimeout, "close a connection whose whole request (body included) takes longer; a trickled body cannot hold a slot past it")
 	cmd.Flags().DurationVar(&limits.IdleTimeout, "idle-timeout", d.IdleTimeout, "close keep-alive connections idle this long")
 	src.add(cmd)
+	trust.add(cmd)
 	return cmd
+}
+
+// contextTrustFlags say which contexts hostd may load: those the manager
+// signed for this Workspace (docs/security.md).
+type contextTrustFlags struct {
+	keys, keysFile, workspace string
+	allowUnsigned             bool
+}
+
+func (f *contextTrustFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.keys, "context-keys", os.Getenv("LOADOUT_CONTEXT_KEYS"),
+		"trust anchor: the manager's public keys, one \"ed25519 <base64>\" per line (default $LOADOUT_CONTEXT_KEYS, which the agent-pod admission policy sets); a context loads only if one of them signed it")
+	cmd.Flags().StringVar(&f.keysFile, "context-keys-file", "", "read the trust anchor from this file instead")
+	cmd.Flags().StringVar(&f.workspace, "workspace", os.Getenv("LOADOUT_WORKSPACE"),
+		"NAMESPACE/NAME of the Workspace this host serves (default $LOADOUT_WORKSPACE); a context signed for another Workspace is refused")
+	cmd.Flags().BoolVar(&f.allowUnsigned, "allow-unsigned-context", false,
+		"load contexts without checking their signature (local development with `loadout preview` output only: anyone who can write the context directory then decides the policy)")
+}
+
+// verifier returns the trust anchor, or nil when unsigned contexts are
+// explicitly allowed. Neither is an error: a host that would load any
+// context must be asked for.
+func (f *contextTrustFlags) verifier() (*contextsig.Verifier, error) {
+	text := f.keys
+	if f.keysFile != "" {
+		b, err := os.ReadFile(f.keysFile)
+		if err != nil {
+			return nil, fmt.Errorf("--context-keys-file: %w", err)
+		}
+		text = string(b)
+	}
+	switch {
+	case strings.TrimSpace(text) != "":
+		v, err := contextsig.ParseTrustAnchor(text)
+		if err != nil {
+			return nil, fmt.Errorf("--context-keys: %w", err)
+		}
+		return v, nil
+	case f.allowUnsigned:
+		return nil, nil
+	}
+	return nil, errors.New("no trust anchor: set --context-keys (or $LOADOUT_CONTEXT_KEYS, or --context-keys-file) to the manager's public keys " +
+		"(ConfigMap loadout-system/loadout-hostd, key contextKeys), or pass --allow-unsigned-context for local development")
 }
 
 // serveHostd serves the API on addr and, when probeAddr is set, the probes on

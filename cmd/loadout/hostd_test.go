@@ -12,7 +12,7 @@ import (
 func TestHostd_RefusesAnAPIAddressOffLoopback(t *testing.T) {
 	for _, addr := range []string{":8181", "0.0.0.0:8181", "10.0.0.7:8181", "[::]:8181"} {
 		cmd := newRootCommand()
-		cmd.SetArgs([]string{"hostd", "--context-dir", t.TempDir(), "--addr", addr})
+		cmd.SetArgs([]string{"hostd", "--allow-unsigned-context", "--context-dir", t.TempDir(), "--addr", addr})
 		err := cmd.Execute()
 		if err == nil || !strings.Contains(err.Error(), "loopback") || !strings.Contains(err.Error(), addr) {
 			t.Errorf("hostd --addr=%s: err = %v, want a refusal naming the address and loopback", addr, err)
@@ -36,7 +36,7 @@ func TestHostd_ProbeAddrServesProbesOnASecondListener(t *testing.T) {
 	api, probes := freeLoopbackAddr(t), freeLoopbackAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := newRootCommand()
-	cmd.SetArgs([]string{"hostd", "--context-dir", t.TempDir(), "--addr", api, "--probe-addr", probes})
+	cmd.SetArgs([]string{"hostd", "--allow-unsigned-context", "--context-dir", t.TempDir(), "--addr", api, "--probe-addr", probes})
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
 
@@ -83,8 +83,29 @@ func TestHostd_ProbeAddrInUseFailsNamingTheFlag(t *testing.T) {
 	}
 	defer func() { _ = l.Close() }()
 	cmd := newRootCommand()
-	cmd.SetArgs([]string{"hostd", "--context-dir", t.TempDir(), "--addr", freeLoopbackAddr(t), "--probe-addr", l.Addr().String()})
+	cmd.SetArgs([]string{"hostd", "--allow-unsigned-context", "--context-dir", t.TempDir(), "--addr", freeLoopbackAddr(t), "--probe-addr", l.Addr().String()})
 	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--probe-addr") {
 		t.Errorf("hostd with a busy --probe-addr: err = %v, want an error naming --probe-addr", err)
+	}
+}
+
+// hostd never loads just any context by default: without a trust anchor it
+// refuses to start unless unsigned contexts are asked for, and a malformed
+// anchor is named.
+func TestHostd_RefusesToStartWithoutATrustAnchor(t *testing.T) {
+	t.Setenv("LOADOUT_CONTEXT_KEYS", "")
+	for args, want := range map[string]string{
+		"":                           "no trust anchor",
+		"--context-keys=ed25519 !!!": "--context-keys",
+	} {
+		cmd := newRootCommand()
+		argv := []string{"hostd", "--context-dir", t.TempDir(), "--addr", freeLoopbackAddr(t)}
+		if args != "" {
+			argv = append(argv, args)
+		}
+		cmd.SetArgs(argv)
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("hostd %s: err = %v, want one naming %q", args, err, want)
+		}
 	}
 }

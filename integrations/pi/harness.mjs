@@ -92,7 +92,7 @@ export async function startHostd(data, extraArgs = []) {
 	mountConfigMap(contextDir, data);
 	const port = await freePort();
 	const url = `http://127.0.0.1:${port}`;
-	const proc = spawn(loadoutBinary(), ["hostd", "--context-dir", contextDir, "--addr", `127.0.0.1:${port}`, "--materialize", treeDir, "--poll-interval", "100ms", ...extraArgs], {
+	const proc = spawn(loadoutBinary(), ["hostd", "--allow-unsigned-context", "--context-dir", contextDir, "--addr", `127.0.0.1:${port}`, "--materialize", treeDir, "--poll-interval", "100ms", ...extraArgs], {
 		stdio: ["ignore", "ignore", "pipe"],
 	});
 	let log = "";

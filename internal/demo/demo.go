@@ -296,10 +296,19 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The trust anchor and the Workspace, as the agent-pod admission policy
+	// injects them: hostd loads only a context the manager signed for it.
+	hostdConfig := &corev1.ConfigMap{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: PlatformNamespace, Name: controllers.DefaultHostdConfigMap}, hostdConfig); err != nil {
+		return nil, fmt.Errorf("reading the hostd configuration the manager publishes: %w", err)
+	}
+	hostdEnv := []string{"LOADOUT_CONTEXT_KEYS=" + hostdConfig.Data[controllers.HostdConfigContextKeys], "LOADOUT_WORKSPACE=" + sampleWorkspace.String()}
+	fmt.Fprintf(d.out, "trust anchor (ConfigMap %s/%s, key %s): %s", PlatformNamespace, controllers.DefaultHostdConfigMap,
+		controllers.HostdConfigContextKeys, hostdConfig.Data[controllers.HostdConfigContextKeys])
 	tree := filepath.Join(d.workDir, "tree")
 	hostdArgs := append([]string{"hostd", "--context-dir", volume, "--addr", hostdAddr, "--materialize", tree}, tools.hostdArgs()...)
-	d.step("Starting the hostd sidecar: loadout %s", strings.Join(hostdArgs, " "))
-	hd, err := d.start("hostd", d.o.Loadout, hostdArgs, nil)
+	d.step("Starting the hostd sidecar: LOADOUT_WORKSPACE=%s LOADOUT_CONTEXT_KEYS=… loadout %s", sampleWorkspace, strings.Join(hostdArgs, " "))
+	hd, err := d.start("hostd", d.o.Loadout, hostdArgs, hostdEnv)
 	if err != nil {
 		return nil, err
 	}

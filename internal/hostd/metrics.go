@@ -26,6 +26,8 @@ type metrics struct {
 	// could not fetch or verify; sourceFailures counts them over time.
 	sourcesFailing prometheus.Gauge
 	sourceFailures prometheus.Counter
+	// refusals counts contexts refused by signature verification, by reason.
+	refusals *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -60,7 +62,10 @@ func newMetrics() *metrics {
 			Name: "loadout_hostd_skill_source_failures_total", Help: "External skill sources that could not be fetched or verified.",
 		}),
 	}
-	m.registry.MustRegister(m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded, m.sourcesFailing, m.sourceFailures,
+	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "loadout_hostd_context_refusals_total", Help: "Contexts refused by signature verification, by reason (Unsigned, MalformedSignature, HashMismatch, WrongWorkspace, BadSignature).",
+	}, []string{"reason"})
+	m.registry.MustRegister(m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded, m.sourcesFailing, m.sourceFailures, m.refusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -51,7 +51,7 @@ func peakRSSUnderLoad(b *testing.B, bin, env string) {
 	_ = ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "hostd", "--context-dir", dir, "--addr", addr)
+	cmd := exec.CommandContext(ctx, bin, "hostd", "--allow-unsigned-context", "--context-dir", dir, "--addr", addr)
 	cmd.Stderr = io.Discard
 	cmd.Env = append(os.Environ(), env)
 	if err := cmd.Start(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/sources"
@@ -21,6 +22,15 @@ type Options struct {
 	// ContextDir is the mounted context ConfigMap (or a plain directory with
 	// its four keys).
 	ContextDir string
+	// ContextKeys is the trust anchor: a context loads only when the manager
+	// signed it with one of these keys for Workspace. Nil loads unsigned
+	// contexts (development and tests; `loadout hostd` needs
+	// --allow-unsigned-context for that).
+	ContextKeys *contextsig.Verifier
+	// Workspace is "namespace/name" of the Workspace this host serves; a
+	// context of another Workspace is refused. Empty: the one the context
+	// names.
+	Workspace string
 	// PollInterval is how often the directory is checked for a new context.
 	// Zero means one second.
 	PollInterval time.Duration
@@ -114,7 +124,7 @@ func (s *Server) Reload(ctx context.Context, force bool) error {
 		return s.lastError
 	}
 	s.lastSource, s.lastTry = fp, s.opts.Now()
-	snap, err := loadSnapshot(ctx, s.opts.ContextDir, s.opts.Outbound, s.opts.Sources)
+	snap, err := loadSnapshot(ctx, s.opts.ContextDir, s.verifyContext, s.opts.Outbound, s.opts.Sources)
 	s.metrics.observeSources(err)
 	if err != nil {
 		s.lastError = err

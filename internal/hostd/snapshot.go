@@ -35,9 +35,14 @@ type snapshot struct {
 // External skills are fetched and verified here (through fetcher, once per
 // digest): a source that fails fails the load, and the last good context and
 // tree stay.
-func loadSnapshot(ctx context.Context, dir string, client outbound.Doer, fetcher *sources.Fetcher) (*snapshot, error) {
+//
+// verify runs first: nothing of a context it refuses is used or fetched.
+func loadSnapshot(ctx context.Context, dir string, verify func(*resources.PublishedContext) error, client outbound.Doer, fetcher *sources.Fetcher) (*snapshot, error) {
 	pc, err := resources.LoadContextDir(dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := verify(pc); err != nil {
 		return nil, err
 	}
 	fetched, err := fetcher.Complete(ctx, pc)

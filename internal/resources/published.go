@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -23,6 +24,10 @@ type PublishedContext struct {
 	SystemPrompt string
 	// Hash is the verified context hash.
 	Hash string
+	// Signature is the manager's signature document (contract.KeySignature),
+	// empty when the directory has none. LoadContextDir reads it; checking
+	// it is the agent side's job (internal/contextsig).
+	Signature []byte
 
 	manifest  contract.Manifest
 	skills    map[string]contract.SkillDoc
@@ -69,7 +74,34 @@ func LoadContextDir(dir string) (*PublishedContext, error) {
 	if err != nil {
 		return nil, fmt.Errorf("context dir %s: %w", dir, err)
 	}
+	if pc.Signature, err = readSignature(filepath.Join(base, contract.KeySignature)); err != nil {
+		return nil, fmt.Errorf("context dir %s: %w", dir, err)
+	}
 	return pc, nil
+}
+
+// maxSignatureBytes bounds the signature key read from disk; a real one is
+// a few hundred bytes per signing key.
+const maxSignatureBytes = 64 << 10
+
+// readSignature reads the signature document, if there is one.
+func readSignature(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSignatureBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxSignatureBytes {
+		return nil, fmt.Errorf("%s is larger than %d bytes", contract.KeySignature, maxSignatureBytes)
+	}
+	return b, nil
 }
 
 // ParseContext parses published ConfigMap data and checks its hash.
