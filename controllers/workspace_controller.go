@@ -144,6 +144,14 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 		}
 		return ctrl.Result{}, false, nil
 	}
+	owner, err := r.olderClaimant(ctx, ws)
+	if err != nil {
+		return ctrl.Result{}, false, err
+	}
+	if owner != nil {
+		keepLastGood(ws, v1alpha1.ReasonConfigMapNameConflict, conflictMessage(ws, owner))
+		return ctrl.Result{}, false, nil
+	}
 	w, err := r.publish(ctx, ws, res.Result)
 	if err != nil {
 		var notOwned *notOwnedError
@@ -217,6 +225,12 @@ func (r *WorkspaceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForNamespace),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForConfigMap), builder.OnlyMetadata).
+		Watches(&v1alpha1.Workspace{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForDeletedWorkspace),
+			builder.WithPredicates(predicate.Funcs{
+				CreateFunc:  func(event.CreateEvent) bool { return false },
+				UpdateFunc:  func(event.UpdateEvent) bool { return false },
+				GenericFunc: func(event.GenericEvent) bool { return false },
+			})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Named("workspace").
 		Complete(r)

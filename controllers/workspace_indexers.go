@@ -33,8 +33,13 @@ func (r *WorkspaceReconciler) setupIndexes(ctx context.Context, mgr ctrl.Manager
 	}); err != nil {
 		return err
 	}
-	return idx.IndexField(ctx, &v1alpha1.Workspace{}, IndexInstructionConfigMaps, func(o client.Object) []string {
+	if err := idx.IndexField(ctx, &v1alpha1.Workspace{}, IndexInstructionConfigMaps, func(o client.Object) []string {
 		return workspace.ReadsOf(o.(*v1alpha1.Workspace), r.Policy).ConfigMaps()
+	}); err != nil {
+		return err
+	}
+	return idx.IndexField(ctx, &v1alpha1.Workspace{}, IndexOutputConfigMap, func(o client.Object) []string {
+		return []string{o.(*v1alpha1.Workspace).ConfigMapName()}
 	})
 }
 
@@ -68,10 +73,17 @@ func (r *WorkspaceReconciler) workspacesForNamespace(ctx context.Context, obj cl
 }
 
 // workspacesForConfigMap maps an instructions ConfigMap to the Workspaces
-// that reference it.
+// that reference it, and any ConfigMap to the Workspaces of its namespace
+// that publish to its name (a deleted one may be theirs to create now).
 func (r *WorkspaceReconciler) workspacesForConfigMap(ctx context.Context, obj client.Object) []reconcile.Request {
 	workspaces, _ := r.listWorkspaces(ctx, IndexInstructionConfigMaps, obj.GetNamespace()+"/"+obj.GetName())
-	return requestsFor(workspaces)
+	return append(requestsFor(workspaces), r.workspacesSharingOutput(ctx, obj.GetNamespace(), obj.GetName())...)
+}
+
+// workspacesForDeletedWorkspace maps a deleted Workspace to the others of
+// its namespace that publish to the same ConfigMap name.
+func (r *WorkspaceReconciler) workspacesForDeletedWorkspace(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.workspacesSharingOutput(ctx, obj.GetNamespace(), obj.(*v1alpha1.Workspace).ConfigMapName())
 }
 
 // listWorkspaces lists through a field index. A failure is logged and maps to

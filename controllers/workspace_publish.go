@@ -60,7 +60,13 @@ func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspac
 		return written{}, fmt.Errorf("reading ConfigMap %s: %w", key, err)
 	}
 	if err := checkControlled(existing, ws); err != nil {
-		return written{}, err
+		took, terr := r.takeOverFromYounger(ctx, ws, existing)
+		if terr != nil {
+			return written{}, terr
+		}
+		if !took {
+			return written{}, err
+		}
 	}
 	if r.writes.Current(keyOf(ws), res.Hash, existing) && existing.GetAnnotations()[v1alpha1.ContextSignersAnnotation] == signers {
 		return written{}, nil

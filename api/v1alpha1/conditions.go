@@ -45,7 +45,7 @@ const (
 
 	// ConditionContextPublished reports whether the context ConfigMap holds the
 	// current resolution. Reasons: ReasonPublished, ReasonContextTooLarge,
-	// ReasonNotOwned, ReasonPublishFailed, or the reason of the invalid input
+	// ReasonNotOwned, ReasonConfigMapNameConflict, ReasonPublishFailed, or the reason of the invalid input
 	// (for example ReasonDuplicateName or ReasonExtensionRejected) while the
 	// last good ConfigMap stays published.
 	ConditionContextPublished ConditionType = "ContextPublished"
@@ -86,6 +86,9 @@ const (
 	// ReasonNotOwned: a ConfigMap of the output name exists and is not controlled
 	// by this Workspace; it is left untouched.
 	ReasonNotOwned ConditionReason = "NotOwned"
+	// ReasonConfigMapNameConflict: another Workspace of the namespace, created
+	// earlier, publishes to the same ConfigMap name; the older keeps it.
+	ReasonConfigMapNameConflict ConditionReason = "ConfigMapNameConflict"
 	// ReasonPublishFailed: writing the ConfigMap failed; it will be retried.
 	ReasonPublishFailed ConditionReason = "PublishFailed"
 	// ReasonRetrying: a pass failed transiently (a read or the API server); it

@@ -53,13 +53,17 @@ func hashFieldText(hash string) string {
 }
 
 // ContextHash computes the context hash of ConfigMap data: "sha256:" and the
-// hex SHA-256 over every key in sorted order, each written as
+// hex SHA-256 over every key but the signature (contract.KeySignature) in
+// sorted order, each written as
 // "<key>\n<decimal byte length of value>\n<value>", where manifest.json is
 // taken with its top-level "hash" value empty. The length prefix keeps the
 // encoding unambiguous whatever the values contain.
 func ContextHash(data map[string]string) string {
 	h := sha256.New()
 	for _, k := range sortedKeys(data) {
+		if k == contract.KeySignature {
+			continue // the signature signs the hash; it cannot be part of it
+		}
 		v := data[k]
 		if k == contract.KeyManifest {
 			v = blankHash(v)

@@ -76,7 +76,7 @@ func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 		}
 		return pol.TrustOf(ns, l), nil
 	}
-	exts, err := gatherEnforced(ws, objs, pol, trust)
+	exts, err := gatherEnforced(ws, objs, pol, plan, trust)
 	if err != nil {
 		return nil, err
 	}
@@ -128,20 +128,24 @@ func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 // gatherEnforced returns the platform extensions imposed on the Workspace:
 // every extension of a labelled platform namespace that is not optional and
 // whose namespace selector selects the Workspace's namespace. Roots play no
-// part, so no field of the Workspace can remove one. The extensions of a
-// platform namespace without its trust label (a tenant may have created it)
-// or one that does not trust extensions are reported as skipped, like any
-// untrusted extension.
+// part, so no field of the Workspace can remove one. A platform namespace
+// without its trust label imposes nothing and lists nothing (a tenant may
+// have created it: its objects must not crowd every Workspace's bounded
+// status; the plan names the namespace instead). A labelled one that does
+// not trust extensions reports them as skipped.
 //
 // A selector that does not parse selects every namespace: a platform
 // policy that is broken applies too widely rather than not at all.
-func gatherEnforced(ws *v1alpha1.Workspace, objs Objects, pol Policy, trust func(string) (v1alpha1.TrustLevel, error)) ([]Candidate, error) {
+func gatherEnforced(ws *v1alpha1.Workspace, objs Objects, pol Policy, plan *Plan, trust func(string) (v1alpha1.TrustLevel, error)) ([]Candidate, error) {
 	var out []Candidate
 	var nsLabels map[string]string
 	for _, ns := range pol.PlatformNamespaces {
 		level, err := trust(ns)
 		if err != nil {
 			return nil, err
+		}
+		if slices.Contains(plan.UnlabelledPlatform, ns) {
+			continue
 		}
 		extensions, err := objs.Extensions(ns)
 		if err != nil {

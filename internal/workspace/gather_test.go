@@ -227,8 +227,8 @@ func TestTrustOf_PlatformNamespaceCountsOnlyWithItsLabel(t *testing.T) {
 }
 
 // A platform namespace without its label contributes nothing (skills,
-// opted-in instructions, extensions only as SkippedUntrusted), and the plan
-// names it so the Workspace can say why.
+// opted-in instructions, extensions), and the plan names it so the
+// Workspace can say why.
 func TestGather_UnlabelledPlatformNamespaceLoadsNothingAndIsNamed(t *testing.T) {
 	objs := &fakeObjects{
 		skills:     []v1alpha1.Skill{sk("team", "notes"), sk("loadout-system", "lure")},
@@ -254,8 +254,8 @@ func TestGather_UnlabelledPlatformNamespaceLoadsNothingAndIsNamed(t *testing.T) 
 	if len(plan.Input.Instructions) != 0 {
 		t.Errorf("instructions from the unlabelled platform namespace were read: %+v", plan.Input.Instructions)
 	}
-	if len(plan.Extensions) != 1 || plan.Extensions[0].Trusted {
-		t.Errorf("extensions = %+v, want lure-ext untrusted", plan.Extensions)
+	if len(plan.Extensions) != 0 {
+		t.Errorf("extensions = %+v, want none: an unlabelled platform namespace imposes and lists nothing", plan.Extensions)
 	}
 	// Labelled, the same namespace is the platform's, and nothing is named.
 	objs.labels["loadout-system"] = map[string]string{v1alpha1.TrustLabel: "trusted"}

@@ -159,11 +159,9 @@ var wsCases = []wsCase{
 			w.Spec.Roots[0].Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: "Resembles", Values: []string{"a"}}}}
 		})
 	}, cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonInvalidResource), msg: []string{"selector", "Resembles"}},
-	// Output.
-	{name: "output names a ConfigMap the Workspace does not own", bad: func(t *testing.T, ns, _ string) {
-		kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "someone-elses"}, Data: map[string]string{"theirs": "yes"}})
-		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) { w.Spec.Output = &v1alpha1.WorkspaceOutput{ConfigMapName: "someone-elses"} })
-	}, cond: string(v1alpha1.ConditionContextPublished), reason: string(v1alpha1.ReasonNotOwned), msg: []string{"ConfigMap {ns}/someone-elses", "left untouched"}},
+	// spec.output.configMapName is immutable (the API refuses a change), so
+	// an output that names a ConfigMap the Workspace does not own is a
+	// creation-time case: TestTenancy_ConfigMapNameConflicts.
 }
 
 // baseline creates the good inputs every wsCase starts from and returns the

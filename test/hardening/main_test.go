@@ -2,6 +2,8 @@ package hardening
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/testenv"
@@ -113,6 +116,18 @@ func runSuite(m *testing.M) int {
 	return code
 }
 
+// contextSigner signs what the test manager publishes, as the real manager
+// does with the keys of its Secret; contextAnchor is its trust anchor.
+var contextSigner, contextAnchor = func() (*contextsig.Signer, *contextsig.Verifier) {
+	_, k, err := ed25519.GenerateKey(rand.Reader)
+	utilruntime.Must(err)
+	s, err := contextsig.NewSigner([]ed25519.PrivateKey{k})
+	utilruntime.Must(err)
+	v, err := contextsig.ParseTrustAnchor(s.TrustAnchor())
+	utilruntime.Must(err)
+	return s, v
+}()
+
 // managerPolicy is the test manager's trust configuration.
 var managerPolicy = workspace.Policy{
 	PlatformNamespaces: []string{platformNS, unclaimedPlatformNS},
@@ -153,6 +168,7 @@ func startManager() (*managerRun, error) {
 		APIReader:               faultyReader{Reader: mgr.GetAPIReader()},
 		Recorder:                mgr.GetEventRecorder("loadout"),
 		Policy:                  managerPolicy,
+		Signer:                  contextSigner,
 		Loader:                  workspace.HostLoader{Outbound: outbound.New(outbound.Options{Timeout: 2 * time.Second}), Resolve: resolved.resolve},
 		ReconcileTimeout:        reconcileTimeout,
 		MaxConcurrentReconciles: 4,
