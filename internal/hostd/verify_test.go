@@ -46,12 +46,12 @@ func anchorOf(t *testing.T, keys ...ed25519.PrivateKey) *contextsig.Verifier {
 func signed(t *testing.T, s *contextsig.Signer, reg contract.Registry, subject contextsig.Subject) map[string]string {
 	t.Helper()
 	data := contextData(t, reg)
-	hash := manifestHash(t, data)
+	hash := manifestHashOf(t, data)
 	data[contract.KeySignature] = string(s.Sign(hash, subject))
 	return data
 }
 
-func manifestHash(t *testing.T, data map[string]string) string {
+func manifestHashOf(t testing.TB, data map[string]string) string {
 	t.Helper()
 	i := strings.Index(data[contract.KeyManifest], `"hash": "`)
 	if i < 0 {
