@@ -132,8 +132,16 @@ func checkExtension(ctx context.Context, c client.Reader, policy workspace.Polic
 		return checked{}, fmt.Errorf("reading Namespace %s for its trust level: %w", e.Namespace, err)
 	}
 	trust := policy.TrustOf(e.Namespace, ns.Labels)
+	var selectorErr []error
+	if sel := e.Spec.NamespaceSelector; sel != nil {
+		if _, err := metav1.LabelSelectorAsSelector(sel); err != nil {
+			// Imposed policy with a broken selector applies everywhere
+			// (workspace.AppliesTo): too wide, never silently nowhere.
+			selectorErr = append(selectorErr, fmt.Errorf("spec.namespaceSelector: %w (until it is fixed the extension applies to every namespace)", err))
+		}
+	}
 	if workspace.LoadsExtensions(trust) {
-		return checked{errs: exthost.ValidateObject(e)}, nil
+		return checked{errs: append(exthost.ValidateObject(e), selectorErr...)}, nil
 	}
 	return checked{
 		errs: exthost.ValidateObjectSyntax(e),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
 // TestPublish_OlderWorkspaceTakesItsNameOverFromAYoungerOne: "late" is the
@@ -96,5 +98,21 @@ func TestPublish_OlderWorkspaceTakesItsNameOverFromAYoungerOne(t *testing.T) {
 		if err := v.Verify([]byte(again.Data[contract.KeySignature]), res.Hash, contextsig.Subject{Namespace: "team", Name: "late"}); err != nil {
 			t.Errorf("after adding a key, %s: %v", name, err)
 		}
+	}
+}
+
+// A platform extension whose namespace selector does not parse is reported
+// invalid, naming the field and saying that it applies everywhere meanwhile.
+func TestCheckExtension_BrokenNamespaceSelectorIsNamed(t *testing.T) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "loadout-system", Labels: map[string]string{v1alpha1.TrustLabel: "trusted"}}}
+	c := fake.NewClientBuilder().WithScheme(fakeScheme()).WithObjects(ns).Build()
+	e := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: "loadout-system", Name: "guard"},
+		Spec: v1alpha1.ExtensionSpec{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: "Resembles"}}}}}
+	got, err := checkExtension(context.Background(), c, workspace.Policy{PlatformNamespaces: []string{"loadout-system"}}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.errs) != 1 || !strings.Contains(got.errs[0].Error(), "spec.namespaceSelector") || !strings.Contains(got.errs[0].Error(), "every namespace") {
+		t.Fatalf("errors %v, want one naming spec.namespaceSelector", got.errs)
 	}
 }
