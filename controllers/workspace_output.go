@@ -27,25 +27,49 @@ const IndexOutputConfigMap = ".spec.output.configMapName"
 // signature of its owner only, which hostd checks against the Workspace it
 // serves.
 
-// created orders Workspaces by age: creation time, then name (creation
-// timestamps have a resolution of one second).
+// created orders Workspaces by age: creation time; within one second (the
+// resolution of creation timestamps) the one whose default name it is, then
+// by name.
 func created(a, b *v1alpha1.Workspace) bool {
 	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
 		return a.CreationTimestamp.Before(&b.CreationTimestamp)
 	}
+	if aDefault, bDefault := a.Spec.Output == nil || a.Spec.Output.ConfigMapName == "", b.Spec.Output == nil || b.Spec.Output.ConfigMapName == ""; aDefault != bDefault {
+		return aDefault
+	}
 	return a.Name < b.Name
+}
+
+// sharingOutput lists the Workspaces of namespace that publish to ConfigMap
+// name, through the field index. A client without the index (a reconcile run
+// by hand on a direct client) lists the namespace and filters.
+func (r *WorkspaceReconciler) sharingOutput(ctx context.Context, namespace, name string) ([]v1alpha1.Workspace, error) {
+	var list v1alpha1.WorkspaceList
+	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{IndexOutputConfigMap: name}); err == nil {
+		return list.Items, nil
+	}
+	if err := r.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing Workspaces that publish to ConfigMap %s/%s: %w", namespace, name, err)
+	}
+	out := list.Items[:0]
+	for _, w := range list.Items {
+		if w.ConfigMapName() == name {
+			out = append(out, w)
+		}
+	}
+	return out, nil
 }
 
 // olderClaimant returns the oldest other Workspace of ws's namespace that
 // publishes to the same ConfigMap name and was created before ws, or nil.
 func (r *WorkspaceReconciler) olderClaimant(ctx context.Context, ws *v1alpha1.Workspace) (*v1alpha1.Workspace, error) {
-	var list v1alpha1.WorkspaceList
-	if err := r.List(ctx, &list, client.InNamespace(ws.Namespace), client.MatchingFields{IndexOutputConfigMap: ws.ConfigMapName()}); err != nil {
-		return nil, fmt.Errorf("listing Workspaces that publish to ConfigMap %s/%s: %w", ws.Namespace, ws.ConfigMapName(), err)
+	claimants, err := r.sharingOutput(ctx, ws.Namespace, ws.ConfigMapName())
+	if err != nil {
+		return nil, err
 	}
 	var oldest *v1alpha1.Workspace
-	for i := range list.Items {
-		other := &list.Items[i]
+	for i := range claimants {
+		other := &claimants[i]
 		if other.UID == ws.UID || !other.DeletionTimestamp.IsZero() || !created(other, ws) {
 			continue
 		}
@@ -97,9 +121,9 @@ func (r *WorkspaceReconciler) takeOverFromYounger(ctx context.Context, ws *v1alp
 // Workspaces of its namespace that publish to that ConfigMap name: when the
 // older claimant goes, the next one takes the name over.
 func (r *WorkspaceReconciler) workspacesSharingOutput(ctx context.Context, namespace, configMap string) []reconcile.Request {
-	var list v1alpha1.WorkspaceList
-	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{IndexOutputConfigMap: configMap}); err != nil {
+	workspaces, err := r.sharingOutput(ctx, namespace, configMap)
+	if err != nil {
 		return nil
 	}
-	return requestsFor(list.Items)
+	return requestsFor(workspaces)
 }

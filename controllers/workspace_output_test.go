@@ -116,3 +116,21 @@ func TestCheckExtension_BrokenNamespaceSelectorIsNamed(t *testing.T) {
 		t.Fatalf("errors %v, want one naming spec.namespaceSelector", got.errs)
 	}
 }
+
+// Within one second (the resolution of creation timestamps) the Workspace
+// whose default name it is counts as the older: a squatter created in the
+// same second as the Workspace it copies gains nothing.
+func TestCreated_WithinOneSecondTheDefaultNameWins(t *testing.T) {
+	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	owner := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "zz", CreationTimestamp: t0}}
+	squat := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "aa", CreationTimestamp: t0},
+		Spec: v1alpha1.WorkspaceSpec{Output: &v1alpha1.WorkspaceOutput{ConfigMapName: "zz-context"}}}
+	if !created(owner, squat) || created(squat, owner) {
+		t.Error("the Workspace whose default name it is must count as the older within one second")
+	}
+	later := squat.DeepCopy()
+	later.CreationTimestamp = metav1.NewTime(t0.Add(-time.Second))
+	if !created(later, owner) {
+		t.Error("an earlier creation time must win")
+	}
+}

@@ -39,7 +39,8 @@ func TestInstall_KustomizeDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	}
 	want := map[string]int{
 		"Namespace": 1, "CustomResourceDefinition": 4, "ServiceAccount": 1, "ClusterRole": 3, "ClusterRoleBinding": 2,
-		"Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 1,
+		// loadout-leader-election, loadout-signing
+		"Role": 2, "RoleBinding": 2, "Deployment": 1, "Service": 1,
 		// loadout-trust-label, loadout-context-configmaps, loadout-manager-configmaps
 		"ValidatingAdmissionPolicy": 3, "ValidatingAdmissionPolicyBinding": 3,
 	}

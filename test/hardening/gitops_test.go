@@ -63,7 +63,7 @@ func TestGitOps_PublishedConfigMapCarriesNoTrackingMetadata(t *testing.T) {
 		}
 	}
 	for k := range cm.Annotations {
-		if k != v1alpha1.ContextHashAnnotation {
+		if k != v1alpha1.ContextHashAnnotation && k != v1alpha1.ContextSignersAnnotation {
 			t.Errorf("ConfigMap carries annotation %s", k)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -107,6 +108,9 @@ func TestTenancy_ConfigMapNameConflicts(t *testing.T) {
 	squat.Spec.Output = &v1alpha1.WorkspaceOutput{ConfigMapName: "dev-context"}
 	kit.Create(t, squat)
 	_, cm := kit.Published(t, ns, "squat")
+	// Creation timestamps have one-second resolution; within one second the
+	// Workspace whose default name it is would count as the older.
+	time.Sleep(1100 * time.Millisecond)
 	kit.Create(t, devWorkspace(ns))
 	dev := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionContextPublished, metav1.ConditionFalse, v1alpha1.ReasonConfigMapNameConflict))
 	testenv.MustContain(t, "ContextPublished message", testenv.ConditionMessage(dev, v1alpha1.ConditionContextPublished),
