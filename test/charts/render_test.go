@@ -273,3 +273,26 @@ func TestCharts_ConfigMapPoliciesNameTheReleaseNamespacesManager(t *testing.T) {
 		}
 	}
 }
+
+// The agent pod bindings read the hostd parameters (ConfigMap loadout-hostd,
+// written by the manager) from the manager's namespace: rendered into
+// another release namespace, they read them there.
+func TestCharts_AgentPodPoliciesReadTheReleaseNamespacesHostdParameters(t *testing.T) {
+	objs, err := demo.DecodeManifests(testenv.Helm(t, "template", "loadout", "charts/loadout", "--namespace", "platform-x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"MutatingAdmissionPolicyBinding", "ValidatingAdmissionPolicyBinding"} {
+		b := find(objs, kind, "loadout-agent-pods")
+		if b == nil {
+			t.Fatalf("the chart renders no %s loadout-agent-pods", kind)
+		}
+		ref, _, _ := unstructured.NestedStringMap(b.Object, "spec", "paramRef")
+		if want := map[string]string{"name": "loadout-hostd", "namespace": "platform-x", "parameterNotFoundAction": "Deny"}; !reflect.DeepEqual(ref, want) {
+			t.Errorf("%s loadout-agent-pods paramRef = %v, want %v", kind, ref, want)
+		}
+	}
+	if find(objs, "MutatingAdmissionPolicy", "loadout-agent-pods") == nil || find(objs, "ValidatingAdmissionPolicy", "loadout-agent-pod-updates") == nil {
+		t.Error("the chart renders no agent pod policies")
+	}
+}

@@ -41,8 +41,10 @@ func TestInstall_KustomizeDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 		"Namespace": 1, "CustomResourceDefinition": 4, "ServiceAccount": 1, "ClusterRole": 3, "ClusterRoleBinding": 2,
 		// loadout-leader-election, loadout-signing
 		"Role": 2, "RoleBinding": 2, "Deployment": 1, "Service": 1,
-		// loadout-trust-label, loadout-context-configmaps, loadout-manager-configmaps
-		"ValidatingAdmissionPolicy": 3, "ValidatingAdmissionPolicyBinding": 3,
+		// loadout-trust-label, loadout-context-configmaps, loadout-manager-configmaps,
+		// loadout-agent-pods, loadout-agent-pod-updates; the mutating loadout-agent-pods
+		"ValidatingAdmissionPolicy": 5, "ValidatingAdmissionPolicyBinding": 5,
+		"MutatingAdmissionPolicy": 1, "MutatingAdmissionPolicyBinding": 1,
 	}
 	for kind, n := range want {
 		if count[kind] != n {

@@ -59,10 +59,10 @@ func allData(cm *corev1.ConfigMap) string {
 
 func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
 
-// installPolicy creates the ValidatingAdmissionPolicies and bindings of one
-// file of config/policy (once per suite: an existing one is kept). Admission
-// policies take effect asynchronously: probe with a dry run before relying
-// on one (waitEnforced).
+// installPolicy creates the admission policies (validating and mutating) and
+// bindings of one file of config/policy (once per suite: an existing one is
+// kept). Admission policies take effect asynchronously: probe with a dry run
+// before relying on one (waitEnforced).
 func installPolicy(t *testing.T, file string) {
 	t.Helper()
 	path := filepath.Join(testenv.RepoRoot(), "config", "policy", file)
@@ -89,6 +89,10 @@ func installPolicy(t *testing.T, file string) {
 			obj = &admissionregistrationv1.ValidatingAdmissionPolicy{}
 		case "ValidatingAdmissionPolicyBinding":
 			obj = &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+		case "MutatingAdmissionPolicy":
+			obj = &admissionregistrationv1.MutatingAdmissionPolicy{}
+		case "MutatingAdmissionPolicyBinding":
+			obj = &admissionregistrationv1.MutatingAdmissionPolicyBinding{}
 		default:
 			continue
 		}

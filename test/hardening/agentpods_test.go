@@ -1,0 +1,605 @@
+package hardening
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/testenv"
+)
+
+// What config/policy/agent_pod_policy.yaml injects into a pod labelled
+// loadout.dev/workspace, and the parameter ConfigMap it reads (in the
+// manager's namespace, platformNS here).
+const (
+	hostdParams         = "loadout-hostd"
+	hostdContainer      = "loadout-hostd"
+	contextAnnotation   = "loadout.dev/context-configmap"
+	agentPodsDenial     = "ValidatingAdmissionPolicy 'loadout-agent-pods'"
+	agentUpdatesDenial  = "ValidatingAdmissionPolicy 'loadout-agent-pod-updates'"
+	treePath            = "/var/run/loadout/tree"
+	testHostdImage      = "registry.example.com/loadout:hostd-test"
+	contextVolume       = "loadout-context"
+	treeVolume          = "loadout-tree"
+	sourceCacheVolume   = "loadout-source-cache"
+	keysEnv, bindingEnv = "LOADOUT_CONTEXT_KEYS", "LOADOUT_WORKSPACE"
+)
+
+var hostdCommand = []string{"/loadout", "hostd",
+	"--context-dir=/var/run/loadout/context", "--addr=127.0.0.1:8181", "--materialize=/var/run/loadout/tree",
+	"--probe-addr=:8182", "--source-cache=/var/run/loadout/source-cache"}
+
+// trustAnchor returns a fresh contextKeys text: one Ed25519 public key.
+func trustAnchor(t *testing.T) string {
+	t.Helper()
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "ed25519 " + base64.StdEncoding.EncodeToString(pub) + "\n"
+}
+
+// ensureHostdParams makes sure the parameter ConfigMap exists (the manager
+// writes it in a cluster; here the test does) and returns its data.
+func ensureHostdParams(t *testing.T) map[string]string {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: platformNS, Name: hostdParams},
+		Data: map[string]string{"image": testHostdImage, "contextKeys": trustAnchor(t)}}
+	if err := k8sClient.Create(context.Background(), cm); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+	got := kit.ConfigMap(t, platformNS, hostdParams)
+	if got.Data["image"] == "" || got.Data["contextKeys"] == "" {
+		t.Fatalf("ConfigMap %s/%s lacks image or contextKeys: %v", platformNS, hostdParams, got.Data)
+	}
+	return got.Data
+}
+
+// bindAgentPods installs the agent pod policies with their parameters and
+// waits until the API server both injects hostd into a labelled pod and
+// refuses one without it (dry runs in ns).
+func bindAgentPods(t *testing.T, ns string) map[string]string {
+	t.Helper()
+	installPolicy(t, "agent_pod_policy.yaml")
+	params := ensureHostdParams(t)
+	kit.Eventually(t, func() error {
+		pod := agentPod(ns, "probe-injected", "dev")
+		if err := k8sClient.Create(context.Background(), pod, client.DryRunAll); err != nil {
+			return err
+		}
+		if hostd(pod) == nil {
+			return errString("the MutatingAdmissionPolicy loadout-agent-pods does not inject hostd yet")
+		}
+		return nil
+	})
+	waitEnforced(t, "the ValidatingAdmissionPolicy loadout-agent-pods", func() error {
+		pod := agentPod(ns, "probe-refused", "dev")
+		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: hostdContainer, Image: "example.com/not-hostd"})
+		return k8sClient.Create(context.Background(), pod, client.DryRunAll)
+	})
+	return params
+}
+
+// namespaceAdmin returns a tenant with every right in ns and none elsewhere.
+func namespaceAdmin(t *testing.T, ns string) client.Client {
+	t.Helper()
+	user := "tenant-admin-" + ns
+	kit.Create(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}})
+	kit.Create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user}}})
+	return impersonate(t, user, "system:authenticated")
+}
+
+// agentPod is the sample's agent container alone: it reads the tree.
+// workspace "" leaves the label off.
+func agentPod(ns, name, workspace string) *corev1.Pod {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.PodSpec{
+			AutomountServiceAccountToken: ptr.To(false),
+			Containers: []corev1.Container{{
+				Name: "agent", Image: "ghcr.io/loadout-dev/loadout-pi:dev",
+				Env:          []corev1.EnvVar{{Name: "LOADOUT_CONTEXT_DIR", Value: treePath}},
+				VolumeMounts: []corev1.VolumeMount{{Name: treeVolume, MountPath: treePath, ReadOnly: true}},
+			}},
+		},
+	}
+	if workspace != "" {
+		pod.Labels = map[string]string{v1alpha1.WorkspaceLabel: workspace}
+	}
+	return pod
+}
+
+func hostd(pod *corev1.Pod) *corev1.Container {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == hostdContainer {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	return nil
+}
+
+func volume(pod *corev1.Pod, name string) *corev1.Volume {
+	for i := range pod.Spec.Volumes {
+		if pod.Spec.Volumes[i].Name == name {
+			return &pod.Spec.Volumes[i]
+		}
+	}
+	return nil
+}
+
+// boundPod is what the policies make of agentPod: the sidecar and the
+// volumes spelled out, as a dry-run create returns them.
+func boundPod(t *testing.T, c client.Client, ns, name, workspace string) *corev1.Pod {
+	t.Helper()
+	pod := agentPod(ns, name, workspace)
+	if err := c.Create(context.Background(), pod, client.DryRunAll); err != nil {
+		t.Fatalf("dry-run create of a labelled pod: %v", err)
+	}
+	if hostd(pod) == nil {
+		t.Fatal("the dry-run create returned no hostd sidecar")
+	}
+	out := agentPod(ns, name, workspace)
+	out.Spec.InitContainers, out.Spec.Volumes = pod.Spec.InitContainers, pod.Spec.Volumes
+	return out
+}
+
+// checkBound fails unless pod carries exactly the injected sidecar for
+// namespace/workspace with params, and the volumes with contextConfigMap.
+func checkBound(t *testing.T, pod *corev1.Pod, workspace, contextConfigMap string, params map[string]string) {
+	t.Helper()
+	h := hostd(pod)
+	if h == nil {
+		t.Fatalf("pod %s has no init container %s: %+v", pod.Name, hostdContainer, pod.Spec.InitContainers)
+	}
+	if h.Image != params["image"] {
+		t.Errorf("hostd image %q, want %q (the parameter ConfigMap's)", h.Image, params["image"])
+	}
+	if h.RestartPolicy == nil || *h.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+		t.Errorf("hostd restartPolicy %v, want Always (a native sidecar)", h.RestartPolicy)
+	}
+	if !slices.Equal(h.Command, hostdCommand) || len(h.Args) != 0 {
+		t.Errorf("hostd command %q args %q, want %q and none", h.Command, h.Args, hostdCommand)
+	}
+	wantEnv := []corev1.EnvVar{{Name: keysEnv, Value: params["contextKeys"]}, {Name: bindingEnv, Value: pod.Namespace + "/" + workspace}}
+	if !reflect.DeepEqual(h.Env, wantEnv) || len(h.EnvFrom) != 0 {
+		t.Errorf("hostd env %+v envFrom %+v, want %+v", h.Env, h.EnvFrom, wantEnv)
+	}
+	wantMounts := []corev1.VolumeMount{
+		{Name: contextVolume, MountPath: "/var/run/loadout/context", ReadOnly: true},
+		{Name: treeVolume, MountPath: treePath},
+		{Name: sourceCacheVolume, MountPath: "/var/run/loadout/source-cache"},
+	}
+	if !reflect.DeepEqual(h.VolumeMounts, wantMounts) {
+		t.Errorf("hostd volumeMounts %+v, want %+v", h.VolumeMounts, wantMounts)
+	}
+	for what, probe := range map[string]*corev1.Probe{"startup": h.StartupProbe, "readiness": h.ReadinessProbe, "liveness": h.LivenessProbe} {
+		if probe == nil || probe.HTTPGet == nil || probe.HTTPGet.Port.String() != "hostd-probes" {
+			t.Errorf("hostd %s probe %+v, want an HTTP GET on port hostd-probes", what, probe)
+		}
+	}
+	if len(h.Ports) != 1 || h.Ports[0].ContainerPort != 8182 {
+		t.Errorf("hostd ports %+v, want hostd-probes 8182", h.Ports)
+	}
+	if h.Resources.Requests.Cpu().Cmp(resource.MustParse("10m")) != 0 || h.Resources.Requests.Memory().Cmp(resource.MustParse("32Mi")) != 0 ||
+		h.Resources.Limits.Memory().Cmp(resource.MustParse("128Mi")) != 0 {
+		t.Errorf("hostd resources %+v, want requests cpu 10m memory 32Mi, limit memory 128Mi", h.Resources)
+	}
+	sc := h.SecurityContext
+	if sc == nil || !ptr.Deref(sc.ReadOnlyRootFilesystem, false) || ptr.Deref(sc.AllowPrivilegeEscalation, true) ||
+		!ptr.Deref(sc.RunAsNonRoot, false) || sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("hostd securityContext %+v, want a read-only root, no privilege escalation, non-root, all capabilities dropped", sc)
+	}
+	if v := volume(pod, contextVolume); v == nil || v.ConfigMap == nil || v.ConfigMap.Name != contextConfigMap {
+		t.Errorf("volume %s = %+v, want ConfigMap %s", contextVolume, v, contextConfigMap)
+	}
+	for _, name := range []string{treeVolume, sourceCacheVolume} {
+		if v := volume(pod, name); v == nil || v.EmptyDir == nil {
+			t.Errorf("volume %s = %+v, want an emptyDir", name, v)
+		}
+	}
+}
+
+// A labelled pod gets hostd (first among its init containers), its
+// Workspace's context and the tree; the tenant's containers are kept as they
+// were. The pod the policies produced, created again as it is, comes back
+// unchanged (nothing is injected twice). A Workspace with a custom output
+// name gets that ConfigMap through the annotation. An unlabelled pod is
+// untouched.
+func TestAgentPods_LabelledPodGetsHostdItsContextAndTheTree(t *testing.T) {
+	ctx := context.Background()
+	ns := kit.NewNamespace(t, "")
+	params := bindAgentPods(t, ns)
+	tenant := namespaceAdmin(t, ns)
+
+	pod := agentPod(ns, "agent", "dev")
+	pod.Spec.InitContainers = []corev1.Container{{Name: "clone", Image: "example.com/git", Command: []string{"git", "clone"}}}
+	submitted := pod.Spec.Containers[0].DeepCopy()
+	if err := tenant.Create(ctx, pod); err != nil {
+		t.Fatalf("the tenant could not create a labelled agent pod: %v", err)
+	}
+	checkBound(t, pod, "dev", "dev-context", params)
+	if names := containerNames(pod.Spec.InitContainers); !slices.Equal(names, []string{hostdContainer, "clone"}) {
+		t.Errorf("init containers %v, want hostd first, then the pod's own", names)
+	}
+	if got := pod.Spec.Containers; len(got) != 1 || got[0].Image != submitted.Image ||
+		!reflect.DeepEqual(got[0].VolumeMounts, submitted.VolumeMounts) || !reflect.DeepEqual(got[0].Env, submitted.Env) {
+		t.Errorf("the agent container changed: %+v, submitted %+v", got, submitted)
+	}
+
+	again := agentPod(ns, "agent-again", "dev")
+	again.Spec.InitContainers, again.Spec.Volumes = pod.Spec.InitContainers, pod.Spec.Volumes
+	if err := tenant.Create(ctx, again); err != nil {
+		t.Fatalf("the tenant could not create a pod spelling out the injected sidecar: %v", err)
+	}
+	if !reflect.DeepEqual(again.Spec.InitContainers, pod.Spec.InitContainers) || !reflect.DeepEqual(again.Spec.Volumes, pod.Spec.Volumes) {
+		t.Errorf("a pod spelling out the sidecar was changed:\ninit containers %+v\nvolumes %+v", again.Spec.InitContainers, again.Spec.Volumes)
+	}
+
+	custom := agentPod(ns, "agent-custom", "review")
+	custom.Annotations = map[string]string{contextAnnotation: "review-published"}
+	if err := tenant.Create(ctx, custom); err != nil {
+		t.Fatalf("the tenant could not create a pod naming its Workspace's custom context: %v", err)
+	}
+	checkBound(t, custom, "review", "review-published", params)
+
+	plain := agentPod(ns, "plain", "")
+	if err := tenant.Create(ctx, plain); err != nil {
+		t.Fatalf("the tenant could not create an unlabelled pod: %v", err)
+	}
+	if len(plain.Spec.InitContainers) != 0 || len(plain.Spec.Volumes) != 0 {
+		t.Errorf("an unlabelled pod was changed: init containers %+v, volumes %+v", plain.Spec.InitContainers, plain.Spec.Volumes)
+	}
+}
+
+func containerNames(cs []corev1.Container) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// A tenant with every right in its namespace cannot create a labelled pod
+// whose hostd is not the injected one (image, command, args, restart
+// policy, env, mounts, volumes), that runs hostd as a regular container or
+// another container under its name, or whose other containers reach hostd's
+// binding, cache, tree or process. Each refusal names the field.
+func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t *testing.T) {
+	ctx := context.Background()
+	ns := kit.NewNamespace(t, "")
+	bindAgentPods(t, ns)
+	tenant := namespaceAdmin(t, ns)
+	kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant-keys"},
+		Data: map[string]string{"keys": trustAnchor(t)}})
+
+	editHostd := func(edit func(*corev1.Container)) func(*corev1.Pod) {
+		return func(p *corev1.Pod) { edit(hostd(p)) }
+	}
+	editEnv := func(name, value string) func(*corev1.Pod) {
+		return editHostd(func(h *corev1.Container) {
+			for i := range h.Env {
+				if h.Env[i].Name == name {
+					h.Env[i].Value = value
+				}
+			}
+		})
+	}
+	for _, tc := range []struct {
+		what  string
+		edit  func(*corev1.Pod)
+		wants []string
+	}{
+		{"runs its own hostd image", editHostd(func(h *corev1.Container) { h.Image = "registry.example.com/tenant/hostd:latest" }),
+			[]string{"spec.initContainers[loadout-hostd].image", testHostdImage}},
+		{"points hostd at another context directory", editHostd(func(h *corev1.Container) {
+			h.Command = slices.Clone(h.Command)
+			h.Command[2] = "--context-dir=/var/run/tenant"
+		}), []string{"spec.initContainers[loadout-hostd].command"}},
+		{"adds flags through args", editHostd(func(h *corev1.Container) { h.Args = []string{"--context-dir=/var/run/tenant"} }),
+			[]string{"spec.initContainers[loadout-hostd].args"}},
+		{"makes hostd an init container that exits", editHostd(func(h *corev1.Container) {
+			h.RestartPolicy = nil
+			h.StartupProbe = nil
+			h.ReadinessProbe = nil
+			h.LivenessProbe = nil
+		}),
+			[]string{"spec.initContainers[loadout-hostd].restartPolicy"}},
+		{"binds hostd to another Workspace", editEnv(bindingEnv, ns+"/prod"),
+			[]string{"spec.initContainers[loadout-hostd].env[LOADOUT_WORKSPACE]", ns + "/dev"}},
+		{"sets LOADOUT_WORKSPACE twice (the last wins)", editHostd(func(h *corev1.Container) {
+			h.Env = append(slices.Clone(h.Env), corev1.EnvVar{Name: bindingEnv, Value: ns + "/prod"})
+		}), []string{"spec.initContainers[loadout-hostd].env[LOADOUT_WORKSPACE]"}},
+		{"gives hostd its own keys", editEnv(keysEnv, trustAnchor(t)),
+			[]string{"spec.initContainers[loadout-hostd].env[LOADOUT_CONTEXT_KEYS]", platformNS + "/" + hostdParams}},
+		{"reads the keys from its own ConfigMap", editHostd(func(h *corev1.Container) {
+			for i := range h.Env {
+				if h.Env[i].Name == keysEnv {
+					h.Env[i] = corev1.EnvVar{Name: keysEnv, ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+						LocalObjectReference: corev1.LocalObjectReference{Name: "tenant-keys"}, Key: "keys"}}}
+				}
+			}
+		}), []string{"spec.initContainers[loadout-hostd].env[LOADOUT_CONTEXT_KEYS]"}},
+		{"adds envFrom to hostd", editHostd(func(h *corev1.Container) {
+			h.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "tenant-keys"}}}}
+		}), []string{"spec.initContainers[loadout-hostd].env, envFrom"}},
+		{"mounts its own directory over the context", func(p *corev1.Pod) {
+			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "forged", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+			h := hostd(p)
+			h.VolumeMounts = append(slices.Clone(h.VolumeMounts), corev1.VolumeMount{Name: "forged", MountPath: "/var/run/loadout/context/manifest.json", SubPath: "manifest.json"})
+		}, []string{"spec.initContainers[loadout-hostd].volumeMounts"}},
+		{"fills loadout-context itself", func(p *corev1.Pod) {
+			volume(p, contextVolume).VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+		}, []string{"spec.volumes[loadout-context]", "dev-context"}},
+		{"shares the tree with other pods", func(p *corev1.Pod) {
+			volume(p, treeVolume).VolumeSource = corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/tmp/tree"}}
+		}, []string{"spec.volumes[loadout-tree]"}},
+		{"runs hostd as a regular container", func(p *corev1.Pod) {
+			h := *hostd(p)
+			h.RestartPolicy, h.StartupProbe = nil, nil
+			p.Spec.InitContainers = nil
+			p.Spec.Containers = append(p.Spec.Containers, h)
+		}, []string{"spec.initContainers", "not in spec.containers"}},
+		{"adds a container named like hostd", func(p *corev1.Pod) {
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "loadout-hostd-proxy", Image: "registry.example.com/tenant/proxy"})
+		}, []string{"names starting with loadout-hostd", "loadout-hostd-proxy"}},
+		{"lets the agent write the tree", func(p *corev1.Pod) { p.Spec.Containers[0].VolumeMounts[0].ReadOnly = false },
+			[]string{"volumeMounts of container agent", "loadout-tree"}},
+		{"lets the agent write hostd's source cache", func(p *corev1.Pod) {
+			p.Spec.Containers[0].VolumeMounts = append(p.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: sourceCacheVolume, MountPath: "/cache"})
+		}, []string{"volumeMounts of container agent", "loadout-source-cache"}},
+		{"sets the binding env on the agent", func(p *corev1.Pod) {
+			p.Spec.Containers[0].Env = append(p.Spec.Containers[0].Env, corev1.EnvVar{Name: bindingEnv, Value: ns + "/prod"})
+		}, []string{"env of container agent", "LOADOUT_WORKSPACE"}},
+		{"shares the process namespace with hostd", func(p *corev1.Pod) { p.Spec.ShareProcessNamespace = ptr.To(true) },
+			[]string{"spec.shareProcessNamespace"}},
+	} {
+		pod := boundPod(t, k8sClient, ns, "altered", "dev")
+		tc.edit(pod)
+		mustBeDenied(t, "the tenant "+tc.what, tenant.Create(ctx, pod), append([]string{agentPodsDenial}, tc.wants...)...)
+	}
+
+	bad := agentPod(ns, "bad-label", "Dev_1")
+	mustBeDenied(t, "the tenant labels a pod with no Workspace name", tenant.Create(ctx, bad),
+		agentPodsDenial, "metadata.labels[loadout.dev/workspace]", `"Dev_1" is not a Workspace name`)
+}
+
+// A tenant cannot give a labelled pod another Workspace's context: not as
+// hostd's context volume, not as another volume or projected source, not
+// through env or envFrom, and not by naming it in the annotation. Its own
+// context and ConfigMaps that are no context stay mountable.
+func TestAgentPods_TenantCannotMountAnotherWorkspacesContext(t *testing.T) {
+	ctx := context.Background()
+	ns := kit.NewNamespace(t, "")
+	bindAgentPods(t, ns)
+	tenant := namespaceAdmin(t, ns)
+	for _, name := range []string{"dev-context", "prod-context", "team-notes"} {
+		kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string]string{"k": "v"}})
+	}
+	configMapVolume := func(volume, configMap string) corev1.Volume {
+		return corev1.Volume{Name: volume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: configMap}}}}
+	}
+	mount := func(p *corev1.Pod, v corev1.Volume) {
+		p.Spec.Volumes = append(p.Spec.Volumes, v)
+		p.Spec.Containers[0].VolumeMounts = append(p.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: "/mnt/" + v.Name, ReadOnly: true})
+	}
+	for _, tc := range []struct {
+		what  string
+		edit  func(*corev1.Pod)
+		wants []string
+	}{
+		{"points hostd's context volume at prod's", func(p *corev1.Pod) {
+			volume(p, contextVolume).ConfigMap.Name = "prod-context"
+		}, []string{"spec.volumes[loadout-context]", "must be the whole ConfigMap dev-context"}},
+		{"mounts prod's context in the agent", func(p *corev1.Pod) { mount(p, configMapVolume("prod", "prod-context")) },
+			[]string{"spec.volumes[prod]", "may name only dev-context"}},
+		{"projects prod's context", func(p *corev1.Pod) {
+			mount(p, corev1.Volume{Name: "bundle", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+				Sources: []corev1.VolumeProjection{{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "prod-context"}}}}}}})
+		}, []string{"spec.volumes[bundle]"}},
+		{"reads prod's manifest into the agent's env", func(p *corev1.Pod) {
+			p.Spec.Containers[0].Env = append(p.Spec.Containers[0].Env, corev1.EnvVar{Name: "MANIFEST", ValueFrom: &corev1.EnvVarSource{
+				ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "prod-context"}, Key: "manifest.json"}}})
+		}, []string{"env, envFrom of container agent", "may name only dev-context"}},
+		{"loads prod's context with envFrom", func(p *corev1.Pod) {
+			p.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "prod-context"}}}}
+		}, []string{"env, envFrom of container agent"}},
+	} {
+		pod := boundPod(t, k8sClient, ns, "foreign", "dev")
+		tc.edit(pod)
+		mustBeDenied(t, "the tenant "+tc.what, tenant.Create(ctx, pod), append([]string{agentPodsDenial}, tc.wants...)...)
+	}
+	annotated := agentPod(ns, "annotated", "dev")
+	annotated.Annotations = map[string]string{contextAnnotation: "prod-context"}
+	mustBeDenied(t, "the tenant names prod's context in the annotation", tenant.Create(ctx, annotated),
+		agentPodsDenial, "metadata.annotations[loadout.dev/context-configmap]", "context name of Workspace prod, not of dev")
+
+	own := agentPod(ns, "own", "dev")
+	mount(own, configMapVolume("context-again", "dev-context"))
+	mount(own, configMapVolume("notes", "team-notes"))
+	if err := tenant.Create(ctx, own); err != nil {
+		t.Errorf("a labelled pod mounting its own context again and a ConfigMap that is no context: %v", err)
+	}
+}
+
+// A running pod cannot be re-bound or have its hostd swapped: adding the
+// label to a pod created without it (through the pod or its status), changing
+// the label's value, changing hostd's image, and an ephemeral container that
+// targets hostd's process are refused. A plain debug container, other
+// label changes and status updates go through; removing the label is
+// allowed (the pod keeps its sidecar).
+func TestAgentPods_TenantCannotRebindARunningPodOrSwapItsHostd(t *testing.T) {
+	ctx := context.Background()
+	ns := kit.NewNamespace(t, "")
+	bindAgentPods(t, ns)
+	tenant := namespaceAdmin(t, ns)
+
+	plain := agentPod(ns, "plain", "")
+	if err := tenant.Create(ctx, plain); err != nil {
+		t.Fatal(err)
+	}
+	addLabel := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"loadout.dev/workspace":"dev"}}}`))
+	waitEnforced(t, "the ValidatingAdmissionPolicy loadout-agent-pod-updates", func() error {
+		return tenant.Patch(ctx, plain.DeepCopy(), addLabel, client.DryRunAll)
+	})
+	mustBeDenied(t, "the tenant labels a pod that has no sidecar", tenant.Patch(ctx, plain.DeepCopy(), addLabel),
+		agentUpdatesDenial, "metadata.labels[loadout.dev/workspace]", "cannot be added to a running pod")
+	mustBeDenied(t, "the tenant labels it through pods/status", tenant.Status().Patch(ctx, plain.DeepCopy(), addLabel),
+		agentUpdatesDenial, "metadata.labels[loadout.dev/workspace]")
+
+	bound := agentPod(ns, "bound", "dev")
+	if err := tenant.Create(ctx, bound); err != nil {
+		t.Fatal(err)
+	}
+	if hostd(bound) == nil {
+		t.Fatal("the labelled pod got no sidecar")
+	}
+	mustBeDenied(t, "the tenant re-labels the pod for another Workspace",
+		tenant.Patch(ctx, bound.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"loadout.dev/workspace":"prod"}}}`))),
+		agentUpdatesDenial, "metadata.labels[loadout.dev/workspace]", `was "dev"`)
+	swap := bound.DeepCopy()
+	hostd(swap).Image = "registry.example.com/tenant/hostd:latest"
+	mustBeDenied(t, "the tenant swaps hostd's image", tenant.Update(ctx, swap),
+		agentUpdatesDenial, "spec.initContainers[loadout-hostd].image", "cannot change on a running pod")
+
+	debug := func(name, target string) error {
+		p := &corev1.Pod{}
+		if err := tenant.Get(ctx, client.ObjectKeyFromObject(bound), p); err != nil {
+			return err
+		}
+		p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, corev1.EphemeralContainer{
+			EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: name, Image: "busybox", TerminationMessagePolicy: corev1.TerminationMessageReadFile, ImagePullPolicy: corev1.PullIfNotPresent},
+			TargetContainerName:      target})
+		return tenant.SubResource("ephemeralcontainers").Update(ctx, p)
+	}
+	mustBeDenied(t, "the tenant attaches a debug container to hostd's process", debug("peek", hostdContainer),
+		agentUpdatesDenial, "spec.ephemeralContainers[peek]", "target loadout-hostd")
+	if err := debug("debugger", "agent"); err != nil {
+		t.Errorf("a debug container targeting the agent: %v", err)
+	}
+
+	if err := tenant.Patch(ctx, bound.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"a"}}}`))); err != nil {
+		t.Errorf("another label on a bound pod: %v", err)
+	}
+	status := client.RawPatch(types.MergePatchType, []byte(`{"status":{"conditions":[{"type":"loadout.dev/Probe","status":"True"}]}}`))
+	if err := tenant.Status().Patch(ctx, bound.DeepCopy(), status); err != nil {
+		t.Errorf("a status update of a bound pod: %v", err)
+	}
+	if err := tenant.Patch(ctx, bound.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"loadout.dev/workspace":null}}}`))); err != nil {
+		t.Fatalf("removing the label: %v", err)
+	}
+	after := &corev1.Pod{}
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(bound), after); err != nil {
+		t.Fatal(err)
+	}
+	if hostd(after) == nil || hostd(after).Image != hostd(bound).Image {
+		t.Errorf("the unlabelled pod lost its sidecar: %+v", after.Spec.InitContainers)
+	}
+}
+
+// Fail closed: without the parameter ConfigMap (or with its keys empty) no
+// labelled pod is created, since it would run without hostd or without the
+// platform's keys. Unlabelled pods are not affected.
+func TestAgentPods_NoHostdParametersNoLabelledPod(t *testing.T) {
+	ctx := context.Background()
+	ns := kit.NewNamespace(t, "")
+	params := bindAgentPods(t, ns)
+	tenant := namespaceAdmin(t, ns)
+	key := types.NamespacedName{Namespace: platformNS, Name: hostdParams}
+	t.Cleanup(func() {
+		// Put the parameters back for the other tests, and wait until a
+		// labelled pod is bound again.
+		_ = k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
+		kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}, Data: params})
+		kit.Eventually(t, func() error {
+			pod := agentPod(ns, "restored", "dev")
+			if err := k8sClient.Create(ctx, pod, client.DryRunAll); err != nil {
+				return err
+			}
+			if hostd(pod) == nil {
+				return errString("no sidecar after restoring the parameters")
+			}
+			return nil
+		})
+	})
+
+	if err := k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}); err != nil {
+		t.Fatal(err)
+	}
+	kit.Eventually(t, func() error {
+		if err := tenant.Create(ctx, agentPod(ns, "unparameterised", "dev"), client.DryRunAll); !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
+			return fmt.Errorf("a labelled pod without the parameter ConfigMap: %v, want it refused", err)
+		}
+		return nil
+	})
+	mustBeDenied(t, "the tenant creates a labelled pod without the parameter ConfigMap",
+		tenant.Create(ctx, agentPod(ns, "unparameterised", "dev")), "loadout-agent-pods", "no params found")
+	if err := tenant.Create(ctx, agentPod(ns, "plain", "")); err != nil {
+		t.Errorf("an unlabelled pod without the parameter ConfigMap: %v", err)
+	}
+
+	kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+		Data: map[string]string{"image": params["image"], "contextKeys": " \n"}})
+	kit.Eventually(t, func() error {
+		err := tenant.Create(ctx, agentPod(ns, "keyless", "dev"), client.DryRunAll)
+		if err == nil || !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
+			return fmt.Errorf("a labelled pod with empty contextKeys: %v, want it refused", err)
+		}
+		if strings.Contains(err.Error(), "no params found") {
+			return errString("the parameter ConfigMap is not seen yet")
+		}
+		return nil
+	})
+	mustBeDenied(t, "the tenant creates a labelled pod while the parameters have no keys",
+		tenant.Create(ctx, agentPod(ns, "keyless", "dev")),
+		agentPodsDenial, "ConfigMap "+platformNS+"/"+hostdParams, "data.contextKeys")
+}
+
+// The sample agent Deployment spells out no hostd: its pod template, created
+// as a Pod by a tenant, is bound by the policies and admitted as it is.
+func TestAgentPods_SampleAgentDeploymentIsBoundByThePolicies(t *testing.T) {
+	ns := kit.NewNamespace(t, "")
+	params := bindAgentPods(t, ns)
+	tenant := namespaceAdmin(t, ns)
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "samples", "agent-deployment.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep := &appsv1.Deployment{}
+	if err := yaml.UnmarshalStrict(raw, dep); err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(dep.Spec.Template.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == hostdContainer }) {
+		t.Error("the sample Deployment spells out the hostd sidecar; the policies inject it")
+	}
+	pod := &corev1.Pod{ObjectMeta: dep.Spec.Template.ObjectMeta, Spec: dep.Spec.Template.Spec}
+	pod.Namespace, pod.Name = ns, "sample-agent"
+	workspace := pod.Labels[v1alpha1.WorkspaceLabel]
+	if err := tenant.Create(context.Background(), pod); err != nil {
+		t.Fatalf("the sample agent pod: %v", err)
+	}
+	checkBound(t, pod, workspace, workspace+"-context", params)
+}
