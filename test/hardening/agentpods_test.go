@@ -16,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,8 +113,9 @@ func namespaceAdmin(t *testing.T, ns string) client.Client {
 	return impersonate(t, user, "system:authenticated")
 }
 
-// agentPod is the sample's agent container alone: it reads the tree.
-// workspace "" leaves the label off.
+// agentPod is the sample's agent container alone: labelled, it reads the
+// tree (whose volume the policies add); workspace "" leaves the label and
+// the mount off.
 func agentPod(ns, name, workspace string) *corev1.Pod {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -121,14 +123,23 @@ func agentPod(ns, name, workspace string) *corev1.Pod {
 			AutomountServiceAccountToken: ptr.To(false),
 			Containers: []corev1.Container{{
 				Name: "agent", Image: "ghcr.io/loadout-dev/loadout-pi:dev",
-				Env:          []corev1.EnvVar{{Name: "LOADOUT_CONTEXT_DIR", Value: treePath}},
-				VolumeMounts: []corev1.VolumeMount{{Name: treeVolume, MountPath: treePath, ReadOnly: true}},
+				Env: []corev1.EnvVar{{Name: "LOADOUT_CONTEXT_DIR", Value: treePath}},
 			}},
 		},
 	}
 	if workspace != "" {
 		pod.Labels = map[string]string{v1alpha1.WorkspaceLabel: workspace}
+		pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: treeVolume, MountPath: treePath, ReadOnly: true}}
 	}
+	return pod
+}
+
+// declaringTheTree declares the tree volume in pod, as a pod template that
+// mounts it must (config/samples/agent-deployment.yaml): a pod the policies
+// inject nothing into then still gets as far as their verdict.
+func declaringTheTree(pod *corev1.Pod) *corev1.Pod {
+	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: treeVolume,
+		VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	return pod
 }
 
@@ -254,7 +265,7 @@ func TestAgentPods_LabelledPodGetsHostdItsContextAndTheTree(t *testing.T) {
 	if err := tenant.Create(ctx, again); err != nil {
 		t.Fatalf("the tenant could not create a pod spelling out the injected sidecar: %v", err)
 	}
-	if !reflect.DeepEqual(again.Spec.InitContainers, pod.Spec.InitContainers) || !reflect.DeepEqual(again.Spec.Volumes, pod.Spec.Volumes) {
+	if !apiequality.Semantic.DeepEqual(again.Spec.InitContainers, pod.Spec.InitContainers) || !apiequality.Semantic.DeepEqual(again.Spec.Volumes, pod.Spec.Volumes) {
 		t.Errorf("a pod spelling out the sidecar was changed:\ninit containers %+v\nvolumes %+v", again.Spec.InitContainers, again.Spec.Volumes)
 	}
 
@@ -307,7 +318,7 @@ func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t
 			}
 		})
 	}
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		what  string
 		edit  func(*corev1.Pod)
 		wants []string
@@ -376,12 +387,12 @@ func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t
 		{"shares the process namespace with hostd", func(p *corev1.Pod) { p.Spec.ShareProcessNamespace = ptr.To(true) },
 			[]string{"spec.shareProcessNamespace"}},
 	} {
-		pod := boundPod(t, k8sClient, ns, "altered", "dev")
+		pod := boundPod(t, k8sClient, ns, fmt.Sprintf("altered-%d", i), "dev")
 		tc.edit(pod)
 		mustBeDenied(t, "the tenant "+tc.what, tenant.Create(ctx, pod), append([]string{agentPodsDenial}, tc.wants...)...)
 	}
 
-	bad := agentPod(ns, "bad-label", "Dev_1")
+	bad := declaringTheTree(agentPod(ns, "bad-label", "Dev_1"))
 	mustBeDenied(t, "the tenant labels a pod with no Workspace name", tenant.Create(ctx, bad),
 		agentPodsDenial, "metadata.labels[loadout.dev/workspace]", `"Dev_1" is not a Workspace name`)
 }
@@ -406,7 +417,7 @@ func TestAgentPods_TenantCannotMountAnotherWorkspacesContext(t *testing.T) {
 		p.Spec.Volumes = append(p.Spec.Volumes, v)
 		p.Spec.Containers[0].VolumeMounts = append(p.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: "/mnt/" + v.Name, ReadOnly: true})
 	}
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		what  string
 		edit  func(*corev1.Pod)
 		wants []string
@@ -428,7 +439,7 @@ func TestAgentPods_TenantCannotMountAnotherWorkspacesContext(t *testing.T) {
 			p.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "prod-context"}}}}
 		}, []string{"env, envFrom of container agent"}},
 	} {
-		pod := boundPod(t, k8sClient, ns, "foreign", "dev")
+		pod := boundPod(t, k8sClient, ns, fmt.Sprintf("foreign-%d", i), "dev")
 		tc.edit(pod)
 		mustBeDenied(t, "the tenant "+tc.what, tenant.Create(ctx, pod), append([]string{agentPodsDenial}, tc.wants...)...)
 	}
@@ -480,7 +491,10 @@ func TestAgentPods_TenantCannotRebindARunningPodOrSwapItsHostd(t *testing.T) {
 	mustBeDenied(t, "the tenant re-labels the pod for another Workspace",
 		tenant.Patch(ctx, bound.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"loadout.dev/workspace":"prod"}}}`))),
 		agentUpdatesDenial, "metadata.labels[loadout.dev/workspace]", `was "dev"`)
-	swap := bound.DeepCopy()
+	swap := &corev1.Pod{}
+	if err := tenant.Get(ctx, client.ObjectKeyFromObject(bound), swap); err != nil {
+		t.Fatal(err)
+	}
 	hostd(swap).Image = "registry.example.com/tenant/hostd:latest"
 	mustBeDenied(t, "the tenant swaps hostd's image", tenant.Update(ctx, swap),
 		agentUpdatesDenial, "spec.initContainers[loadout-hostd].image", "cannot change on a running pod")
@@ -564,7 +578,7 @@ func TestAgentPods_NoHostdParametersNoLabelledPod(t *testing.T) {
 	kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
 		Data: map[string]string{"image": params["image"], "contextKeys": " \n"}})
 	kit.Eventually(t, func() error {
-		err := tenant.Create(ctx, agentPod(ns, "keyless", "dev"), client.DryRunAll)
+		err := tenant.Create(ctx, declaringTheTree(agentPod(ns, "keyless", "dev")), client.DryRunAll)
 		if err == nil || !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
 			return fmt.Errorf("a labelled pod with empty contextKeys: %v, want it refused", err)
 		}
@@ -574,7 +588,7 @@ func TestAgentPods_NoHostdParametersNoLabelledPod(t *testing.T) {
 		return nil
 	})
 	mustBeDenied(t, "the tenant creates a labelled pod while the parameters have no keys",
-		tenant.Create(ctx, agentPod(ns, "keyless", "dev")),
+		tenant.Create(ctx, declaringTheTree(agentPod(ns, "keyless", "dev"))),
 		agentPodsDenial, "ConfigMap "+platformNS+"/"+hostdParams, "data.contextKeys")
 }
 
