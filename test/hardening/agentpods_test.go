@@ -593,11 +593,21 @@ func TestAgentPods_NoHostdParametersNoLabelledPod(t *testing.T) {
 }
 
 // The sample agent Deployment spells out no hostd: its pod template, created
-// as a Pod by a tenant, is bound by the policies and admitted as it is.
+// as a Pod by a tenant, is bound by the policies and admitted as it is, in a
+// namespace that enforces Pod Security's restricted level.
 func TestAgentPods_SampleAgentDeploymentIsBoundByThePolicies(t *testing.T) {
+	ctx := context.Background()
 	ns := kit.NewNamespace(t, "")
 	params := bindAgentPods(t, ns)
 	tenant := namespaceAdmin(t, ns)
+	testenv.Update(t, kit, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, func(n *corev1.Namespace) {
+		n.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
+	})
+	waitEnforced(t, "Pod Security restricted", func() error {
+		root := agentPod(ns, "root", "")
+		root.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+		return k8sClient.Create(ctx, root, client.DryRunAll)
+	})
 	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "samples", "agent-deployment.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -612,7 +622,7 @@ func TestAgentPods_SampleAgentDeploymentIsBoundByThePolicies(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: dep.Spec.Template.ObjectMeta, Spec: dep.Spec.Template.Spec}
 	pod.Namespace, pod.Name = ns, "sample-agent"
 	workspace := pod.Labels[v1alpha1.WorkspaceLabel]
-	if err := tenant.Create(context.Background(), pod); err != nil {
+	if err := tenant.Create(ctx, pod); err != nil {
 		t.Fatalf("the sample agent pod: %v", err)
 	}
 	checkBound(t, pod, workspace, workspace+"-context", params)
