@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -626,4 +627,64 @@ func TestAgentPods_SampleAgentDeploymentIsBoundByThePolicies(t *testing.T) {
 		t.Fatalf("the sample agent pod: %v", err)
 	}
 	checkBound(t, pod, workspace, workspace+"-context", params)
+}
+
+// Re-invocation: a second mutating policy that changes every pod it sees
+// makes the API server invoke loadout-agent-pods again (reinvocationPolicy
+// IfNeeded) on a pod that already carries the sidecar and the volumes; the
+// pod is admitted with each exactly once.
+func TestAgentPods_ReinvokedInjectionAddsNothingTwice(t *testing.T) {
+	ctx := context.Background()
+	ns := kit.NewNamespace(t, "")
+	params := bindAgentPods(t, ns)
+	const counter = "loadout.dev/test-invocations"
+	touch := &admissionregistrationv1.MutatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "test-touch-" + ns},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+			FailurePolicy:      ptr.To(admissionregistrationv1.Fail),
+			ReinvocationPolicy: admissionregistrationv1.IfNeededReinvocationPolicy,
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}}}}},
+			},
+			// Counts its invocations in an annotation: every invocation
+			// changes the pod, so every other policy is invoked again.
+			Mutations: []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeJSONPatch, JSONPatch: &admissionregistrationv1.JSONPatch{Expression: `
+				(has(object.metadata.annotations) ? [] : [JSONPatch{op: 'add', path: '/metadata/annotations', value: {}}]) +
+				[JSONPatch{op: 'add', path: '/metadata/annotations/' + jsonpatch.escapeKey('` + counter + `'),
+					value: has(object.metadata.annotations) && '` + counter + `' in object.metadata.annotations
+						? string(int(object.metadata.annotations['` + counter + `']) + 1) : '1'}]`}}},
+		},
+	}
+	kit.Create(t, touch)
+	kit.Create(t, &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: touch.Name},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: touch.Name}})
+	t.Cleanup(func() {
+		_ = k8sClient.Delete(ctx, &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: touch.Name}})
+		_ = k8sClient.Delete(ctx, touch)
+	})
+
+	var pod *corev1.Pod
+	kit.Eventually(t, func() error {
+		pod = agentPod(ns, "agent", "dev")
+		if err := k8sClient.Create(ctx, pod, client.DryRunAll); err != nil {
+			return err
+		}
+		if n := pod.Annotations[counter]; n < "2" {
+			return fmt.Errorf("the test policy ran %q times, want at least 2 (a re-invocation)", n)
+		}
+		return nil
+	})
+	hostds := 0
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == hostdContainer {
+			hostds++
+		}
+	}
+	if hostds != 1 || len(pod.Spec.Volumes) != 3 {
+		t.Errorf("after re-invocation: %d hostd sidecars and volumes %v, want 1 and the three injected", hostds, pod.Spec.Volumes)
+	}
+	checkBound(t, pod, "dev", "dev-context", params)
 }
