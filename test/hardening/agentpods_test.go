@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,6 +26,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -34,7 +35,6 @@ import (
 // loadout.dev/workspace, and the parameter ConfigMap it reads (in the
 // manager's namespace, platformNS here).
 const (
-	hostdParams         = "loadout-hostd"
 	hostdContainer      = "loadout-hostd"
 	contextAnnotation   = "loadout.dev/context-configmap"
 	agentPodsDenial     = "ValidatingAdmissionPolicy 'loadout-agent-pods'"
@@ -51,28 +51,31 @@ var hostdCommand = []string{"/loadout", "hostd",
 	"--context-dir=/var/run/loadout/context", "--addr=127.0.0.1:8181", "--materialize=/var/run/loadout/tree",
 	"--probe-addr=:8182", "--source-cache=/var/run/loadout/source-cache"}
 
-// trustAnchor returns a fresh contextKeys text: one Ed25519 public key.
-func trustAnchor(t *testing.T) string {
+// tenantAnchor is a trust anchor of the tenant's own: a fresh key.
+func tenantAnchor(t *testing.T) string {
 	t.Helper()
 	pub, _, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return "ed25519 " + base64.StdEncoding.EncodeToString(pub) + "\n"
+	return contextsig.FormatPublicKey(pub) + "\n"
 }
 
-// ensureHostdParams makes sure the parameter ConfigMap exists (the manager
-// writes it in a cluster; here the test does) and returns its data.
-func ensureHostdParams(t *testing.T) map[string]string {
+// hostdParamsKey is the parameter ConfigMap of the agent pod policies, in the
+// manager's namespace (platformNS here).
+var hostdParamsKey = types.NamespacedName{Namespace: platformNS, Name: controllers.DefaultHostdConfigMap}
+
+// publishHostdParams writes the parameter ConfigMap as the manager does at
+// start (the test manager does not): the hostd image and the public keys of
+// the key set that signs the suite's contexts. It returns its data.
+func publishHostdParams(t *testing.T) map[string]string {
 	t.Helper()
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: platformNS, Name: hostdParams},
-		Data: map[string]string{"image": testHostdImage, "contextKeys": trustAnchor(t)}}
-	if err := k8sClient.Create(context.Background(), cm); client.IgnoreAlreadyExists(err) != nil {
+	if err := controllers.PublishHostdConfig(context.Background(), k8sClient, hostdParamsKey, testHostdImage, contextSigner); err != nil {
 		t.Fatal(err)
 	}
-	got := kit.ConfigMap(t, platformNS, hostdParams)
-	if got.Data["image"] == "" || got.Data["contextKeys"] == "" {
-		t.Fatalf("ConfigMap %s/%s lacks image or contextKeys: %v", platformNS, hostdParams, got.Data)
+	got := kit.ConfigMap(t, hostdParamsKey.Namespace, hostdParamsKey.Name)
+	if got.Data[controllers.HostdConfigImageKey] == "" || got.Data[controllers.HostdConfigContextKeys] == "" {
+		t.Fatalf("ConfigMap %s lacks %s or %s: %v", hostdParamsKey, controllers.HostdConfigImageKey, controllers.HostdConfigContextKeys, got.Data)
 	}
 	return got.Data
 }
@@ -83,7 +86,7 @@ func ensureHostdParams(t *testing.T) map[string]string {
 func bindAgentPods(t *testing.T, ns string) map[string]string {
 	t.Helper()
 	installPolicy(t, "agent_pod_policy.yaml")
-	params := ensureHostdParams(t)
+	params := publishHostdParams(t)
 	kit.Eventually(t, func() error {
 		pod := agentPod(ns, "probe-injected", "dev")
 		if err := k8sClient.Create(context.Background(), pod, client.DryRunAll); err != nil {
@@ -186,8 +189,8 @@ func checkBound(t *testing.T, pod *corev1.Pod, workspace, contextConfigMap strin
 	if h == nil {
 		t.Fatalf("pod %s has no init container %s: %+v", pod.Name, hostdContainer, pod.Spec.InitContainers)
 	}
-	if h.Image != params["image"] {
-		t.Errorf("hostd image %q, want %q (the parameter ConfigMap's)", h.Image, params["image"])
+	if h.Image != params[controllers.HostdConfigImageKey] {
+		t.Errorf("hostd image %q, want %q (the parameter ConfigMap's)", h.Image, params[controllers.HostdConfigImageKey])
 	}
 	if h.RestartPolicy == nil || *h.RestartPolicy != corev1.ContainerRestartPolicyAlways {
 		t.Errorf("hostd restartPolicy %v, want Always (a native sidecar)", h.RestartPolicy)
@@ -195,7 +198,7 @@ func checkBound(t *testing.T, pod *corev1.Pod, workspace, contextConfigMap strin
 	if !slices.Equal(h.Command, hostdCommand) || len(h.Args) != 0 {
 		t.Errorf("hostd command %q args %q, want %q and none", h.Command, h.Args, hostdCommand)
 	}
-	wantEnv := []corev1.EnvVar{{Name: keysEnv, Value: params["contextKeys"]}, {Name: bindingEnv, Value: pod.Namespace + "/" + workspace}}
+	wantEnv := []corev1.EnvVar{{Name: keysEnv, Value: params[controllers.HostdConfigContextKeys]}, {Name: bindingEnv, Value: pod.Namespace + "/" + workspace}}
 	if !reflect.DeepEqual(h.Env, wantEnv) || len(h.EnvFrom) != 0 {
 		t.Errorf("hostd env %+v envFrom %+v, want %+v", h.Env, h.EnvFrom, wantEnv)
 	}
@@ -305,7 +308,7 @@ func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t
 	bindAgentPods(t, ns)
 	tenant := namespaceAdmin(t, ns)
 	kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant-keys"},
-		Data: map[string]string{"keys": trustAnchor(t)}})
+		Data: map[string]string{"keys": tenantAnchor(t)}})
 
 	editHostd := func(edit func(*corev1.Container)) func(*corev1.Pod) {
 		return func(p *corev1.Pod) { edit(hostd(p)) }
@@ -344,8 +347,8 @@ func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t
 		{"sets LOADOUT_WORKSPACE twice (the last wins)", editHostd(func(h *corev1.Container) {
 			h.Env = append(slices.Clone(h.Env), corev1.EnvVar{Name: bindingEnv, Value: ns + "/prod"})
 		}), []string{"spec.initContainers[loadout-hostd].env[LOADOUT_WORKSPACE]"}},
-		{"gives hostd its own keys", editEnv(keysEnv, trustAnchor(t)),
-			[]string{"spec.initContainers[loadout-hostd].env[LOADOUT_CONTEXT_KEYS]", platformNS + "/" + hostdParams}},
+		{"gives hostd its own keys", editEnv(keysEnv, tenantAnchor(t)),
+			[]string{"spec.initContainers[loadout-hostd].env[LOADOUT_CONTEXT_KEYS]", hostdParamsKey.String()}},
 		{"reads the keys from its own ConfigMap", editHostd(func(h *corev1.Container) {
 			for i := range h.Env {
 				if h.Env[i].Name == keysEnv {
@@ -543,12 +546,11 @@ func TestAgentPods_NoHostdParametersNoLabelledPod(t *testing.T) {
 	ns := kit.NewNamespace(t, "")
 	params := bindAgentPods(t, ns)
 	tenant := namespaceAdmin(t, ns)
-	key := types.NamespacedName{Namespace: platformNS, Name: hostdParams}
+	key := hostdParamsKey
 	t.Cleanup(func() {
 		// Put the parameters back for the other tests, and wait until a
 		// labelled pod is bound again.
-		_ = k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
-		kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}, Data: params})
+		publishHostdParams(t)
 		kit.Eventually(t, func() error {
 			pod := agentPod(ns, "restored", "dev")
 			if err := k8sClient.Create(ctx, pod, client.DryRunAll); err != nil {
@@ -577,7 +579,7 @@ func TestAgentPods_NoHostdParametersNoLabelledPod(t *testing.T) {
 	}
 
 	kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
-		Data: map[string]string{"image": params["image"], "contextKeys": " \n"}})
+		Data: map[string]string{controllers.HostdConfigImageKey: params[controllers.HostdConfigImageKey], controllers.HostdConfigContextKeys: " \n"}})
 	kit.Eventually(t, func() error {
 		err := tenant.Create(ctx, declaringTheTree(agentPod(ns, "keyless", "dev")), client.DryRunAll)
 		if err == nil || !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
@@ -590,7 +592,7 @@ func TestAgentPods_NoHostdParametersNoLabelledPod(t *testing.T) {
 	})
 	mustBeDenied(t, "the tenant creates a labelled pod while the parameters have no keys",
 		tenant.Create(ctx, declaringTheTree(agentPod(ns, "keyless", "dev"))),
-		agentPodsDenial, "ConfigMap "+platformNS+"/"+hostdParams, "data.contextKeys")
+		agentPodsDenial, "ConfigMap "+hostdParamsKey.String(), "data.contextKeys")
 }
 
 // The sample agent Deployment spells out no hostd: its pod template, created
