@@ -70,7 +70,9 @@ func FuzzEndpoints(f *testing.F) {
 	f.Fuzz(func(t *testing.T, endpoint uint8, body string) {
 		path := hostdEndpoints[int(endpoint)%len(hostdEndpoints)]
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(body)))
+		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8181"+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(rec, req)
 		if rec.Code >= 500 {
 			t.Fatalf("%s answered %d: %s", path, rec.Code, rec.Body)
 		}

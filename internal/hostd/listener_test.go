@@ -11,14 +11,22 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadout-dev/loadout/internal/contract"
 )
 
 // serveWithLimits starts hostd's real listener (newHTTPServer, with its
 // timeouts) on loopback and returns its address.
 func serveWithLimits(t *testing.T, limits Limits) (*Server, string) {
 	t.Helper()
+	return serveListener(t, fixedRegistry(), limits)
+}
+
+// serveListener serves a context holding reg on hostd's real listener.
+func serveListener(t *testing.T, reg contract.Registry, limits Limits) (*Server, string) {
+	t.Helper()
 	dir := t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, fixedRegistry()))
+	writeConfigMapDir(t, dir, contextData(t, reg))
 	s := New(Options{ContextDir: dir, Limits: limits, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err := s.Reload(context.Background(), true); err != nil {
 		t.Fatal(err)
@@ -48,7 +56,7 @@ func dial(t *testing.T, addr string) net.Conn {
 func startSlowPost(t *testing.T, addr string) net.Conn {
 	t.Helper()
 	c := dial(t, addr)
-	if _, err := io.WriteString(c, "POST /v1/before HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"call\":"); err != nil {
+	if _, err := io.WriteString(c, "POST /v1/before HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"call\":"); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -112,7 +120,7 @@ func TestAPI_SlowBodyIsCutAtTheReadTimeout(t *testing.T) {
 func TestAPI_SlowHeadersAreCutAtTheReadHeaderTimeout(t *testing.T) {
 	_, addr := serveWithLimits(t, Limits{ReadHeaderTimeout: 200 * time.Millisecond})
 	c := dial(t, addr)
-	if _, err := io.WriteString(c, "POST /v1/before HTTP/1.1\r\nHost: x\r\nX-Slow: "); err != nil {
+	if _, err := io.WriteString(c, "POST /v1/before HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "); err != nil {
 		t.Fatal(err)
 	}
 	waitClosed(t, c, 5*time.Second)
@@ -123,7 +131,7 @@ func TestAPI_SlowHeadersAreCutAtTheReadHeaderTimeout(t *testing.T) {
 func TestAPI_IdleKeepAliveConnectionIsClosed(t *testing.T) {
 	_, addr := serveWithLimits(t, Limits{IdleTimeout: 200 * time.Millisecond})
 	c := dial(t, addr)
-	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
 	br := bufio.NewReader(c)

@@ -107,8 +107,9 @@ func New(opts Options) *Server {
 	return s
 }
 
-// Handler is the HTTP API.
-func (s *Server) Handler() http.Handler { return s.limits.wrap(s.mux) }
+// Handler is the HTTP API, answering only local, same-origin JSON callers
+// (localOnly) within the listener's limits.
+func (s *Server) Handler() http.Handler { return localOnly(s.limits.wrap(s.mux)) }
 
 // Reload loads the context directory if it changed since the last attempt
 // (or force is set) and swaps it in only when the whole load succeeded. A

@@ -205,6 +205,7 @@ func get(t testing.TB, url string) string {
 
 func serve(s *Server, method, path, body string) *http.Response {
 	req, _ := http.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	s.Handler().ServeHTTP(rec, req)
 	return rec.Result()

@@ -64,7 +64,7 @@ func TestReload_FailingSkillSourceKeepsLastGoodTreeAndIsReported(t *testing.T) {
 		t.Fatalf("last good tree lost: %q, %v", b, err)
 	}
 	rec := httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/readyz", nil))
 	if !strings.Contains(rec.Body.String(), `"failingSkillSources":"1"`) || !strings.Contains(rec.Body.String(), wrong) {
 		t.Fatalf("/readyz = %d %s", rec.Code, rec.Body)
 	}
