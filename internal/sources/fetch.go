@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -42,9 +41,13 @@ type Options struct {
 // Fetcher fetches skill sources. Each source is fetched from the network at
 // most once: afterwards it is read from the cache and verified again by hash,
 // so a tampered cache is refetched, never used.
+//
+// Fetches of different sources run concurrently and share no lock, so a
+// source that never answers holds up only its own fetch (the caller's
+// context bounds it). Two fetches of one source are safe too: each verifies
+// what it read and the cache is written by rename, never in place.
 type Fetcher struct {
 	opts Options
-	mu   sync.Mutex // serialises fetches of one Fetcher; agents have few sources
 }
 
 // New returns a Fetcher.
@@ -59,9 +62,16 @@ func New(opts Options) *Fetcher {
 }
 
 // Fetch returns the verified skill tree of a source.
+// A failure is a *FetchError, whose Reason is safe to show anywhere.
 func (f *Fetcher) Fetch(ctx context.Context, src contract.SkillSource) (skillpack.Tree, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	tree, err := f.fetch(ctx, src)
+	if err != nil {
+		return nil, &FetchError{Source: src.String(), Reason: reasonOf(err), Err: err}
+	}
+	return tree, nil
+}
+
+func (f *Fetcher) fetch(ctx context.Context, src contract.SkillSource) (skillpack.Tree, error) {
 	var (
 		tree skillpack.Tree
 		err  error
@@ -75,10 +85,10 @@ func (f *Fetcher) Fetch(ctx context.Context, src contract.SkillSource) (skillpac
 		err = errors.New("exactly one of oci or git must be set")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("source %s: %w", src, err)
+		return nil, err
 	}
 	if _, ok := tree.File("SKILL.md"); !ok {
-		return nil, fmt.Errorf("source %s: no SKILL.md at the top of the skill", src)
+		return nil, errNoSkillFile
 	}
 	return tree, nil
 }
@@ -148,10 +158,10 @@ func (f *Fetcher) cached(digest string, size int64, fetch func() (io.ReadCloser,
 		return nil, fmt.Errorf("blob %s is over %d bytes", digest, maxBlob)
 	}
 	if got := sha256Hex(b); got != hexDigest {
-		return nil, fmt.Errorf("verification failed: content hashes to sha256:%s, not %s", got, digest)
+		return nil, fmt.Errorf("%w: content hashes to sha256:%s, not %s", errVerification, got, digest)
 	}
 	if size >= 0 && int64(len(b)) != size {
-		return nil, fmt.Errorf("verification failed: %d bytes, the manifest says %d", len(b), size)
+		return nil, fmt.Errorf("%w: %d bytes, the manifest says %d", errVerification, len(b), size)
 	}
 	if err := writeAtomic(path, b); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)

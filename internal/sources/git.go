@@ -126,7 +126,7 @@ func (f *Fetcher) cloneTree(ctx context.Context, src contract.GitSource) (skillp
 		return nil, fmt.Errorf("commit %s: %w", src.Commit, err)
 	}
 	if commit.Hash.String() != src.Commit {
-		return nil, fmt.Errorf("verification failed: commit %s resolved to %s", src.Commit, commit.Hash)
+		return nil, fmt.Errorf("%w: commit %s resolved to %s", errVerification, src.Commit, commit.Hash)
 	}
 	root, err := commit.Tree()
 	if err != nil {

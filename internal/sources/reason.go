@@ -1,0 +1,89 @@
+package sources
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	gittransport "github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+)
+
+var (
+	// errVerification is content that does not hash to the digest or commit
+	// that pinned it.
+	errVerification = errors.New("verification failed")
+	// errNoSkillFile is a verified tree without the SKILL.md of a skill.
+	errNoSkillFile = errors.New("no SKILL.md at the top of the skill")
+)
+
+// FetchError is a source that could not be fetched or verified. Err is the
+// whole story, for the log: it may quote what the remote answered (a
+// registry's error body, a SKILL.md line). Reason is short and made here
+// from a fixed set of phrases and status codes, never from remote bytes, so
+// it may be shown where the remote must not reach: hostd's /readyz and
+// metrics sit on the pod IP without authentication, and a remote body there
+// would be reflected SSRF.
+type FetchError struct {
+	Source string
+	Reason string
+	Err    error
+}
+
+func (e *FetchError) Error() string { return "source " + e.Source + ": " + e.Err.Error() }
+func (e *FetchError) Unwrap() error { return e.Err }
+
+// Reason is the short, remote-free reason of a failed fetch: a
+// *FetchError's own, else one classified from err.
+func Reason(err error) string {
+	var fe *FetchError
+	if errors.As(err, &fe) {
+		return fe.Reason
+	}
+	return reasonOf(err)
+}
+
+// reasonOf classifies err into a phrase of its own. Status codes are numbers
+// and are kept; messages are not.
+func reasonOf(err error) string {
+	var (
+		registry *transport.Error
+		gitHTTP  *githttp.Err
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		certErr  *tls.CertificateVerificationError
+		netErr   net.Error
+	)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "no answer within the fetch deadline"
+	case errors.Is(err, context.Canceled):
+		return "fetch cancelled"
+	case errors.Is(err, errVerification):
+		return "verification failed: the content does not match its pinned digest or commit"
+	case errors.Is(err, errNoSkillFile):
+		return errNoSkillFile.Error()
+	case errors.As(err, &registry):
+		return fmt.Sprintf("registry answered HTTP %d", registry.StatusCode)
+	case errors.As(err, &gitHTTP) && gitHTTP.Response != nil:
+		return fmt.Sprintf("git server answered HTTP %d", gitHTTP.Response.StatusCode)
+	case errors.Is(err, gittransport.ErrRepositoryNotFound):
+		return "git repository not found"
+	case errors.Is(err, gittransport.ErrAuthenticationRequired), errors.Is(err, gittransport.ErrAuthorizationFailed):
+		return "git authentication failed"
+	case errors.Is(err, plumbing.ErrObjectNotFound):
+		return "git commit or path not found"
+	case errors.As(err, &unknown), errors.As(err, &hostname), errors.As(err, &certErr):
+		return "TLS verification failed"
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return "no answer within the fetch deadline"
+	case errors.As(err, &netErr):
+		return "cannot connect"
+	}
+	return "fetch failed (the hostd log has the details)"
+}
