@@ -195,19 +195,41 @@ func SkillFiles(d contract.SkillDoc) ([]File, error) {
 // SKILL.md or a requested file the source lacks is an error naming the skill,
 // and the caller keeps what it served before.
 func (c *PublishedContext) WithExternal(got map[string]ExternalSkill) (*PublishedContext, error) {
-	out := *c
-	out.external = make(map[string]externalContent, len(got))
+	out, rejected := c.WithAvailableExternal(got)
 	for _, s := range c.Skills() {
 		if s.Source == nil {
 			continue
 		}
-		ext, ok := got[s.Name]
-		if !ok {
+		if err := rejected[s.Name]; err != nil {
+			return nil, err
+		}
+		if _, ok := out.external[s.Name]; !ok {
 			return nil, fmt.Errorf("skill %s: external source %s was not fetched", s.Name, s.Source)
+		}
+	}
+	return out, nil
+}
+
+// WithAvailableExternal is WithExternal for a reader that serves a context
+// before all of its sources have arrived (hostd, whose policy must not wait
+// on a registry). An external skill missing from got stays pending: Activate
+// says it is not fetched yet and its markers stay in the system prompt. One
+// whose content WithExternal would refuse stays pending too, its error in
+// rejected. Skills complete independently: one pending skill delays no
+// other.
+func (c *PublishedContext) WithAvailableExternal(got map[string]ExternalSkill) (out *PublishedContext, rejected map[string]error) {
+	cp := *c
+	out, rejected = &cp, map[string]error{}
+	out.external = make(map[string]externalContent, len(got))
+	for _, s := range c.Skills() {
+		ext, ok := got[s.Name]
+		if s.Source == nil || !ok {
+			continue
 		}
 		body, err := checkExternal(s.Name, s.Description, ext.SkillMD)
 		if err != nil {
-			return nil, fmt.Errorf("skill %s: source %s: %w", s.Name, s.Source, err)
+			rejected[s.Name] = fmt.Errorf("skill %s: source %s: %w", s.Name, s.Source, err)
+			continue
 		}
 		out.external[s.Name] = externalContent{body: body, files: ext.Files}
 	}
@@ -216,22 +238,34 @@ func (c *PublishedContext) WithExternal(got map[string]ExternalSkill) (*Publishe
 		if !ok {
 			continue
 		}
-		prompt, ok := spliceMarker(out.SystemPrompt, bodyMarker(a.Name), ext.body)
-		if !ok {
-			return nil, fmt.Errorf("skill %s: system prompt has no place for its body", a.Name)
-		}
-		activated, err := activateFiles(a.Name, ext.body, "", ext.files, a.Files)
+		prompt, err := spliceActive(out.SystemPrompt, a, ext)
 		if err != nil {
-			return nil, err
-		}
-		for _, f := range activated.Files {
-			if prompt, ok = spliceMarker(prompt, fileMarker(a.Name, f.Source), f.Content); !ok {
-				return nil, fmt.Errorf("skill %s: system prompt has no place for file %s", a.Name, f.Request)
-			}
+			delete(out.external, a.Name)
+			rejected[a.Name] = err
+			continue
 		}
 		out.SystemPrompt = prompt
 	}
-	return &out, nil
+	return out, rejected
+}
+
+// spliceActive replaces the markers of an active external skill in prompt
+// with its body and requested files.
+func spliceActive(prompt string, a contract.ActiveSkill, ext externalContent) (string, error) {
+	prompt, ok := spliceMarker(prompt, bodyMarker(a.Name), ext.body)
+	if !ok {
+		return "", fmt.Errorf("skill %s: system prompt has no place for its body", a.Name)
+	}
+	activated, err := activateFiles(a.Name, ext.body, "", ext.files, a.Files)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range activated.Files {
+		if prompt, ok = spliceMarker(prompt, fileMarker(a.Name, f.Source), f.Content); !ok {
+			return "", fmt.Errorf("skill %s: system prompt has no place for file %s", a.Name, f.Request)
+		}
+	}
+	return prompt, nil
 }
 
 // Manifest returns manifest.json. Its lists are copies: changing them does not
@@ -281,7 +315,7 @@ func valuesInKeyOrder[T any](m map[string]T) []T {
 func (c *PublishedContext) InstructionsText() (string, error) {
 	active := make([]ActivatedSkill, 0, len(c.manifest.ActiveSkills))
 	for _, a := range c.manifest.ActiveSkills {
-		s, err := c.Activate(a.Name, a.Files)
+		s, err := c.activateForPrompt(a)
 		if err != nil {
 			return "", fmt.Errorf("%s: active skill %q: %w", contract.KeyManifest, a.Name, err)
 		}
@@ -298,4 +332,15 @@ func (c *PublishedContext) InstructionsText() (string, error) {
 		return strings.TrimSuffix(c.SystemPrompt, "\n\n"+derived), nil
 	}
 	return "", fmt.Errorf("%s does not end with the skills, active skills and tools that %s describes", contract.KeySystemPrompt, contract.KeyManifest)
+}
+
+// activateForPrompt activates an active skill as the system prompt holds
+// it: a pending external skill (WithAvailableExternal) as the markers still
+// standing in for its body and files.
+func (c *PublishedContext) activateForPrompt(a contract.ActiveSkill) (*ActivatedSkill, error) {
+	s, ok := c.skills[a.Name]
+	if _, fetched := c.external[a.Name]; ok && s.Source != nil && !fetched {
+		return activateExternal(Skill{Name: s.Name}, a.Files)
+	}
+	return c.Activate(a.Name, a.Files)
 }

@@ -163,3 +163,59 @@ func TestDirRoot_BinaryAndExecutableFilesAreKept(t *testing.T) {
 		t.Fatalf("activating a binary file into the prompt: %v", err)
 	}
 }
+
+// hostd serves a context before its sources arrive: with some external
+// skills fetched and others not, the fetched ones activate and reach the
+// prompt, the pending ones answer "not fetched yet" and keep their markers,
+// and the instructions still read back exactly.
+func TestExternalSkill_PendingSkillsDelayOnlyThemselves(t *testing.T) {
+	origin := Origin{Root: "platform", Namespace: "p", Object: "docx"}
+	root := Root{Name: "platform", Skills: []Skill{
+		{Name: "docx", Description: "Edits Word documents.", Source: ociSource("docx"), Origin: origin},
+		{Name: "pdf", Description: "Reads PDFs.", Source: ociSource("pdf"), Origin: Origin{Root: "platform", Namespace: "p", Object: "pdf"}},
+	}}
+	res, err := Publish(Input{
+		Workspace:    contract.WorkspaceRef{Name: "dev", Namespace: "team-a"},
+		Roots:        []Root{root},
+		Instructions: []Instruction{{Body: "Be careful.", Origin: Origin{Root: "workspace"}}},
+		Activate:     []Activation{{Skill: "docx", Files: []string{"reference.md"}}, {Skill: "pdf"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := ParseContext(res.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []File{{Path: "reference.md", Content: "REFERENCE\n"}}
+	part, rejected := pc.WithAvailableExternal(map[string]ExternalSkill{"docx": {SkillMD: docxSkillMD(), Files: files}})
+	if len(rejected) != 0 {
+		t.Fatalf("rejected %v", rejected)
+	}
+	mustContain(t, "partial prompt", part.SystemPrompt, "DOCX-BODY", "REFERENCE", bodyMarker("pdf"))
+	mustNotContain(t, "partial prompt", part.SystemPrompt, bodyMarker("docx"))
+	if a, err := part.Activate("docx", nil); err != nil || a.Body != docxBody {
+		t.Fatalf("fetched skill: %+v, %v", a, err)
+	}
+	if _, err := part.Activate("pdf", nil); err == nil || !strings.Contains(err.Error(), "not fetched yet") {
+		t.Fatalf("pending skill: %v", err)
+	}
+	if got, err := part.InstructionsText(); err != nil || got != "Be careful." {
+		t.Fatalf("instructions with a pending skill = %q, %v", got, err)
+	}
+	if _, err := part.WithExternal(nil); err == nil || !strings.Contains(err.Error(), "skill docx") {
+		t.Fatalf("WithExternal still needs every source: %v", err)
+	}
+
+	// A SKILL.md that disagrees with its Skill leaves only that skill pending.
+	bad, rejected := pc.WithAvailableExternal(map[string]ExternalSkill{
+		"docx": {SkillMD: docxSkillMD(), Files: files},
+		"pdf":  {SkillMD: []byte("---\nname: pdf\ndescription: Something else.\n---\nx")},
+	})
+	if err := rejected["pdf"]; err == nil || !strings.Contains(err.Error(), "skill pdf") || len(rejected) != 1 {
+		t.Fatalf("rejected = %v, want only pdf", rejected)
+	}
+	if _, err := bad.Activate("docx", nil); err != nil {
+		t.Fatalf("docx held up by pdf: %v", err)
+	}
+}
