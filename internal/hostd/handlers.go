@@ -9,7 +9,6 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
-	"github.com/loadout-dev/loadout/internal/sources"
 )
 
 func (s *Server) routes() *http.ServeMux {
@@ -110,26 +109,40 @@ func (s *Server) handleRegistry(w http.ResponseWriter, _ *http.Request, snap *sn
 	writeJSON(w, http.StatusOK, RegistryResponse{Hash: snap.hash, Registry: snap.host.Registry()})
 }
 
-// handleReady is ready while a context is served, even if the newest update
-// failed to load; the body says which context and why the update failed.
+// handleReady is ready while a context is served and, with
+// --materialize, the tree holds it. The newest update failing to load
+// leaves hostd ready (the last good context serves) and says why. External
+// skills not at their pinned version yet are listed with a short reason;
+// they leave hostd ready, since their policy already applies. Nothing here
+// quotes a remote answer: the probe listener is unauthenticated.
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
-	snap, lastErr := s.status()
+	snap, r := s.status()
 	if snap == nil {
 		msg := "no context loaded"
-		if lastErr != nil {
-			msg += ": " + lastErr.Error()
+		if r.loadErr != nil {
+			msg += ": " + r.loadErr.Error()
 		}
 		writeError(w, http.StatusServiceUnavailable, errors.New(msg))
 		return
 	}
-	body := map[string]string{"hash": snap.hash}
-	if lastErr != nil {
-		body["lastReloadError"] = lastErr.Error()
+	body := map[string]any{"hash": snap.hash}
+	if r.loadErr != nil {
+		body["lastReloadError"] = r.loadErr.Error()
 	}
-	var se *sources.Error
-	if errors.As(lastErr, &se) {
-		// Served from the last good context and tree; these sources are not.
-		body["failingSkillSources"] = fmt.Sprint(se.Failed)
+	if len(r.sources) > 0 {
+		body["skillSources"] = r.sources
+		failing := 0
+		for _, st := range r.sources {
+			if st.State == "failing" {
+				failing++
+			}
+		}
+		body["failingSkillSources"] = fmt.Sprint(failing)
+	}
+	if r.treeErr != nil {
+		body["error"] = "the materialized tree does not hold the served context (its policy applies): " + r.treeErr.Error()
+		writeJSON(w, http.StatusServiceUnavailable, body)
+		return
 	}
 	writeJSON(w, http.StatusOK, body)
 }

@@ -134,3 +134,6 @@ func post(t testing.TB, url string, body any, out any) int {
 	}
 	return resp.StatusCode
 }
+
+// quietLogger drops hostd's log lines.
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -71,21 +71,27 @@ func TestReload_MaterializesEveryLoadAndKeepsTheLastGoodTree(t *testing.T) {
 	}
 	served := servedHash(s)
 
-	// A context whose skill name cannot be a directory is refused whole: hostd
-	// keeps serving the last good context and the tree keeps matching it.
+	// A context whose skill name cannot be a directory is served all the
+	// same (its policy applies), but its tree is not written: the last good
+	// tree stays, /readyz answers 503 naming the skill, and nothing is
+	// written outside the tree.
 	hostile := withSkills(t, contextData(t, contract.Registry{}), contract.SkillDoc{Name: "../escape", Description: "x", Body: "x"})
 	writeConfigMapDir(t, dir, hostile)
 	err := s.Reload(context.Background(), false)
 	if err == nil || !strings.Contains(err.Error(), `skill "../escape"`) {
 		t.Fatalf("reload error = %v, want one naming the skill", err)
 	}
-	if servedHash(s) != served {
-		t.Error("hostd serves the context whose tree could not be written")
+	if servedHash(s) == served {
+		t.Error("the new context's policy waits on its tree")
 	}
 	if got := read("skills/deploy/SKILL.md"); !strings.HasSuffix(got, "Deploy body") {
 		t.Errorf("the last good tree changed: %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(out), "escape")); err == nil {
 		t.Error("a file was written outside the tree")
+	}
+	rec := serve(s, "GET", "/readyz", "")
+	if body, _ := io.ReadAll(rec.Body); rec.StatusCode != 503 || !strings.Contains(string(body), "escape") {
+		t.Errorf("/readyz = %d %s, want 503 naming the skill", rec.StatusCode, body)
 	}
 }

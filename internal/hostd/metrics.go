@@ -1,13 +1,10 @@
 package hostd
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/loadout-dev/loadout/internal/exthost"
-	"github.com/loadout-dev/loadout/internal/sources"
 )
 
 // metrics make extension failures visible as numbers (SPEC R-HK-8) next to
@@ -22,12 +19,20 @@ type metrics struct {
 	diagnostics *prometheus.CounterVec
 	reloads     *prometheus.CounterVec
 	loaded      prometheus.Gauge
-	// sourcesFailing is the number of external skill sources the last load
-	// could not fetch or verify; sourceFailures counts them over time.
+	// sourcesFailing is the number of external skill sources that could
+	// not be fetched or verified, and sourceFailing names each (skill and a
+	// short reason, never remote content); sourcesPending counts those still
+	// being fetched; sourceFailures counts failed fetches over time.
 	sourcesFailing prometheus.Gauge
+	sourceFailing  *prometheus.GaugeVec
+	sourcesPending prometheus.Gauge
 	sourceFailures prometheus.Counter
 	// refusals counts contexts refused by signature verification, by reason.
 	refusals *prometheus.CounterVec
+	// treeCurrent is 1 while the materialized tree holds the served
+	// context; treeFailures counts the writes that could not bring it there.
+	treeCurrent  prometheus.Gauge
+	treeFailures prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -56,16 +61,29 @@ func newMetrics() *metrics {
 			Name: "loadout_hostd_context_loaded", Help: "1 when a context is being served.",
 		}),
 		sourcesFailing: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "loadout_hostd_skill_sources_failing", Help: "External skill sources the last load could not fetch or verify.",
+			Name: "loadout_hostd_skill_sources_failing", Help: "External skill sources of the served context that could not be fetched or verified.",
+		}),
+		sourceFailing: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "loadout_hostd_skill_source_failing", Help: "1 for each skill whose external source could not be fetched or verified, with a short reason.",
+		}, []string{"skill", "reason"}),
+		sourcesPending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "loadout_hostd_skill_sources_pending", Help: "External skill sources of the served context still being fetched.",
 		}),
 		sourceFailures: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "loadout_hostd_skill_source_failures_total", Help: "External skill sources that could not be fetched or verified.",
+			Name: "loadout_hostd_skill_source_failures_total", Help: "Fetches of external skill sources that failed or whose content was refused.",
+		}),
+		treeCurrent: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "loadout_hostd_tree_current", Help: "1 while the materialized tree holds the served context (hostd --materialize).",
+		}),
+		treeFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "loadout_hostd_tree_write_failures_total", Help: "Attempts that could not bring the materialized tree to the served context.",
 		}),
 	}
 	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "loadout_hostd_context_refusals_total", Help: "Contexts refused by signature verification, by reason (Unsigned, MalformedSignature, HashMismatch, WrongWorkspace, BadSignature).",
 	}, []string{"reason"})
-	m.registry.MustRegister(m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded, m.sourcesFailing, m.sourceFailures, m.refusals,
+	m.registry.MustRegister(m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded,
+		m.sourcesFailing, m.sourceFailing, m.sourcesPending, m.sourceFailures, m.treeCurrent, m.treeFailures, m.refusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -76,15 +94,19 @@ func (m *metrics) observeDiagnostics(diags []exthost.Diagnostic) {
 	}
 }
 
-// observeSources records how many external skill sources a load failed on.
-func (m *metrics) observeSources(loadErr error) {
-	var se *sources.Error
-	if !errors.As(loadErr, &se) {
-		if loadErr == nil {
-			m.sourcesFailing.Set(0)
+// observeSources sets the source gauges to the served context's external
+// skills that are not at their pinned version.
+func (m *metrics) observeSources(statuses []SourceStatus) {
+	failing, pending := 0, 0
+	m.sourceFailing.Reset()
+	for _, st := range statuses {
+		if st.State == "failing" {
+			failing++
+			m.sourceFailing.WithLabelValues(st.Skill, st.Reason).Set(1)
+		} else {
+			pending++
 		}
-		return
 	}
-	m.sourcesFailing.Set(float64(se.Failed))
-	m.sourceFailures.Add(float64(se.Failed))
+	m.sourcesFailing.Set(float64(failing))
+	m.sourcesPending.Set(float64(pending))
 }

@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
+	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/sources"
@@ -48,9 +50,10 @@ type Options struct {
 	// Logger receives reload events; nil means slog.Default().
 	Logger *slog.Logger
 	// MaterializeDir, when set, is kept holding the served context as the
-	// files agents read (internal/materialize): every load writes it before
-	// the new context is served, and a load whose tree cannot be written
-	// fails like any other bad load, keeping the last good context and tree.
+	// files agents read (internal/materialize). The tree follows the served
+	// context and never holds its policy back: a tree that cannot be written
+	// (OUT tampered with, a full disk) makes /readyz answer 503 with the
+	// reason while the new context serves, and is tried again every poll.
 	MaterializeDir string
 	// Materialize configures that tree (content source, Claude Code layout).
 	Materialize materialize.Options
@@ -60,8 +63,11 @@ type Options struct {
 	Sources *sources.Fetcher
 	// Limits bound the API listener's connections (zero fields: DefaultLimits).
 	Limits Limits
-	// SourceRetry is how often a load that failed on an external source is
-	// tried again while the context stays the same. Zero means 10 seconds.
+	// SourceTimeout bounds one fetch of an external skill source. Zero means
+	// DefaultSourceTimeout.
+	SourceTimeout time.Duration
+	// SourceRetry is how long after a failed fetch a source is tried again.
+	// Zero means 10 seconds.
 	SourceRetry time.Duration
 }
 
@@ -69,15 +75,32 @@ type Options struct {
 type Server struct {
 	opts    Options
 	current atomic.Pointer[snapshot]
+	// ready is what /readyz reports, published under mu and read without
+	// it, so a probe never waits on a reload.
+	ready   atomic.Pointer[readiness]
 	metrics *metrics
 	limits  *limiter
 	mux     *http.ServeMux
 	mcp     *mcpTools
+	fetches sync.WaitGroup
 
 	mu         sync.Mutex // guards the fields below and serialises reloads
-	lastError  error
 	lastSource fingerprint
-	lastTry    time.Time
+	// loadErr is why the newest context did not load (the last good one
+	// serves); treeErr is why MaterializeDir does not hold the served one.
+	loadErr error
+	treeErr error
+	// tree is the served context's built tree, written again every poll
+	// while treeErr is set.
+	tree    *materialize.Tree
+	sources map[string]*sourceState
+}
+
+// readiness is a consistent picture of the Server's health for /readyz.
+type readiness struct {
+	loadErr error
+	treeErr error
+	sources []SourceStatus
 }
 
 // New returns a Server. Call Reload (or Run) to load the context; until one
@@ -101,8 +124,13 @@ func New(opts Options) *Server {
 	if opts.SourceRetry <= 0 {
 		opts.SourceRetry = 10 * time.Second
 	}
+	if opts.SourceTimeout <= 0 {
+		opts.SourceTimeout = DefaultSourceTimeout
+	}
 	opts.Limits = opts.Limits.withDefaults()
-	s := &Server{opts: opts, metrics: newMetrics(), limits: newLimiter(opts.Limits), mcp: newMCPServer("v1alpha1")}
+	s := &Server{opts: opts, metrics: newMetrics(), limits: newLimiter(opts.Limits), mcp: newMCPServer("v1alpha1"),
+		sources: map[string]*sourceState{}}
+	s.ready.Store(&readiness{})
 	s.mux = s.routes()
 	return s
 }
@@ -115,73 +143,143 @@ func (s *Server) Handler() http.Handler { return localOnly(s.limits.wrap(s.mux))
 // (or force is set) and swaps it in only when the whole load succeeded. A
 // failed load keeps the current context and is returned and reported in
 // /readyz, the log and the reload metric.
+//
+// A loaded context's hooks and deny lists apply at once: nothing here waits
+// on the network. The external skill sources it pins are fetched in the
+// background (fetchMissing), each within SourceTimeout, and their skills
+// follow as they arrive. Every call, changed or not, also retries the failed
+// sources that are due and a tree that could not be written.
 func (s *Server) Reload(ctx context.Context, force bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	fp := takeFingerprint(s.opts.ContextDir)
-	var sourceErr *sources.Error
-	retrySources := errors.As(s.lastError, &sourceErr) && s.opts.Now().Sub(s.lastTry) >= s.opts.SourceRetry
-	if !force && fp == s.lastSource && !retrySources {
-		return s.lastError
+	if !force && fp == s.lastSource {
+		s.retry(ctx)
+		return errors.Join(s.loadErr, s.treeErr)
 	}
-	s.lastSource, s.lastTry = fp, s.opts.Now()
-	snap, err := loadSnapshot(ctx, s.opts.ContextDir, s.verifyContext, s.opts.Outbound, s.opts.Sources)
-	s.metrics.observeSources(err)
+	s.lastSource = fp
+	snap, err := loadSnapshot(ctx, s.opts.ContextDir, s.verifyContext, s.opts.Outbound)
 	if err != nil {
-		s.lastError = err
+		s.loadErr = err
 		s.metrics.reloads.WithLabelValues("failure").Inc()
 		if old := s.current.Load(); old != nil {
 			s.opts.Logger.Error("Context reload failed; serving the last good context", "hash", old.hash, "error", err)
 		} else {
 			s.opts.Logger.Error("Context load failed", "dir", s.opts.ContextDir, "error", err)
 		}
+		s.publishStatus()
 		return err
 	}
-	if err := s.materialize(ctx, snap); err != nil {
-		s.lastError = err
-		s.metrics.reloads.WithLabelValues("failure").Inc()
-		s.opts.Logger.Error("Materializing the context failed; serving the last good context", "hash", snap.hash, "dir", s.opts.MaterializeDir, "error", err)
-		return err
-	}
-	s.lastError = nil
+	s.loadErr = nil
 	s.metrics.reloads.WithLabelValues("success").Inc()
 	s.metrics.loaded.Set(1)
-	old := s.current.Swap(snap)
-	s.syncMCP(snap)
-	if old == nil || old.hash != snap.hash {
+	if old := s.current.Load(); old == nil || old.hash != snap.hash {
 		s.opts.Logger.Info("Context loaded", "hash", snap.hash, "tools", len(snap.host.Registry().Tools))
 	}
-	return nil
+	return s.serve(ctx, snap)
 }
 
-// materialize writes snap's tree into MaterializeDir, if set. Write makes no
-// change when the tree is already current.
+// serve makes snap current with the external content hostd holds (the swap
+// comes first: the tree never holds policy back), then brings the MCP tools
+// and the tree along and starts the fetches snap still needs. The caller
+// holds s.mu.
+func (s *Server) serve(ctx context.Context, snap *snapshot) error {
+	next := s.withContent(snap, s.current.Load())
+	s.current.Store(next)
+	s.syncMCP(next)
+	s.treeErr = s.materialize(ctx, next)
+	s.fetchMissing(ctx, next)
+	s.pruneSources(next)
+	s.publishStatus()
+	return s.treeErr
+}
+
+// retry starts the due fetches of failed sources and writes the tree again
+// if it could not be written (an agent may have moved its obstacle away).
+// The caller holds s.mu.
+func (s *Server) retry(ctx context.Context) {
+	cur := s.current.Load()
+	if cur == nil {
+		return
+	}
+	s.fetchMissing(ctx, cur)
+	switch {
+	case s.treeErr == nil:
+	case s.tree == nil:
+		s.treeErr = s.materialize(ctx, cur)
+	default:
+		s.treeErr = s.writeTree(cur.hash)
+	}
+	s.publishStatus()
+}
+
+// materialize builds snap's tree and writes it into MaterializeDir, if set.
+// A skill whose content has not arrived is left out until it does.
 func (s *Server) materialize(ctx context.Context, snap *snapshot) error {
 	if s.opts.MaterializeDir == "" {
 		return nil
 	}
-	in, opts, err := snap.fetched.Materialize(s.opts.Materialize)
+	s.tree = nil
+	in, err := materialize.InputFrom(snap.context)
 	if err != nil {
-		return err
+		return s.treeFailed(snap.hash, err)
 	}
+	in.Skills = slices.DeleteFunc(in.Skills, func(sk contract.SkillDoc) bool {
+		_, ok := snap.trees[sk.Name]
+		return sk.Source != nil && !ok
+	})
+	opts := s.opts.Materialize
+	opts.Source = sources.Content{Trees: snap.trees}
 	tree, err := materialize.Build(ctx, in, opts)
 	if err != nil {
-		return err
+		return s.treeFailed(snap.hash, err)
 	}
-	res, err := materialize.Write(s.opts.MaterializeDir, tree)
+	s.tree = tree
+	return s.writeTree(snap.hash)
+}
+
+// writeTree writes the built tree; Write changes nothing when OUT already
+// holds it.
+func (s *Server) writeTree(hash string) error {
+	res, err := materialize.Write(s.opts.MaterializeDir, s.tree)
 	if err != nil {
-		return err
+		return s.treeFailed(hash, err)
 	}
 	if res.Changed {
-		s.opts.Logger.Info("Context materialized", "hash", snap.hash, "dir", s.opts.MaterializeDir, "generation", res.Generation)
+		s.opts.Logger.Info("Context materialized", "hash", hash, "dir", s.opts.MaterializeDir, "generation", res.Generation)
 	}
+	s.metrics.treeCurrent.Set(1)
 	return nil
+}
+
+// treeFailed records a tree that could not be brought to the served
+// context: counted, logged when the reason changes, reported by /readyz.
+func (s *Server) treeFailed(hash string, err error) error {
+	s.metrics.treeCurrent.Set(0)
+	s.metrics.treeFailures.Inc()
+	if s.treeErr == nil || s.treeErr.Error() != err.Error() {
+		s.opts.Logger.Error("Materializing the context failed; its policy applies and the tree is retried every poll",
+			"hash", hash, "dir", s.opts.MaterializeDir, "error", err)
+	}
+	return err
+}
+
+// publishStatus publishes what /readyz and the source metrics say. The
+// caller holds s.mu.
+func (s *Server) publishStatus() {
+	r := &readiness{loadErr: s.loadErr, treeErr: s.treeErr}
+	if cur := s.current.Load(); cur != nil {
+		r.sources = s.sourceStatuses(cur)
+	}
+	s.ready.Store(r)
+	s.metrics.observeSources(r.sources)
 }
 
 // Run loads the context and then polls for changes until ctx is done. Polling
 // a fingerprint of the directory works for ConfigMap volumes (the kubelet
 // swaps the ..data symlink) and for plain directories alike.
 func (s *Server) Run(ctx context.Context) {
+	defer s.wait()
 	_ = s.Reload(ctx, true)
 	t := time.NewTicker(s.opts.PollInterval)
 	defer t.Stop()
@@ -205,9 +303,8 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	return serveUntilDone(ctx, srv)
 }
 
-// status reports what /readyz says: the served hash and the last reload error.
-func (s *Server) status() (*snapshot, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.current.Load(), s.lastError
+// status reports what /readyz says: the served context and its health. It
+// takes no lock: a reload in progress never delays a probe.
+func (s *Server) status() (*snapshot, *readiness) {
+	return s.current.Load(), s.ready.Load()
 }

@@ -10,12 +10,22 @@ import (
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/resources"
-	"github.com/loadout-dev/loadout/internal/sources"
+	"github.com/loadout-dev/loadout/internal/skillpack"
 )
 
 // snapshot is one fully loaded context: what every request reads. It is never
 // modified after load, so requests share it without locks.
+//
+// Its policy (host, tools) comes from the context alone and applies the
+// moment the context loads. Its content may lag: external skills arrive as
+// their sources are fetched, and each arrival makes a new snapshot with the
+// same policy (Server.serve).
 type snapshot struct {
+	// published is the context as loaded, without external content.
+	published *resources.PublishedContext
+	// context is published completed with the external skills that have
+	// arrived (resources.WithAvailableExternal): it serves activation and
+	// the materialized tree.
 	context *resources.PublishedContext
 	host    *exthost.Host
 	hash    string
@@ -23,8 +33,11 @@ type snapshot struct {
 	// Service core built. runnable lists them in registry order.
 	tools    map[string]*runnableTool
 	runnable []contract.Tool
-	// fetched holds the trees of the external skills, for the materialized tree.
-	fetched *sources.Fetched
+	// trees are the external skills' trees being served, by skill name. A
+	// skill whose pinned source has not arrived keeps the tree it had in the
+	// snapshot before (stale names those), or has none.
+	trees map[string]skillpack.Tree
+	stale map[string]bool
 }
 
 // loadSnapshot reads the context directory and rebuilds the hook runtime from
@@ -32,12 +45,12 @@ type snapshot struct {
 // build cannot compile) fails the whole load: serving without it would drop a
 // policy the controller published, which is failing open.
 //
-// External skills are fetched and verified here (through fetcher, once per
-// digest): a source that fails fails the load, and the last good context and
-// tree stay.
+// Nothing here touches the network: external skill sources are fetched
+// afterwards, outside the reload lock (Server.fetchMissing), so a source
+// that never answers cannot hold back the policy of a new context.
 //
 // verify runs first: nothing of a context it refuses is used or fetched.
-func loadSnapshot(ctx context.Context, dir string, verify func(*resources.PublishedContext) error, client outbound.Doer, fetcher *sources.Fetcher) (*snapshot, error) {
+func loadSnapshot(ctx context.Context, dir string, verify func(*resources.PublishedContext) error, client outbound.Doer) (*snapshot, error) {
 	pc, err := resources.LoadContextDir(dir)
 	if err != nil {
 		return nil, err
@@ -45,11 +58,6 @@ func loadSnapshot(ctx context.Context, dir string, verify func(*resources.Publis
 	if err := verify(pc); err != nil {
 		return nil, err
 	}
-	fetched, err := fetcher.Complete(ctx, pc)
-	if err != nil {
-		return nil, fmt.Errorf("context %s: %w", pc.Hash, err)
-	}
-	pc = fetched.Context
 	m := pc.Manifest()
 	ws := exthost.WorkspaceInfo{Name: m.Workspace.Name, Namespace: m.Workspace.Namespace}
 	host, outcomes := exthost.NewHostFromRegistry(ctx, m.Registry, ws, client)
@@ -62,9 +70,20 @@ func loadSnapshot(ctx context.Context, dir string, verify func(*resources.Publis
 	if len(failed) > 0 {
 		return nil, fmt.Errorf("context %s: extensions did not load: %s", pc.Hash, strings.Join(failed, "; "))
 	}
-	snap := &snapshot{context: pc, host: host, hash: pc.Hash, fetched: fetched}
+	snap := &snapshot{published: pc, context: pc, host: host, hash: pc.Hash}
 	if err := snap.buildTools(ws, client); err != nil {
 		return nil, fmt.Errorf("context %s: %w", pc.Hash, err)
 	}
 	return snap, nil
+}
+
+// externalSkills lists the skills of snap whose content comes from a source.
+func (snap *snapshot) externalSkills() []contract.SkillDoc {
+	var out []contract.SkillDoc
+	for _, s := range snap.published.Skills() {
+		if s.Source != nil {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -35,8 +36,8 @@ func writeExternalContext(t *testing.T, dir, reference string) {
 
 // TestReload_FailingSkillSourceKeepsLastGoodTreeAndIsReported: a context
 // whose external skill points at a digest the registry does not hold is
-// refused; the materialized tree keeps the last good SKILL.md, and /readyz
-// names the failing source.
+// served (its policy applies at once); the skill keeps its previous version
+// in the materialized tree, and /readyz names the failing source.
 func TestReload_FailingSkillSourceKeepsLastGoodTreeAndIsReported(t *testing.T) {
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
@@ -50,22 +51,27 @@ func TestReload_FailingSkillSourceKeepsLastGoodTreeAndIsReported(t *testing.T) {
 	}
 	ctxDir, out := t.TempDir(), filepath.Join(t.TempDir(), "tree")
 	writeExternalContext(t, ctxDir, ref.String())
-	s := New(Options{ContextDir: ctxDir, MaterializeDir: out, Sources: sources.New(sources.Options{CacheDir: t.TempDir()})})
+	s := New(Options{ContextDir: ctxDir, MaterializeDir: out, Sources: sources.New(sources.Options{CacheDir: t.TempDir()}), Logger: quietLogger()})
+	t.Cleanup(s.wait)
 	if err := s.Reload(context.Background(), true); err != nil {
 		t.Fatal(err)
 	}
+	s.wait()
 	wrong := ref.String()[:len(ref.String())-64] + strings.Repeat("0", 64)
 	writeExternalContext(t, ctxDir, wrong)
-	if err := s.Reload(context.Background(), true); err == nil {
-		t.Fatal("a context with an unfetchable source was accepted")
+	if err := s.Reload(context.Background(), true); err != nil {
+		t.Fatalf("a context whose source fails was not served: %v", err)
 	}
+	s.wait()
 	b, err := os.ReadFile(filepath.Join(out, "skills", "pdf", "SKILL.md"))
 	if err != nil || !strings.Contains(string(b), "GOOD-BODY") {
-		t.Fatalf("last good tree lost: %q, %v", b, err)
+		t.Fatalf("last good version lost: %q, %v", b, err)
 	}
 	rec := httptest.NewRecorder()
 	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/readyz", nil))
-	if !strings.Contains(rec.Body.String(), `"failingSkillSources":"1"`) || !strings.Contains(rec.Body.String(), wrong) {
-		t.Fatalf("/readyz = %d %s", rec.Code, rec.Body)
+	for _, want := range []string{`"failingSkillSources":"1"`, wrong, `"state":"failing"`, `"serving":"previous version"`, `"skill":"pdf"`} {
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), want) {
+			t.Fatalf("/readyz = %d %s, want 200 with %s", rec.Code, rec.Body, want)
+		}
 	}
 }
