@@ -18,6 +18,8 @@ const (
 	DataLink = "..data"
 	// dataLinkTmp is the new DataLink before it is renamed over the old one.
 	dataLinkTmp = "..data_tmp"
+	// linkTmpPrefix names a top-level link before it replaces another link.
+	linkTmpPrefix = "..link_tmp-"
 	// generationPrefix starts every generation directory: "..gen-" then the
 	// first 16 hex digits of the tree digest, "-" and a random suffix.
 	generationPrefix = "..gen-"
@@ -38,11 +40,20 @@ type Result struct {
 // the new one and the one it replaced (a reader that resolved DataLink just
 // before the swap can finish reading). A reader that resolves DataLink once
 // sees one whole generation, never a mix. Every file system call goes
-// through an os.Root at out, so nothing outside out is written, whatever the
-// tree or out's contents hold. Entries of out that Write does not own are
-// left alone, so out may be a directory another program also uses
-// (~/.claude). When the current generation already holds the tree (same
-// digest), Write writes nothing.
+// through an os.Root at out, so nothing outside out is written or followed,
+// whatever the tree or out's contents hold. Entries of out that Write does
+// not own are left alone, so out may be a directory another program also
+// uses (~/.claude). When the current generation already holds the tree (same
+// digest) and every top-level link is in place, Write writes nothing.
+//
+// out may be writable by the agent that reads it (Claude Code's ~/.claude),
+// so Write expects to find its own names tampered with and recovers: what
+// stands at DataLink or its temporary name, whatever it is, is removed
+// without being followed, and a top-level name that is a symbolic link
+// other than Write's (a link holds no files) is replaced by Write's. A
+// top-level name that is a real directory or file is never deleted: the
+// tree is still written and swapped in, and the error names what is in the
+// way, for the caller to report.
 func Write(out string, t *Tree) (Result, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return Result{}, fmt.Errorf("materialize %s: %w", out, err)
@@ -66,53 +77,97 @@ func (w *writer) errorf(format string, args ...any) error {
 }
 
 func (w *writer) write(t *Tree) (Result, error) {
-	current, _ := w.root.Readlink(DataLink)
-	if err := w.checkLinks(t); err != nil {
-		return Result{}, err
-	}
-	if strings.HasPrefix(current, generationPrefix+t.digest[:digestChars]+"-") && w.linksPresent(t) {
+	current := w.currentGeneration()
+	if strings.HasPrefix(current, generationPrefix+t.digest[:digestChars]+"-") && w.linksCurrent(t) {
 		return Result{Generation: current, Changed: false}, nil
 	}
 	gen, err := w.writeGeneration(t)
 	if err != nil {
 		return Result{}, err
 	}
-	_ = w.root.Remove(dataLinkTmp)
+	if err := w.swapData(gen); err != nil {
+		return Result{}, err
+	}
+	res := Result{Generation: gen, Changed: true}
+	return res, errors.Join(w.link(t), w.collect(gen, current))
+}
+
+// currentGeneration is the generation DataLink points at, or "" when
+// DataLink is not a link to a generation directory of out (missing, or
+// replaced by someone else).
+func (w *writer) currentGeneration() string {
+	gen, err := w.root.Readlink(DataLink)
+	if err != nil || !strings.HasPrefix(gen, generationPrefix) || strings.Contains(gen, "/") {
+		return ""
+	}
+	if fi, err := w.root.Lstat(gen); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return gen
+}
+
+// swapData points DataLink at gen with one rename. DataLink and its
+// temporary name are Write's own: whatever stands there (a stale link, a
+// directory an agent made) is removed first, never followed.
+func (w *writer) swapData(gen string) error {
+	if err := w.root.RemoveAll(dataLinkTmp); err != nil {
+		return w.errorf("removing %s: %w", dataLinkTmp, err)
+	}
 	if err := w.root.Symlink(gen, dataLinkTmp); err != nil {
-		return Result{}, w.errorf("%w", err)
+		return w.errorf("%w", err)
+	}
+	if fi, err := w.root.Lstat(DataLink); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+		if err := w.root.RemoveAll(DataLink); err != nil {
+			return w.errorf("removing %s, which is not a link: %w", DataLink, err)
+		}
 	}
 	if err := w.root.Rename(dataLinkTmp, DataLink); err != nil {
-		return Result{}, w.errorf("swapping %s to %s: %w", DataLink, gen, err)
+		return w.errorf("swapping %s to %s: %w", DataLink, gen, err)
 	}
+	return nil
+}
+
+// link puts every top-level link of t in place. A name that is missing or a
+// symbolic link other than Write's gets Write's link (by rename, so a reader
+// never finds the name absent); a real directory or file is left alone and
+// named in the error.
+func (w *writer) link(t *Tree) error {
+	var errs []error
 	for _, name := range t.links {
-		if _, err := w.root.Lstat(name); errors.Is(err, fs.ErrNotExist) {
-			if err := w.root.Symlink(linkTarget(name), name); err != nil {
-				return Result{}, w.errorf("%w", err)
+		target := linkTarget(name)
+		fi, err := w.root.Lstat(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := w.root.Symlink(target, name); err != nil {
+				errs = append(errs, w.errorf("%w", err))
+			}
+		case err != nil:
+			errs = append(errs, w.errorf("%w", err))
+		case fi.Mode()&fs.ModeSymlink == 0:
+			errs = append(errs, w.errorf("%s exists and is not the link %s -> %s that materialize makes; it is not deleted: move it away", name, name, target))
+		default:
+			if got, _ := w.root.Readlink(name); got == target {
+				continue
+			}
+			if err := w.replaceLink(name, target); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}
-	if err := w.collect(gen, current); err != nil {
-		return Result{Generation: gen, Changed: true}, err
-	}
-	return Result{Generation: gen, Changed: true}, nil
+	return errors.Join(errs...)
 }
 
-// checkLinks refuses to go on when a top-level name is something other than
-// the link Write makes: replacing a directory someone else put there would
-// delete their files.
-func (w *writer) checkLinks(t *Tree) error {
-	for _, name := range t.links {
-		fi, err := w.root.Lstat(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return w.errorf("%w", err)
-		}
-		target, _ := w.root.Readlink(name)
-		if fi.Mode()&fs.ModeSymlink == 0 || target != linkTarget(name) {
-			return w.errorf("%s exists and is not the link %s -> %s that materialize makes; move it away", name, name, linkTarget(name))
-		}
+// replaceLink makes name the link to target in place of another link.
+func (w *writer) replaceLink(name, target string) error {
+	tmp := linkTmpPrefix + name
+	if err := w.root.RemoveAll(tmp); err != nil {
+		return w.errorf("%w", err)
+	}
+	if err := w.root.Symlink(target, tmp); err != nil {
+		return w.errorf("%w", err)
+	}
+	if err := w.root.Rename(tmp, name); err != nil {
+		return w.errorf("replacing the link %s: %w", name, err)
 	}
 	return nil
 }
@@ -126,9 +181,10 @@ func linkTarget(name string) string {
 	return path.Join(DataLink, name)
 }
 
-func (w *writer) linksPresent(t *Tree) bool {
+// linksCurrent reports whether every top-level name is Write's link.
+func (w *writer) linksCurrent(t *Tree) bool {
 	for _, name := range t.links {
-		if _, err := w.root.Lstat(name); err != nil {
+		if got, err := w.root.Readlink(name); err != nil || got != linkTarget(name) {
 			return false
 		}
 	}
@@ -180,8 +236,8 @@ func (w *writer) writeFile(name string, f File) error {
 	return w.root.Chmod(name, f.Mode)
 }
 
-// collect removes every generation directory (and a stale temporary link)
-// except keep and previous.
+// collect removes every generation directory except keep and previous, and
+// any temporary link a failed replaceLink left.
 func (w *writer) collect(keep, previous string) error {
 	dir, err := w.root.Open(".")
 	if err != nil {
@@ -194,11 +250,12 @@ func (w *writer) collect(keep, previous string) error {
 	}
 	var errs []error
 	for _, name := range names {
-		if !strings.HasPrefix(name, generationPrefix) || name == keep || name == previous {
+		owned := strings.HasPrefix(name, generationPrefix) || strings.HasPrefix(name, linkTmpPrefix)
+		if !owned || name == keep || name == previous {
 			continue
 		}
 		if err := w.root.RemoveAll(name); err != nil {
-			errs = append(errs, w.errorf("removing old generation %s: %w", name, err))
+			errs = append(errs, w.errorf("removing %s: %w", name, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -272,16 +272,104 @@ func TestWrite_NeverWritesOutsideOut(t *testing.T) {
 		t.Errorf("system-prompt.md = %q", b)
 	}
 
-	// A top-level link that points outside is not followed either.
+	// A top-level link that points outside is not followed either: it is
+	// replaced by materialize's own link.
 	out2 := t.TempDir()
 	if err := os.Symlink(outside, filepath.Join(out2, SkillsDir)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Write(out2, mustBuild(t, sampleInput(), Options{})); err == nil {
-		t.Error("a skills link pointing outside OUT was accepted")
-	}
+	mustWrite(t, out2, mustBuild(t, sampleInput(), Options{}))
 	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
 		t.Errorf("outside dir holds %v, want only keep", entries)
+	}
+	if got, _ := os.Readlink(filepath.Join(out2, SkillsDir)); got != linkTarget(SkillsDir) {
+		t.Errorf("skills -> %q, want materialize's link", got)
+	}
+}
+
+// In the Claude Code layout OUT is the agent's ~/.claude: the agent can
+// plant anything under Write's own names. Each tampering here used to make
+// every later Write fail; Write now removes what stands on its names
+// (never following it), replaces foreign links, and the tree it writes is
+// current afterwards. What it cannot fix without deleting someone's files
+// (a real directory on a top-level name) it names in its error, after
+// bringing every other name up to date.
+func TestWrite_RecoversFromTamperingWithItsOwnNames(t *testing.T) {
+	outside := t.TempDir()
+	for name, tamper := range map[string]func(out string) error{
+		"a directory at the temporary data link": func(out string) error {
+			return os.MkdirAll(filepath.Join(out, dataLinkTmp, "x"), 0o755)
+		},
+		"a file at the temporary data link": func(out string) error {
+			return os.WriteFile(filepath.Join(out, dataLinkTmp), []byte("x"), 0o644)
+		},
+		"the data link replaced by a directory": func(out string) error {
+			if err := os.Remove(filepath.Join(out, DataLink)); err != nil {
+				return err
+			}
+			return os.MkdirAll(filepath.Join(out, DataLink, "skills", "evil"), 0o755)
+		},
+		"the data link pointed outside": func(out string) error {
+			if err := os.Remove(filepath.Join(out, DataLink)); err != nil {
+				return err
+			}
+			return os.Symlink(outside, filepath.Join(out, DataLink))
+		},
+		"the skills link replaced by a link outside": func(out string) error {
+			if err := os.Remove(filepath.Join(out, SkillsDir)); err != nil {
+				return err
+			}
+			return os.Symlink(outside, filepath.Join(out, SkillsDir))
+		},
+		"the skills link removed": func(out string) error { return os.Remove(filepath.Join(out, SkillsDir)) },
+		"a stale link temporary": func(out string) error {
+			return os.MkdirAll(filepath.Join(out, linkTmpPrefix+SkillsDir, "x"), 0o755)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := t.TempDir()
+			mustWrite(t, out, mustBuild(t, sampleInput(), Options{}))
+			if err := tamper(out); err != nil {
+				t.Fatal(err)
+			}
+			in := sampleInput()
+			in.SystemPrompt = "after " + name
+			mustWrite(t, out, mustBuild(t, in, Options{}))
+			if b, err := os.ReadFile(filepath.Join(out, SystemPromptFile)); err != nil || string(b) != in.SystemPrompt {
+				t.Errorf("system-prompt.md = %q, %v", b, err)
+			}
+			if _, err := os.Stat(filepath.Join(out, SkillsDir, "review", SkillFile)); err != nil {
+				t.Errorf("skills not served through the link: %v", err)
+			}
+			if res := mustWrite(t, out, mustBuild(t, in, Options{})); res.Changed {
+				t.Error("the recovered tree is not current: a third write changed it")
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+				t.Errorf("Write followed a planted link: outside holds %v", entries)
+			}
+		})
+	}
+
+	// A real directory on a top-level name is someone's files: kept, named,
+	// and every other name still moves to the new tree.
+	out := t.TempDir()
+	mustWrite(t, out, mustBuild(t, sampleInput(), Options{}))
+	if err := os.Remove(filepath.Join(out, SkillsDir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(out, SkillsDir, "mine"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in := sampleInput()
+	in.SystemPrompt = "new"
+	if _, err := Write(out, mustBuild(t, in, Options{})); err == nil || !strings.Contains(err.Error(), "skills exists and is not the link") {
+		t.Fatalf("error = %v, want one naming skills", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, SkillsDir, "mine")); err != nil {
+		t.Error("the directory on skills was touched:", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, SystemPromptFile)); string(b) != "new" {
+		t.Errorf("system-prompt.md = %q: the other names did not move on", b)
 	}
 }
 
