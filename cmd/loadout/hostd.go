@@ -32,6 +32,7 @@ func newHostdCommand() *cobra.Command {
 		src        sourceFlags
 		limits     hostd.Limits
 		trust      contextTrustFlags
+		srcTimeout time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "hostd",
@@ -47,9 +48,11 @@ hooks around the tool's Service. It loads the context ConfigMap mounted at
 process and webhook hooks over HTTP, and fails closed when a before hook
 errors or times out. With --materialize OUT it also keeps OUT holding the
 served context as files (see 'loadout materialize'), rewritten atomically on
-every reload. External skills (spec.source) are fetched once per digest,
-verified and served; one that fails keeps the last good context and tree and
-is reported in /readyz and the metrics. See docs/hostd.md.`,
+every reload. A new context's hooks and deny lists apply at once; external
+skills (spec.source) are fetched once per digest in the background, each
+within --source-timeout, verified, and served as they arrive (a skill keeps
+its previous version meanwhile); a failing source is named in /readyz and the
+metrics. See docs/hostd.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
@@ -68,7 +71,7 @@ is reported in /readyz and the metrics. See docs/hostd.md.`,
 			}
 			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace,
 				MaterializeDir: treeDir, Materialize: materializeOptions(claudeCode),
-				SigningKeyFile: signKey, ServiceAddresses: svcAddrs, Sources: fetcher, Limits: limits})
+				SigningKeyFile: signKey, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits})
 			return serveHostd(ctx, srv, addr, probeAddr)
 		},
 	}
@@ -80,6 +83,8 @@ is reported in /readyz and the metrics. See docs/hostd.md.`,
 	cmd.Flags().StringToStringVar(&svcAddrs, "service-address", nil, "dial a Service at another address, e.g. review-notes.team-a.svc:8080=127.0.0.1:9000 (repeatable; for running outside a cluster, where .svc names do not resolve)")
 	cmd.Flags().DurationVar(&poll, "poll-interval", time.Second, "how often to check the context directory for changes")
 	cmd.Flags().StringVar(&treeDir, "materialize", "", "keep this directory holding the context as files agents read (skills/, prompts/, AGENTS.md)")
+	cmd.Flags().DurationVar(&srcTimeout, "source-timeout", hostd.DefaultSourceTimeout,
+		"deadline of one fetch of an external skill source; a source that does not answer in time is reported and retried, and delays nothing else")
 	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "with --materialize: also link CLAUDE.md to AGENTS.md (Claude Code layout)")
 	d := hostd.DefaultLimits
 	cmd.Flags().IntVar(&limits.MaxConcurrentRequests, "max-concurrent-requests", d.MaxConcurrentRequests,
