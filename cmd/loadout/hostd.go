@@ -77,7 +77,7 @@ metrics. See docs/hostd.md.`,
 	}
 	cmd.Flags().StringVar(&dir, "context-dir", defaultContextDir, "directory where the context ConfigMap is mounted")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8181", "address to listen on; keep it on loopback")
-	cmd.Flags().StringVar(&signKey, "signing-key-file", "", "file (a mounted Secret key) whose bytes sign webhook and tool request bodies with HMAC-SHA256; see docs/hostd.md")
+	cmd.Flags().StringVar(&signKey, "signing-key-file", "", "file (a mounted Secret) of Standard Webhooks secrets (whsec_...) that sign every webhook and tool call for its target; see docs/hostd.md")
 	cmd.Flags().StringVar(&probeAddr, "probe-addr", "",
 		"second address serving only /healthz, /readyz and /metrics, e.g. :8182 for the kubelet's probes and Prometheus; empty: none")
 	cmd.Flags().StringToStringVar(&svcAddrs, "service-address", nil, "dial a Service at another address, e.g. review-notes.team-a.svc:8080=127.0.0.1:9000 (repeatable; for running outside a cluster, where .svc names do not resolve)")

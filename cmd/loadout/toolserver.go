@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/reviewnotes"
 )
 
@@ -37,10 +38,16 @@ func newReviewNotesCommand() *cobra.Command {
 		Long: `review-notes is the Service behind the samples' review_note tool
 (config/samples). hostd POSTs each allowed call to /notes as a ToolInvocation;
 the server records the note and answers "note N recorded". GET /notes lists
-the recorded notes. With --signing-key-file it refuses any request that the
-hostd holding the same key did not sign. See docs/hostd.md (Runnable tools).`,
+the recorded notes. With --signing-key-file it refuses (401) any call that is
+not signed the Standard Webhooks way with that key for review_note at --url
+(the URL hostd calls, as the registry names it), whose timestamp is more than
+--tolerance away, or that it already received. See docs/hostd.md (Runnable
+tools).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if srv.SigningKeyFile != "" && srv.URL == "" {
+				return errors.New("--signing-key-file needs --url, the URL hostd calls this Service at (e.g. http://review-notes.team-a.svc:8080/notes): signed calls are bound to it")
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			l, err := net.Listen("tcp", addr)
@@ -52,7 +59,9 @@ hostd holding the same key did not sign. See docs/hostd.md (Runnable tools).`,
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", ":8080", "address to listen on")
-	cmd.Flags().StringVar(&srv.SigningKeyFile, "signing-key-file", "", "refuse requests not signed with this key (the file hostd signs with)")
+	cmd.Flags().StringVar(&srv.SigningKeyFile, "signing-key-file", "", "refuse calls not signed with this key file (the one hostd signs with: Standard Webhooks secrets, whsec_...)")
+	cmd.Flags().StringVar(&srv.URL, "url", "", "this Service's URL as the registry names it (http://review-notes.team-a.svc:8080/notes); a signed call must be signed for it")
+	cmd.Flags().DurationVar(&srv.Tolerance, "tolerance", outbound.DefaultTolerance, "refuse signed calls whose timestamp is further than this from now, either way")
 	return cmd
 }
 

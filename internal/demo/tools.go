@@ -3,7 +3,6 @@ package demo
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/hostd"
+	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/reviewnotes"
 )
 
@@ -51,16 +51,14 @@ func (d *demo) startToolServer(manifestJSON string) (*toolServer, error) {
 		return nil, fmt.Errorf("the %s service URL %q: %w", sampleTool, svcURL, err)
 	}
 	ts := &toolServer{service: u.Host, keyFile: filepath.Join(d.workDir, "signing-key")}
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	if err := os.WriteFile(ts.keyFile, key, 0o600); err != nil {
+	if err := os.WriteFile(ts.keyFile, []byte(outbound.NewSecret()+"\n"), 0o600); err != nil {
 		return nil, err
 	}
 	if ts.addr, err = freeAddr(); err != nil {
 		return nil, err
 	}
 	d.step("Starting %s's Service: loadout tool-server review-notes --addr %s (its Deployment's command; %s in the registry)", sampleTool, ts.addr, svcURL)
-	p, err := d.start("review-notes", d.o.Loadout, []string{"tool-server", "review-notes", "--addr", ts.addr, "--signing-key-file", ts.keyFile}, nil)
+	p, err := d.start("review-notes", d.o.Loadout, []string{"tool-server", "review-notes", "--addr", ts.addr, "--signing-key-file", ts.keyFile, "--url", svcURL}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -30,12 +30,16 @@ const ToolInvocationKind = "ToolInvocation"
 // ToolInvocation is the JSON body POSTed to a runnable tool's Service. The
 // call has passed the input schema and every before hook.
 type ToolInvocation struct {
-	APIVersion string        `json:"apiVersion"`
-	Kind       string        `json:"kind"`
-	Extension  string        `json:"extension"`
-	Tool       string        `json:"tool"`
-	Call       ToolCall      `json:"call"`
-	Workspace  WorkspaceInfo `json:"workspace"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Audience is the tool and URL the call is for, inside the signed body:
+	// the Service refuses a call signed for another receiver, so a call
+	// replayed from one tool's Service to another's is refused there.
+	Audience  outbound.Audience `json:"audience"`
+	Extension string            `json:"extension"`
+	Tool      string            `json:"tool"`
+	Call      ToolCall          `json:"call"`
+	Workspace WorkspaceInfo     `json:"workspace"`
 }
 
 // ToolAnswer is what a tool's Service answers with a 2xx status: the result's
@@ -65,8 +69,9 @@ func ServiceCore(tool contract.Tool, ws WorkspaceInfo, client outbound.Doer) (Co
 	}
 	timeout = min(timeout, MaxToolTimeout)
 	target := outbound.Target{URL: tool.Service.URL, CABundle: tool.Service.CABundle}
+	audience := outbound.Audience{Kind: outbound.AudienceTool, Name: tool.Name, URL: tool.Service.URL}
 	return func(ctx context.Context, call ToolCall) (ToolResult, error) {
-		body, err := json.Marshal(ToolInvocation{APIVersion: contract.APIVersion, Kind: ToolInvocationKind,
+		body, err := json.Marshal(ToolInvocation{APIVersion: contract.APIVersion, Kind: ToolInvocationKind, Audience: audience,
 			Extension: tool.Extension, Tool: tool.Name, Call: call, Workspace: ws})
 		if err != nil {
 			return ToolResult{}, fmt.Errorf("encode the call: %w", err)

@@ -23,14 +23,17 @@ const HookReviewKind = "HookReview"
 
 // HookReview is the JSON body POSTed to a webhook hook.
 type HookReview struct {
-	APIVersion string             `json:"apiVersion"`
-	Kind       string             `json:"kind"`
-	Extension  string             `json:"extension"`
-	Hook       string             `json:"hook"`
-	Event      v1alpha1.HookEvent `json:"event"`
-	Call       ToolCall           `json:"call"`
-	Result     *ToolResult        `json:"result,omitempty"`
-	Workspace  WorkspaceInfo      `json:"workspace"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Audience is the hook and URL the review is for, inside the signed
+	// body: the webhook refuses a review signed for another receiver.
+	Audience  outbound.Audience  `json:"audience"`
+	Extension string             `json:"extension"`
+	Hook      string             `json:"hook"`
+	Event     v1alpha1.HookEvent `json:"event"`
+	Call      ToolCall           `json:"call"`
+	Result    *ToolResult        `json:"result,omitempty"`
+	Workspace WorkspaceInfo      `json:"workspace"`
 }
 
 // HookResponse is what a webhook answers. Allowed is required: a body without
@@ -72,6 +75,7 @@ func (w *webhookHandler) evaluateWithin(ctx context.Context, timeout time.Durati
 func (w *webhookHandler) Evaluate(ctx context.Context, in Input) (Verdict, error) {
 	body, err := json.Marshal(HookReview{
 		APIVersion: contract.APIVersion, Kind: HookReviewKind,
+		Audience:  outbound.Audience{Kind: outbound.AudienceHook, Name: w.hook, URL: w.target.URL},
 		Extension: w.extension, Hook: w.hook, Event: in.Event,
 		Call: in.Call, Result: in.Result, Workspace: in.Workspace,
 	})

@@ -17,25 +17,27 @@ import (
 
 // TestWebhook_HostdSignsOverHTTPSVerifiedByTheCABundle: hostd calls a
 // webhook hook over HTTPS, trusting only the published caBundle, and signs
-// the body with the mounted key; the Service verifies the signature before
-// it answers.
+// the call with the mounted key for that hook and URL; the Service verifies
+// the signature and the audience before it answers.
 func TestWebhook_HostdSignsOverHTTPSVerifiedByTheCABundle(t *testing.T) {
-	key := []byte("hook-signing-key")
 	keyFile := filepath.Join(t.TempDir(), "signing-key")
-	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
+	if err := os.WriteFile(keyFile, []byte(outbound.NewSecret()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	verified := 0
+	var verifier *outbound.Verifier
 	svc := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if !outbound.Verify(key, body, r.Header.Get(outbound.SignatureHeader)) {
-			http.Error(w, "bad signature", http.StatusUnauthorized)
+		if err := verifier.Verify(r.Header, body); err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
 		verified++
 		_, _ = io.WriteString(w, `{"allowed":true}`)
 	}))
 	defer svc.Close()
+	verifier = outbound.NewVerifier(outbound.VerifyOptions{KeyFile: keyFile,
+		Audience: outbound.Audience{Kind: outbound.AudienceHook, Name: "remote", URL: svc.URL + "/check"}})
 	bundle := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: svc.Certificate().Raw})
 	reg := contract.Registry{
 		Tools: []contract.Tool{{Name: "run", Description: "Runs.", Extension: "policy"}},

@@ -40,6 +40,7 @@ type Request struct {
 	Method string
 	Target Target
 	// Body is sent as is and, when the client has a signing key, signed.
+	// A signed body should name its receiver as "audience" (Audience).
 	Body []byte
 	// Header is added to the request (Content-Type, Accept, ...).
 	Header http.Header
@@ -90,11 +91,14 @@ type Options struct {
 	// MaxResponseBytes caps a response body; a longer one is an error. Zero
 	// means DefaultMaxResponseBytes.
 	MaxResponseBytes int64
-	// SigningKeyFile, when set, names a file (a mounted Secret key) whose
-	// bytes are the HMAC-SHA256 key for every request body. It is read on each
-	// call, so a rotated Secret takes effect without a restart; a missing or
-	// empty file fails the call rather than sending it unsigned.
+	// SigningKeyFile, when set, names a file (a mounted Secret key) holding
+	// Standard Webhooks secrets (ParseSecrets) that sign every call (Sign).
+	// It is read on each call, so a rotated Secret takes effect without a
+	// restart; a missing or bad file fails the call rather than sending it
+	// unsigned.
 	SigningKeyFile string
+	// Now stamps signed calls; nil means time.Now.
+	Now func() time.Time
 	// Addresses dials some Service host:port pairs at other addresses
 	// ("review-notes.team-a.svc:8080" → "127.0.0.1:9000"), as curl --resolve
 	// does: the URL, Host header and TLS server name stay the Service's. It is
@@ -118,6 +122,9 @@ func New(opts Options) *Client {
 	}
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	return &Client{opts: opts, transports: map[[sha256.Size]byte]*http.Transport{}}
 }

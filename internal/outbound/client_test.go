@@ -2,9 +2,6 @@ package outbound
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"io"
@@ -15,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
 func caBundleOf(srv *httptest.Server) []byte {
@@ -105,36 +104,58 @@ func TestDo_HTTPSVerifiesAgainstTheCABundle(t *testing.T) {
 	}
 }
 
-// TestDo_SignsBodiesWithTheKeyFile: the signature header is the HMAC of the
-// exact body under the file's bytes; a missing key fails the call instead of
-// sending it unsigned.
-func TestDo_SignsBodiesWithTheKeyFile(t *testing.T) {
-	key := []byte("s3cret\n")
+// TestDo_SignsCallsTheStandardWebhooksWay: with a key file the client sends
+// webhook-id, webhook-timestamp and webhook-signature, which the Standard
+// Webhooks reference library verifies with the same whsec_ secret (so a
+// Service in any language can); a fresh id per call; a missing or malformed
+// key fails the call instead of sending it unsigned.
+func TestDo_SignsCallsTheStandardWebhooksWay(t *testing.T) {
+	secret := NewSecret()
 	keyFile := filepath.Join(t.TempDir(), "key")
-	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
+	if err := os.WriteFile(keyFile, []byte(secret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var got string
+	var got []http.Header
 	var gotBody []byte
-	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = r.Header.Get(SignatureHeader)
+	svc := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Clone())
 		gotBody, _ = io.ReadAll(r.Body)
 	}))
 	defer svc.Close()
-	body := []byte(`{"call":{"id":"1"}}`)
-	if _, err := New(Options{SigningKeyFile: keyFile}).Do(context.Background(), Request{Target: Target{URL: svc.URL}, Body: body}); err != nil {
+	body := []byte(`{"audience":{"kind":"tool","name":"t","url":"http://t"},"call":{"id":"1"}}`)
+	c := New(Options{SigningKeyFile: keyFile})
+	for range 2 {
+		if _, err := c.Do(context.Background(), Request{Target: Target{URL: svc.URL}, Body: body}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if !Verify(key, gotBody, got) || Verify([]byte("s3cret"), gotBody, got) || Verify(key, []byte(`{}`), got) {
-		t.Fatalf("signature %q does not verify exactly", got)
+	if err := wh.Verify(gotBody, got[0]); err != nil {
+		t.Fatalf("the reference library does not verify hostd's signature: %v (headers %v)", err, got[0])
 	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write(body)
-	if want := "sha256=" + hex.EncodeToString(mac.Sum(nil)); got != want {
-		t.Fatalf("header %q, want %q", got, want)
+	if err := wh.Verify([]byte(`{}`), got[0]); err == nil {
+		t.Fatal("the signature does not cover the body")
 	}
-	if _, err := New(Options{SigningKeyFile: keyFile + ".missing"}).Do(context.Background(), Request{Target: Target{URL: svc.URL}, Body: body}); err == nil {
-		t.Fatal("a missing key file sent the call unsigned")
+	if got[0].Get(HeaderID) == got[1].Get(HeaderID) || !strings.HasPrefix(got[0].Get(HeaderSignature), "v1,") {
+		t.Fatalf("ids %q %q, signature %q", got[0].Get(HeaderID), got[1].Get(HeaderID), got[0].Get(HeaderSignature))
+	}
+	for name, content := range map[string]string{"missing": "", "not base64": "whsec_???", "too short": "whsec_c2hvcnQ="} {
+		f := keyFile + ".missing"
+		if content != "" {
+			f = filepath.Join(t.TempDir(), "key")
+			if err := os.WriteFile(f, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := New(Options{SigningKeyFile: f}).Do(context.Background(), Request{Target: Target{URL: svc.URL}, Body: body}); err == nil {
+			t.Errorf("%s key file: the call went out unsigned", name)
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d calls reached the Service, want the 2 signed ones", len(got))
 	}
 }
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"sync"
+	"time"
 
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/outbound"
@@ -25,20 +25,38 @@ type Note struct {
 	Text   string `json:"text"`
 }
 
+// ToolName is the tool this Service implements: what hostd signs its calls
+// for.
+const ToolName = "review_note"
+
 // Server records notes: POST /notes takes a ToolInvocation of review_note and
 // answers a ToolAnswer; GET /notes lists what was recorded.
 type Server struct {
 	// SigningKeyFile, when set, makes the server refuse (401) any request
-	// whose X-Loadout-Signature-256 is not the HMAC of its body under the
-	// file's bytes: only the hostd that holds the key can record notes.
+	// that outbound.Verifier refuses: not signed with the file's secrets,
+	// signed for another tool or URL than review_note at URL, stale, or a
+	// replay. Only the hostd that holds the key can record notes, each call
+	// once.
 	SigningKeyFile string
+	// URL is where hostd calls this Service, as the published registry
+	// names it (http://review-notes.team-a.svc:8080/notes): the audience a
+	// signed call must name. Required with SigningKeyFile.
+	URL string
+	// Tolerance bounds a signed call's age; zero means
+	// outbound.DefaultTolerance.
+	Tolerance time.Duration
 
-	mu    sync.Mutex
-	notes []Note
+	verifier *outbound.Verifier
+	mu       sync.Mutex
+	notes    []Note
 }
 
 // Handler serves the tool.
 func (s *Server) Handler() http.Handler {
+	if s.SigningKeyFile != "" {
+		s.verifier = outbound.NewVerifier(outbound.VerifyOptions{KeyFile: s.SigningKeyFile, Tolerance: s.Tolerance,
+			Audience: outbound.Audience{Kind: outbound.AudienceTool, Name: ToolName, URL: s.URL}})
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /notes", s.record)
 	mux.HandleFunc("GET /notes", s.list)
@@ -59,10 +77,9 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unreadable or oversized request", http.StatusBadRequest)
 		return
 	}
-	if s.SigningKeyFile != "" {
-		key, err := os.ReadFile(s.SigningKeyFile)
-		if err != nil || !outbound.Verify(key, body, r.Header.Get(outbound.SignatureHeader)) {
-			http.Error(w, "request is not signed by hostd", http.StatusUnauthorized)
+	if s.verifier != nil {
+		if err := s.verifier.Verify(r.Header, body); err != nil {
+			http.Error(w, "refused: "+err.Error(), http.StatusUnauthorized)
 			return
 		}
 	}

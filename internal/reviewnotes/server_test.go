@@ -3,19 +3,23 @@ package reviewnotes
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
-func invocation(t *testing.T, text string) []byte {
+const testURL = "http://review-notes.team-a.svc:8080/notes"
+
+func invocation(t *testing.T, text string, aud outbound.Audience) []byte {
 	t.Helper()
-	b, err := json.Marshal(exthost.ToolInvocation{Kind: exthost.ToolInvocationKind, Tool: "review_note",
+	b, err := json.Marshal(exthost.ToolInvocation{Kind: exthost.ToolInvocationKind, Tool: "review_note", Audience: aud,
 		Call: exthost.ToolCall{ID: "c-1", Name: "review_note", Arguments: map[string]any{"text": text}}})
 	if err != nil {
 		t.Fatal(err)
@@ -23,19 +27,38 @@ func invocation(t *testing.T, text string) []byte {
 	return b
 }
 
-func TestServer_RecordsSignedNotesAndRefusesUnsigned(t *testing.T) {
-	key := filepath.Join(t.TempDir(), "key")
-	if err := os.WriteFile(key, []byte("k3y"), 0o600); err != nil {
+func signWith(t *testing.T, keyFile string, at time.Time, body []byte) http.Header {
+	t.Helper()
+	secrets, err := outbound.ReadSecrets(keyFile)
+	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{SigningKeyFile: key}
+	h := http.Header{}
+	if err := outbound.Sign(h, secrets, fmt.Sprintf("msg_%d", at.UnixNano()), at, body); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func writeSecret(t *testing.T) string {
+	t.Helper()
+	key := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(key, []byte(outbound.NewSecret()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+func TestServer_RecordsSignedNotesAndRefusesUnsigned(t *testing.T) {
+	key := writeSecret(t)
+	s := &Server{SigningKeyFile: key, URL: testURL}
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 
-	post := func(body []byte, sig string) (*http.Response, exthost.ToolAnswer) {
+	post := func(body []byte, h http.Header) (*http.Response, exthost.ToolAnswer) {
 		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/notes", bytes.NewReader(body))
-		if sig != "" {
-			req.Header.Set(outbound.SignatureHeader, sig)
+		for k, v := range h {
+			req.Header[k] = v
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -46,16 +69,28 @@ func TestServer_RecordsSignedNotesAndRefusesUnsigned(t *testing.T) {
 		_ = json.NewDecoder(resp.Body).Decode(&a)
 		return resp, a
 	}
-	body := invocation(t, "looks good")
-	if resp, _ := post(body, ""); resp.StatusCode != http.StatusUnauthorized {
+	me := outbound.Audience{Kind: outbound.AudienceTool, Name: ToolName, URL: testURL}
+	body := invocation(t, "looks good", me)
+	if resp, _ := post(body, nil); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("unsigned: %d", resp.StatusCode)
 	}
-	if resp, _ := post(body, outbound.Signature([]byte("other"), body)); resp.StatusCode != http.StatusUnauthorized {
+	if resp, _ := post(body, signWith(t, writeSecret(t), time.Now(), body)); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("wrong key: %d", resp.StatusCode)
 	}
-	resp, a := post(body, outbound.Signature([]byte("k3y"), body))
+	signed := signWith(t, key, time.Now(), body)
+	resp, a := post(body, signed)
 	if resp.StatusCode != 200 || a.IsError || a.Content[0].Text != "note 1 recorded" {
 		t.Fatalf("signed: %d %+v", resp.StatusCode, a)
+	}
+	if resp, _ := post(body, signed); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("replayed: %d", resp.StatusCode)
+	}
+	if resp, _ := post(body, signWith(t, key, time.Now().Add(-10*time.Minute), body)); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("stale: %d", resp.StatusCode)
+	}
+	other := invocation(t, "for another tool", outbound.Audience{Kind: outbound.AudienceTool, Name: "deploy", URL: "http://deploy.team-a.svc:8080/run"})
+	if resp, _ := post(other, signWith(t, key, time.Now(), other)); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("signed for another tool: %d", resp.StatusCode)
 	}
 	if notes := s.Notes(); len(notes) != 1 || notes[0].CallID != "c-1" || notes[0].Text != "looks good" {
 		t.Fatalf("notes %+v", notes)
