@@ -36,8 +36,9 @@ type Options struct {
 	// PollInterval is how often the directory is checked for a new context.
 	// Zero means one second.
 	PollInterval time.Duration
-	// SigningKeyFile is a mounted Secret key; when set, every webhook request
-	// body is signed with it (outbound.SignatureHeader, docs/hostd.md).
+	// SigningKeyFile is a mounted Secret of Standard Webhooks secrets; when
+	// set, every webhook and tool call is signed with it for its target
+	// (outbound.Sign, docs/hostd.md).
 	SigningKeyFile string
 	// ServiceAddresses dials Service host:port pairs at local addresses
 	// (outbound.Options.Addresses), for running outside a cluster.
