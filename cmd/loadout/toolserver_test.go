@@ -188,7 +188,7 @@ func TestToolServer_RefusesReplayedStaleAndCrossToolCalls(t *testing.T) {
 	t.Cleanup(deploy.Close)
 
 	hostdAddr := freeLoopbackAddr(t)
-	startCommand(t, "hostd", "--context-dir", toolContextDir(t, deploy.URL+"/run"), "--addr", hostdAddr,
+	startCommand(t, "hostd", "--allow-unsigned-context", "--context-dir", toolContextDir(t, deploy.URL+"/run"), "--addr", hostdAddr,
 		"--signing-key-file", keyFile, "--service-address", "review-notes.team-a.svc:8080="+strings.TrimPrefix(tap.URL, "http://"))
 	waitOK(t, "http://"+hostdAddr+"/readyz")
 
