@@ -52,7 +52,9 @@ every reload. A new context's hooks and deny lists apply at once; external
 skills (spec.source) are fetched once per digest in the background, each
 within --source-timeout, verified, and served as they arrive (a skill keeps
 its previous version meanwhile); a failing source is named in /readyz and the
-metrics. See docs/hostd.md.`,
+metrics. It loads only contexts the manager signed for the Workspace it serves
+(--context-keys, --workspace; the agent-pod admission policy sets both), and
+keeps the last good context when one is refused. See docs/hostd.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
