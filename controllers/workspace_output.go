@@ -104,17 +104,7 @@ func (r *WorkspaceReconciler) takeOverFromYounger(ctx context.Context, ws *v1alp
 	if holder.UID != ref.UID || holder.ConfigMapName() != ws.ConfigMapName() || !created(ws, holder) {
 		return false, nil
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": existing.ResourceVersion,
-		"ownerReferences": []metav1.OwnerReference{*metav1.NewControllerRef(ws, v1alpha1.GroupVersion.WithKind(v1alpha1.WorkspaceKind))},
-	}})
-	if err != nil {
-		return false, err
-	}
-	if err := r.Patch(ctx, existing, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldOwner)); err != nil {
-		return false, fmt.Errorf("taking ConfigMap %s/%s over from the younger Workspace %s: %w", ws.Namespace, ws.ConfigMapName(), holder.Name, err)
-	}
-	return true, nil
+	return true, r.setController(ctx, ws, existing, "taking ConfigMap %s/%s over from the younger Workspace %s", ws.Namespace, ws.ConfigMapName(), holder.Name)
 }
 
 // workspacesSharingOutput maps a deleted Workspace, or a ConfigMap, to the
@@ -126,4 +116,21 @@ func (r *WorkspaceReconciler) workspacesSharingOutput(ctx context.Context, names
 		return nil
 	}
 	return requestsFor(workspaces)
+}
+
+// setController replaces existing's owner references with ws as controller,
+// under existing's resourceVersion, so a concurrent write fails rather than
+// being lost.
+func (r *WorkspaceReconciler) setController(ctx context.Context, ws *v1alpha1.Workspace, existing *metav1.PartialObjectMetadata, format string, args ...any) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": existing.ResourceVersion,
+		"ownerReferences": []metav1.OwnerReference{*metav1.NewControllerRef(ws, v1alpha1.GroupVersion.WithKind(v1alpha1.WorkspaceKind))},
+	}})
+	if err != nil {
+		return err
+	}
+	if err := r.Patch(ctx, existing, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldOwner)); err != nil {
+		return fmt.Errorf(format+": %w", append(args, err)...)
+	}
+	return nil
 }

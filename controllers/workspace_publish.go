@@ -96,11 +96,16 @@ func (r *WorkspaceReconciler) sign(cm *corev1ac.ConfigMapApplyConfiguration, ws 
 	if r.Signer == nil {
 		return ""
 	}
-	doc := r.Signer.Sign(res.Hash, contextsig.Subject{Namespace: ws.Namespace, Name: ws.Name, UID: string(ws.UID)})
+	doc := r.Signer.Sign(res.Hash, signedFor(ws))
 	signers := strings.Join(r.Signer.KeyIDs(), ",")
 	cm.WithData(map[string]string{contract.KeySignature: string(doc)}).
 		WithAnnotations(map[string]string{v1alpha1.ContextSignersAnnotation: signers})
 	return signers
+}
+
+// signedFor is what a Workspace's contexts are signed for.
+func signedFor(ws *v1alpha1.Workspace) contextsig.Subject {
+	return contextsig.Subject{Namespace: ws.Namespace, Name: ws.Name, UID: string(ws.UID), ConfigMap: ws.ConfigMapName()}
 }
 
 // written says what a publish did: whether it applied a new context over an

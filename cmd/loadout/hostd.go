@@ -71,7 +71,7 @@ keeps the last good context when one is refused. See docs/hostd.md.`,
 			if err != nil {
 				return err
 			}
-			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace,
+			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
 				MaterializeDir: treeDir, Materialize: materializeOptions(claudeCode),
 				SigningKeyFile: signKey, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits})
 			return serveHostd(ctx, srv, addr, probeAddr)
@@ -103,8 +103,8 @@ keeps the last good context when one is refused. See docs/hostd.md.`,
 // contextTrustFlags say which contexts hostd may load: those the manager
 // signed for this Workspace (docs/security.md).
 type contextTrustFlags struct {
-	keys, keysFile, workspace string
-	allowUnsigned             bool
+	keys, keysFile, workspace, configMap string
+	allowUnsigned                        bool
 }
 
 func (f *contextTrustFlags) add(cmd *cobra.Command) {
@@ -113,6 +113,8 @@ func (f *contextTrustFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.keysFile, "context-keys-file", "", "read the trust anchor from this file instead")
 	cmd.Flags().StringVar(&f.workspace, "workspace", os.Getenv("LOADOUT_WORKSPACE"),
 		"NAMESPACE/NAME of the Workspace this host serves (default $LOADOUT_WORKSPACE); a context signed for another Workspace is refused")
+	cmd.Flags().StringVar(&f.configMap, "context-configmap", os.Getenv("LOADOUT_CONTEXT_CONFIGMAP"),
+		"name of the mounted context ConfigMap (default $LOADOUT_CONTEXT_CONFIGMAP, else <workspace name>-context); a context signed for another ConfigMap is refused")
 	cmd.Flags().BoolVar(&f.allowUnsigned, "allow-unsigned-context", false,
 		"load contexts without checking their signature (local development with `loadout preview` output only: anyone who can write the context directory then decides the policy)")
 }

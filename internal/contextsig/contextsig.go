@@ -16,13 +16,17 @@ import (
 )
 
 // Subject is what a signature binds a context hash to: one Workspace
-// instance.
+// instance and the ConfigMap it publishes to.
 type Subject struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	// UID is the Workspace's metadata.uid: a context signed for a deleted
 	// Workspace does not carry the UID of its same-named successor.
 	UID string `json:"uid"`
+	// ConfigMap is the name of the ConfigMap the context is published in. A
+	// copy of a signed context under another name (an old one, replayed to
+	// roll policy back) does not verify for the pod that mounts that name.
+	ConfigMap string `json:"configMap"`
 }
 
 func (s Subject) String() string { return s.Namespace + "/" + s.Name }
@@ -60,7 +64,7 @@ const maxKeys = 16
 // Message is the exact byte string each key signs. Fields are separated by
 // NUL, which none of them may contain, so no two subjects share a message.
 func Message(hash string, s Subject) []byte {
-	return []byte("loadout.dev/context-signature/v1\x00" + hash + "\x00" + s.Namespace + "\x00" + s.Name + "\x00" + s.UID)
+	return []byte("loadout.dev/context-signature/v1\x00" + hash + "\x00" + s.Namespace + "\x00" + s.Name + "\x00" + s.UID + "\x00" + s.ConfigMap)
 }
 
 // KeyID names a public key.
@@ -191,6 +195,7 @@ const (
 	ReasonMalformed      = "MalformedSignature"
 	ReasonHashMismatch   = "HashMismatch"
 	ReasonWrongWorkspace = "WrongWorkspace"
+	ReasonWrongConfigMap = "WrongConfigMap"
 	ReasonBadSignature   = "BadSignature"
 )
 
@@ -199,8 +204,9 @@ func refuse(reason, format string, args ...any) error {
 }
 
 // Verify checks doc, the signature document published beside a context of
-// hash for Workspace want (namespace and name; the UID comes from the
-// document, and is covered by its signature). It succeeds when one signature
+// hash for Workspace want (namespace and name, and the ConfigMap name unless
+// want leaves it empty; the UID comes from the document, and is covered by
+// its signature). It succeeds when one signature
 // of a key in the anchor verifies. An empty doc is unsigned.
 func (v *Verifier) Verify(doc []byte, hash string, want Subject) error {
 	if len(doc) == 0 {
@@ -218,6 +224,9 @@ func (v *Verifier) Verify(doc []byte, hash string, want Subject) error {
 	}
 	if d.Workspace.Namespace != want.Namespace || d.Workspace.Name != want.Name {
 		return refuse(ReasonWrongWorkspace, "the context is signed for Workspace %s, this host serves Workspace %s", d.Workspace, want)
+	}
+	if want.ConfigMap != "" && d.Workspace.ConfigMap != want.ConfigMap {
+		return refuse(ReasonWrongConfigMap, "the context is signed for ConfigMap %s, this host serves ConfigMap %s", d.Workspace.ConfigMap, want.ConfigMap)
 	}
 	msg := Message(d.Hash, d.Workspace)
 	for _, s := range d.Signatures {

@@ -38,14 +38,14 @@ func reason(err error) string {
 	return ""
 }
 
-var dev = Subject{Namespace: "team-a", Name: "dev", UID: "u-1"}
+var dev = Subject{Namespace: "team-a", Name: "dev", UID: "u-1", ConfigMap: "dev-context"}
 
 func TestVerify_AcceptsTheSignedContextAndRefusesEveryForgery(t *testing.T) {
 	k := newKey(t)
 	signer, _ := NewSigner([]ed25519.PrivateKey{k})
 	v := anchor(t, k)
 	doc := signer.Sign("sha256:aa", dev)
-	if err := v.Verify(doc, "sha256:aa", Subject{Namespace: "team-a", Name: "dev"}); err != nil {
+	if err := v.Verify(doc, "sha256:aa", Subject{Namespace: "team-a", Name: "dev", ConfigMap: "dev-context"}); err != nil {
 		t.Fatalf("the manager's own signature: %v", err)
 	}
 	other, _ := NewSigner([]ed25519.PrivateKey{newKey(t)})
@@ -60,11 +60,12 @@ func TestVerify_AcceptsTheSignedContextAndRefusesEveryForgery(t *testing.T) {
 		"other data":            {doc, "sha256:bb", dev, ReasonHashMismatch},
 		"another workspace":     {signer.Sign("sha256:aa", Subject{Namespace: "team-b", Name: "dev", UID: "u-2"}), "sha256:aa", dev, ReasonWrongWorkspace},
 		"signed by another key": {other.Sign("sha256:aa", dev), "sha256:aa", dev, ReasonBadSignature},
-		"subject edited after signing": {[]byte(strings.Replace(string(signer.Sign("sha256:aa", Subject{Namespace: "team-b", Name: "dev"})), `"team-b"`, `"team-a"`, 1)),
+		"a copy under another ConfigMap name": {signer.Sign("sha256:aa", Subject{Namespace: "team-a", Name: "dev", UID: "u-1", ConfigMap: "old-copy"}), "sha256:aa", dev, ReasonWrongConfigMap},
+		"subject edited after signing": {[]byte(strings.Replace(string(signer.Sign("sha256:aa", Subject{Namespace: "team-b", Name: "dev", ConfigMap: "dev-context"})), `"team-b"`, `"team-a"`, 1)),
 			"sha256:aa", dev, ReasonBadSignature},
 	} {
 		t.Run(name, func(t *testing.T) {
-			err := v.Verify(tc.doc, tc.hash, Subject{Namespace: tc.want.Namespace, Name: tc.want.Name})
+			err := v.Verify(tc.doc, tc.hash, Subject{Namespace: tc.want.Namespace, Name: tc.want.Name, ConfigMap: tc.want.ConfigMap})
 			if got := reason(err); got != tc.reason {
 				t.Fatalf("reason %q (%v), want %q", got, err, tc.reason)
 			}

@@ -33,6 +33,11 @@ type Options struct {
 	// context of another Workspace is refused. Empty: the one the context
 	// names.
 	Workspace string
+	// ContextConfigMap is the name of the mounted context ConfigMap; a
+	// context signed for another name (a copy, say an old one replayed to
+	// roll policy back) is refused. Empty: "<workspace name>-context". Only
+	// checked with Workspace set.
+	ContextConfigMap string
 	// PollInterval is how often the directory is checked for a new context.
 	// Zero means one second.
 	PollInterval time.Duration

@@ -1,6 +1,7 @@
 package hostd
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -37,8 +38,10 @@ func (s *Server) verifyContext(pc *resources.PublishedContext) error {
 }
 
 // servedWorkspace is the Workspace this host serves: Options.Workspace (the
-// admission policy injects it from the pod's loadout.dev/workspace label),
-// or else the one the context names. The context must name the same one.
+// admission policy injects it from the pod's loadout.dev/workspace label)
+// and the ConfigMap it mounts (Options.ContextConfigMap, by default the
+// Workspace's default name), or else the one the context names, in any
+// ConfigMap. The context must name the same Workspace.
 func (s *Server) servedWorkspace(pc *resources.PublishedContext) (contextsig.Subject, error) {
 	ref := pc.Manifest().Workspace
 	named := contextsig.Subject{Namespace: ref.Namespace, Name: ref.Name}
@@ -46,11 +49,11 @@ func (s *Server) servedWorkspace(pc *resources.PublishedContext) (contextsig.Sub
 		return named, nil
 	}
 	ns, name, ok := strings.Cut(s.opts.Workspace, "/")
-	want := contextsig.Subject{Namespace: ns, Name: name}
+	want := contextsig.Subject{Namespace: ns, Name: name, ConfigMap: cmp.Or(s.opts.ContextConfigMap, name+"-context")}
 	if !ok || ns == "" || name == "" {
 		return want, fmt.Errorf("workspace %q: want NAMESPACE/NAME", s.opts.Workspace)
 	}
-	if named != want {
+	if named.Namespace != want.Namespace || named.Name != want.Name {
 		s.metrics.refusals.WithLabelValues(contextsig.ReasonWrongWorkspace).Inc()
 		return want, fmt.Errorf("context %s refused: it is Workspace %s's, this host serves Workspace %s", pc.Hash, named, want)
 	}

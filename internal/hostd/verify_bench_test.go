@@ -29,7 +29,7 @@ func BenchmarkContextLoad(b *testing.B) {
 	}
 	data := contextData(b, fixedRegistry())
 	hash := manifestHashOf(b, data)
-	data["signature.json"] = string(signer.Sign(hash, contextsig.Subject{Namespace: "team-a", Name: "ws", UID: "uid-1"}))
+	data["signature.json"] = string(signer.Sign(hash, contextsig.Subject{Namespace: "team-a", Name: "ws", UID: "uid-1", ConfigMap: "ws-context"}))
 	dir := b.TempDir()
 	writeConfigMapDir(b, dir, data)
 	for _, tc := range []struct {

@@ -61,7 +61,7 @@ func manifestHashOf(t testing.TB, data map[string]string) string {
 	return rest[:strings.IndexByte(rest, '"')]
 }
 
-var servedWS = contextsig.Subject{Namespace: "team-a", Name: "ws", UID: "uid-1"}
+var servedWS = contextsig.Subject{Namespace: "team-a", Name: "ws", UID: "uid-1", ConfigMap: "ws-context"}
 
 // hostd loads only what the manager signed for the Workspace it serves: a
 // forged (unsigned) context, one signed by another key, one signed for
@@ -90,6 +90,8 @@ func TestVerify_ForgedUnsignedOrCrossWorkspaceContextsAreRefused(t *testing.T) {
 		{"unsigned forgery", contextsig.ReasonUnsigned, contextData(t, stripped)},
 		{"signed by a key outside the anchor", contextsig.ReasonBadSignature, signed(t, signerOf(t, signingKey(t)), stripped, servedWS)},
 		{"another Workspace's context", contextsig.ReasonWrongWorkspace, signed(t, manager, stripped, contextsig.Subject{Namespace: "team-b", Name: "ws", UID: "uid-2"})},
+		{"an old context of this Workspace copied under another ConfigMap name", contextsig.ReasonWrongConfigMap,
+			signed(t, manager, stripped, contextsig.Subject{Namespace: "team-a", Name: "ws", UID: "uid-1", ConfigMap: "old-copy"})},
 		{"policy stripped after signing", contextsig.ReasonHashMismatch, func() map[string]string {
 			data := contextData(t, stripped)
 			data[contract.KeySignature] = signed(t, manager, fixedRegistry(), servedWS)[contract.KeySignature]

@@ -43,7 +43,7 @@ func TestInstall_KustomizeDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 		"Role": 2, "RoleBinding": 2, "Deployment": 1, "Service": 1,
 		// loadout-trust-label, loadout-context-configmaps, loadout-manager-configmaps,
 		// loadout-agent-pods, loadout-agent-pod-updates; the mutating loadout-agent-pods
-		"ValidatingAdmissionPolicy": 5, "ValidatingAdmissionPolicyBinding": 5,
+		"ValidatingAdmissionPolicy": 6, "ValidatingAdmissionPolicyBinding": 6,
 		"MutatingAdmissionPolicy": 1, "MutatingAdmissionPolicyBinding": 1,
 	}
 	for kind, n := range want {

@@ -35,16 +35,16 @@ import (
 // loadout.dev/workspace, and the parameter ConfigMap it reads (in the
 // manager's namespace, platformNS here).
 const (
-	hostdContainer      = "loadout-hostd"
-	contextAnnotation   = "loadout.dev/context-configmap"
-	agentPodsDenial     = "ValidatingAdmissionPolicy 'loadout-agent-pods'"
-	agentUpdatesDenial  = "ValidatingAdmissionPolicy 'loadout-agent-pod-updates'"
-	treePath            = "/var/run/loadout/tree"
-	testHostdImage      = "registry.example.com/loadout:hostd-test"
-	contextVolume       = "loadout-context"
-	treeVolume          = "loadout-tree"
-	sourceCacheVolume   = "loadout-source-cache"
-	keysEnv, bindingEnv = "LOADOUT_CONTEXT_KEYS", "LOADOUT_WORKSPACE"
+	hostdContainer                    = "loadout-hostd"
+	contextAnnotation                 = "loadout.dev/context-configmap"
+	agentPodsDenial                   = "ValidatingAdmissionPolicy 'loadout-agent-pods'"
+	agentUpdatesDenial                = "ValidatingAdmissionPolicy 'loadout-agent-pod-updates'"
+	treePath                          = "/var/run/loadout/tree"
+	testHostdImage                    = "registry.example.com/loadout:hostd-test"
+	contextVolume                     = "loadout-context"
+	treeVolume                        = "loadout-tree"
+	sourceCacheVolume                 = "loadout-source-cache"
+	keysEnv, bindingEnv, configMapEnv = "LOADOUT_CONTEXT_KEYS", "LOADOUT_WORKSPACE", "LOADOUT_CONTEXT_CONFIGMAP"
 )
 
 var hostdCommand = []string{"/loadout", "hostd",
@@ -198,7 +198,8 @@ func checkBound(t *testing.T, pod *corev1.Pod, workspace, contextConfigMap strin
 	if !slices.Equal(h.Command, hostdCommand) || len(h.Args) != 0 {
 		t.Errorf("hostd command %q args %q, want %q and none", h.Command, h.Args, hostdCommand)
 	}
-	wantEnv := []corev1.EnvVar{{Name: keysEnv, Value: params[controllers.HostdConfigContextKeys]}, {Name: bindingEnv, Value: pod.Namespace + "/" + workspace}}
+	wantEnv := []corev1.EnvVar{{Name: keysEnv, Value: params[controllers.HostdConfigContextKeys]}, {Name: bindingEnv, Value: pod.Namespace + "/" + workspace},
+		{Name: configMapEnv, Value: contextConfigMap}}
 	if !reflect.DeepEqual(h.Env, wantEnv) || len(h.EnvFrom) != 0 {
 		t.Errorf("hostd env %+v envFrom %+v, want %+v", h.Env, h.EnvFrom, wantEnv)
 	}
@@ -344,6 +345,8 @@ func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t
 			[]string{"spec.initContainers[loadout-hostd].restartPolicy"}},
 		{"binds hostd to another Workspace", editEnv(bindingEnv, ns+"/prod"),
 			[]string{"spec.initContainers[loadout-hostd].env[LOADOUT_WORKSPACE]", ns + "/dev"}},
+		{"points hostd at another ConfigMap name", editEnv(configMapEnv, "old-copy"),
+			[]string{"spec.initContainers[loadout-hostd].env[LOADOUT_CONTEXT_CONFIGMAP]", "dev-context"}},
 		{"sets LOADOUT_WORKSPACE twice (the last wins)", editHostd(func(h *corev1.Container) {
 			h.Env = append(slices.Clone(h.Env), corev1.EnvVar{Name: bindingEnv, Value: ns + "/prod"})
 		}), []string{"spec.initContainers[loadout-hostd].env[LOADOUT_WORKSPACE]"}},

@@ -116,6 +116,25 @@ func TestTenancy_TenantCannotRewriteOrForgeItsPublishedContext(t *testing.T) {
 		mustBeDenied(t, "the tenant tries to "+what, write(), contextPolicyDenial, ns)
 	}
 
+	// A copy of the signed context, unlabelled (the policy above does not
+	// see it): kept, the tenant could delete its Workspace and re-create the
+	// ConfigMap from it, and pods bound to the Workspace would load the old
+	// policy under a genuine signature. No signed context is written but by
+	// the manager.
+	if _, ok := published.Data[contract.KeySignature]; !ok {
+		t.Fatal("the published context is not signed")
+	}
+	waitEnforced(t, "the context signature policy", func() error {
+		return c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"}, Data: published.Data}, client.DryRunAll)
+	})
+	for name, cm := range map[string]*corev1.ConfigMap{
+		"dev-context-copy": {Data: published.Data},
+		"binary-copy":      {BinaryData: map[string][]byte{contract.KeySignature: []byte(published.Data[contract.KeySignature])}},
+	} {
+		cm.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: name}
+		mustBeDenied(t, "the tenant keeps an unlabelled copy of its signed context as "+name, c.Create(ctx, cm), "signature.json", ns+"/"+name)
+	}
+
 	after := kit.ConfigMap(t, ns, published.Name)
 	if after.ResourceVersion != published.ResourceVersion {
 		t.Errorf("the published ConfigMap changed (resourceVersion %s → %s)", published.ResourceVersion, after.ResourceVersion)
