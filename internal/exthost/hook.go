@@ -7,6 +7,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/toolclass"
 )
 
 // Hook timeouts (SPEC R-HK-7): a hook that sets none waits DefaultTimeout, and
@@ -65,7 +66,9 @@ type Hook struct {
 	Name string
 	// Event is BeforeToolCall or AfterToolResult.
 	Event v1alpha1.HookEvent
-	// Tools limits the hook to these tool names; empty means every tool.
+	// Tools limits the hook to these tools: names or classes (shell, read,
+	// write, edit, search, web), compared case-insensitively (package
+	// toolclass); empty means every tool.
 	Tools []string
 	// Timeout bounds the wait; zero means DefaultTimeout, more than MaxTimeout
 	// is cut to MaxTimeout.
@@ -74,14 +77,23 @@ type Hook struct {
 	Handler Handler
 }
 
-// boundHook is a committed hook: the author's Hook plus its extension id.
+// boundHook is a committed hook: the author's Hook plus its extension id and
+// its tool list resolved once into a matcher.
 type boundHook struct {
 	extension string
 	hook      Hook
+	tools     toolclass.Matcher
 }
 
+func bind(extension string, h Hook) boundHook {
+	return boundHook{extension: extension, hook: h, tools: toolclass.NewMatcher(h.Tools)}
+}
+
+// matches reports whether the hook runs for a call of tool: the call's name
+// matches an entry of match.tools in any case, or the entry is a class the
+// tool belongs to (a hook on shell runs for bash, Bash and exec_command).
 func (b boundHook) matches(tool string) bool {
-	return len(b.hook.Tools) == 0 || slices.Contains(b.hook.Tools, tool)
+	return len(b.hook.Tools) == 0 || b.tools.Match(tool)
 }
 
 func (b boundHook) timeout() time.Duration {

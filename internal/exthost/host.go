@@ -2,12 +2,12 @@ package exthost
 
 import (
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/toolclass"
 )
 
 // Options configure a Host.
@@ -15,7 +15,8 @@ type Options struct {
 	// Builtin are the agent's own tools. They come first in the registry and
 	// no extension may take their names.
 	Builtin []contract.Tool
-	// Deny lists tools the Workspace denies, whoever registered them.
+	// Deny lists tools the Workspace denies, whoever registered them: names
+	// or classes, compared case-insensitively (package toolclass).
 	Deny []string
 	// Workspace is what hooks see as `workspace`.
 	Workspace WorkspaceInfo
@@ -29,7 +30,7 @@ type Options struct {
 // and with Load, and always see a whole number of committed extensions.
 type Host struct {
 	workspace WorkspaceInfo
-	deny      map[string]struct{}
+	deny      toolclass.Matcher
 	denyList  []string
 	client    outbound.Doer
 
@@ -41,14 +42,11 @@ type Host struct {
 func NewHost(opts Options) *Host {
 	h := &Host{
 		workspace: opts.Workspace,
-		deny:      make(map[string]struct{}, len(opts.Deny)),
+		deny:      toolclass.NewMatcher(opts.Deny),
 		client:    opts.Outbound,
 	}
 	if h.client == nil {
 		h.client = defaultOutbound
-	}
-	for _, d := range opts.Deny {
-		h.deny[denyKey(d)] = struct{}{}
 	}
 	h.denyList = slices.Compact(slices.Sorted(slices.Values(opts.Deny)))
 	h.reg.Store(newRegistry(opts.Builtin))
@@ -58,22 +56,17 @@ func NewHost(opts Options) *Host {
 // Registry is a deterministic snapshot of the committed registry in
 // registration order, built-in tools first; it is what manifest.json publishes.
 func (h *Host) Registry() contract.Registry {
-	return h.reg.Load().snapshot(h.denyList)
+	return h.reg.Load().snapshot(h.denyList, h.deny)
 }
 
 // Workspace is the Workspace the host runs hooks for.
 func (h *Host) Workspace() WorkspaceInfo { return h.workspace }
 
-// Denies reports whether the Workspace's tools.deny refuses tool.
+// Denies reports whether the Workspace's deny list refuses tool.
 func (h *Host) Denies(tool string) bool { return h.denied(tool) }
 
-func (h *Host) denied(tool string) bool {
-	_, ok := h.deny[denyKey(tool)]
-	return ok
-}
-
-// denyKey is how tools.deny compares names: case-insensitively (Unicode
-// simple folding), because agents disagree on case for the same tool (Claude
-// Code's Bash, Pi's bash) and a deny list must not be dodged by spelling.
-// Registered tool names stay case-sensitive: only denial folds.
-func denyKey(tool string) string { return strings.ToLower(tool) }
+// denied reports whether the deny list names tool or a class it belongs to,
+// in any case (toolclass.Matcher): agents disagree on case for the same tool
+// (Claude Code's Bash, Pi's bash), and deny [shell] holds for every agent's
+// shell. Registered tool names stay case-sensitive: only policy folds.
+func (h *Host) denied(tool string) bool { return h.deny.Match(tool) }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/toolclass"
 )
 
 // registry is one immutable generation of what the host has committed. Commit
@@ -69,7 +70,7 @@ func (r *registry) with(s *stage) *registry {
 		n.toolIndex[t.Name] = struct{}{}
 	}
 	for _, h := range s.hooks {
-		b := boundHook{extension: s.id, hook: h}
+		b := bind(s.id, h)
 		n.hooks = append(n.hooks, b)
 		if h.Event == eventBefore {
 			n.before = append(n.before, b)
@@ -88,7 +89,7 @@ func (r *registry) with(s *stage) *registry {
 
 // snapshot renders the registry in its published form. Every list is non-nil
 // so the JSON is the same bytes whether or not anything was registered.
-func (r *registry) snapshot(deny []string) contract.Registry {
+func (r *registry) snapshot(deny []string, denied toolclass.Matcher) contract.Registry {
 	out := contract.Registry{
 		Tools:        make([]contract.Tool, 0, len(r.tools)),
 		Hooks:        make([]contract.Hook, 0, len(r.hooks)),
@@ -101,7 +102,7 @@ func (r *registry) snapshot(deny []string) contract.Registry {
 	// one; the deny list travels beside the tools so hostd keeps enforcing it
 	// (SPEC R-EXT-5).
 	for _, t := range r.tools {
-		if slices.Contains(deny, t.Name) {
+		if denied.Match(t.Name) {
 			continue
 		}
 		t.InputSchema = cloneBytes(t.InputSchema)
