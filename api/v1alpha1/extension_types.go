@@ -66,8 +66,9 @@ type ExtensionSpec struct {
 	Source *ExtensionSource `json:"source,omitempty"`
 
 	// deniedTools are tools no agent of a Workspace this extension applies to
-	// may call, built-in or from any extension. A deny list is policy like a
-	// hook: a Workspace's own spec.tools.deny can only add to it.
+	// may call, built-in or from any extension: names or tool classes, compared
+	// case-insensitively, as in a hook's match.tools. A deny list is policy
+	// like a hook: a Workspace's own spec.tools.deny can only add to it.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
@@ -171,7 +172,10 @@ type ExtensionHook struct {
 
 // HookMatch selects the tool calls a hook sees.
 type HookMatch struct {
-	// tools the hook runs for. Empty means every tool.
+	// tools the hook runs for: tool names as the agent reports them, or tool
+	// classes (shell, read, write, edit, search, web) that stand for every
+	// agent's tools of the class (docs/agents.md). Compared case-insensitively.
+	// Empty means every tool.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64

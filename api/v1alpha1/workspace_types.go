@@ -141,7 +141,9 @@ type WorkspaceTools struct {
 	// +kubebuilder:validation:MaxItems=64
 	Builtin []ToolName `json:"builtin,omitempty"`
 
-	// deny lists tools the agent may not call, built-in or from an extension.
+	// deny lists tools the agent may not call, built-in or from an extension:
+	// names or tool classes (shell, read, write, edit, search, web), compared
+	// case-insensitively (docs/agents.md).
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=128
