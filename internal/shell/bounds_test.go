@@ -1,0 +1,119 @@
+package shell
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pathological are command lines of MaxInput bytes shaped to make a shell
+// parser work hardest: dense words, statements, pipelines, deep nesting of
+// every kind, brace expansion, nested command strings.
+func pathological() map[string]string {
+	// fill repeats unit to n bytes (MaxInput unless given).
+	fill := func(unit string, n ...int) string {
+		size := MaxInput
+		if len(n) > 0 {
+			size = n[0]
+		}
+		return strings.Repeat(unit, size/len(unit)+1)[:size]
+	}
+	deep := func(open, mid, close string) string {
+		n := (MaxInput - len(mid)) / (len(open) + len(close))
+		return strings.Repeat(open, n) + mid + strings.Repeat(close, n)
+	}
+	bashC := "rm -rf x"
+	for len(bashC) < MaxInput/4 {
+		bashC = "bash -c " + quote(bashC) + " ; " + bashC
+	}
+	return map[string]string{
+		"words":             fill("a "),
+		"statements":        fill("a;"),
+		"commands":          fill("a\n", 2*MaxCommands),
+		"pipeline":          fill("a|", MaxTreeDepth-2) + "a",
+		"long pipeline":     fill("a|", MaxInput-1) + "a",
+		"and-list":          fill("a&&", MaxInput-3) + "a&&a",
+		"subshells":         deep("(", "x", ")"),
+		"arithmetic":        "echo $((" + deep("(", "1", ")")[:MaxInput-12] + "))",
+		"substitutions":     deep("$(", "x", ")"),
+		"quoted subst":      deep(`"$(`, "x", `)"`),
+		"groups":            deep("{ ", "x;", " }"),
+		"ifs":               deep("if a; then ", "x", "; fi"),
+		"parameters":        deep("${a:-", "x", "}"),
+		"braces":            "echo " + fill("{a,b}", MaxInput-5),
+		"brace sequence":    "echo {1..99999999}",
+		"nested braces":     "echo " + deep("{a,", "b", "}")[5:],
+		"wrappers":          fill("sudo env nice timeout 1 nohup rm -rf x;"),
+		"heredoc":           "cat <<'EOF'\n" + fill("some text (with [brackets] and {braces} | pipes\n", MaxInput-20) + "\nEOF\n",
+		"nested bash -c":    bashC,
+		"find -exec":        "find " + fill("-exec rm -rf {} ; ", MaxInput-5),
+		"echo into a shell": "echo " + fill("rm -rf x; ", MaxInput-20) + " | sh",
+	}
+}
+
+// TestCommands_HugeOrDeeplyNestedLinesStayBounded_RHK7: whatever its shape,
+// a line of at most MaxInput bytes is answered (commands or an error) with a
+// bounded stack and heap, well within a hook's time. Before the parser's
+// recursion was capped, 64 KiB of "((((" took over a second and a 130 MB
+// stack.
+func TestCommands_HugeOrDeeplyNestedLinesStayBounded_RHK7(t *testing.T) {
+	const maxStack, maxHeap = 8 << 20, 64 << 20
+	for name, line := range pathological() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		done := make(chan struct{})
+		var took time.Duration
+		var n int
+		var err error
+		go func() { // a fresh goroutine, as each hostd request has: its stack starts small
+			defer close(done)
+			start := time.Now()
+			var cmds []Command
+			cmds, err = Commands(line)
+			took, n = time.Since(start), len(cmds)
+			runtime.ReadMemStats(&after) // before the stack is freed
+		}()
+		<-done
+		stack := after.StackInuse - min(before.StackInuse, after.StackInuse)
+		heap := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%-18s %6d bytes: %4d commands in %9v, stack +%5d KiB, allocated %6d KiB; err %v", name, len(line), n, took, stack>>10, heap>>10, err)
+		if stack > maxStack || heap > maxHeap {
+			t.Errorf("%s: stack grew %d KiB and %d KiB were allocated, over the bounds of %d and %d KiB", name, stack>>10, heap>>10, maxStack>>10, maxHeap>>10)
+		}
+		if took > 2*time.Second {
+			t.Errorf("%s: took %v", name, took)
+		}
+	}
+}
+
+// TestCommands_BigLinesWaitForASlotSmallOnesNever: at most BigLines lines of
+// BigLine bytes or more are parsed at once, so a flood of them costs a few
+// parses' memory; a small line never waits.
+func TestCommands_BigLinesWaitForASlotSmallOnesNever(t *testing.T) {
+	for range BigLines {
+		bigLines <- struct{}{} // every slot taken, as by parses in flight
+	}
+	big := "echo " + strings.Repeat("a ", BigLine/2)
+	done := make(chan error, 1)
+	go func() { _, err := Commands(big); done <- err }()
+	if _, err := Commands("rm -rf x"); err != nil {
+		t.Fatalf("small line: %v", err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("a big line was parsed while every slot was taken (err %v)", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	<-bigLines // a parse in flight ends
+	if err := <-done; err != nil {
+		t.Fatalf("big line: %v", err)
+	}
+	for range BigLines - 1 {
+		<-bigLines
+	}
+	if len(bigLines) != 0 {
+		t.Fatalf("%d slots still held after every parse ended", len(bigLines))
+	}
+}

@@ -1,0 +1,307 @@
+package shell
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"runtime"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Bounds. A command line is untrusted input evaluated inside a policy hook,
+// so every way it can make the parse expensive is capped, and going over a
+// cap is an error (a guard that asks fails closed), never a partial answer.
+const (
+	// MaxInput is the longest command line, in bytes.
+	MaxInput = 64 << 10
+	// MaxParseFrames caps the parser's recursion, in stack frames. The
+	// parser recurses once or more per nested subshell, group, substitution,
+	// compound command or arithmetic parenthesis (6 to 33 frames a level),
+	// and deep recursion is what costs: 16 KiB of "((((…" took 220 ms and a
+	// 33 MB stack. 2,048 frames is over 300 nested subshells or 60 nested
+	// arithmetic parentheses. It is checked as the parser reads, every
+	// readChunk bytes (limitedReader).
+	MaxParseFrames = 2048
+	// MaxTreeDepth caps how deep the walk over the parsed line goes.
+	// Pipelines and && chains parse without recursion but make deep trees.
+	MaxTreeDepth = 1024
+	// MaxDepth caps command lines inside command lines: a `bash -c` string,
+	// eval's arguments, a here-document fed to a shell.
+	MaxDepth = 8
+	// MaxWrappers caps wrappers around one command (sudo env nice rm …).
+	MaxWrappers = 8
+	// MaxCommands caps the commands one line may run.
+	MaxCommands = 1024
+
+	// BigLine is the size from which a line is parsed only while fewer than
+	// BigLines such lines are being parsed in the process. Parsing takes
+	// about 200 bytes of memory per byte of a dense line (a 64 KiB pipeline
+	// allocates 12 MB), so a few big lines at once, not one per concurrent
+	// request, bound what a flood of them costs; lines under it (nearly all)
+	// never wait.
+	BigLine  = 8 << 10
+	BigLines = 2
+)
+
+// bigLines holds a slot per big line being parsed.
+var bigLines = make(chan struct{}, BigLines)
+
+// Budget is the work, in bytes, Commands may do for a line of n bytes:
+// ParseBudget bytes parsed (the line and the command lines inside it) and
+// ArgvBudget bytes of argv produced (brace expansion and wrappers repeat
+// words). Both grow linearly with the line, so the work and memory of a
+// call are bounded by its input, and the CEL cost of shell.commands is
+// declared from them.
+func ParseBudget(n int) int { return 2*min(n, MaxInput) + 4096 }
+
+// ArgvBudget: see ParseBudget.
+func ArgvBudget(n int) int { return 8*min(n, MaxInput) + 8192 }
+
+// ErrUnparsable wraps every reason Commands gives no answer: the line does
+// not parse, or it breaks a bound.
+var ErrUnparsable = errors.New("shell command line not understood")
+
+// Command is one simple command the line runs.
+type Command struct {
+	// Name is the program: the last path element of argv[0] (/bin/rm is rm).
+	// When argv[0] is only known at run time ($RM, $(which rm)), Name is
+	// argv[0] as written.
+	Name string `cel:"name"`
+	// Argv is the command's words after quote removal and brace expansion;
+	// a word with an expansion keeps it as written ("$HOME/build").
+	Argv []string `cel:"argv"`
+
+	flags flags
+}
+
+// Commands returns every simple command line runs, in order of appearance,
+// each command line before the command lines inside it: the commands of
+// lists, pipelines, subshells, groups, functions and command substitutions;
+// the command a wrapper runs (env, sudo, doas, nice, nohup, setsid, timeout,
+// time, stdbuf, ionice, chroot, command, builtin, exec, xargs, busybox) after
+// the wrapper itself; find's -exec/-execdir/-ok/-okdir commands; and the
+// commands of a command line a shell runs: sh, bash, dash, zsh, ksh, mksh
+// and ash with -c, or reading a here-document, here-string or `echo …` piped
+// to it; `su -c`; eval's arguments. Assignments before a command (FOO=1 rm)
+// are not words of it.
+//
+// A line that does not parse, or breaks a bound, is an error wrapping
+// ErrUnparsable. What the line cannot show is not seen: the value of a
+// variable, a script file, input piped from anything but echo, another
+// language's -c (python -c, perl -e).
+func Commands(line string) ([]Command, error) {
+	if len(line) > MaxInput {
+		return nil, fmt.Errorf("%w: it is %d bytes, over the limit of %d", ErrUnparsable, len(line), MaxInput)
+	}
+	w := &walker{parseLeft: ParseBudget(len(line)), argvLeft: ArgvBudget(len(line))}
+	defer w.release()
+	queue := []nested{{line: line}}
+	for len(queue) > 0 {
+		// Command lines inside a line are parsed after it, one at a time,
+		// so at most one syntax tree is alive.
+		n := queue[0]
+		queue = queue[1:]
+		inner, err := w.line(n)
+		if err != nil {
+			return nil, err
+		}
+		queue = append(queue, inner...)
+	}
+	return w.out, nil
+}
+
+// nested is a command line to parse and how deep it is.
+type nested struct {
+	line  string
+	depth int
+}
+
+type walker struct {
+	out                 []Command
+	parseLeft, argvLeft int
+	pending             []nested
+	err                 error
+	big                 bool // holds a bigLines slot
+}
+
+func (w *walker) release() {
+	if w.big {
+		<-bigLines
+	}
+}
+
+func (w *walker) fail(format string, args ...any) {
+	if w.err == nil {
+		w.err = fmt.Errorf("%w: "+format, append([]any{ErrUnparsable}, args...)...)
+	}
+}
+
+// line parses one command line and collects its commands; it returns the
+// command lines found inside it.
+func (w *walker) line(n nested) ([]nested, error) {
+	if n.depth > MaxDepth {
+		return nil, fmt.Errorf("%w: command lines nest more than %d deep (bash -c, eval, su -c)", ErrUnparsable, MaxDepth)
+	}
+	if w.parseLeft -= len(n.line); w.parseLeft < 0 {
+		return nil, fmt.Errorf("%w: the command lines inside it are too long to parse", ErrUnparsable)
+	}
+	if len(n.line) >= BigLine && !w.big {
+		bigLines <- struct{}{}
+		w.big = true
+	}
+	r := &limitedReader{s: n.line}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(r, "")
+	if r.tooDeep {
+		return nil, fmt.Errorf("%w: it nests too deeply (subshells, groups, substitutions, compound commands)", ErrUnparsable)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnparsable, err)
+	}
+	w.pending = nil
+	var pipedFrom map[*syntax.Stmt]*syntax.Stmt
+	depth := 0
+	syntax.Walk(f, func(node syntax.Node) bool {
+		if node == nil { // leaving a node whose children were walked
+			depth--
+			return true
+		}
+		if w.err != nil {
+			return false
+		}
+		if depth == MaxTreeDepth {
+			w.fail("it nests more than %d levels deep (pipelines, lists)", MaxTreeDepth)
+			return false
+		}
+		depth++
+		switch node := node.(type) {
+		case *syntax.BinaryCmd:
+			if node.Op == syntax.Pipe || node.Op == syntax.PipeAll {
+				if pipedFrom == nil {
+					pipedFrom = map[*syntax.Stmt]*syntax.Stmt{}
+				}
+				pipedFrom[node.Y] = node.X
+			}
+		case *syntax.Stmt:
+			if call, ok := node.Cmd.(*syntax.CallExpr); ok {
+				w.call(n, node, call, pipedFrom[node])
+			}
+		}
+		return true
+	})
+	return w.pending, w.err
+}
+
+// call records a simple command and what it runs.
+func (w *walker) call(n nested, stmt *syntax.Stmt, call *syntax.CallExpr, from *syntax.Stmt) {
+	var argv []string
+	for _, word := range call.Args {
+		argv = w.words(n.line, word, argv)
+	}
+	if len(argv) == 0 || w.err != nil {
+		return // only assignments: FOO=1
+	}
+	w.run(n, argv, stmt, from, 0)
+}
+
+// run records argv and, in turn, what it runs: command lines to parse later,
+// find's commands, and the command a wrapper runs. stmt and from are argv's
+// statement and the one piped into it, nil for a command find runs;
+// wrapped counts the wrappers and finds around argv.
+func (w *walker) run(n nested, argv []string, stmt, from *syntax.Stmt, wrapped int) {
+	for {
+		w.add(argv)
+		if w.err != nil {
+			return
+		}
+		r := runs(argv)
+		for _, l := range r.lines {
+			w.pending = append(w.pending, nested{line: l, depth: n.depth + 1})
+		}
+		if r.stdin && stmt != nil {
+			if l, ok := stdinLine(n.line, stmt, from); ok {
+				w.pending = append(w.pending, nested{line: l, depth: n.depth + 1})
+			}
+		}
+		if (r.argv != nil || len(r.execs) > 0) && wrapped == MaxWrappers {
+			w.fail("more than %d wrappers around one command", MaxWrappers)
+			return
+		}
+		wrapped++
+		for _, sub := range r.execs {
+			w.run(n, sub, nil, nil, wrapped)
+		}
+		if r.argv == nil || w.err != nil {
+			return
+		}
+		argv = r.argv
+	}
+}
+
+// add records one command; its argv counts against the argv budget.
+func (w *walker) add(argv []string) {
+	if w.err != nil {
+		return
+	}
+	if len(w.out) == MaxCommands {
+		w.fail("it runs more than %d commands", MaxCommands)
+		return
+	}
+	size := len(argv)
+	for _, a := range argv {
+		size += len(a)
+	}
+	if w.argvLeft -= size; w.argvLeft < 0 {
+		w.fail("its commands' words are too long")
+		return
+	}
+	w.out = append(w.out, Command{Name: name(argv[0]), Argv: argv, flags: parseFlags(argv)})
+}
+
+// name is the program argv0 runs: its last path element, or argv0 itself
+// when it has an expansion.
+func name(argv0 string) string {
+	if argv0 == "" || strings.ContainsAny(argv0, "$`") {
+		return argv0
+	}
+	return path.Base(argv0)
+}
+
+// readChunk is how many bytes limitedReader hands the parser at a time:
+// between two checks the parser can recurse at most this many bytes deeper
+// (at most 33 frames a byte, for arithmetic parentheses), so its stack stays
+// within about MaxParseFrames + 33·readChunk frames, under 2 MB.
+const readChunk = 128
+
+// limitedReader feeds the parser a line readChunk bytes at a time and, from
+// the second read on, stops it with an error once its goroutine's stack is
+// more than MaxParseFrames frames deep. The parser has no depth limit of its
+// own; this bounds its recursion by what it really does, whatever the
+// quoting, so no pre-scan has to guess which brackets count. The first read
+// is not checked: the parser has consumed nothing yet, and a line of one
+// chunk (most lines) then costs no stack walk at all.
+type limitedReader struct {
+	s       string
+	off     int
+	tooDeep bool
+}
+
+var errTooDeep = errors.New("too deep")
+
+func (r *limitedReader) Read(b []byte) (int, error) {
+	if r.off == len(r.s) {
+		return 0, io.EOF // nothing more to parse: no deeper than the last chunk
+	}
+	if r.off > 0 {
+		var pc [1]uintptr
+		if runtime.Callers(MaxParseFrames, pc[:]) > 0 {
+			r.tooDeep = true
+			return 0, errTooDeep
+		}
+	}
+	n := copy(b[:min(len(b), readChunk)], r.s[r.off:])
+	r.off += n
+	return n, nil
+}
