@@ -54,7 +54,7 @@ var celEnvs = sync.OnceValues(func() (map[v1alpha1.HookEvent]*cel.Env, error) {
 		ext.Strings(),
 		ext.Lists(),
 	}
-	before, err := cel.NewEnv(base...)
+	before, err := cel.NewEnv(append(base, shellLibrary()...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func compileCEL(event v1alpha1.HookEvent, expression, message string) (Handler, 
 		return nil, fmt.Errorf("expression must evaluate to bool, not %s", t)
 	}
 	loops := len(celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), celast.KindMatcher(celast.ComprehensionKind))) > 0
-	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize), shellCostTrackers()}
 	if loops {
 		opts = append(opts, cel.InterruptCheckFrequency(celInterruptEvery))
 	}

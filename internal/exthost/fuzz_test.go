@@ -25,6 +25,8 @@ func FuzzCELHook(f *testing.F) {
 		{"call.arguments.text.split(' ').exists(w, w == 'rm')", `{"text":"rm -rf /"}`},
 		{"workspace.namespace == 'team-a'", `null`},
 		{"1/0 == 1", `{}`},
+		{"!shell.commands(call.arguments.text).exists(c, c.name == 'rm' && c.hasFlag('r', 'recursive') && c.hasFlag('f', 'force'))", `{"text":"sudo bash -c 'rm -fr /'"}`},
+		{"shell.commands(call.arguments.text).all(c, c.argv.size() < 3)", `{"text":"a b | c $(d e f) 'g"}`},
 		{"call.(", `{}`},
 	} {
 		f.Add(seed.expr, seed.args)
