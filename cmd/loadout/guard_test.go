@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loadout-dev/loadout/internal/hostd"
+)
+
+// startHostdOnSamples runs hostd on the context `loadout preview -f
+// config/samples` publishes, unchanged.
+func startHostdOnSamples(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for k, v := range previewData(t, "-f", samplesDir) {
+		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := hostd.New(hostd.Options{ContextDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := s.Reload(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+const guardReason = "platform policy: recursive force deletes (rm -rf) are not allowed"
+
+// TestSamplesGuard_DeniesEveryRecursiveForceSpellingForEveryAgentsShell_RLC3:
+// through hostd, the samples' platform guard (match.tools: [shell]) denies a
+// recursive force remove in every spelling, for Pi's bash (the Pi package
+// asks /v1/before) and for Claude Code's and Codex's Bash (through `loadout
+// hook claude-code`; Codex with --pass-on-allow), and lets the commands that
+// only mention one run. A command that does not parse is blocked too.
+func TestSamplesGuard_DeniesEveryRecursiveForceSpellingForEveryAgentsShell_RLC3(t *testing.T) {
+	url := startHostdOnSamples(t)
+	denied := []string{
+		"rm -rf build", "rm -fr build", "rm -r -f build", "rm -Rf build", "rm --recursive --force build",
+		"bash -c 'rm -rf x'", "/bin/rm -rf /", "env X=1 rm -rf /", "sudo rm -rf /", "touch MARKER && rm -rf build",
+	}
+	allowed := []string{"grep -rn 'rm -rf' docs", `echo "rm -rf"`, "ls -la", "rm build.log"}
+
+	agents := map[string]func(command string) guardVerdict{
+		"Pi bash": func(command string) guardVerdict {
+			body, _ := json.Marshal(map[string]any{"call": map[string]any{"id": "c1", "name": "bash", "arguments": map[string]any{"command": command}}})
+			resp, err := http.Post(url+"/v1/before", "application/json", bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = resp.Body.Close() }()
+			var out hostd.BeforeResponse
+			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("/v1/before: %d %v", resp.StatusCode, err)
+			}
+			v := guardVerdict{denied: !out.Allowed}
+			if out.Result != nil && len(out.Result.Content) > 0 {
+				v.reason = out.Result.Content[0].Text
+			}
+			return v
+		},
+		"Claude Code Bash": func(command string) guardVerdict {
+			return hookVerdict(t, runHook(t, preToolUse("Bash", map[string]any{"command": command, "description": "x"}), "--hostd-url", url))
+		},
+		"Codex Bash": func(command string) guardVerdict {
+			input, _ := json.Marshal(map[string]any{
+				"session_id": "s", "transcript_path": nil, "cwd": "/work", "hook_event_name": "PreToolUse", "model": "gpt",
+				"permission_mode": "default", "tool_name": "Bash", "tool_input": map[string]any{"command": command},
+				"tool_use_id": "call_1", "turn_id": "t1",
+			})
+			return hookVerdict(t, runHook(t, string(input), "--hostd-url", url, "--pass-on-allow"))
+		},
+	}
+	for agent, ask := range agents {
+		for _, command := range denied {
+			if v := ask(command); !v.denied || !strings.Contains(v.reason, guardReason) {
+				t.Errorf("%s %q: %+v, want denied by the platform guard", agent, command, v)
+			}
+		}
+		for _, command := range allowed {
+			if v := ask(command); v.denied {
+				t.Errorf("%s %q: denied (%s)", agent, command, v.reason)
+			}
+		}
+		if v := ask("rm -rf 'build"); !v.denied || !strings.Contains(v.reason, "no-recursive-delete") {
+			t.Errorf("%s, a command that does not parse: %+v, want blocked by the failed hook", agent, v)
+		}
+	}
+}
+
+// guardVerdict is an agent's answer to a shell call.
+type guardVerdict struct {
+	denied bool
+	reason string
+}
+
+// hookVerdict reads a PreToolUse answer: denied when it says deny.
+func hookVerdict(t *testing.T, answer map[string]any) (v guardVerdict) {
+	t.Helper()
+	hso, _ := answer["hookSpecificOutput"].(map[string]any)
+	if hso == nil || hso["hookEventName"] != "PreToolUse" {
+		t.Fatalf("answer %v is not a PreToolUse answer", answer)
+	}
+	v.denied = hso["permissionDecision"] == "deny"
+	v.reason, _ = hso["permissionDecisionReason"].(string)
+	return v
+}
