@@ -63,7 +63,8 @@ describe("Pi on the samples' Workspace, with hostd running", () => {
 	});
 
 	test("a bash call the platform hook denies never runs, and the model receives hostd's reason", async () => {
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: callThenStop("bash", { command: "touch MARKER && rm -rf build" }) });
+		// A spelling a substring test misses: the guard reads the parsed command line.
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: callThenStop("bash", { command: "touch MARKER && bash -c 'rm -r -f build'" }) });
 		try {
 			await pi.session.prompt("clean up");
 			assert.ok(!existsSync(join(pi.cwd, "MARKER")), "the denied bash command ran");
