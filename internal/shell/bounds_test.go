@@ -33,7 +33,7 @@ func pathological() map[string]string {
 		"commands":          fill("a\n", 2*MaxCommands),
 		"pipeline":          fill("a|", MaxTreeDepth-2) + "a",
 		"long pipeline":     fill("a|", MaxInput-1) + "a",
-		"and-list":          fill("a&&", MaxInput-3) + "a&&a",
+		"and-list":          "a" + strings.Repeat("&&a", (MaxInput-1)/3),
 		"subshells":         deep("(", "x", ")"),
 		"arithmetic":        "echo $((" + deep("(", "1", ")")[:MaxInput-12] + "))",
 		"substitutions":     deep("$(", "x", ")"),
