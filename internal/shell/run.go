@@ -67,6 +67,11 @@ func runs(argv []string) running {
 		return running{execs: findExecs(argv)}
 	case name == "env":
 		return env(argv)
+	case name == "watch":
+		// watch runs its words joined as a line of sh -c (unless -x).
+		if cmd := (wrapper{short: "nd", long: []string{"interval"}}).command(argv); cmd != nil {
+			return running{lines: []string{strings.Join(cmd, " ")}}
+		}
 	default:
 		if w, ok := wrappers[name]; ok {
 			return running{argv: w.command(argv)}

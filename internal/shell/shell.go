@@ -85,7 +85,7 @@ type Command struct {
 // the wrapper itself; find's -exec/-execdir/-ok/-okdir commands; and the
 // commands of a command line a shell runs: sh, bash, dash, zsh, ksh, mksh
 // and ash with -c, or reading a here-document, here-string or `echo …` piped
-// to it; `su -c`; eval's arguments. Assignments before a command (FOO=1 rm)
+// to it; `su -c`; eval's and watch's arguments. Assignments before a command (FOO=1 rm)
 // are not words of it.
 //
 // A line that does not parse, or breaks a bound, is an error wrapping

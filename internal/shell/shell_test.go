@@ -61,6 +61,7 @@ func TestCommands_FindsEverySimpleCommandTheLineRuns(t *testing.T) {
 		{"find . -type d -execdir sudo rm -r -f {} +", [][]string{{"find", ".", "-type", "d", "-execdir", "sudo", "rm", "-r", "-f", "{}", "+"}, {"sudo", "rm", "-r", "-f", "{}"}, {"rm", "-r", "-f", "{}"}}},
 		{"ls | xargs -0 -I{} rm -rf {}", [][]string{{"ls"}, {"xargs", "-0", "-I{}", "rm", "-rf", "{}"}, {"rm", "-rf", "{}"}}},
 		{"busybox rm -rf x", [][]string{{"busybox", "rm", "-rf", "x"}, {"rm", "-rf", "x"}}},
+		{"watch -n 1 rm -rf x", [][]string{{"watch", "-n", "1", "rm", "-rf", "x"}, {"rm", "-rf", "x"}}},
 		{"sudo bash <<EOF\nrm -rf /\nEOF\n", [][]string{{"sudo", "bash"}, {"bash"}, {"rm", "-rf", "/"}}},
 		{"grep -rn 'rm -rf' docs", [][]string{{"grep", "-rn", "rm -rf", "docs"}}},
 		{`echo "rm -rf"`, [][]string{{"echo", "rm -rf"}}},
@@ -74,7 +75,7 @@ func TestCommands_FindsEverySimpleCommandTheLineRuns(t *testing.T) {
 func TestCommands_NameIsTheProgram(t *testing.T) {
 	for line, want := range map[string]string{
 		"/bin/rm -rf x": "rm", "./rm": "rm", `\rm x`: "rm", `"$RM" -rf x`: "$RM", "$(which rm) -rf": "$(which rm)",
-		"/usr/bin/$X": "/usr/bin/$X", "`which rm` -rf": "`which rm`", `"" x`: "",
+		"/usr/bin/$X": "/usr/bin/$X", `$'\x72m' -rf x`: "rm", "`which rm` -rf": "`which rm`", `"" x`: "",
 	} {
 		cmds, err := Commands(line)
 		if err != nil || len(cmds) == 0 || cmds[0].Name != want {
