@@ -55,11 +55,11 @@ func TestVerify_AcceptsTheSignedContextAndRefusesEveryForgery(t *testing.T) {
 		want   Subject
 		reason string
 	}{
-		"unsigned":              {nil, "sha256:aa", dev, ReasonUnsigned},
-		"garbage":               {[]byte("{"), "sha256:aa", dev, ReasonMalformed},
-		"other data":            {doc, "sha256:bb", dev, ReasonHashMismatch},
-		"another workspace":     {signer.Sign("sha256:aa", Subject{Namespace: "team-b", Name: "dev", UID: "u-2"}), "sha256:aa", dev, ReasonWrongWorkspace},
-		"signed by another key": {other.Sign("sha256:aa", dev), "sha256:aa", dev, ReasonBadSignature},
+		"unsigned":                            {nil, "sha256:aa", dev, ReasonUnsigned},
+		"garbage":                             {[]byte("{"), "sha256:aa", dev, ReasonMalformed},
+		"other data":                          {doc, "sha256:bb", dev, ReasonHashMismatch},
+		"another workspace":                   {signer.Sign("sha256:aa", Subject{Namespace: "team-b", Name: "dev", UID: "u-2"}), "sha256:aa", dev, ReasonWrongWorkspace},
+		"signed by another key":               {other.Sign("sha256:aa", dev), "sha256:aa", dev, ReasonBadSignature},
 		"a copy under another ConfigMap name": {signer.Sign("sha256:aa", Subject{Namespace: "team-a", Name: "dev", UID: "u-1", ConfigMap: "old-copy"}), "sha256:aa", dev, ReasonWrongConfigMap},
 		"subject edited after signing": {[]byte(strings.Replace(string(signer.Sign("sha256:aa", Subject{Namespace: "team-b", Name: "dev", ConfigMap: "dev-context"})), `"team-b"`, `"team-a"`, 1)),
 			"sha256:aa", dev, ReasonBadSignature},
