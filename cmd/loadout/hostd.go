@@ -95,6 +95,10 @@ keeps the last good context when one is refused. See docs/hostd.md.`,
 	cmd.Flags().DurationVar(&limits.ReadHeaderTimeout, "read-header-timeout", d.ReadHeaderTimeout, "close a connection whose request headers take longer")
 	cmd.Flags().DurationVar(&limits.ReadTimeout, "read-timeout", d.ReadTimeout, "close a connection whose whole request (body included) takes longer; a trickled body cannot hold a slot past it")
 	cmd.Flags().DurationVar(&limits.IdleTimeout, "idle-timeout", d.IdleTimeout, "close keep-alive connections idle this long")
+	cmd.Flags().IntVar(&limits.MCPMaxSessions, "mcp-max-sessions", d.MCPMaxSessions,
+		"MCP sessions open at once on /mcp; a client opening one more gets 503 with a JSON-RPC error until a session ends (DELETE) or idles out (bounds memory: each session is held until then)")
+	cmd.Flags().DurationVar(&limits.MCPSessionIdleTimeout, "mcp-session-idle-timeout", d.MCPSessionIdleTimeout,
+		"close an MCP session that received no request for this long (a client that went away without ending it); its client must initialize again")
 	src.add(cmd)
 	trust.add(cmd)
 	return cmd

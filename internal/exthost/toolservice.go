@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/jsonlimit"
 	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
@@ -23,6 +24,12 @@ const (
 // maxToolAnswer bounds what hostd reads from a tool's Service: the answer
 // goes back to the agent whole, so it is held in memory.
 const maxToolAnswer = MaxInputSize
+
+// MaxToolAnswerValues bounds the JSON values and keys of a tool Service's
+// answer, counted before it is decoded (decoded, 1 MiB of {} values would
+// take ~100 MB); its decoding then draws from the decode budget of the
+// request it answers (jsonlimit.Grant), like the request's own.
+const MaxToolAnswerValues = jsonlimit.MaxValues
 
 // ToolInvocationKind identifies a tool Service's request body.
 const ToolInvocationKind = "ToolInvocation"
@@ -103,7 +110,10 @@ func postTool(ctx context.Context, client outbound.Doer, target outbound.Target,
 		return answer, err
 	}
 	if len(resp.Body) > maxToolAnswer {
-		return answer, fmt.Errorf("answer exceeds %d bytes", maxToolAnswer)
+		return answer, fmt.Errorf("answer exceeds the limit of %d bytes", maxToolAnswer)
+	}
+	if _, err := jsonlimit.Admit(ctx, resp.Body, MaxToolAnswerValues); err != nil {
+		return answer, fmt.Errorf("answer refused before decoding: it %w", err)
 	}
 	if err := json.Unmarshal(resp.Body, &answer); err != nil {
 		return answer, fmt.Errorf("answered a body that is not a tool answer: %w", err)

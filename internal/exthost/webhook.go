@@ -11,12 +11,17 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/jsonlimit"
 	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
 // maxWebhookResponse bounds what the host reads from a webhook: a hook answers
 // a verdict, not a document.
 const maxWebhookResponse = 64 << 10
+
+// maxWebhookValues bounds the JSON values and keys of a webhook's answer,
+// counted before it is decoded: a verdict is a handful.
+const maxWebhookValues = 4096
 
 // HookReviewKind identifies a webhook request body.
 const HookReviewKind = "HookReview"
@@ -94,7 +99,10 @@ func (w *webhookHandler) Evaluate(ctx context.Context, in Input) (Verdict, error
 		return Verdict{}, err
 	}
 	if len(resp.Body) > maxWebhookResponse {
-		return Verdict{}, fmt.Errorf("webhook answer exceeds %d bytes", maxWebhookResponse)
+		return Verdict{}, fmt.Errorf("webhook answer exceeds the limit of %d bytes", maxWebhookResponse)
+	}
+	if _, err := jsonlimit.Admit(ctx, resp.Body, maxWebhookValues); err != nil {
+		return Verdict{}, fmt.Errorf("webhook answer refused before decoding: it %w", err)
 	}
 	var out HookResponse
 	dec := json.NewDecoder(bytes.NewReader(resp.Body))

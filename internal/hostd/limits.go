@@ -3,13 +3,13 @@ package hostd
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
 
-	"golang.org/x/sync/semaphore"
+
+	"github.com/loadout-dev/loadout/internal/jsonlimit"
 )
 
 // Limits of the API listener. An agent (or anything else on the pod's
@@ -27,13 +27,11 @@ const (
 	// Decoding a call and the private copy each hook reads cost about three
 	// times the bytes of its strings and about 256 bytes per JSON value
 	// (measured: a 1 MiB list of 350k empty objects allocates ~100 MB).
-	costPerByte  = 3
-	costPerValue = 256
-	// MaxJSONValues bounds the values (and keys) in one request. Decoded, a
-	// value costs far more than its text: 1 MiB of empty objects is 350k
-	// values and ~100 MB of Go memory. 100k values is far more than any tool
-	// call or result carries, and keeps the costliest call near 30 MB.
-	MaxJSONValues = 100_000
+	costPerByte  = jsonlimit.CostPerByte
+	costPerValue = jsonlimit.CostPerValue
+	// MaxJSONValues bounds the values (and keys) in one request, and in one
+	// answer of a tool's Service (jsonlimit.MaxValues).
+	MaxJSONValues = jsonlimit.MaxValues
 )
 
 // Limits are the API listener's connection limits. The zero value of each
@@ -52,6 +50,12 @@ type Limits struct {
 	ReadTimeout time.Duration
 	// IdleTimeout closes keep-alive connections that send nothing.
 	IdleTimeout time.Duration
+	// MCPMaxSessions bounds the MCP sessions open at once; a POST that would
+	// open one more is refused (503, a JSON-RPC error saying why).
+	MCPMaxSessions int
+	// MCPSessionIdleTimeout closes an MCP session that received no request
+	// for this long.
+	MCPSessionIdleTimeout time.Duration
 }
 
 // DefaultLimits are the limits hostd runs with unless told otherwise.
@@ -61,6 +65,8 @@ var DefaultLimits = Limits{
 	ReadHeaderTimeout:     5 * time.Second,
 	ReadTimeout:           10 * time.Second,
 	IdleTimeout:           60 * time.Second,
+	MCPMaxSessions:        DefaultMCPMaxSessions,
+	MCPSessionIdleTimeout: DefaultMCPSessionIdleTimeout,
 }
 
 // withDefaults fills every zero field from DefaultLimits.
@@ -78,6 +84,10 @@ func (l Limits) withDefaults() Limits {
 	l.ReadHeaderTimeout = orDefault(l.ReadHeaderTimeout, DefaultLimits.ReadHeaderTimeout)
 	l.ReadTimeout = orDefault(l.ReadTimeout, DefaultLimits.ReadTimeout)
 	l.IdleTimeout = orDefault(l.IdleTimeout, DefaultLimits.IdleTimeout)
+	if l.MCPMaxSessions <= 0 {
+		l.MCPMaxSessions = DefaultLimits.MCPMaxSessions
+	}
+	l.MCPSessionIdleTimeout = orDefault(l.MCPSessionIdleTimeout, DefaultLimits.MCPSessionIdleTimeout)
 	return l
 }
 
@@ -85,17 +95,17 @@ func (l Limits) withDefaults() Limits {
 // MaxBodyBytes), then a share of the decode budget as large as the body.
 type limiter struct {
 	slots     chan struct{}
-	decode    *semaphore.Weighted
+	decode    *jsonlimit.Budget
 	queueWait time.Duration
 }
 
 func newLimiter(l Limits) *limiter {
-	return &limiter{slots: make(chan struct{}, l.MaxConcurrentRequests), decode: semaphore.NewWeighted(decodeBudget), queueWait: l.QueueWait}
+	return &limiter{slots: make(chan struct{}, l.MaxConcurrentRequests), decode: jsonlimit.NewBudget(decodeBudget, l.QueueWait), queueWait: l.QueueWait}
 }
 
 var errTooManyValues = fmt.Errorf("request body holds more than %d JSON values and keys", MaxJSONValues)
 
-var errBusy = errors.New("hostd is busy: too many concurrent requests; retry")
+var errBusy = jsonlimit.ErrBusy
 
 // wrap applies the limits to every request with a body. GET requests (the
 // registry, probes, an MCP event stream) carry none and pass straight
@@ -129,54 +139,29 @@ func (l *limiter) wrap(next http.Handler) http.Handler {
 			writeError(w, http.StatusRequestEntityTooLarge, errTooManyValues)
 			return
 		}
-		weight := decodeCost(len(body), values)
-		if err := l.decode.Acquire(wait, weight); err != nil {
+		grant, err := l.decode.Acquire(wait, decodeCost(len(body), values))
+		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, errBusy)
 			return
 		}
-		defer l.decode.Release(weight)
+		defer grant.Release()
+		// Answers decoded on this request's behalf (a tool Service's, a
+		// webhook's) draw from the same budget through the grant.
+		r = r.WithContext(jsonlimit.WithGrant(r.Context(), grant))
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 	})
 }
 
-// countJSONValues counts, without allocating, the values and keys of a
-// JSON text: objects, arrays, strings (keys included) and the literals
-// (numbers, true, false, null) between them. Invalid JSON gets some count
-// and fails decoding later.
-func countJSONValues(body []byte) int {
-	values, inString, escaped, inLiteral := 0, false, false, false
-	for _, c := range body {
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			escaped = c == '\\'
-			inString = c != '"'
-		case c == '"':
-			inString, inLiteral = true, false
-			values++
-		case c == '{' || c == '[':
-			inLiteral = false
-			values++
-		case c == '-' || c == '+' || c == '.' || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || c == 'E':
-			if !inLiteral {
-				values++
-			}
-			inLiteral = true
-		default:
-			inLiteral = false
-		}
-	}
-	return values
-}
+// countJSONValues counts the values and keys of a JSON text (jsonlimit.CountValues).
+func countJSONValues(body []byte) int { return jsonlimit.CountValues(body) }
 
 // decodeCost estimates the memory that decoding a body of n bytes holding
 // values JSON values, and evaluating hooks over it, will hold. It is capped
 // at the whole budget, so the costliest call runs alone rather than waiting
 // forever.
 func decodeCost(n, values int) int64 {
-	return min(costPerByte*int64(n)+costPerValue*int64(values), decodeBudget)
+	return min(jsonlimit.Cost(n, values), decodeBudget)
 }
 
 // newHTTPServer is the API listener with its timeouts. No write timeout: a

@@ -1,6 +1,7 @@
 package hostd
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -9,7 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,8 +29,21 @@ const MCPPath = "/mcp"
 // none: MCP requires one, and {} as arguments is what such a tool gets.
 var emptyObjectSchema = json.RawMessage(`{"type":"object"}`)
 
-// mcpSessionTimeout closes MCP sessions a client abandoned without DELETE.
-const mcpSessionTimeout = 30 * time.Minute
+// MCP session limits: each session costs memory (~12 KiB) until its client
+// ends it (DELETE) or it idles out, and nothing else stops a local process
+// opening them without end.
+const (
+	// DefaultMCPMaxSessions bounds the MCP sessions open at once: a few per
+	// MCP client of the agent is plenty.
+	DefaultMCPMaxSessions = 64
+	// DefaultMCPSessionIdleTimeout closes MCP sessions that received no
+	// request for this long (a client that went away without DELETE).
+	DefaultMCPSessionIdleTimeout = 30 * time.Minute
+)
+
+// errMCPBatch refuses a JSON-RPC batch: every MCP call must come in its own
+// POST, so each one takes a request slot (MCP 2025-06-18 removed batches).
+var errMCPBatch = errors.New("JSON-RPC batches are not accepted: send one MCP request per POST")
 
 // mcpTools keeps the MCP server's tool set equal to the served context's
 // runnable tools. Any MCP client (Claude Code, Codex, Cursor, …) then gets the
@@ -51,10 +67,86 @@ func newMCPServer(version string) *mcpTools {
 	return &mcpTools{server: srv, listed: map[string]string{}}
 }
 
-// mcpHandler serves MCP's streamable HTTP transport.
+// mcpHandler serves MCP's streamable HTTP transport, one request per POST
+// (a JSON-RPC batch is refused: 200 tools/call in one POST would otherwise
+// run from a single request slot), with at most Limits.MCPMaxSessions
+// sessions, each closed after Limits.MCPSessionIdleTimeout without a request.
 func (s *Server) mcpHandler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp.server },
-		&mcp.StreamableHTTPOptions{SessionTimeout: mcpSessionTimeout, MaxRequestBodyBytes: MaxBodyBytes})
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp.server },
+		&mcp.StreamableHTTPOptions{SessionTimeout: s.opts.Limits.MCPSessionIdleTimeout, MaxRequestBodyBytes: MaxBodyBytes})
+	maxSessions := s.opts.Limits.MCPMaxSessions
+	var (
+		mu      sync.Mutex
+		opening int // session-less POSTs being served: each may open a session
+	)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		body := bufio.NewReaderSize(r.Body, 64)
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{body, r.Body}
+		if isJSONArray(body) {
+			writeJSONRPCError(w, http.StatusBadRequest, errMCPBatch)
+			return
+		}
+		if r.Header.Get("Mcp-Session-Id") != "" {
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		// A POST without a session opens one: count the open sessions and
+		// the ones being opened against the cap.
+		mu.Lock()
+		open := 0
+		for range s.mcp.server.Sessions() {
+			open++
+		}
+		if open+opening >= maxSessions {
+			mu.Unlock()
+			writeJSONRPCError(w, http.StatusServiceUnavailable, fmt.Errorf(
+				"hostd has %d MCP sessions open, its limit (--mcp-max-sessions=%d): end a session (DELETE) or wait for an idle one to close (--mcp-session-idle-timeout=%s)",
+				open, maxSessions, s.opts.Limits.MCPSessionIdleTimeout))
+			return
+		}
+		opening++
+		mu.Unlock()
+		defer func() { mu.Lock(); opening--; mu.Unlock() }()
+		sdk.ServeHTTP(w, r)
+	})
+}
+
+// isJSONArray reports whether the JSON text body starts with an array,
+// looking past leading white space without consuming it.
+func isJSONArray(body *bufio.Reader) bool {
+	for n := 1; ; n++ {
+		peek, err := body.Peek(n)
+		if len(peek) < n {
+			return false
+		}
+		switch peek[n-1] {
+		case ' ', '\t', '\r', '\n':
+			if err != nil || n == body.Size() {
+				return false
+			}
+			continue
+		case '[':
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// writeJSONRPCError answers a refused MCP POST with a JSON-RPC error (id
+// null), which MCP clients show, and an HTTP status saying why.
+func writeJSONRPCError(w http.ResponseWriter, status int, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": -32600, "message": err.Error()}})
 }
 
 // syncMCP updates the MCP server's tools to snap's runnable tools: tools gone
