@@ -227,7 +227,20 @@ func TestBounds_MCPSessionCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = resp.Body.Close()
-	connectMCP(t, ts.URL, nil) // room again
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", resp.StatusCode)
+	}
+	// The SDK forgets an ended session just after DELETE answers: poll until
+	// the room it held is free again.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		code, _, body := mcpPost(t, ts.URL, "", mcpInitialize)
+		if code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no room after a session ended: %d %s", code, body)
+		}
+	}
 }
 
 // A session that receives no request for --mcp-session-idle-timeout is

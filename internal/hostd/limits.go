@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"time"
 
-
 	"github.com/loadout-dev/loadout/internal/jsonlimit"
 )
 
