@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,10 +31,7 @@ func BenchmarkHostd_PeakRSS_32ConcurrentMaximalRequests(b *testing.B) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		b.Skip("needs /proc (Linux) to read peak RSS")
 	}
-	bin := filepath.Join(b.TempDir(), "loadout")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/loadout-dev/loadout/cmd/loadout").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := hostdBinary(b)
 	// In a pod hostd sets the runtime's soft limit to 80% of the container
 	// limit (SetMemoryLimitFromCgroup); GOMEMLIMIT stands in for that here,
 	// next to a run with no limit at all.
@@ -156,4 +155,119 @@ func peakRSS(b *testing.B, pid int) int64 {
 	}
 	b.Fatal("no VmHWM in /proc status")
 	return 0
+}
+
+// hostdBinary builds `loadout` from this tree, or returns $HOSTD_BENCH_BIN
+// when set (a binary of another commit, for before/after figures measured
+// side by side with the same benchmark).
+func hostdBinary(b *testing.B) string {
+	if bin := os.Getenv("HOSTD_BENCH_BIN"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(b.TempDir(), "loadout")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/loadout-dev/loadout/cmd/loadout").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startHostd runs `loadout hostd` on the context data with env added and
+// waits until it is ready; it returns its base URL and pid.
+func startHostd(b *testing.B, bin, env string, data map[string]string, args ...string) (string, int) {
+	dir := b.TempDir()
+	writeConfigMapDir(b, dir, data)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, append([]string{"hostd", "--allow-unsigned-context", "--context-dir", dir, "--addr", addr}, args...)...)
+	cmd.Stderr = io.Discard
+	cmd.Env = append(os.Environ(), env)
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cancel(); _ = cmd.Wait() })
+	base := "http://" + addr
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("hostd never ready: %v", err)
+		}
+	}
+	return base, cmd.Process.Pid
+}
+
+// BenchmarkHostd_PeakRSS_16ConcurrentToolAnswersOf1MiBEmptyObjects starts a
+// real `loadout hostd` whose runnable tool's Service (a local server)
+// answers every call with 1 MiB of {} values (within the byte limit: ~350k
+// values, ~100 MB once decoded), and sends it rounds of 16 concurrent
+// POST /v1/tools calls. It reports the process's peak resident memory
+// (VmHWM) idle and after the load, and how many calls came back as error
+// results (the answer refused) or succeeded. The sample gives hostd 128Mi.
+func BenchmarkHostd_PeakRSS_16ConcurrentToolAnswersOf1MiBEmptyObjects(b *testing.B) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		b.Skip("needs /proc (Linux) to read peak RSS")
+	}
+	bin := hostdBinary(b)
+	answer := emptyObjectsAnswer(1 << 20)
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = w.Write(answer)
+	}))
+	defer svc.Close()
+	data := contextData(b, runnableRegistry(svc.URL, 30))
+	b.Run("sample-128Mi-limit", func(b *testing.B) { toolAnswerAttack(b, bin, "GOMEMLIMIT=107374182", data) })
+}
+
+func toolAnswerAttack(b *testing.B, bin, env string, data map[string]string) {
+	base, pid := startHostd(b, bin, env, data)
+	idle := peakRSS(b, pid)
+	body := []byte(`{"call":{"id":"t","arguments":{"text":"hi"}}}`)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	var (
+		mu       sync.Mutex
+		outcomes = map[string]int{}
+	)
+	b.ResetTimer()
+	for range b.N {
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() {
+				resp, err := client.Post(base+"/v1/tools/review_note", "application/json", bytes.NewReader(body))
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				var out ToolRunResponse
+				err = json.NewDecoder(resp.Body).Decode(&out)
+				_ = resp.Body.Close()
+				outcome := strconv.Itoa(resp.StatusCode)
+				switch {
+				case err != nil:
+				case out.Result.IsError:
+					outcome = "refused"
+				default:
+					outcome = "decoded"
+				}
+				mu.Lock()
+				outcomes[outcome]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(outcomes["refused"])/float64(b.N), "refused/round")
+	b.ReportMetric(float64(outcomes["decoded"])/float64(b.N), "decoded/round")
+	b.ReportMetric(float64(idle)/(1<<20), "idle-peak-MiB")
+	b.ReportMetric(float64(peakRSS(b, pid))/(1<<20), "peak-MiB")
 }
