@@ -67,6 +67,7 @@ keeps the last good context when one is refused. See docs/hostd.md.`,
 				return err
 			}
 			hostd.SetMemoryLimitFromCgroup(hostd.CgroupMemoryMax)
+			hostd.SetGCPercent()
 			fetcher, err := src.fetcher()
 			if err != nil {
 				return err

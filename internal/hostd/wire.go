@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/loadout-dev/loadout/internal/exthost"
 )
@@ -54,9 +55,17 @@ var errTooLarge = fmt.Errorf("request body exceeds %d bytes", MaxBodyBytes)
 // decode reads exactly one JSON document of at most MaxBodyBytes into v.
 // Unknown fields are accepted: agents may send newer shapes.
 func decode(r io.Reader, v any) error {
-	body, err := io.ReadAll(io.LimitReader(r, MaxBodyBytes+1))
-	if err != nil {
-		return err
+	var body []byte
+	if b, ok := r.(*readBody); ok {
+		// The limiter read the body already: decode its bytes in place
+		// rather than copying them again (a copy per pass is garbage the
+		// collector must catch up with under load).
+		body = b.data
+	} else {
+		var err error
+		if body, err = io.ReadAll(io.LimitReader(r, MaxBodyBytes+1)); err != nil {
+			return err
+		}
 	}
 	if len(body) > MaxBodyBytes {
 		return errTooLarge
@@ -64,12 +73,11 @@ func decode(r io.Reader, v any) error {
 	if err := checkDuplicateKeys(body); err != nil {
 		return fmt.Errorf("request body: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil {
+	if err := json.Unmarshal(body, v); err != nil {
+		if _, ok := err.(*json.SyntaxError); ok && strings.Contains(err.Error(), "after top-level value") {
+			return errors.New("request body: trailing data after the JSON document")
+		}
 		return fmt.Errorf("request body: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("request body: trailing data after the JSON document")
 	}
 	return nil
 }
