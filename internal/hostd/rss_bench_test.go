@@ -271,3 +271,52 @@ func toolAnswerAttack(b *testing.B, bin, env string, data map[string]string) {
 	b.ReportMetric(float64(idle)/(1<<20), "idle-peak-MiB")
 	b.ReportMetric(float64(peakRSS(b, pid))/(1<<20), "peak-MiB")
 }
+
+// BenchmarkHostd_PeakRSS_MCPSessionFlood starts a real `loadout hostd` and
+// opens 20,000 MCP sessions (initialize without ever ending them), as a
+// local process could, then reports how many hostd accepted and its peak
+// resident memory (VmHWM).
+func BenchmarkHostd_PeakRSS_MCPSessionFlood(b *testing.B) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		b.Skip("needs /proc (Linux) to read peak RSS")
+	}
+	bin := hostdBinary(b)
+	base, pid := startHostd(b, bin, "GOMEMLIMIT=107374182", contextData(b, fixedRegistry()))
+	idle := peakRSS(b, pid)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	const sessions = 20_000
+	accepted := 0
+	b.ResetTimer()
+	for range b.N {
+		var (
+			wg sync.WaitGroup
+			mu sync.Mutex
+		)
+		for w := range 8 {
+			wg.Go(func() {
+				for i := w; i < sessions; i += 8 {
+					req, _ := http.NewRequest(http.MethodPost, base+MCPPath, strings.NewReader(mcpInitialize))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Accept", "application/json, text/event-stream")
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					_ = resp.Body.Close()
+					if resp.Header.Get("Mcp-Session-Id") != "" {
+						mu.Lock()
+						accepted++
+						mu.Unlock()
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(accepted)/float64(b.N), "sessions-accepted")
+	b.ReportMetric(float64(idle)/(1<<20), "idle-peak-MiB")
+	b.ReportMetric(float64(peakRSS(b, pid))/(1<<20), "peak-MiB")
+}
