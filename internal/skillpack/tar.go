@@ -79,8 +79,9 @@ func Untar(r io.Reader) (Tree, error) {
 		if size += hdr.Size; hdr.Size < 0 || size > MaxTreeBytes || len(t) >= MaxFiles {
 			return nil, fmt.Errorf("skill layer: over %d files or %d bytes", MaxFiles, MaxTreeBytes)
 		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
+		// One buffer of the entry's size (bounded above): no growth copies.
+		data := make([]byte, hdr.Size)
+		if _, err := io.ReadFull(tr, data); err != nil {
 			return nil, fmt.Errorf("skill layer: %s: %w", hdr.Name, err)
 		}
 		t = append(t, File{Path: hdr.Name, Mode: normalizeMode(hdr.FileInfo().Mode()), Data: data})

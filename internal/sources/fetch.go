@@ -116,7 +116,7 @@ func (f *Fetcher) fetchOCI(ctx context.Context, reference string) (skillpack.Tre
 	if err != nil {
 		return nil, err
 	}
-	data, err := f.cached(layer.Digest.String(), layer.Size, func() (io.ReadCloser, error) {
+	blob, err := f.cachedFile(layer.Digest.String(), layer.Size, func() (io.ReadCloser, error) {
 		l, err := remote.Layer(ref.Context().Digest(layer.Digest.String()), opts...)
 		if err != nil {
 			return nil, err
@@ -126,7 +126,8 @@ func (f *Fetcher) fetchOCI(ctx context.Context, reference string) (skillpack.Tre
 	if err != nil {
 		return nil, fmt.Errorf("layer: %w", err)
 	}
-	return skillpack.Untar(bytes.NewReader(data))
+	defer blob.Close()
+	return skillpack.Untar(blob)
 }
 
 // maxBlob bounds any blob read: a skill layer is at most the tree limit plus
@@ -135,38 +136,95 @@ const maxBlob = skillpack.MaxTreeBytes + skillpack.MaxFiles*1024 + 1<<20
 
 // cached returns the blob with that digest ("sha256:<hex>") from the cache if
 // the cached bytes still hash to it, else from fetch, verified and then
-// stored. size is the expected length, or -1 when unknown.
+// stored. size is the expected length, or -1 when unknown. It holds the
+// blob in memory: for manifests; layers go through cachedFile.
 func (f *Fetcher) cached(digest string, size int64, fetch func() (io.ReadCloser, error)) ([]byte, error) {
+	blob, err := f.cachedFile(digest, size, fetch)
+	if err != nil {
+		return nil, err
+	}
+	defer blob.Close()
+	return io.ReadAll(blob)
+}
+
+// cachedFile is cached without holding the blob in memory: the blob is
+// streamed from the cache, or from fetch into a temporary file of the cache,
+// and hashed while it streams; only a blob that hashes to its digest (and
+// has the expected size) is renamed under it. It returns the verified blob
+// open at its start; the caller closes it.
+func (f *Fetcher) cachedFile(digest string, size int64, fetch func() (io.ReadCloser, error)) (*os.File, error) {
 	hexDigest, ok := strings.CutPrefix(digest, "sha256:")
 	if !ok || len(hexDigest) != 64 {
 		return nil, fmt.Errorf("digest %q is not sha256", digest)
 	}
-	path := filepath.Join(f.opts.CacheDir, "blobs", "sha256", hexDigest)
-	if b, err := os.ReadFile(path); err == nil && sha256Hex(b) == hexDigest {
-		return b, nil
+	dir := filepath.Join(f.opts.CacheDir, "blobs", "sha256")
+	path := filepath.Join(dir, hexDigest)
+	if blob, err := openVerified(path, hexDigest); err == nil {
+		return blob, nil
 	}
 	rc, err := fetch()
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, maxBlob+1))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(rc, maxBlob+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > maxBlob {
+	if n > maxBlob {
 		return nil, fmt.Errorf("blob %s is over %d bytes", digest, maxBlob)
 	}
-	if got := sha256Hex(b); got != hexDigest {
+	if got := hex.EncodeToString(h.Sum(nil)); got != hexDigest {
 		return nil, fmt.Errorf("%w: content hashes to sha256:%s, not %s", errVerification, got, digest)
 	}
-	if size >= 0 && int64(len(b)) != size {
-		return nil, fmt.Errorf("%w: %d bytes, the manifest says %d", errVerification, len(b), size)
+	if size >= 0 && n != size {
+		return nil, fmt.Errorf("%w: %d bytes, the manifest says %d", errVerification, n, size)
 	}
-	if err := writeAtomic(path, b); err != nil {
+	if err := tmp.Sync(); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	return b, nil
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	// tmp is the verified blob under its new name: rewind it for the caller
+	// rather than reopening path, which could be swapped after the check.
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	kept = true
+	return tmp, nil
+}
+
+// openVerified opens a cached blob if its content, streamed, hashes to
+// hexDigest; the file is returned rewound to its start.
+func openVerified(path, hexDigest string) (*os.File, error) {
+	blob, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, blob); err == nil && hex.EncodeToString(h.Sum(nil)) == hexDigest {
+		if _, err := blob.Seek(0, io.SeekStart); err == nil {
+			return blob, nil
+		}
+	}
+	_ = blob.Close()
+	return nil, fmt.Errorf("cached blob %s does not verify", hexDigest)
 }
 
 func sha256Hex(b []byte) string {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -235,4 +236,43 @@ func writeDockerConfig(t *testing.T, host, user, password string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestFetch_LayerIsStreamedNotHeldTwice: fetching a skill whose layer is
+// 24 MiB allocates about the tree it returns, once: the layer is streamed to
+// the cache and verified while it streams, and each file is read into one
+// buffer of its size, instead of reading the layer into a []byte (growing
+// it) and then copying every file out of it. The same holds for a fetch
+// from the verified cache.
+func TestFetch_LayerIsStreamedNotHeldTwice(t *testing.T) {
+	reg := newTestRegistry(t)
+	dir := t.TempDir()
+	const size = 24 << 20
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: big\ndescription: Big.\n---\nBig.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "data.bin"), make([]byte, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	source := reg.push(t, dir, "skills/big")
+	f := New(Options{CacheDir: t.TempDir()})
+	for _, from := range []string{"the registry", "the cache"} {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		tree, err := f.Fetch(context.Background(), source)
+		runtime.ReadMemStats(&m1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tree.Size() < size {
+			t.Fatalf("tree of %d bytes", tree.Size())
+		}
+		alloc := m1.TotalAlloc - m0.TotalAlloc
+		t.Logf("a fetch from %s of a %d MiB layer allocated %.2f× the layer", from, size>>20, float64(alloc)/size)
+		if alloc > size*5/4 {
+			t.Fatalf("a fetch from %s of a %d MiB layer allocated %.1f MiB (%.2f× the layer), want at most 1.25×",
+				from, size>>20, float64(alloc)/(1<<20), float64(alloc)/size)
+		}
+	}
 }
