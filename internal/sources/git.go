@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -117,7 +118,11 @@ func (f *Fetcher) cloneTree(ctx context.Context, src contract.GitSource) (skillp
 			opts.Auth = a
 		}
 	}
-	repo, err := git.CloneContext(ctx, memory.NewStorage(), nil, opts)
+	repo, err := fetchCommit(ctx, src.Commit, opts)
+	if errors.Is(err, git.ErrExactSHA1NotSupported) {
+		// The server does not serve a commit by its id: clone everything.
+		repo, err = git.CloneContext(ctx, memory.NewStorage(), nil, opts)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("clone: %w", err)
 	}
@@ -138,6 +143,30 @@ func (f *Fetcher) cloneTree(ctx context.Context, src contract.GitSource) (skillp
 		}
 	}
 	return treeFromGit(root)
+}
+
+// fetchCommit fetches only the pinned commit and its tree (depth 1, the
+// commit named by its id, no branches or tags), so memory follows the size
+// of that one commit rather than of the repository's whole history. Servers
+// that do not serve a commit by its id (no allow-reachable-sha1-in-want or
+// allow-tip-sha1-in-want) answer git.ErrExactSHA1NotSupported.
+func fetchCommit(ctx context.Context, commit string, clone *git.CloneOptions) (*git.Repository, error) {
+	repo, err := git.Init(memory.NewStorage(), nil)
+	if err != nil {
+		return nil, err
+	}
+	remote, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{clone.URL}})
+	if err != nil {
+		return nil, err
+	}
+	err = remote.FetchContext(ctx, &git.FetchOptions{
+		RefSpecs: []config.RefSpec{config.RefSpec(commit + ":refs/heads/pinned")},
+		Depth:    1, Tags: git.NoTags, Auth: clone.Auth,
+	})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return nil, err
+	}
+	return repo, nil
 }
 
 // treeFromGit converts a git tree to a skill tree: regular and executable
