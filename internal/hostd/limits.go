@@ -177,7 +177,7 @@ func readAllSized(r io.Reader, contentLength int64) ([]byte, error) {
 		// More bytes than announced: read what is left (within the cap).
 		rest, err := io.ReadAll(limited)
 		return append(buf[:n:n], rest...), err
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+	case (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)) && int64(n) == contentLength:
 		return buf[:n], nil
 	default:
 		return nil, err

@@ -2,9 +2,11 @@ package hostd
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // TestBefore_DuplicateKeysAreRejectedNotLastWins: a call naming a key twice
@@ -93,5 +95,19 @@ func TestBefore_TooManyJSONValuesIsRefusedNamingTheLimit(t *testing.T) {
 	var out ErrorResponse
 	if code := post(t, ts.URL+"/v1/before", body, &out); code != http.StatusRequestEntityTooLarge || !strings.Contains(out.Error, "more than 100000 JSON values") {
 		t.Fatalf("status %d %+v", code, out)
+	}
+}
+
+// readAllSized reads a body into one buffer of its Content-Length and still
+// refuses a body shorter than announced, and reads one without a length.
+func TestReadAllSized(t *testing.T) {
+	if b, err := readAllSized(strings.NewReader(`{"a":1}`), 7); err != nil || string(b) != `{"a":1}` || cap(b) != 8 {
+		t.Fatalf("exact: %q %v (cap %d)", b, err, cap(b))
+	}
+	if b, err := readAllSized(io.MultiReader(strings.NewReader(`{"a"`), iotest.ErrReader(io.ErrUnexpectedEOF)), 7); err == nil {
+		t.Fatalf("short body read as %q", b)
+	}
+	if b, err := readAllSized(strings.NewReader(`{}`), -1); err != nil || string(b) != `{}` {
+		t.Fatalf("unknown length: %q %v", b, err)
 	}
 }
