@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -263,5 +264,55 @@ func TestBounds_MCPIdleSessionsExpire(t *testing.T) {
 	}
 	if code, _, _ := mcpPost(t, ts.URL, first, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusNotFound {
 		t.Fatalf("the expired session still answers: %d", code)
+	}
+}
+
+// Request bodies held at once are bounded by bytes, not only by slots: with
+// four ~1 MiB tool calls waiting on their Service (holding their bodies), a
+// fifth ~1 MiB call is told to retry, while a small call still runs.
+func TestBounds_BodiesHeldAtOnceAreBoundedByBytes(t *testing.T) {
+	entered, release := make(chan struct{}, 8), make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	svc := newToolService(t, func(w http.ResponseWriter, _ *http.Request) {
+		entered <- struct{}{}
+		<-release
+		recordNote(w, nil)
+	})
+	reg := fixedRegistry()
+	reg.Tools[1].Service = &contract.ToolService{URL: svc.URL, TimeoutSeconds: 60}
+	ts := newLimitedServer(t, reg, Limits{QueueWait: 200 * time.Millisecond})
+	t.Cleanup(free) // before the servers close, even when the test fails
+	big := func(id string) string {
+		return `{"call":{"id":"` + id + `","name":"review_note","arguments":{"pad":"` + strings.Repeat("x", 1_000_000) + `"}}}`
+	}
+	done := make(chan int, 4)
+	for i := range 4 {
+		go func() {
+			resp, err := http.Post(ts.URL+"/v1/tools/review_note", "application/json", strings.NewReader(big(fmt.Sprint(i))))
+			if err != nil {
+				done <- 0
+				return
+			}
+			_ = resp.Body.Close()
+			done <- resp.StatusCode
+		}()
+	}
+	for range 4 {
+		<-entered
+	}
+	var e ErrorResponse
+	if code := post(t, ts.URL+"/v1/before", big("5"), &e); code != http.StatusServiceUnavailable || !strings.Contains(e.Error, "busy") {
+		t.Fatalf("a fifth ~1 MiB body while four are held: %d %+v, want 503 busy", code, e)
+	}
+	var out BeforeResponse
+	if code := post(t, ts.URL+"/v1/before", `{"call":{"id":"s","name":"review_note","arguments":{"text":"ok"}}}`, &out); code != 200 || !out.Allowed {
+		t.Fatalf("a small call while four big bodies are held: %d %+v", code, out)
+	}
+	free()
+	for range 4 {
+		if code := <-done; code != 200 {
+			t.Fatalf("a held call ended %d", code)
+		}
 	}
 }

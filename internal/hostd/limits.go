@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/loadout-dev/loadout/internal/jsonlimit"
 )
 
@@ -24,6 +26,13 @@ const (
 	// Small calls (the common case) share it without waiting; a 1 MiB body
 	// of tiny values costs more than the whole budget and runs alone.
 	decodeBudget = 48 << 20
+	// bodyBudget bounds the request bodies held at once, counted by their
+	// Content-Length (MaxBodyBytes when unknown) before they are read: a
+	// slot holds its body until it answers, so 16 slots of 1 MiB bodies
+	// waiting for the decode budget held 16 MiB. Four maximal bodies are
+	// read at once; small calls (the common case) hardly draw on it, so
+	// slow tool calls holding slots do not starve them.
+	bodyBudget = 4 * MaxBodyBytes
 	// Decoding a call and the private copy each hook reads cost about three
 	// times the bytes of its strings and about 256 bytes per JSON value
 	// (measured: a 1 MiB list of 350k empty objects allocates ~100 MB).
@@ -96,11 +105,12 @@ func (l Limits) withDefaults() Limits {
 type limiter struct {
 	slots     chan struct{}
 	decode    *jsonlimit.Budget
+	bodies    *semaphore.Weighted
 	queueWait time.Duration
 }
 
 func newLimiter(l Limits) *limiter {
-	return &limiter{slots: make(chan struct{}, l.MaxConcurrentRequests), decode: jsonlimit.NewBudget(decodeBudget, l.QueueWait), queueWait: l.QueueWait}
+	return &limiter{slots: make(chan struct{}, l.MaxConcurrentRequests), decode: jsonlimit.NewBudget(decodeBudget, l.QueueWait), bodies: semaphore.NewWeighted(bodyBudget), queueWait: l.QueueWait}
 }
 
 var errTooManyValues = fmt.Errorf("request body holds more than %d JSON values and keys", MaxJSONValues)
@@ -125,6 +135,15 @@ func (l *limiter) wrap(next http.Handler) http.Handler {
 			writeError(w, http.StatusServiceUnavailable, errBusy)
 			return
 		}
+		announced := int64(MaxBodyBytes)
+		if r.ContentLength >= 0 && r.ContentLength < MaxBodyBytes {
+			announced = max(r.ContentLength, 1)
+		}
+		if err := l.bodies.Acquire(wait, announced); err != nil {
+			writeError(w, http.StatusServiceUnavailable, errBusy)
+			return
+		}
+		defer l.bodies.Release(announced)
 		body, err := readAllSized(r.Body, r.ContentLength)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, fmt.Errorf("reading the request body: %w", err))
