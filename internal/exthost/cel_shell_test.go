@@ -21,9 +21,9 @@ func shellCall(command any) Input {
 }
 
 // TestCELShell_GuardDeniesEveryRecursiveForceSpellingOnly_RLC3: a policy
-// the product ships (SPEC R-LC-3) written with the shell functions denies a
-// recursive force remove however it is spelled or wrapped, and allows the
-// commands that only mention one.
+// the product ships (config/samples/platform_extension_guard.yaml), written
+// with the shell functions, denies a recursive force remove however it is
+// spelled or wrapped, and allows the commands that only mention one.
 func TestCELShell_GuardDeniesEveryRecursiveForceSpellingOnly_RLC3(t *testing.T) {
 	h := mustCEL(t, v1alpha1.BeforeToolCall, recursiveForceGuard)
 	for _, cmd := range []string{

@@ -30,7 +30,8 @@ func enforcedNames(p *Plan) []string {
 
 // A platform extension applies to every Workspace of the namespaces it
 // selects, whatever the Workspace's roots, root selectors or deny lists say:
-// no Workspace field removes it or its denied tools (SPEC R-LC-3).
+// no Workspace field removes it or its denied tools (docs/security.md,
+// "Platform policy a tenant cannot strip or forge").
 func TestGather_PlatformPolicyHoldsWhateverTheWorkspaceSays(t *testing.T) {
 	objs := &fakeObjects{
 		extensions: []v1alpha1.Extension{guard("loadout-system", "platform-guard")},

@@ -113,8 +113,8 @@ func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 			plan.Deny = append(plan.Deny, string(d))
 		}
 	}
-	// Denied tools are policy an extension declares (SPEC R-LC-3); the
-	// Workspace's own list above only adds to them.
+	// Denied tools are policy an extension declares (docs/operations.md,
+	// "Platform policy"); the Workspace's own list above only adds to them.
 	for _, c := range plan.Extensions {
 		if c.Trusted {
 			for _, d := range c.Extension.Spec.DeniedTools {
