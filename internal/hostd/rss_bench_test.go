@@ -40,39 +40,8 @@ func BenchmarkHostd_PeakRSS_32ConcurrentMaximalRequests(b *testing.B) {
 }
 
 func peakRSSUnderLoad(b *testing.B, bin, env string) {
-	dir := b.TempDir()
-	writeConfigMapDir(b, dir, contextData(b, fixedRegistry()))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "hostd", "--allow-unsigned-context", "--context-dir", dir, "--addr", addr)
-	cmd.Stderr = io.Discard
-	cmd.Env = append(os.Environ(), env)
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { cancel(); _ = cmd.Wait() }()
-	base := "http://" + addr
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("hostd never ready: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	idle := peakRSS(b, cmd.Process.Pid)
+	base, pid := startHostd(b, bin, env, contextData(b, fixedRegistry()))
+	idle := peakRSS(b, pid)
 
 	body := maximalCall()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
@@ -111,7 +80,7 @@ func peakRSSUnderLoad(b *testing.B, bin, env string) {
 	b.ReportMetric(float64(statuses[http.StatusOK])/float64(b.N), "served/round")
 	b.ReportMetric(float64(statuses[http.StatusServiceUnavailable])/float64(b.N), "busy/round")
 	b.ReportMetric(float64(idle)/(1<<20), "idle-peak-MiB")
-	b.ReportMetric(float64(peakRSS(b, cmd.Process.Pid))/(1<<20), "peak-MiB")
+	b.ReportMetric(float64(peakRSS(b, pid))/(1<<20), "peak-MiB")
 }
 
 // maximalCall is the costliest before call hostd accepts: just under
