@@ -289,17 +289,34 @@ func TestBounds_BodiesHeldAtOnceAreBoundedByBytes(t *testing.T) {
 	done := make(chan int, 4)
 	for i := range 4 {
 		go func() {
-			resp, err := http.Post(ts.URL+"/v1/tools/review_note", "application/json", strings.NewReader(big(fmt.Sprint(i))))
-			if err != nil {
-				done <- 0
+			// On a loaded machine a big call can wait longer than QueueWait
+			// for the decode budget and be told to retry: it does, so that
+			// four bodies end up held.
+			for deadline := time.Now().Add(time.Minute); ; {
+				resp, err := http.Post(ts.URL+"/v1/tools/review_note", "application/json", strings.NewReader(big(fmt.Sprint(i))))
+				if err != nil {
+					done <- 0
+					return
+				}
+				_ = resp.Body.Close()
+				if resp.StatusCode == http.StatusServiceUnavailable && time.Now().Before(deadline) {
+					time.Sleep(20 * time.Millisecond)
+					continue
+				}
+				done <- resp.StatusCode
 				return
 			}
-			_ = resp.Body.Close()
-			done <- resp.StatusCode
 		}()
 	}
+	timeout := time.After(2 * time.Minute)
 	for range 4 {
-		<-entered
+		select {
+		case <-entered:
+		case code := <-done:
+			t.Fatalf("a big call ended %d before its Service held it", code)
+		case <-timeout:
+			t.Fatal("four big calls never reached their Service")
+		}
 	}
 	var e ErrorResponse
 	if code := post(t, ts.URL+"/v1/before", big("5"), &e); code != http.StatusServiceUnavailable || !strings.Contains(e.Error, "busy") {
