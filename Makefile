@@ -70,9 +70,12 @@ lint: vet ## Check formatting and vet the code.
 envtest: ## Build the envtest control plane from Go modules (cached per user) and print its directory.
 	@bash hack/envtest/build.sh
 
+AGENT_CLI_DIR := test/agents/cli
+AGENT_CLIS := $(AGENT_CLI_DIR)/node_modules/.loadout-installed
+
 .PHONY: test
-test: fuzz-smoke test-pi $(HELM) $(KUSTOMIZE) ## Run all tests, envtest suites and chart lint/render/install included (builds the control plane, helm and kustomize on first use), each fuzzer briefly, and the Pi package's tests.
-	HELM=$(HELM) KUSTOMIZE=$(KUSTOMIZE) KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go test $(GO_TEST_FLAGS) ./...
+test: fuzz-smoke test-pi $(HELM) $(KUSTOMIZE) $(AGENT_CLIS) ## Run all tests, envtest suites and chart lint/render/install included (builds the control plane, helm and kustomize on first use), each fuzzer briefly, the Pi package's tests and the real Claude Code and Codex CLIs.
+	HELM=$(HELM) KUSTOMIZE=$(KUSTOMIZE) LOADOUT_AGENT_CLIS=$(CURDIR)/$(AGENT_CLI_DIR)/node_modules/.bin KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: helm
 helm: $(HELM) ## Build helm from Go modules into ./bin (cached) and print its path.
@@ -95,6 +98,18 @@ node-check:
 
 $(PI_MODULES): $(PI_DIR)/package-lock.json $(PI_DIR)/package.json | node-check
 	cd $(PI_DIR) && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
+# The real Claude Code and Codex CLIs (test/agents/cli, pinned by its
+# package-lock.json) run offline in the agent tests against a scripted model
+# server. Claude Code's postinstall copies its platform binary into place: it
+# is run explicitly, the one install script this lockfile allows.
+
+.PHONY: agent-clis
+agent-clis: $(AGENT_CLIS) ## Install the pinned Claude Code and Codex CLIs the agent tests run (npm, once per lockfile change).
+
+$(AGENT_CLIS): $(AGENT_CLI_DIR)/package-lock.json $(AGENT_CLI_DIR)/package.json | node-check
+	cd $(AGENT_CLI_DIR) && npm ci --ignore-scripts --no-audit --no-fund && node node_modules/@anthropic-ai/claude-code/install.cjs
 	@touch $@
 
 .PHONY: fuzz
