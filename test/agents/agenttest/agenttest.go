@@ -1,0 +1,340 @@
+// Package agenttest runs real agents' surroundings for the agent tests: the
+// loadout binary, a real `loadout hostd` on the samples' context (mounted as
+// the kubelet mounts a ConfigMap), the samples' review-notes Service, and the
+// pinned agent CLIs of test/agents/cli. The scripted model servers the CLIs
+// talk to live beside the tests of each agent.
+package agenttest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// RepoRoot is the repository's root directory.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+}
+
+var (
+	buildOnce sync.Once
+	built     string
+	buildErr  error
+)
+
+// Loadout returns the loadout binary: $LOADOUT_BIN when set (make builds
+// bin/loadout), else one built once per test process into a temporary
+// directory that Cleanup removes.
+func Loadout(t testing.TB) string {
+	t.Helper()
+	if bin := os.Getenv("LOADOUT_BIN"); bin != "" {
+		return bin
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "loadout-agenttest-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		built = filepath.Join(dir, "loadout")
+		cmd := exec.Command("go", "build", "-o", built, "./cmd/loadout")
+		cmd.Dir = RepoRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/loadout: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return built
+}
+
+// Cleanup removes the binary Loadout built; call it from TestMain after
+// m.Run.
+func Cleanup() {
+	if built != "" {
+		_ = os.RemoveAll(filepath.Dir(built))
+	}
+}
+
+// CLI returns the path of a pinned agent CLI (claude, codex) from
+// $LOADOUT_AGENT_CLIS (`make test` sets it to test/agents/cli/node_modules/.bin
+// after `make agent-clis`), else from that directory when it is installed.
+// When $LOADOUT_AGENT_CLIS is set the CLI must be there; otherwise a missing
+// install skips the test with the command that installs it.
+func CLI(t testing.TB, name string) string {
+	t.Helper()
+	dir := os.Getenv("LOADOUT_AGENT_CLIS")
+	required := dir != ""
+	if dir == "" {
+		dir = filepath.Join(RepoRoot(), "test", "agents", "cli", "node_modules", ".bin")
+	}
+	path := filepath.Join(dir, name)
+	if _, err := os.Stat(path); err != nil {
+		if required {
+			t.Fatalf("%s is not installed in $LOADOUT_AGENT_CLIS=%s: run make agent-clis", name, dir)
+		}
+		t.Skipf("%s is not installed (%v): run make agent-clis", name, err)
+	}
+	return path
+}
+
+// PreviewSamples returns the ConfigMap data `loadout preview` publishes for
+// the samples' Workspace, or for the manifests in dirs when given.
+func PreviewSamples(t testing.TB, dirs ...string) map[string]string {
+	t.Helper()
+	if len(dirs) == 0 {
+		dirs = []string{filepath.Join(RepoRoot(), "config", "samples")}
+	}
+	args := []string{"preview", "-o", "json"}
+	for _, d := range dirs {
+		args = append(args, "-f", d)
+	}
+	cmd := exec.Command(Loadout(t), args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("loadout %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	var doc struct {
+		Kind  string            `json:"kind"`
+		Data  map[string]string `json:"data"`
+		Items []struct {
+			Data map[string]string `json:"data"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("loadout preview output: %v", err)
+	}
+	if doc.Kind == "List" {
+		if len(doc.Items) == 0 {
+			t.Fatal("loadout preview published nothing")
+		}
+		return doc.Items[0].Data
+	}
+	return doc.Data
+}
+
+// MountConfigMap lays data out in dir as the kubelet mounts a ConfigMap
+// volume: a timestamped directory, ..data pointing at it (swapped by rename)
+// and one link per key.
+func MountConfigMap(t testing.TB, dir string, data map[string]string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	snap := fmt.Sprintf("..%d", time.Now().UnixNano())
+	if err := os.Mkdir(filepath.Join(dir, snap), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range data {
+		if err := os.WriteFile(filepath.Join(dir, snap, k), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, _ := os.Readlink(filepath.Join(dir, "..data"))
+	if err := os.Symlink(snap, filepath.Join(dir, "..data_tmp")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	for k := range data {
+		link := filepath.Join(dir, k)
+		if _, err := os.Lstat(link); err != nil {
+			if err := os.Symlink(filepath.Join("..data", k), link); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if old != "" && old != snap {
+		_ = os.RemoveAll(filepath.Join(dir, old))
+	}
+}
+
+// FreeAddr returns a loopback address nothing listens on at the moment.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return addr
+}
+
+// Process is a started loadout process; the test's cleanup stops it.
+type Process struct {
+	// URL is its base URL, http://127.0.0.1:PORT.
+	URL string
+	cmd *exec.Cmd
+	log *bytes.Buffer
+	mu  *sync.Mutex
+}
+
+// Log is what the process wrote to stderr so far.
+func (p *Process) Log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+// Stop ends the process and waits for it; stopping twice is harmless.
+func (p *Process) Stop() {
+	if p.cmd.ProcessState == nil {
+		_ = p.cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = p.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-done
+		}
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+// start runs loadout with args listening on addr and waits until path on it
+// answers 200.
+func start(t testing.TB, addr, path string, args ...string) *Process {
+	t.Helper()
+	p := &Process{URL: "http://" + addr, log: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	p.cmd = exec.Command(Loadout(t), args...)
+	p.cmd.Stderr = lockedWriter{mu: p.mu, b: p.log}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+path, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("loadout %s: %s never answered 200\n%s", strings.Join(args, " "), path, p.Log())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Hostd is a running `loadout hostd`.
+type Hostd struct {
+	*Process
+	// ContextDir is where the context is mounted; MountConfigMap on it
+	// publishes a new one.
+	ContextDir string
+	// TreeDir is the materialized tree (--materialize).
+	TreeDir string
+}
+
+// StartHostd runs `loadout hostd` on data mounted as a ConfigMap, with
+// --materialize into a fresh directory, the unsigned context `loadout
+// preview` publishes allowed, and extra flags; it returns once /readyz
+// answers 200.
+func StartHostd(t testing.TB, data map[string]string, extra ...string) *Hostd {
+	t.Helper()
+	work := t.TempDir()
+	h := &Hostd{ContextDir: filepath.Join(work, "context"), TreeDir: filepath.Join(work, "tree")}
+	MountConfigMap(t, h.ContextDir, data)
+	addr := FreeAddr(t)
+	args := append([]string{"hostd", "--allow-unsigned-context", "--context-dir", h.ContextDir,
+		"--addr", addr, "--materialize", h.TreeDir, "--poll-interval", "100ms"}, extra...)
+	h.Process = start(t, addr, "/readyz", args...)
+	return h
+}
+
+// ReviewNotes is a running `loadout tool-server review-notes`, the Service of
+// the samples' runnable review_note tool.
+type ReviewNotes struct {
+	*Process
+	// HostdArgs point hostd's calls to the registry's Service URL at it.
+	HostdArgs []string
+}
+
+// StartReviewNotes runs the review-notes Service for the review_note tool of
+// the published data's manifest.
+func StartReviewNotes(t testing.TB, data map[string]string) *ReviewNotes {
+	t.Helper()
+	var manifest struct {
+		Tools []struct {
+			Name    string `json:"name"`
+			Service *struct {
+				URL string `json:"url"`
+			} `json:"service"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(data["manifest.json"]), &manifest); err != nil {
+		t.Fatalf("manifest.json: %v", err)
+	}
+	var host string
+	for _, tool := range manifest.Tools {
+		if tool.Name == "review_note" && tool.Service != nil {
+			u, err := url.Parse(tool.Service.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			host = u.Host
+		}
+	}
+	if host == "" {
+		t.Fatal("the manifest has no runnable review_note tool")
+	}
+	addr := FreeAddr(t)
+	p := start(t, addr, "/healthz", "tool-server", "review-notes", "--addr", addr)
+	return &ReviewNotes{Process: p, HostdArgs: []string{"--service-address", host + "=" + addr}}
+}
+
+// Notes are the notes the Service recorded, as their texts.
+func (r *ReviewNotes) Notes(t testing.TB) []string {
+	t.Helper()
+	resp, err := http.Get(r.URL + "/notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var body struct {
+		Notes []struct {
+			Text string `json:"text"`
+		} `json:"notes"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	texts := make([]string, 0, len(body.Notes))
+	for _, n := range body.Notes {
+		texts = append(texts, n.Text)
+	}
+	return texts
+}
