@@ -72,16 +72,17 @@ func healthCases() []healthCase {
 	specChanged.Generation = 2
 
 	skill := func(gen, observed int64, errs ...error) *v1alpha1.Skill {
-		s := &v1alpha1.Skill{ObjectMeta: metav1.ObjectMeta{Generation: gen}}
+		s := &v1alpha1.Skill{ObjectMeta: metav1.ObjectMeta{Generation: observed}}
 		if observed > 0 {
-			setValidStatus(&s.Status.Conditions, &s.Status.ObservedGeneration, observed, "Skill", checked{errs: errs})
+			setValidStatus(s, "Skill", checked{errs: errs})
 		}
+		s.Generation = gen
 		return s
 	}
 	template := &v1alpha1.Template{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
-	setValidStatus(&template.Status.Conditions, &template.Status.ObservedGeneration, 1, "Template", checked{})
+	setValidStatus(template, "Template", checked{})
 	extension := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
-	setValidStatus(&extension.Status.Conditions, &extension.Status.ObservedGeneration, 1, "Extension", checked{errs: []error{errors.New("hook: CEL does not compile")}})
+	setValidStatus(extension, "Extension", checked{errs: []error{errors.New("hook: CEL does not compile")}})
 
 	return []healthCase{
 		{"new Workspace, no status yet", "Workspace", statusWorkspace(1, 0), "Progressing"},

@@ -11,8 +11,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/testenv"
 	"github.com/loadout-dev/loadout/internal/workspace"
@@ -38,7 +37,9 @@ const (
 var (
 	k8sClient client.Client // direct, uncached: what a user sees
 	writes    = &testenv.WriteCounter{}
-	kit       *testenv.Kit
+	// namespaceReads records how the manager lists and watches Namespaces.
+	namespaceReads = &acceptRecorder{path: "/api/v1/namespaces"}
+	kit            *testenv.Kit
 	// services maps "namespace/name" to the URL a test server listens on; the
 	// manager's webhook resolver reads it, so the controller can reach
 	// service-backed extensions served by httptest.
@@ -71,9 +72,7 @@ func runSuite(m *testing.M) int {
 	adminConfig = cfg
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
 
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	scheme := kubescheme.New()
 	if k8sClient, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -91,6 +90,7 @@ func runSuite(m *testing.M) int {
 
 	mgrCfg := rest.CopyConfig(cfg)
 	mgrCfg.Wrap(writes.Wrap)
+	mgrCfg.Wrap(namespaceReads.wrap)
 	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -98,10 +98,7 @@ func runSuite(m *testing.M) int {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	reconciler = &WorkspaceReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("loadout"),
+	if reconciler, err = Setup(ctx, mgr, Options{
 		Policy: workspace.Policy{
 			PlatformNamespaces: []string{platformNS, platformExtNS, platformOtherNS},
 			DefaultTrust:       v1alpha1.TrustRestricted,
@@ -109,12 +106,7 @@ func runSuite(m *testing.M) int {
 		Loader:                  workspace.HostLoader{Outbound: outbound.New(outbound.Options{Timeout: 5 * time.Second}), Resolve: testResolver},
 		ReconcileTimeout:        30 * time.Second,
 		MaxConcurrentReconciles: 4,
-	}
-	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := SetupValidationReconcilers(mgr, reconciler.Policy); err != nil {
+	}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

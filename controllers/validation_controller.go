@@ -24,10 +24,19 @@ import (
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
+// validatedObject is an input kind whose status records a check: Skill,
+// Template and Extension.
+type validatedObject interface {
+	client.Object
+	GetConditions() []metav1.Condition
+	SetConditions([]metav1.Condition)
+	SetObservedGeneration(int64)
+}
+
 // validationReconciler reports whether one kind of input object passed the
 // checks that admission cannot make, through a Valid condition. Skill,
 // Template and Extension share it; only the check differs.
-type validationReconciler[T client.Object] struct {
+type validationReconciler[T validatedObject] struct {
 	client.Client
 	kind   string
 	newObj func() T
@@ -35,8 +44,6 @@ type validationReconciler[T client.Object] struct {
 	// variables); it returns the problems found, or an error when it could
 	// not check (to retry).
 	check func(ctx context.Context, obj T) (checked, error)
-	// status returns the object's conditions and observedGeneration fields.
-	status func(obj T) (*[]metav1.Condition, *int64)
 	// watches adds kind-specific triggers besides the object's own changes.
 	watches func(b *builder.Builder) *builder.Builder
 }
@@ -58,8 +65,7 @@ func (v *validationReconciler[T]) Reconcile(ctx context.Context, req ctrl.Reques
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("checking %s %s: %w", v.kind, req.NamespacedName, err)
 	}
-	conds, observed := v.status(obj)
-	setValidStatus(conds, observed, obj.GetGeneration(), v.kind, res)
+	setValidStatus(obj, v.kind, res)
 	if equality.Semantic.DeepEqual(before, obj) {
 		return ctrl.Result{}, nil
 	}
@@ -89,9 +95,6 @@ func SetupValidationReconcilers(mgr ctrl.Manager, policy workspace.Policy) error
 		check: func(_ context.Context, s *v1alpha1.Skill) (checked, error) {
 			return checked{errs: resolveAlone(resources.RootFromObjects("object", s.Namespace, []v1alpha1.Skill{*s}, nil))}, nil
 		},
-		status: func(s *v1alpha1.Skill) (*[]metav1.Condition, *int64) {
-			return &s.Status.Conditions, &s.Status.ObservedGeneration
-		},
 	}
 	templates := &validationReconciler[*v1alpha1.Template]{
 		kind:   "Template",
@@ -100,23 +103,17 @@ func SetupValidationReconcilers(mgr ctrl.Manager, policy workspace.Policy) error
 			t.Status.Variables = resources.Variables(t.Spec.Body)
 			return checked{errs: resolveAlone(resources.RootFromObjects("object", t.Namespace, nil, []v1alpha1.Template{*t}))}, nil
 		},
-		status: func(t *v1alpha1.Template) (*[]metav1.Condition, *int64) {
-			return &t.Status.Conditions, &t.Status.ObservedGeneration
-		},
 	}
 	extensions := &validationReconciler[*v1alpha1.Extension]{
 		kind:   "Extension",
 		newObj: func() *v1alpha1.Extension { return &v1alpha1.Extension{} },
-		status: func(e *v1alpha1.Extension) (*[]metav1.Condition, *int64) {
-			return &e.Status.Conditions, &e.Status.ObservedGeneration
-		},
 	}
 	extensions.check = func(ctx context.Context, e *v1alpha1.Extension) (checked, error) {
 		return checkExtension(ctx, extensions.Client, policy, e)
 	}
 	extensions.watches = func(b *builder.Builder) *builder.Builder {
 		return b.Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(extensionsIn(extensions.Client)),
-			builder.WithPredicates(trustLabelChanged()))
+			builder.OnlyMetadata, builder.WithPredicates(trustLabelChanged()))
 	}
 	return errors.Join(skills.setup(mgr, "skill"), templates.setup(mgr, "template"), extensions.setup(mgr, "extension"))
 }
@@ -127,11 +124,13 @@ func SetupValidationReconcilers(mgr ctrl.Manager, policy workspace.Policy) error
 // expression never reaches the type checker. A change of the namespace's
 // trust label re-runs it (extensionsIn).
 func checkExtension(ctx context.Context, c client.Reader, policy workspace.Policy, e *v1alpha1.Extension) (checked, error) {
-	var ns corev1.Namespace
-	if err := c.Get(ctx, client.ObjectKey{Name: e.Namespace}, &ns); client.IgnoreNotFound(err) != nil {
+	// Metadata only: the labels are all it needs, and the Workspace
+	// controller's metadata informer already holds them.
+	ns := namespaceMetadata()
+	if err := c.Get(ctx, client.ObjectKey{Name: e.Namespace}, ns); client.IgnoreNotFound(err) != nil {
 		return checked{}, fmt.Errorf("reading Namespace %s for its trust level: %w", e.Namespace, err)
 	}
-	trust := policy.TrustOf(e.Namespace, ns.Labels)
+	trust := policy.TrustOf(e.Namespace, ns.GetLabels())
 	var selectorErr []error
 	if sel := e.Spec.NamespaceSelector; sel != nil {
 		if _, err := metav1.LabelSelectorAsSelector(sel); err != nil {
@@ -180,16 +179,19 @@ func trustLabelChanged() predicate.Predicate {
 
 // setValidStatus records the checks of one generation: Valid, Stalled when
 // not valid, and the generation as observed.
-func setValidStatus(conds *[]metav1.Condition, observed *int64, generation int64, kind string, res checked) {
+func setValidStatus(obj validatedObject, kind string, res checked) {
+	generation := obj.GetGeneration()
 	cond := metav1.Condition{Type: string(v1alpha1.ConditionValid), Status: metav1.ConditionTrue, Reason: string(v1alpha1.ReasonValid),
 		Message: kind + " is valid" + res.scope, ObservedGeneration: generation}
 	if len(res.errs) > 0 {
 		cond.Status, cond.Reason = metav1.ConditionFalse, string(v1alpha1.ReasonInvalid)
 		cond.Message = truncate(errors.Join(res.errs...).Error(), 32768)
 	}
-	meta.SetStatusCondition(conds, cond)
-	setStalled(conds, cond)
-	*observed = generation
+	conds := obj.GetConditions()
+	meta.SetStatusCondition(&conds, cond)
+	setStalled(&conds, cond)
+	obj.SetConditions(conds)
+	obj.SetObservedGeneration(generation)
 }
 
 // setStalled mirrors an invalid Valid condition as Stalled, as kstatus reads

@@ -17,14 +17,14 @@ import (
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
-func waitValid(t *testing.T, obj client.Object, conds func() []metav1.Condition, status metav1.ConditionStatus) *metav1.Condition {
+func waitValid(t *testing.T, obj validatedObject, status metav1.ConditionStatus) *metav1.Condition {
 	t.Helper()
 	var c *metav1.Condition
 	kit.Eventually(t, func() error {
 		if err := k8sClient.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}
-		c = meta.FindStatusCondition(conds(), string(v1alpha1.ConditionValid))
+		c = meta.FindStatusCondition(obj.GetConditions(), string(v1alpha1.ConditionValid))
 		if c == nil || c.Status != status || c.ObservedGeneration != obj.GetGeneration() {
 			return fmt.Errorf("Valid condition %+v, want %s", c, status)
 		}
@@ -38,7 +38,7 @@ func TestTemplate_StatusListsVariablesAndValid(t *testing.T) {
 	tpl := &v1alpha1.Template{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "review"},
 		Spec: v1alpha1.TemplateSpec{Body: "Review {{file}} for {{owner}}. Focus on {{file}}. Keep {{ literal }}."}}
 	kit.Create(t, tpl)
-	waitValid(t, tpl, func() []metav1.Condition { return tpl.Status.Conditions }, metav1.ConditionTrue)
+	waitValid(t, tpl, metav1.ConditionTrue)
 	if want := []string{"file", "owner"}; !slices.Equal(tpl.Status.Variables, want) {
 		t.Errorf("variables %v, want %v", tpl.Status.Variables, want)
 	}
@@ -52,12 +52,12 @@ func TestExtension_CELCompileErrorIsInvalidWithFieldPath(t *testing.T) {
 			{Name: "bad", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "call.name ==="}},
 		}}}
 	kit.Create(t, ext)
-	c := waitValid(t, ext, func() []metav1.Condition { return ext.Status.Conditions }, metav1.ConditionFalse)
+	c := waitValid(t, ext, metav1.ConditionFalse)
 	if c.Reason != string(v1alpha1.ReasonInvalid) || !strings.Contains(c.Message, "spec.hooks[1].cel.expression") {
 		t.Errorf("Valid condition %+v, want Invalid naming spec.hooks[1].cel.expression", c)
 	}
 	testenv.Update(t, kit, ext, func(e *v1alpha1.Extension) { e.Spec.Hooks[1].CEL.Expression = "call.name == 'x'" })
-	waitValid(t, ext, func() []metav1.Condition { return ext.Status.Conditions }, metav1.ConditionTrue)
+	waitValid(t, ext, metav1.ConditionTrue)
 }
 
 // The CRD cannot compile JSON Schema: the Extension's Valid condition reports
@@ -68,7 +68,7 @@ func TestExtension_InputSchemaThatDoesNotCompileIsInvalidWithTheSchemaError(t *t
 		Spec: v1alpha1.ExtensionSpec{Tools: []v1alpha1.ExtensionTool{{Name: "review_note", Description: "Record a note.",
 			InputSchema: &runtime.RawExtension{Raw: []byte(`{"type":"object","properties":{"text":{"type":"strin"}}}`)}}}}}
 	kit.Create(t, ext)
-	c := waitValid(t, ext, func() []metav1.Condition { return ext.Status.Conditions }, metav1.ConditionFalse)
+	c := waitValid(t, ext, metav1.ConditionFalse)
 	if c.Reason != string(v1alpha1.ReasonInvalid) || !strings.Contains(c.Message, "spec.tools[0].inputSchema") ||
 		!strings.Contains(c.Message, "at '/properties/text/type'") {
 		t.Errorf("Valid condition %+v, want Invalid naming spec.tools[0].inputSchema and the schema error", c)
@@ -76,14 +76,14 @@ func TestExtension_InputSchemaThatDoesNotCompileIsInvalidWithTheSchemaError(t *t
 	testenv.Update(t, kit, ext, func(e *v1alpha1.Extension) {
 		e.Spec.Tools[0].InputSchema = &runtime.RawExtension{Raw: []byte(`{"type":"object","properties":{"text":{"type":"string"}}}`)}
 	})
-	waitValid(t, ext, func() []metav1.Condition { return ext.Status.Conditions }, metav1.ConditionTrue)
+	waitValid(t, ext, metav1.ConditionTrue)
 }
 
 func TestSkill_ValidConditionIsSet(t *testing.T) {
 	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
 	s := testenv.Skill(ns, "review", "Review rules.", "BODY")
 	kit.Create(t, s)
-	waitValid(t, s, func() []metav1.Condition { return s.Status.Conditions }, metav1.ConditionTrue)
+	waitValid(t, s, metav1.ConditionTrue)
 }
 
 // TestExtension_UntrustedNamespaceIsOnlySyntaxCheckedUntilTrusted: an
@@ -99,7 +99,7 @@ func TestExtension_UntrustedNamespaceIsOnlySyntaxCheckedUntilTrusted(t *testing.
 			{Name: "mistyped", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "workspace.name + 1 > 0"}},
 		}}}
 	kit.Create(t, ext)
-	c := waitValid(t, ext, func() []metav1.Condition { return ext.Status.Conditions }, metav1.ConditionTrue)
+	c := waitValid(t, ext, metav1.ConditionTrue)
 	if !strings.Contains(c.Message, "parsed, not type-checked: namespace "+ns+" is restricted") {
 		t.Fatalf("Valid condition %+v, want it to say the hooks were only parsed and why", c)
 	}
@@ -108,7 +108,7 @@ func TestExtension_UntrustedNamespaceIsOnlySyntaxCheckedUntilTrusted(t *testing.
 		t.Fatal(err)
 	}
 	testenv.Update(t, kit, &namespace, func(n *corev1.Namespace) { n.Labels[v1alpha1.TrustLabel] = string(v1alpha1.TrustTrusted) })
-	c = waitValid(t, ext, func() []metav1.Condition { return ext.Status.Conditions }, metav1.ConditionFalse)
+	c = waitValid(t, ext, metav1.ConditionFalse)
 	if !strings.Contains(c.Message, "spec.hooks[0].cel.expression") || !strings.Contains(c.Message, "no matching overload") {
 		t.Fatalf("Valid condition %+v, want the type error on spec.hooks[0].cel.expression", c)
 	}

@@ -10,10 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +23,7 @@ import (
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/buildinfo"
 	"github.com/loadout-dev/loadout/internal/contextsig"
+	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -178,9 +176,7 @@ func run() error {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
 
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	scheme := kubescheme.New()
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -251,21 +247,12 @@ func setup(ctx context.Context, mgr ctrl.Manager, o *options) error {
 	if err != nil {
 		return err
 	}
-	ws := &controllers.WorkspaceReconciler{
+	_, err = controllers.Setup(ctx, mgr, controllers.Options{
 		Signer:                  s,
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder("loadout"),
 		Policy:                  workspace.Policy{PlatformNamespaces: o.platform(), DefaultTrust: v1alpha1.TrustLevel(o.defaultTrust)},
 		ReconcileTimeout:        o.reconcileTimeout,
 		MaxConcurrentReconciles: o.maxConcurrentReconciles,
 		PerWorkspaceMetrics:     o.metricsPerWorkspace,
-	}
-	if err := ws.SetupWithManager(ctx, mgr); err != nil {
-		return fmt.Errorf("setting up the Workspace controller: %w", err)
-	}
-	if err := controllers.SetupValidationReconcilers(mgr, ws.Policy); err != nil {
-		return fmt.Errorf("setting up the validation controllers: %w", err)
-	}
-	return nil
+	})
+	return err
 }

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/loadout-dev/loadout/internal/demo"
+	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -44,7 +45,7 @@ func TestMetrics_SecuredEndpointNeedsTheMetricsReaderRole(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
-	admin, err := client.New(cfg, client.Options{})
+	admin, err := client.New(cfg, client.Options{Scheme: kubescheme.New()})
 	if err != nil {
 		t.Fatal(err)
 	}

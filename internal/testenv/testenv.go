@@ -7,11 +7,8 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-
-	loadoutv1alpha1 "github.com/loadout-dev/loadout/api/v1alpha1"
 )
 
 // ErrNoAssets says where the control plane comes from when it is missing.
@@ -26,8 +23,8 @@ func RepoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// Start starts kube-apiserver and etcd with the Loadout CRDs installed and the
-// Loadout types registered in client-go's scheme. Options adjust the
+// Start starts kube-apiserver and etcd with the Loadout CRDs installed; build
+// clients with kubescheme.New(). Options adjust the
 // environment before it starts (test/hardening pins the API server's
 // certificate directory so it can stop and restart it). Call Stop on the
 // returned environment when done.
@@ -38,9 +35,6 @@ func Start(options ...func(*envtest.Environment)) (*envtest.Environment, *rest.C
 	}
 	if _, err := os.Stat(filepath.Join(assets, "kube-apiserver")); err != nil {
 		return nil, nil, fmt.Errorf("KUBEBUILDER_ASSETS=%s has no kube-apiserver: %w; %w", assets, err, ErrNoAssets)
-	}
-	if err := loadoutv1alpha1.AddToScheme(scheme.Scheme); err != nil {
-		return nil, nil, err
 	}
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},

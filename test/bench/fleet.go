@@ -18,6 +18,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/kubescheme"
 )
 
 // SharedSkill is the platform Skill every fleet Workspace reads.
@@ -225,7 +226,7 @@ func (f *Fleet) Baseline(ctx context.Context, n int, timeout time.Duration) (*Ph
 		f.baseline = append(f.baseline, types.NamespacedName{Namespace: f.Namespaces[i%len(f.Namespaces)], Name: fmt.Sprintf("baseline-%04d", i)})
 	}
 	keys := plainKeys(f.baseline[:n])
-	setup, err := client.New(f.e.Cfg, client.Options{})
+	setup, err := client.New(f.e.Cfg, client.Options{Scheme: kubescheme.New()})
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +240,7 @@ func (f *Fleet) Baseline(ctx context.Context, n int, timeout time.Duration) (*Ph
 
 	cfg := rest.CopyConfig(f.e.Cfg)
 	cfg.QPS, cfg.Burst = f.e.Opts.QPS, f.e.Opts.Burst
-	bare, err := client.New(cfg, client.Options{})
+	bare, err := client.New(cfg, client.Options{Scheme: kubescheme.New()})
 	if err != nil {
 		return nil, err
 	}

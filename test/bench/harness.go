@@ -12,10 +12,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
@@ -28,6 +25,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/testenv"
 	"github.com/loadout-dev/loadout/internal/workspace"
@@ -86,9 +84,7 @@ func Start(opts Options) (*Env, error) {
 	}
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), level))
 
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	scheme := kubescheme.New()
 
 	// Setup and observation are not what is measured: they get their own,
 	// effectively unthrottled client.
@@ -112,10 +108,9 @@ func Start(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	ws := &controllers.WorkspaceReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("loadout"),
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
 		Policy: workspace.Policy{
 			PlatformNamespaces: []string{PlatformNS},
 			DefaultTrust:       v1alpha1.TrustRestricted,
@@ -123,14 +118,7 @@ func Start(opts Options) (*Env, error) {
 		Loader:                  workspace.HostLoader{Outbound: outbound.New(outbound.Options{Timeout: 5 * time.Second})},
 		ReconcileTimeout:        2 * time.Minute,
 		MaxConcurrentReconciles: opts.Concurrency,
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	e.cancel = cancel
-	if err := ws.SetupWithManager(ctx, mgr); err != nil {
-		cancel()
-		return nil, err
-	}
-	if err := controllers.SetupValidationReconcilers(mgr, ws.Policy); err != nil {
+	}); err != nil {
 		cancel()
 		return nil, err
 	}

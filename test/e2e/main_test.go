@@ -13,6 +13,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	crzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -63,7 +64,7 @@ func apiServer(t *testing.T) (*envtest.Environment, *rest.Config) {
 // newClient returns a client for cfg with the built-in types.
 func newClient(t *testing.T, cfg *rest.Config) client.Client {
 	t.Helper()
-	c, err := client.New(cfg, client.Options{})
+	c, err := client.New(cfg, client.Options{Scheme: kubescheme.New()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,6 +25,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/demo"
+	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/testenv"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
@@ -42,7 +42,7 @@ func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	c, err := client.New(cfg, client.Options{Scheme: kubescheme.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func buildLoadout(t *testing.T) string {
 func startManager(t *testing.T, ctx context.Context, cfg *rest.Config) {
 	t.Helper()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:  scheme.Scheme,
+		Scheme:  kubescheme.New(),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		// -count=N starts a manager per run in one process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
@@ -114,15 +114,9 @@ func startManager(t *testing.T, ctx context.Context, cfg *rest.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := &controllers.WorkspaceReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Policy:    workspace.Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: v1alpha1.TrustRestricted},
-	}
-	if err := ws.SetupWithManager(ctx, mgr); err != nil {
-		t.Fatal(err)
-	}
-	if err := controllers.SetupValidationReconcilers(mgr, ws.Policy); err != nil {
+	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
+		Policy: workspace.Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: v1alpha1.TrustRestricted},
+	}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

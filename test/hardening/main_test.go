@@ -14,9 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -30,6 +28,7 @@ import (
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/testenv"
 	"github.com/loadout-dev/loadout/internal/workspace"
@@ -50,7 +49,7 @@ const (
 var (
 	env       *envtest.Environment
 	cfg       *rest.Config
-	scheme    = runtime.NewScheme()
+	scheme    = kubescheme.New()
 	k8sClient client.Client // direct, uncached: what a user sees
 	writes    = &testenv.WriteCounter{}
 	kit       *testenv.Kit
@@ -89,8 +88,6 @@ func runSuite(m *testing.M) int {
 	defer func() { _ = env.Stop() }()
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
 
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	if k8sClient, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -163,21 +160,15 @@ func startManager() (*managerRun, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &controllers.WorkspaceReconciler{
-		Client:                  mgr.GetClient(),
+	r, err := controllers.Setup(ctx, mgr, controllers.Options{
 		APIReader:               faultyReader{Reader: mgr.GetAPIReader()},
-		Recorder:                mgr.GetEventRecorder("loadout"),
 		Policy:                  managerPolicy,
 		Signer:                  contextSigner,
 		Loader:                  workspace.HostLoader{Outbound: outbound.New(outbound.Options{Timeout: 2 * time.Second}), Resolve: resolved.resolve},
 		ReconcileTimeout:        reconcileTimeout,
 		MaxConcurrentReconciles: 4,
-	}
-	if err := r.SetupWithManager(ctx, mgr); err != nil {
-		cancel()
-		return nil, err
-	}
-	if err := controllers.SetupValidationReconcilers(mgr, r.Policy); err != nil {
+	})
+	if err != nil {
 		cancel()
 		return nil, err
 	}

@@ -1,0 +1,66 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/loadout-dev/loadout/internal/contextsig"
+	"github.com/loadout-dev/loadout/internal/workspace"
+)
+
+// EventSource is the component name on the Events the controllers record.
+const EventSource = "loadout"
+
+// Options configure the Loadout controllers. The manager's flags set them in
+// cmd/manager; test and bench harnesses set the same fields, so every
+// harness runs the controllers exactly as the manager wires them.
+type Options struct {
+	// Policy decides platform namespaces and trust.
+	Policy workspace.Policy
+	// Signer signs every published context; nil publishes unsigned ones
+	// (tests that do not look at signatures).
+	Signer *contextsig.Signer
+	// Loader loads extensions; nil means workspace.HostLoader{}.
+	Loader workspace.ExtensionLoader
+	// APIReader reads past the cache; nil means the manager's. Fault tests
+	// wrap it.
+	APIReader client.Reader
+	// ReconcileTimeout bounds one reconcile of a Workspace.
+	ReconcileTimeout time.Duration
+	// MaxConcurrentReconciles is the Workspace controller's worker count.
+	MaxConcurrentReconciles int
+	// PerWorkspaceMetrics labels the publish metrics by Workspace.
+	PerWorkspaceMetrics bool
+}
+
+// Setup registers every Loadout controller with mgr: the Workspace
+// controller with its indexes and watches, and the Skill, Template and
+// Extension validation controllers. It returns the Workspace reconciler.
+func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*WorkspaceReconciler, error) {
+	reader := o.APIReader
+	if reader == nil {
+		reader = mgr.GetAPIReader()
+	}
+	ws := &WorkspaceReconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               reader,
+		Recorder:                mgr.GetEventRecorder(EventSource),
+		Policy:                  o.Policy,
+		Loader:                  o.Loader,
+		Signer:                  o.Signer,
+		ReconcileTimeout:        o.ReconcileTimeout,
+		MaxConcurrentReconciles: o.MaxConcurrentReconciles,
+		PerWorkspaceMetrics:     o.PerWorkspaceMetrics,
+	}
+	if err := ws.SetupWithManager(ctx, mgr); err != nil {
+		return nil, fmt.Errorf("setting up the Workspace controller: %w", err)
+	}
+	if err := SetupValidationReconcilers(mgr, o.Policy); err != nil {
+		return nil, fmt.Errorf("setting up the validation controllers: %w", err)
+	}
+	return ws, nil
+}
