@@ -19,7 +19,7 @@ func workspaceWithRoots(ns, name, platform string) *v1alpha1.Workspace {
 	}
 }
 
-// reviewExtension is SPEC §9's extension: tool review_note, a before hook
+// reviewExtension is the fixed example (docs/rules.md)'s extension: tool review_note, a before hook
 // denying SECRET and an after hook that observes.
 func reviewExtension(ns string) *v1alpha1.Extension {
 	return &v1alpha1.Extension{

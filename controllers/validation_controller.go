@@ -120,7 +120,7 @@ func SetupValidationReconcilers(mgr ctrl.Manager, policy workspace.Policy) error
 
 // checkExtension validates an Extension as far as its namespace's trust
 // warrants: in full where extensions load, and with CEL parsed but not
-// type-checked where they cannot (issue 11 item 1), so a tenant's crafted
+// type-checked where they cannot (docs/security.md), so a tenant's crafted
 // expression never reaches the type checker. A change of the namespace's
 // trust label re-runs it (extensionsIn).
 func checkExtension(ctx context.Context, c client.Reader, policy workspace.Policy, e *v1alpha1.Extension) (checked, error) {

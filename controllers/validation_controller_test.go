@@ -88,7 +88,7 @@ func TestSkill_ValidConditionIsSet(t *testing.T) {
 
 // TestExtension_UntrustedNamespaceIsOnlySyntaxCheckedUntilTrusted: an
 // Extension of a namespace that loads no extensions has its CEL parsed, not
-// type-checked (issue 11 item 1: type-checking is what a crafted expression
+// type-checked (type-checking is what a crafted expression
 // attacks, and nothing there ever loads), and says so in Valid; raising the
 // namespace to trusted re-validates it in full, without any edit to the
 // Extension, and the type error appears on its field.

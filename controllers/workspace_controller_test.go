@@ -19,7 +19,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
-// TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks is SPEC §9
+// TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks is the fixed example (docs/rules.md)
 // end to end: the project's review skill and template win, only the project
 // body is in the context, review_note is in the registry, and the published
 // hooks deny a SECRET note without running the core.
@@ -116,7 +116,7 @@ func TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks(t *testing
 	}
 }
 
-// TestWorkspace_TrustMatrix proves DESIGN "Trust and tenancy" for every level,
+// TestWorkspace_TrustMatrix proves the trust levels of docs/security.md for every level,
 // with an extension in the project namespace and one in the platform namespace.
 func TestWorkspace_TrustMatrix(t *testing.T) {
 	ctx := context.Background()

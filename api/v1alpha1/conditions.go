@@ -63,7 +63,7 @@ const (
 	// ReasonResolved: the catalog was resolved from all roots.
 	ReasonResolved ConditionReason = "Resolved"
 	// ReasonDuplicateName: two objects of one kind share a logical name inside one
-	// root; order cannot decide between them (SPEC R-CAT-2).
+	// root; order cannot decide between them (rule R-CAT-2).
 	ReasonDuplicateName ConditionReason = "DuplicateName"
 	// ReasonRootNotPermitted: a root names a namespace that is neither the
 	// Workspace's own nor a platform namespace.

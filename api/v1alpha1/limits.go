@@ -7,7 +7,7 @@ package v1alpha1
 // resolver (internal/resources) and `loadout import` check the same limits
 // before admission does.
 const (
-	// MaxLogicalNameLength bounds a skill, template or extension name (SPEC R-SK-1).
+	// MaxLogicalNameLength bounds a skill, template or extension name (rule R-SK-1).
 	MaxLogicalNameLength = 64
 	// MaxDescriptionLength bounds a description, in characters.
 	MaxDescriptionLength = 1024

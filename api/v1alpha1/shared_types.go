@@ -1,7 +1,7 @@
 package v1alpha1
 
 // LogicalName is the name by which agents know a skill, template or extension
-// (SPEC R-SK-1): 1 to 64 lowercase letters, digits and single hyphens, neither
+// (rule R-SK-1): 1 to 64 lowercase letters, digits and single hyphens, neither
 // starting nor ending with a hyphen.
 //
 // +kubebuilder:validation:MinLength=1

@@ -4,7 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// TemplateSpec is a reusable prompt with {{var}} placeholders (SPEC §4). Agents
+// TemplateSpec is a reusable prompt with {{var}} placeholders. Agents
 // also expose it as the slash command /<name>.
 type TemplateSpec struct {
 	// name is the logical template name and slash command. Defaults to

@@ -20,7 +20,7 @@ func mountSamples(t *testing.T) string {
 	return dir
 }
 
-func TestRender_SampleTemplateIntoUserMessage(t *testing.T) { // R-TPL-1..3, §9
+func TestRender_SampleTemplateIntoUserMessage(t *testing.T) { // R-TPL-1..3, fixed example
 	dir := mountSamples(t)
 	out, _, err := run(t, "render", "review", "--context-dir", dir, "--set", "file=src/parser.ts", "--set", "owner=runtime", "--set", "extra=x", "--timestamp", "42")
 	if err != nil {
@@ -43,7 +43,7 @@ func TestRender_SampleTemplateIntoUserMessage(t *testing.T) { // R-TPL-1..3, §9
 	}
 }
 
-func TestActivate_SampleSkillWithChecklist(t *testing.T) { // R-ACT-1, R-ACT-3, R-ACT-4, §9
+func TestActivate_SampleSkillWithChecklist(t *testing.T) { // R-ACT-1, R-ACT-3, R-ACT-4, fixed example
 	dir := mountSamples(t)
 	out, _, err := run(t, "activate", "review", "--context-dir", dir, "--file", "checklist.md", "--file", "checklist.md")
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 )
 
-func TestPreview_SamplesMatchGolden(t *testing.T) { // §9, R-CAT-6
+func TestPreview_SamplesMatchGolden(t *testing.T) { // fixed example, R-CAT-6
 	out, _, err := run(t, "preview", "-f", samplesDir)
 	if err != nil {
 		t.Fatal(err)
@@ -21,7 +21,7 @@ func TestPreview_SamplesMatchGolden(t *testing.T) { // §9, R-CAT-6
 	golden(t, "samples.configmap.json", outJSON)
 }
 
-func TestPreview_SamplesTwiceIdenticalProjectWinsNoInactiveBody(t *testing.T) { // §9, R-CAT-1, R-CAT-4, R-CAT-6, R-CTX-2
+func TestPreview_SamplesTwiceIdenticalProjectWinsNoInactiveBody(t *testing.T) { // fixed example, R-CAT-1, R-CAT-4, R-CAT-6, R-CTX-2
 	first, _, err := run(t, "preview", "-f", samplesDir)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ spec:
 	return dir
 }
 
-func TestPreview_TrustLevelsGateProjectResources(t *testing.T) { // R-EXT-4, DESIGN trust
+func TestPreview_TrustLevelsGateProjectResources(t *testing.T) { // R-EXT-4, docs/security.md trust levels
 	cases := []struct {
 		label, defaultTrust string
 		wantSkill, wantTool bool
@@ -111,7 +111,7 @@ func TestPreview_TrustLevelsGateProjectResources(t *testing.T) { // R-EXT-4, DES
 	}
 }
 
-func TestPreview_RootInForeignNamespaceNotPermitted(t *testing.T) { // DESIGN RootNotPermitted
+func TestPreview_RootInForeignNamespaceNotPermitted(t *testing.T) { // reason RootNotPermitted
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"ws.yaml": `apiVersion: loadout.dev/v1alpha1
 kind: Workspace
@@ -215,7 +215,7 @@ spec:
 // Preview applies the controller's hold rule: a trusted extension that is
 // rejected keeps the last good context in the cluster, so preview prints no
 // ConfigMap for it and fails naming the extension (the same Resolve decides).
-func TestPreview_RejectedTrustedExtensionFailsLikeTheControllerHolds(t *testing.T) { // SPEC R-EXT-2, DESIGN ExtensionRejected
+func TestPreview_RejectedTrustedExtensionFailsLikeTheControllerHolds(t *testing.T) { // rule R-EXT-2, reason ExtensionRejected
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"ws.yaml": `apiVersion: loadout.dev/v1alpha1
 kind: Workspace

@@ -40,7 +40,7 @@ func everySkillWorkspace(skills []packtest.Skill) string {
 	return b.String()
 }
 
-// TestExternalSkills_PushPreviewMaterializeByteIdentical is issue 14's "done
+// TestExternalSkills_PushPreviewMaterializeByteIdentical is the "done
 // when", offline: the anthropics/skills-shaped tree (17 skills, 409 files,
 // over 12 MB: fonts and other binaries, two files over 1 MiB, executable
 // scripts) is pushed by `import --push`; a Workspace that activates every

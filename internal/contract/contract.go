@@ -107,7 +107,7 @@ type Registry struct {
 	// reader (hostd) can rebuild the hook runtime in the same order.
 	Extensions []string `json:"extensions,omitempty"`
 	// Deny lists the tools the Workspace denies, built-in or from an extension
-	// (SPEC R-EXT-5); hostd refuses them before any hook runs.
+	// (rule R-EXT-5); hostd refuses them before any hook runs.
 	Deny []string `json:"deny,omitempty"`
 }
 
@@ -192,7 +192,7 @@ type SkillDoc struct {
 	Body        string    `json:"body"`
 	Files       []FileDoc `json:"files"`
 	// License, Compatibility, Metadata and AllowedTools carry the optional
-	// Agent Skills fields (SPEC R-SK-1) to agents unchanged.
+	// Agent Skills fields (rule R-SK-1) to agents unchanged.
 	License       string            `json:"license,omitempty"`
 	Compatibility string            `json:"compatibility,omitempty"`
 	Metadata      map[string]string `json:"metadata,omitempty"`

@@ -8,7 +8,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 )
 
-// benchHost has the DESIGN performance shape: 3 CEL before hooks and 2 CEL
+// benchHost has the shape of the hook target in docs/benchmarks.md: 3 CEL before hooks and 2 CEL
 // after hooks around every call.
 func benchHost(b *testing.B) *Host {
 	h := newTestHost("bash", "read")

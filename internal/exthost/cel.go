@@ -187,7 +187,7 @@ func compileCEL(event v1alpha1.HookEvent, expression, message string) (Handler, 
 		opts = append(opts, cel.InterruptCheckFrequency(celInterruptEvery))
 	}
 	h := &celHandler{expression: expression, message: message, loops: loops, env: env, ast: ast}
-	// The cost bound (SPEC R-HK-7) is proven before evaluating, never tracked
+	// The cost bound (rule R-HK-7) is proven before evaluating, never tracked
 	// while evaluating: cel-go's runtime cost tracker is quadratic in the
 	// length of a comprehension (20k list items took 2 s), so each call's
 	// worst case is estimated from the size of its largest value instead

@@ -7,7 +7,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 )
 
-// celBomb is the reproduction of issue 11 item 1: 3,144 characters, under
+// celBomb is a crafted expression: 3,144 characters, under
 // the CRD's length limit, that took 22 s and 11 GB to type-check.
 var celBomb = "size(call.arguments.l" + strings.Repeat(".map(a,[a,a])", 240) + ")>0"
 
@@ -67,7 +67,7 @@ func BenchmarkCompileCEL_Bomb(b *testing.B) {
 // TestValidateObjectSyntax_ParsesWithoutTypeChecking: the check for
 // Extensions that cannot load still refuses what does not parse (the nesting
 // bomb included) but never runs the type checker, so a type error passes it
-// while ValidateObject reports it (issue 11 item 1).
+// while ValidateObject reports it.
 func TestValidateObjectSyntax_ParsesWithoutTypeChecking(t *testing.T) {
 	ext := reviewExtension()
 	ext.Spec.Hooks[0].CEL.Expression = "workspace.name + 1 > 0"

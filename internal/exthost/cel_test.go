@@ -79,7 +79,7 @@ func TestCEL_DenyMessage(t *testing.T) {
 }
 
 // An expression whose cost grows with the call's arguments stops at the cost
-// limit; the before hook then fails closed (SPEC R-HK-7).
+// limit; the before hook then fails closed (rule R-HK-7).
 func TestCEL_CostLimitFailsClosed_RHK7(t *testing.T) {
 	h := newTestHost()
 	mustLoad(t, h, factorySource("costly", nil, hookFactory(Hook{Name: "scan", Event: v1alpha1.BeforeToolCall,
@@ -103,7 +103,7 @@ func TestCEL_CostLimitFailsClosed_RHK7(t *testing.T) {
 }
 
 // A loop that would outlast the hook's timeout is interrupted: the host stops
-// waiting and the call fails closed as a timeout (SPEC R-HK-3, R-HK-7). The
+// waiting and the call fails closed as a timeout (rule R-HK-3, R-HK-7). The
 // loop is under the cost limit (a costlier one is refused before it starts)
 // and takes milliseconds, far over the 1 ms timeout.
 func TestCEL_LoopTimesOut_RHK7(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"maps"
 )
 
-// Deep copies keep the core's result a fact nobody can change (SPEC R-HK-6):
+// Deep copies keep the core's result a fact nobody can change (rule R-HK-6):
 // every hook and the caller get their own copy, so a hook that mutates its
 // input, or keeps running after a timeout, touches nothing anyone else sees.
 // Go has no freezing, so a private copy is how a hook's input stays frozen.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Execute runs one tool call under SPEC §7: the permission policy, then before
+// Execute runs one tool call under the hook rules (docs/rules.md): the permission policy, then before
 // hooks in registration order (the first denial or failure blocks the call
 // with a paired result), then the core exactly once, then after hooks, which
 // only observe. The caller gets a deep copy of the core's result.
@@ -126,7 +126,7 @@ func (v *view) input(b boundHook) Input {
 	return in
 }
 
-// BlockedResult is the result paired with a call that did not run (SPEC
+// BlockedResult is the result paired with a call that did not run (rule
 // R-HK-2): the reason in content and details, details.blocked set. Callers
 // that refuse a call before the hooks (hostd's argument check) use it so the
 // agent sees one shape for every refusal.

@@ -262,7 +262,7 @@ func TestHookTimeoutBounds_RHK7(t *testing.T) {
 }
 
 // A timed-out hook is not killed: the host returns, the hook keeps running
-// and finishes later on its own copy (SPEC R-HK-7).
+// and finishes later on its own copy (rule R-HK-7).
 func TestExecute_TimeoutStopsWaitingButDoesNotKill_RHK7(t *testing.T) {
 	h := newTestHost()
 	finished := make(chan struct{})
@@ -358,7 +358,7 @@ func TestExecute_CoreErrorAndPanicBecomePairedErrorResults(t *testing.T) {
 }
 
 // Concurrent calls while extensions load: every call sees whole extensions
-// only, and -race sees no shared mutable state (SPEC R-EXT-2, R-HK-6).
+// only, and -race sees no shared mutable state (rule R-EXT-2, R-HK-6).
 func TestExecute_ConcurrentCallsAndLoads_RHK6(t *testing.T) {
 	h := newTestHost("bash")
 	mustLoad(t, h, factorySource("guard", nil, hookFactory(Hook{Name: "secret", Event: v1alpha1.BeforeToolCall,

@@ -13,7 +13,7 @@ import (
 // FuzzCELHook feeds arbitrary expressions and call arguments through compile
 // and the executor. Whatever the input, compiling either fails cleanly or the
 // call gets exactly one answer: the core ran once (allowed) or a paired
-// blocked result came back; nothing panics (SPEC R-HK-3).
+// blocked result came back; nothing panics (rule R-HK-3).
 func FuzzCELHook(f *testing.F) {
 	for _, seed := range []struct{ expr, args string }{
 		{"!has(call.arguments.text) || !call.arguments.text.contains('SECRET')", `{"text":"SECRET"}`},

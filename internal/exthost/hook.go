@@ -10,7 +10,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/toolclass"
 )
 
-// Hook timeouts (SPEC R-HK-7): a hook that sets none waits DefaultTimeout, and
+// Hook timeouts (rule R-HK-7): a hook that sets none waits DefaultTimeout, and
 // no hook makes the host wait longer than MaxTimeout.
 const (
 	DefaultTimeout = v1alpha1.DefaultHookTimeoutSeconds * time.Second

@@ -69,7 +69,7 @@ type InvalidError struct{ Errs []error }
 
 func (e *InvalidError) Error() string { return errors.Join(e.Errs...).Error() }
 
-// Load runs trust → import → factory → commit (SPEC R-EXT-1). Untrusted, the
+// Load runs trust → import → factory → commit (rule R-EXT-1). Untrusted, the
 // import is never called. Any failure leaves the registry exactly as it was.
 func (h *Host) Load(ctx context.Context, src Source, trusted bool) Outcome {
 	out := Outcome{Extension: src.ID, Namespace: src.Namespace}

@@ -58,7 +58,7 @@ func TestLoad_TrustImportFactoryCommitOrder_REXT1(t *testing.T) {
 }
 
 // Every failed load must leave the registry byte-for-byte as it was and its
-// staged hooks uncalled (SPEC R-EXT-2).
+// staged hooks uncalled (rule R-EXT-2).
 func TestLoad_FailureLeavesNoLeftovers_REXT2(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -164,7 +164,7 @@ func TestLoad_ImportFailureRejects_REXT1(t *testing.T) {
 }
 
 // An author who keeps the API after the factory returned cannot write into a
-// stage, committed or not, and API exposes nothing of staging (SPEC R-EXT-3).
+// stage, committed or not, and API exposes nothing of staging (rule R-EXT-3).
 func TestLoad_AuthorCannotReachStageAfterFactory_REXT3(t *testing.T) {
 	h := newTestHost()
 	var kept API

@@ -100,7 +100,7 @@ func (r *registry) snapshot(deny []string, denied toolclass.Matcher) contract.Re
 	}
 	// A denied tool is not one the agent may call, so it is not published as
 	// one; the deny list travels beside the tools so hostd keeps enforcing it
-	// (SPEC R-EXT-5).
+	// (rule R-EXT-5).
 	for _, t := range r.tools {
 		if denied.Match(t.Name) {
 			continue

@@ -10,7 +10,7 @@ import (
 // runHook evaluates one hook within its timeout and turns every way it can go
 // wrong into a Diagnostic. Built-in handlers (CEL, webhook) bound themselves
 // and run inline; any other handler runs in its own goroutine so that a hook
-// which ignores ctx or hangs only stops the host from waiting (SPEC R-HK-7):
+// which ignores ctx or hangs only stops the host from waiting (rule R-HK-7):
 // the goroutine is left to finish on its own copy of the input.
 func runHook(ctx context.Context, b boundHook, in Input) (Verdict, *Diagnostic) {
 	timeout := b.timeout()

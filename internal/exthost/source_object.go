@@ -165,7 +165,7 @@ func ValidateObject(ext *v1alpha1.Extension) []error {
 // ValidateObjectSyntax is ValidateObject for an Extension that cannot load
 // where it is (a namespace that is not trusted): its CEL hooks are parsed,
 // not type-checked. Type-checking is the expensive step a hostile tenant
-// would aim at (issue 11 item 1), and an extension that never loads gains
+// would aim at, and an extension that never loads gains
 // nothing from it; it is checked in full once its namespace becomes trusted.
 func ValidateObjectSyntax(ext *v1alpha1.Extension) []error {
 	return validateObject(ext, true)

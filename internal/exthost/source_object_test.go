@@ -16,7 +16,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 )
 
-// reviewExtension is the extension of SPEC §9.
+// reviewExtension is the extension of the fixed example (docs/rules.md).
 func reviewExtension() *v1alpha1.Extension {
 	return &v1alpha1.Extension{
 		ObjectMeta: metav1.ObjectMeta{Name: "review-extension", Namespace: "team-a"},
@@ -36,7 +36,7 @@ func reviewExtension() *v1alpha1.Extension {
 	}
 }
 
-// The fixed example of SPEC §9: an ordinary note runs the core once; a secret
+// The fixed example of the fixed example (docs/rules.md): an ordinary note runs the core once; a secret
 // note adds no core call and gets a result paired with its own id and name.
 func TestFixedExample_ReviewExtension_S9(t *testing.T) {
 	h := newTestHost("read", "bash")

@@ -15,7 +15,7 @@ const (
 
 // API is everything an extension author can do while its factory runs. Calls
 // only record into a private stage; nothing is visible to the host until the
-// whole extension commits (SPEC R-EXT-2), and authors never see the stage or
+// whole extension commits (rule R-EXT-2), and authors never see the stage or
 // the commit (R-EXT-3). Calls after the factory has returned are ignored.
 type API interface {
 	// ExtensionID is the id the extension loads under.
@@ -27,7 +27,7 @@ type API interface {
 	// On adds a before or after hook; hooks run in registration order.
 	On(hook Hook)
 	// RegisterMessageType declares a custom message type and whether messages
-	// of that type enter the model's context (SPEC R-LC-2).
+	// of that type enter the model's context (rule R-LC-2).
 	RegisterMessageType(messageType string, inContext bool)
 	// SetPromptGuide sets the text appended to the system prompt's tools section.
 	SetPromptGuide(text string)
@@ -107,7 +107,7 @@ type commitError struct {
 
 func (e *commitError) Error() string { return e.msg }
 
-// check applies the commit checks of SPEC R-EXT-2 to a sealed stage against
+// check applies the commit checks of rule R-EXT-2 to a sealed stage against
 // the current registry. It reads both and changes neither.
 func (s *stage) check(r *registry) error {
 	if r.isCommitted(s.id) {

@@ -55,7 +55,7 @@ const (
 	DiagnosticAudit DiagnosticKind = "audit"
 )
 
-// Diagnostic is an explicit event for an extension's failure (SPEC R-HK-8).
+// Diagnostic is an explicit event for an extension's failure (rule R-HK-8).
 // A denial is a policy decision, not a failure, and produces none.
 type Diagnostic struct {
 	ExtensionID string         `json:"extensionId"`

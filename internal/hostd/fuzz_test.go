@@ -38,7 +38,7 @@ func FuzzDecodeCall(f *testing.F) {
 var hostdEndpoints = []string{"/v1/before", "/v1/after", "/v1/render", "/v1/activate", "/v1/tools/review_note"}
 
 // FuzzEndpoints sends arbitrary bodies to every POST endpoint of a server
-// holding SPEC §9's context (review_note runnable). No body crashes the server or earns a 5xx; every
+// holding the fixed example (docs/rules.md)'s context (review_note runnable). No body crashes the server or earns a 5xx; every
 // answer is JSON; an error answer carries a message; a blocked before call is
 // paired with its call; no SECRET note ever reaches the tool's Service.
 func FuzzEndpoints(f *testing.F) {

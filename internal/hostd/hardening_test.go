@@ -11,7 +11,7 @@ import (
 // bad-input catalog: CEL that compiles but fails while evaluating a call (a
 // missing key, a type mismatch, a division by zero, the cost limit) blocks
 // the call through hostd with a paired result and an error diagnostic naming
-// the hook (SPEC R-HK-3). The same hook as an after hook only diagnoses
+// the hook (rule R-HK-3). The same hook as an after hook only diagnoses
 // (R-HK-5).
 func TestBefore_CELRuntimeErrorsFailClosed(t *testing.T) {
 	items := "[" + strings.TrimSuffix(strings.Repeat("1,", 200), ",") + "]"

@@ -18,7 +18,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/resources"
 )
 
-// fixedRegistry is the registry of SPEC §9 as the controller publishes it.
+// fixedRegistry is the registry of the fixed example (docs/rules.md) as the controller publishes it.
 func fixedRegistry() contract.Registry {
 	return contract.Registry{
 		Tools: []contract.Tool{

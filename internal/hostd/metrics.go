@@ -7,7 +7,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/exthost"
 )
 
-// metrics make extension failures visible as numbers (SPEC R-HK-8) next to
+// metrics make extension failures visible as numbers (rule R-HK-8) next to
 // the usual request and reload health. Each Server has its own registry, so
 // tests and several servers in one process do not collide.
 type metrics struct {

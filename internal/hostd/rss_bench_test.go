@@ -26,7 +26,7 @@ import (
 // reports the process's peak resident memory (VmHWM) idle and after the load,
 // and how many of each round's 32 calls were served or told to retry (503
 // after --queue-wait: the decode budget lets ~2 MiB of JSON decode at once).
-// The sample Deployment gives hostd 128Mi (issue 11, item 6).
+// The sample Deployment gives hostd 128Mi.
 func BenchmarkHostd_PeakRSS_32ConcurrentMaximalRequests(b *testing.B) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		b.Skip("needs /proc (Linux) to read peak RSS")

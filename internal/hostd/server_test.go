@@ -19,7 +19,7 @@ func callBody(id, name, text string) map[string]any {
 	return map[string]any{"call": map[string]any{"id": id, "name": name, "arguments": map[string]any{"text": text}}}
 }
 
-// SPEC §9 over HTTP: an ordinary note is allowed (the agent runs the core),
+// the fixed example (docs/rules.md) over HTTP: an ordinary note is allowed (the agent runs the core),
 // a secret note gets a result paired with its own call id and tool name.
 func TestBefore_FixedExample_S9_RHK2(t *testing.T) {
 	_, ts, _ := newTestServer(t, fixedRegistry())

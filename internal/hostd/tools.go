@@ -72,7 +72,7 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 	rt, ok := snap.tools[call.Name]
 	switch {
 	case snap.host.Denies(call.Name):
-		// The executor blocks a denied tool before any hook runs (SPEC R-EXT-5).
+		// The executor blocks a denied tool before any hook runs (rule R-EXT-5).
 		blocked, _ := snap.host.Before(ctx, call)
 		out.Result = *blocked
 		s.metrics.toolRuns.WithLabelValues("denied").Inc()

@@ -40,7 +40,7 @@ func recordNote(w http.ResponseWriter, _ *http.Request) {
 	_ = json.NewEncoder(w).Encode(exthost.ToolAnswer{Content: []exthost.Content{{Type: "text", Text: "note recorded"}}})
 }
 
-// runnableRegistry is SPEC §9's registry with review_note implemented by the
+// runnableRegistry is the fixed example (docs/rules.md)'s registry with review_note implemented by the
 // Service at url, its schema requiring a string text.
 func runnableRegistry(url string, timeoutSeconds int32) contract.Registry {
 	reg := fixedRegistry()
@@ -120,7 +120,7 @@ func TestTools_DeniedCallNeverReachesTheService(t *testing.T) {
 	}
 }
 
-// SPEC R-EXT-5: tools.deny refuses a runnable tool before schema, hooks and
+// rule R-EXT-5: tools.deny refuses a runnable tool before schema, hooks and
 // Service, like any other tool.
 func TestTools_WorkspaceDenyRefusesARunnableTool_REXT5(t *testing.T) {
 	svc := newToolService(t, recordNote)

@@ -12,7 +12,7 @@ import (
 )
 
 // BenchmarkContextLoad measures one forced load of a context directory
-// holding the §9 registry (the samples' shape: a skill, a template, a CEL
+// holding the fixed example's registry (docs/rules.md) (the samples' shape: a skill, a template, a CEL
 // before hook, an after hook), side by side without and with signature
 // verification against a two-key trust anchor (a rotation's worst case).
 // The difference is what verification adds to a load; target ≤ 1 ms.

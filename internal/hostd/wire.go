@@ -16,7 +16,7 @@ import (
 // estimate assumes (exthost.MaxInputSize), so no hook sees a bigger value.
 const MaxBodyBytes = exthost.MaxInputSize
 
-// Wire shapes of DESIGN.md "CLI". Fields may be added, never renamed.
+// Wire shapes of hostd's API (docs/hostd.md). Fields may be added, never renamed.
 type (
 	// CallRequest is the body of /v1/before (call) and /v1/after (call, result).
 	CallRequest struct {

@@ -256,7 +256,7 @@ func (b *builder) errorf(format string, args ...any) error {
 	return fmt.Errorf("materialize: "+format, args...)
 }
 
-// logicalName is SPEC R-SK-1's name rule, which is also the Agent Skills
+// logicalName is rule R-SK-1's name rule, which is also the Agent Skills
 // rule: the name becomes a directory (skills) or a file name (prompts), so a
 // context that breaks it (hand-written, or from a hostile source) is refused
 // before anything is written.

@@ -26,7 +26,7 @@ type ActivatedFile struct {
 }
 
 // Activate returns the winning skill of that logical name with its body and the
-// requested files (SPEC §3). Kubernetes object skills resolve files among their
+// requested files. Kubernetes object skills resolve files among their
 // own files after the lexical check; directory skills are re-read from disk
 // with both containment checks. The result is a deep copy (R-ACT-5).
 func (c *Catalog) Activate(name string, files []string) (*ActivatedSkill, error) {

@@ -18,7 +18,7 @@ func TestActivation_UnknownSkillIsAnError(t *testing.T) { // R-ACT-1
 	}
 }
 
-func TestActivation_ReturnsWinnerBodyAndFilesOnlyOnActivation(t *testing.T) { // R-ACT-1, §9
+func TestActivation_ReturnsWinnerBodyAndFilesOnlyOnActivation(t *testing.T) { // R-ACT-1, fixed example
 	cat, _ := Resolve(exampleRoots())
 	a, err := cat.Activate("review", []string{"checklist.md"})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/resources/benchtree"
 )
 
-// Benchmarks for DESIGN's resolution target: resolving and rendering N skills
+// Benchmarks for the resolution target of docs/benchmarks.md: resolving and rendering N skills
 // × 3 directory roots within 3× of merely reading the same files. Compare
 // BenchmarkResolveRender/skills=N with BenchmarkReadFiles/skills=N; results
 // are in docs/benchmarks.md. test/bench times the same passes against Pi.

@@ -12,7 +12,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 )
 
-// tenantFlood is the reproduction of issue 11 item 2: n Skills of about size
+// tenantFlood is a tenant flooding its namespace: n Skills of about size
 // bytes each in one root (a restricted tenant namespace), all winners.
 func tenantFlood(n, size int) Input {
 	body := strings.Repeat("x", size-1024)

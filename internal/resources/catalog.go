@@ -7,7 +7,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 )
 
-// Catalog is what exists after discovery (SPEC §2). Its exported, serializable
+// Catalog is what exists after discovery. Its exported, serializable
 // part is metadata only: winners with their origin and the shadowed losers
 // with the origin of their winner (R-CAT-4, R-CAT-6). Full skills and templates
 // stay unexported and leave only as deep copies, so no inactive body can reach

@@ -10,7 +10,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 )
 
-func TestCatalog_ProjectRootWinsOverPlatform(t *testing.T) { // R-CAT-1, §9
+func TestCatalog_ProjectRootWinsOverPlatform(t *testing.T) { // R-CAT-1, fixed example
 	cat, err := Resolve(exampleRoots())
 	if err != nil {
 		t.Fatal(err)

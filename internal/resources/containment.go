@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// cleanRequest is the lexical half of SPEC R-ACT-4 for a requested skill file:
+// cleanRequest is the lexical half of rule R-ACT-4 for a requested skill file:
 // it refuses empty, absolute and backslash paths and any path that, joined to
 // the skill root and cleaned, leaves it. It returns the clean slash path.
 func cleanRequest(p string) (string, error) {
@@ -49,7 +49,7 @@ func within(root, target string) bool {
 	return err == nil && relInside(rel)
 }
 
-// resolveInDir applies both halves of SPEC R-ACT-4 to a request against a skill
+// resolveInDir applies both halves of rule R-ACT-4 to a request against a skill
 // directory: lexical containment of the joined path, then containment of the
 // symlink-resolved file in the symlink-resolved root. It returns the canonical
 // path of a regular file.

@@ -17,7 +17,7 @@ const (
 	headingTools  = "# Tools"
 )
 
-// BuildContext produces the text of system-prompt.md (SPEC §5), in this order:
+// BuildContext produces the text of system-prompt.md, in this order:
 // instruction bodies; the name and description of every catalog skill; the
 // activated skills sorted by name, each body followed by its requested files;
 // the tools section naming every registered tool, then each prompt guide

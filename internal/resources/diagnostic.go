@@ -7,7 +7,7 @@ type Severity string
 
 const (
 	// SeverityWarning: the resource loaded, but something about it is off
-	// (SPEC R-SK-2 lenient mode), or a file was left out of it.
+	// (rule R-SK-2 lenient mode), or a file was left out of it.
 	SeverityWarning Severity = "warning"
 	// SeveritySkipped: the resource was not loaded (R-SK-2), or a file of a
 	// skill was too large to load; the root is usable.

@@ -26,7 +26,7 @@ func ReasonOf(err error) v1alpha1.ConditionReason {
 }
 
 // DuplicateNameError: two resources of one kind share a logical name inside one
-// root, which order cannot decide (SPEC R-CAT-2).
+// root, which order cannot decide (rule R-CAT-2).
 type DuplicateNameError struct {
 	Kind, Name, Root string
 	First, Second    Origin
@@ -58,7 +58,7 @@ func (e *InvalidResourceError) Reason() v1alpha1.ConditionReason {
 }
 
 // ActivationError: a skill or one of its files could not be activated, or an
-// activation was refused (SPEC R-ACT-1, R-ACT-2, R-ACT-4, R-CTX-3).
+// activation was refused (rule R-ACT-1, R-ACT-2, R-ACT-4, R-CTX-3).
 type ActivationError struct {
 	Skill string
 	// File is the request as written, empty when the skill itself failed.
@@ -102,7 +102,7 @@ func (e *TooLargeError) Error() string {
 func (e *TooLargeError) Reason() v1alpha1.ConditionReason { return v1alpha1.ReasonContextTooLarge }
 
 // TemplateError: a template could not be rendered (unknown template, or a
-// missing argument named by Variable; SPEC R-TPL-2). It is never a Workspace
+// missing argument named by Variable; rule R-TPL-2). It is never a Workspace
 // condition, only an answer to render calls, so its reason is the generic
 // ReasonInvalid.
 type TemplateError struct {

@@ -21,7 +21,7 @@ const MaxFrontmatterBytes = 64 << 10
 var errNoFrontmatter = errors.New("no YAML frontmatter (the file must start with a '---' line and close it with another)")
 
 // frontmatter holds the fields of SKILL.md and template frontmatter that
-// Loadout reads; unknown fields are ignored (SPEC R-SK-1), and listed in
+// Loadout reads; unknown fields are ignored (rule R-SK-1), and listed in
 // Unknown so that directory loaders can warn about them.
 type frontmatter struct {
 	Name          scalar            `json:"name"`

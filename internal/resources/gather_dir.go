@@ -19,12 +19,12 @@ const (
 
 // DirOptions tunes how directory roots are read.
 type DirOptions struct {
-	// Strict makes a skill or template name that breaks SPEC R-SK-1, or a skill
+	// Strict makes a skill or template name that breaks rule R-SK-1, or a skill
 	// name that differs from its directory, an error instead of a warning
 	// (R-SK-2). Kubernetes objects are always strict.
 	Strict bool
 	// TruncateDescriptions loads a skill whose description is over the 1,024
-	// characters of SPEC R-SK-1 with the description cut to 1,024 characters
+	// characters of rule R-SK-1 with the description cut to 1,024 characters
 	// and a warning, as the Pi agent loads it (whole) with a warning. Without
 	// it such a skill is skipped with a diagnostic: the Skill API cannot hold
 	// the description.

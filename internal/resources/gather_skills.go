@@ -346,7 +346,7 @@ var unknownFieldNotes = map[string]string{
 	"disable-model-invocation": " (Pi then leaves the skill out of the model's skill list; Loadout lists every skill)",
 }
 
-// skillHeader parses the skill file fileRel and checks its frontmatter (SPEC
+// skillHeader parses the skill file fileRel and checks its frontmatter (rules
 // R-SK-1, R-SK-2): unknown fields are warned about, a description over 1,024
 // characters is cut (TruncateDescriptions) or skips the skill. ok is false
 // when the skill is skipped with a diagnostic; a file without frontmatter is
@@ -390,7 +390,7 @@ func (l *dirLoader) skillHeader(fileRel string, raw []byte, noFrontmatter Severi
 }
 
 // TruncateDescription cuts a description to the 1,024 characters (runes) a
-// Skill holds (SPEC R-SK-1).
+// Skill holds (rule R-SK-1).
 func TruncateDescription(d string) string {
 	i, n := 0, 0
 	for i < len(d) && n < maxDescriptionLen {
@@ -401,7 +401,7 @@ func TruncateDescription(d string) string {
 	return d[:i]
 }
 
-// skill reads the skill directory rel (SPEC R-SK-2, R-SK-3). ok is false when
+// skill reads the skill directory rel (rule R-SK-2, R-SK-3). ok is false when
 // the skill is skipped with a diagnostic.
 func (l *dirLoader) skill(rel string) (Skill, bool, error) {
 	fileRel := filepath.Join(rel, skillFileName)
@@ -499,7 +499,7 @@ func skillName(fm frontmatter, dir string) string {
 }
 
 // skillNameProblem says what is wrong with a directory skill's name, if
-// anything (SPEC R-SK-1, R-SK-2).
+// anything (rule R-SK-1, R-SK-2).
 func skillNameProblem(fm frontmatter, name, dirName string) string {
 	switch {
 	case fm.Name == "":

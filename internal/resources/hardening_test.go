@@ -11,7 +11,7 @@ import (
 )
 
 // TestDirRoot_ActivationEscapesAreRefused is the directory-root part of the
-// bad-input catalog (SPEC R-ACT-1, R-ACT-4): a root read with LoadDirRoot,
+// bad-input catalog (rule R-ACT-1, R-ACT-4): a root read with LoadDirRoot,
 // then activation requests that try every way out of the skill directory.
 // Each is refused with an *ActivationError naming the request and why, and
 // no byte of the outside file is returned.

@@ -14,7 +14,7 @@ const (
 	inactiveBody = "INACTIVE-LINT-BODY"
 )
 
-// exampleRoots is SPEC §9 as object roots: [project, platform], both with
+// exampleRoots is the fixed example (docs/rules.md) as object roots: [project, platform], both with
 // skill:review, the project one shipping checklist.md, plus template:review
 // in the project root and an inactive skill lint.
 func exampleRoots() []Root {

@@ -27,7 +27,7 @@ func exampleInput() Input {
 	}
 }
 
-func TestPublish_ExampleActivatesOnlyProjectBody(t *testing.T) { // §9, R-CTX-2, R-CAT-4
+func TestPublish_ExampleActivatesOnlyProjectBody(t *testing.T) { // fixed example, R-CTX-2, R-CAT-4
 	r, err := Publish(exampleInput())
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func mountLikeKubelet(t *testing.T, data map[string]string) string {
 	return dir
 }
 
-func TestPublishedContext_RenderActivateFromMountedConfigMap(t *testing.T) { // §3, §4, §9
+func TestPublishedContext_RenderActivateFromMountedConfigMap(t *testing.T) { // activation, templates, fixed example
 	r, err := Publish(exampleInput())
 	if err != nil {
 		t.Fatal(err)

@@ -130,7 +130,7 @@ func ParseContext(data map[string]string) (*PublishedContext, error) {
 }
 
 // Render renders a published template into the canonical user message
-// (SPEC §4). An unknown template or a missing argument is a *TemplateError.
+// (rule R-TPL-3). An unknown template or a missing argument is a *TemplateError.
 func (c *PublishedContext) Render(name string, args map[string]string, at time.Time) (UserMessage, error) {
 	t, ok := c.templates[name]
 	if !ok {
@@ -147,7 +147,7 @@ func (c *PublishedContext) Render(name string, args map[string]string, at time.T
 	return NewUserMessage(text, at), nil
 }
 
-// Activate activates a published skill with some of its files (SPEC §3). The
+// Activate activates a published skill with some of its files. The
 // files live in skills.json, so the lexical containment check applies; the
 // result shares nothing with the context (R-ACT-5).
 func (c *PublishedContext) Activate(name string, files []string) (*ActivatedSkill, error) {

@@ -84,7 +84,7 @@ type ExternalSkill struct {
 
 // checkExternal parses a fetched SKILL.md and checks that it agrees with the
 // Skill that pinned it: the catalog showed the Skill's name and description
-// without fetching, so a source saying otherwise is refused (issue 14).
+// without fetching, so a source saying otherwise is refused.
 func checkExternal(name, description string, skillMD []byte) (body string, err error) {
 	fm, body, err := parseFrontmatter(string(skillMD))
 	if err != nil {

@@ -40,7 +40,7 @@ func publishWith(t *testing.T, docx Skill) *Result {
 	return res
 }
 
-// TestExternalSkill_ActiveBodyReachesPromptAgentSide proves issue 14's
+// TestExternalSkill_ActiveBodyReachesPromptAgentSide proves the
 // "always-active external skill": the controller publishes markers only, and
 // the agent side, given the fetched SKILL.md and files, serves exactly the
 // system prompt the controller would have built for the same skill inline.

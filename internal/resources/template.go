@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// placeholder is the only placeholder syntax (SPEC R-TPL-1). Any other brace
+// placeholder is the only placeholder syntax (rule R-TPL-1). Any other brace
 // text ({{ name }}, {{1x}}, {name}) does not match and stays literal.
 var placeholder = regexp.MustCompile(`\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}`)
 
@@ -67,7 +67,7 @@ type TextContent struct {
 }
 
 // UserMessage is the canonical user message a rendered template becomes
-// (SPEC R-TPL-3). Timestamp is in Unix milliseconds.
+// (rule R-TPL-3). Timestamp is in Unix milliseconds.
 type UserMessage struct {
 	Role      string        `json:"role"`
 	Content   []TextContent `json:"content"`

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-func TestTemplate_ReplacesEveryOccurrence(t *testing.T) { // R-TPL-1, §9
+func TestTemplate_ReplacesEveryOccurrence(t *testing.T) { // R-TPL-1, fixed example
 	got, err := Render("Review {{file}} for {{owner}}. Focus on {{file}}.", map[string]string{"file": "src/parser.ts", "owner": "runtime"})
 	if err != nil || got != "Review src/parser.ts for runtime. Focus on src/parser.ts." {
 		t.Fatalf("got %q, %v", got, err)

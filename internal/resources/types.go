@@ -8,7 +8,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 )
 
-// Origin says where a resource came from, for provenance (SPEC R-CAT-6).
+// Origin says where a resource came from, for provenance (rule R-CAT-6).
 // Object roots set Namespace and Object; directory roots set Path (relative to
 // the root directory, slash-separated) so that origins do not depend on where a
 // checkout happens to live on disk.
@@ -46,7 +46,7 @@ type Skill struct {
 	Files       []File
 	// Dir is the skill's directory on disk for directory roots; activation
 	// re-reads SKILL.md and requested files from it with both containment
-	// checks (SPEC R-ACT-2, R-ACT-4). Empty for Kubernetes objects.
+	// checks (rule R-ACT-2, R-ACT-4). Empty for Kubernetes objects.
 	Dir           string
 	License       string
 	Compatibility string
@@ -58,7 +58,7 @@ type Skill struct {
 	Source *contract.SkillSource
 }
 
-// Template is a reusable prompt with {{name}} placeholders (SPEC §4).
+// Template is a reusable prompt with {{name}} placeholders.
 type Template struct {
 	Name        string
 	Description string
@@ -74,7 +74,7 @@ type Instruction struct {
 
 // Root is one ordered layer of resources. Lenient marks a directory root
 // loaded in lenient mode: its skill names were already checked by the gatherer,
-// which accepted names breaking SPEC R-SK-1 with a warning, so Resolve checks
+// which accepted names breaking rule R-SK-1 with a warning, so Resolve checks
 // them only structurally. The zero value is strict, as for Kubernetes objects.
 type Root struct {
 	Name         string
@@ -97,7 +97,7 @@ const (
 )
 
 // clone returns a deep copy, so callers never share slices or maps with the
-// catalog (SPEC R-ACT-5).
+// catalog (rule R-ACT-5).
 func (s Skill) clone() Skill {
 	c := s
 	c.Files = slices.Clone(s.Files)

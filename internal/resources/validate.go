@@ -8,14 +8,14 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 )
 
-// Limits of the Agent Skills format (SPEC R-SK-1), declared in api/v1alpha1.
+// Limits of the Agent Skills format (rule R-SK-1), declared in api/v1alpha1.
 const (
 	maxNameLen          = v1alpha1.MaxLogicalNameLength
 	maxDescriptionLen   = v1alpha1.MaxDescriptionLength
 	maxCompatibilityLen = v1alpha1.MaxCompatibilityLength
 )
 
-// checkName reports why name breaks SPEC R-SK-1, or "" when it is valid:
+// checkName reports why name breaks rule R-SK-1, or "" when it is valid:
 // 1–64 of [a-z0-9-], no leading or trailing '-', no "--".
 func checkName(name string) string {
 	switch {
@@ -36,7 +36,7 @@ func checkName(name string) string {
 	return ""
 }
 
-// checkDescription reports why a skill description breaks SPEC R-SK-1.
+// checkDescription reports why a skill description breaks rule R-SK-1.
 func checkDescription(d string) string {
 	switch {
 	case strings.TrimSpace(d) == "":

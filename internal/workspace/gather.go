@@ -196,7 +196,7 @@ func AppliesTo(e *v1alpha1.Extension, namespaceLabels map[string]string) bool {
 }
 
 // gatherRoot reads one root's objects. An untrusted namespace contributes an
-// empty root: its skills and templates are ignored (SPEC R-EXT-4). Its
+// empty root: its skills and templates are ignored (rule R-EXT-4). Its
 // extensions are still returned, only to be reported as SkippedUntrusted:
 // loading decides trust before anything of them is read or contacted. Of a
 // platform root, only the offered extensions come through the root: the
@@ -253,7 +253,7 @@ func selected[T any](items []T, sel labels.Selector, labelsOf func(*T) map[strin
 
 // loadOrder puts platform extensions first. Extension ids do not follow layer
 // precedence: a project extension may neither shadow nor pre-empt a platform
-// policy of the same id (the later one is rejected at commit, SPEC R-EXT-2),
+// policy of the same id (the later one is rejected at commit, rule R-EXT-2),
 // and platform hooks run before project hooks.
 func loadOrder(exts []Candidate, platform []string) []Candidate {
 	rank := func(c Candidate) int {

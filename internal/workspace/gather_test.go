@@ -64,7 +64,7 @@ func sk(ns, name string) v1alpha1.Skill {
 }
 
 // Extension ids do not follow layer precedence: platform extensions load
-// first, so a project cannot pre-empt a platform policy (SPEC R-EXT-2, R-EXT-4).
+// first, so a project cannot pre-empt a platform policy (rule R-EXT-2, R-EXT-4).
 func TestGather_PlatformExtensionsLoadFirstWhateverTheRootOrder(t *testing.T) {
 	objs := &fakeObjects{
 		extensions: []v1alpha1.Extension{ext("team", "guard"), ext("team", "aaa"), ext("loadout-system", "guard")},
@@ -89,7 +89,7 @@ func TestGather_PlatformExtensionsLoadFirstWhateverTheRootOrder(t *testing.T) {
 }
 
 // An untrusted namespace contributes no skills, and its extensions are listed
-// only to be skipped (SPEC R-EXT-1, R-EXT-4).
+// only to be skipped (rule R-EXT-1, R-EXT-4).
 func TestGather_UntrustedNamespaceIgnoresDataAndSkipsExtensions(t *testing.T) {
 	objs := &fakeObjects{
 		skills:     []v1alpha1.Skill{sk("team", "notes"), sk("loadout-system", "rules")},

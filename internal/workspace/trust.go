@@ -7,7 +7,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 )
 
-// Policy is the manager's trust configuration (DESIGN: trust and tenancy).
+// Policy is the manager's trust configuration (docs/security.md).
 type Policy struct {
 	// PlatformNamespaces hold admin-owned resources. Each counts only with
 	// the label loadout.dev/trust (see TrustOf).
@@ -54,11 +54,11 @@ func (p Policy) isPlatform(namespace string) bool {
 }
 
 // LoadsData reports whether skills, templates and instructions of a namespace
-// at this trust level load (SPEC R-EXT-4).
+// at this trust level load (rule R-EXT-4).
 func LoadsData(t v1alpha1.TrustLevel) bool { return t != v1alpha1.TrustUntrusted }
 
 // LoadsExtensions reports whether extensions of a namespace at this trust
-// level load (SPEC R-EXT-4).
+// level load (rule R-EXT-4).
 func LoadsExtensions(t v1alpha1.TrustLevel) bool { return t == v1alpha1.TrustTrusted }
 
 // RootNotPermittedError: a Workspace root or instructions reference names a

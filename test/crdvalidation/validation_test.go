@@ -64,7 +64,7 @@ type validationCase struct {
 func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 	long := func(n int) string { return strings.Repeat("a", n) }
 	cases := []validationCase{
-		// Skill: SPEC R-SK-1.
+		// Skill: rule R-SK-1.
 		{name: "skill valid", kind: "Skill", objectName: "review", spec: validSkill},
 		{name: "skill valid with spec.name and files", kind: "Skill", objectName: "review.object", spec: "name: review\n" + validSkill + "files: [{path: checklist.md, content: x}, {path: docs/a.md, content: z}]\n"},
 		{name: "skill name uppercase", kind: "Skill", objectName: "a", spec: "name: Review\n" + validSkill, wants: []string{"spec.name", "should match"}},
@@ -83,7 +83,7 @@ func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 		{name: "skill file path backslash", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: 'docs\\x.md', content: x}]\n", wants: []string{"no backslash"}},
 		{name: "skill file paths duplicate", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: a.md, content: x}, {path: a.md, content: z}]\n", wants: []string{"file paths must be unique"}},
 		{name: "skill compatibility too long", kind: "Skill", objectName: "a", spec: validSkill + "compatibility: " + long(501) + "\n", wants: []string{"spec.compatibility", "500"}},
-		// Skill: binary files and external sources (issue 14).
+		// Skill: binary files and external sources.
 		{name: "skill binary file", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: fonts/a.ttf, binaryContent: AAEC/w==}, {path: run.sh, content: 'echo', executable: true}]\n"},
 		{name: "skill file with content and binaryContent", kind: "Skill", objectName: "a", spec: validSkill + "files: [{path: a.bin, content: x, binaryContent: AAEC}]\n", wants: []string{"spec.files[0]", "set content or binaryContent, not both"}},
 		{name: "skill oci source", kind: "Skill", objectName: "docx", spec: "description: Edits documents.\nsource: {oci: {reference: 'ghcr.io/acme/skills/docx@sha256:" + digest + "'}}\n"},
@@ -177,7 +177,7 @@ func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 }
 
 // TestSkillSource_NamesNoCredentialOfAnyNamespace proves that a Skill cannot
-// point its source at a registry credential (issue 14): the schema has no
+// point its source at a registry credential: the schema has no
 // such field, so a strict create is refused and a default create prunes it,
 // leaving nothing that an agent could resolve in another namespace. Agents
 // authenticate only with what their own pod mounts.

@@ -60,7 +60,7 @@ func (b *syncBuffer) String() string {
 // removedDir is the work directory the demo reports it removed.
 var removedDir = regexp.MustCompile(`removed (\S+)`)
 
-func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { // §9, R-HK-2
+func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { // fixed example, R-HK-2
 	manager, loadout := buildBinaries(t)
 	var out syncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

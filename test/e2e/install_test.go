@@ -101,7 +101,7 @@ func waitEstablished(ctx context.Context, c client.Client, name string) error {
 	}
 }
 
-// checkManagerDeployment asserts the manager Deployment issue 6 asks for.
+// checkManagerDeployment asserts the manager Deployment docs/operations.md describes.
 func checkManagerDeployment(t *testing.T, dep *appsv1.Deployment) {
 	t.Helper()
 	spec := dep.Spec.Template.Spec

@@ -100,7 +100,7 @@ func namespace(name string, labels map[string]string) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 }
 
-func TestTrustPolicy_TenantCannotSetOwnTrustAdminGroupCan(t *testing.T) { // DESIGN "Trust and tenancy"
+func TestTrustPolicy_TenantCannotSetOwnTrustAdminGroupCan(t *testing.T) { // docs/security.md, trust levels
 	env, cfg := apiServer(t)
 	ctx := context.Background()
 	admin := newClient(t, cfg) // system:masters

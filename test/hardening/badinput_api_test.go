@@ -49,7 +49,7 @@ func webhookHook(svc v1alpha1.ServiceReference) v1alpha1.ExtensionHook {
 // Service name of the extension's own namespace, and Workspaces that break
 // their own rules.
 var apiCases = []apiCase{
-	// Names (SPEC R-SK-1).
+	// Names (rule R-SK-1).
 	{name: "skill metadata.name not a logical name and no spec.name", input: func(ns string) client.Object { return testenv.Skill(ns, "review.v2", "D.", "B") },
 		want: []string{"spec.name is unset, so metadata.name must be a valid skill name"}},
 	{name: "skill spec.name uppercase", input: skillWith(func(s *v1alpha1.Skill) { s.Spec.Name = "Review" }),

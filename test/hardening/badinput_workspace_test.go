@@ -68,7 +68,7 @@ func addSkillFile(path string) func(*testing.T, string, string) {
 }
 
 var wsCases = []wsCase{
-	// SPEC R-CAT-2: duplicates inside one root.
+	// rule R-CAT-2: duplicates inside one root.
 	{name: "duplicate skill name in one root", bad: func(t *testing.T, ns, _ string) {
 		s := testenv.Skill(ns, "notes-copy", "Other notes.", "OTHER")
 		s.Spec.Name = "notes"
@@ -88,7 +88,7 @@ var wsCases = []wsCase{
 		msg: []string{"files[0].path", `clean form "docs/b.md"`}},
 	{name: "skill file path dir/.", bad: addSkillFile("docs/."), cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonInvalidResource),
 		msg: []string{"files[0].path", `clean form "docs"`}},
-	// CEL that does not compile (SPEC R-EXT-2: nothing of it registers).
+	// CEL that does not compile (rule R-EXT-2: nothing of it registers).
 	{name: "cel syntax error", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Hooks[0].CEL.Expression = "call.(" }),
 		cond: string(v1alpha1.ConditionExtensionsLoaded), reason: string(v1alpha1.ReasonExtensionRejected), msg: []string{"{ns}/bad-ext", "Syntax error"}},
 	{name: "cel not a bool", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Hooks[0].CEL.Expression = "1 + 1" }),
@@ -120,7 +120,7 @@ var wsCases = []wsCase{
 			s.Spec.Files[0].Content = strings.Repeat("f", 250<<10)
 		})
 	}, cond: string(v1alpha1.ConditionContextPublished), reason: string(v1alpha1.ReasonContextTooLarge), msg: []string{"over the budget of 524288 bytes"}},
-	// Activation (SPEC R-ACT-1, R-ACT-4).
+	// Activation (rule R-ACT-1, R-ACT-4).
 	{name: "activate an unknown skill", bad: func(t *testing.T, ns, _ string) {
 		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) { w.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "no-such-skill"}} })
 	}, cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonActivationFailed), msg: []string{`"no-such-skill"`, "no such skill in the catalog"}},
