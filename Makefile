@@ -11,6 +11,8 @@ KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 # Helm, built from Go modules like the other tools, for the chart tests.
 HELM_VERSION ?= v3.22.0
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+GOLANGCI_LINT_VERSION ?= v2.15.0
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
 IMG ?= ghcr.io/loadout-dev/loadout:dev
 # Stamped into both binaries (`loadout version`, `manager --version`).
@@ -63,8 +65,19 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: vet ## Check formatting and vet the code.
+lint: vet $(GOLANGCI_LINT) lint-selfcheck ## Check formatting, vet, and run golangci-lint (.golangci.yml: the layering rules, containedctx, importas).
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed: run 'make fmt'"; exit 1; }
+	$(GOLANGCI_LINT) run ./...
+
+# The layering rules must bite: a probe file that makes the engine read the
+# disk has to fail the linter, naming the rule.
+.PHONY: lint-selfcheck
+lint-selfcheck: $(GOLANGCI_LINT)
+	@probe=internal/resources/zz_layering_probe.go; \
+	printf 'package resources\n\nimport "os"\n\nvar _ = os.Getpid\n' > $$probe; \
+	out="$$($(GOLANGCI_LINT) run ./internal/resources/ 2>&1)"; rm -f $$probe; \
+	echo "$$out" | grep -q "not allowed from list 'engine'" || { echo "$$out"; echo "lint-selfcheck: the engine layering rule did not fail an engine importing os"; exit 1; }; \
+	echo "lint-selfcheck: the engine layering rule refuses an engine importing os"
 
 .PHONY: envtest
 envtest: ## Build the envtest control plane from Go modules (cached per user) and print its directory.
@@ -201,6 +214,11 @@ $(KUSTOMIZE):
 	@mkdir -p $(LOCALBIN)
 	GOBIN=$(LOCALBIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 	@mv $(LOCALBIN)/kustomize $(KUSTOMIZE)
+
+$(GOLANGCI_LINT):
+	@mkdir -p $(LOCALBIN)
+	GOBIN=$(LOCALBIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	@mv $(LOCALBIN)/golangci-lint $(GOLANGCI_LINT)
 
 $(HELM):
 	@mkdir -p $(LOCALBIN)

@@ -16,26 +16,25 @@ import (
 // Instructions ConfigMaps are read live through the API reader, because the
 // cache holds ConfigMap metadata only.
 type cachedObjects struct {
-	ctx    context.Context
 	cache  client.Reader
 	reader client.Reader
 }
 
-func (o cachedObjects) Skills(namespace string) ([]v1alpha1.Skill, error) {
+func (o cachedObjects) Skills(ctx context.Context, namespace string) ([]v1alpha1.Skill, error) {
 	var list v1alpha1.SkillList
-	err := o.cache.List(o.ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy)
+	err := o.cache.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy)
 	return list.Items, err
 }
 
-func (o cachedObjects) Templates(namespace string) ([]v1alpha1.Template, error) {
+func (o cachedObjects) Templates(ctx context.Context, namespace string) ([]v1alpha1.Template, error) {
 	var list v1alpha1.TemplateList
-	err := o.cache.List(o.ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy)
+	err := o.cache.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy)
 	return list.Items, err
 }
 
-func (o cachedObjects) Extensions(namespace string) ([]v1alpha1.Extension, error) {
+func (o cachedObjects) Extensions(ctx context.Context, namespace string) ([]v1alpha1.Extension, error) {
 	var list v1alpha1.ExtensionList
-	err := o.cache.List(o.ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy)
+	err := o.cache.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy)
 	return list.Items, err
 }
 
@@ -44,11 +43,11 @@ func (o cachedObjects) Extensions(namespace string) ([]v1alpha1.Extension, error
 // live: deciding trust from a missing label would apply the default level to
 // a namespace whose label says otherwise. Only a namespace that does not
 // exist has no labels.
-func (o cachedObjects) NamespaceLabels(namespace string) (map[string]string, error) {
+func (o cachedObjects) NamespaceLabels(ctx context.Context, namespace string) (map[string]string, error) {
 	ns := namespaceMetadata()
-	err := o.cache.Get(o.ctx, types.NamespacedName{Name: namespace}, ns)
+	err := o.cache.Get(ctx, types.NamespacedName{Name: namespace}, ns)
 	if apierrors.IsNotFound(err) {
-		err = o.reader.Get(o.ctx, types.NamespacedName{Name: namespace}, ns)
+		err = o.reader.Get(ctx, types.NamespacedName{Name: namespace}, ns)
 	}
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -56,9 +55,9 @@ func (o cachedObjects) NamespaceLabels(namespace string) (map[string]string, err
 	return ns.Labels, err
 }
 
-func (o cachedObjects) ConfigMapData(namespace, name string) (map[string]string, map[string]string, bool, error) {
+func (o cachedObjects) ConfigMapData(ctx context.Context, namespace, name string) (map[string]string, map[string]string, bool, error) {
 	var cm corev1.ConfigMap
-	if err := o.reader.Get(o.ctx, types.NamespacedName{Namespace: namespace, Name: name}, &cm); err != nil {
+	if err := o.reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &cm); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil, false, nil
 		}

@@ -19,13 +19,13 @@ func TestNamespaceLabels_NotYetCachedIsReadLive(t *testing.T) {
 	untrusted.Labels = map[string]string{v1alpha1.TrustLabel: string(v1alpha1.TrustUntrusted)}
 	emptyCache := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).Build()
 	live := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithObjects(untrusted).Build()
-	objs := cachedObjects{ctx: context.Background(), cache: emptyCache, reader: live}
+	objs := cachedObjects{cache: emptyCache, reader: live}
 
-	labels, err := objs.NamespaceLabels("tenant")
+	labels, err := objs.NamespaceLabels(context.Background(), "tenant")
 	if err != nil || labels[v1alpha1.TrustLabel] != string(v1alpha1.TrustUntrusted) {
 		t.Errorf("labels %v, err %v; want the live untrusted label", labels, err)
 	}
-	labels, err = objs.NamespaceLabels("nowhere")
+	labels, err = objs.NamespaceLabels(context.Background(), "nowhere")
 	if err != nil || labels != nil {
 		t.Errorf("missing namespace: labels %v, err %v; want none and no error", labels, err)
 	}

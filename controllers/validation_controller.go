@@ -93,7 +93,7 @@ func SetupValidationReconcilers(mgr ctrl.Manager, policy workspace.Policy) error
 		kind:   "Skill",
 		newObj: func() *v1alpha1.Skill { return &v1alpha1.Skill{} },
 		check: func(_ context.Context, s *v1alpha1.Skill) (checked, error) {
-			return checked{errs: resolveAlone(resources.RootFromObjects("object", s.Namespace, []v1alpha1.Skill{*s}, nil))}, nil
+			return checked{errs: resolveAlone(workspace.RootFromObjects("object", s.Namespace, []v1alpha1.Skill{*s}, nil))}, nil
 		},
 	}
 	templates := &validationReconciler[*v1alpha1.Template]{
@@ -101,7 +101,7 @@ func SetupValidationReconcilers(mgr ctrl.Manager, policy workspace.Policy) error
 		newObj: func() *v1alpha1.Template { return &v1alpha1.Template{} },
 		check: func(_ context.Context, t *v1alpha1.Template) (checked, error) {
 			t.Status.Variables = resources.Variables(t.Spec.Body)
-			return checked{errs: resolveAlone(resources.RootFromObjects("object", t.Namespace, nil, []v1alpha1.Template{*t}))}, nil
+			return checked{errs: resolveAlone(workspace.RootFromObjects("object", t.Namespace, nil, []v1alpha1.Template{*t}))}, nil
 		},
 	}
 	extensions := &validationReconciler[*v1alpha1.Extension]{
@@ -211,7 +211,7 @@ func setStalled(conds *[]metav1.Condition, valid metav1.Condition) {
 // resolveAlone validates one object the way a Workspace would, by resolving a
 // root that holds only it.
 func resolveAlone(root resources.Root) []error {
-	if _, err := resources.Resolve([]resources.Root{root}); err != nil {
+	if _, err := resources.BuildCatalog([]resources.Root{root}); err != nil {
 		return []error{err}
 	}
 	return nil

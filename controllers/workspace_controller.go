@@ -132,7 +132,7 @@ func (r *WorkspaceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 // an invalid input is a condition, and the last good ConfigMap stays.
 func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Workspace) (result ctrl.Result, applied bool, err error) {
 	start := time.Now()
-	res, err := workspace.Resolve(ctx, ws, cachedObjects{ctx: ctx, cache: r.Client, reader: r.APIReader}, r.Policy, r.Loader)
+	res, err := workspace.Resolve(ctx, ws, cachedObjects{cache: r.Client, reader: r.APIReader}, r.Policy, r.Loader)
 	resolutionDuration.Observe(time.Since(start).Seconds())
 	if err != nil {
 		return ctrl.Result{}, false, err

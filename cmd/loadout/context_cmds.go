@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/published"
 )
 
 // defaultContextDir is where the sample agent Deployment mounts the context.
@@ -30,7 +30,7 @@ Every {{name}} placeholder needs a --set name=value; extra values are ignored.`,
 		Example: `  loadout render review --set file=src/parser.go --set owner=runtime`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pc, err := resources.LoadContextDir(dir)
+			pc, err := published.LoadDir(dir)
 			if err != nil {
 				return err
 			}
@@ -69,7 +69,7 @@ the skill are refused. Repeated requests are printed once.`,
 		Example: `  loadout activate review --file checklist.md`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pc, err := resources.LoadContextDir(dir)
+			pc, err := published.LoadDir(dir)
 			if err != nil {
 				return err
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/skilldir"
 	"github.com/loadout-dev/loadout/internal/sources"
 )
 
@@ -107,7 +108,7 @@ type importPush struct {
 
 func runImport(ctx context.Context, stdout, stderr io.Writer, dir string, o importOptions) error {
 	push := o.push
-	skills, templates, diags, loadErr := loadForImport(dir, resources.DirOptions{
+	skills, templates, diags, loadErr := loadForImport(dir, skilldir.Options{
 		Strict: true, TruncateDescriptions: o.truncateDescriptions,
 		// --push packs each skill directory from disk.
 		SkipFiles: push.repo != "",
@@ -172,15 +173,15 @@ func runImport(ctx context.Context, stdout, stderr io.Writer, dir string, o impo
 
 // loadForImport reads DIR as a seed-layout root when it has one of its
 // sources, else as a directory of skills.
-func loadForImport(dir string, opts resources.DirOptions) ([]resources.Skill, []resources.Template, []resources.Diagnostic, error) {
+func loadForImport(dir string, opts skilldir.Options) ([]resources.Skill, []resources.Template, []resources.Diagnostic, error) {
 	name := filepath.Base(filepath.Clean(dir))
 	for _, src := range []string{"skills", "templates"} {
 		if info, err := os.Stat(filepath.Join(dir, src)); err == nil && info.IsDir() {
-			root, diags, err := resources.LoadDirRoot(name, dir, opts)
+			root, diags, err := skilldir.LoadRoot(name, dir, opts)
 			return root.Skills, root.Templates, diags, err
 		}
 	}
-	skills, diags, err := resources.LoadSkillsDir(name, dir, opts)
+	skills, diags, err := skilldir.LoadSkills(name, dir, opts)
 	return skills, nil, diags, err
 }
 

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loadout-dev/loadout/internal/materialize"
-	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/published"
 )
 
 // newMaterializeCommand writes a mounted context as files agents read
@@ -43,7 +43,7 @@ fetched or verified, nothing is written and OUT keeps its last good tree.`,
 		Example: `  loadout materialize --context-dir /var/run/loadout/context --out /var/run/loadout/tree`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			pc, err := resources.LoadContextDir(dir)
+			pc, err := published.LoadDir(dir)
 			if err != nil {
 				return err
 			}

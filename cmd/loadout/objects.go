@@ -15,23 +15,23 @@ import (
 // cache serves them from the cluster, so preview and controller share one
 // gatherer. Lists are ordered by object name.
 
-func (s *objectSet) Skills(namespace string) ([]v1alpha1.Skill, error) {
+func (s *objectSet) Skills(ctx context.Context, namespace string) ([]v1alpha1.Skill, error) {
 	return inNamespace(s.skills, namespace, func(o *v1alpha1.Skill) (string, string) { return o.Namespace, o.Name }), nil
 }
 
-func (s *objectSet) Templates(namespace string) ([]v1alpha1.Template, error) {
+func (s *objectSet) Templates(ctx context.Context, namespace string) ([]v1alpha1.Template, error) {
 	return inNamespace(s.templates, namespace, func(o *v1alpha1.Template) (string, string) { return o.Namespace, o.Name }), nil
 }
 
-func (s *objectSet) Extensions(namespace string) ([]v1alpha1.Extension, error) {
+func (s *objectSet) Extensions(ctx context.Context, namespace string) ([]v1alpha1.Extension, error) {
 	return inNamespace(s.extensions, namespace, func(o *v1alpha1.Extension) (string, string) { return o.Namespace, o.Name }), nil
 }
 
-func (s *objectSet) NamespaceLabels(namespace string) (map[string]string, error) {
+func (s *objectSet) NamespaceLabels(ctx context.Context, namespace string) (map[string]string, error) {
 	return s.namespaces[namespace].Labels, nil
 }
 
-func (s *objectSet) ConfigMapData(namespace, name string) (map[string]string, map[string]string, bool, error) {
+func (s *objectSet) ConfigMapData(ctx context.Context, namespace, name string) (map[string]string, map[string]string, bool, error) {
 	cm, ok := s.configMaps[namespace+"/"+name]
 	return cm.Data, cm.Labels, ok, nil
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/skilldir"
 )
 
 // piDir is the Pi package, whose node_modules (`make test-pi`, or npm ci)
@@ -147,7 +147,7 @@ func TestImport_LoadsWhatPiLoads(t *testing.T) {
 	refused := writePiShapes(t, root)
 	pi := piLoadSkills(t, filepath.Join(root, "skills"))
 
-	skills, _, diags, _ := loadForImport(root, resources.DirOptions{Strict: true, TruncateDescriptions: true})
+	skills, _, diags, _ := loadForImport(root, skilldir.Options{Strict: true, TruncateDescriptions: true})
 	var report strings.Builder
 	for _, d := range diags {
 		report.WriteString(strings.TrimPrefix(d.String(), root+string(filepath.Separator)) + "\n")
@@ -163,7 +163,7 @@ func TestImport_LoadsWhatPiLoads(t *testing.T) {
 			delete(refused, s.Path)
 			continue
 		}
-		s.Description = resources.TruncateDescription(s.Description)
+		s.Description = skilldir.TruncateDescription(s.Description)
 		want = append(want, s)
 	}
 	for path := range refused {

@@ -17,6 +17,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/skilldir"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -163,7 +164,7 @@ func (o *previewOptions) fromRoots(stderr io.Writer) ([]configMap, error) {
 		MaxContextBytes: o.maxBytes,
 	}
 	for _, dir := range o.roots {
-		root, diags, err := resources.LoadDirRoot(filepath.Base(filepath.Clean(dir)), dir, resources.DirOptions{Strict: o.strict, TruncateDescriptions: o.truncate})
+		root, diags, err := skilldir.LoadRoot(filepath.Base(filepath.Clean(dir)), dir, skilldir.Options{Strict: o.strict, TruncateDescriptions: o.truncate})
 		for _, d := range diags {
 			fmt.Fprintln(stderr, d)
 		}
@@ -180,7 +181,7 @@ func (o *previewOptions) fromRoots(stderr io.Writer) ([]configMap, error) {
 		}
 		in.Activate = append(in.Activate, act)
 	}
-	r, err := resources.Publish(in)
+	r, err := resources.Render(in)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", resources.ReasonOf(err), err)
 	}

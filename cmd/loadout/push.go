@@ -14,6 +14,8 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/skilldir"
+	"github.com/loadout-dev/loadout/internal/skillmd"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 	"github.com/loadout-dev/loadout/internal/sources"
 )
@@ -44,11 +46,11 @@ Media types are described in docs/concepts.md.`,
 				return err
 			}
 			dir := args[0]
-			skills, _, _, err := loadForImport(dir, resources.DirOptions{Strict: true, SkipFiles: true})
+			skills, _, _, err := loadForImport(dir, skilldir.Options{Strict: true, SkipFiles: true})
 			if err != nil {
 				return err
 			}
-			if len(skills) != 1 || filepath.Clean(skills[0].Dir) != mustAbs(dir) {
+			if len(skills) != 1 || filepath.Clean(skilldir.DirOf(skills[0])) != mustAbs(dir) {
 				return fmt.Errorf("push %s: not a skill directory (it must hold SKILL.md with a name and description)", dir)
 			}
 			tree, err := skillTree(dir, skills[0])
@@ -69,11 +71,11 @@ Media types are described in docs/concepts.md.`,
 
 // skillTree reads what a loaded skill publishes as an artifact: its
 // directory, or, for a skill of one *.md file directly in the skills
-// directory (no Dir), that file as SKILL.md. dir is the directory the skill
+// directory (no skill directory), that file as SKILL.md. dir is the directory the skill
 // was loaded from; its Origin.Path is relative to it.
 func skillTree(dir string, s resources.Skill) (skillpack.Tree, error) {
-	if s.Dir != "" {
-		return skillpack.ReadDir(s.Dir)
+	if skillDir := skilldir.DirOf(s); skillDir != "" {
+		return skillpack.ReadDir(skillDir)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -93,10 +95,10 @@ func skillTree(dir string, s resources.Skill) (skillpack.Tree, error) {
 // agents refuse a SKILL.md that disagrees with its Skill.
 func pushSkill(ctx context.Context, s resources.Skill, tree skillpack.Tree, ref, namespace string, opts ...remote.Option) (manifest, error) {
 	for i, f := range tree {
-		if f.Path != "SKILL.md" || resources.SkillDescription(f.Data) == s.Description {
+		if f.Path != "SKILL.md" || skillmd.SkillDescription(f.Data) == s.Description {
 			continue
 		}
-		md, err := resources.SetDescription(f.Data, s.Description)
+		md, err := skillmd.SetDescription(f.Data, s.Description)
 		if err != nil {
 			return manifest{}, fmt.Errorf("SKILL.md: %w", err)
 		}

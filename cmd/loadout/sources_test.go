@@ -14,6 +14,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/skillmd"
 	"github.com/loadout-dev/loadout/internal/skillpack/packtest"
 )
 
@@ -141,7 +142,7 @@ func TestImportPush_OneFileSkillAndTruncatedDescriptionMaterialize(t *testing.T)
 		t.Fatalf("materialized quick/SKILL.md = %q (%v), want the source file", got, err)
 	}
 	got, err = os.ReadFile(filepath.Join(out, "skills", "long", "SKILL.md"))
-	if err != nil || resources.SkillDescription(got) != long[:1024] || !strings.HasSuffix(string(got), "\n---\nLONG BODY\n") {
+	if err != nil || skillmd.SkillDescription(got) != long[:1024] || !strings.HasSuffix(string(got), "\n---\nLONG BODY\n") {
 		t.Fatalf("materialized long/SKILL.md = %q (%v), want the description cut to 1024 and the body kept", got, err)
 	}
 	if info, err := os.Stat(filepath.Join(out, "skills", "long", "run.sh")); err != nil || info.Mode().Perm() != 0o755 {

@@ -120,7 +120,7 @@ func toolContextDir(t *testing.T, deployURL string) string {
 		},
 		Extensions: []string{"deploy-extension", "review-extension"},
 	}
-	res, err := resources.Publish(resources.Input{Workspace: contract.WorkspaceRef{Name: "dev", Namespace: "team-a"}, Registry: reg})
+	res, err := resources.Render(resources.Input{Workspace: contract.WorkspaceRef{Name: "dev", Namespace: "team-a"}, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

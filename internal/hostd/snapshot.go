@@ -9,7 +9,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/outbound"
-	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/published"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 )
 
@@ -22,11 +22,11 @@ import (
 // same policy (Server.serve).
 type snapshot struct {
 	// published is the context as loaded, without external content.
-	published *resources.PublishedContext
+	published *published.Context
 	// context is published completed with the external skills that have
 	// arrived (resources.WithAvailableExternal): it serves activation and
 	// the materialized tree.
-	context *resources.PublishedContext
+	context *published.Context
 	host    *exthost.Host
 	hash    string
 	// tools are the runnable tools, by name, ready to run: schema compiled,
@@ -50,8 +50,8 @@ type snapshot struct {
 // that never answers cannot hold back the policy of a new context.
 //
 // verify runs first: nothing of a context it refuses is used or fetched.
-func loadSnapshot(ctx context.Context, dir string, verify func(*resources.PublishedContext) error, client outbound.Doer) (*snapshot, error) {
-	pc, err := resources.LoadContextDir(dir)
+func loadSnapshot(ctx context.Context, dir string, verify func(*published.Context) error, client outbound.Doer) (*snapshot, error) {
+	pc, err := published.LoadDir(dir)
 	if err != nil {
 		return nil, err
 	}

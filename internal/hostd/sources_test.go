@@ -21,7 +21,7 @@ import (
 
 func writeExternalContext(t *testing.T, dir, reference string) {
 	t.Helper()
-	res, err := resources.Publish(resources.Input{Roots: []resources.Root{{Name: "p", Skills: []resources.Skill{{
+	res, err := resources.Render(resources.Input{Roots: []resources.Root{{Name: "p", Skills: []resources.Skill{{
 		Name: "pdf", Description: "Reads PDFs.", Source: &contract.SkillSource{OCI: &contract.OCISource{Reference: reference}},
 		Origin: resources.Origin{Root: "p", Namespace: "p", Object: "pdf"}}}}}})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
-	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/published"
 )
 
 // verifyContext refuses a context the manager did not sign for the Workspace
@@ -19,7 +19,7 @@ import (
 //
 // Without a trust anchor (Options.ContextKeys nil) every context loads: the
 // `loadout hostd` command allows that only with --allow-unsigned-context.
-func (s *Server) verifyContext(pc *resources.PublishedContext) error {
+func (s *Server) verifyContext(pc *published.Context) error {
 	if s.opts.ContextKeys == nil {
 		return nil
 	}
@@ -42,7 +42,7 @@ func (s *Server) verifyContext(pc *resources.PublishedContext) error {
 // and the ConfigMap it mounts (Options.ContextConfigMap, by default the
 // Workspace's default name), or else the one the context names, in any
 // ConfigMap. The context must name the same Workspace.
-func (s *Server) servedWorkspace(pc *resources.PublishedContext) (contextsig.Subject, error) {
+func (s *Server) servedWorkspace(pc *published.Context) (contextsig.Subject, error) {
 	ref := pc.Manifest().Workspace
 	named := contextsig.Subject{Namespace: ref.Namespace, Name: ref.Name}
 	if s.opts.Workspace == "" {

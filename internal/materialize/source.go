@@ -6,7 +6,7 @@ import (
 	"io/fs"
 
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/published"
 )
 
 // SkillContent is what a skill's directory holds besides its frontmatter: the
@@ -40,7 +40,7 @@ func (InlineContent) SkillContent(_ context.Context, s contract.SkillDoc) (Skill
 	if s.Source != nil {
 		return SkillContent{}, fmt.Errorf("content comes from source %s, which is not fetched here", s.Source)
 	}
-	decoded, err := resources.SkillFiles(s)
+	decoded, err := published.SkillFiles(s)
 	if err != nil {
 		return SkillContent{}, err
 	}

@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/published"
 )
 
 // Top-level names of a materialized tree. Each is a symlink through DataLink
@@ -64,7 +64,7 @@ type Input struct {
 }
 
 // InputFrom takes a tree's input from a loaded published context.
-func InputFrom(pc *resources.PublishedContext) (Input, error) {
+func InputFrom(pc *published.Context) (Input, error) {
 	instructions, err := pc.InstructionsText()
 	if err != nil {
 		return Input{}, fmt.Errorf("materialize context %s: %w", pc.Hash, err)

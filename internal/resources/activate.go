@@ -3,7 +3,6 @@ package resources
 import (
 	"errors"
 	"fmt"
-	"os"
 	"unicode/utf8"
 )
 
@@ -27,20 +26,20 @@ type ActivatedFile struct {
 
 // Activate returns the winning skill of that logical name with its body and the
 // requested files. Kubernetes object skills resolve files among their
-// own files after the lexical check; directory skills are re-read from disk
-// with both containment checks. The result is a deep copy (R-ACT-5).
+// own files after the lexical check; directory skills are re-read through
+// their Reader, which applies both containment checks. The result is a deep copy (R-ACT-5).
 func (c *Catalog) Activate(name string, files []string) (*ActivatedSkill, error) {
 	s, ok := c.skills[name]
 	if !ok {
 		return nil, &ActivationError{Skill: name, Message: "no such skill in the catalog"}
 	}
-	if s.Dir != "" {
-		return activateDir(s, files)
+	if s.Reader != nil {
+		return activateRead(s, files)
 	}
 	if s.Source != nil {
 		return activateExternal(s, files)
 	}
-	return activateFiles(s.Name, s.Body, s.Origin.String(), s.Files, files)
+	return ActivateFiles(s.Name, s.Body, s.Origin.String(), s.Files, files)
 }
 
 // dedupe keeps the first occurrence of each request, in order (R-ACT-3).
@@ -56,17 +55,17 @@ func dedupe(requests []string) []string {
 	return out
 }
 
-// activateFiles activates a skill whose files are held in memory (Kubernetes
+// ActivateFiles activates a skill whose files are held in memory (Kubernetes
 // objects and published skills.json): the lexical check is the containment,
 // since there is no file system to escape into. Source is the clean path.
-func activateFiles(name, body, origin string, have []File, requests []string) (*ActivatedSkill, error) {
+func ActivateFiles(name, body, origin string, have []File, requests []string) (*ActivatedSkill, error) {
 	byPath := make(map[string]File, len(have))
 	for _, f := range have {
 		byPath[f.Path] = f
 	}
 	out := &ActivatedSkill{Name: name, Body: body, Origin: origin, Files: []ActivatedFile{}}
 	for _, req := range dedupe(requests) {
-		clean, err := cleanRequest(req)
+		clean, err := CleanRequest(req)
 		if err != nil {
 			return nil, &ActivationError{Skill: name, File: req, Message: "refused", Err: err}
 		}
@@ -82,44 +81,25 @@ func activateFiles(name, body, origin string, have []File, requests []string) (*
 	return out, nil
 }
 
-// activateDir re-reads a directory skill: SKILL.md must still name the skill
-// (R-ACT-2) and every file must pass both containment checks (R-ACT-4).
-// Source is the canonical path on disk.
-func activateDir(s Skill, requests []string) (*ActivatedSkill, error) {
+// activateRead activates a skill the catalog does not hold, through its
+// Reader: SKILL.md must still name the skill (rule R-ACT-2), and the reader
+// applies both containment checks to every file (rule R-ACT-4). Source is
+// what the reader resolved (the canonical path on disk).
+func activateRead(s Skill, requests []string) (*ActivatedSkill, error) {
 	fail := func(file, msg string, err error) error {
 		return &ActivationError{Skill: s.Name, File: file, Message: msg, Err: err}
 	}
-	// Reads go through the skill directory as an os.Root: what resolveInDir
-	// checked cannot be swapped for an escaping symlink before the read.
-	root, err := os.OpenRoot(s.Dir)
+	now, body, where, err := s.Reader.Current()
 	if err != nil {
-		return nil, fail("", "re-read "+skillFileName, err)
+		return nil, fail("", "re-read SKILL.md", err)
 	}
-	defer func() { _ = root.Close() }()
-	skillPath, err := resolveInDir(s.Dir, skillFileName)
-	if err != nil {
-		return nil, fail("", "re-read "+skillFileName, err)
-	}
-	raw, err := readRegular(root, skillFileName)
-	if err != nil {
-		return nil, fail("", "re-read "+skillFileName, err)
-	}
-	fm, body, err := parseFrontmatter(string(raw))
-	if err != nil {
-		return nil, fail("", "re-read "+skillFileName, err)
-	}
-	if now := skillName(fm, s.Dir); now != s.Name {
-		return nil, fail("", fmt.Sprintf("the catalog is stale: %s now names skill %q", skillPath, now), nil)
+	if now != s.Name {
+		return nil, fail("", fmt.Sprintf("the catalog is stale: %s now names skill %q", where, now), nil)
 	}
 	out := &ActivatedSkill{Name: s.Name, Body: body, Origin: s.Origin.String(), Files: []ActivatedFile{}}
 	for _, req := range dedupe(requests) {
-		src, err := resolveInDir(s.Dir, req)
-		if err != nil {
-			return nil, fail(req, "refused", err)
-		}
-		clean, _ := cleanRequest(req) // resolveInDir accepted it
-		content, err := readRegular(root, clean)
-		if errors.Is(err, errOutsideRoot) {
+		src, content, err := s.Reader.ReadFile(req)
+		if errors.Is(err, ErrRefused) {
 			return nil, fail(req, "refused", err)
 		}
 		if err != nil {

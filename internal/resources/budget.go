@@ -10,7 +10,7 @@ import (
 // The budget is checked while the context is built, not after: one
 // Workspace over a tenant's many large Skills must not make the shared
 // manager hold hundreds of megabytes just to learn that they do not fit.
-// Publish first compares a lower bound of the data (text that must appear at
+// Render first compares a lower bound of the data (text that must appear at
 // least once) with the budget, then encodes the large keys item by item into
 // writers that refuse the first byte over what is left.
 

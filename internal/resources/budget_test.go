@@ -49,7 +49,7 @@ func allocatedBy(f func()) uint64 {
 func TestPublish_OverBudgetStopsBeforeHoldingMoreThanTheBudget(t *testing.T) {
 	in := tenantFlood(150, 1_400_000)
 	var err error
-	alloc := allocatedBy(func() { _, err = Publish(in) })
+	alloc := allocatedBy(func() { _, err = Render(in) })
 	var tooLarge *TooLargeError
 	if !errors.As(err, &tooLarge) || !tooLarge.AtLeast || tooLarge.Max != v1alpha1.DefaultMaxContextBytes {
 		t.Fatalf("err = %v, want a TooLargeError that stopped early", err)
@@ -71,7 +71,7 @@ func TestPublish_EscapeHeavyContextStopsAtTheFirstItemOverBudget(t *testing.T) {
 	}
 	in.MaxContextBytes = 400_000 // raw text ~400 kB fits; its JSON (~2.2 MB) does not
 	var err error
-	alloc := allocatedBy(func() { _, err = Publish(in) })
+	alloc := allocatedBy(func() { _, err = Render(in) })
 	var tooLarge *TooLargeError
 	if !errors.As(err, &tooLarge) || !tooLarge.AtLeast {
 		t.Fatalf("err = %v, want a TooLargeError from encoding", err)
@@ -80,7 +80,7 @@ func TestPublish_EscapeHeavyContextStopsAtTheFirstItemOverBudget(t *testing.T) {
 		t.Fatalf("allocated %d bytes, want the encoding stopped near the 400 kB budget (at most 4×)", alloc)
 	}
 	in.MaxContextBytes = 0 // unlimited: the same input publishes
-	if _, err := Publish(in); err != nil {
+	if _, err := Render(in); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -89,7 +89,7 @@ func TestPublish_EscapeHeavyContextStopsAtTheFirstItemOverBudget(t *testing.T) {
 // encoding is byte-identical to encoding skills.json and templates.json in
 // one go (HTML characters, unicode, control characters, empty lists).
 func TestEncodeListWithin_SameBytesAsEncodingTheWholeDocument(t *testing.T) {
-	cat, err := Resolve(exampleRoots())
+	cat, err := BuildCatalog(exampleRoots())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,12 +126,12 @@ func mapDocs(skills []Skill) []contract.SkillDoc {
 
 // BenchmarkPublish_TenantFloodOverBudget measures what refusing 150 × 1.4 MB
 // Skills costs the manager (docs/benchmarks.md): B/op is the total allocated
-// per Publish, an upper bound of the memory it holds at its peak.
+// per Render, an upper bound of the memory it holds at its peak.
 func BenchmarkPublish_TenantFloodOverBudget(b *testing.B) {
 	in := tenantFlood(150, 1_400_000)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Publish(in); err == nil {
+		if _, err := Render(in); err == nil {
 			b.Fatal("published an over-budget context")
 		}
 	}

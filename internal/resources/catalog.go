@@ -29,13 +29,13 @@ type candidate struct {
 	origin     Origin
 }
 
-// Resolve builds the catalog from ordered roots: on a kind:name collision across
+// BuildCatalog builds the catalog from ordered roots: on a kind:name collision across
 // roots the root listed first wins (R-CAT-1); two of one kind:name inside one
 // root are a *DuplicateNameError (R-CAT-2); invalid resources are an
 // *InvalidResourceError. Winner selection follows root order only; the output
 // order is a separate sort by kind and name (R-CAT-3), so the result is
 // byte-identical for identical input (R-CAT-6).
-func Resolve(roots []Root) (*Catalog, error) {
+func BuildCatalog(roots []Root) (*Catalog, error) {
 	c := &Catalog{
 		Entries:   []contract.CatalogEntry{},
 		Shadowed:  []contract.Shadowed{},
@@ -62,7 +62,7 @@ func Resolve(roots []Root) (*Catalog, error) {
 		}
 		for _, s := range root.Skills {
 			if c.decide(winners, KindSkill, s.Name, s.Description, s.Origin) {
-				c.skills[s.Name] = s.clone()
+				c.skills[s.Name] = s.Clone()
 			}
 		}
 		for _, t := range root.Templates {
@@ -111,7 +111,7 @@ func (c *Catalog) decide(winners map[string]Origin, kind, name, description stri
 // Skill returns a deep copy of the winning skill of that logical name.
 func (c *Catalog) Skill(name string) (Skill, bool) {
 	s, ok := c.skills[name]
-	return s.clone(), ok
+	return s.Clone(), ok
 }
 
 // Template returns the winning template of that logical name.
@@ -125,7 +125,7 @@ func (c *Catalog) Skills() []Skill {
 	out := make([]Skill, 0, len(c.skills))
 	for _, e := range c.Entries {
 		if e.Kind == KindSkill {
-			out = append(out, c.skills[e.Name].clone())
+			out = append(out, c.skills[e.Name].Clone())
 		}
 	}
 	return out

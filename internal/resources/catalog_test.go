@@ -11,7 +11,7 @@ import (
 )
 
 func TestCatalog_ProjectRootWinsOverPlatform(t *testing.T) { // R-CAT-1, fixed example
-	cat, err := Resolve(exampleRoots())
+	cat, err := BuildCatalog(exampleRoots())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestCatalog_ProjectRootWinsOverPlatform(t *testing.T) { // R-CAT-1, fixed e
 func TestCatalog_ReorderingRootsSwapsWinner(t *testing.T) { // R-CAT-1
 	roots := exampleRoots()
 	slices.Reverse(roots)
-	cat, err := Resolve(roots)
+	cat, err := BuildCatalog(roots)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestCatalog_ReorderingRootsSwapsWinner(t *testing.T) { // R-CAT-1
 }
 
 func TestCatalog_SkillAndTemplateOfOneNameCoexist(t *testing.T) { // R-CAT-1
-	cat, err := Resolve(exampleRoots())
+	cat, err := BuildCatalog(exampleRoots())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestCatalog_DuplicateInOneRootNamesBothObjects(t *testing.T) { // R-CAT-2
 		{Name: "x", Body: "a", Origin: Origin{Root: "project", Namespace: "ns", Object: "x1"}},
 		{Name: "x", Body: "b", Origin: Origin{Root: "project", Namespace: "ns", Object: "x2"}},
 	}}
-	_, err := Resolve([]Root{root})
+	_, err := BuildCatalog([]Root{root})
 	var dup *DuplicateNameError
 	if !errors.As(err, &dup) {
 		t.Fatalf("err = %v, want *DuplicateNameError", err)
@@ -71,7 +71,7 @@ func TestCatalog_OutputSortedByKindThenLogicalName(t *testing.T) { // R-CAT-3
 		{Name: "zeta", Description: "z", Body: "z", Origin: Origin{Root: "r", Namespace: "a", Object: "a-object"}},
 		{Name: "alpha", Description: "a", Body: "a", Origin: Origin{Root: "r", Namespace: "z", Object: "z-object"}},
 	}, Templates: []Template{{Name: "beta", Body: "b", Origin: Origin{Root: "r", Object: "0"}}}}
-	cat, err := Resolve([]Root{{Name: "first", Skills: []Skill{{Name: "mid", Description: "m", Body: "m"}}}, root})
+	cat, err := BuildCatalog([]Root{{Name: "first", Skills: []Skill{{Name: "mid", Description: "m", Body: "m"}}}, root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestCatalog_OutputSortedByKindThenLogicalName(t *testing.T) { // R-CAT-3
 }
 
 func TestCatalog_SerializedCatalogHoldsNoBody(t *testing.T) { // R-CAT-4
-	cat, err := Resolve(exampleRoots())
+	cat, err := BuildCatalog(exampleRoots())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,12 +99,12 @@ func TestCatalog_SerializedCatalogHoldsNoBody(t *testing.T) { // R-CAT-4
 }
 
 func TestCatalog_RepeatedRunsAreByteIdentical(t *testing.T) { // R-CAT-6
-	first, err := Publish(Input{Roots: exampleRoots()})
+	first, err := Render(Input{Roots: exampleRoots()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 20 {
-		again, err := Publish(Input{Roots: exampleRoots()})
+		again, err := Render(Input{Roots: exampleRoots()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func TestCatalog_RepeatedRunsAreByteIdentical(t *testing.T) { // R-CAT-6
 }
 
 func TestCatalog_CatalogAccessorsReturnCopies(t *testing.T) { // R-ACT-5
-	cat, err := Resolve(exampleRoots())
+	cat, err := BuildCatalog(exampleRoots())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestCatalog_InvalidObjectSkillIsInvalidResource(t *testing.T) { // R-SK-1 (
 	for name, s := range cases {
 		t.Run(name, func(t *testing.T) {
 			s.Origin = Origin{Root: "r", Namespace: "ns", Object: "obj"}
-			_, err := Resolve([]Root{{Name: "r", Skills: []Skill{s}}})
+			_, err := BuildCatalog([]Root{{Name: "r", Skills: []Skill{s}}})
 			var inv *InvalidResourceError
 			if !errors.As(err, &inv) || inv.Reason() != v1alpha1.ReasonInvalidResource {
 				t.Fatalf("err = %v, want *InvalidResourceError", err)

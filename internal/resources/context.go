@@ -25,7 +25,7 @@ const (
 // Inactive skills contribute their description only, never their body
 // (R-CTX-2). Activating a skill twice, or activating anything but the
 // catalog's winner, is refused with an *ActivationError (R-CTX-3). No
-// trimming happens here: budgets are enforced once, in Publish (R-CTX-4).
+// trimming happens here: budgets are enforced once, in Render (R-CTX-4).
 func BuildContext(instructions []Instruction, cat *Catalog, active []ActivatedSkill, reg contract.Registry) (string, error) {
 	active, err := checkActive(cat, active)
 	if err != nil {
@@ -138,4 +138,12 @@ func toolsSection(reg contract.Registry) string {
 // oneLine keeps list items on one line whatever the description contains.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// DerivedTail is the end of a system prompt that the manifest describes: the
+// skill list, the active skills and the tools section, joined as BuildContext
+// joins them. The agent side takes it off the published prompt to recover the
+// instructions.
+func DerivedTail(catalog []contract.CatalogEntry, active []ActivatedSkill, reg contract.Registry) string {
+	return joinParts(derivedParts(catalog, active, reg))
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func TestContext_OrderInstructionsMetadataActiveTools(t *testing.T) { // R-CTX-1, R-CTX-5
-	cat, _ := Resolve(exampleRoots())
+	cat, _ := BuildCatalog(exampleRoots())
 	a, _ := cat.Activate("review", []string{"checklist.md"})
 	reg := contract.Registry{
 		Tools:        []contract.Tool{{Name: "read", Builtin: true}, {Name: "review_note", Description: "Record a note.", Extension: "review-extension"}},
@@ -34,7 +34,7 @@ func TestContext_OrderInstructionsMetadataActiveTools(t *testing.T) { // R-CTX-1
 }
 
 func TestContext_InactiveBodyNeverAppearsDescriptionDoes(t *testing.T) { // R-CTX-2
-	cat, _ := Resolve(exampleRoots())
+	cat, _ := BuildCatalog(exampleRoots())
 	text, err := BuildContext(nil, cat, nil, contract.Registry{})
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestContext_InactiveBodyNeverAppearsDescriptionDoes(t *testing.T) { // R-CT
 }
 
 func TestContext_ActiveSkillsSortedByName(t *testing.T) { // R-CTX-1
-	cat, _ := Resolve(exampleRoots())
+	cat, _ := BuildCatalog(exampleRoots())
 	r, _ := cat.Activate("review", nil)
 	l, _ := cat.Activate("lint", nil)
 	text, err := BuildContext(nil, cat, []ActivatedSkill{*r, *l}, contract.Registry{})
@@ -57,7 +57,7 @@ func TestContext_ActiveSkillsSortedByName(t *testing.T) { // R-CTX-1
 }
 
 func TestContext_RefusesDoubleAndForeignActivation(t *testing.T) { // R-CTX-3
-	cat, _ := Resolve(exampleRoots())
+	cat, _ := BuildCatalog(exampleRoots())
 	a, _ := cat.Activate("review", nil)
 	var ae *ActivationError
 	if _, err := BuildContext(nil, cat, []ActivatedSkill{*a, *a}, contract.Registry{}); !errors.As(err, &ae) {
@@ -66,7 +66,7 @@ func TestContext_RefusesDoubleAndForeignActivation(t *testing.T) { // R-CTX-3
 	// The platform's review, activated from a catalog where it won, is not
 	// this catalog's winner.
 	roots := exampleRoots()
-	other, _ := Resolve(roots[1:])
+	other, _ := BuildCatalog(roots[1:])
 	foreign, _ := other.Activate("review", nil)
 	if _, err := BuildContext(nil, cat, []ActivatedSkill{*foreign}, contract.Registry{}); !errors.As(err, &ae) {
 		t.Fatalf("foreign activation: err = %v", err)
@@ -79,7 +79,7 @@ func TestContext_RefusesDoubleAndForeignActivation(t *testing.T) { // R-CTX-3
 func TestContext_NoTrimmingOnlyTextAndSize(t *testing.T) { // R-CTX-4
 	big := strings.Repeat("x", 1<<20)
 	roots := []Root{{Name: "r", Instructions: []Instruction{{Body: big}}}}
-	r, err := Publish(Input{Roots: roots})
+	r, err := Render(Input{Roots: roots})
 	if err != nil {
 		t.Fatal(err)
 	}

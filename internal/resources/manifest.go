@@ -88,8 +88,8 @@ func fileDoc(f File) contract.FileDoc {
 	return d
 }
 
-// fileFromDoc is the inverse of fileDoc.
-func fileFromDoc(d contract.FileDoc) (File, error) {
+// FileFromDoc is the inverse of fileDoc.
+func FileFromDoc(d contract.FileDoc) (File, error) {
 	f := File{Path: d.Path, Content: d.Content, Executable: d.Executable}
 	switch d.Encoding {
 	case "":

@@ -7,10 +7,11 @@ import (
 	"strings"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/skillmd"
 )
 
 // The same rules as the Skill CRD's CEL (api/v1alpha1/skill_source_types.go),
-// for skills that reach Resolve without admission (preview -f manifests).
+// for skills that reach BuildCatalog without admission (preview -f manifests).
 var (
 	ociReferencePattern = regexp.MustCompile(`^[A-Za-z0-9.-]+(:[0-9]+)?(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)+@sha256:[0-9a-f]{64}$`)
 	gitCommitPattern    = regexp.MustCompile(`^[0-9a-f]{40}$`)
@@ -28,7 +29,7 @@ func checkSource(s *contract.SkillSource) (field, msg string) {
 	case s.Git != nil && !gitCommitPattern.MatchString(s.Git.Commit):
 		return "source.git.commit", "must be a full 40-character lowercase hex commit id"
 	case s.Git != nil && s.Git.Path != "":
-		if _, err := cleanRequest(s.Git.Path); err != nil {
+		if _, err := CleanRequest(s.Git.Path); err != nil {
 			return "source.git.path", err.Error()
 		}
 	}
@@ -42,11 +43,11 @@ func checkSource(s *contract.SkillSource) (field, msg string) {
 // the one the controller would have built had the skill been inline.
 const markerPrefix = "<!-- loadout:source "
 
-func bodyMarker(skill string) string {
+func BodyMarker(skill string) string {
 	return markerPrefix + "body " + strconv.Quote(skill) + " -->"
 }
 
-func fileMarker(skill, file string) string {
+func FileMarker(skill, file string) string {
 	return markerPrefix + "file " + strconv.Quote(skill) + " " + strconv.Quote(file) + " -->"
 }
 
@@ -54,20 +55,20 @@ func fileMarker(skill, file string) string {
 // stand in for the body and the requested files, which only the agent side
 // can check and read.
 func activateExternal(s Skill, requests []string) (*ActivatedSkill, error) {
-	out := &ActivatedSkill{Name: s.Name, Body: bodyMarker(s.Name), Origin: s.Origin.String(), Files: []ActivatedFile{}}
+	out := &ActivatedSkill{Name: s.Name, Body: BodyMarker(s.Name), Origin: s.Origin.String(), Files: []ActivatedFile{}}
 	for _, req := range dedupe(requests) {
-		clean, err := cleanRequest(req)
+		clean, err := CleanRequest(req)
 		if err != nil {
 			return nil, &ActivationError{Skill: s.Name, File: req, Message: "refused", Err: err}
 		}
-		out.Files = append(out.Files, ActivatedFile{Request: req, Source: clean, Content: fileMarker(s.Name, clean)})
+		out.Files = append(out.Files, ActivatedFile{Request: req, Source: clean, Content: FileMarker(s.Name, clean)})
 	}
 	return out, nil
 }
 
-// spliceMarker replaces a marker line that follows a blank line with content
+// SpliceMarker replaces a marker line that follows a blank line with content
 // the way BuildContext joins parts: the part loses trailing newlines.
-func spliceMarker(prompt, marker, content string) (string, bool) {
+func SpliceMarker(prompt, marker, content string) (string, bool) {
 	old := "\n\n" + marker
 	if !strings.Contains(prompt, old) {
 		return prompt, false
@@ -82,19 +83,19 @@ type ExternalSkill struct {
 	Files   []File
 }
 
-// checkExternal parses a fetched SKILL.md and checks that it agrees with the
+// CheckExternal parses a fetched SKILL.md and checks that it agrees with the
 // Skill that pinned it: the catalog showed the Skill's name and description
 // without fetching, so a source saying otherwise is refused.
-func checkExternal(name, description string, skillMD []byte) (body string, err error) {
-	fm, body, err := parseFrontmatter(string(skillMD))
+func CheckExternal(name, description string, skillMD []byte) (body string, err error) {
+	fm, body, err := skillmd.Parse(string(skillMD))
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", skillFileName, err)
+		return "", fmt.Errorf("%s: %w", skillmd.FileName, err)
 	}
 	if fm.Name != "" && string(fm.Name) != name {
-		return "", fmt.Errorf("%s names skill %q, but the Skill is %q", skillFileName, fm.Name, name)
+		return "", fmt.Errorf("%s names skill %q, but the Skill is %q", skillmd.FileName, fm.Name, name)
 	}
 	if string(fm.Description) != description {
-		return "", fmt.Errorf("%s description %q differs from the Skill's description %q", skillFileName, truncateForError(string(fm.Description)), truncateForError(description))
+		return "", fmt.Errorf("%s description %q differs from the Skill's description %q", skillmd.FileName, truncateForError(string(fm.Description)), truncateForError(description))
 	}
 	return body, nil
 }
@@ -104,4 +105,11 @@ func truncateForError(s string) string {
 		return s[:77] + "..."
 	}
 	return s
+}
+
+// ActivatePending activates an external skill whose content has not been
+// fetched: the markers stand in for its body and requested files, as in the
+// published system prompt.
+func ActivatePending(name string, requests []string) (*ActivatedSkill, error) {
+	return activateExternal(Skill{Name: name}, requests)
 }

@@ -29,12 +29,12 @@ func Variables(body string) []string {
 // template could otherwise make hostd build hundreds of megabytes.
 const MaxRenderedBytes = 1 << 20
 
-// Render replaces every {{name}} of body with args[name]. A missing argument is
+// RenderTemplate replaces every {{name}} of body with args[name]. A missing argument is
 // a *TemplateError naming the first missing variable (R-TPL-2); extra
 // arguments are ignored. Replacement values are inserted verbatim and never
 // re-scanned, so an argument containing "{{x}}" stays literal. A message over
 // MaxRenderedBytes is refused before it is built.
-func Render(body string, args map[string]string) (string, error) {
+func RenderTemplate(body string, args map[string]string) (string, error) {
 	for _, v := range Variables(body) {
 		if _, ok := args[v]; !ok {
 			return "", &TemplateError{Variable: v, Message: "missing argument"}

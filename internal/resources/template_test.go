@@ -9,7 +9,7 @@ import (
 )
 
 func TestTemplate_ReplacesEveryOccurrence(t *testing.T) { // R-TPL-1, fixed example
-	got, err := Render("Review {{file}} for {{owner}}. Focus on {{file}}.", map[string]string{"file": "src/parser.ts", "owner": "runtime"})
+	got, err := RenderTemplate("Review {{file}} for {{owner}}. Focus on {{file}}.", map[string]string{"file": "src/parser.ts", "owner": "runtime"})
 	if err != nil || got != "Review src/parser.ts for runtime. Focus on src/parser.ts." {
 		t.Fatalf("got %q, %v", got, err)
 	}
@@ -17,7 +17,7 @@ func TestTemplate_ReplacesEveryOccurrence(t *testing.T) { // R-TPL-1, fixed exam
 
 func TestTemplate_OtherBraceShapesStayLiteral(t *testing.T) { // R-TPL-1
 	body := "{{ name }} {{1x}} {name} {{a-b}} {{{x}}} {{x}"
-	got, err := Render(body, map[string]string{"name": "N", "x": "X"})
+	got, err := RenderTemplate(body, map[string]string{"name": "N", "x": "X"})
 	if err != nil || got != "{{ name }} {{1x}} {name} {{a-b}} {X} {{x}" {
 		t.Fatalf("got %q, %v", got, err)
 	}
@@ -33,7 +33,7 @@ func TestTemplate_VariablesDistinctInOrder(t *testing.T) { // R-TPL-1
 }
 
 func TestTemplate_MissingArgumentNamesVariableExtraIgnored(t *testing.T) { // R-TPL-2
-	_, err := Render("Review {{file}} for {{owner}}.", map[string]string{"file": "f", "extra": "x"})
+	_, err := RenderTemplate("Review {{file}} for {{owner}}.", map[string]string{"file": "f", "extra": "x"})
 	var te *TemplateError
 	if !errors.As(err, &te) || te.Variable != "owner" {
 		t.Fatalf("err = %v, want a TemplateError naming owner", err)
@@ -41,7 +41,7 @@ func TestTemplate_MissingArgumentNamesVariableExtraIgnored(t *testing.T) { // R-
 }
 
 func TestTemplate_ArgumentsAreNotRescanned(t *testing.T) { // R-TPL-1
-	got, _ := Render("{{a}}", map[string]string{"a": "{{a}}"})
+	got, _ := RenderTemplate("{{a}}", map[string]string{"a": "{{a}}"})
 	if got != "{{a}}" {
 		t.Fatalf("got %q", got)
 	}

@@ -44,10 +44,11 @@ type Skill struct {
 	Description string
 	Body        string
 	Files       []File
-	// Dir is the skill's directory on disk for directory roots; activation
-	// re-reads SKILL.md and requested files from it with both containment
-	// checks (rule R-ACT-2, R-ACT-4). Empty for Kubernetes objects.
-	Dir           string
+	// Reader re-reads a skill whose content lives outside the catalog (a
+	// skill directory, package skilldir): activation reads SKILL.md and the
+	// requested files through it (rule R-ACT-2, R-ACT-4). Nil for Kubernetes
+	// objects and published skills, whose content is Body and Files.
+	Reader        SkillReader
 	License       string
 	Compatibility string
 	Metadata      map[string]string
@@ -74,7 +75,7 @@ type Instruction struct {
 
 // Root is one ordered layer of resources. Lenient marks a directory root
 // loaded in lenient mode: its skill names were already checked by the gatherer,
-// which accepted names breaking rule R-SK-1 with a warning, so Resolve checks
+// which accepted names breaking rule R-SK-1 with a warning, so BuildCatalog checks
 // them only structurally. The zero value is strict, as for Kubernetes objects.
 type Root struct {
 	Name         string
@@ -96,9 +97,9 @@ const (
 	KindTemplate = "template"
 )
 
-// clone returns a deep copy, so callers never share slices or maps with the
+// Clone returns a deep copy, so callers never share slices or maps with the
 // catalog (rule R-ACT-5).
-func (s Skill) clone() Skill {
+func (s Skill) Clone() Skill {
 	c := s
 	c.Files = slices.Clone(s.Files)
 	c.AllowedTools = slices.Clone(s.AllowedTools)

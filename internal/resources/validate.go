@@ -2,50 +2,10 @@ package resources
 
 import (
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/skillmd"
 )
-
-// Limits of the Agent Skills format (rule R-SK-1), declared in api/v1alpha1.
-const (
-	maxNameLen          = v1alpha1.MaxLogicalNameLength
-	maxDescriptionLen   = v1alpha1.MaxDescriptionLength
-	maxCompatibilityLen = v1alpha1.MaxCompatibilityLength
-)
-
-// checkName reports why name breaks rule R-SK-1, or "" when it is valid:
-// 1–64 of [a-z0-9-], no leading or trailing '-', no "--".
-func checkName(name string) string {
-	switch {
-	case name == "":
-		return "must not be empty"
-	case len(name) > maxNameLen:
-		return fmt.Sprintf("must be at most %d characters", maxNameLen)
-	case strings.HasPrefix(name, "-") || strings.HasSuffix(name, "-"):
-		return "must not start or end with '-'"
-	case strings.Contains(name, "--"):
-		return "must not contain '--'"
-	}
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
-			return fmt.Sprintf("must contain only [a-z0-9-], found %q", r)
-		}
-	}
-	return ""
-}
-
-// checkDescription reports why a skill description breaks rule R-SK-1.
-func checkDescription(d string) string {
-	switch {
-	case strings.TrimSpace(d) == "":
-		return "must not be blank"
-	case utf8.RuneCountInString(d) > maxDescriptionLen:
-		return fmt.Sprintf("must be at most %d characters", maxDescriptionLen)
-	}
-	return ""
-}
 
 // validateSkill checks a skill before it enters the catalog. checkNames is
 // false for lenient directory roots, whose names the gatherer already judged.
@@ -57,15 +17,15 @@ func validateSkill(s Skill, checkNames bool) error {
 		return invalid("name", "must not be empty")
 	}
 	if checkNames {
-		if msg := checkName(s.Name); msg != "" {
+		if msg := skillmd.CheckName(s.Name); msg != "" {
 			return invalid("name", msg)
 		}
 	}
-	if msg := checkDescription(s.Description); msg != "" {
+	if msg := skillmd.CheckDescription(s.Description); msg != "" {
 		return invalid("description", msg)
 	}
-	if utf8.RuneCountInString(s.Compatibility) > maxCompatibilityLen {
-		return invalid("compatibility", fmt.Sprintf("must be at most %d characters", maxCompatibilityLen))
+	if utf8.RuneCountInString(s.Compatibility) > skillmd.MaxCompatibilityLen {
+		return invalid("compatibility", fmt.Sprintf("must be at most %d characters", skillmd.MaxCompatibilityLen))
 	}
 	if s.Source != nil {
 		if field, msg := checkSource(s.Source); msg != "" {
@@ -78,7 +38,7 @@ func validateSkill(s Skill, checkNames bool) error {
 	seen := make(map[string]bool, len(s.Files))
 	for i, f := range s.Files {
 		field := fmt.Sprintf("files[%d].path", i)
-		clean, err := cleanRequest(f.Path)
+		clean, err := CleanRequest(f.Path)
 		if err != nil {
 			return invalid(field, err.Error())
 		}
@@ -102,7 +62,7 @@ func validateTemplate(t Template, checkNames bool) error {
 		return invalid("name", "must not be empty")
 	}
 	if checkNames {
-		if msg := checkName(t.Name); msg != "" {
+		if msg := skillmd.CheckName(t.Name); msg != "" {
 			return invalid("name", msg)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/materialize"
+	"github.com/loadout-dev/loadout/internal/published"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 )
@@ -16,7 +17,7 @@ import (
 // serves activation and the system prompt, and each external skill's tree by
 // skill name, for the materialized skill directory.
 type Fetched struct {
-	Context *resources.PublishedContext
+	Context *published.Context
 	Trees   map[string]skillpack.Tree
 }
 
@@ -24,7 +25,7 @@ type Fetched struct {
 // the completed context. Every source is tried; if any cannot be fetched or
 // fails verification, the error names each one and nothing is returned, so
 // the caller keeps serving its last good context and tree.
-func (f *Fetcher) Complete(ctx context.Context, pc *resources.PublishedContext) (*Fetched, error) {
+func (f *Fetcher) Complete(ctx context.Context, pc *published.Context) (*Fetched, error) {
 	trees := map[string]skillpack.Tree{}
 	content := map[string]resources.ExternalSkill{}
 	var errs []error

@@ -38,12 +38,12 @@ func BenchmarkReconcilePass(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				plan, err := Gather(ws, objs, policy)
+				plan, err := Gather(context.Background(), ws, objs, policy)
 				if err != nil {
 					b.Fatal(err)
 				}
 				plan.Input.Registry, _ = HostLoader{}.LoadExtensions(ctx, ws, plan)
-				res, err := resources.Publish(plan.Input)
+				res, err := resources.Render(plan.Input)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -14,12 +14,12 @@ import (
 // publishFor runs gather, load and publish for ws over objs.
 func publishFor(t *testing.T, ws *v1alpha1.Workspace, objs Objects) *resources.Result {
 	t.Helper()
-	plan, err := Gather(ws, objs, policy)
+	plan, err := Gather(context.Background(), ws, objs, policy)
 	if err != nil {
 		t.Fatal(err)
 	}
 	plan.Input.Registry, _ = HostLoader{}.LoadExtensions(context.Background(), ws, plan)
-	res, err := resources.Publish(plan.Input)
+	res, err := resources.Render(plan.Input)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -52,7 +53,7 @@ func TestGather_PlatformPolicyHoldsWhateverTheWorkspaceSays(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}, Spec: spec}
-			plan, err := Gather(ws, objs, policy)
+			plan, err := Gather(context.Background(), ws, objs, policy)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +82,7 @@ func TestGather_NamespaceSelectorDecidesWherePlatformPolicyApplies(t *testing.T)
 	}
 	for ns, want := range map[string]bool{"payments": true, "team": false} {
 		ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"}}
-		plan, err := Gather(ws, objs, policy)
+		plan, err := Gather(context.Background(), ws, objs, policy)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +109,7 @@ func TestGather_OptionalPlatformExtensionsAreOfferedThroughRootsOnly(t *testing.
 	}
 	projectOnly := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
 		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project"}}}}
-	plan, err := Gather(projectOnly, objs, policy)
+	plan, err := Gather(context.Background(), projectOnly, objs, policy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestGather_OptionalPlatformExtensionsAreOfferedThroughRootsOnly(t *testing.
 	}
 	withPlatform := projectOnly.DeepCopy()
 	withPlatform.Spec.Roots = nil
-	if plan, err = Gather(withPlatform, objs, policy); err != nil {
+	if plan, err = Gather(context.Background(), withPlatform, objs, policy); err != nil {
 		t.Fatal(err)
 	}
 	if len(plan.Extensions) != 2 || plan.Extensions[0].Extension.Name != "jira-tools" || plan.Extensions[0].Enforced {
@@ -131,7 +132,7 @@ func TestGather_DeniedToolsComeOnlyFromTrustedExtensions(t *testing.T) {
 	mine := guard("team", "my-guard")
 	objs := &fakeObjects{extensions: []v1alpha1.Extension{mine}}
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}}
-	plan, err := Gather(ws, objs, policy)
+	plan, err := Gather(context.Background(), ws, objs, policy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestGather_DeniedToolsComeOnlyFromTrustedExtensions(t *testing.T) {
 		t.Errorf("restricted namespace: deny %v, want none (its extensions do not load)", plan.Deny)
 	}
 	objs.labels = map[string]map[string]string{"team": {v1alpha1.TrustLabel: "trusted"}}
-	if plan, err = Gather(ws, objs, policy); err != nil {
+	if plan, err = Gather(context.Background(), ws, objs, policy); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(plan.Deny, []string{"curl"}) {

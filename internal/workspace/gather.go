@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 
@@ -17,13 +18,13 @@ import (
 // from its informer cache, the CLI from parsed manifests. A namespace that does
 // not exist has no objects and no labels.
 type Objects interface {
-	Skills(namespace string) ([]v1alpha1.Skill, error)
-	Templates(namespace string) ([]v1alpha1.Template, error)
-	Extensions(namespace string) ([]v1alpha1.Extension, error)
-	NamespaceLabels(namespace string) (map[string]string, error)
+	Skills(ctx context.Context, namespace string) ([]v1alpha1.Skill, error)
+	Templates(ctx context.Context, namespace string) ([]v1alpha1.Template, error)
+	Extensions(ctx context.Context, namespace string) ([]v1alpha1.Extension, error)
+	NamespaceLabels(ctx context.Context, namespace string) (map[string]string, error)
 	// ConfigMapData returns the data and labels of a ConfigMap and whether it
 	// exists.
-	ConfigMapData(namespace, name string) (data, labels map[string]string, ok bool, err error)
+	ConfigMapData(ctx context.Context, namespace, name string) (data, labels map[string]string, ok bool, err error)
 }
 
 // Candidate is an extension visible to the Workspace, before loading.
@@ -57,7 +58,7 @@ type Plan struct {
 // trust policy. A root or instructions reference outside the own and platform
 // namespaces is a *RootNotPermittedError; a missing instructions ConfigMap or
 // key is an *InstructionsNotFoundError.
-func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
+func Gather(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 	reads := ReadsOf(ws, pol)
 	if reads.Refused != nil {
 		return nil, reads.Refused
@@ -67,7 +68,7 @@ func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 		MaxContextBytes: ws.MaxContextBytes(),
 	}}
 	trust := func(ns string) (v1alpha1.TrustLevel, error) {
-		l, err := objs.NamespaceLabels(ns)
+		l, err := objs.NamespaceLabels(ctx, ns)
 		if err != nil {
 			return "", fmt.Errorf("reading namespace %s: %w", ns, err)
 		}
@@ -76,7 +77,7 @@ func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 		}
 		return pol.TrustOf(ns, l), nil
 	}
-	exts, err := gatherEnforced(ws, objs, pol, plan, trust)
+	exts, err := gatherEnforced(ctx, ws, objs, pol, plan, trust)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +86,7 @@ func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		root, found, err := gatherRoot(objs, r, level, pol.isPlatform(r.Namespace))
+		root, found, err := gatherRoot(ctx, objs, r, level, pol.isPlatform(r.Namespace))
 		if err != nil {
 			return nil, fmt.Errorf("workspace %s/%s: spec.roots[%d] (%s): %w", ws.Namespace, ws.Name, i, r.Name, err)
 		}
@@ -97,7 +98,7 @@ func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 		}
 	}
 	plan.Extensions = loadOrder(exts, pol.PlatformNamespaces)
-	instructions, err := gatherInstructions(ws, reads, objs, trust)
+	instructions, err := gatherInstructions(ctx, ws, reads, objs, trust)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +137,7 @@ func Gather(ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
 //
 // A selector that does not parse selects every namespace: a platform
 // policy that is broken applies too widely rather than not at all.
-func gatherEnforced(ws *v1alpha1.Workspace, objs Objects, pol Policy, plan *Plan, trust func(string) (v1alpha1.TrustLevel, error)) ([]Candidate, error) {
+func gatherEnforced(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy, plan *Plan, trust func(string) (v1alpha1.TrustLevel, error)) ([]Candidate, error) {
 	var out []Candidate
 	var nsLabels map[string]string
 	for _, ns := range pol.PlatformNamespaces {
@@ -147,7 +148,7 @@ func gatherEnforced(ws *v1alpha1.Workspace, objs Objects, pol Policy, plan *Plan
 		if slices.Contains(plan.UnlabelledPlatform, ns) {
 			continue
 		}
-		extensions, err := objs.Extensions(ns)
+		extensions, err := objs.Extensions(ctx, ns)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +158,7 @@ func gatherEnforced(ws *v1alpha1.Workspace, objs Objects, pol Policy, plan *Plan
 				continue
 			}
 			if nsLabels == nil {
-				if nsLabels, err = objs.NamespaceLabels(ws.Namespace); err != nil {
+				if nsLabels, err = objs.NamespaceLabels(ctx, ws.Namespace); err != nil {
 					return nil, fmt.Errorf("reading namespace %s: %w", ws.Namespace, err)
 				}
 				if nsLabels == nil {
@@ -201,7 +202,7 @@ func AppliesTo(e *v1alpha1.Extension, namespaceLabels map[string]string) bool {
 // loading decides trust before anything of them is read or contacted. Of a
 // platform root, only the offered extensions come through the root: the
 // imposed ones come through gatherEnforced, whatever the root selects.
-func gatherRoot(objs Objects, r v1alpha1.WorkspaceRoot, level v1alpha1.TrustLevel, platform bool) (resources.Root, []*v1alpha1.Extension, error) {
+func gatherRoot(ctx context.Context, objs Objects, r v1alpha1.WorkspaceRoot, level v1alpha1.TrustLevel, platform bool) (resources.Root, []*v1alpha1.Extension, error) {
 	sel, err := rootSelector(r)
 	if err != nil {
 		// The CRD schema cannot check operators and values: a broken
@@ -210,7 +211,7 @@ func gatherRoot(objs Objects, r v1alpha1.WorkspaceRoot, level v1alpha1.TrustLeve
 		return resources.Root{}, nil, &resources.InvalidResourceError{Kind: "root", Origin: resources.Origin{Root: r.Name, Namespace: r.Namespace},
 			Field: "selector", Message: err.Error()}
 	}
-	extensions, err := objs.Extensions(r.Namespace)
+	extensions, err := objs.Extensions(ctx, r.Namespace)
 	if err != nil {
 		return resources.Root{}, nil, err
 	}
@@ -224,15 +225,15 @@ func gatherRoot(objs Objects, r v1alpha1.WorkspaceRoot, level v1alpha1.TrustLeve
 	if !LoadsData(level) {
 		return resources.Root{Name: r.Name}, found, nil
 	}
-	skills, err := objs.Skills(r.Namespace)
+	skills, err := objs.Skills(ctx, r.Namespace)
 	if err != nil {
 		return resources.Root{}, nil, err
 	}
-	templates, err := objs.Templates(r.Namespace)
+	templates, err := objs.Templates(ctx, r.Namespace)
 	if err != nil {
 		return resources.Root{}, nil, err
 	}
-	root := resources.RootFromObjects(r.Name, r.Namespace,
+	root := RootFromObjects(r.Name, r.Namespace,
 		selected(skills, sel, func(o *v1alpha1.Skill) map[string]string { return o.Labels }),
 		selected(templates, sel, func(o *v1alpha1.Template) map[string]string { return o.Labels }))
 	return root, found, nil
@@ -273,7 +274,7 @@ func loadOrder(exts []Candidate, platform []string) []Candidate {
 
 // gatherInstructions resolves spec.instructions in order. Sources in a
 // namespace whose trust level ignores project data are left out.
-func gatherInstructions(ws *v1alpha1.Workspace, reads Reads, objs Objects, trust func(string) (v1alpha1.TrustLevel, error)) ([]resources.Instruction, error) {
+func gatherInstructions(ctx context.Context, ws *v1alpha1.Workspace, reads Reads, objs Objects, trust func(string) (v1alpha1.TrustLevel, error)) ([]resources.Instruction, error) {
 	var out []resources.Instruction
 	for _, src := range reads.Instructions {
 		level, err := trust(src.Namespace)
@@ -288,7 +289,7 @@ func gatherInstructions(ws *v1alpha1.Workspace, reads Reads, objs Objects, trust
 				Root: "workspace", Namespace: ws.Namespace, Object: ws.Name + "/" + src.Field}})
 			continue
 		}
-		data, labels, ok, err := objs.ConfigMapData(src.Namespace, src.ConfigMap)
+		data, labels, ok, err := objs.ConfigMapData(ctx, src.Namespace, src.ConfigMap)
 		if err != nil {
 			return nil, fmt.Errorf("reading ConfigMap %s/%s for %s: %w", src.Namespace, src.ConfigMap, src.Field, err)
 		}

@@ -21,23 +21,25 @@ type fakeObjects struct {
 	cmLabels   map[string]map[string]string
 }
 
-func (f *fakeObjects) Skills(ns string) ([]v1alpha1.Skill, error) {
+func (f *fakeObjects) Skills(_ context.Context, ns string) ([]v1alpha1.Skill, error) {
 	return filter(f.skills, func(s v1alpha1.Skill) bool { return s.Namespace == ns }), nil
 }
-func (f *fakeObjects) Templates(string) ([]v1alpha1.Template, error) { return nil, nil }
-func (f *fakeObjects) Extensions(ns string) ([]v1alpha1.Extension, error) {
+func (f *fakeObjects) Templates(context.Context, string) ([]v1alpha1.Template, error) {
+	return nil, nil
+}
+func (f *fakeObjects) Extensions(_ context.Context, ns string) ([]v1alpha1.Extension, error) {
 	return filter(f.extensions, func(e v1alpha1.Extension) bool { return e.Namespace == ns }), nil
 }
 
 // NamespaceLabels gives the platform namespace the label an installation
 // sets, unless the test says otherwise.
-func (f *fakeObjects) NamespaceLabels(ns string) (map[string]string, error) {
+func (f *fakeObjects) NamespaceLabels(_ context.Context, ns string) (map[string]string, error) {
 	if l, ok := f.labels[ns]; ok || ns != "loadout-system" {
 		return l, nil
 	}
 	return map[string]string{v1alpha1.TrustLabel: string(v1alpha1.TrustTrusted)}, nil
 }
-func (f *fakeObjects) ConfigMapData(ns, name string) (map[string]string, map[string]string, bool, error) {
+func (f *fakeObjects) ConfigMapData(_ context.Context, ns, name string) (map[string]string, map[string]string, bool, error) {
 	d, ok := f.configMaps[ns+"/"+name]
 	return d, f.cmLabels[ns+"/"+name], ok, nil
 }
@@ -71,7 +73,7 @@ func TestGather_PlatformExtensionsLoadFirstWhateverTheRootOrder(t *testing.T) {
 		labels:     map[string]map[string]string{"team": {v1alpha1.TrustLabel: "trusted"}},
 	}
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}}
-	plan, err := Gather(ws, objs, policy)
+	plan, err := Gather(context.Background(), ws, objs, policy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func TestGather_UntrustedNamespaceIgnoresDataAndSkipsExtensions(t *testing.T) {
 		labels:     map[string]map[string]string{"team": {v1alpha1.TrustLabel: "untrusted"}},
 	}
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}}
-	plan, err := Gather(ws, objs, policy)
+	plan, err := Gather(context.Background(), ws, objs, policy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +118,7 @@ func TestGather_RootSelectorFiltersObjects(t *testing.T) {
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
 		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project",
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"pick": "yes"}}}}}}
-	plan, err := Gather(ws, objs, policy)
+	plan, err := Gather(context.Background(), ws, objs, policy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +135,7 @@ func TestGather_InstructionsOrderAndErrors(t *testing.T) {
 			{Inline: "INLINE"},
 			{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: "loadout-system", Name: "rules"}},
 		}}}
-	plan, err := Gather(ws, objs, policy)
+	plan, err := Gather(context.Background(), ws, objs, policy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,14 +144,14 @@ func TestGather_InstructionsOrderAndErrors(t *testing.T) {
 	}
 
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "missing"}}}
-	_, err = Gather(ws, objs, policy)
+	_, err = Gather(context.Background(), ws, objs, policy)
 	var notFound *InstructionsNotFoundError
 	if !errors.As(err, &notFound) {
 		t.Errorf("missing ConfigMap: %v, want InstructionsNotFoundError", err)
 	}
 
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: "other-team", Name: "rules"}}}
-	_, err = Gather(ws, objs, policy)
+	_, err = Gather(context.Background(), ws, objs, policy)
 	var refused *RootNotPermittedError
 	if !errors.As(err, &refused) {
 		t.Errorf("foreign ConfigMap: %v, want RootNotPermittedError", err)
@@ -171,7 +173,7 @@ func TestGather_PlatformConfigMapWithoutOptInLabelReadsAsMissing(t *testing.T) {
 		ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
 			Spec: v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
 				{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: ns, Name: name}}}}}
-		plan, err := Gather(ws, objs, policy)
+		plan, err := Gather(context.Background(), ws, objs, policy)
 		if err != nil {
 			return "", err
 		}
@@ -240,7 +242,7 @@ func TestGather_UnlabelledPlatformNamespaceLoadsNothingAndIsNamed(t *testing.T) 
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
 		Spec: v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
 			{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: "loadout-system", Name: "rules"}}}}}
-	plan, err := Gather(ws, objs, policy)
+	plan, err := Gather(context.Background(), ws, objs, policy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +261,7 @@ func TestGather_UnlabelledPlatformNamespaceLoadsNothingAndIsNamed(t *testing.T) 
 	}
 	// Labelled, the same namespace is the platform's, and nothing is named.
 	objs.labels["loadout-system"] = map[string]string{v1alpha1.TrustLabel: "trusted"}
-	if plan, err = Gather(ws, objs, policy); err != nil {
+	if plan, err = Gather(context.Background(), ws, objs, policy); err != nil {
 		t.Fatal(err)
 	}
 	if len(plan.UnlabelledPlatform) != 0 || len(plan.Input.Instructions) != 1 || !plan.Extensions[0].Trusted {

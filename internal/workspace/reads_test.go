@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -67,7 +68,7 @@ func TestReads_SelectsExactlyWhatGatherReads(t *testing.T) {
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
 		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project"},
 			{Name: "platform", Namespace: "loadout-system", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"pick": "yes"}}}}}}
-	plan, err := Gather(ws, objs, policy)
+	plan, err := Gather(context.Background(), ws, objs, policy)
 	if err != nil {
 		t.Fatal(err)
 	}

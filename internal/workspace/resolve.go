@@ -72,14 +72,14 @@ func (r *Resolution) Publishable() bool { return r.Failure == nil && r.Result !=
 // describe the last completed pass.
 func Resolve(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy, loader ExtensionLoader) (*Resolution, error) {
 	res := &Resolution{}
-	plan, err := Gather(ws, objs, pol)
+	plan, err := Gather(ctx, ws, objs, pol)
 	if err != nil {
 		return invalid(res, PhaseGather, err)
 	}
 	res.Plan = plan
 	res.Registry, res.Extensions = loader.LoadExtensions(ctx, ws, plan)
 	plan.Input.Registry = res.Registry
-	if res.Result, err = resources.Publish(plan.Input); err != nil {
+	if res.Result, err = resources.Render(plan.Input); err != nil {
 		phase := PhaseResolve
 		var tooLarge *resources.TooLargeError
 		if errors.As(err, &tooLarge) {

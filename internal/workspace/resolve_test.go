@@ -16,7 +16,7 @@ import (
 // failingObjects fails every namespace read, as a cache or API server might.
 type failingObjects struct{ *fakeObjects }
 
-func (failingObjects) NamespaceLabels(string) (map[string]string, error) {
+func (failingObjects) NamespaceLabels(context.Context, string) (map[string]string, error) {
 	return nil, errors.New("connection refused")
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/skilldir"
 )
 
 // WriteTree writes 3 roots of n skills in the layout
@@ -46,13 +47,13 @@ func WriteTree(base string, n int) ([]string, error) {
 func LoadoutResolve(roots []string) (int, error) {
 	in := resources.Input{Activate: []resources.Activation{{Skill: "skill-00000", Files: []string{"ref.md"}}}}
 	for i, d := range roots {
-		root, _, err := resources.LoadDirRoot(fmt.Sprintf("root%d", i), d, resources.DirOptions{})
+		root, _, err := skilldir.LoadRoot(fmt.Sprintf("root%d", i), d, skilldir.Options{})
 		if err != nil {
 			return 0, err
 		}
 		in.Roots = append(in.Roots, root)
 	}
-	res, err := resources.Publish(in)
+	res, err := resources.Render(in)
 	if err != nil {
 		return 0, err
 	}

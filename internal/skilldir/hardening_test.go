@@ -1,4 +1,4 @@
-package resources
+package skilldir
 
 import (
 	"errors"
@@ -8,23 +8,26 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 )
 
 // TestDirRoot_ActivationEscapesAreRefused is the directory-root part of the
 // bad-input catalog (rule R-ACT-1, R-ACT-4): a root read with LoadDirRoot,
 // then activation requests that try every way out of the skill directory.
-// Each is refused with an *ActivationError naming the request and why, and
+// Each is refused with an *resources.ActivationError naming the request and why, and
 // no byte of the outside file is returned.
 func TestDirRoot_ActivationEscapesAreRefused(t *testing.T) {
 	base := t.TempDir()
 	outside := filepath.Join(base, "outside")
 	root := filepath.Join(base, "root")
-	writeTree(t, base, map[string]string{
+	resourcestest.WriteTree(t, base, map[string]string{
 		"outside/secret.md":               "OUTSIDE SECRET",
 		"root/AGENTS.md":                  "ROOT RULES",
-		"root/skills/review/SKILL.md":     skillMD("review", "Review code.", "REVIEW BODY"),
+		"root/skills/review/SKILL.md":     resourcestest.SkillMD("review", "Review code.", "REVIEW BODY"),
 		"root/skills/review/checklist.md": "CHECKLIST",
-		"root/skills/review-old/SKILL.md": skillMD("review-old", "Old.", "OLD BODY"),
+		"root/skills/review-old/SKILL.md": resourcestest.SkillMD("review-old", "Old.", "OLD BODY"),
 		"root/skills/review-old/old.md":   "OLD FILE",
 	})
 	skillDir := filepath.Join(root, "skills", "review")
@@ -39,11 +42,11 @@ func TestDirRoot_ActivationEscapesAreRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, _, err := LoadDirRoot("project", root, DirOptions{Strict: true})
+	r, _, err := LoadRoot("project", root, Options{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := Resolve([]Root{r})
+	cat, err := resources.BuildCatalog([]resources.Root{r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +70,7 @@ func TestDirRoot_ActivationEscapesAreRefused(t *testing.T) {
 	} {
 		t.Run(tc.request, func(t *testing.T) {
 			got, err := cat.Activate("review", []string{"checklist.md", tc.request})
-			var ae *ActivationError
+			var ae *resources.ActivationError
 			if !errors.As(err, &ae) {
 				t.Fatalf("= %+v, %v; want an *ActivationError", got, err)
 			}
@@ -101,12 +104,12 @@ func TestDirRoot_ActivationEscapesAreRefused(t *testing.T) {
 // root still work.
 func TestDirRoot_SymlinksOutOfTheRootAreNeverRead(t *testing.T) {
 	secretDir := t.TempDir()
-	writeTree(t, secretDir, map[string]string{
+	resourcestest.WriteTree(t, secretDir, map[string]string{
 		"passwd":               "ROOT-SECRET-PASSWD",
 		"environ.md":           "ROOT-SECRET-ENV",
-		"skills/evil/SKILL.md": skillMD("evil", "d", "ROOT-SECRET-SKILL"),
+		"skills/evil/SKILL.md": resourcestest.SkillMD("evil", "d", "ROOT-SECRET-SKILL"),
 		"templates/other.md":   "ROOT-SECRET-TEMPLATE",
-		"SKILL.md":             skillMD("stolen", "d", "ROOT-SECRET-SKILLMD"),
+		"SKILL.md":             resourcestest.SkillMD("stolen", "d", "ROOT-SECRET-SKILLMD"),
 	})
 	link := func(root, name, target string) {
 		t.Helper()
@@ -119,9 +122,9 @@ func TestDirRoot_SymlinksOutOfTheRootAreNeverRead(t *testing.T) {
 	}
 	t.Run("seed layout", func(t *testing.T) {
 		root := t.TempDir()
-		writeTree(t, root, map[string]string{
+		resourcestest.WriteTree(t, root, map[string]string{
 			"docs/rules.md":      "INSIDE-RULES",
-			"skills/ok/SKILL.md": skillMD("ok", "d", "OK-BODY"),
+			"skills/ok/SKILL.md": resourcestest.SkillMD("ok", "d", "OK-BODY"),
 			"templates/fine.md":  "FINE {{x}}",
 		})
 		link(root, "AGENTS.md", filepath.Join(secretDir, "passwd"))
@@ -129,7 +132,7 @@ func TestDirRoot_SymlinksOutOfTheRootAreNeverRead(t *testing.T) {
 		link(root, "templates/rel.md", "../../"+filepath.Base(secretDir)+"/environ.md")
 		link(root, "skills/stolen/SKILL.md", filepath.Join(secretDir, "SKILL.md"))
 		link(root, "skills/ok/inside.md", "../../docs/rules.md") // inside the root but outside the skill
-		r, diags, err := LoadDirRoot("project", root, DirOptions{})
+		r, diags, err := LoadRoot("project", root, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +156,7 @@ func TestDirRoot_SymlinksOutOfTheRootAreNeverRead(t *testing.T) {
 		root := t.TempDir()
 		link(root, "skills", filepath.Join(secretDir, "skills"))
 		link(root, "templates", filepath.Join(secretDir, "templates"))
-		r, diags, err := LoadDirRoot("project", root, DirOptions{})
+		r, diags, err := LoadRoot("project", root, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,9 +166,9 @@ func TestDirRoot_SymlinksOutOfTheRootAreNeverRead(t *testing.T) {
 	})
 	t.Run("inside links still work", func(t *testing.T) {
 		root := t.TempDir()
-		writeTree(t, root, map[string]string{"docs/rules.md": "INSIDE-RULES"})
+		resourcestest.WriteTree(t, root, map[string]string{"docs/rules.md": "INSIDE-RULES"})
 		link(root, "AGENTS.md", "docs/rules.md")
-		r, diags, err := LoadDirRoot("project", root, DirOptions{})
+		r, diags, err := LoadRoot("project", root, Options{})
 		if err != nil || len(diags) != 0 || len(r.Instructions) != 1 || r.Instructions[0].Body != "INSIDE-RULES" {
 			t.Fatalf("%+v %v %v", r.Instructions, diags, err)
 		}
@@ -173,7 +176,7 @@ func TestDirRoot_SymlinksOutOfTheRootAreNeverRead(t *testing.T) {
 	t.Run("import of a skills directory", func(t *testing.T) {
 		root := t.TempDir()
 		link(root, "SKILL.md", filepath.Join(secretDir, "SKILL.md"))
-		skills, diags, err := LoadSkillsDir("x", root, DirOptions{})
+		skills, diags, err := LoadSkills("x", root, Options{})
 		if err != nil || len(skills) != 0 || len(diags) != 1 {
 			t.Fatalf("skills %+v diags %v err %v", skills, diags, err)
 		}
@@ -185,12 +188,12 @@ func TestDirRoot_SymlinksOutOfTheRootAreNeverRead(t *testing.T) {
 // reported and left out.
 func TestDirRoot_FIFOAndHugeFilesAreLeftOutWithoutBlocking(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{"skills/ok/SKILL.md": skillMD("ok", "d", "b")})
+	resourcestest.WriteTree(t, root, map[string]string{"skills/ok/SKILL.md": resourcestest.SkillMD("ok", "d", "b")})
 	if err := syscall.Mkfifo(filepath.Join(root, "AGENTS.md"), 0o644); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
-	writeTree(t, root, map[string]string{"templates/big.md": strings.Repeat("x", maxRootFileBytes+1)})
-	r, diags, err := LoadDirRoot("project", root, DirOptions{})
+	resourcestest.WriteTree(t, root, map[string]string{"templates/big.md": strings.Repeat("x", maxRootFileBytes+1)})
+	r, diags, err := LoadRoot("project", root, Options{})
 	if err != nil || len(r.Instructions) != 0 || len(r.Templates) != 0 || len(r.Skills) != 1 {
 		t.Fatalf("%+v %v", r, err)
 	}

@@ -1,4 +1,4 @@
-package resources
+package skilldir
 
 import (
 	"errors"
@@ -7,31 +7,9 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-)
 
-// cleanRequest is the lexical half of rule R-ACT-4 for a requested skill file:
-// it refuses empty, absolute and backslash paths and any path that, joined to
-// the skill root and cleaned, leaves it. It returns the clean slash path.
-func cleanRequest(p string) (string, error) {
-	switch {
-	case p == "":
-		return "", errors.New("path is empty")
-	case strings.ContainsRune(p, 0):
-		return "", errors.New("path contains a NUL byte")
-	case strings.ContainsRune(p, '\\'):
-		return "", errors.New("path must use '/' separators (no backslash)")
-	case path.IsAbs(p):
-		return "", errors.New("absolute paths are refused")
-	}
-	c := path.Clean(p)
-	if c == "." {
-		return "", errors.New("path does not name a file inside the skill")
-	}
-	if !relInside(c) {
-		return "", errors.New("path leaves the skill root")
-	}
-	return c, nil
-}
+	"github.com/loadout-dev/loadout/internal/resources"
+)
 
 // relInside reports whether a relative, cleaned path stays below its base:
 // like Node's path.relative test, it must be neither absolute nor start with a
@@ -54,7 +32,7 @@ func within(root, target string) bool {
 // symlink-resolved file in the symlink-resolved root. It returns the canonical
 // path of a regular file.
 func resolveInDir(dir, request string) (string, error) {
-	clean, err := cleanRequest(request)
+	clean, err := resources.CleanRequest(request)
 	if err != nil {
 		return "", err
 	}

@@ -1,4 +1,8 @@
-package resources
+// Package published reads a published context as the agent side sees it: a
+// mounted context ConfigMap, parsed and hash-checked, with template rendering,
+// skill activation and external skill content spliced in. hostd, `loadout
+// materialize` and the CLI's render and activate commands use it.
+package published
 
 import (
 	"encoding/json"
@@ -14,12 +18,13 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources"
 )
 
-// PublishedContext is a published context as an agent pod sees it: the four
+// Context is a published context as an agent pod sees it: the four
 // keys of the ConfigMap, parsed. It answers render and activate requests the
 // same way the resolution engine does, without any Kubernetes access.
-type PublishedContext struct {
+type Context struct {
 	// SystemPrompt is system-prompt.md.
 	SystemPrompt string
 	// Hash is the verified context hash.
@@ -40,7 +45,7 @@ type PublishedContext struct {
 // externalContent is a fetched external skill, checked against its Skill.
 type externalContent struct {
 	body  string
-	files []File
+	files []resources.File
 }
 
 // configMapDataDir is the symlink a ConfigMap volume points at its current
@@ -49,10 +54,10 @@ type externalContent struct {
 // kubelet swaps in a new one.
 const configMapDataDir = "..data"
 
-// LoadContextDir reads a mounted context ConfigMap (or a plain directory with
+// LoadDir reads a mounted context ConfigMap (or a plain directory with
 // the four files) and verifies its hash, so a half-updated or hand-edited
 // directory is refused rather than half used.
-func LoadContextDir(dir string) (*PublishedContext, error) {
+func LoadDir(dir string) (*Context, error) {
 	base := dir
 	if _, err := os.Lstat(filepath.Join(dir, configMapDataDir)); err == nil {
 		if base, err = filepath.EvalSymlinks(filepath.Join(dir, configMapDataDir)); err != nil {
@@ -70,7 +75,7 @@ func LoadContextDir(dir string) (*PublishedContext, error) {
 		}
 		data[key] = string(b)
 	}
-	pc, err := ParseContext(data)
+	pc, err := Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("context dir %s: %w", dir, err)
 	}
@@ -104,9 +109,9 @@ func readSignature(path string) ([]byte, error) {
 	return b, nil
 }
 
-// ParseContext parses published ConfigMap data and checks its hash.
-func ParseContext(data map[string]string) (*PublishedContext, error) {
-	pc := &PublishedContext{SystemPrompt: data[contract.KeySystemPrompt]}
+// Parse parses published ConfigMap data and checks its hash.
+func Parse(data map[string]string) (*Context, error) {
+	pc := &Context{SystemPrompt: data[contract.KeySystemPrompt]}
 	var skills contract.Skills
 	var templates contract.Templates
 	for key, v := range map[string]any{contract.KeyManifest: &pc.manifest, contract.KeySkills: &skills, contract.KeyTemplates: &templates} {
@@ -114,7 +119,7 @@ func ParseContext(data map[string]string) (*PublishedContext, error) {
 			return nil, fmt.Errorf("parse %s: %w", key, err)
 		}
 	}
-	if got := ContextHash(data); got != pc.manifest.Hash {
+	if got := resources.ContextHash(data); got != pc.manifest.Hash {
 		return nil, fmt.Errorf("%s: hash is %q but the data hashes to %q: the context is inconsistent", contract.KeyManifest, pc.manifest.Hash, got)
 	}
 	pc.Hash = pc.manifest.Hash
@@ -130,55 +135,55 @@ func ParseContext(data map[string]string) (*PublishedContext, error) {
 }
 
 // Render renders a published template into the canonical user message
-// (rule R-TPL-3). An unknown template or a missing argument is a *TemplateError.
-func (c *PublishedContext) Render(name string, args map[string]string, at time.Time) (UserMessage, error) {
+// (rule R-TPL-3). An unknown template or a missing argument is a *resources.TemplateError.
+func (c *Context) Render(name string, args map[string]string, at time.Time) (resources.UserMessage, error) {
 	t, ok := c.templates[name]
 	if !ok {
-		return UserMessage{}, &TemplateError{Template: name, Message: "no such template in the context"}
+		return resources.UserMessage{}, &resources.TemplateError{Template: name, Message: "no such template in the context"}
 	}
-	text, err := Render(t.Body, args)
+	text, err := resources.RenderTemplate(t.Body, args)
 	if err != nil {
-		var te *TemplateError
+		var te *resources.TemplateError
 		if errors.As(err, &te) {
 			te.Template = name
 		}
-		return UserMessage{}, err
+		return resources.UserMessage{}, err
 	}
-	return NewUserMessage(text, at), nil
+	return resources.NewUserMessage(text, at), nil
 }
 
 // Activate activates a published skill with some of its files. The
 // files live in skills.json, so the lexical containment check applies; the
 // result shares nothing with the context (R-ACT-5).
-func (c *PublishedContext) Activate(name string, files []string) (*ActivatedSkill, error) {
+func (c *Context) Activate(name string, files []string) (*resources.ActivatedSkill, error) {
 	s, ok := c.skills[name]
 	if !ok {
-		return nil, &ActivationError{Skill: name, Message: "no such skill in the context"}
+		return nil, &resources.ActivationError{Skill: name, Message: "no such skill in the context"}
 	}
 	if s.Source != nil {
 		ext, ok := c.external[name]
 		if !ok {
-			return nil, &ActivationError{Skill: name, Message: fmt.Sprintf("external source %s is not fetched yet", s.Source)}
+			return nil, &resources.ActivationError{Skill: name, Message: fmt.Sprintf("external source %s is not fetched yet", s.Source)}
 		}
-		return activateFiles(s.Name, ext.body, s.Origin, ext.files, files)
+		return resources.ActivateFiles(s.Name, ext.body, s.Origin, ext.files, files)
 	}
-	have := make([]File, 0, len(s.Files))
+	have := make([]resources.File, 0, len(s.Files))
 	for _, d := range s.Files {
-		f, err := fileFromDoc(d)
+		f, err := resources.FileFromDoc(d)
 		if err != nil {
-			return nil, &ActivationError{Skill: name, File: d.Path, Message: "undecodable", Err: err}
+			return nil, &resources.ActivationError{Skill: name, File: d.Path, Message: "undecodable", Err: err}
 		}
 		have = append(have, f)
 	}
-	return activateFiles(s.Name, s.Body, s.Origin, have, files)
+	return resources.ActivateFiles(s.Name, s.Body, s.Origin, have, files)
 }
 
 // SkillFiles decodes a published inline skill's files (base64 ones to their
 // bytes). External skills have none here: their files come from the source.
-func SkillFiles(d contract.SkillDoc) ([]File, error) {
-	out := make([]File, 0, len(d.Files))
+func SkillFiles(d contract.SkillDoc) ([]resources.File, error) {
+	out := make([]resources.File, 0, len(d.Files))
 	for _, fd := range d.Files {
-		f, err := fileFromDoc(fd)
+		f, err := resources.FileFromDoc(fd)
 		if err != nil {
 			return nil, fmt.Errorf("skill %s: %w", d.Name, err)
 		}
@@ -194,7 +199,7 @@ func SkillFiles(d contract.SkillDoc) ([]File, error) {
 // requested files. Any external skill without content, a disagreeing
 // SKILL.md or a requested file the source lacks is an error naming the skill,
 // and the caller keeps what it served before.
-func (c *PublishedContext) WithExternal(got map[string]ExternalSkill) (*PublishedContext, error) {
+func (c *Context) WithExternal(got map[string]resources.ExternalSkill) (*Context, error) {
 	out, rejected := c.WithAvailableExternal(got)
 	for _, s := range c.Skills() {
 		if s.Source == nil {
@@ -217,7 +222,7 @@ func (c *PublishedContext) WithExternal(got map[string]ExternalSkill) (*Publishe
 // whose content WithExternal would refuse stays pending too, its error in
 // rejected. Skills complete independently: one pending skill delays no
 // other.
-func (c *PublishedContext) WithAvailableExternal(got map[string]ExternalSkill) (out *PublishedContext, rejected map[string]error) {
+func (c *Context) WithAvailableExternal(got map[string]resources.ExternalSkill) (out *Context, rejected map[string]error) {
 	cp := *c
 	out, rejected = &cp, map[string]error{}
 	out.external = make(map[string]externalContent, len(got))
@@ -226,7 +231,7 @@ func (c *PublishedContext) WithAvailableExternal(got map[string]ExternalSkill) (
 		if s.Source == nil || !ok {
 			continue
 		}
-		body, err := checkExternal(s.Name, s.Description, ext.SkillMD)
+		body, err := resources.CheckExternal(s.Name, s.Description, ext.SkillMD)
 		if err != nil {
 			rejected[s.Name] = fmt.Errorf("skill %s: source %s: %w", s.Name, s.Source, err)
 			continue
@@ -252,16 +257,16 @@ func (c *PublishedContext) WithAvailableExternal(got map[string]ExternalSkill) (
 // spliceActive replaces the markers of an active external skill in prompt
 // with its body and requested files.
 func spliceActive(prompt string, a contract.ActiveSkill, ext externalContent) (string, error) {
-	prompt, ok := spliceMarker(prompt, bodyMarker(a.Name), ext.body)
+	prompt, ok := resources.SpliceMarker(prompt, resources.BodyMarker(a.Name), ext.body)
 	if !ok {
 		return "", fmt.Errorf("skill %s: system prompt has no place for its body", a.Name)
 	}
-	activated, err := activateFiles(a.Name, ext.body, "", ext.files, a.Files)
+	activated, err := resources.ActivateFiles(a.Name, ext.body, "", ext.files, a.Files)
 	if err != nil {
 		return "", err
 	}
 	for _, f := range activated.Files {
-		if prompt, ok = spliceMarker(prompt, fileMarker(a.Name, f.Source), f.Content); !ok {
+		if prompt, ok = resources.SpliceMarker(prompt, resources.FileMarker(a.Name, f.Source), f.Content); !ok {
 			return "", fmt.Errorf("skill %s: system prompt has no place for file %s", a.Name, f.Request)
 		}
 	}
@@ -270,7 +275,7 @@ func spliceActive(prompt string, a contract.ActiveSkill, ext externalContent) (s
 
 // Manifest returns manifest.json. Its lists are copies: changing them does not
 // change the context.
-func (c *PublishedContext) Manifest() contract.Manifest {
+func (c *Context) Manifest() contract.Manifest {
 	m := c.manifest
 	m.Instructions = slices.Clone(m.Instructions)
 	m.Catalog = slices.Clone(m.Catalog)
@@ -288,11 +293,11 @@ func (c *PublishedContext) Manifest() contract.Manifest {
 // Skills returns skills.json's winning skills in name order. The slice is a
 // copy; the docs share their file lists with the context and must not be
 // changed.
-func (c *PublishedContext) Skills() []contract.SkillDoc { return valuesInKeyOrder(c.skills) }
+func (c *Context) Skills() []contract.SkillDoc { return valuesInKeyOrder(c.skills) }
 
 // Templates returns templates.json's winning templates in name order, as
 // Skills does.
-func (c *PublishedContext) Templates() []contract.TemplateDoc {
+func (c *Context) Templates() []contract.TemplateDoc {
 	return valuesInKeyOrder(c.templates)
 }
 
@@ -312,8 +317,8 @@ func valuesInKeyOrder[T any](m map[string]T) []T {
 // prompt once the parts derived from the manifest and skills.json (the skill
 // list, the active skills, the tools section) are taken off its end; a
 // prompt that does not end with exactly those parts is an error.
-func (c *PublishedContext) InstructionsText() (string, error) {
-	active := make([]ActivatedSkill, 0, len(c.manifest.ActiveSkills))
+func (c *Context) InstructionsText() (string, error) {
+	active := make([]resources.ActivatedSkill, 0, len(c.manifest.ActiveSkills))
 	for _, a := range c.manifest.ActiveSkills {
 		s, err := c.activateForPrompt(a)
 		if err != nil {
@@ -321,8 +326,8 @@ func (c *PublishedContext) InstructionsText() (string, error) {
 		}
 		active = append(active, *s)
 	}
-	slices.SortFunc(active, func(a, b ActivatedSkill) int { return strings.Compare(a.Name, b.Name) })
-	derived := joinParts(derivedParts(c.manifest.Catalog, active, c.manifest.Registry))
+	slices.SortFunc(active, func(a, b resources.ActivatedSkill) int { return strings.Compare(a.Name, b.Name) })
+	derived := resources.DerivedTail(c.manifest.Catalog, active, c.manifest.Registry)
 	switch {
 	case derived == "":
 		return strings.TrimSuffix(c.SystemPrompt, "\n"), nil
@@ -337,10 +342,10 @@ func (c *PublishedContext) InstructionsText() (string, error) {
 // activateForPrompt activates an active skill as the system prompt holds
 // it: a pending external skill (WithAvailableExternal) as the markers still
 // standing in for its body and files.
-func (c *PublishedContext) activateForPrompt(a contract.ActiveSkill) (*ActivatedSkill, error) {
+func (c *Context) activateForPrompt(a contract.ActiveSkill) (*resources.ActivatedSkill, error) {
 	s, ok := c.skills[a.Name]
 	if _, fetched := c.external[a.Name]; ok && s.Source != nil && !fetched {
-		return activateExternal(Skill{Name: s.Name}, a.Files)
+		return resources.ActivatePending(s.Name, a.Files)
 	}
 	return c.Activate(a.Name, a.Files)
 }

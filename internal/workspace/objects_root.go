@@ -1,4 +1,4 @@
-package resources
+package workspace
 
 import (
 	"cmp"
@@ -6,26 +6,27 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources"
 )
 
 // RootFromObjects converts the Skill and Template objects of one root into a
-// strict Root. Objects are ordered by namespace and object name: inside one
+// strict resources.Root. Objects are ordered by namespace and object name: inside one
 // root that order never chooses a winner (a duplicate is an error, R-CAT-2),
 // it only makes error messages stable. Objects keep their own namespace in
 // their origin; namespace is used for objects that have none (as in manifests
 // without metadata.namespace).
-func RootFromObjects(name, namespace string, skills []v1alpha1.Skill, templates []v1alpha1.Template) Root {
-	root := Root{Name: name}
+func RootFromObjects(name, namespace string, skills []v1alpha1.Skill, templates []v1alpha1.Template) resources.Root {
+	root := resources.Root{Name: name}
 	for _, s := range sortedObjects(skills, func(s *v1alpha1.Skill) (string, string) { return s.Namespace, s.Name }) {
-		files := make([]File, 0, len(s.Spec.Files))
+		files := make([]resources.File, 0, len(s.Spec.Files))
 		for _, f := range s.Spec.Files {
-			file := File{Path: f.Path, Content: f.Content, Executable: f.Executable}
+			file := resources.File{Path: f.Path, Content: f.Content, Executable: f.Executable}
 			if f.BinaryContent != nil {
 				file.Content, file.Binary = string(f.BinaryContent), true
 			}
 			files = append(files, file)
 		}
-		root.Skills = append(root.Skills, Skill{
+		root.Skills = append(root.Skills, resources.Skill{
 			Name:          s.LogicalName(),
 			Description:   string(s.Spec.Description),
 			Body:          s.Spec.Body,
@@ -36,10 +37,10 @@ func RootFromObjects(name, namespace string, skills []v1alpha1.Skill, templates 
 			AllowedTools:  s.Spec.AllowedTools,
 			Origin:        objectOrigin(name, namespace, s.Namespace, s.Name),
 			Source:        sourceOf(s.Spec.Source),
-		}.clone())
+		}.Clone())
 	}
 	for _, t := range sortedObjects(templates, func(t *v1alpha1.Template) (string, string) { return t.Namespace, t.Name }) {
-		root.Templates = append(root.Templates, Template{
+		root.Templates = append(root.Templates, resources.Template{
 			Name:        t.LogicalName(),
 			Description: t.Spec.Description,
 			Body:        t.Spec.Body,
@@ -49,8 +50,8 @@ func RootFromObjects(name, namespace string, skills []v1alpha1.Skill, templates 
 	return root
 }
 
-func objectOrigin(root, defaultNamespace, namespace, object string) Origin {
-	return Origin{Root: root, Namespace: cmp.Or(namespace, defaultNamespace), Object: object}
+func objectOrigin(root, defaultNamespace, namespace, object string) resources.Origin {
+	return resources.Origin{Root: root, Namespace: cmp.Or(namespace, defaultNamespace), Object: object}
 }
 
 // sortedObjects returns pointers to the items ordered by namespace and name,

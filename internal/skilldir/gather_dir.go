@@ -1,4 +1,4 @@
-package resources
+package skilldir
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/loadout-dev/loadout/internal/resources"
 )
 
 // Names of the seed layout of a directory root.
@@ -17,8 +19,8 @@ const (
 	skillFileName        = "SKILL.md"
 )
 
-// DirOptions tunes how directory roots are read.
-type DirOptions struct {
+// Options tunes how directory roots are read.
+type Options struct {
 	// Strict makes a skill or template name that breaks rule R-SK-1, or a skill
 	// name that differs from its directory, an error instead of a warning
 	// (R-SK-2). Kubernetes objects are always strict.
@@ -30,7 +32,7 @@ type DirOptions struct {
 	// the description.
 	TruncateDescriptions bool
 	// SkipFiles leaves the files of directory skills unread (Skill.Files is
-	// empty, Skill.Dir is set): for callers that pack the directory
+	// empty, Skill.Reader is a DirReader): for callers that pack the directory
 	// themselves, such as `loadout import --push`.
 	SkipFiles bool
 }
@@ -41,48 +43,48 @@ type dirLoader struct {
 	base  string   // root directory, absolute
 	root  *os.Root // base, opened: every read goes through it (stays inside)
 	shown string   // root directory as the caller wrote it, for diagnostics
-	opts  DirOptions
-	diags []Diagnostic
+	opts  Options
+	diags []resources.Diagnostic
 	// strictErr is the first rule broken in strict mode.
 	strictErr error
 }
 
-// LoadDirRoot reads a directory root in the seed layout: AGENTS.md,
+// LoadRoot reads a directory root in the seed layout: AGENTS.md,
 // skills/<dir>/SKILL.md with the other files of <dir>, templates/<name>.md.
 // A missing source means no resources of that kind (R-CAT-5); any other I/O
 // error is returned. Skills with a missing frontmatter, invalid YAML or a blank
 // description are skipped with a diagnostic naming the file (R-SK-2). In
-// strict mode a broken name also returns an *InvalidResourceError; the Root
+// strict mode a broken name also returns a *resources.InvalidResourceError; the Root
 // then holds only what was valid, and callers that publish must discard it.
-func LoadDirRoot(name, dir string, opts DirOptions) (Root, []Diagnostic, error) {
+func LoadRoot(name, dir string, opts Options) (resources.Root, []resources.Diagnostic, error) {
 	l, err := newDirLoader(name, dir, opts)
 	if err != nil {
-		return Root{}, nil, err
+		return resources.Root{}, nil, err
 	}
 	defer l.close()
-	root := Root{Name: name, Lenient: !opts.Strict}
+	root := resources.Root{Name: name, Lenient: !opts.Strict}
 	if root.Instructions, err = l.instructions(); err != nil {
-		return Root{}, l.diags, err
+		return resources.Root{}, l.diags, err
 	}
 	if root.Skills, err = l.skills(skillsDirName); err != nil {
-		return Root{}, l.diags, err
+		return resources.Root{}, l.diags, err
 	}
 	if root.Templates, err = l.templates(); err != nil {
-		return Root{}, l.diags, err
+		return resources.Root{}, l.diags, err
 	}
 	return root, l.diags, l.strictErr
 }
 
-// LoadSkillsDir reads a directory whose subdirectories are Agent Skills
+// LoadSkills reads a directory whose subdirectories are Agent Skills
 // (<dir>/<skill>/SKILL.md), as `loadout import` does; a dir that itself holds
 // a SKILL.md is one skill.
-func LoadSkillsDir(name, dir string, opts DirOptions) ([]Skill, []Diagnostic, error) {
+func LoadSkills(name, dir string, opts Options) ([]resources.Skill, []resources.Diagnostic, error) {
 	l, err := newDirLoader(name, dir, opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer l.close()
-	var skills []Skill
+	var skills []resources.Skill
 	if _, err := l.root.Stat(skillFileName); err == nil {
 		s, ok, err := l.skill(".")
 		if ok {
@@ -97,7 +99,7 @@ func LoadSkillsDir(name, dir string, opts DirOptions) ([]Skill, []Diagnostic, er
 	return skills, l.diags, l.strictErr
 }
 
-func newDirLoader(name, dir string, opts DirOptions) (*dirLoader, error) {
+func newDirLoader(name, dir string, opts Options) (*dirLoader, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("root %q: %w", dir, err)
@@ -133,8 +135,8 @@ func (l *dirLoader) adopt(c *dirLoader) {
 }
 
 // rel is a slash path relative to the root, used in origins.
-func (l *dirLoader) origin(rel string) Origin {
-	return Origin{Root: l.name, Path: filepath.ToSlash(filepath.Clean(rel))}
+func (l *dirLoader) origin(rel string) resources.Origin {
+	return resources.Origin{Root: l.name, Path: filepath.ToSlash(filepath.Clean(rel))}
 }
 
 // file is the path diagnostics name: under the directory the caller gave.
@@ -142,8 +144,8 @@ func (l *dirLoader) file(rel string) string {
 	return filepath.Join(l.shown, rel)
 }
 
-func (l *dirLoader) report(rel string, sev Severity, format string, args ...any) {
-	l.diags = append(l.diags, Diagnostic{File: l.file(rel), Severity: sev, Message: fmt.Sprintf(format, args...)})
+func (l *dirLoader) report(rel string, sev resources.Severity, format string, args ...any) {
+	l.diags = append(l.diags, resources.Diagnostic{File: l.file(rel), Severity: sev, Message: fmt.Sprintf(format, args...)})
 }
 
 // nameProblem reports a name that breaks R-SK-1 (or a skill name that differs
@@ -151,12 +153,12 @@ func (l *dirLoader) report(rel string, sev Severity, format string, args ...any)
 // reports whether the resource still loads.
 func (l *dirLoader) nameProblem(kind, rel, msg string) bool {
 	if !l.opts.Strict {
-		l.report(rel, SeverityWarning, "%s (loaded anyway: lenient mode)", msg)
+		l.report(rel, resources.SeverityWarning, "%s (loaded anyway: lenient mode)", msg)
 		return true
 	}
-	l.report(rel, SeverityError, "%s", msg)
+	l.report(rel, resources.SeverityError, "%s", msg)
 	if l.strictErr == nil {
-		l.strictErr = &InvalidResourceError{Kind: kind, Origin: l.origin(rel), Field: "name", Message: msg}
+		l.strictErr = &resources.InvalidResourceError{Kind: kind, Origin: l.origin(rel), Field: "name", Message: msg}
 	}
 	return false
 }
@@ -173,7 +175,7 @@ func (l *dirLoader) readOptional(rel string) ([]byte, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
 	case perFileProblem(err):
-		l.report(rel, SeveritySkipped, "left out: %v", err)
+		l.report(rel, resources.SeveritySkipped, "left out: %v", err)
 		return nil, errReported
 	case err != nil:
 		return nil, fmt.Errorf("read %s: %w", l.file(rel), err)
@@ -190,7 +192,7 @@ func (l *dirLoader) readDirOptional(rel string) ([]fs.DirEntry, error) {
 	}
 	if err != nil {
 		if err = classifyRootErr(l.root, rel, err); errors.Is(err, errOutsideRoot) {
-			l.report(rel, SeveritySkipped, "left out: %v", err)
+			l.report(rel, resources.SeveritySkipped, "left out: %v", err)
 			return nil, nil
 		}
 		return nil, fmt.Errorf("read directory %s: %w", l.file(rel), err)
@@ -198,7 +200,7 @@ func (l *dirLoader) readDirOptional(rel string) ([]fs.DirEntry, error) {
 	return entries, nil
 }
 
-func (l *dirLoader) instructions() ([]Instruction, error) {
+func (l *dirLoader) instructions() ([]resources.Instruction, error) {
 	b, err := l.readOptional(instructionsFileName)
 	if errors.Is(err, errReported) {
 		return nil, nil
@@ -206,7 +208,7 @@ func (l *dirLoader) instructions() ([]Instruction, error) {
 	if err != nil || strings.TrimSpace(string(b)) == "" {
 		return nil, err
 	}
-	return []Instruction{{Body: string(b), Origin: l.origin(instructionsFileName)}}, nil
+	return []resources.Instruction{{Body: string(b), Origin: l.origin(instructionsFileName)}}, nil
 }
 
 // hidden entries (".git", ".DS_Store") are never resources.

@@ -1,4 +1,4 @@
-package resources
+package skilldir
 
 import (
 	"errors"
@@ -12,6 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/skillmd"
 )
 
 // skills discovers and reads the skills below the directory top (relative to
@@ -33,7 +36,7 @@ import (
 // concurrently (the work is mostly system calls, which overlap even on few
 // cores), and their skills and diagnostics merged in discovery order, so the
 // result is the same as a sequential read.
-func (l *dirLoader) skills(top string) ([]Skill, error) {
+func (l *dirLoader) skills(top string) ([]resources.Skill, error) {
 	entries, err := l.readDirOptional(top)
 	if err != nil || entries == nil {
 		return nil, err
@@ -56,7 +59,7 @@ func (l *dirLoader) skills(top string) ([]Skill, error) {
 			j.s, j.ok, j.err = j.child.fileSkill(j.rel)
 		}
 	})
-	var out []Skill
+	var out []resources.Skill
 	for _, j := range jobs {
 		l.adopt(j.child)
 		if j.err != nil {
@@ -91,7 +94,7 @@ type skillJob struct {
 	kind  jobKind
 	rel   string
 	child *dirLoader
-	s     Skill
+	s     resources.Skill
 	ok    bool
 	err   error
 }
@@ -112,7 +115,7 @@ type skillWalk struct {
 // searches.
 var ignoreFileNames = []string{".gitignore", ".ignore", ".fdignore"}
 
-func (w *skillWalk) note(kind jobKind, rel string, sev Severity, format string, args ...any) {
+func (w *skillWalk) note(kind jobKind, rel string, sev resources.Severity, format string, args ...any) {
 	j := &skillJob{kind: kind, rel: rel, child: w.l.child()}
 	j.child.report(rel, sev, format, args...)
 	w.jobs = append(w.jobs, j)
@@ -122,7 +125,7 @@ func (w *skillWalk) note(kind jobKind, rel string, sev Severity, format string, 
 // found through another path.
 func (w *skillWalk) add(kind jobKind, rel, fileRel, real string) {
 	if first, ok := w.seen[real]; ok {
-		w.note(jobNote, fileRel, SeverityWarning, "the same file as %s (through a symbolic link): loaded once, from there", w.l.file(first))
+		w.note(jobNote, fileRel, resources.SeverityWarning, "the same file as %s (through a symbolic link): loaded once, from there", w.l.file(first))
 		return
 	}
 	w.seen[real] = fileRel
@@ -164,7 +167,7 @@ func (w *skillWalk) walk(rel, real string, entries []fs.DirEntry, stack []string
 		switch {
 		case isDir:
 			if slices.ContainsFunc(stack, func(searching string) bool { return within(childReal, searching) }) {
-				w.note(jobNote, childRel, SeverityWarning, "left out: a symbolic link to a directory that holds it (a cycle)")
+				w.note(jobNote, childRel, resources.SeverityWarning, "left out: a symbolic link to a directory that holds it (a cycle)")
 				continue
 			}
 			sub, err := fs.ReadDir(w.l.root.FS(), filepath.ToSlash(childRel))
@@ -185,14 +188,14 @@ func (w *skillWalk) walk(rel, real string, entries []fs.DirEntry, stack []string
 					}
 				}
 				w.jobs = kept
-				w.note(jobEmpty, childRel, SeverityWarning, "no skill in it: no %s at any depth that is not ignored", skillFileName)
+				w.note(jobEmpty, childRel, resources.SeverityWarning, "no skill in it: no %s at any depth that is not ignored", skillFileName)
 			}
 			count += n
 		case isFile && strings.HasSuffix(name, ".md") && rel == w.top:
 			w.add(jobFile, childRel, childRel, childReal)
 			count++
 		case isFile && strings.HasSuffix(name, ".md"):
-			w.note(jobNote, childRel, SeverityWarning, "not a skill: a *.md file is a skill only directly in the skills directory (as in Pi)")
+			w.note(jobNote, childRel, resources.SeverityWarning, "not a skill: a *.md file is a skill only directly in the skills directory (as in Pi)")
 		}
 	}
 	return count, nil
@@ -243,11 +246,11 @@ func (w *skillWalk) followLink(rel string) (info fs.FileInfo, outside bool, err 
 		return info, false, nil
 	}
 	if _, rerr := filepath.EvalSymlinks(filepath.Join(w.l.base, rel)); errors.Is(rerr, fs.ErrNotExist) {
-		w.note(jobNote, rel, SeverityWarning, "left out: a broken symbolic link")
+		w.note(jobNote, rel, resources.SeverityWarning, "left out: a broken symbolic link")
 		return nil, false, nil
 	}
 	if err = classifyRootErr(w.l.root, rel, err); errors.Is(err, errOutsideRoot) {
-		w.note(jobNote, rel, SeveritySkipped, "left out: %v", err)
+		w.note(jobNote, rel, resources.SeveritySkipped, "left out: %v", err)
 		return nil, true, nil
 	}
 	return nil, false, fmt.Errorf("read %s: %w", w.l.file(rel), err)
@@ -282,7 +285,7 @@ func (w *skillWalk) readIgnoreFiles(rel string, entries []fs.DirEntry) {
 			continue
 		}
 		if err != nil {
-			w.note(jobNote, fileRel, SeverityWarning, "ignore file not read: %v", classifyRootErr(w.l.root, fileRel, err))
+			w.note(jobNote, fileRel, resources.SeverityWarning, "ignore file not read: %v", classifyRootErr(w.l.root, fileRel, err))
 			continue
 		}
 		for line := range strings.SplitSeq(string(b), "\n") {
@@ -351,40 +354,40 @@ var unknownFieldNotes = map[string]string{
 // characters is cut (TruncateDescriptions) or skips the skill. ok is false
 // when the skill is skipped with a diagnostic; a file without frontmatter is
 // reported with severity noFrontmatter.
-func (l *dirLoader) skillHeader(fileRel string, raw []byte, noFrontmatter Severity) (fm frontmatter, body string, ok bool) {
-	fm, body, err := parseFrontmatter(string(raw))
-	if errors.Is(err, errNoFrontmatter) && noFrontmatter == SeverityWarning {
-		l.report(fileRel, SeverityWarning, "not a skill: %v", err)
-		return frontmatter{}, "", false
+func (l *dirLoader) skillHeader(fileRel string, raw []byte, noFrontmatter resources.Severity) (fm skillmd.Frontmatter, body string, ok bool) {
+	fm, body, err := skillmd.Parse(string(raw))
+	if errors.Is(err, skillmd.ErrNoFrontmatter) && noFrontmatter == resources.SeverityWarning {
+		l.report(fileRel, resources.SeverityWarning, "not a skill: %v", err)
+		return skillmd.Frontmatter{}, "", false
 	}
 	if err != nil {
-		l.report(fileRel, SeveritySkipped, "%v", err)
-		return frontmatter{}, "", false
+		l.report(fileRel, resources.SeveritySkipped, "%v", err)
+		return skillmd.Frontmatter{}, "", false
 	}
 	for _, k := range fm.Unknown {
-		l.report(fileRel, SeverityWarning, "unknown frontmatter field %q: ignored%s", k, unknownFieldNotes[k])
+		l.report(fileRel, resources.SeverityWarning, "unknown frontmatter field %q: ignored%s", k, unknownFieldNotes[k])
 	}
 	d := string(fm.Description)
 	n := utf8.RuneCountInString(d)
 	switch {
 	case strings.TrimSpace(d) == "":
-		l.report(fileRel, SeveritySkipped, "description must not be blank")
-		return frontmatter{}, "", false
-	case n > maxDescriptionLen && !l.opts.TruncateDescriptions:
-		l.report(fileRel, SeveritySkipped, "description has %d characters, over the %d a Skill can hold (Pi loads it with a warning): shorten it, or cut it with --truncate-descriptions", n, maxDescriptionLen)
-		return frontmatter{}, "", false
-	case n > maxDescriptionLen:
+		l.report(fileRel, resources.SeveritySkipped, "description must not be blank")
+		return skillmd.Frontmatter{}, "", false
+	case n > skillmd.MaxDescriptionLen && !l.opts.TruncateDescriptions:
+		l.report(fileRel, resources.SeveritySkipped, "description has %d characters, over the %d a Skill can hold (Pi loads it with a warning): shorten it, or cut it with --truncate-descriptions", n, skillmd.MaxDescriptionLen)
+		return skillmd.Frontmatter{}, "", false
+	case n > skillmd.MaxDescriptionLen:
 		cut := TruncateDescription(d)
 		if strings.TrimSpace(cut) == "" {
-			l.report(fileRel, SeveritySkipped, "description has %d characters, and its first %d are blank", n, maxDescriptionLen)
-			return frontmatter{}, "", false
+			l.report(fileRel, resources.SeveritySkipped, "description has %d characters, and its first %d are blank", n, skillmd.MaxDescriptionLen)
+			return skillmd.Frontmatter{}, "", false
 		}
-		fm.Description = scalar(cut)
-		l.report(fileRel, SeverityWarning, "description has %d characters, over the %d a Skill can hold: truncated to %d (--truncate-descriptions)", n, maxDescriptionLen, maxDescriptionLen)
+		fm.Description = skillmd.Scalar(cut)
+		l.report(fileRel, resources.SeverityWarning, "description has %d characters, over the %d a Skill can hold: truncated to %d (--truncate-descriptions)", n, skillmd.MaxDescriptionLen, skillmd.MaxDescriptionLen)
 	}
-	if n := utf8.RuneCountInString(string(fm.Compatibility)); n > maxCompatibilityLen {
-		l.report(fileRel, SeveritySkipped, "compatibility must be at most %d characters", maxCompatibilityLen)
-		return frontmatter{}, "", false
+	if n := utf8.RuneCountInString(string(fm.Compatibility)); n > skillmd.MaxCompatibilityLen {
+		l.report(fileRel, resources.SeveritySkipped, "compatibility must be at most %d characters", skillmd.MaxCompatibilityLen)
+		return skillmd.Frontmatter{}, "", false
 	}
 	return fm, body, true
 }
@@ -393,7 +396,7 @@ func (l *dirLoader) skillHeader(fileRel string, raw []byte, noFrontmatter Severi
 // Skill holds (rule R-SK-1).
 func TruncateDescription(d string) string {
 	i, n := 0, 0
-	for i < len(d) && n < maxDescriptionLen {
+	for i < len(d) && n < skillmd.MaxDescriptionLen {
 		_, size := utf8.DecodeRuneInString(d[i:])
 		i += size
 		n++
@@ -403,43 +406,43 @@ func TruncateDescription(d string) string {
 
 // skill reads the skill directory rel (rule R-SK-2, R-SK-3). ok is false when
 // the skill is skipped with a diagnostic.
-func (l *dirLoader) skill(rel string) (Skill, bool, error) {
+func (l *dirLoader) skill(rel string) (resources.Skill, bool, error) {
 	fileRel := filepath.Join(rel, skillFileName)
 	raw, err := l.readOptional(fileRel)
 	if errors.Is(err, errReported) {
-		return Skill{}, false, nil
+		return resources.Skill{}, false, nil
 	}
 	if err != nil {
-		return Skill{}, false, err
+		return resources.Skill{}, false, err
 	}
 	if raw == nil {
-		l.report(rel, SeveritySkipped, "no %s: not a skill", skillFileName)
-		return Skill{}, false, nil
+		l.report(rel, resources.SeveritySkipped, "no %s: not a skill", skillFileName)
+		return resources.Skill{}, false, nil
 	}
-	fm, body, ok := l.skillHeader(fileRel, raw, SeveritySkipped)
+	fm, body, ok := l.skillHeader(fileRel, raw, resources.SeveritySkipped)
 	if !ok {
-		return Skill{}, false, nil
+		return resources.Skill{}, false, nil
 	}
 	dir := filepath.Join(l.base, rel)
 	name := skillName(fm, dir)
-	if msg := skillNameProblem(fm, name, filepath.Base(dir)); msg != "" && !l.nameProblem(KindSkill, fileRel, msg) {
-		return Skill{}, false, nil
+	if msg := skillNameProblem(fm, name, filepath.Base(dir)); msg != "" && !l.nameProblem(resources.KindSkill, fileRel, msg) {
+		return resources.Skill{}, false, nil
 	}
-	var files []File
+	var files []resources.File
 	if !l.opts.SkipFiles {
 		if files, err = l.skillFiles(rel); err != nil {
-			return Skill{}, false, err
+			return resources.Skill{}, false, err
 		}
 	}
-	return Skill{
+	return resources.Skill{
 		Name:          name,
 		Description:   string(fm.Description),
 		Body:          body,
 		Files:         files,
-		Dir:           dir,
+		Reader:        DirReader{Dir: dir},
 		License:       string(fm.License),
 		Compatibility: string(fm.Compatibility),
-		Metadata:      fm.metadata(),
+		Metadata:      fm.MetadataMap(),
 		AllowedTools:  []string(fm.AllowedTools),
 		Origin:        l.origin(fileRel),
 	}, true, nil
@@ -453,36 +456,36 @@ func (l *dirLoader) skill(rel string) (Skill, bool, error) {
 // entries are other skills. It is held in memory (no Dir), so activation
 // serves the body read here. A *.md file without frontmatter (a README) is
 // not a skill, with a warning.
-func (l *dirLoader) fileSkill(rel string) (Skill, bool, error) {
+func (l *dirLoader) fileSkill(rel string) (resources.Skill, bool, error) {
 	raw, err := l.readOptional(rel)
 	if errors.Is(err, errReported) || (err == nil && raw == nil) {
-		return Skill{}, false, nil
+		return resources.Skill{}, false, nil
 	}
 	if err != nil {
-		return Skill{}, false, err
+		return resources.Skill{}, false, err
 	}
-	fm, body, ok := l.skillHeader(rel, raw, SeverityWarning)
+	fm, body, ok := l.skillHeader(rel, raw, resources.SeverityWarning)
 	if !ok {
-		return Skill{}, false, nil
+		return resources.Skill{}, false, nil
 	}
 	name := skillName(fm, filepath.Dir(filepath.Join(l.base, rel)))
 	msg := ""
 	switch {
 	case fm.Name == "":
 		msg = fmt.Sprintf("frontmatter has no name; using the name of the directory holding it, %q, as Pi does", name)
-	case checkName(name) != "":
-		msg = fmt.Sprintf("name %q %s", name, checkName(name))
+	case skillmd.CheckName(name) != "":
+		msg = fmt.Sprintf("name %q %s", name, skillmd.CheckName(name))
 	}
-	if msg != "" && !l.nameProblem(KindSkill, rel, msg) {
-		return Skill{}, false, nil
+	if msg != "" && !l.nameProblem(resources.KindSkill, rel, msg) {
+		return resources.Skill{}, false, nil
 	}
-	return Skill{
+	return resources.Skill{
 		Name:          name,
 		Description:   string(fm.Description),
 		Body:          body,
 		License:       string(fm.License),
 		Compatibility: string(fm.Compatibility),
-		Metadata:      fm.metadata(),
+		Metadata:      fm.MetadataMap(),
 		AllowedTools:  []string(fm.AllowedTools),
 		Origin:        l.origin(rel),
 	}, true, nil
@@ -491,7 +494,7 @@ func (l *dirLoader) fileSkill(rel string) (Skill, bool, error) {
 // skillName is the logical name of a directory skill: its frontmatter name, or
 // the directory name when the frontmatter has none. Discovery and activation
 // share it, so that R-ACT-2 compares like with like.
-func skillName(fm frontmatter, dir string) string {
+func skillName(fm skillmd.Frontmatter, dir string) string {
 	if fm.Name != "" {
 		return string(fm.Name)
 	}
@@ -500,12 +503,12 @@ func skillName(fm frontmatter, dir string) string {
 
 // skillNameProblem says what is wrong with a directory skill's name, if
 // anything (rule R-SK-1, R-SK-2).
-func skillNameProblem(fm frontmatter, name, dirName string) string {
+func skillNameProblem(fm skillmd.Frontmatter, name, dirName string) string {
 	switch {
 	case fm.Name == "":
 		return fmt.Sprintf("frontmatter has no name; using the directory name %q", name)
-	case checkName(name) != "":
-		return fmt.Sprintf("name %q %s", name, checkName(name))
+	case skillmd.CheckName(name) != "":
+		return fmt.Sprintf("name %q %s", name, skillmd.CheckName(name))
 	case name != dirName:
 		return fmt.Sprintf("name %q differs from its directory %q", name, dirName)
 	}
@@ -519,7 +522,7 @@ func skillNameProblem(fm frontmatter, name, dirName string) string {
 // checks (R-ACT-4), else it is left out with a warning. Files that are not
 // UTF-8 text are kept as binary files (published base64-encoded), and the
 // executable bit is kept, so nothing of a skill is dropped silently.
-func (l *dirLoader) skillFiles(rel string) ([]File, error) {
+func (l *dirLoader) skillFiles(rel string) ([]resources.File, error) {
 	// The skill directory as a root of its own: a file of the skill must stay
 	// inside the skill (R-ACT-4), checked atomically on every read.
 	skillRoot, err := l.root.OpenRoot(rel)
@@ -527,7 +530,7 @@ func (l *dirLoader) skillFiles(rel string) ([]File, error) {
 		return nil, fmt.Errorf("read skill %s: %w", l.file(rel), err)
 	}
 	defer func() { _ = skillRoot.Close() }()
-	var files []File
+	var files []resources.File
 	err = fs.WalkDir(skillRoot.FS(), ".", func(inSkill string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -549,20 +552,20 @@ func (l *dirLoader) skillFiles(rel string) ([]File, error) {
 		}
 		symlink := d.Type()&fs.ModeSymlink != 0
 		if !symlink && !d.Type().IsRegular() {
-			l.report(shown, SeverityWarning, "left out of the skill: not a regular file")
+			l.report(shown, resources.SeverityWarning, "left out of the skill: not a regular file")
 			return nil
 		}
 		b, err := readRegular(skillRoot, inSkill)
 		switch {
 		case errors.Is(err, errOutsideRoot):
-			l.report(shown, SeverityWarning, "left out of the skill: path resolves outside the skill root through a symlink")
+			l.report(shown, resources.SeverityWarning, "left out of the skill: path resolves outside the skill root through a symlink")
 			return nil
 		case errors.Is(err, errTooLarge):
 			// Not a detail of the skill but part of it: a failure for import.
-			l.report(shown, SeveritySkipped, "left out of the skill: %v; 'loadout import --push' publishes it in an external source", err)
+			l.report(shown, resources.SeveritySkipped, "left out of the skill: %v; 'loadout import --push' publishes it in an external source", err)
 			return nil
 		case err != nil && (symlink || perFileProblem(err)):
-			l.report(shown, SeverityWarning, "left out of the skill: %v", err)
+			l.report(shown, resources.SeverityWarning, "left out of the skill: %v", err)
 			return nil
 		case err != nil:
 			return fmt.Errorf("read %s: %w", l.file(shown), err)
@@ -571,7 +574,7 @@ func (l *dirLoader) skillFiles(rel string) ([]File, error) {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", l.file(shown), err)
 		}
-		files = append(files, File{
+		files = append(files, resources.File{
 			Path:       path.Clean(inSkill),
 			Content:    string(b),
 			Binary:     !utf8.Valid(b),

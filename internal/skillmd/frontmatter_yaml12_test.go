@@ -1,4 +1,4 @@
-package resources
+package skillmd
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 // "false"; the Pi agent and the Agent Skills spec read YAML 1.2.
 func TestParseFrontmatter_YAML12ScalarsStayStrings(t *testing.T) {
 	for in, want := range map[string]string{"y": "y", "no": "no", "yes": "yes", "on": "on", "off": "off", "true": "true", "42": "42", "1.5": "1.5"} {
-		fm, _, err := parseFrontmatter("---\nname: " + in + "\ndescription: d\n---\nbody\n")
+		fm, _, err := Parse("---\nname: " + in + "\ndescription: d\n---\nbody\n")
 		if err != nil {
 			t.Fatalf("name: %s: %v", in, err)
 		}
@@ -21,7 +21,7 @@ func TestParseFrontmatter_YAML12ScalarsStayStrings(t *testing.T) {
 
 func TestParseFrontmatter_OversizedHeaderIsRefusedNamingTheLimit(t *testing.T) {
 	header := "description: " + strings.Repeat("a", MaxFrontmatterBytes) + "\n"
-	_, _, err := parseFrontmatter("---\nname: big\n" + header + "---\nbody\n")
+	_, _, err := Parse("---\nname: big\n" + header + "---\nbody\n")
 	if err == nil || !strings.Contains(err.Error(), "over the limit") {
 		t.Fatalf("want an over-the-limit error, got %v", err)
 	}
@@ -29,18 +29,18 @@ func TestParseFrontmatter_OversizedHeaderIsRefusedNamingTheLimit(t *testing.T) {
 
 func TestParseFrontmatter_NonMappingHeaderIsAnError(t *testing.T) {
 	for _, header := range []string{"- a\n- b\n", "just text\n", "{1: a}\n"} {
-		if _, _, err := parseFrontmatter("---\n" + header + "---\nbody\n"); err == nil {
+		if _, _, err := Parse("---\n" + header + "---\nbody\n"); err == nil {
 			t.Errorf("header %q: want an error", header)
 		}
 	}
 }
 
 func TestParseFrontmatter_ListsAndMetadataStillParse(t *testing.T) {
-	fm, body, err := parseFrontmatter("---\nname: s\ndescription: d\nallowed-tools: [bash, read]\nmetadata:\n  owner: no\n---\nbody\n")
+	fm, body, err := Parse("---\nname: s\ndescription: d\nallowed-tools: [bash, read]\nmetadata:\n  owner: no\n---\nbody\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body != "body" || len(fm.AllowedTools) != 2 || fm.metadata()["owner"] != "no" {
+	if body != "body" || len(fm.AllowedTools) != 2 || fm.MetadataMap()["owner"] != "no" {
 		t.Fatalf("got %+v body %q", fm, body)
 	}
 }
@@ -56,7 +56,7 @@ func TestSetDescription_ReplacesOnlyTheDescription(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fm, _, err := parseFrontmatter(string(out))
+	fm, _, err := Parse(string(out))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package resources
+package skilldir
 
 import (
 	"errors"
@@ -8,10 +8,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 )
 
 func TestDirRoot_MissingSourcesAreEmpty(t *testing.T) { // R-CAT-5
-	root, diags, err := LoadDirRoot("empty", t.TempDir(), DirOptions{})
+	root, diags, err := LoadRoot("empty", t.TempDir(), Options{})
 	if err != nil || len(diags) != 0 {
 		t.Fatalf("err = %v, diags = %v", err, diags)
 	}
@@ -24,18 +27,18 @@ func TestDirRoot_OtherIOErrorsAreErrors(t *testing.T) { // R-CAT-5
 	dir := t.TempDir()
 	// skills is a file, not a directory: reading it fails with something
 	// other than "does not exist".
-	writeTree(t, dir, map[string]string{"skills": "not a directory"})
-	if _, _, err := LoadDirRoot("r", dir, DirOptions{}); err == nil {
+	resourcestest.WriteTree(t, dir, map[string]string{"skills": "not a directory"})
+	if _, _, err := LoadRoot("r", dir, Options{}); err == nil {
 		t.Fatal("want an error for an unreadable skills directory")
 	}
-	if _, _, err := LoadDirRoot("r", filepath.Join(dir, "missing-root"), DirOptions{}); err == nil {
+	if _, _, err := LoadRoot("r", filepath.Join(dir, "missing-root"), Options{}); err == nil {
 		t.Fatal("want an error for a missing root directory")
 	}
 }
 
 func TestDirRoot_ReadsSeedLayout(t *testing.T) { // R-SK-1, R-SK-3
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	resourcestest.WriteTree(t, dir, map[string]string{
 		"AGENTS.md": "Project rules.",
 		"skills/review/SKILL.md": "---\nname: review\ndescription: Review code.\nlicense: MIT\ncompatibility: any\n" +
 			"metadata:\n  owner: team-a\nallowed-tools: Read Grep\nunknown-field: ignored\n---\nBODY\n",
@@ -45,8 +48,8 @@ func TestDirRoot_ReadsSeedLayout(t *testing.T) { // R-SK-1, R-SK-3
 		"templates/fix.md":            "---\ndescription: Fix it.\n---\nFix {{file}}.\n",
 		"templates/plain.md":          "Just {{x}}.\n",
 	})
-	root, diags, err := LoadDirRoot("proj", dir, DirOptions{Strict: true})
-	if err != nil || len(diags) != 1 || diags[0].Severity != SeverityWarning || !strings.Contains(diags[0].Message, `unknown frontmatter field "unknown-field"`) {
+	root, diags, err := LoadRoot("proj", dir, Options{Strict: true})
+	if err != nil || len(diags) != 1 || diags[0].Severity != resources.SeverityWarning || !strings.Contains(diags[0].Message, `unknown frontmatter field "unknown-field"`) {
 		t.Fatalf("err = %v, diags = %v, want one warning about unknown-field", err, diags)
 	}
 	if len(root.Skills) != 1 {
@@ -75,13 +78,13 @@ func TestDirRoot_ReadsSeedLayout(t *testing.T) { // R-SK-1, R-SK-3
 
 func TestDirRoot_BadSkillsAreSkippedWithDiagnosticNamingTheFile(t *testing.T) { // R-SK-2
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	resourcestest.WriteTree(t, dir, map[string]string{
 		"skills/nofm/SKILL.md":    "no frontmatter here\n",
 		"skills/badyaml/SKILL.md": "---\nname: [unclosed\n---\nbody\n",
 		"skills/blank/SKILL.md":   "---\nname: blank\ndescription: \"  \"\n---\nbody\n",
-		"skills/good/SKILL.md":    skillMD("good", "Good.", "ok"),
+		"skills/good/SKILL.md":    resourcestest.SkillMD("good", "Good.", "ok"),
 	})
-	root, diags, err := LoadDirRoot("r", dir, DirOptions{})
+	root, diags, err := LoadRoot("r", dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +95,7 @@ func TestDirRoot_BadSkillsAreSkippedWithDiagnosticNamingTheFile(t *testing.T) { 
 		want := filepath.Join(dir, "skills", name, "SKILL.md")
 		found := false
 		for _, d := range diags {
-			found = found || (d.File == want && d.Severity == SeveritySkipped)
+			found = found || (d.File == want && d.Severity == resources.SeveritySkipped)
 		}
 		if !found {
 			t.Errorf("no skipped diagnostic naming %s in %v", want, diags)
@@ -102,23 +105,23 @@ func TestDirRoot_BadSkillsAreSkippedWithDiagnosticNamingTheFile(t *testing.T) { 
 
 func TestDirRoot_BadNameWarnsWhenLenientFailsWhenStrict(t *testing.T) { // R-SK-2
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
-		"skills/review/SKILL.md": skillMD("Review_Tool", "Bad name.", "b"),
-		"skills/other/SKILL.md":  skillMD("not-other", "Differs from dir.", "b"),
+	resourcestest.WriteTree(t, dir, map[string]string{
+		"skills/review/SKILL.md": resourcestest.SkillMD("Review_Tool", "Bad name.", "b"),
+		"skills/other/SKILL.md":  resourcestest.SkillMD("not-other", "Differs from dir.", "b"),
 	})
-	root, diags, err := LoadDirRoot("r", dir, DirOptions{})
-	if err != nil || len(root.Skills) != 2 || len(diags) != 2 || diags[0].Severity != SeverityWarning {
+	root, diags, err := LoadRoot("r", dir, Options{})
+	if err != nil || len(root.Skills) != 2 || len(diags) != 2 || diags[0].Severity != resources.SeverityWarning {
 		t.Fatalf("lenient: err = %v, skills = %d, diags = %v", err, len(root.Skills), diags)
 	}
-	if _, err := Resolve([]Root{root}); err != nil {
+	if _, err := resources.BuildCatalog([]resources.Root{root}); err != nil {
 		t.Fatalf("a lenient root resolves: %v", err)
 	}
-	root, diags, err = LoadDirRoot("r", dir, DirOptions{Strict: true})
-	var inv *InvalidResourceError
+	root, diags, err = LoadRoot("r", dir, Options{Strict: true})
+	var inv *resources.InvalidResourceError
 	if !errors.As(err, &inv) || inv.Field != "name" {
-		t.Fatalf("strict: err = %v, want *InvalidResourceError on name", err)
+		t.Fatalf("strict: err = %v, want *resources.InvalidResourceError on name", err)
 	}
-	if len(root.Skills) != 0 || len(diags) != 2 || diags[0].Severity != SeverityError {
+	if len(root.Skills) != 0 || len(diags) != 2 || diags[0].Severity != resources.SeverityError {
 		t.Fatalf("strict: skills = %+v, diags = %v", root.Skills, diags)
 	}
 }
@@ -126,26 +129,26 @@ func TestDirRoot_BadNameWarnsWhenLenientFailsWhenStrict(t *testing.T) { // R-SK-
 func TestDirRoot_SymlinkLeavingSkillIsLeftOut(t *testing.T) { // R-ACT-4 (b) at discovery
 	dir := t.TempDir()
 	outside := filepath.Join(t.TempDir(), "secret.txt")
-	writeTree(t, dir, map[string]string{"skills/review/SKILL.md": skillMD("review", "d", "b")})
+	resourcestest.WriteTree(t, dir, map[string]string{"skills/review/SKILL.md": resourcestest.SkillMD("review", "d", "b")})
 	if err := os.WriteFile(outside, []byte("SECRET"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(outside, filepath.Join(dir, "skills/review/leak.txt")); err != nil {
 		t.Fatal(err)
 	}
-	root, diags, err := LoadDirRoot("r", dir, DirOptions{})
+	root, diags, err := LoadRoot("r", dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(root.Skills[0].Files) != 0 || len(diags) != 1 || diags[0].Severity != SeverityWarning {
+	if len(root.Skills[0].Files) != 0 || len(diags) != 1 || diags[0].Severity != resources.SeverityWarning {
 		t.Fatalf("files = %+v, diags = %v", root.Skills[0].Files, diags)
 	}
 }
 
 func TestLoadSkillsDir_SingleSkillDirectory(t *testing.T) { // R-SK-3
 	dir := filepath.Join(t.TempDir(), "review")
-	writeTree(t, dir, map[string]string{"SKILL.md": skillMD("review", "d", "b"), "notes.md": "n"})
-	skills, diags, err := LoadSkillsDir("import", dir, DirOptions{Strict: true})
+	resourcestest.WriteTree(t, dir, map[string]string{"SKILL.md": resourcestest.SkillMD("review", "d", "b"), "notes.md": "n"})
+	skills, diags, err := LoadSkills("import", dir, Options{Strict: true})
 	if err != nil || len(diags) != 0 || len(skills) != 1 || len(skills[0].Files) != 1 {
 		t.Fatalf("skills = %+v, diags = %v, err = %v", skills, diags, err)
 	}
@@ -162,11 +165,11 @@ func TestDirRoot_ConcurrentReadIsInDirectoryOrder(t *testing.T) {
 		name := fmt.Sprintf("s%02d", i)
 		switch i % 4 {
 		case 0, 1:
-			files["skills/"+name+"/SKILL.md"] = skillMD(name, "Skill "+name+".", "body")
+			files["skills/"+name+"/SKILL.md"] = resourcestest.SkillMD(name, "Skill "+name+".", "body")
 			files["skills/"+name+"/ref.md"] = "ref " + name
 			wantSkills = append(wantSkills, name)
 		case 2: // a broken name: a warning in lenient mode, the strict error otherwise
-			files["skills/"+name+"/SKILL.md"] = skillMD("Bad_"+name, "Bad.", "body")
+			files["skills/"+name+"/SKILL.md"] = resourcestest.SkillMD("Bad_"+name, "Bad.", "body")
 			wantDiagFiles = append(wantDiagFiles, filepath.Join(dir, "skills", name, "SKILL.md"))
 		case 3: // no frontmatter: skipped
 			files["skills/"+name+"/SKILL.md"] = "plain\n"
@@ -175,10 +178,10 @@ func TestDirRoot_ConcurrentReadIsInDirectoryOrder(t *testing.T) {
 	}
 	files["skills/zz-not-a-skill.md"] = "# stray"
 	wantDiagFiles = append(wantDiagFiles, filepath.Join(dir, "skills", "zz-not-a-skill.md"))
-	writeTree(t, dir, files)
+	resourcestest.WriteTree(t, dir, files)
 
 	for range 10 {
-		root, diags, err := LoadDirRoot("r", dir, DirOptions{})
+		root, diags, err := LoadRoot("r", dir, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,8 +206,8 @@ func TestDirRoot_ConcurrentReadIsInDirectoryOrder(t *testing.T) {
 		if !slices.Equal(gotDiagFiles, wantDiagFiles) {
 			t.Fatalf("diagnostics name %v, want %v", gotDiagFiles, wantDiagFiles)
 		}
-		_, _, err = LoadDirRoot("r", dir, DirOptions{Strict: true})
-		var inv *InvalidResourceError
+		_, _, err = LoadRoot("r", dir, Options{Strict: true})
+		var inv *resources.InvalidResourceError
 		if !errors.As(err, &inv) || inv.Origin.Path != "skills/s02/SKILL.md" {
 			t.Fatalf("strict error %v, want the first broken name, skills/s02/SKILL.md", err)
 		}

@@ -1,4 +1,4 @@
-package resources
+package skilldir
 
 import (
 	"os"
@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 )
 
 // symlink makes link (below dir) point to target.
@@ -20,7 +23,7 @@ func symlink(t *testing.T, target, link string) {
 }
 
 // skillOrigins lists "name=origin path" of the skills, in order.
-func skillOrigins(skills []Skill) []string {
+func skillOrigins(skills []resources.Skill) []string {
 	var out []string
 	for _, s := range skills {
 		out = append(out, s.Name+"="+s.Origin.Path)
@@ -29,8 +32,8 @@ func skillOrigins(skills []Skill) []string {
 }
 
 // diagFor returns the diagnostics naming file.
-func diagFor(diags []Diagnostic, file string) []Diagnostic {
-	var out []Diagnostic
+func diagFor(diags []resources.Diagnostic, file string) []resources.Diagnostic {
+	var out []resources.Diagnostic
 	for _, d := range diags {
 		if d.File == file {
 			out = append(out, d)
@@ -46,28 +49,28 @@ func diagFor(diags []Diagnostic, file string) []Diagnostic {
 // does not.
 func TestDirRoot_DiscoversSkillsWherePiDoes(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
-		"skills/top/SKILL.md":                 skillMD("top", "Top level.", "b"),
-		"skills/top/sub/SKILL.md":             skillMD("sub", "A file of top, not a skill.", "b"),
-		"skills/group/nested/SKILL.md":        skillMD("nested", "Nested one level.", "b"),
-		"skills/group/deeper/deep/SKILL.md":   skillMD("deep", "Nested two levels.", "b"),
+	resourcestest.WriteTree(t, dir, map[string]string{
+		"skills/top/SKILL.md":                 resourcestest.SkillMD("top", "Top level.", "b"),
+		"skills/top/sub/SKILL.md":             resourcestest.SkillMD("sub", "A file of top, not a skill.", "b"),
+		"skills/group/nested/SKILL.md":        resourcestest.SkillMD("nested", "Nested one level.", "b"),
+		"skills/group/deeper/deep/SKILL.md":   resourcestest.SkillMD("deep", "Nested two levels.", "b"),
 		"skills/group/notes.md":               "# not a skill: below skills/, only SKILL.md directories are",
-		"skills/quick.md":                     skillMD("quick", "A skill of one file.", "QUICK BODY"),
+		"skills/quick.md":                     resourcestest.SkillMD("quick", "A skill of one file.", "QUICK BODY"),
 		"skills/README.md":                    "# About these skills\n",
-		"skills/.hidden/SKILL.md":             skillMD("hidden", "Hidden.", "b"),
-		"skills/node_modules/dep/SKILL.md":    skillMD("dep", "A dependency.", "b"),
+		"skills/.hidden/SKILL.md":             resourcestest.SkillMD("hidden", "Hidden.", "b"),
+		"skills/node_modules/dep/SKILL.md":    resourcestest.SkillMD("dep", "A dependency.", "b"),
 		"skills/.gitignore":                   "build/\n*.draft.md\n",
-		"skills/build/gen/SKILL.md":           skillMD("gen", "Ignored by .gitignore.", "b"),
-		"skills/wip.draft.md":                 skillMD("wip", "Ignored by .gitignore.", "b"),
+		"skills/build/gen/SKILL.md":           resourcestest.SkillMD("gen", "Ignored by .gitignore.", "b"),
+		"skills/wip.draft.md":                 resourcestest.SkillMD("wip", "Ignored by .gitignore.", "b"),
 		"skills/group/.ignore":                "nested-old\n",
-		"skills/group/nested-old/SKILL.md":    skillMD("nested-old", "Ignored by group/.ignore.", "b"),
+		"skills/group/nested-old/SKILL.md":    resourcestest.SkillMD("nested-old", "Ignored by group/.ignore.", "b"),
 		"skills/assets/logo.txt":              "no skill here",
-		"shared/linked/SKILL.md":              skillMD("linked", "Reached through a symlink inside the root.", "b"),
+		"shared/linked/SKILL.md":              resourcestest.SkillMD("linked", "Reached through a symlink inside the root.", "b"),
 		"shared/linked/ref.md":                "REF",
 		"skills/top/sub/ref-of-a-subskill.md": "r",
 	})
 	outside := t.TempDir()
-	writeTree(t, outside, map[string]string{"away/SKILL.md": skillMD("away", "Outside the root.", "LEAKED")})
+	resourcestest.WriteTree(t, outside, map[string]string{"away/SKILL.md": resourcestest.SkillMD("away", "Outside the root.", "LEAKED")})
 	symlink(t, "../shared/linked", filepath.Join(dir, "skills", "linked"))
 	symlink(t, "top", filepath.Join(dir, "skills", "zz-top-again"))
 	symlink(t, filepath.Join(outside, "away"), filepath.Join(dir, "skills", "away"))
@@ -75,7 +78,7 @@ func TestDirRoot_DiscoversSkillsWherePiDoes(t *testing.T) {
 	symlink(t, "../missing", filepath.Join(dir, "skills", "broken"))
 	symlink(t, filepath.Join(dir, "shared", "linked"), filepath.Join(dir, "skills", "absolute"))
 
-	root, diags, err := LoadDirRoot("r", dir, DirOptions{})
+	root, diags, err := LoadRoot("r", dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +95,11 @@ func TestDirRoot_DiscoversSkillsWherePiDoes(t *testing.T) {
 	for _, s := range root.Skills {
 		switch s.Name {
 		case "quick":
-			if s.Body != "QUICK BODY" || s.Dir != "" || len(s.Files) != 0 {
-				t.Errorf("quick.md: body %q, dir %q, files %v; want its body in memory and no files", s.Body, s.Dir, s.Files)
+			if s.Body != "QUICK BODY" || DirOf(s) != "" || len(s.Files) != 0 {
+				t.Errorf("quick.md: body %q, dir %q, files %v; want its body in memory and no files", s.Body, DirOf(s), s.Files)
 			}
 		case "top":
-			if !slices.ContainsFunc(s.Files, func(f File) bool { return f.Path == "sub/SKILL.md" }) {
+			if !slices.ContainsFunc(s.Files, func(f resources.File) bool { return f.Path == "sub/SKILL.md" }) {
 				t.Errorf("top: files %v, want sub/SKILL.md among them (R-SK-3)", s.Files)
 			}
 		case "linked":
@@ -134,13 +137,13 @@ func TestDirRoot_DiscoversSkillsWherePiDoes(t *testing.T) {
 // without any SKILL.md is one warning, not one per directory.
 func TestDirRoot_OnlyTheHighestSkilllessDirectoryIsReported(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	resourcestest.WriteTree(t, dir, map[string]string{
 		"skills/a/b/c/file.txt": "x",
 		"skills/a/d/file.txt":   "y",
-		"skills/s/SKILL.md":     skillMD("s", "S.", "b"),
+		"skills/s/SKILL.md":     resourcestest.SkillMD("s", "S.", "b"),
 	})
-	_, diags, err := LoadDirRoot("r", dir, DirOptions{Strict: true})
-	if err != nil || len(diags) != 1 || diags[0].File != filepath.Join(dir, "skills", "a") || diags[0].Severity != SeverityWarning {
+	_, diags, err := LoadRoot("r", dir, Options{Strict: true})
+	if err != nil || len(diags) != 1 || diags[0].File != filepath.Join(dir, "skills", "a") || diags[0].Severity != resources.SeverityWarning {
 		t.Fatalf("err %v, diagnostics %v; want one warning naming skills/a", err, diags)
 	}
 }
@@ -150,17 +153,17 @@ func TestDirRoot_OnlyTheHighestSkilllessDirectoryIsReported(t *testing.T) {
 // lenient mode, an error in strict mode; with a valid name it loads in both.
 func TestDirRoot_RootFileSkillNamesFollowPi(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
-		"skills/named.md":   skillMD("named", "Named.", "b"),
+	resourcestest.WriteTree(t, dir, map[string]string{
+		"skills/named.md":   resourcestest.SkillMD("named", "Named.", "b"),
 		"skills/unnamed.md": "---\ndescription: No name.\n---\nb\n",
 	})
-	root, diags, err := LoadDirRoot("r", dir, DirOptions{})
+	root, diags, err := LoadRoot("r", dir, Options{})
 	if err != nil || !slices.Equal(skillOrigins(root.Skills), []string{"named=skills/named.md", "skills=skills/unnamed.md"}) ||
-		len(diags) != 1 || diags[0].Severity != SeverityWarning {
+		len(diags) != 1 || diags[0].Severity != resources.SeverityWarning {
 		t.Fatalf("lenient: err %v, skills %v, diagnostics %v", err, skillOrigins(root.Skills), diags)
 	}
-	root, diags, err = LoadDirRoot("r", dir, DirOptions{Strict: true})
-	if err == nil || !slices.Equal(skillOrigins(root.Skills), []string{"named=skills/named.md"}) || len(diags) != 1 || diags[0].Severity != SeverityError {
+	root, diags, err = LoadRoot("r", dir, Options{Strict: true})
+	if err == nil || !slices.Equal(skillOrigins(root.Skills), []string{"named=skills/named.md"}) || len(diags) != 1 || diags[0].Severity != resources.SeverityError {
 		t.Fatalf("strict: err %v, skills %v, diagnostics %v", err, skillOrigins(root.Skills), diags)
 	}
 }
@@ -169,16 +172,16 @@ func TestDirRoot_RootFileSkillNamesFollowPi(t *testing.T) {
 // unknown field is one warning naming the file and the field; the skill loads.
 func TestDirRoot_UnknownFrontmatterFieldsAreWarnedNamingFileAndField(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	resourcestest.WriteTree(t, dir, map[string]string{
 		"skills/review/SKILL.md": "---\nname: review\ndescription: d\nversion: 2\ndisable-model-invocation: true\n---\nb\n",
 	})
-	root, diags, err := LoadDirRoot("r", dir, DirOptions{Strict: true})
+	root, diags, err := LoadRoot("r", dir, Options{Strict: true})
 	if err != nil || len(root.Skills) != 1 || len(diags) != 2 {
 		t.Fatalf("err %v, skills %d, diagnostics %v", err, len(root.Skills), diags)
 	}
 	file := filepath.Join(dir, "skills", "review", "SKILL.md")
 	for i, field := range []string{"disable-model-invocation", "version"} {
-		if d := diags[i]; d.File != file || d.Severity != SeverityWarning || !strings.Contains(d.Message, `unknown frontmatter field "`+field+`"`) {
+		if d := diags[i]; d.File != file || d.Severity != resources.SeverityWarning || !strings.Contains(d.Message, `unknown frontmatter field "`+field+`"`) {
 			t.Errorf("diagnostic %d = %v, want a warning naming %s and %s", i, d, file, field)
 		}
 	}
@@ -190,20 +193,20 @@ func TestDirRoot_UnknownFrontmatterFieldsAreWarnedNamingFileAndField(t *testing.
 func TestDirRoot_LongDescriptionIsSkippedOrTruncatedOnRequest(t *testing.T) {
 	dir := t.TempDir()
 	long := strings.Repeat("é", 1000) + strings.Repeat("x", 100)
-	writeTree(t, dir, map[string]string{"skills/long/SKILL.md": skillMD("long", long, "b")})
-	root, diags, err := LoadDirRoot("r", dir, DirOptions{Strict: true})
-	if err != nil || len(root.Skills) != 0 || len(diags) != 1 || diags[0].Severity != SeveritySkipped ||
+	resourcestest.WriteTree(t, dir, map[string]string{"skills/long/SKILL.md": resourcestest.SkillMD("long", long, "b")})
+	root, diags, err := LoadRoot("r", dir, Options{Strict: true})
+	if err != nil || len(root.Skills) != 0 || len(diags) != 1 || diags[0].Severity != resources.SeveritySkipped ||
 		!strings.Contains(diags[0].Message, "1100 characters") || !strings.Contains(diags[0].Message, "--truncate-descriptions") {
 		t.Fatalf("default: err %v, skills %d, diagnostics %v", err, len(root.Skills), diags)
 	}
-	root, diags, err = LoadDirRoot("r", dir, DirOptions{Strict: true, TruncateDescriptions: true})
-	if err != nil || len(root.Skills) != 1 || len(diags) != 1 || diags[0].Severity != SeverityWarning || !strings.Contains(diags[0].Message, "truncated to 1024") {
+	root, diags, err = LoadRoot("r", dir, Options{Strict: true, TruncateDescriptions: true})
+	if err != nil || len(root.Skills) != 1 || len(diags) != 1 || diags[0].Severity != resources.SeverityWarning || !strings.Contains(diags[0].Message, "truncated to 1024") {
 		t.Fatalf("truncate: err %v, skills %d, diagnostics %v", err, len(root.Skills), diags)
 	}
 	if got := root.Skills[0].Description; got != long[:len(strings.Repeat("é", 1000))+24] {
 		t.Fatalf("description cut to %d bytes, want the first 1024 characters", len(got))
 	}
-	if _, err := Resolve([]Root{root}); err != nil {
+	if _, err := resources.BuildCatalog([]resources.Root{root}); err != nil {
 		t.Fatalf("the truncated skill does not resolve: %v", err)
 	}
 }
@@ -213,17 +216,17 @@ func TestDirRoot_LongDescriptionIsSkippedOrTruncatedOnRequest(t *testing.T) {
 // re-includes, and an ignored SKILL.md makes no skill.
 func TestDirRoot_IgnoreFilesArePrefixedAsPiDoes(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	resourcestest.WriteTree(t, dir, map[string]string{
 		"skills/.fdignore":         "old-*\n!old-keep\n# a comment\n\n",
-		"skills/old-a/SKILL.md":    skillMD("old-a", "Ignored.", "b"),
-		"skills/old-keep/SKILL.md": skillMD("old-keep", "Re-included.", "b"),
+		"skills/old-a/SKILL.md":    resourcestest.SkillMD("old-a", "Ignored.", "b"),
+		"skills/old-keep/SKILL.md": resourcestest.SkillMD("old-keep", "Re-included.", "b"),
 		"skills/a/.gitignore":      "x\n/SKILL.md\n",
-		"skills/a/SKILL.md":        skillMD("a", "Its SKILL.md is ignored.", "b"),
-		"skills/a/x/SKILL.md":      skillMD("x", "Ignored: a/x.", "b"),
-		"skills/a/y/x/SKILL.md":    skillMD("x", "Not ignored, a/x is anchored once prefixed.", "b"),
-		"skills/b/x/SKILL.md":      skillMD("x2", "Not ignored, the pattern is a/x.", "b"),
+		"skills/a/SKILL.md":        resourcestest.SkillMD("a", "Its SKILL.md is ignored.", "b"),
+		"skills/a/x/SKILL.md":      resourcestest.SkillMD("x", "Ignored: a/x.", "b"),
+		"skills/a/y/x/SKILL.md":    resourcestest.SkillMD("x", "Not ignored, a/x is anchored once prefixed.", "b"),
+		"skills/b/x/SKILL.md":      resourcestest.SkillMD("x2", "Not ignored, the pattern is a/x.", "b"),
 	})
-	root, diags, err := LoadDirRoot("r", dir, DirOptions{})
+	root, diags, err := LoadRoot("r", dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package resources
+package skillmd
 
 import (
 	"encoding/json"
@@ -16,20 +16,20 @@ import (
 // from costing seconds and hundreds of megabytes to parse.
 const MaxFrontmatterBytes = 64 << 10
 
-// errNoFrontmatter: the document does not start with a "---" line closed by
+// ErrNoFrontmatter: the document does not start with a "---" line closed by
 // another "---" line.
-var errNoFrontmatter = errors.New("no YAML frontmatter (the file must start with a '---' line and close it with another)")
+var ErrNoFrontmatter = errors.New("no YAML frontmatter (the file must start with a '---' line and close it with another)")
 
-// frontmatter holds the fields of SKILL.md and template frontmatter that
+// Frontmatter holds the fields of SKILL.md and template frontmatter that
 // Loadout reads; unknown fields are ignored (rule R-SK-1), and listed in
 // Unknown so that directory loaders can warn about them.
-type frontmatter struct {
-	Name          scalar            `json:"name"`
-	Description   scalar            `json:"description"`
-	License       scalar            `json:"license"`
-	Compatibility scalar            `json:"compatibility"`
-	Metadata      map[string]scalar `json:"metadata"`
-	AllowedTools  toolList          `json:"allowed-tools"`
+type Frontmatter struct {
+	Name          Scalar            `json:"name"`
+	Description   Scalar            `json:"description"`
+	License       Scalar            `json:"license"`
+	Compatibility Scalar            `json:"compatibility"`
+	Metadata      map[string]Scalar `json:"metadata"`
+	AllowedTools  ToolList          `json:"allowed-tools"`
 	// Unknown lists the top-level keys that are none of the above, sorted.
 	Unknown []string `json:"-"`
 }
@@ -39,13 +39,13 @@ var knownFrontmatterFields = map[string]bool{
 	"name": true, "description": true, "license": true, "compatibility": true, "metadata": true, "allowed-tools": true,
 }
 
-// scalar accepts any YAML scalar as text, because authors write
+// Scalar accepts any YAML Scalar as text, because authors write
 // `description: 42` or `name: yes` and YAML would otherwise turn those into a
 // number or a boolean and fail the whole file.
-type scalar string
+type Scalar string
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (s *scalar) UnmarshalJSON(b []byte) error {
+func (s *Scalar) UnmarshalJSON(b []byte) error {
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
@@ -54,23 +54,23 @@ func (s *scalar) UnmarshalJSON(b []byte) error {
 	case nil:
 		*s = ""
 	case string:
-		*s = scalar(t)
+		*s = Scalar(t)
 	case bool:
-		*s = scalar(strconv.FormatBool(t))
+		*s = Scalar(strconv.FormatBool(t))
 	case float64:
-		*s = scalar(strconv.FormatFloat(t, 'f', -1, 64))
+		*s = Scalar(strconv.FormatFloat(t, 'f', -1, 64))
 	default:
 		return fmt.Errorf("expected a string, got %s", jsonKind(v))
 	}
 	return nil
 }
 
-// toolList accepts allowed-tools both as the Agent Skills space-separated
+// ToolList accepts allowed-tools both as the Agent Skills space-separated
 // string and as a YAML list.
-type toolList []string
+type ToolList []string
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (l *toolList) UnmarshalJSON(b []byte) error {
+func (l *ToolList) UnmarshalJSON(b []byte) error {
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
@@ -107,14 +107,14 @@ func jsonKind(v any) string {
 	}
 }
 
-// splitFrontmatter separates a leading "---" … "---" block from the body.
+// Split separates a leading "---" … "---" block from the body.
 // A UTF-8 byte order mark and CRLF line endings are tolerated. The body loses
 // the blank lines around it, nothing else.
-func splitFrontmatter(content string) (header, body string, err error) {
+func Split(content string) (header, body string, err error) {
 	content = strings.TrimPrefix(content, "\ufeff")
 	first, rest, ok := strings.Cut(content, "\n")
 	if !ok || strings.TrimRight(first, "\r") != "---" {
-		return "", "", errNoFrontmatter
+		return "", "", ErrNoFrontmatter
 	}
 	var b strings.Builder
 	for rest != "" {
@@ -126,42 +126,42 @@ func splitFrontmatter(content string) (header, body string, err error) {
 		b.WriteString(line)
 		b.WriteByte('\n')
 	}
-	return "", "", errNoFrontmatter
+	return "", "", ErrNoFrontmatter
 }
 
-// parseFrontmatter parses a Markdown document with YAML frontmatter.
+// Parse parses a Markdown document with YAML frontmatter.
 //
 // The header is read with YAML 1.2 rules, as the Pi agent and the Agent
 // Skills spec read it: `name: y` is the string "y" and `name: no` the string
 // "no", where YAML 1.1 would turn both into booleans.
-func parseFrontmatter(content string) (frontmatter, string, error) {
-	header, body, err := splitFrontmatter(content)
+func Parse(content string) (Frontmatter, string, error) {
+	header, body, err := Split(content)
 	if err != nil {
-		return frontmatter{}, "", err
+		return Frontmatter{}, "", err
 	}
 	if len(header) > MaxFrontmatterBytes {
-		return frontmatter{}, "", fmt.Errorf("YAML frontmatter is %d bytes, over the limit of %d", len(header), MaxFrontmatterBytes)
+		return Frontmatter{}, "", fmt.Errorf("YAML frontmatter is %d bytes, over the limit of %d", len(header), MaxFrontmatterBytes)
 	}
 	var doc any
 	if err := yaml.Unmarshal([]byte(header), &doc); err != nil {
-		return frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: %w", err)
+		return Frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: %w", err)
 	}
-	var fm frontmatter
+	var fm Frontmatter
 	if doc == nil {
 		return fm, body, nil
 	}
 	fields, ok := doc.(map[string]any)
 	if !ok {
-		return frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: expected a mapping of string keys, got %s", jsonKind(doc))
+		return Frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: expected a mapping of string keys, got %s", jsonKind(doc))
 	}
-	// The typed fields decode through JSON so that scalar and toolList keep
+	// The typed fields decode through JSON so that Scalar and ToolList keep
 	// one set of rules for every source of frontmatter.
 	raw, err := json.Marshal(doc)
 	if err != nil {
-		return frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: %w", err)
+		return Frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: %w", err)
 	}
 	if err := json.Unmarshal(raw, &fm); err != nil {
-		return frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: %w", err)
+		return Frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: %w", err)
 	}
 	for k := range fields {
 		if !knownFrontmatterFields[k] {
@@ -172,8 +172,8 @@ func parseFrontmatter(content string) (frontmatter, string, error) {
 	return fm, body, nil
 }
 
-// metadata converts the frontmatter metadata map, keeping nil for none.
-func (fm frontmatter) metadata() map[string]string {
+// MetadataMap converts the frontmatter metadata map, keeping nil for none.
+func (fm Frontmatter) MetadataMap() map[string]string {
 	if len(fm.Metadata) == 0 {
 		return nil
 	}
@@ -197,7 +197,7 @@ func SetDescription(content []byte, description string) ([]byte, error) {
 	}
 	first, _, ok := strings.Cut(text[start:], "\n")
 	if !ok || strings.TrimRight(first, "\r") != "---" {
-		return nil, errNoFrontmatter
+		return nil, ErrNoFrontmatter
 	}
 	headerStart := start + len(first) + 1
 	headerEnd := -1
@@ -210,7 +210,7 @@ func SetDescription(content []byte, description string) ([]byte, error) {
 		i += len(line) + 1
 	}
 	if headerEnd < 0 {
-		return nil, errNoFrontmatter
+		return nil, ErrNoFrontmatter
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(text[headerStart:headerEnd]), &doc); err != nil {
@@ -240,7 +240,7 @@ func SetDescription(content []byte, description string) ([]byte, error) {
 // SkillDescription is the description in a skill file's frontmatter, or ""
 // when it has none or cannot be parsed.
 func SkillDescription(content []byte) string {
-	fm, _, err := parseFrontmatter(string(content))
+	fm, _, err := Parse(string(content))
 	if err != nil {
 		return ""
 	}

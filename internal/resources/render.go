@@ -40,12 +40,12 @@ type Result struct {
 	Catalog  *Catalog
 }
 
-// Publish resolves the roots, activates the requested skills, builds the
+// Render resolves the roots, activates the requested skills, builds the
 // context text and encodes the ConfigMap data of the contract
 // (docs/context-contract.md): same input, same bytes, same hash. Over budget it
 // returns a *TooLargeError and no data, so nothing partial is ever published.
-func Publish(in Input) (*Result, error) {
-	cat, err := Resolve(in.Roots)
+func Render(in Input) (*Result, error) {
+	cat, err := BuildCatalog(in.Roots)
 	if err != nil {
 		return nil, err
 	}

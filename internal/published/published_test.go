@@ -1,0 +1,120 @@
+package published
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
+)
+
+// mountLikeKubelet lays data out as a ConfigMap volume does: files in a
+// timestamped directory, ..data pointing at it, keys symlinked through ..data.
+func mountLikeKubelet(t *testing.T, data map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	snap := filepath.Join(dir, "..2026_01_01_00_00_00.000000001")
+	if err := os.Mkdir(snap, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range data {
+		if err := os.WriteFile(filepath.Join(snap, k), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join("..data", k), filepath.Join(dir, k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Base(snap), filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestPublishedContext_RenderActivateFromMountedConfigMap(t *testing.T) { // activation, templates, fixed example
+	r, err := resources.Render(resourcestest.ExampleInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := LoadDir(mountLikeKubelet(t, r.Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := pc.Render("review", map[string]string{"file": "src/parser.ts", "owner": "runtime"}, time.UnixMilli(5))
+	if err != nil || msg.Content[0].Text != "Review src/parser.ts for runtime. Focus on src/parser.ts." || msg.Role != "user" || msg.Timestamp != 5 {
+		t.Fatalf("msg = %+v, err = %v", msg, err)
+	}
+	var te *resources.TemplateError
+	if _, err := pc.Render("review", map[string]string{"file": "x"}, time.Now()); !errors.As(err, &te) || te.Variable != "owner" || te.Template != "review" {
+		t.Fatalf("missing arg: err = %v", err)
+	}
+	a, err := pc.Activate("review", []string{"checklist.md", "checklist.md"})
+	if err != nil || a.Body != resourcestest.ProjectBody || len(a.Files) != 1 || a.Files[0].Content != "CHECKLIST" {
+		t.Fatalf("activate = %+v, %v", a, err)
+	}
+	b, _ := json.Marshal(a)
+	resourcestest.MustContain(t, "activation JSON", string(b), `"name":"review"`, `"request":"checklist.md"`, `"source":"checklist.md"`)
+	if _, err := pc.Activate("review", []string{"../x"}); err == nil {
+		t.Fatal("traversal accepted")
+	}
+	m := pc.Manifest()
+	m.Catalog[0].Name = "mutated"
+	if pc.Manifest().Catalog[0].Name == "mutated" {
+		t.Fatal("Manifest() shares its lists")
+	}
+}
+
+func TestPublishedContext_InconsistentDataRefused(t *testing.T) { // R-CAT-6
+	r, _ := resources.Render(resourcestest.ExampleInput())
+	r.Data[contract.KeySkills] = strings.Replace(r.Data[contract.KeySkills], resourcestest.ProjectBody, "TAMPERED", 1)
+	if _, err := Parse(r.Data); err == nil {
+		t.Fatal("tampered data accepted")
+	}
+}
+
+func TestPublishedContext_InstructionsTextIsThePromptsHead(t *testing.T) { // R-CTX-1
+	for _, tc := range []struct {
+		name         string
+		instructions []resources.Instruction
+		want         string
+	}{
+		{"two instructions", []resources.Instruction{{Body: "FIRST\n\n# Skills\n"}, {Body: "SECOND"}}, "FIRST\n\n# Skills\n\nSECOND"},
+		{"none", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := resourcestest.ExampleInput()
+			in.Instructions = tc.instructions
+			in.Roots[1].Instructions = nil
+			r, err := resources.Render(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pc, err := Parse(r.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := pc.InstructionsText()
+			if err != nil || got != tc.want {
+				t.Errorf("InstructionsText() = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+	r, err := resources.Render(resourcestest.ExampleInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := Parse(r.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.SystemPrompt = strings.Replace(pc.SystemPrompt, "CHECKLIST", "EDITED", 1)
+	if _, err := pc.InstructionsText(); err == nil {
+		t.Error("a prompt whose tail the manifest does not describe gave instructions")
+	}
+}
