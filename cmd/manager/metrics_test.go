@@ -23,6 +23,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/demo"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
+	"github.com/loadout-dev/loadout/internal/manifests"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -49,15 +50,15 @@ func TestMetrics_SecuredEndpointNeedsTheMetricsReaderRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var manifests []demo.Manifest
+	var applied []manifests.Manifest
 	for _, dir := range []string{"rbac", "prometheus"} {
-		m, err := demo.ReadManifests(filepath.Join(testenv.RepoRoot(), "config", dir))
+		m, err := manifests.Read(filepath.Join(testenv.RepoRoot(), "config", dir))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, x := range m {
 			if x.Object.GetKind() != "ServiceMonitor" { // no Prometheus Operator CRDs here
-				manifests = append(manifests, x)
+				applied = append(applied, x)
 			}
 		}
 	}
@@ -66,7 +67,7 @@ func TestMetrics_SecuredEndpointNeedsTheMetricsReaderRole(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := demo.Apply(ctx, admin, manifests); err != nil {
+	if err := manifests.Apply(ctx, admin, applied); err != nil {
 		t.Fatal(err)
 	}
 

@@ -31,6 +31,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
+	"github.com/loadout-dev/loadout/internal/manifests"
 	"github.com/loadout-dev/loadout/internal/reviewnotes"
 )
 
@@ -176,17 +177,17 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 
 	// 2. The trust policy, and the manager's identity and permissions.
 	for _, dir := range []string{"policy", "rbac"} {
-		manifests, err := ReadManifests(filepath.Join(d.o.RepoRoot, "config", dir))
+		objs, err := manifests.Read(filepath.Join(d.o.RepoRoot, "config", dir))
 		if err != nil {
 			return nil, err
 		}
 		if dir == "rbac" {
-			manifests = append([]Manifest{namespaceManifest(PlatformNamespace)}, manifests...)
+			objs = append([]manifests.Manifest{manifests.Namespace(PlatformNamespace)}, objs...)
 		}
-		if err := Apply(ctx, c, manifests); err != nil {
+		if err := manifests.Apply(ctx, c, objs); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(d.out, "Applied config/%s: %s\n", dir, kinds(manifests))
+		fmt.Fprintf(d.out, "Applied config/%s: %s\n", dir, manifests.Kinds(objs))
 	}
 	// The manager authenticates as its ServiceAccount, so it runs with
 	// exactly the permissions an installation gives it.
@@ -224,11 +225,11 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 
 	// 4. The samples, without their Deployments.
 	d.step("Applying config/samples (the files its kustomization lists, as kubectl apply -k config/samples does)")
-	samples, err := ReadManifests(filepath.Join(d.o.RepoRoot, "config", "samples"))
+	samples, err := manifests.Read(filepath.Join(d.o.RepoRoot, "config", "samples"))
 	if err != nil {
 		return nil, err
 	}
-	var apply []Manifest
+	var apply []manifests.Manifest
 	for _, m := range samples {
 		if m.Object.GetKind() == "Deployment" {
 			part := "the sidecar's part below: it mounts the ConfigMap into a directory and runs hostd on it"
@@ -241,7 +242,7 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 		}
 		apply = append(apply, m)
 	}
-	if err := Apply(ctx, c, apply); err != nil {
+	if err := manifests.Apply(ctx, c, apply); err != nil {
 		return nil, err
 	}
 	for _, m := range apply {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/loadout-dev/loadout/internal/demo"
+	"github.com/loadout-dev/loadout/internal/manifests"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -37,7 +37,7 @@ func gitopsExamples(t *testing.T) []*unstructured.Unstructured {
 	}
 	var objs []*unstructured.Unstructured
 	for _, m := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(section, -1) {
-		o, err := demo.DecodeManifests([]byte(m[1]))
+		o, err := manifests.Decode([]byte(m[1]))
 		if err != nil {
 			t.Fatalf("docs/gitops.md: a YAML block does not parse: %v\n%s", err, m[1])
 		}
@@ -72,7 +72,7 @@ func renderChartFromDocs(t *testing.T, who, path, namespace string, values map[s
 		}
 		args = append(args, "--values", f)
 	}
-	objs, err := demo.DecodeManifests(testenv.Helm(t, args...))
+	objs, err := manifests.Decode(testenv.Helm(t, args...))
 	if err != nil {
 		t.Fatalf("%s: helm template %s: %v", who, path, err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/demo"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
+	"github.com/loadout-dev/loadout/internal/manifests"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -334,15 +335,15 @@ func TestNamespaceScope_ManagerAsServiceAccountServesOnlyWatchedNamespaces(t *te
 			}
 		}},
 		{"kustomize config/namespaced", func(t *testing.T, c *cluster) {
-			objs, err := demo.DecodeManifests(testenv.KustomizeBuild(t, "config/namespaced"))
+			objs, err := manifests.Decode(testenv.KustomizeBuild(t, "config/namespaced"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			var manifests []demo.Manifest
+			var applied []manifests.Manifest
 			for _, o := range objs {
-				manifests = append(manifests, demo.Manifest{File: "kustomize build config/namespaced", Object: o})
+				applied = append(applied, manifests.Manifest{File: "kustomize build config/namespaced", Object: o})
 			}
-			if err := demo.Apply(context.Background(), c.client, manifests); err != nil {
+			if err := manifests.Apply(context.Background(), c.client, applied); err != nil {
 				t.Fatal(err)
 			}
 			c.waitEstablished(t, loadoutCRDs...)

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/loadout-dev/loadout/internal/demo"
+	"github.com/loadout-dev/loadout/internal/manifests"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -26,7 +26,7 @@ var (
 func render(t *testing.T, chart string, args ...string) []*unstructured.Unstructured {
 	t.Helper()
 	out := testenv.Helm(t, append([]string{"template", chart, "charts/" + chart, "--namespace", "loadout-system"}, args...)...)
-	objs, err := demo.DecodeManifests(out)
+	objs, err := manifests.Decode(out)
 	if err != nil {
 		t.Fatalf("helm template %s: %v", chart, err)
 	}
@@ -42,7 +42,7 @@ func key(u *unstructured.Unstructured) string {
 // labels (and Helm's own annotations).
 func compareWithKustomize(t *testing.T, chart []*unstructured.Unstructured, dir string) {
 	t.Helper()
-	want, err := demo.DecodeManifests(testenv.KustomizeBuild(t, dir))
+	want, err := manifests.Decode(testenv.KustomizeBuild(t, dir))
 	if err != nil {
 		t.Fatalf("kustomize build %s: %v", dir, err)
 	}
@@ -252,7 +252,7 @@ func TestCharts_RefuseBadValuesWithAMessage(t *testing.T) {
 func TestCharts_ConfigMapPoliciesNameTheReleaseNamespacesManager(t *testing.T) {
 	out := testenv.Helm(t, "template", "loadout", "charts/loadout", "--namespace", "platform-x",
 		"--set", "trustAdminGroups={corp:platform-admins}")
-	objs, err := demo.DecodeManifests(out)
+	objs, err := manifests.Decode(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestCharts_ConfigMapPoliciesNameTheReleaseNamespacesManager(t *testing.T) {
 // written by the manager) from the manager's namespace: rendered into
 // another release namespace, they read them there.
 func TestCharts_AgentPodPoliciesReadTheReleaseNamespacesHostdParameters(t *testing.T) {
-	objs, err := demo.DecodeManifests(testenv.Helm(t, "template", "loadout", "charts/loadout", "--namespace", "platform-x"))
+	objs, err := manifests.Decode(testenv.Helm(t, "template", "loadout", "charts/loadout", "--namespace", "platform-x"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/loadout-dev/loadout/internal/demo"
+	"github.com/loadout-dev/loadout/internal/manifests"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -24,14 +24,14 @@ func TestInstall_KustomizeDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	_, cfg := apiServer(t)
 	ctx := context.Background()
 	out := testenv.KustomizeBuild(t, "config/default")
-	objs, err := demo.DecodeManifests(out)
+	objs, err := manifests.Decode(out)
 	if err != nil {
 		t.Fatalf("kustomize build config/default: %v", err)
 	}
-	var manifests []demo.Manifest
+	var applied []manifests.Manifest
 	count := map[string]int{}
 	for _, o := range objs {
-		manifests = append(manifests, demo.Manifest{File: "kustomize build config/default", Object: o})
+		applied = append(applied, manifests.Manifest{File: "kustomize build config/default", Object: o})
 		count[o.GetKind()]++
 		if ns := o.GetNamespace(); ns != "" && ns != "loadout-system" {
 			t.Errorf("%s %s is in namespace %s, want loadout-system", o.GetKind(), o.GetName(), ns)
@@ -55,10 +55,10 @@ func TestInstall_KustomizeDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	c := newClient(t, cfg)
 	// Applied for real (Namespace and CRDs first), then once more as a
 	// server-side dry-run: a second apply of the same objects must be clean.
-	if err := demo.Apply(ctx, c, manifests); err != nil {
+	if err := manifests.Apply(ctx, c, applied); err != nil {
 		t.Fatal(err)
 	}
-	if err := demo.Apply(ctx, c, manifests, client.DryRunAll); err != nil {
+	if err := manifests.Apply(ctx, c, applied, client.DryRunAll); err != nil {
 		t.Fatalf("re-applying (dry-run) the installed objects: %v", err)
 	}
 

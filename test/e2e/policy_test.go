@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/loadout-dev/loadout/internal/demo"
+	"github.com/loadout-dev/loadout/internal/manifests"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -30,11 +30,11 @@ const (
 func applyTrustPolicy(t *testing.T, admin client.Client, tenant client.Client) {
 	t.Helper()
 	ctx := context.Background()
-	policy, err := demo.ReadManifests(filepath.Join(testenv.RepoRoot(), "config", "policy"))
+	policy, err := manifests.Read(filepath.Join(testenv.RepoRoot(), "config", "policy"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := demo.Apply(ctx, admin, policy); err != nil {
+	if err := manifests.Apply(ctx, admin, policy); err != nil {
 		t.Fatal(err)
 	}
 	probe := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "policy-probe", Labels: map[string]string{trustLabel: "trusted"}}}

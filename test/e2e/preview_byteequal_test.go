@@ -24,8 +24,8 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/controllers"
-	"github.com/loadout-dev/loadout/internal/demo"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
+	"github.com/loadout-dev/loadout/internal/manifests"
 	"github.com/loadout-dev/loadout/internal/testenv"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
@@ -51,12 +51,12 @@ func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 	startManager(t, ctx, cfg)
 
 	samplesDir := filepath.Join(testenv.RepoRoot(), "config", "samples")
-	samples, err := demo.ReadManifests(samplesDir)
+	samples, err := manifests.Read(samplesDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	samples = slices.DeleteFunc(samples, func(m demo.Manifest) bool { return m.Object.GetKind() == "Deployment" })
-	if err := demo.Apply(ctx, c, samples); err != nil {
+	samples = slices.DeleteFunc(samples, func(m manifests.Manifest) bool { return m.Object.GetKind() == "Deployment" })
+	if err := manifests.Apply(ctx, c, samples); err != nil {
 		t.Fatal(err)
 	}
 

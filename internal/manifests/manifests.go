@@ -1,4 +1,8 @@
-package demo
+// Package manifests reads Kubernetes manifests from a directory (kubectl
+// apply -f semantics: YAML documents and JSON, including Lists) and applies
+// them server-side in dependency order. `make demo`, the e2e and chart tests
+// share it.
+package manifests
 
 import (
 	"bytes"
@@ -36,11 +40,11 @@ func (m Manifest) String() string {
 	return fmt.Sprintf("%s %s (%s)", m.Object.GetKind(), name, m.File)
 }
 
-// ReadManifests decodes every YAML document of the files a directory's
+// Read decodes every YAML document of the files a directory's
 // kustomization.yaml lists as resources (what `kubectl apply -k DIR`
 // applies), or, without one, of every *.yaml file directly in dir in name
 // order (like kubectl apply -f DIR).
-func ReadManifests(dir string) ([]Manifest, error) {
+func Read(dir string) ([]Manifest, error) {
 	files, err := manifestFiles(dir)
 	if err != nil {
 		return nil, err
@@ -51,7 +55,7 @@ func ReadManifests(dir string) ([]Manifest, error) {
 		if err != nil {
 			return nil, err
 		}
-		objs, err := DecodeManifests(data)
+		objs, err := Decode(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
@@ -98,9 +102,9 @@ func manifestFiles(dir string) ([]string, error) {
 	return files, nil
 }
 
-// DecodeManifests decodes a stream of YAML (or JSON) documents, skipping empty
+// Decode decodes a stream of YAML (or JSON) documents, skipping empty
 // ones.
-func DecodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
+func Decode(data []byte) ([]*unstructured.Unstructured, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var out []*unstructured.Unstructured
 	for i := 1; ; i++ {
@@ -154,8 +158,8 @@ func Apply(ctx context.Context, c client.Client, manifests []Manifest, opts ...c
 	return nil
 }
 
-// kinds lists the distinct kinds of manifests, for messages.
-func kinds(manifests []Manifest) string {
+// Kinds lists the distinct kinds of manifests, for messages.
+func Kinds(manifests []Manifest) string {
 	seen := map[string]bool{}
 	var out []string
 	for _, m := range manifests {
@@ -167,9 +171,9 @@ func kinds(manifests []Manifest) string {
 	return strings.Join(out, ", ")
 }
 
-// namespaceManifest is a Namespace the demo creates before objects that live
+// Namespace is a Namespace the demo creates before objects that live
 // in it (config/rbac's ServiceAccount and Role).
-func namespaceManifest(name string) Manifest {
+func Namespace(name string) Manifest {
 	ns := &unstructured.Unstructured{}
 	ns.SetAPIVersion("v1")
 	ns.SetKind("Namespace")
