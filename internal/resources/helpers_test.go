@@ -1,8 +1,6 @@
 package resources
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -34,24 +32,6 @@ func exampleRoots() []Root {
 			Origin: Origin{Root: "platform", Namespace: "loadout-system", Object: "review"}}},
 	}
 	return []Root{project, platform}
-}
-
-// writeTree writes files (slash paths → content) below dir.
-func writeTree(t testing.TB, dir string, files map[string]string) {
-	t.Helper()
-	for p, content := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func skillMD(name, description, body string) string {
-	return "---\nname: " + name + "\ndescription: " + description + "\n---\n" + body + "\n"
 }
 
 func mustContain(t *testing.T, what, s string, subs ...string) {
