@@ -12,7 +12,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/loadout-dev/loadout/internal/resources/benchtree"
+	"github.com/loadout-dev/loadout/internal/skilldir/benchtree"
 )
 
 // PiPackage is the npm package whose resource loader is the resolution baseline.

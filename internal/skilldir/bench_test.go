@@ -1,10 +1,10 @@
-package resources_test
+package skilldir_test
 
 import (
 	"fmt"
 	"testing"
 
-	"github.com/loadout-dev/loadout/internal/resources/benchtree"
+	"github.com/loadout-dev/loadout/internal/skilldir/benchtree"
 )
 
 // Benchmarks for the resolution target of docs/benchmarks.md: resolving and rendering N skills
