@@ -105,7 +105,11 @@ type Options struct {
 	Source ContentSource
 	// ClaudeCode also links CLAUDE.md to AGENTS.md (see docs/agents.md).
 	ClaudeCode bool
-	Limits     Limits
+	// Codex writes the Codex layout for OUT at CODEX_HOME: each skill is a
+	// link in a skills directory Codex shares, plus Codex's hooks.json and
+	// requirements.toml (see codexLayout and docs/agents.md#codex).
+	Codex  bool
+	Limits Limits
 }
 
 // File is one file of a tree. Path is slash-separated and relative to the
@@ -122,6 +126,10 @@ type Tree struct {
 	files  []File
 	links  []string
 	digest string
+	// codex is the Codex layout: skills are linked one by one into
+	// OUT/skills, whose names are in skills.
+	codex  bool
+	skills []string
 }
 
 // Files returns the tree's files in path order.
@@ -210,11 +218,21 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 		links = append(links, ClaudeFile)
 		slices.Sort(links)
 	}
+	if opts.Codex {
+		links = codexLayout(b, links)
+		if b.err != nil {
+			return nil, b.errorf("%w", b.err)
+		}
+	}
 	slices.SortFunc(b.files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	if err := checkFileDirClashes(b.files); err != nil {
 		return nil, b.errorf("%w", err)
 	}
-	return &Tree{files: b.files, links: links, digest: digest(b.files, links)}, nil
+	t := &Tree{files: b.files, links: links, digest: digest(b.files, links), codex: opts.Codex}
+	if opts.Codex {
+		t.skills = skillNames(b.files)
+	}
+	return t, nil
 }
 
 // builder collects files and the first size error.

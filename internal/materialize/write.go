@@ -134,32 +134,40 @@ func (w *writer) swapData(gen string) error {
 func (w *writer) link(t *Tree) error {
 	var errs []error
 	for _, name := range t.links {
-		target := linkTarget(name)
-		fi, err := w.root.Lstat(name)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			if err := w.root.Symlink(target, name); err != nil {
-				errs = append(errs, w.errorf("%w", err))
-			}
-		case err != nil:
-			errs = append(errs, w.errorf("%w", err))
-		case fi.Mode()&fs.ModeSymlink == 0:
-			errs = append(errs, w.errorf("%s exists and is not the link %s -> %s that materialize makes; it is not deleted: move it away", name, name, target))
-		default:
-			if got, _ := w.root.Readlink(name); got == target {
-				continue
-			}
-			if err := w.replaceLink(name, target); err != nil {
-				errs = append(errs, err)
-			}
+		if err := w.linkOne(name, linkTarget(name)); err != nil {
+			errs = append(errs, err)
 		}
+	}
+	if t.codex {
+		errs = append(errs, w.linkSkills(t))
 	}
 	return errors.Join(errs...)
 }
 
+// linkOne makes name the link to target, unless a real directory or file is
+// there.
+func (w *writer) linkOne(name, target string) error {
+	fi, err := w.root.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := w.root.Symlink(target, name); err != nil {
+			return w.errorf("%w", err)
+		}
+	case err != nil:
+		return w.errorf("%w", err)
+	case fi.Mode()&fs.ModeSymlink == 0:
+		return w.errorf("%s exists and is not the link %s -> %s that materialize makes; it is not deleted: move it away", name, name, target)
+	default:
+		if got, _ := w.root.Readlink(name); got != target {
+			return w.replaceLink(name, target)
+		}
+	}
+	return nil
+}
+
 // replaceLink makes name the link to target in place of another link.
 func (w *writer) replaceLink(name, target string) error {
-	tmp := linkTmpPrefix + name
+	tmp := path.Join(path.Dir(name), linkTmpPrefix+path.Base(name))
 	if err := w.root.RemoveAll(tmp); err != nil {
 		return w.errorf("%w", err)
 	}
@@ -188,7 +196,7 @@ func (w *writer) linksCurrent(t *Tree) bool {
 			return false
 		}
 	}
-	return true
+	return !t.codex || w.skillLinksCurrent(t)
 }
 
 // writeGeneration writes every file of t into a new generation directory and

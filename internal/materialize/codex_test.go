@@ -1,0 +1,99 @@
+package materialize
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Codex creates CODEX_HOME/skills/.system itself; with the tree written into
+// CODEX_HOME both kinds of skills sit side by side, and nothing of Codex's
+// or the user's is touched when the Workspace's skills change.
+func TestWrite_CodexLayoutSharesSkillsWithCodex(t *testing.T) {
+	home := t.TempDir()
+	codexSkill := filepath.Join(home, "skills", ".system", "imagegen", "SKILL.md")
+	userSkill := filepath.Join(home, "skills", "mine", "SKILL.md")
+	for _, f := range []string{codexSkill, userSkill} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("---\nname: x\ndescription: y\n---\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	mustWrite(t, home, mustBuild(t, sampleInput(), Options{Codex: true}))
+	for _, name := range []string{"review", "deploy"} {
+		b, err := os.ReadFile(filepath.Join(home, "skills", name, "SKILL.md"))
+		if err != nil || !strings.Contains(string(b), "name: "+name) {
+			t.Fatalf("skills/%s/SKILL.md: %q, %v", name, b, err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(home, "skills", "review", "refs", "style.md")); err != nil || string(b) != "no globals" {
+		t.Fatalf("a skill's file: %q, %v", b, err)
+	}
+	for _, name := range []string{AgentsFile, CodexHooksFile, CodexRequirementsFile} {
+		if target, err := os.Readlink(filepath.Join(home, name)); err != nil || target != filepath.Join(DataLink, name) {
+			t.Errorf("%s -> %q (%v), want a link through %s", name, target, err, DataLink)
+		}
+	}
+	hooks, err := os.ReadFile(filepath.Join(home, CodexHooksFile))
+	if err != nil || !strings.Contains(string(hooks), `"PreToolUse"`) || !strings.Contains(string(hooks), CodexHookCommand) {
+		t.Fatalf("hooks.json: %s, %v", hooks, err)
+	}
+
+	// The Workspace drops deploy: its link goes, everything else stays.
+	in := sampleInput()
+	in.Skills = in.Skills[:1]
+	mustWrite(t, home, mustBuild(t, in, Options{Codex: true}))
+	if _, err := os.Lstat(filepath.Join(home, "skills", "deploy")); !os.IsNotExist(err) {
+		t.Errorf("the link of a dropped skill is still there: %v", err)
+	}
+	for _, f := range []string{codexSkill, userSkill, filepath.Join(home, "skills", "review", "SKILL.md")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// A Workspace skill whose name the user's own skill directory already has is
+// not linked and the error names it; the other skills are linked.
+func TestWrite_CodexLayoutNeverReplacesAUserSkill(t *testing.T) {
+	home := t.TempDir()
+	mine := filepath.Join(home, "skills", "deploy", "SKILL.md")
+	if err := os.MkdirAll(filepath.Dir(mine), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mine, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Write(home, mustBuild(t, sampleInput(), Options{Codex: true}))
+	if err == nil || !strings.Contains(err.Error(), "skills/deploy") {
+		t.Fatalf("err = %v, want one naming skills/deploy", err)
+	}
+	if b, _ := os.ReadFile(mine); string(b) != "mine" {
+		t.Fatalf("the user's skill changed: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(home, "skills", "review", "SKILL.md")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A tree written without --codex into CODEX_HOME made skills a link; the
+// Codex layout turns it into the shared directory.
+func TestWrite_CodexLayoutReplacesItsOwnSkillsLink(t *testing.T) {
+	home := t.TempDir()
+	mustWrite(t, home, mustBuild(t, sampleInput(), Options{}))
+	mustWrite(t, home, mustBuild(t, sampleInput(), Options{Codex: true}))
+	fi, err := os.Lstat(filepath.Join(home, "skills"))
+	if err != nil || !fi.IsDir() {
+		t.Fatalf("skills: %v, %v; want a directory", fi, err)
+	}
+	if target, err := os.Readlink(filepath.Join(home, "skills", "review")); err != nil || target != skillLinkTarget("review") {
+		t.Fatalf("skills/review -> %q, %v", target, err)
+	}
+	if res := mustWrite(t, home, mustBuild(t, sampleInput(), Options{Codex: true})); res.Changed {
+		t.Fatal("a current Codex tree was written again")
+	}
+}
