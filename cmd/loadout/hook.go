@@ -18,7 +18,7 @@ func newHookCommand() *cobra.Command {
 		Short: "Answer an agent's tool-call hooks from hostd",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newClaudeCodeHookCommand())
+	cmd.AddCommand(newClaudeCodeHookCommand(), newCodexHookCommand())
 	return cmd
 }
 

@@ -15,6 +15,7 @@ func newMaterializeCommand() *cobra.Command {
 	var (
 		dir, out   string
 		claudeCode bool
+		codex      bool
 		src        sourceFlags
 	)
 	cmd := &cobra.Command{
@@ -34,6 +35,10 @@ update writes a new generation and swaps ..data with one rename, so an agent
 that resolves ..data once never sees half of two contexts. Nothing outside OUT
 is written. With --claude-code, OUT/CLAUDE.md links to AGENTS.md: point --out
 at the agent's ~/.claude and Claude Code reads the skills from ~/.claude/skills.
+With --codex, point --out at CODEX_HOME (~/.codex): OUT/skills is a directory
+shared with Codex's own skills (skills/.system), each Workspace skill a link in
+it, and OUT/hooks.json and OUT/requirements.toml run 'loadout hook codex'
+around every tool call (docs/agents.md#codex).
 
 Run it once in an init container, or use 'loadout hostd --materialize OUT' to
 keep OUT current as the context changes. Skills with an external source
@@ -55,7 +60,7 @@ fetched or verified, nothing is written and OUT keeps its last good tree.`,
 			if err != nil {
 				return err
 			}
-			in, opts, err := fetched.Materialize(materializeOptions(claudeCode))
+			in, opts, err := fetched.Materialize(materializeOptions(claudeCode, codex))
 			if err != nil {
 				return err
 			}
@@ -78,6 +83,7 @@ fetched or verified, nothing is written and OUT keeps its last good tree.`,
 	cmd.Flags().StringVar(&dir, "context-dir", defaultContextDir, "directory where the context ConfigMap is mounted")
 	cmd.Flags().StringVar(&out, "out", "", "directory to write the tree into (created if missing)")
 	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "also link CLAUDE.md to AGENTS.md, for --out at Claude Code's ~/.claude")
+	cmd.Flags().BoolVar(&codex, "codex", false, "the Codex layout, for --out at CODEX_HOME: each skill linked into a skills directory shared with Codex's own, plus hooks.json and requirements.toml")
 	src.add(cmd)
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
@@ -85,6 +91,6 @@ fetched or verified, nothing is written and OUT keeps its last good tree.`,
 
 // materializeOptions are the tree options of `loadout materialize` and
 // `loadout hostd --materialize`, so both write the same tree.
-func materializeOptions(claudeCode bool) materialize.Options {
-	return materialize.Options{ClaudeCode: claudeCode}
+func materializeOptions(claudeCode, codex bool) materialize.Options {
+	return materialize.Options{ClaudeCode: claudeCode, Codex: codex}
 }

@@ -33,18 +33,27 @@ type Request struct {
 func (r Request) Text() string { return string(r.Body) }
 
 // ToolNames lists the names of the offered tools (function tools by name,
-// other tool types by type).
+// other tool types by type). A namespace's tools are listed as
+// namespace.name.
 func (r Request) ToolNames() []string {
 	var names []string
 	for _, raw := range r.Tools {
 		var t struct {
-			Type string `json:"type"`
-			Name string `json:"name"`
+			Type  string `json:"type"`
+			Name  string `json:"name"`
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
 		}
 		_ = json.Unmarshal(raw, &t)
-		if t.Name != "" {
+		switch {
+		case t.Type == "namespace":
+			for _, sub := range t.Tools {
+				names = append(names, t.Name+"."+sub.Name)
+			}
+		case t.Name != "":
 			names = append(names, t.Name)
-		} else {
+		default:
 			names = append(names, t.Type)
 		}
 	}
@@ -159,8 +168,13 @@ func Message(text string) any {
 }
 
 // FunctionCall is a function call output item: the model calls the tool name
-// with args (marshalled to the JSON string the API sends) under callID.
+// with args (marshalled to the JSON string the API sends) under callID. A
+// name as ToolNames lists it, namespace.name, calls a namespace's tool.
 func FunctionCall(callID, name string, args any) any {
 	b, _ := json.Marshal(args)
-	return map[string]any{"type": "function_call", "id": "fc_" + callID, "call_id": callID, "name": name, "arguments": string(b)}
+	item := map[string]any{"type": "function_call", "id": "fc_" + callID, "call_id": callID, "name": name, "arguments": string(b)}
+	if ns, fn, ok := strings.Cut(name, "."); ok {
+		item["namespace"], item["name"] = ns, fn
+	}
+	return item
 }

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loadout-dev/loadout/internal/codex"
+)
+
+func newCodexHookCommand() *cobra.Command {
+	h := codex.Hook{}
+	defaultURL := os.Getenv("LOADOUT_HOSTD_URL")
+	if defaultURL == "" {
+		defaultURL = "http://127.0.0.1:8181"
+	}
+	cmd := &cobra.Command{
+		Use:   "codex",
+		Short: "Codex command hook: PreToolUse and PostToolUse through hostd",
+		Long: `codex is a Codex command hook. It reads the hook input on stdin, asks hostd
+(POST /v1/before for PreToolUse, POST /v1/after for PostToolUse) and prints an
+answer Codex accepts: for a denied PreToolUse a permissionDecision "deny" with
+hostd's reason, for an allowed one no decision ({}), so Codex's own approval
+and sandbox rules still apply. When hostd cannot be reached, answers an error,
+or the input cannot be read, the call is denied with a reason: the hook fails
+closed. Other events are answered {}. It always exits 0, because Codex runs a
+call whose hook failed.
+
+materialize --codex writes the hooks.json and requirements.toml that run it;
+see docs/agents.md#codex. --timeout must stay under the hook's timeout there.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			b, err := json.Marshal(h.Answer(cmd.Context(), cmd.InOrStdin()))
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), string(b))
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&h.Decide.HostdURL, "hostd-url", defaultURL, "hostd's base URL; $LOADOUT_HOSTD_URL sets the default")
+	cmd.Flags().StringVar(&h.Decide.MCPServer, "mcp-server", "loadout", "name of hostd's MCP server in Codex's mcp_servers; its tools mcp__<name>__<tool> are known to Loadout as <tool>")
+	cmd.Flags().DurationVar(&h.Decide.Timeout, "timeout", 50*time.Second, "how long to wait for hostd; keep it under the hook's timeout in hooks.json or requirements.toml")
+	return cmd
+}

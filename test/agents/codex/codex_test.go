@@ -1,0 +1,145 @@
+package codex
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loadout-dev/loadout/test/agents/responses"
+)
+
+func shell(id, cmd string) responses.Turn {
+	return func(responses.Request) []any {
+		return []any{responses.FunctionCall(id, "exec_command", map[string]any{"cmd": cmd})}
+	}
+}
+
+func say(text string) responses.Turn {
+	return func(responses.Request) []any { return []any{responses.Message(text)} }
+}
+
+// The Workspace's winning skills and its instructions reach the model next
+// to Codex's own system skills.
+func TestCodex_WorkspaceSkillsAndInstructionsReachTheModel(t *testing.T) {
+	requireManagedInstall(t)
+	s := newSession(t)
+	model := responses.Start(t, say("done"))
+	s.run(t, model, "hello")
+
+	reqs := model.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("Codex sent no model request")
+	}
+	text := reqs[0].Text()
+	for _, want := range []string{
+		"- review: ",                    // the Workspace's review skill, listed
+		filepath.Join(s.home, "skills"), // from the skills directory in CODEX_HOME
+		"review/SKILL.md",               // with the path Codex reads it from
+		"You work on team-a's parser",   // the Workspace's instructions (AGENTS.md)
+		"skill-creator",                 // Codex's own system skills still there
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the first model request lacks %q", want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.home, "skills", ".system")); err != nil {
+		t.Errorf("Codex's system skills: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(s.home, "skills", "review", "checklist.md")); err != nil {
+		t.Errorf("the review skill's file: %v", err)
+	}
+}
+
+// The platform's guard denies rm -rf: the command never runs and the model
+// reads why; an allowed command runs.
+func TestCodex_PlatformGuardDeniesRecursiveDeleteAndAllowsTheRest(t *testing.T) {
+	requireManagedInstall(t)
+	s := newSession(t)
+	marker := filepath.Join(s.work, "build", "keep")
+	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(marker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := responses.Start(t, shell("c1", "rm -rf build"), shell("c2", "sh -c 'rm -r --force build'"),
+		shell("c3", "touch allowed.txt"), say("done"))
+	out := s.run(t, model, "clean up")
+
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("rm -rf build ran: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(s.work, "allowed.txt")); err != nil {
+		t.Errorf("the allowed command did not run: %v\n%s", err, out)
+	}
+	reqs := model.Requests()
+	if len(reqs) < 4 {
+		t.Fatalf("%d model requests, want 4\n%s", len(reqs), out)
+	}
+	// Codex refuses some spellings of rm -rf itself; the reason shows that
+	// Loadout's guard decided.
+	for i, id := range []string{"c1", "c2"} {
+		got, ok := reqs[i+1].Output(id)
+		if !ok || !strings.Contains(got, "recursive force deletes (rm -rf) are not allowed") {
+			t.Errorf("the model got %q for call %s, want the platform's reason", got, id)
+		}
+	}
+}
+
+// The runnable review_note tool works through hostd's MCP server; a note
+// with SECRET is denied by the Workspace's hook and never reaches the Service.
+func TestCodex_ReviewNoteThroughMCPAndSecretNeverReachesTheService(t *testing.T) {
+	requireManagedInstall(t)
+	s := newSession(t)
+	var tool string
+	call := func(id, text string) responses.Turn {
+		return func(r responses.Request) []any {
+			if tool = toolNamed(r, "review_note"); tool == "" {
+				return []any{responses.Message("no review_note tool offered: " + strings.Join(r.ToolNames(), ","))}
+			}
+			return []any{responses.FunctionCall(id, tool, map[string]any{"text": text})}
+		}
+	}
+	model := responses.Start(t, call("n1", "parser.go:42 drops an error"), call("n2", "the SECRET is 42"), say("done"))
+	out := s.run(t, model, "record the review notes")
+
+	if tool == "" {
+		t.Fatalf("Codex offered no review_note tool\n%s", out)
+	}
+	notes := s.notes.Notes(t)
+	if len(notes) != 1 || notes[0] != "parser.go:42 drops an error" {
+		t.Errorf("the Service recorded %q, want only the first note\n%s", notes, out)
+	}
+	reqs := model.Requests()
+	if len(reqs) < 3 {
+		t.Fatalf("%d model requests, want 3\n%s", len(reqs), out)
+	}
+	if got, _ := reqs[2].Output("n2"); !strings.Contains(got, "review notes must not contain secrets") {
+		t.Errorf("the model got %q for the SECRET note, want the hook's reason", got)
+	}
+}
+
+// With hostd down every call is blocked: the shell command never runs and
+// the model reads that Loadout could not decide.
+func TestCodex_HostdDownBlocksEveryCall(t *testing.T) {
+	requireManagedInstall(t)
+	s := newSession(t)
+	s.hostd.Stop()
+	model := responses.Start(t, shell("c1", "touch ran.txt"), say("done"))
+	out := s.run(t, model, "try")
+
+	if _, err := os.Stat(filepath.Join(s.work, "ran.txt")); err == nil {
+		t.Errorf("a command ran with hostd down\n%s", out)
+	}
+	reqs := model.Requests()
+	if len(reqs) < 2 {
+		t.Fatalf("%d model requests, want 2\n%s", len(reqs), out)
+	}
+	if got, _ := reqs[1].Output("c1"); !strings.Contains(got, "could not get a policy decision from hostd") {
+		t.Errorf("the model got %q, want the hook's fail-closed reason", got)
+	}
+	if name := toolNamed(reqs[0], "review_note"); name != "" {
+		t.Errorf("hostd's MCP tool %s was offered with hostd down", name)
+	}
+}
