@@ -168,13 +168,22 @@ func runImport(ctx context.Context, stdout, stderr io.Writer, dir string, o impo
 	if failed > 0 {
 		return fmt.Errorf("import %s: %d file(s) skipped or invalid, see above", dir, failed)
 	}
+	if len(docs) == 0 {
+		return fmt.Errorf("import %s: found no skill (a directory holding SKILL.md, or a *.md file with frontmatter in a directory of skills) and no template (templates/<name>.md)", dir)
+	}
 	return nil
 }
 
-// loadForImport reads DIR as a seed-layout root when it has one of its
-// sources, else as a directory of skills.
+// loadForImport reads DIR as one skill when it holds SKILL.md, whatever its
+// subfolders are called (anthropics/skills' algorithmic-art has templates/),
+// else as a seed-layout root when it has one of its sources, else as a
+// directory of skills.
 func loadForImport(dir string, opts skilldir.Options) ([]resources.Skill, []resources.Template, []resources.Diagnostic, error) {
 	name := filepath.Base(filepath.Clean(dir))
+	if info, err := os.Stat(filepath.Join(dir, "SKILL.md")); err == nil && info.Mode().IsRegular() {
+		skills, diags, err := skilldir.LoadSkills(name, dir, opts)
+		return skills, nil, diags, err
+	}
 	for _, src := range []string{"skills", "templates"} {
 		if info, err := os.Stat(filepath.Join(dir, src)); err == nil && info.IsDir() {
 			root, diags, err := skilldir.LoadRoot(name, dir, opts)
