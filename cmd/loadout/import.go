@@ -43,18 +43,20 @@ func newImportCommand() *cobra.Command {
 		Short: "Print Skill and Template manifests for Agent Skills directories",
 		Long: `Turn a directory of Agent Skills into Skill (and Template) manifests on stdout.
 
-DIR may be a root in the seed layout (skills/, templates/<name>.md), a
-directory of skills, or one skill directory. Skills are found as the Pi agent
-finds them: a directory holding SKILL.md at any depth (nothing below it is
-searched), a *.md file with frontmatter directly in the skills directory,
-symbolic links that stay inside DIR; hidden entries, node_modules and what
-.gitignore, .ignore and .fdignore exclude are passed over. docs/cli.md lists
-what differs from Pi.
+DIR may be one skill directory (it holds SKILL.md: everything below it is the
+skill's files, whatever the subfolders are called, templates/ included), a root
+in the seed layout (skills/, templates/<name>.md) or a directory of skills.
+Skills are found as the Pi agent finds them: a directory holding SKILL.md at
+any depth (nothing below it is searched), a *.md file with frontmatter directly
+in the skills directory, symbolic links that stay inside DIR; hidden entries,
+node_modules and what .gitignore, .ignore and .fdignore exclude are passed
+over. docs/cli.md lists what differs from Pi.
 
 Names are checked strictly, as the API server will. Every file that is skipped
 is reported on stderr with the reason; the exit status is non-zero if anything
-was skipped or invalid. Binary files are kept (binaryContent) and so are
-executable bits; a skill too large for a Skill object needs --push.`,
+was skipped or invalid, or if DIR holds no skill and no template. Binary files
+are kept (binaryContent) and so are executable bits; a skill too large for a
+Skill object needs --push.`,
 		Example: `  loadout import ./skills > skills.yaml
   loadout import ~/.agents -n team-a | kubectl apply -f -
   loadout import ./skills -n team-a --push ghcr.io/acme/skills | kubectl apply -f -`,
