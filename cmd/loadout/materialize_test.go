@@ -43,3 +43,24 @@ func TestMaterialize_RequiresOut(t *testing.T) {
 		t.Errorf("err = %v, want one naming --out", err)
 	}
 }
+
+// Codex creates CODEX_HOME/skills/.system on its first run; materialize
+// --codex into CODEX_HOME then shares skills/ with it instead of failing.
+func TestMaterialize_CodexIntoACodexHomeWithSystemSkills(t *testing.T) {
+	home := t.TempDir()
+	writeFiles(t, home, map[string]string{
+		"skills/.system/imagegen/SKILL.md": "---\nname: imagegen\ndescription: d\n---\n",
+		"config.toml":                      "model = \"o3\"\n",
+	})
+	if _, stderr, err := run(t, "materialize", "--codex", "--context-dir", mountSamples(t), "--out", home); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, f := range []string{"skills/.system/imagegen/SKILL.md", "skills/review/SKILL.md", "AGENTS.md", "hooks.json", "requirements.toml"} {
+		if _, err := os.Stat(filepath.Join(home, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, "config.toml")); string(b) != "model = \"o3\"\n" {
+		t.Errorf("Codex's config.toml changed: %q", b)
+	}
+}
