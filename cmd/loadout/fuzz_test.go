@@ -2,9 +2,10 @@ package main
 
 import (
 	"io"
-	corev1 "k8s.io/api/core/v1"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // FuzzReadManifests: `loadout preview -f` reads whatever YAML it is given.

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,10 +23,6 @@ func newHookCommand() *cobra.Command {
 
 func newClaudeCodeHookCommand() *cobra.Command {
 	h := claudecode.Hook{}
-	defaultURL := os.Getenv("LOADOUT_HOSTD_URL")
-	if defaultURL == "" {
-		defaultURL = "http://127.0.0.1:8181"
-	}
 	cmd := &cobra.Command{
 		Use:   "claude-code",
 		Short: "Claude Code command hook: PreToolUse and PostToolUse through hostd",
@@ -51,7 +46,7 @@ docs/agents.md. --timeout must stay under the hook's timeout there.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&h.HostdURL, "hostd-url", defaultURL, "hostd's base URL; $LOADOUT_HOSTD_URL sets the default")
+	cmd.Flags().StringVar(&h.HostdURL, "hostd-url", defaultHostdURL(), "hostd's base URL; $LOADOUT_HOSTD_URL sets the default")
 	cmd.Flags().StringVar(&h.MCPServer, "mcp-server", "loadout", "name of hostd's MCP server in Claude Code's MCP configuration; its tools mcp__<name>__<tool> are known to Loadout as <tool>")
 	cmd.Flags().DurationVar(&h.Timeout, "timeout", 50*time.Second, "how long to wait for hostd; keep it under the hook's timeout in settings.json")
 	cmd.Flags().BoolVar(&h.PassOnAllow, "pass-on-allow", false, "answer an allowed call without a permission decision, so Claude Code's own permission rules and prompts still apply")

@@ -13,10 +13,6 @@ import (
 
 func newCodexHookCommand() *cobra.Command {
 	h := codex.Hook{}
-	defaultURL := os.Getenv("LOADOUT_HOSTD_URL")
-	if defaultURL == "" {
-		defaultURL = "http://127.0.0.1:8181"
-	}
 	cmd := &cobra.Command{
 		Use:   "codex",
 		Short: "Codex command hook: PreToolUse and PostToolUse through hostd",
@@ -41,8 +37,17 @@ see docs/agents.md#codex. --timeout must stay under the hook's timeout there.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&h.Decide.HostdURL, "hostd-url", defaultURL, "hostd's base URL; $LOADOUT_HOSTD_URL sets the default")
+	cmd.Flags().StringVar(&h.Decide.HostdURL, "hostd-url", defaultHostdURL(), "hostd's base URL; $LOADOUT_HOSTD_URL sets the default")
 	cmd.Flags().StringVar(&h.Decide.MCPServer, "mcp-server", "loadout", "name of hostd's MCP server in Codex's mcp_servers; its tools mcp__<name>__<tool> are known to Loadout as <tool>")
 	cmd.Flags().DurationVar(&h.Decide.Timeout, "timeout", 50*time.Second, "how long to wait for hostd; keep it under the hook's timeout in hooks.json or requirements.toml")
 	return cmd
+}
+
+// defaultHostdURL is where the agents' hooks find hostd: $LOADOUT_HOSTD_URL,
+// else hostd's default address in an agent pod.
+func defaultHostdURL() string {
+	if u := os.Getenv("LOADOUT_HOSTD_URL"); u != "" {
+		return u
+	}
+	return "http://127.0.0.1:8181"
 }

@@ -12,9 +12,16 @@ import (
 // stdout as a JSON object.
 func runCodexHook(t *testing.T, input string, args ...string) map[string]any {
 	t.Helper()
+	return runAgentHook(t, "codex", input, args...)
+}
+
+// runAgentHook runs `loadout hook AGENT` with input on stdin and returns its
+// stdout as a JSON object.
+func runAgentHook(t *testing.T, agent, input string, args ...string) map[string]any {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd := newRootCommand()
-	cmd.SetArgs(append([]string{"hook", "codex"}, args...))
+	cmd.SetArgs(append([]string{"hook", agent}, args...))
 	cmd.SetIn(strings.NewReader(input))
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -69,20 +68,7 @@ func startSamplesHostd(t *testing.T) string {
 // stdout as a generic JSON object.
 func runHook(t *testing.T, input string, args ...string) map[string]any {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	cmd := newRootCommand()
-	cmd.SetArgs(append([]string{"hook", "claude-code"}, args...))
-	cmd.SetIn(strings.NewReader(input))
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	if err := cmd.Execute(); err != nil {
-		t.Fatalf("hook exited with %v: %s", err, errOut.String())
-	}
-	var answer map[string]any
-	if err := json.Unmarshal(out.Bytes(), &answer); err != nil {
-		t.Fatalf("hook output is not JSON: %q", out.String())
-	}
-	return answer
+	return runAgentHook(t, "claude-code", input, args...)
 }
 
 func preToolUse(tool string, input map[string]any) string {
