@@ -59,7 +59,7 @@ func TestHookCodex_DenialCarriesHostdReason(t *testing.T) {
 	}
 }
 
-func TestHookCodex_HostdDownOrUnreadableInputDenies(t *testing.T) {
+func TestHookCodex_HostdDownOrUnreadableInputDenies_RAG3(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -69,7 +69,7 @@ func importedSkills(t *testing.T, out string) map[string][]string {
 
 // One skill directory is one skill whatever its subfolders are called:
 // algorithmic-art's templates/ is its files, not a seed layout's templates.
-func TestImport_EverySkillDirectoryOfAnthropicsSkills(t *testing.T) {
+func TestImport_EverySkillDirectoryOfAnthropicsSkills_RSK3(t *testing.T) {
 	root := anthropicsSkills(t)
 	for name, dir := range map[string]string{
 		"algorithmic-art": "skills/algorithmic-art", "docx": "skills/docx", "mcp-builder": "skills/mcp-builder",
@@ -112,7 +112,7 @@ func TestImport_AnthropicsSkillsDirectoryAndRoot(t *testing.T) {
 }
 
 // Push takes each skill directory of anthropics/skills, templates/ and all.
-func TestPush_EverySkillDirectoryOfAnthropicsSkills(t *testing.T) {
+func TestPush_EverySkillDirectoryOfAnthropicsSkills_RSK3(t *testing.T) {
 	host := startRegistry(t)
 	root := anthropicsSkills(t)
 	for _, dir := range []string{"skills/algorithmic-art", "skills/docx", "skills/theme-factory"} {

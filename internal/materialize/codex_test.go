@@ -10,7 +10,7 @@ import (
 // Codex creates CODEX_HOME/skills/.system itself; with the tree written into
 // CODEX_HOME both kinds of skills sit side by side, and nothing of Codex's
 // or the user's is touched when the Workspace's skills change.
-func TestWrite_CodexLayoutSharesSkillsWithCodex(t *testing.T) {
+func TestWrite_CodexLayoutSharesSkillsWithCodex_RAG1(t *testing.T) {
 	home := t.TempDir()
 	codexSkill := filepath.Join(home, "skills", ".system", "imagegen", "SKILL.md")
 	userSkill := filepath.Join(home, "skills", "mine", "SKILL.md")
@@ -59,7 +59,7 @@ func TestWrite_CodexLayoutSharesSkillsWithCodex(t *testing.T) {
 
 // A Workspace skill whose name the user's own skill directory already has is
 // not linked and the error names it; the other skills are linked.
-func TestWrite_CodexLayoutNeverReplacesAUserSkill(t *testing.T) {
+func TestWrite_CodexLayoutNeverReplacesAUserSkill_RAG1(t *testing.T) {
 	home := t.TempDir()
 	mine := filepath.Join(home, "skills", "deploy", "SKILL.md")
 	if err := os.MkdirAll(filepath.Dir(mine), 0o755); err != nil {

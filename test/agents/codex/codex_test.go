@@ -21,7 +21,7 @@ func say(text string) responses.Turn {
 
 // The Workspace's winning skills and its instructions reach the model next
 // to Codex's own system skills.
-func TestCodex_WorkspaceSkillsAndInstructionsReachTheModel(t *testing.T) {
+func TestCodex_WorkspaceSkillsAndInstructionsReachTheModel_RAG5(t *testing.T) {
 	requireManagedInstall(t)
 	s := newSession(t)
 	model := responses.Start(t, say("done"))
@@ -53,7 +53,7 @@ func TestCodex_WorkspaceSkillsAndInstructionsReachTheModel(t *testing.T) {
 
 // The platform's guard denies rm -rf: the command never runs and the model
 // reads why; an allowed command runs.
-func TestCodex_PlatformGuardDeniesRecursiveDeleteAndAllowsTheRest(t *testing.T) {
+func TestCodex_PlatformGuardDeniesRecursiveDeleteAndAllowsTheRest_RAG4(t *testing.T) {
 	requireManagedInstall(t)
 	s := newSession(t)
 	marker := filepath.Join(s.work, "build", "keep")
@@ -89,7 +89,7 @@ func TestCodex_PlatformGuardDeniesRecursiveDeleteAndAllowsTheRest(t *testing.T) 
 
 // The runnable review_note tool works through hostd's MCP server; a note
 // with SECRET is denied by the Workspace's hook and never reaches the Service.
-func TestCodex_ReviewNoteThroughMCPAndSecretNeverReachesTheService(t *testing.T) {
+func TestCodex_ReviewNoteThroughMCPAndSecretNeverReachesTheService_RAG4(t *testing.T) {
 	requireManagedInstall(t)
 	s := newSession(t)
 	var tool string
@@ -122,7 +122,7 @@ func TestCodex_ReviewNoteThroughMCPAndSecretNeverReachesTheService(t *testing.T)
 
 // With hostd down every call is blocked: the shell command never runs and
 // the model reads that Loadout could not decide.
-func TestCodex_HostdDownBlocksEveryCall(t *testing.T) {
+func TestCodex_HostdDownBlocksEveryCall_RAG3(t *testing.T) {
 	requireManagedInstall(t)
 	s := newSession(t)
 	s.hostd.Stop()
