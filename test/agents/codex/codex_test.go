@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,6 @@ func say(text string) responses.Turn {
 // The Workspace's winning skills and its instructions reach the model next
 // to Codex's own system skills.
 func TestCodex_WorkspaceSkillsAndInstructionsReachTheModel_RAG5(t *testing.T) {
-	requireManagedInstall(t)
 	s := newSession(t)
 	model := responses.Start(t, say("done"))
 	s.run(t, model, "hello")
@@ -54,7 +54,6 @@ func TestCodex_WorkspaceSkillsAndInstructionsReachTheModel_RAG5(t *testing.T) {
 // The platform's guard denies rm -rf: the command never runs and the model
 // reads why; an allowed command runs.
 func TestCodex_PlatformGuardDeniesRecursiveDeleteAndAllowsTheRest_RAG4(t *testing.T) {
-	requireManagedInstall(t)
 	s := newSession(t)
 	marker := filepath.Join(s.work, "build", "keep")
 	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
@@ -90,7 +89,6 @@ func TestCodex_PlatformGuardDeniesRecursiveDeleteAndAllowsTheRest_RAG4(t *testin
 // The runnable review_note tool works through hostd's MCP server; a note
 // with SECRET is denied by the Workspace's hook and never reaches the Service.
 func TestCodex_ReviewNoteThroughMCPAndSecretNeverReachesTheService_RAG4(t *testing.T) {
-	requireManagedInstall(t)
 	s := newSession(t)
 	var tool string
 	call := func(id, text string) responses.Turn {
@@ -123,7 +121,6 @@ func TestCodex_ReviewNoteThroughMCPAndSecretNeverReachesTheService_RAG4(t *testi
 // With hostd down every call is blocked: the shell command never runs and
 // the model reads that Loadout could not decide.
 func TestCodex_HostdDownBlocksEveryCall_RAG3(t *testing.T) {
-	requireManagedInstall(t)
 	s := newSession(t)
 	s.hostd.Stop()
 	model := responses.Start(t, shell("c1", "touch ran.txt"), say("done"))
@@ -141,5 +138,52 @@ func TestCodex_HostdDownBlocksEveryCall_RAG3(t *testing.T) {
 	}
 	if name := toolNamed(reqs[0], "review_note"); name != "" {
 		t.Errorf("hostd's MCP tool %s was offered with hostd down", name)
+	}
+}
+
+// The managed install is the platform's: a user who disables Loadout's hook
+// in config.toml, deletes hooks.json and brings a hook of their own, run
+// without trust review, still gets rm -rf denied, and their hook never runs.
+func TestCodex_UserCannotOverrideTheManagedHooks_RAG4(t *testing.T) {
+	if !managedInstall() {
+		t.Skip("no private /etc/codex here (unshare --mount refused): the managed install cannot be tested")
+	}
+	s := newSession(t)
+	if err := os.Remove(filepath.Join(s.home, "hooks.json")); err != nil {
+		t.Fatal(err)
+	}
+	userHookRan := filepath.Join(t.TempDir(), "user-hook-ran")
+	s.user = fmt.Sprintf(`
+[hooks.state."/etc/codex/requirements.toml:pre_tool_use:0:0"]
+enabled = false
+
+[[hooks.PreToolUse]]
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = "touch %s"
+`, userHookRan)
+	s.args = []string{"--dangerously-bypass-hook-trust"}
+	marker := filepath.Join(s.work, "build", "keep")
+	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(marker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := responses.Start(t, shell("c1", "rm -r --force build"), say("done"))
+	out := s.run(t, model, "clean up")
+
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("rm -r --force build ran: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(userHookRan); err == nil {
+		t.Errorf("the user's own hook ran next to the managed ones\n%s", out)
+	}
+	reqs := model.Requests()
+	if len(reqs) < 2 {
+		t.Fatalf("%d model requests, want 2\n%s", len(reqs), out)
+	}
+	if got, _ := reqs[1].Output("c1"); !strings.Contains(got, "recursive force deletes (rm -rf) are not allowed") {
+		t.Errorf("the model got %q, want the platform's reason", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,7 +28,10 @@ const runTimeout = 2 * time.Minute
 // session is one Codex install on the samples' Workspace, wired as
 // docs/agents.md#codex tells: hostd materializes the Codex layout into
 // CODEX_HOME, the managed requirements.toml and MCP server come from
-// /etc/codex, and `loadout` is on the PATH hooks run with.
+// /etc/codex, and `loadout` is on the PATH hooks run with. Where the test
+// cannot give Codex its own /etc/codex, it wires the workstation install
+// instead: the tree's hooks.json in CODEX_HOME, run without trust review,
+// and the MCP server in the user's config.toml.
 type session struct {
 	hostd *agenttest.Hostd
 	notes *agenttest.ReviewNotes
@@ -35,6 +39,11 @@ type session struct {
 	home, work string
 	// etc is what /etc/codex holds for this session (see run).
 	etc string
+	// mcp is Codex's configuration of hostd's MCP server.
+	mcp string
+	// user is added to the user's config.toml, and args to codex exec.
+	user string
+	args []string
 }
 
 func newSession(t *testing.T) *session {
@@ -46,8 +55,8 @@ func newSession(t *testing.T) *session {
 	if err := os.Symlink(filepath.Join(s.home, "requirements.toml"), filepath.Join(s.etc, "requirements.toml")); err != nil {
 		t.Fatal(err)
 	}
-	managed := fmt.Sprintf("[mcp_servers.loadout]\nurl = %q\n", s.hostd.URL+"/mcp")
-	if err := os.WriteFile(filepath.Join(s.etc, "config.toml"), []byte(managed), 0o644); err != nil {
+	s.mcp = fmt.Sprintf("\n[mcp_servers.loadout]\nurl = %q\n", s.hostd.URL+"/mcp")
+	if err := os.WriteFile(filepath.Join(s.etc, "config.toml"), []byte(s.mcp), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -69,25 +78,32 @@ base_url = %q
 wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
-`, model.URL)
+`, model.URL) + s.user
+	exec1 := append([]string{agenttest.CLI(t, "codex"), "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "-C", s.work}, s.args...)
+	var argv []string
+	if managedInstall() {
+		upper := t.TempDir()
+		for _, dir := range []string{"upper", "work"} {
+			if err := os.Mkdir(filepath.Join(upper, dir), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Symlink(s.etc, filepath.Join(upper, "upper", "codex")); err != nil {
+			t.Fatal(err)
+		}
+		mount := fmt.Sprintf(`mount -t overlay overlay -o lowerdir=/etc,upperdir=%s/upper,workdir=%s/work /etc && exec "$0" "$@"`, upper, upper)
+		argv = append([]string{"unshare", "--mount", "--", "sh", "-c", mount}, exec1...)
+	} else {
+		t.Log("no private /etc/codex (unshare --mount refused, or LOADOUT_CODEX_INSTALL=workstation): the workstation install, hooks.json without trust review")
+		config += s.mcp
+		argv = append(exec1, "--dangerously-bypass-hook-trust")
+	}
 	if err := os.WriteFile(filepath.Join(s.home, "config.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	upper := t.TempDir()
-	if err := os.Mkdir(filepath.Join(upper, "upper"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(s.etc, filepath.Join(upper, "upper", "codex")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(filepath.Join(upper, "work"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
-	mount := fmt.Sprintf(`mount -t overlay overlay -o lowerdir=/etc,upperdir=%s/upper,workdir=%s/work /etc && exec "$0" "$@"`, upper, upper)
-	cmd := exec.CommandContext(ctx, "unshare", "--mount", "--", "sh", "-c", mount,
-		agenttest.CLI(t, "codex"), "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "-C", s.work, prompt)
+	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], prompt)...)
 	cmd.Env = append(os.Environ(),
 		"CODEX_HOME="+s.home,
 		"HOME="+t.TempDir(),
@@ -104,13 +120,20 @@ stream_max_retries = 0
 	return string(out)
 }
 
-// requireManagedInstall skips when this machine cannot give a process its
-// own /etc/codex (no mount namespaces: not root, or a restricted container).
-func requireManagedInstall(t *testing.T) {
-	t.Helper()
-	if out, err := exec.Command("unshare", "--mount", "--", "true").CombinedOutput(); err != nil {
-		t.Skipf("cannot install /etc/codex for the test (unshare --mount: %v: %s)", err, strings.TrimSpace(string(out)))
-	}
+var (
+	managedOnce sync.Once
+	managed     bool
+)
+
+// managedInstall reports whether this machine can give a process its own
+// /etc/codex (mount namespaces: root, and a container that allows them).
+// $LOADOUT_CODEX_INSTALL=workstation forces the workstation install.
+func managedInstall() bool {
+	managedOnce.Do(func() {
+		managed = os.Getenv("LOADOUT_CODEX_INSTALL") != "workstation" &&
+			exec.Command("unshare", "--mount", "--", "true").Run() == nil
+	})
+	return managed
 }
 
 // toolNamed finds the offered tool whose name ends in suffix (Codex names
