@@ -16,6 +16,37 @@ func shell(id, cmd string) responses.Turn {
 	}
 }
 
+// guardReason is the samples' platform-guard message.
+const guardReason = "recursive force deletes (rm -rf) are not allowed"
+
+// modelGot fails unless the model read want in the output of call id.
+func modelGot(t *testing.T, model *responses.Server, id, want, out string) {
+	t.Helper()
+	for _, r := range model.Requests() {
+		if got, ok := r.Output(id); ok {
+			if !strings.Contains(got, want) {
+				t.Errorf("the model got %q for call %s, want %q", got, id, want)
+			}
+			return
+		}
+	}
+	t.Errorf("the model never got the output of call %s\n%s", id, out)
+}
+
+// buildMarker makes dir/build/keep, which a recursive delete of build
+// would remove, and returns its path.
+func buildMarker(t *testing.T, dir string) string {
+	t.Helper()
+	marker := filepath.Join(dir, "build", "keep")
+	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(marker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return marker
+}
+
 func say(text string) responses.Turn {
 	return func(responses.Request) []any { return []any{responses.Message(text)} }
 }
@@ -55,13 +86,7 @@ func TestCodex_WorkspaceSkillsAndInstructionsReachTheModel_RAG5(t *testing.T) {
 // reads why; an allowed command runs.
 func TestCodex_PlatformGuardDeniesRecursiveDeleteAndAllowsTheRest_RAG4(t *testing.T) {
 	s := newSession(t)
-	marker := filepath.Join(s.work, "build", "keep")
-	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(marker, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	marker := buildMarker(t, s.work)
 	model := responses.Start(t, shell("c1", "rm -rf build"), shell("c2", "sh -c 'rm -r --force build'"),
 		shell("c3", "touch allowed.txt"), say("done"))
 	out := s.run(t, model, "clean up")
@@ -72,18 +97,10 @@ func TestCodex_PlatformGuardDeniesRecursiveDeleteAndAllowsTheRest_RAG4(t *testin
 	if _, err := os.Stat(filepath.Join(s.work, "allowed.txt")); err != nil {
 		t.Errorf("the allowed command did not run: %v\n%s", err, out)
 	}
-	reqs := model.Requests()
-	if len(reqs) < 4 {
-		t.Fatalf("%d model requests, want 4\n%s", len(reqs), out)
-	}
 	// Codex refuses some spellings of rm -rf itself; the reason shows that
 	// Loadout's guard decided.
-	for i, id := range []string{"c1", "c2"} {
-		got, ok := reqs[i+1].Output(id)
-		if !ok || !strings.Contains(got, "recursive force deletes (rm -rf) are not allowed") {
-			t.Errorf("the model got %q for call %s, want the platform's reason", got, id)
-		}
-	}
+	modelGot(t, model, "c1", guardReason, out)
+	modelGot(t, model, "c2", guardReason, out)
 }
 
 // The runnable review_note tool works through hostd's MCP server; a note
@@ -109,13 +126,7 @@ func TestCodex_ReviewNoteThroughMCPAndSecretNeverReachesTheService_RAG4(t *testi
 	if len(notes) != 1 || notes[0] != "parser.go:42 drops an error" {
 		t.Errorf("the Service recorded %q, want only the first note\n%s", notes, out)
 	}
-	reqs := model.Requests()
-	if len(reqs) < 3 {
-		t.Fatalf("%d model requests, want 3\n%s", len(reqs), out)
-	}
-	if got, _ := reqs[2].Output("n2"); !strings.Contains(got, "review notes must not contain secrets") {
-		t.Errorf("the model got %q for the SECRET note, want the hook's reason", got)
-	}
+	modelGot(t, model, "n2", "review notes must not contain secrets", out)
 }
 
 // With hostd down every call is blocked: the shell command never runs and
@@ -129,14 +140,8 @@ func TestCodex_HostdDownBlocksEveryCall_RAG3(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.work, "ran.txt")); err == nil {
 		t.Errorf("a command ran with hostd down\n%s", out)
 	}
-	reqs := model.Requests()
-	if len(reqs) < 2 {
-		t.Fatalf("%d model requests, want 2\n%s", len(reqs), out)
-	}
-	if got, _ := reqs[1].Output("c1"); !strings.Contains(got, "could not get a policy decision from hostd") {
-		t.Errorf("the model got %q, want the hook's fail-closed reason", got)
-	}
-	if name := toolNamed(reqs[0], "review_note"); name != "" {
+	modelGot(t, model, "c1", "could not get a policy decision from hostd", out)
+	if name := toolNamed(model.Requests()[0], "review_note"); name != "" {
 		t.Errorf("hostd's MCP tool %s was offered with hostd down", name)
 	}
 }
@@ -163,13 +168,7 @@ type = "command"
 command = "touch %s"
 `, userHookRan)
 	s.args = []string{"--dangerously-bypass-hook-trust"}
-	marker := filepath.Join(s.work, "build", "keep")
-	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(marker, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	marker := buildMarker(t, s.work)
 	model := responses.Start(t, shell("c1", "rm -r --force build"), say("done"))
 	out := s.run(t, model, "clean up")
 
@@ -179,11 +178,5 @@ command = "touch %s"
 	if _, err := os.Stat(userHookRan); err == nil {
 		t.Errorf("the user's own hook ran next to the managed ones\n%s", out)
 	}
-	reqs := model.Requests()
-	if len(reqs) < 2 {
-		t.Fatalf("%d model requests, want 2\n%s", len(reqs), out)
-	}
-	if got, _ := reqs[1].Output("c1"); !strings.Contains(got, "recursive force deletes (rm -rf) are not allowed") {
-		t.Errorf("the model got %q, want the platform's reason", got)
-	}
+	modelGot(t, model, "c1", guardReason, out)
 }
