@@ -103,8 +103,8 @@ func ownSkillLink(target string) bool {
 // through DataLink, so a skill's files change with the generation swap. It
 // removes only its own links (those into DataLink) of skills the tree no
 // longer has; anything else in OUT/skills (Codex's .system, the user's own
-// skills) is left alone, and a skill whose name is taken by a real directory
-// or file is named in the error and not linked. A former top-level skills
+// skills, as directories or links) is left alone, and a skill whose name is
+// taken by one is named in the error and not linked. A former top-level skills
 // link of Write's is replaced by the directory.
 func (w *writer) linkSkills(t *Tree) error {
 	fi, err := w.root.Lstat(SkillsDir)
@@ -126,7 +126,14 @@ func (w *writer) linkSkills(t *Tree) error {
 	}
 	var errs []error
 	for _, name := range t.skills {
-		if err := w.linkOne(path.Join(SkillsDir, name), skillLinkTarget(name)); err != nil {
+		p := path.Join(SkillsDir, name)
+		// A link into anywhere else is the user's own skill (skills/x ->
+		// ~/my-skills/x): it is theirs like a directory, never replaced.
+		if target, err := w.root.Readlink(p); err == nil && !ownSkillLink(target) {
+			errs = append(errs, w.errorf("%s is a link to %s, not the link to %s that materialize makes; it is not replaced: move it away", p, target, skillLinkTarget(name)))
+			continue
+		}
+		if err := w.linkOne(p, skillLinkTarget(name)); err != nil {
 			errs = append(errs, err)
 		}
 	}

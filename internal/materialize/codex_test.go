@@ -57,8 +57,8 @@ func TestWrite_CodexLayoutSharesSkillsWithCodex_RAG1(t *testing.T) {
 	}
 }
 
-// A Workspace skill whose name the user's own skill directory already has is
-// not linked and the error names it; the other skills are linked.
+// A Workspace skill whose name the user's own skill (a directory or a link)
+// already has is not linked and the error names it; the other skills are.
 func TestWrite_CodexLayoutNeverReplacesAUserSkill_RAG1(t *testing.T) {
 	home := t.TempDir()
 	mine := filepath.Join(home, "skills", "deploy", "SKILL.md")
@@ -77,6 +77,23 @@ func TestWrite_CodexLayoutNeverReplacesAUserSkill_RAG1(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(home, "skills", "review", "SKILL.md")); err != nil {
 		t.Fatal(err)
+	}
+
+	// The user's own skill may also be a link to their directory: it is
+	// theirs, kept through every write.
+	if err := os.RemoveAll(filepath.Dir(mine)); err != nil {
+		t.Fatal(err)
+	}
+	theirs := t.TempDir()
+	if err := os.Symlink(theirs, filepath.Join(home, "skills", "deploy")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Write(home, mustBuild(t, sampleInput(), Options{Codex: true}))
+	if err == nil || !strings.Contains(err.Error(), "skills/deploy is a link to "+theirs) {
+		t.Fatalf("err = %v, want one naming the user's link", err)
+	}
+	if target, _ := os.Readlink(filepath.Join(home, "skills", "deploy")); target != theirs {
+		t.Fatalf("the user's link now points at %q", target)
 	}
 }
 
