@@ -5,18 +5,48 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// HookEvent is the point of a tool call at which a hook runs.
-// +kubebuilder:validation:Enum=BeforeToolCall;AfterToolResult
+// HookEvent is the point of a session at which a hook runs. docs/hooks.md
+// lists each event's payload, the outcomes it may return and whether its
+// failure blocks or is only reported.
+// +kubebuilder:validation:Enum=SessionStart;UserInput;BeforeAgentStart;BeforeToolCall;AfterToolResult;ToolFailure;BeforeCompact;SessionEnd
 type HookEvent string
 
 const (
-	// BeforeToolCall hooks run before the tool and may block it. They fail
-	// closed: an error or timeout blocks the call.
+	// SessionStart hooks run when a session starts and may add context for
+	// the model. They fail closed: an error, timeout or denial refuses the
+	// session's prompts.
+	SessionStart HookEvent = "SessionStart"
+	// UserInput hooks see each prompt the user submits, before anything
+	// reaches the model. They may deny it, ask, replace its text or add
+	// context. They fail closed.
+	UserInput HookEvent = "UserInput"
+	// BeforeAgentStart hooks see the final prompt (templates rendered) before
+	// the agent's turn starts. They may deny it, ask or add context. They
+	// fail closed.
+	BeforeAgentStart HookEvent = "BeforeAgentStart"
+	// BeforeToolCall hooks run before the tool and may block it, ask, or
+	// rewrite its arguments. They fail closed: an error or timeout blocks
+	// the call.
 	BeforeToolCall HookEvent = "BeforeToolCall"
 	// AfterToolResult hooks observe the tool's result. Their failures only
 	// produce diagnostics.
 	AfterToolResult HookEvent = "AfterToolResult"
+	// ToolFailure hooks observe a result that is an error, after the
+	// AfterToolResult hooks. Their failures only produce diagnostics.
+	ToolFailure HookEvent = "ToolFailure"
+	// BeforeCompact hooks run before the agent compacts its context and may
+	// cancel the compaction. They fail closed: an error cancels it.
+	BeforeCompact HookEvent = "BeforeCompact"
+	// SessionEnd hooks observe the end of a session. Their failures only
+	// produce diagnostics.
+	SessionEnd HookEvent = "SessionEnd"
 )
+
+// IsToolEvent reports whether hooks of e run around a tool call, and so see
+// the call and may be limited to some tools with match.
+func (e HookEvent) IsToolEvent() bool {
+	return e == BeforeToolCall || e == AfterToolResult || e == ToolFailure
+}
 
 // ExtensionSpec declares the tools, tool-call hooks, message types and prompt
 // guide of an extension. Extensions are code: they load only where trusted.
@@ -47,7 +77,8 @@ type ExtensionSpec struct {
 	// +kubebuilder:validation:MaxItems=64
 	Tools []ExtensionTool `json:"tools,omitempty"`
 
-	// hooks run around tool calls, in the order listed.
+	// hooks run at the events of a session (docs/hooks.md), in the order
+	// listed.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
@@ -134,10 +165,11 @@ type ToolImplementation struct {
 	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
 }
 
-// ExtensionHook is a policy hook around tool calls. Exactly one of cel and
-// webhook is set.
+// ExtensionHook is a policy hook at one event of a session. Exactly one of
+// cel and webhook is set.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.cel) != has(self.webhook)",message="exactly one of cel or webhook must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.match) || self.event in ['BeforeToolCall', 'AfterToolResult', 'ToolFailure']",message="match applies to tool events only (BeforeToolCall, AfterToolResult, ToolFailure)"
 type ExtensionHook struct {
 	// name of the hook, unique within the extension; diagnostics name it.
 	// +required
@@ -146,11 +178,12 @@ type ExtensionHook struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`
 	Name string `json:"name"`
 
-	// event is when the hook runs: BeforeToolCall or AfterToolResult.
+	// event is when the hook runs; docs/hooks.md lists the events.
 	// +required
 	Event HookEvent `json:"event"`
 
-	// match limits the hook to some tools. Unset, it runs for every tool.
+	// match limits a tool event's hook to some tools. Unset, it runs for
+	// every tool.
 	// +optional
 	Match *HookMatch `json:"match,omitempty"`
 
@@ -182,11 +215,14 @@ type HookMatch struct {
 	Tools []ToolName `json:"tools,omitempty"`
 }
 
-// CELHook is a CEL policy. Variables: call (id, name, arguments), result (after
-// hooks), workspace (name, namespace).
+// CELHook is a CEL policy. Variables depend on the event (docs/hooks.md):
+// call (id, name, arguments) and result for tool events, session (id,
+// reason) and prompt (text, source) for the others, workspace (name,
+// namespace) always.
 type CELHook struct {
-	// expression must evaluate to a bool. For a BeforeToolCall hook, true allows
-	// the call and false denies it.
+	// expression evaluates to a bool (true allows, false denies) or to a map
+	// of outcomes with optional keys allow, message, ask, arguments, input and
+	// context; each event allows some of them (docs/hooks.md).
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
@@ -240,7 +276,7 @@ type ExtensionStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// Extension registers tools and before/after tool-call policy hooks.
+// Extension registers tools and policy hooks at the events of a session.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

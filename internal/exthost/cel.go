@@ -43,30 +43,48 @@ const (
 	CELCompileDeadline = 2 * time.Second
 )
 
-// Two environments: `result` exists only for after hooks, so a before hook
-// that reads it is a compile error at load instead of a failure at call time.
+// One environment per kind of payload (docs/hooks.md): a variable exists only
+// where the event has it (`result` after a tool call, `prompt` at UserInput
+// and BeforeAgentStart), so a hook that reads one its event lacks is a
+// compile error at load instead of a failure at call time.
 var celEnvs = sync.OnceValues(func() (map[v1alpha1.HookEvent]*cel.Env, error) {
-	base := []cel.EnvOption{
+	base, err := cel.NewEnv(append([]cel.EnvOption{
 		cel.ParserRecursionLimit(CELMaxNesting),
 		cel.ParserExpressionSizeLimit(CELMaxLength),
-		cel.Variable("call", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable("workspace", cel.MapType(cel.StringType, cel.StringType)),
 		ext.Strings(),
 		ext.Lists(),
-	}
-	before, err := cel.NewEnv(append(base, shellLibrary()...)...)
+	}, shellLibrary()...)...)
 	if err != nil {
 		return nil, err
 	}
-	after, err := before.Extend(cel.Variable("result", cel.MapType(cel.StringType, cel.DynType)))
+	object := cel.MapType(cel.StringType, cel.DynType)
+	before, err := base.Extend(cel.Variable("call", object))
 	if err != nil {
 		return nil, err
 	}
-	return map[v1alpha1.HookEvent]*cel.Env{eventBefore: before, eventAfter: after}, nil
+	after, err := before.Extend(cel.Variable("result", object))
+	if err != nil {
+		return nil, err
+	}
+	session, err := base.Extend(cel.Variable("session", cel.MapType(cel.StringType, cel.StringType)))
+	if err != nil {
+		return nil, err
+	}
+	prompt, err := session.Extend(cel.Variable("prompt", cel.MapType(cel.StringType, cel.StringType)))
+	if err != nil {
+		return nil, err
+	}
+	return map[v1alpha1.HookEvent]*cel.Env{
+		v1alpha1.SessionStart: session, v1alpha1.UserInput: prompt, v1alpha1.BeforeAgentStart: prompt,
+		v1alpha1.BeforeToolCall: before, v1alpha1.AfterToolResult: after, v1alpha1.ToolFailure: after,
+		v1alpha1.BeforeCompact: session, v1alpha1.SessionEnd: session,
+	}, nil
 })
 
 // celHandler is a compiled CEL hook: compiled once at load, evaluated per call.
 type celHandler struct {
+	event      v1alpha1.HookEvent
 	expression string
 	message    string
 	program    cel.Program
@@ -84,10 +102,12 @@ type celHandler struct {
 	loops bool
 }
 
-// CompileCEL compiles a ValidatingAdmissionPolicy-style hook: expression must
-// yield a bool, true allows; message explains a denial. Variables: call (id,
-// name, arguments), workspace (name, namespace) and, for AfterToolResult,
-// result (toolCallId, toolName, isError, content, details).
+// CompileCEL compiles a ValidatingAdmissionPolicy-style hook: expression
+// yields a bool (true allows) or a map of outcomes the event allows
+// (docs/hooks.md); message explains a denial that carries none. Variables:
+// workspace (name, namespace) and, by event, call (id, name, arguments),
+// result (toolCallId, toolName, isError, content, details), session (id,
+// reason) and prompt (text, source).
 //
 // Results are memoised: the controller loads the same platform extension for
 // every Workspace that reads the platform namespace, on every reconcile, and
@@ -178,15 +198,15 @@ func compileCEL(event v1alpha1.HookEvent, expression, message string) (Handler, 
 	if iss.Err() != nil {
 		return nil, iss.Err()
 	}
-	if t := ast.OutputType(); !t.IsExactType(types.BoolType) && !t.IsExactType(types.DynType) {
-		return nil, fmt.Errorf("expression must evaluate to bool, not %s", t)
+	if err := checkOutcomeType(event, ast); err != nil {
+		return nil, err
 	}
 	loops := len(celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), celast.KindMatcher(celast.ComprehensionKind))) > 0
 	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize), shellCostTrackers()}
 	if loops {
 		opts = append(opts, cel.InterruptCheckFrequency(celInterruptEvery))
 	}
-	h := &celHandler{expression: expression, message: message, loops: loops, env: env, ast: ast}
+	h := &celHandler{event: event, expression: expression, message: message, loops: loops, env: env, ast: ast}
 	// The cost bound (rule R-HK-7) is proven before evaluating, never tracked
 	// while evaluating: cel-go's runtime cost tracker is quadratic in the
 	// length of a comprehension (20k list items took 2 s), so each call's
@@ -355,18 +375,17 @@ func (c *celHandler) eval(ctx context.Context, in Input) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, err
 	}
-	allowed, ok := out.Value().(bool)
-	if !ok {
-		return Verdict{}, errors.New("expression did not evaluate to bool")
-	}
-	if allowed {
-		return Verdict{Allowed: true}, nil
-	}
 	msg := c.message
 	if msg == "" {
 		msg = "failed expression: " + c.expression
 	}
-	return Verdict{Message: msg}, nil
+	if allowed, ok := out.Value().(bool); ok {
+		if allowed {
+			return Verdict{Allowed: true}, nil
+		}
+		return Verdict{Message: msg}, nil
+	}
+	return verdictFromCEL(c.event, out, msg)
 }
 
 func (c *celHandler) describe(h *contract.Hook) {
@@ -379,8 +398,8 @@ func (c *celHandler) describe(h *contract.Hook) {
 // reads one argument does not pay for converting all of them. Built-in
 // handlers run one after another, so no lock is needed.
 type celVars struct {
-	in                      *Input
-	call, workspace, result ref.Val
+	in                                       *Input
+	call, workspace, result, session, prompt ref.Val
 	// largest is largestValue plus one, 0 until computed.
 	largest uint64
 }
@@ -391,7 +410,11 @@ type celVars struct {
 // size the cost estimate assumes, found in one pass over the input.
 func (v *celVars) largestValue() uint64 {
 	if v.largest == 0 {
-		m := largestIn(v.in.Call.ID, v.in.Call.Name, v.in.Call.Arguments, v.in.Workspace.Name, v.in.Workspace.Namespace)
+		m := largestIn(v.in.Call.ID, v.in.Call.Name, v.in.Call.Arguments, v.in.Workspace.Name, v.in.Workspace.Namespace,
+			v.in.Session.ID, v.in.Session.Reason)
+		if p := v.in.Prompt; p != nil {
+			m = max(m, largestIn(p.Text, p.Source))
+		}
 		if r := v.in.Result; r != nil {
 			m = max(m, uint64(len(r.Content)), largestIn(r.ToolCallID, r.ToolName, r.Details))
 			for _, c := range r.Content {
@@ -450,6 +473,19 @@ func (v *celVars) ResolveName(name string) (any, bool) {
 			v.workspace = types.NewStringStringMap(a, map[string]string{"name": ws.Name, "namespace": ws.Namespace})
 		}
 		return v.workspace, true
+	case "session":
+		if v.session == nil {
+			v.session = types.NewStringStringMap(a, map[string]string{"id": v.in.Session.ID, "reason": v.in.Session.Reason})
+		}
+		return v.session, true
+	case "prompt":
+		if v.in.Prompt == nil {
+			return nil, false
+		}
+		if v.prompt == nil {
+			v.prompt = types.NewStringStringMap(a, map[string]string{"text": v.in.Prompt.Text, "source": v.in.Prompt.Source})
+		}
+		return v.prompt, true
 	case "result":
 		if v.in.Result == nil {
 			return nil, false

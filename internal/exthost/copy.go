@@ -66,3 +66,22 @@ func copyValue(v any) any {
 		return out
 	}
 }
+
+// merged returns a copy of c with patch merged into its arguments: each key
+// of patch replaces the argument of that name, and a null removes it
+// (docs/hooks.md). patch is copied, so the hook that returned it keeps
+// nothing the call holds.
+func (c ToolCall) merged(patch map[string]any) ToolCall {
+	c = c.deepCopy()
+	if c.Arguments == nil {
+		c.Arguments = map[string]any{}
+	}
+	for k, v := range patch {
+		if v == nil {
+			delete(c.Arguments, k)
+			continue
+		}
+		c.Arguments[k] = copyValue(v)
+	}
+	return c
+}

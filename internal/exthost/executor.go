@@ -3,36 +3,64 @@ package exthost
 import (
 	"context"
 	"fmt"
+	"slices"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
 )
 
 // Execute runs one tool call under the hook rules (docs/rules.md): the permission policy, then before
 // hooks in registration order (the first denial or failure blocks the call
-// with a paired result), then the core exactly once, then after hooks, which
-// only observe. The caller gets a deep copy of the core's result.
+// with a paired result; rewrites chain), then the core exactly once on the
+// call as rewritten, then the after hooks, which only observe it. An ask has
+// no one to ask here and blocks. The caller gets a deep copy of the core's
+// result.
 func (h *Host) Execute(ctx context.Context, call ToolCall, core CoreFunc) (ToolResult, []Diagnostic) {
-	reg := h.reg.Load() // one registry generation for the whole call
-	v := newView(call, h.workspace)
-	if blocked, diags := h.before(ctx, reg, v); blocked != nil {
-		return *blocked, diags
-	}
-	result := runCore(ctx, call, core).deepCopy()
-	// Built-in after hooks read result in place and are done before it is
-	// returned; every other hook gets its own copy. Either way no hook holds
-	// memory the caller gets.
-	diags := h.after(ctx, reg, v, &result)
-	return result, diags
+	res, d := h.ExecuteDecided(ctx, call, core)
+	return res, d.Diagnostics
 }
 
-// Before runs the permission policy and the before hooks for a call whose
-// core runs elsewhere (hostd: the agent runs the tool). A nil result means the
-// call may proceed; otherwise it is the paired blocked result to return.
+// Decision is what the permission policy and the before hooks made of a
+// tool call (docs/hooks.md).
+type Decision struct {
+	// Call is the call as it runs: the agent's, every rewrite merged in.
+	Call ToolCall
+	// Rewritten says a hook changed the arguments.
+	Rewritten bool
+	// Blocked is the paired result of a call that must not run as it stands;
+	// nil means run Call.
+	Blocked *ToolResult
+	// Ask: no hook denied, but one asked. Blocked holds its message: an
+	// agent with a user may ask and, on yes, run Call; a headless agent
+	// returns Blocked.
+	Ask         bool
+	Diagnostics []Diagnostic
+}
+
+// Decide runs the permission policy and the before hooks for a call whose
+// core runs elsewhere (hostd: the agent runs the tool).
+func (h *Host) Decide(ctx context.Context, call ToolCall) Decision {
+	d, _ := h.decide(ctx, h.reg.Load(), call)
+	return d
+}
+
+// Before is Decide for a caller that can only allow or block the call as
+// the agent sent it: a rewrite it cannot apply blocks, so a hook that pins
+// an argument is never silently dropped, and an ask blocks as it does
+// headless. A nil result means the call may proceed.
 func (h *Host) Before(ctx context.Context, call ToolCall) (*ToolResult, []Diagnostic) {
-	return h.before(ctx, h.reg.Load(), newView(call, h.workspace))
+	d := h.Decide(ctx, call)
+	if d.Blocked == nil && d.Rewritten {
+		r := blockedResult(call, fmt.Sprintf("a hook rewrote the arguments of %q and this agent cannot run a rewritten call; the call is blocked", call.Name),
+			map[string]any{"rewritten": d.Call.Arguments})
+		return &r, d.Diagnostics
+	}
+	return d.Blocked, d.Diagnostics
 }
 
-// After runs the after hooks on a result the agent obtained itself. Their
-// failures and audit findings come back as diagnostics; nothing can change
-// the result. A denied tool never ran, so it triggers no after hook.
+// After runs the after hooks on a result the agent obtained itself, and the
+// ToolFailure hooks too when the result is an error. Their failures and audit
+// findings come back as diagnostics; nothing can change the result. A denied
+// tool never ran, so it triggers no after hook.
 func (h *Host) After(ctx context.Context, call ToolCall, result ToolResult) []Diagnostic {
 	if h.denied(call.Name) {
 		return nil
@@ -41,37 +69,81 @@ func (h *Host) After(ctx context.Context, call ToolCall, result ToolResult) []Di
 	return h.after(ctx, h.reg.Load(), newView(call, h.workspace), &r)
 }
 
-func (h *Host) before(ctx context.Context, reg *registry, v *view) (*ToolResult, []Diagnostic) {
-	call := v.call
-	if h.denied(call.Name) {
-		r := blockedResult(call, fmt.Sprintf("tool %q is denied by the Workspace's policy", call.Name),
-			map[string]any{"policy": "deny"})
-		return &r, nil
+// ExecuteDecided is Execute that also returns the before hooks' decision:
+// what ran (Call) or why nothing did.
+func (h *Host) ExecuteDecided(ctx context.Context, call ToolCall, core CoreFunc) (ToolResult, Decision) {
+	reg := h.reg.Load() // one registry generation for the whole call
+	d, v := h.decide(ctx, reg, call)
+	if d.Blocked != nil {
+		return *d.Blocked, d
 	}
-	for _, b := range reg.before {
+	result := runCore(ctx, d.Call, core).deepCopy()
+	// Built-in after hooks read result in place and are done before it is
+	// returned; every other hook gets its own copy. Either way no hook holds
+	// memory the caller gets.
+	d.Diagnostics = append(d.Diagnostics, h.after(ctx, reg, v, &result)...)
+	return result, d
+}
+
+func (h *Host) decide(ctx context.Context, reg *registry, call ToolCall) (Decision, *view) {
+	d := Decision{Call: call}
+	v := newView(call, h.workspace)
+	block := func(reason string, details map[string]any) (Decision, *view) {
+		r := blockedResult(call, reason, details)
+		d.Blocked, d.Ask = &r, false
+		return d, v
+	}
+	if h.denied(call.Name) {
+		return block(fmt.Sprintf("tool %q is denied by the Workspace's policy", call.Name), map[string]any{"policy": "deny"})
+	}
+	var asked *boundHook
+	var askMessage string
+	for _, b := range reg.byEvent[eventBefore] {
 		if !b.matches(call.Name) {
 			continue
 		}
 		verdict, diag := runHook(ctx, b, v.input(b))
 		if diag != nil {
-			r := blockedResult(call, fmt.Sprintf("hook %s/%s failed (%s): the call is blocked", b.extension, b.hook.Name, diag.Kind),
+			d.Diagnostics = append(d.Diagnostics, *diag)
+			return block(fmt.Sprintf("hook %s/%s failed (%s): the call is blocked", b.extension, b.hook.Name, diag.Kind),
 				map[string]any{"extension": b.extension, "hook": b.hook.Name, "failure": string(diag.Kind), "error": diag.Message})
-			return &r, []Diagnostic{*diag}
 		}
 		if !verdict.Allowed {
-			r := blockedResult(call, verdict.Message,
-				map[string]any{"extension": b.extension, "hook": b.hook.Name})
-			return &r, nil
+			return block(verdict.Message, map[string]any{"extension": b.extension, "hook": b.hook.Name})
+		}
+		if verdict.Ask && asked == nil {
+			asked, askMessage = &b, verdict.Message
+		}
+		if verdict.Arguments != nil {
+			// Later hooks, the core and the after hooks see the rewritten call.
+			d.Call = d.Call.merged(verdict.Arguments)
+			d.Rewritten = true
+			v = newView(d.Call, h.workspace)
 		}
 	}
-	return nil, nil
+	if schema := reg.schemas[call.Name]; d.Rewritten && schema != nil {
+		if err := schema.Validate(d.Call.Arguments); err != nil {
+			return block(fmt.Sprintf("hooks rewrote the arguments of tool %q into ones its input schema refuses: %s", call.Name, err),
+				map[string]any{"invalidArguments": err.Error(), "rewritten": d.Call.Arguments})
+		}
+	}
+	if asked != nil {
+		r := blockedResult(call, askMessage, map[string]any{"extension": asked.extension, "hook": asked.hook.Name, "ask": true})
+		d.Blocked, d.Ask = &r, true
+	}
+	return d, v
 }
 
-// after runs the after hooks; result must be the host's own copy.
+// after runs the after hooks and, for an error result, the ToolFailure
+// hooks; result must be the host's own copy.
 func (h *Host) after(ctx context.Context, reg *registry, v *view, result *ToolResult) []Diagnostic {
 	var diags []Diagnostic
 	v.setResult(result)
-	for _, b := range reg.after {
+	hooks := reg.byEvent[eventAfter]
+	if result.IsError {
+		hooks = append(slices.Clip(hooks), reg.byEvent[v1alpha1.ToolFailure]...)
+	}
+	for _, b := range hooks {
 		if !b.matches(v.call.Name) {
 			continue
 		}
@@ -102,21 +174,22 @@ func newView(call ToolCall, ws WorkspaceInfo) *view { return &view{call: call, w
 func (v *view) setResult(r *ToolResult) {
 	v.result = r
 	if v.shared != nil {
-		v.shared.Event, v.shared.Result = eventAfter, r
+		v.shared.Result = r
 	}
 }
 
+// input is the hook's input; its Event is the hook's own (AfterToolResult
+// and ToolFailure hooks share one result).
 func (v *view) input(b boundHook) Input {
-	event := eventBefore
-	if v.result != nil {
-		event = eventAfter
-	}
+	event := b.hook.Event
 	if _, ok := b.hook.Handler.(builtinHandler); ok {
 		if v.shared == nil {
-			v.shared = &Input{Event: event, Call: v.call.deepCopy(), Result: v.result, Workspace: v.ws}
+			v.shared = &Input{Call: v.call.deepCopy(), Result: v.result, Workspace: v.ws}
 			v.shared.vars = newCELVars(v.shared)
 		}
-		return *v.shared
+		in := *v.shared
+		in.Event = event
+		return in
 	}
 	in := Input{Event: event, Call: v.call.deepCopy(), Workspace: v.ws}
 	if v.result != nil {

@@ -17,12 +17,16 @@ const (
 	MaxTimeout     = v1alpha1.MaxHookTimeoutSeconds * time.Second
 )
 
-// Input is what a hook sees. Result is nil for a before hook. Each hook gets
-// its own deep copy, so it may do with it what it likes.
+// Input is what a hook sees. Tool events carry Call and, after the call,
+// Result; the other events carry Session and, for UserInput and
+// BeforeAgentStart, Prompt (docs/hooks.md). Each hook gets its own deep
+// copy, so it may do with it what it likes.
 type Input struct {
 	Event     v1alpha1.HookEvent
 	Call      ToolCall
 	Result    *ToolResult
+	Session   SessionInfo
+	Prompt    *Prompt
 	Workspace WorkspaceInfo
 
 	// vars caches the CEL view of this input. The executor hands one Input to
@@ -30,12 +34,21 @@ type Input struct {
 	vars *celVars
 }
 
-// Verdict is a hook's decision. For a before hook, Allowed false denies the
-// call with Message as the reason; for an after hook it reports an audit
-// finding, since after hooks cannot change anything.
+// Verdict is a hook's decision. For a blocking event, Allowed false denies
+// with Message as the reason; for an observing event it reports an audit
+// finding, since those hooks cannot change anything. Ask, Arguments, Input
+// and Context are set only where the event allows them (eventSpecs).
 type Verdict struct {
 	Allowed bool
 	Message string
+	// Ask: the agent asks its user, with Message; a headless agent denies.
+	Ask bool
+	// Arguments are merged into a BeforeToolCall's arguments.
+	Arguments map[string]any
+	// Input replaces a UserInput's prompt text.
+	Input *string
+	// Context is text added for the model.
+	Context string
 }
 
 // Handler evaluates a hook. It must return when ctx is done; if it does not,
@@ -60,13 +73,13 @@ type builtinHandler interface {
 	describe(h *contract.Hook)
 }
 
-// Hook is a before or after hook an extension registers with API.On.
+// Hook is a hook an extension registers with API.On.
 type Hook struct {
 	// Name identifies the hook in diagnostics; unique within an extension.
 	Name string
-	// Event is BeforeToolCall or AfterToolResult.
+	// Event is one of Events().
 	Event v1alpha1.HookEvent
-	// Tools limits the hook to these tools: names or classes (shell, read,
+	// Tools limits a tool event's hook to these tools: names or classes (shell, read,
 	// write, edit, search, web), compared case-insensitively (package
 	// toolclass); empty means every tool.
 	Tools []string

@@ -1,7 +1,10 @@
 package exthost
 
 import (
+	"maps"
 	"slices"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/toolclass"
@@ -11,11 +14,14 @@ import (
 // builds a new registry and swaps it in whole, so executing calls read a
 // consistent view without locks and never see half an extension.
 type registry struct {
-	tools        []contract.Tool
-	toolIndex    map[string]struct{}
-	before       []boundHook
-	after        []boundHook
-	hooks        []boundHook // both events, in registration order, for publishing
+	tools     []contract.Tool
+	toolIndex map[string]struct{}
+	// byEvent holds each event's hooks in registration order.
+	byEvent map[v1alpha1.HookEvent][]boundHook
+	hooks   []boundHook // every event, in registration order, for publishing
+	// schemas are the compiled input schemas of the tools that have one:
+	// a rewritten call is checked against its tool's schema.
+	schemas      map[string]*InputSchema
 	extensions   []string
 	committed    map[string]struct{}
 	messageTypes []contract.MessageType
@@ -23,7 +29,8 @@ type registry struct {
 }
 
 func newRegistry(builtin []contract.Tool) *registry {
-	r := &registry{toolIndex: map[string]struct{}{}, committed: map[string]struct{}{}}
+	r := &registry{toolIndex: map[string]struct{}{}, committed: map[string]struct{}{},
+		byEvent: map[v1alpha1.HookEvent][]boundHook{}, schemas: map[string]*InputSchema{}}
 	for _, t := range builtin {
 		t.Builtin = true
 		t.Extension = ""
@@ -31,6 +38,7 @@ func newRegistry(builtin []contract.Tool) *registry {
 		t.Service = nil // built-in tools run in the agent
 		r.tools = append(r.tools, t)
 		r.toolIndex[t.Name] = struct{}{}
+		r.addSchema(t.Name, t.InputSchema)
 	}
 	return r
 }
@@ -50,8 +58,8 @@ func (r *registry) with(s *stage) *registry {
 	n := &registry{
 		tools:        slices.Clone(r.tools),
 		toolIndex:    make(map[string]struct{}, len(r.toolIndex)+len(s.tools)),
-		before:       slices.Clone(r.before),
-		after:        slices.Clone(r.after),
+		byEvent:      make(map[v1alpha1.HookEvent][]boundHook, len(r.byEvent)),
+		schemas:      maps.Clone(r.schemas),
 		hooks:        slices.Clone(r.hooks),
 		extensions:   append(slices.Clone(r.extensions), s.id),
 		committed:    make(map[string]struct{}, len(r.committed)+1),
@@ -61,6 +69,9 @@ func (r *registry) with(s *stage) *registry {
 	for k := range r.toolIndex {
 		n.toolIndex[k] = struct{}{}
 	}
+	for e, hs := range r.byEvent {
+		n.byEvent[e] = slices.Clone(hs)
+	}
 	for k := range r.committed {
 		n.committed[k] = struct{}{}
 	}
@@ -68,15 +79,12 @@ func (r *registry) with(s *stage) *registry {
 	for _, t := range s.tools {
 		n.tools = append(n.tools, t.contract(s.id))
 		n.toolIndex[t.Name] = struct{}{}
+		n.addSchema(t.Name, t.InputSchema)
 	}
 	for _, h := range s.hooks {
 		b := bind(s.id, h)
 		n.hooks = append(n.hooks, b)
-		if h.Event == eventBefore {
-			n.before = append(n.before, b)
-		} else {
-			n.after = append(n.after, b)
-		}
+		n.byEvent[h.Event] = append(n.byEvent[h.Event], b)
 	}
 	for _, m := range s.messageTypes {
 		n.messageTypes = append(n.messageTypes, contract.MessageType{Extension: s.id, Type: m.typ, InContext: m.inContext})
@@ -85,6 +93,19 @@ func (r *registry) with(s *stage) *registry {
 		n.promptGuides = append(n.promptGuides, contract.PromptGuide{Extension: s.id, Text: s.promptGuide})
 	}
 	return n
+}
+
+// addSchema compiles a tool's input schema. Extension specs are checked
+// before they commit, so a schema that does not compile here came from a
+// Go factory; the tool then has none to recheck a rewrite against, and the
+// hostd that runs it refuses to load it (buildTools).
+func (r *registry) addSchema(tool string, raw []byte) {
+	if len(raw) == 0 {
+		return
+	}
+	if s, err := CompileInputSchema(raw); err == nil {
+		r.schemas[tool] = s
+	}
 }
 
 // snapshot renders the registry in its published form. Every list is non-nil

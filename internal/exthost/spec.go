@@ -143,9 +143,12 @@ func compileHook(d hookDecl, p *field.Path, extension string, client outbound.Do
 	if !hookNamePattern.MatchString(d.name) {
 		errs = append(errs, field.Invalid(p.Child("name"), d.name, "must match "+hookNamePattern.String()))
 	}
-	if d.event != eventBefore && d.event != eventAfter {
-		errs = append(errs, field.NotSupported(p.Child("event"), d.event, []string{string(eventBefore), string(eventAfter)}))
+	if !knownEvent(d.event) {
+		errs = append(errs, field.NotSupported(p.Child("event"), d.event, eventNames()))
 		return h, errs
+	}
+	if len(d.tools) > 0 && !d.event.IsToolEvent() {
+		errs = append(errs, field.Invalid(p.Child("match", "tools"), d.tools, fmt.Sprintf("hook %q: match applies to tool events only, not %s", d.name, d.event)))
 	}
 	if d.timeoutSeconds != 0 && (d.timeoutSeconds < 1 || h.Timeout > MaxTimeout) {
 		errs = append(errs, field.Invalid(p.Child("timeoutSeconds"), d.timeoutSeconds, fmt.Sprintf("must be between 1 and %d", v1alpha1.MaxHookTimeoutSeconds)))
@@ -160,7 +163,7 @@ func compileHook(d hookDecl, p *field.Path, extension string, client outbound.Do
 	case d.cel != nil:
 		handler, err := CompileCEL(d.event, d.cel.Expression, d.cel.Message)
 		if err != nil {
-			errs = append(errs, field.Invalid(p.Child("cel", "expression"), d.cel.Expression, err.Error()))
+			errs = append(errs, field.Invalid(p.Child("cel", "expression"), d.cel.Expression, fmt.Sprintf("hook %q: %v", d.name, err)))
 		}
 		h.Handler = handler
 	default:

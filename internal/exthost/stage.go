@@ -135,7 +135,7 @@ func (s *stage) check(r *registry) error {
 			err = errors.New("a hook has an empty name")
 		case hooks[h.Name]:
 			err = fmt.Errorf("hook %q is registered twice", h.Name)
-		case h.Event != eventBefore && h.Event != eventAfter:
+		case !knownEvent(h.Event):
 			err = fmt.Errorf("hook %q has unknown event %q", h.Name, h.Event)
 		case h.Handler == nil:
 			err = fmt.Errorf("hook %q has no handler", h.Name)

@@ -42,6 +42,22 @@ type WorkspaceInfo struct {
 	Namespace string `json:"namespace"`
 }
 
+// SessionInfo is the agent session an event belongs to; CEL sees it as
+// `session`. Reason says why the event fired, in the agent's words
+// (startup, resume, quit, manual, threshold…); it may be empty.
+type SessionInfo struct {
+	ID     string `json:"id,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Prompt is the user's prompt at UserInput (as typed) and BeforeAgentStart
+// (as sent, templates rendered); CEL sees it as `prompt`.
+type Prompt struct {
+	Text string `json:"text"`
+	// Source is where the prompt came from (interactive, rpc, …); may be empty.
+	Source string `json:"source,omitempty"`
+}
+
 // DiagnosticKind classifies a Diagnostic.
 type DiagnosticKind string
 

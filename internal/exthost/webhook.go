@@ -36,16 +36,49 @@ type HookReview struct {
 	Extension string             `json:"extension"`
 	Hook      string             `json:"hook"`
 	Event     v1alpha1.HookEvent `json:"event"`
-	Call      ToolCall           `json:"call"`
-	Result    *ToolResult        `json:"result,omitempty"`
-	Workspace WorkspaceInfo      `json:"workspace"`
+	// Call is set for tool events (docs/hooks.md), Result after the call.
+	Call      *ToolCall     `json:"call,omitempty"`
+	Result    *ToolResult   `json:"result,omitempty"`
+	Session   *SessionInfo  `json:"session,omitempty"`
+	Prompt    *Prompt       `json:"prompt,omitempty"`
+	Workspace WorkspaceInfo `json:"workspace"`
 }
 
-// HookResponse is what a webhook answers. Allowed is required: a body without
-// it is garbage, and garbage fails closed.
+// HookResponse is what a webhook answers: the outcome keys of a CEL hook,
+// with allowed for allow. Allowed is required: a body without it is garbage,
+// and garbage fails closed. A key the event does not allow fails closed too.
 type HookResponse struct {
-	Allowed *bool  `json:"allowed"`
-	Message string `json:"message,omitempty"`
+	Allowed   *bool          `json:"allowed"`
+	Message   string         `json:"message,omitempty"`
+	Ask       *bool          `json:"ask,omitempty"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+	Input     *string        `json:"input,omitempty"`
+	Context   *string        `json:"context,omitempty"`
+}
+
+// verdict checks the answer's keys against event's outcomes.
+func (r HookResponse) verdict(event v1alpha1.HookEvent) (Verdict, error) {
+	m := map[string]any{OutcomeAllow: *r.Allowed}
+	if r.Message != "" {
+		m[OutcomeMessage] = r.Message
+	}
+	if r.Ask != nil {
+		m[OutcomeAsk] = *r.Ask
+	}
+	if r.Arguments != nil {
+		m[OutcomeArguments] = r.Arguments
+	}
+	if r.Input != nil {
+		m[OutcomeInput] = *r.Input
+	}
+	if r.Context != nil {
+		m[OutcomeContext] = *r.Context
+	}
+	v, err := verdictFromMap(event, m, "")
+	if err != nil {
+		return Verdict{}, fmt.Errorf("webhook answer: %w", err)
+	}
+	return v, nil
 }
 
 // webhookHandler calls a hook served over HTTP.
@@ -82,7 +115,7 @@ func (w *webhookHandler) Evaluate(ctx context.Context, in Input) (Verdict, error
 		APIVersion: contract.APIVersion, Kind: HookReviewKind,
 		Audience:  outbound.Audience{Kind: outbound.AudienceHook, Name: w.hook, URL: w.target.URL},
 		Extension: w.extension, Hook: w.hook, Event: in.Event,
-		Call: in.Call, Result: in.Result, Workspace: in.Workspace,
+		Call: toolCallOf(in), Result: in.Result, Session: sessionOf(in), Prompt: in.Prompt, Workspace: in.Workspace,
 	})
 	if err != nil {
 		return Verdict{}, fmt.Errorf("encode review: %w", err)
@@ -112,7 +145,21 @@ func (w *webhookHandler) Evaluate(ctx context.Context, in Input) (Verdict, error
 	if out.Allowed == nil {
 		return Verdict{}, errors.New(`webhook answer has no "allowed" field`)
 	}
-	return Verdict{Allowed: *out.Allowed, Message: out.Message}, nil
+	return out.verdict(in.Event)
+}
+
+func toolCallOf(in Input) *ToolCall {
+	if !in.Event.IsToolEvent() {
+		return nil
+	}
+	return &in.Call
+}
+
+func sessionOf(in Input) *SessionInfo {
+	if in.Event.IsToolEvent() {
+		return nil
+	}
+	return &in.Session
 }
 
 func (w *webhookHandler) describe(h *contract.Hook) {

@@ -1,0 +1,99 @@
+package exthost
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+)
+
+// EventRequest is one event that is not a tool call: its payload as the
+// agent reports it (docs/hooks.md).
+type EventRequest struct {
+	Event   v1alpha1.HookEvent
+	Session SessionInfo
+	// Prompt is the prompt of a UserInput or BeforeAgentStart event.
+	Prompt *Prompt
+}
+
+// EventOutcome is what an event's hooks decided, composed in registration
+// order: the first denial (or, for a blocking event, failure) wins; input
+// rewrites chain, each hook seeing the text the one before it left; context
+// texts accumulate.
+type EventOutcome struct {
+	// Allowed false stops what the event guards, with Message as the reason.
+	// Observing events are always allowed: their denials are audit findings.
+	Allowed bool
+	// Ask: no hook denied but one asked; Allowed is false and Message is the
+	// question. An agent with a user may ask and, on yes, go on; a headless
+	// agent denies.
+	Ask     bool
+	Message string
+	// Extension and Hook name the hook that denied or asked.
+	Extension, Hook string
+	// Input is the rewritten prompt text; nil when no hook rewrote it.
+	Input *string
+	// Context is the text hooks added for the model, in hook order.
+	Context     string
+	Diagnostics []Diagnostic
+}
+
+// Event runs the hooks of a non-tool event. A tool event is refused: those
+// run through Decide, Execute and After, which pair results with the call.
+func (h *Host) Event(ctx context.Context, req EventRequest) (EventOutcome, error) {
+	if !knownEvent(req.Event) || req.Event.IsToolEvent() {
+		return EventOutcome{}, fmt.Errorf("event %q is not a session event (one of SessionStart, UserInput, BeforeAgentStart, BeforeCompact, SessionEnd)", req.Event)
+	}
+	blocking := Blocking(req.Event)
+	out := EventOutcome{Allowed: true}
+	var prompt *Prompt
+	if req.Prompt != nil {
+		p := *req.Prompt
+		prompt = &p
+	}
+	var contexts []string
+	for _, b := range h.reg.Load().byEvent[req.Event] {
+		in := Input{Event: req.Event, Session: req.Session, Workspace: h.workspace}
+		if prompt != nil {
+			p := *prompt // strings are immutable: a copy of the struct is a deep copy
+			in.Prompt = &p
+		}
+		verdict, diag := runHook(ctx, b, in)
+		switch {
+		case diag != nil && blocking:
+			out.Diagnostics = append(out.Diagnostics, *diag)
+			return denied(out, b, fmt.Sprintf("hook %s/%s failed (%s): %s is blocked", b.extension, b.hook.Name, diag.Kind, req.Event)), nil
+		case diag != nil:
+			out.Diagnostics = append(out.Diagnostics, *diag)
+			continue
+		case !verdict.Allowed && blocking:
+			return denied(out, b, verdict.Message), nil
+		case !verdict.Allowed:
+			out.Diagnostics = append(out.Diagnostics, Diagnostic{ExtensionID: b.extension, Hook: b.hook.Name, Kind: DiagnosticAudit, Message: verdict.Message})
+			continue
+		}
+		if verdict.Ask && blocking && !out.Ask && allowsKey(req.Event, OutcomeAsk) {
+			out.Ask, out.Message, out.Extension, out.Hook = true, verdict.Message, b.extension, b.hook.Name
+		}
+		if verdict.Input != nil && prompt != nil && allowsKey(req.Event, OutcomeInput) {
+			prompt.Text = *verdict.Input
+			text := prompt.Text
+			out.Input = &text
+		}
+		if verdict.Context != "" && allowsKey(req.Event, OutcomeContext) {
+			contexts = append(contexts, verdict.Context)
+		}
+	}
+	out.Context = strings.Join(contexts, "\n\n")
+	if out.Ask {
+		out.Allowed = false
+	}
+	return out, nil
+}
+
+// denied is out turned into a denial by hook b: nothing it gathered before
+// (rewrites, context) applies.
+func denied(out EventOutcome, b boundHook, message string) EventOutcome {
+	return EventOutcome{Message: message, Extension: b.extension, Hook: b.hook.Name, Diagnostics: out.Diagnostics}
+}
