@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 )
@@ -15,6 +16,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/before", s.instrument("before", s.withContext(s.handleBefore)))
 	mux.Handle("POST /v1/after", s.instrument("after", s.withContext(s.handleAfter)))
+	mux.Handle("POST /v1/events/{event}", s.instrument("events", s.withContext(s.handleEvent)))
 	mux.Handle("POST /v1/render", s.instrument("render", s.withContext(s.handleRender)))
 	mux.Handle("POST /v1/activate", s.instrument("activate", s.withContext(s.handleActivate)))
 	mux.Handle("POST /v1/tools/{name}", s.instrument("tools", s.withContext(s.handleTool)))
@@ -46,15 +48,43 @@ func (s *Server) handleBefore(w http.ResponseWriter, r *http.Request, snap *snap
 		writeError(w, statusFor(err), err)
 		return
 	}
-	blocked, diags := snap.host.Before(r.Context(), req.Call)
-	s.metrics.observeDiagnostics(diags)
-	if blocked == nil {
+	d := snap.host.Decide(r.Context(), req.Call)
+	s.metrics.observeDiagnostics(d.Diagnostics)
+	resp := BeforeResponse{Allowed: d.Blocked == nil, Ask: d.Ask, Result: d.Blocked, Diagnostics: d.Diagnostics}
+	if d.Rewritten {
+		resp.Arguments = d.Call.Arguments
+	}
+	if d.Blocked == nil {
 		s.metrics.decisions.WithLabelValues("allowed").Inc()
-		writeJSON(w, http.StatusOK, BeforeResponse{Allowed: true})
+	} else {
+		s.metrics.decisions.WithLabelValues("blocked").Inc()
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// handleEvent runs the hooks of a session event (docs/hooks.md). Tool events
+// have their own routes, which pair results with the call.
+func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request, snap *snapshot) {
+	var req EventRequest
+	if err := decode(r.Body, &req); err != nil {
+		writeError(w, statusFor(err), err)
 		return
 	}
-	s.metrics.decisions.WithLabelValues("blocked").Inc()
-	writeJSON(w, http.StatusOK, BeforeResponse{Result: blocked, Diagnostics: diags})
+	event := v1alpha1.HookEvent(r.PathValue("event"))
+	if (event == v1alpha1.UserInput || event == v1alpha1.BeforeAgentStart) && req.Prompt == nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%s needs prompt.text", event))
+		return
+	}
+	out, err := snap.host.Event(r.Context(), exthost.EventRequest{Event: event, Session: req.Session, Prompt: req.Prompt})
+	if err != nil {
+		writeError(w, http.StatusNotFound, err)
+		return
+	}
+	s.metrics.observeDiagnostics(out.Diagnostics)
+	writeJSON(w, http.StatusOK, EventResponse{
+		Allowed: out.Allowed, Ask: out.Ask, Message: out.Message, Extension: out.Extension, Hook: out.Hook,
+		Input: out.Input, Context: out.Context, Diagnostics: out.Diagnostics,
+	})
 }
 
 func (s *Server) handleAfter(w http.ResponseWriter, r *http.Request, snap *snapshot) {

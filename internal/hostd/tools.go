@@ -48,7 +48,8 @@ func (snap *snapshot) buildTools(ws exthost.WorkspaceInfo, client outbound.Doer)
 	return nil
 }
 
-// ToolRunResponse is the answer of POST /v1/tools/{name}: the call as run,
+// ToolRunResponse is the answer of POST /v1/tools/{name}: the call as run
+// (rewritten by hooks, docs/hooks.md),
 // its result paired with it (toolCallId, toolName), whether the tool's
 // Service was called, and the hooks' diagnostics.
 type ToolRunResponse struct {
@@ -95,7 +96,11 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 		out.Executed = true
 		return rt.core(ctx, c)
 	}
-	out.Result, out.Diagnostics = snap.host.Execute(ctx, call, core)
+	// The hooks may rewrite the call: what runs, and what the answer reports
+	// as the call, is the rewritten one (re-checked against the schema).
+	var d exthost.Decision
+	out.Result, d = snap.host.ExecuteDecided(ctx, call, core)
+	out.Call, out.Diagnostics = d.Call, d.Diagnostics
 	s.metrics.observeDiagnostics(out.Diagnostics)
 	switch {
 	case !out.Executed:

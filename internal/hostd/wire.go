@@ -23,10 +23,34 @@ type (
 		Call   exthost.ToolCall    `json:"call"`
 		Result *exthost.ToolResult `json:"result,omitempty"`
 	}
-	// BeforeResponse is {"allowed":true} or a paired blocked result.
+	// BeforeResponse is {"allowed":true} or a paired blocked result. When
+	// hooks rewrote the call, arguments are the ones to run (docs/hooks.md);
+	// ask says the block is a question an agent with a user may ask, and on
+	// yes run arguments.
 	BeforeResponse struct {
 		Allowed     bool                 `json:"allowed"`
+		Ask         bool                 `json:"ask,omitempty"`
+		Arguments   map[string]any       `json:"arguments,omitempty"`
 		Result      *exthost.ToolResult  `json:"result,omitempty"`
+		Diagnostics []exthost.Diagnostic `json:"diagnostics,omitempty"`
+	}
+	// EventRequest is the body of POST /v1/events/{event}: the session and,
+	// for UserInput and BeforeAgentStart, the prompt.
+	EventRequest struct {
+		Session exthost.SessionInfo `json:"session"`
+		Prompt  *exthost.Prompt     `json:"prompt,omitempty"`
+	}
+	// EventResponse is what the event's hooks decided: allowed (false with
+	// message: stop; with ask: ask the user, or stop when headless), the
+	// rewritten prompt text in input, and context for the model.
+	EventResponse struct {
+		Allowed     bool                 `json:"allowed"`
+		Ask         bool                 `json:"ask,omitempty"`
+		Message     string               `json:"message,omitempty"`
+		Extension   string               `json:"extension,omitempty"`
+		Hook        string               `json:"hook,omitempty"`
+		Input       *string              `json:"input,omitempty"`
+		Context     string               `json:"context,omitempty"`
 		Diagnostics []exthost.Diagnostic `json:"diagnostics,omitempty"`
 	}
 	// AfterResponse carries the after hooks' diagnostics; always a list.

@@ -1,0 +1,239 @@
+package exthost
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+)
+
+// A hook's CEL may return a bool or a map of the outcomes its event allows;
+// a key another event owns, or a value of the wrong type, is refused when
+// the hook compiles, with the key named.
+func TestCompileCEL_OutcomeKeysCheckedPerEvent(t *testing.T) {
+	for _, tt := range []struct {
+		event   v1alpha1.HookEvent
+		expr    string
+		wantErr string // empty: compiles
+	}{
+		{v1alpha1.BeforeToolCall, "true", ""},
+		{v1alpha1.BeforeToolCall, "{'allow': false, 'message': 'no'}", ""},
+		{v1alpha1.BeforeToolCall, "{'arguments': {'command': call.arguments.command + ' -dry-run'}}", ""},
+		{v1alpha1.BeforeToolCall, "call.name == 'bash' ? {'ask': true, 'message': 'sure?'} : {'allow': true}", ""},
+		{v1alpha1.UserInput, "{'input': prompt.text.replace('SECRET', '***'), 'context': 'tenant a'}", ""},
+		{v1alpha1.SessionStart, "{'context': 'tenant ' + workspace.namespace}", ""},
+		{v1alpha1.SessionEnd, "session.reason != 'crash'", ""},
+		{v1alpha1.BeforeToolCall, "{'input': 'x'}", `outcome key "input" is not allowed for BeforeToolCall`},
+		{v1alpha1.UserInput, "{'arguments': {}}", `outcome key "arguments" is not allowed for UserInput`},
+		{v1alpha1.AfterToolResult, "{'context': 'x'}", `outcome key "context" is not allowed for AfterToolResult`},
+		{v1alpha1.SessionStart, "{'allow': 'yes'}", `outcome key "allow" must be a bool, not string`},
+		{v1alpha1.UserInput, "{'context': 1}", `outcome key "context" must be a string, not int`},
+		{v1alpha1.BeforeToolCall, "{'arguments': 'x'}", `outcome key "arguments" must be a map`},
+		{v1alpha1.BeforeToolCall, "true ? {'allow': true} : {'colour': false}", `unknown outcome key "colour"`},
+		{v1alpha1.BeforeToolCall, "'allow'", "must evaluate to bool or to a map of outcomes"},
+		{v1alpha1.SessionStart, "call.name == 'x'", "undeclared reference to 'call'"},
+		{v1alpha1.BeforeToolCall, "prompt.text == 'x'", "undeclared reference to 'prompt'"},
+	} {
+		t.Run(string(tt.event)+" "+tt.expr, func(t *testing.T) {
+			_, err := CompileCEL(tt.event, tt.expr, "")
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("compile: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("compile error = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// What the checker cannot see (a map built from a dyn value) is checked
+// when the hook runs, and a bad key fails a blocking event closed.
+func TestCEL_OutcomeKeyFromDynFailsClosedAtEvaluation(t *testing.T) {
+	h := newTestHost("bash")
+	handler, err := CompileCEL(v1alpha1.BeforeToolCall, "call.arguments.verdict", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustLoad(t, h, factorySource("ext", nil, hookFactory(Hook{Name: "dyn", Event: v1alpha1.BeforeToolCall, Handler: handler})))
+	d := h.Decide(context.Background(), ToolCall{ID: "1", Name: "bash", Arguments: map[string]any{"verdict": map[string]any{"input": "x"}}})
+	if d.Blocked == nil || !strings.Contains(d.Blocked.Details["error"].(string), `outcome key "input" is not allowed`) {
+		t.Fatalf("decision %+v", d)
+	}
+	if len(d.Diagnostics) != 1 || d.Diagnostics[0].Kind != DiagnosticError {
+		t.Fatalf("diagnostics %+v", d.Diagnostics)
+	}
+}
+
+// An Extension whose hook returns a key its event does not allow is rejected
+// at load (the controller's reconcile), the reason naming the hook and key.
+func TestFromObject_OutcomeKeyRejectedNamingHookAndKey_RHK8(t *testing.T) {
+	ext := reviewExtension()
+	ext.Spec.Hooks = append(ext.Spec.Hooks, v1alpha1.ExtensionHook{
+		Name: "redact", Event: v1alpha1.UserInput,
+		CEL: &v1alpha1.CELHook{Expression: "{'arguments': {'text': 'x'}}"},
+	})
+	out := newTestHost().Load(context.Background(), FromObject(ext, nil), true)
+	if out.State != v1alpha1.ExtensionRejected || out.Reason != ReasonInvalid {
+		t.Fatalf("outcome %+v", out)
+	}
+	for _, want := range []string{"spec.hooks[2].cel.expression", `hook "redact"`, `"arguments"`, "UserInput"} {
+		if !strings.Contains(out.Message, want) {
+			t.Errorf("message %q does not name %s", out.Message, want)
+		}
+	}
+	ext.Spec.Hooks[2].CEL.Expression = "true"
+	ext.Spec.Hooks[2].Match = &v1alpha1.HookMatch{Tools: []v1alpha1.ToolName{"bash"}}
+	if errs := ValidateObject(ext); len(errs) == 0 || !strings.Contains(errs[0].Error(), "match applies to tool events only") {
+		t.Fatalf("match on UserInput: %v", errs)
+	}
+}
+
+func celHook(t *testing.T, name string, event v1alpha1.HookEvent, expr string) Hook {
+	t.Helper()
+	handler, err := CompileCEL(event, expr, "denied by "+name)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return Hook{Name: name, Event: event, Handler: handler}
+}
+
+// terraformHost has a terraform tool with a schema and hooks that pin
+// -dry-run, then check that the next hook sees the rewrite.
+func terraformHost(t *testing.T, extra ...Hook) (*Host, *recorder) {
+	t.Helper()
+	h := newTestHost()
+	seen := &recorder{verdict: Verdict{Allowed: true}, seen: make(chan Input, 4)}
+	hooks := append([]Hook{
+		celHook(t, "dry-run", v1alpha1.BeforeToolCall,
+			"call.arguments.command.startsWith('terraform apply') && !call.arguments.command.contains('-dry-run') ? {'arguments': {'command': call.arguments.command + ' -dry-run'}} : {}"),
+		celHook(t, "sees-rewrite", v1alpha1.BeforeToolCall, "call.arguments.command.contains('-dry-run') || !call.arguments.command.startsWith('terraform apply')"),
+	}, extra...)
+	hooks = append(hooks, Hook{Name: "after", Event: v1alpha1.AfterToolResult, Handler: seen})
+	mustLoad(t, h, factorySource("tf", nil, func(api API) error {
+		api.RegisterTool(Tool{Name: "terraform", Description: "runs terraform",
+			InputSchema: []byte(`{"type":"object","properties":{"command":{"type":"string"},"timeout":{"type":"number"}},"required":["command"],"additionalProperties":false}`)})
+		return hookFactory(hooks...)(api)
+	}))
+	return h, seen
+}
+
+// A BeforeToolCall rewrite is what later hooks see, what the core runs and
+// what the after hooks see.
+func TestExecute_RewriteChainsIntoCoreAndAfterHooks_RHK6(t *testing.T) {
+	h, seen := terraformHost(t)
+	var ran ToolCall
+	res, d := h.ExecuteDecided(context.Background(), ToolCall{ID: "1", Name: "terraform", Arguments: map[string]any{"command": "terraform apply"}},
+		func(_ context.Context, c ToolCall) (ToolResult, error) {
+			ran = c
+			return ToolResult{Content: []Content{{Type: "text", Text: "ok"}}}, nil
+		})
+	if res.IsError || !d.Rewritten {
+		t.Fatalf("result %+v decision %+v", res, d)
+	}
+	if got := ran.Arguments["command"]; got != "terraform apply -dry-run" {
+		t.Fatalf("core ran %v", got)
+	}
+	if in := <-seen.seen; in.Call.Arguments["command"] != "terraform apply -dry-run" {
+		t.Fatalf("after hook saw %v", in.Call.Arguments)
+	}
+}
+
+// A rewrite that breaks the tool's input schema blocks the call: the core
+// never runs.
+func TestExecute_RewriteBreakingSchemaIsRefused(t *testing.T) {
+	h, _ := terraformHost(t, celHook(t, "bad-timeout", v1alpha1.BeforeToolCall, "{'arguments': {'timeout': 'soon'}}"))
+	core := &coreCounter{}
+	res, d := h.ExecuteDecided(context.Background(), ToolCall{ID: "1", Name: "terraform", Arguments: map[string]any{"command": "terraform plan"}}, core.run)
+	if core.calls.Load() != 0 || d.Blocked == nil || !res.IsError {
+		t.Fatalf("core ran %d times, result %+v", core.calls.Load(), res)
+	}
+	if !strings.Contains(res.Content[0].Text, "input schema refuses") || !strings.Contains(res.Content[0].Text, "timeout") {
+		t.Fatalf("reason %q", res.Content[0].Text)
+	}
+}
+
+// Hooks compose in order: the first deny wins over an earlier ask and a
+// later allow; an ask with no deny blocks with its message, keeping the
+// rewritten call for an agent that asks its user.
+func TestDecide_FirstDenyWinsAskBlocksHeadless_RHK1(t *testing.T) {
+	ask := celHook(t, "ask", v1alpha1.BeforeToolCall, "{'ask': true, 'message': 'apply to prod?'}")
+	deny := celHook(t, "deny", v1alpha1.BeforeToolCall, "{'allow': false, 'message': 'never on fridays'}")
+	later := &recorder{verdict: Verdict{Allowed: true}}
+	h, _ := terraformHost(t, ask, deny, Hook{Name: "later", Event: v1alpha1.BeforeToolCall, Handler: later})
+	d := h.Decide(context.Background(), ToolCall{ID: "1", Name: "terraform", Arguments: map[string]any{"command": "terraform apply"}})
+	if d.Ask || d.Blocked == nil || d.Blocked.Content[0].Text != "never on fridays" || later.calls.Load() != 0 {
+		t.Fatalf("decision %+v, later ran %d", d, later.calls.Load())
+	}
+
+	h, _ = terraformHost(t, ask)
+	d = h.Decide(context.Background(), ToolCall{ID: "1", Name: "terraform", Arguments: map[string]any{"command": "terraform apply"}})
+	if !d.Ask || d.Blocked == nil || d.Blocked.Content[0].Text != "apply to prod?" || d.Call.Arguments["command"] != "terraform apply -dry-run" {
+		t.Fatalf("decision %+v", d)
+	}
+	core := &coreCounter{}
+	if res, _ := h.Execute(context.Background(), d.Call, core.run); core.calls.Load() != 0 || res.Content[0].Text != "apply to prod?" {
+		t.Fatalf("a headless execute ran an ask: %+v", res)
+	}
+	// Before cannot run a rewritten call, so it blocks one rather than drop the rewrite.
+	h, _ = terraformHost(t)
+	if blocked, _ := h.Before(context.Background(), ToolCall{ID: "1", Name: "terraform", Arguments: map[string]any{"command": "terraform apply"}}); blocked == nil {
+		t.Fatal("Before allowed a call it cannot run as rewritten")
+	}
+}
+
+// Session events: rewrites chain, contexts accumulate, the first deny wins
+// and drops what came before; a failure blocks a blocking event and is only
+// reported for an observing one.
+func TestEvent_ComposesInOrder(t *testing.T) {
+	h := newTestHost()
+	mustLoad(t, h, factorySource("ext", nil, hookFactory(
+		celHook(t, "redact", v1alpha1.UserInput, "prompt.text.contains('hunter2') ? {'input': prompt.text.replace('hunter2', '***'), 'context': 'redacted'} : {}"),
+		celHook(t, "sees-redaction", v1alpha1.UserInput, "{'allow': !prompt.text.contains('hunter2'), 'context': 'tenant ' + workspace.namespace}"),
+		celHook(t, "no-secret", v1alpha1.UserInput, "{'allow': !prompt.text.contains('SECRET'), 'message': 'prompts must not carry secrets'}"),
+		celHook(t, "tenant", v1alpha1.SessionStart, "{'context': 'tenant ' + workspace.namespace + ' session ' + session.id}"),
+		Hook{Name: "broken", Event: v1alpha1.SessionEnd, Handler: HandlerFunc(func(context.Context, Input) (Verdict, error) { return Verdict{}, context.DeadlineExceeded })},
+		Hook{Name: "broken-compact", Event: v1alpha1.BeforeCompact, Handler: HandlerFunc(func(context.Context, Input) (Verdict, error) { return Verdict{}, context.Canceled })},
+	)))
+	ctx := context.Background()
+	out, err := h.Event(ctx, EventRequest{Event: v1alpha1.UserInput, Prompt: &Prompt{Text: "my password is hunter2"}})
+	if err != nil || !out.Allowed || out.Input == nil || *out.Input != "my password is ***" || out.Context != "redacted\n\ntenant team-a" {
+		t.Fatalf("UserInput: %+v %v", out, err)
+	}
+	out, _ = h.Event(ctx, EventRequest{Event: v1alpha1.UserInput, Prompt: &Prompt{Text: "hunter2 and SECRET"}})
+	if out.Allowed || out.Message != "prompts must not carry secrets" || out.Hook != "no-secret" || out.Input != nil || out.Context != "" {
+		t.Fatalf("denied UserInput: %+v", out)
+	}
+	out, _ = h.Event(ctx, EventRequest{Event: v1alpha1.SessionStart, Session: SessionInfo{ID: "s1"}})
+	if !out.Allowed || out.Context != "tenant team-a session s1" {
+		t.Fatalf("SessionStart: %+v", out)
+	}
+	out, _ = h.Event(ctx, EventRequest{Event: v1alpha1.SessionEnd})
+	if !out.Allowed || len(out.Diagnostics) != 1 || out.Diagnostics[0].Kind != DiagnosticTimeout {
+		t.Fatalf("SessionEnd: %+v", out)
+	}
+	out, _ = h.Event(ctx, EventRequest{Event: v1alpha1.BeforeCompact})
+	if out.Allowed || len(out.Diagnostics) != 1 {
+		t.Fatalf("BeforeCompact: %+v", out)
+	}
+	if _, err := h.Event(ctx, EventRequest{Event: v1alpha1.BeforeToolCall}); err == nil {
+		t.Fatal("a tool event ran through Event")
+	}
+}
+
+// ToolFailure hooks see error results only, after the AfterToolResult hooks.
+func TestAfter_ToolFailureSeesErrorsOnly(t *testing.T) {
+	h := newTestHost("bash")
+	failures := &recorder{verdict: Verdict{Allowed: true}, seen: make(chan Input, 2)}
+	mustLoad(t, h, factorySource("ext", nil, hookFactory(Hook{Name: "failures", Event: v1alpha1.ToolFailure, Handler: failures})))
+	c := ToolCall{ID: "1", Name: "bash"}
+	h.After(context.Background(), c, ToolResult{ToolCallID: "1", ToolName: "bash"})
+	h.After(context.Background(), c, ToolResult{ToolCallID: "1", ToolName: "bash", IsError: true})
+	if failures.calls.Load() != 1 {
+		t.Fatalf("ToolFailure ran %d times", failures.calls.Load())
+	}
+	if in := <-failures.seen; in.Event != v1alpha1.ToolFailure || !in.Result.IsError {
+		t.Fatalf("input %+v", in)
+	}
+}
+
