@@ -236,4 +236,3 @@ func TestAfter_ToolFailureSeesErrorsOnly(t *testing.T) {
 		t.Fatalf("input %+v", in)
 	}
 }
-
