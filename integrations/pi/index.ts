@@ -12,6 +12,16 @@
 //   Each result goes to POST /v1/after.
 // - Template slash commands render through hostd (POST /v1/render), so a
 //   missing {{var}} is an error the user sees, never a half-filled prompt.
+// - The Workspace's lifecycle hooks (docs/hooks.md) run at Pi's events:
+//   session_start (SessionStart), input (UserInput, then BeforeAgentStart on
+//   the rendered prompt, where a denial can still stop the turn),
+//   before_agent_start (the hooks' context joins the turn as a message),
+//   tool_call (BeforeToolCall: rewritten arguments are checked against the
+//   tool's schema and patched into Pi's mutable input), tool_result
+//   (AfterToolResult and ToolFailure), session_before_compact (BeforeCompact)
+//   and session_shutdown (SessionEnd). An event without hooks costs nothing.
+// - Custom messages of a type published with inContext: false are dropped
+//   from every model request (Pi's context event).
 // - Each runnable registry tool (manifest.json tools with a `service`) is
 //   registered in Pi with its description and input schema, and runs through
 //   hostd (POST /v1/tools/{name}), which checks the schema and runs the hooks
@@ -32,6 +42,7 @@
 import * as http from "node:http";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
+import { validateToolArguments } from "@mariozechner/pi-ai";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 
 export interface LoadoutConfig {
@@ -61,10 +72,13 @@ export default async function loadoutExtension(pi: ExtensionAPI): Promise<void> 
 	const tree = new Tree(cfg.contextDir);
 	await tree.waitUntilPresent(cfg.treeWaitMs);
 	registerResources(pi, tree);
-	registerSystemPrompt(pi, tree);
+	const session = new SessionHooks(tree, hostd);
+	registerSystemPrompt(pi, tree, session);
 	const runnable = registerRunnableTools(pi, tree, hostd);
 	registerToolGate(pi, hostd, runnable);
-	registerTemplates(pi, tree, hostd);
+	registerPrompts(pi, tree, hostd, session);
+	registerSessionEvents(pi, hostd, session);
+	registerContextFilter(pi, tree);
 }
 
 // ---------------------------------------------------------------------------
@@ -167,6 +181,8 @@ interface Manifest {
 	commands?: { name: string; template: string }[];
 	promptGuides?: { extension: string; text: string }[];
 	tools?: { name: string; description?: string; inputSchema?: Record<string, unknown>; service?: { url: string } }[];
+	hooks?: { event: string }[];
+	messageTypes?: { type: string; inContext?: boolean }[];
 }
 
 export class Tree {
@@ -257,17 +273,23 @@ export function workspacePrompt(tree: Tree, gen: string): string {
 	return text;
 }
 
-function registerSystemPrompt(pi: ExtensionAPI, tree: Tree): void {
+function registerSystemPrompt(pi: ExtensionAPI, tree: Tree, session?: SessionHooks): void {
 	pi.on("before_agent_start", async (event, ctx) => {
-		if (!tree.present()) return undefined;
+		// Context the lifecycle hooks added (SessionStart, UserInput,
+		// BeforeAgentStart) joins this turn as a message the model reads
+		// and the session keeps.
+		const context = session?.takeContext();
+		const message = context ? { message: { customType: contextMessageType, content: context, display: false } } : {};
+		if (!tree.present()) return context ? message : undefined;
 		let extra: string;
 		try {
 			extra = workspacePrompt(tree, tree.generation());
 		} catch (err: any) {
 			notify(ctx, `Loadout: reading the Workspace context in ${tree.dir}: ${err?.message ?? err}`, "error");
-			return undefined;
+			return context ? message : undefined;
 		}
-		return extra ? { systemPrompt: event.systemPrompt + "\n\n" + extra + "\n" } : undefined;
+		if (!extra) return context ? message : undefined;
+		return { ...message, systemPrompt: event.systemPrompt + "\n\n" + extra + "\n" };
 	});
 }
 
@@ -275,7 +297,7 @@ function registerSystemPrompt(pi: ExtensionAPI, tree: Tree): void {
 // Tool calls: hostd decides, failing closed
 
 function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>): void {
-	pi.on("tool_call", async (event) => {
+	pi.on("tool_call", async (event, ctx) => {
 		// hostd runs a runnable tool's hooks itself, inside /v1/tools/{name}.
 		if (runnable.has(event.toolName)) return undefined;
 		const call = { id: event.toolCallId, name: event.toolName, arguments: event.input ?? {} };
@@ -283,12 +305,31 @@ function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>)
 		if (!answer.ok) {
 			return { block: true, reason: `Loadout blocked ${event.toolName}: ${answer.why}; tool calls fail closed without hostd's answer.` };
 		}
-		if (answer.body?.allowed === true) return undefined;
-		if (answer.body?.allowed === false) {
-			const reason = texts(answer.body.result?.content) || `hostd denied ${event.toolName} without a reason`;
+		const body = answer.body;
+		if (typeof body?.allowed !== "boolean") {
+			return { block: true, reason: `Loadout blocked ${event.toolName}: hostd's answer has no "allowed" verdict; tool calls fail closed.` };
+		}
+		const reason = texts(body.result?.content) || `hostd denied ${event.toolName} without a reason`;
+		if (!body.allowed && !(body.ask && (await confirm(ctx, reason)))) {
 			return { block: true, reason };
 		}
-		return { block: true, reason: `Loadout blocked ${event.toolName}: hostd's answer has no "allowed" verdict; tool calls fail closed.` };
+		if (body.arguments && typeof body.arguments === "object") {
+			// Pi runs event.input as it is after this handler and does not
+			// re-validate it, so the rewrite is checked against the tool's own
+			// schema here: a rewrite the tool would refuse never runs.
+			const tool = pi.getAllTools().find((t) => t.name === event.toolName);
+			if (tool) {
+				try {
+					validateToolArguments(tool as any, { type: "toolCall", id: event.toolCallId, name: event.toolName, arguments: body.arguments } as any);
+				} catch (err: any) {
+					return { block: true, reason: `Loadout blocked ${event.toolName}: hooks rewrote its arguments into ones its input schema refuses: ${err?.message ?? err}` };
+				}
+			}
+			const input = event.input as Record<string, unknown>;
+			for (const k of Object.keys(input)) delete input[k];
+			Object.assign(input, body.arguments);
+		}
+		return undefined;
 	});
 
 	pi.on("tool_result", async (event, ctx) => {
@@ -389,31 +430,199 @@ export function templateArgs(variables: string[], words: string[]): Record<strin
 	return args;
 }
 
-function registerTemplates(pi: ExtensionAPI, tree: Tree, hostd: Hostd): void {
+/** Renders a template slash command through hostd: the text to send, "handled" when an error was shown, or undefined for other input. */
+async function renderCommand(text: string, tree: Tree, hostd: Hostd, ctx: ExtensionContext): Promise<string | "handled" | undefined> {
+	const m = /^\/([a-z0-9][a-z0-9-]*)(?:\s+([\s\S]*))?$/.exec(text.trim());
+	if (!m || !tree.present()) return undefined;
+	let manifest: Manifest;
+	try {
+		manifest = tree.manifest(tree.generation());
+	} catch {
+		return undefined;
+	}
+	const command = (manifest.commands ?? []).find((c) => c.name === m[1]);
+	if (!command) return undefined;
+	const variables = (manifest.templates ?? []).find((t) => t.name === command.template)?.variables ?? [];
+	const args = templateArgs(variables, splitArgs(m[2] ?? ""));
+	const answer = await hostd.post("/v1/render", { template: command.template, args });
+	if (!answer.ok) {
+		notify(ctx, `/${command.name}: ${answer.why}`, "error");
+		return "handled";
+	}
+	const rendered = texts(answer.body?.content);
+	if (!rendered) {
+		notify(ctx, `/${command.name}: hostd rendered no text`, "error");
+		return "handled";
+	}
+	return rendered;
+}
+
+/**
+ * Pi's input event, in order: a session a SessionStart hook refused takes no
+ * prompt; UserInput hooks see the text as typed (and may deny, ask, replace
+ * it or add context); a template command renders; BeforeAgentStart hooks
+ * see the prompt as it will be sent. Pi's before_agent_start cannot stop a
+ * turn, so BeforeAgentStart runs here, last. A denial (or a question nobody
+ * answers) shows its message and nothing reaches the model.
+ */
+function registerPrompts(pi: ExtensionAPI, tree: Tree, hostd: Hostd, session: SessionHooks): void {
 	pi.on("input", async (event, ctx) => {
-		const m = /^\/([a-z0-9][a-z0-9-]*)(?:\s+([\s\S]*))?$/.exec(event.text.trim());
-		if (!m || !tree.present()) return { action: "continue" };
-		let manifest: Manifest;
+		if (session.refused !== undefined) {
+			notify(ctx, `Loadout: this session is refused: ${session.refused}`, "error");
+			return { action: "handled" };
+		}
+		const contexts: string[] = [];
+		let text = event.text;
+		const user = await session.run(ctx, "UserInput", { prompt: { text, source: event.source } });
+		if (!user) return { action: "handled" };
+		if (typeof user.input === "string") text = user.input;
+		if (user.context) contexts.push(user.context);
+		const rendered = await renderCommand(text, tree, hostd, ctx);
+		if (rendered === "handled") return { action: "handled" };
+		if (rendered !== undefined) text = rendered;
+		const start = await session.run(ctx, "BeforeAgentStart", { prompt: { text, source: event.source } });
+		if (!start) return { action: "handled" };
+		if (start.context) contexts.push(start.context);
+		session.addContext(...contexts);
+		return text === event.text ? { action: "continue" } : { action: "transform", text };
+	});
+}
+
+// ---------------------------------------------------------------------------
+
+// ---------------------------------------------------------------------------
+// Lifecycle hooks: hostd's /v1/events/{event}
+
+/** The custom message type that carries the hooks' context to the model. */
+const contextMessageType = "loadout.context";
+
+/** Per-session state of the lifecycle hooks. */
+export class SessionHooks {
+	/** Why a SessionStart hook refused the session; undefined while it is not refused. */
+	refused: string | undefined;
+	private pending: string[] = [];
+	private eventsCache: { gen: string; events: Set<string> } | undefined;
+
+	constructor(
+		private readonly tree: Tree,
+		private readonly hostd: Hostd,
+	) {}
+
+	/** The events the current context has hooks for: others are not asked. */
+	hooked(event: string): boolean {
+		if (!this.tree.present()) return false;
 		try {
-			manifest = tree.manifest(tree.generation());
+			const gen = this.tree.generation();
+			if (this.eventsCache?.gen !== gen) {
+				this.eventsCache = { gen, events: new Set((this.tree.manifest(gen).hooks ?? []).map((h) => h.event)) };
+			}
+			return this.eventsCache.events.has(event);
 		} catch {
-			return { action: "continue" };
+			// A context that cannot be read cannot say an event has no hooks.
+			return true;
 		}
-		const command = (manifest.commands ?? []).find((c) => c.name === m[1]);
-		if (!command) return { action: "continue" };
-		const variables = (manifest.templates ?? []).find((t) => t.name === command.template)?.variables ?? [];
-		const args = templateArgs(variables, splitArgs(m[2] ?? ""));
-		const answer = await hostd.post("/v1/render", { template: command.template, args });
+	}
+
+	/**
+	 * Runs an event's hooks. Returns hostd's answer when the event may go on
+	 * (allowed, or an ask the user said yes to); undefined when it must not,
+	 * after telling the user why. No answer from hostd stops a blocking event.
+	 */
+	async run(ctx: ExtensionContext, event: string, body: Record<string, unknown>): Promise<{ input?: string; context?: string } | undefined> {
+		if (!this.hooked(event)) return {};
+		const answer = await this.hostd.post(`/v1/events/${event}`, { session: this.session(ctx), ...body });
 		if (!answer.ok) {
-			notify(ctx, `/${command.name}: ${answer.why}`, "error");
-			return { action: "handled" };
+			notify(ctx, `Loadout: ${event} hooks did not answer (${answer.why}); stopped, since they fail closed`, "error");
+			return undefined;
 		}
-		const text = texts(answer.body?.content);
-		if (!text) {
-			notify(ctx, `/${command.name}: hostd rendered no text`, "error");
-			return { action: "handled" };
+		const a = answer.body;
+		if (a?.allowed === true) return a;
+		const message = typeof a?.message === "string" && a.message ? a.message : `${event} was denied without a reason`;
+		if (a?.ask === true && (await confirm(ctx, message))) return a;
+		notify(ctx, `Loadout: ${message}`, "error");
+		return undefined;
+	}
+
+	session(ctx: ExtensionContext): { id?: string; reason?: string } {
+		let id: string | undefined;
+		try {
+			id = ctx.sessionManager?.getSessionId();
+		} catch {}
+		return { id };
+	}
+
+	addContext(...texts: string[]): void {
+		this.pending.push(...texts.filter((t) => t));
+	}
+
+	/** The context gathered since the last turn, once. */
+	takeContext(): string {
+		const out = this.pending.join("\n\n");
+		this.pending = [];
+		return out;
+	}
+}
+
+/** Asks the user; a run without a UI (headless) answers no. */
+async function confirm(ctx: ExtensionContext, message: string): Promise<boolean> {
+	if (!ctx.hasUI) return false;
+	try {
+		return (await ctx.ui.confirm("Loadout", message)) === true;
+	} catch {
+		return false;
+	}
+}
+
+function registerSessionEvents(pi: ExtensionAPI, hostd: Hostd, session: SessionHooks): void {
+	pi.on("session_start", async (event, ctx) => {
+		if (!session.hooked("SessionStart")) return;
+		const answer = await hostd.post("/v1/events/SessionStart", { session: { ...session.session(ctx), reason: event.reason } });
+		if (!answer.ok) {
+			session.refused = `SessionStart hooks did not answer (${answer.why})`;
+		} else if (answer.body?.allowed !== true) {
+			session.refused = answer.body?.message || "a SessionStart hook denied the session";
+		} else if (answer.body.context) {
+			session.addContext(answer.body.context);
 		}
-		return { action: "transform", text };
+		if (session.refused !== undefined) notify(ctx, `Loadout: this session is refused: ${session.refused}`, "error");
+	});
+
+	pi.on("session_before_compact", async (_event, ctx) => {
+		const ok = await session.run(ctx, "BeforeCompact", {});
+		return ok ? undefined : { cancel: true };
+	});
+
+	pi.on("session_shutdown", async (event, ctx) => {
+		if (!session.hooked("SessionEnd")) return;
+		const answer = await hostd.post("/v1/events/SessionEnd", { session: { ...session.session(ctx), reason: event.reason } });
+		if (!answer.ok) console.error(`Loadout: SessionEnd hooks did not run: ${answer.why}`);
+	});
+}
+
+// ---------------------------------------------------------------------------
+// Custom message types: what stays out of the model's context
+
+/**
+ * Drops custom messages whose type the context publishes with inContext:
+ * false from every model request. They stay in the session (for the user
+ * and for extensions), they just never reach the model.
+ */
+function registerContextFilter(pi: ExtensionAPI, tree: Tree): void {
+	let cache: { gen: string; hidden: Set<string> } | undefined;
+	const hidden = (): Set<string> => {
+		if (!tree.present()) return new Set();
+		const gen = tree.generation();
+		if (cache?.gen !== gen) {
+			const types = tree.manifest(gen).messageTypes ?? [];
+			cache = { gen, hidden: new Set(types.filter((t) => !t.inContext).map((t) => t.type)) };
+		}
+		return cache.hidden;
+	};
+	pi.on("context", async (event) => {
+		const h = hidden();
+		if (h.size === 0) return undefined;
+		const messages = event.messages.filter((m: any) => !(m?.role === "custom" && h.has(m.customType)));
+		return messages.length === event.messages.length ? undefined : { messages };
 	});
 }
 

@@ -1,0 +1,136 @@
+// Lifecycle hooks (docs/hooks.md) with the real Pi: a fixture Workspace
+// (test/fixtures/lifecycle) whose Extension has a hook at each event the
+// tests drive, published by `loadout preview` and served by a real hostd.
+import assert from "node:assert/strict";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fauxAssistantMessage, fauxToolCall, packageDir, piSession, previewSamples, startHostd, textOf } from "../harness.mjs";
+
+const data = previewSamples(join(packageDir, "test", "fixtures", "lifecycle"));
+
+function callThenStop(name, args) {
+	return [fauxAssistantMessage(fauxToolCall(name, args), { stopReason: "toolUse" }), fauxAssistantMessage("done")];
+}
+
+/** Every text the model was sent, over all its calls. */
+function modelSaw(pi) {
+	return pi.calls.flatMap((c) => c.messages.map((m) => textOf(m))).join("\n");
+}
+
+/** hostd's count of a hook's diagnostics of a kind, from its metrics. */
+async function diagnostics(url, hook, kind) {
+	const text = await (await fetch(url + "/metrics")).text();
+	let n = 0;
+	for (const line of text.split("\n")) {
+		if (line.startsWith("loadout_hostd_hook_diagnostics_total{") && line.includes(`hook="${hook}"`) && line.includes(`kind="${kind}"`)) {
+			n += Number(line.split(" ").at(-1));
+		}
+	}
+	return n;
+}
+
+describe("Pi on a Workspace with lifecycle hooks", () => {
+	let hostd, bin, savedPath;
+	before(async () => {
+		hostd = await startHostd(data);
+		// A stand-in terraform that records the arguments it ran with.
+		bin = mkdtempSync(join(tmpdir(), "fake-terraform-"));
+		writeFileSync(join(bin, "terraform"), '#!/bin/sh\necho "$@" > TERRAFORM_ARGS\necho "terraform $@"\n');
+		chmodSync(join(bin, "terraform"), 0o755);
+		savedPath = process.env.PATH;
+		process.env.PATH = `${bin}:${savedPath}`;
+	});
+	after(async () => {
+		process.env.PATH = savedPath;
+		rmSync(bin, { recursive: true, force: true });
+		await hostd?.cleanup();
+	});
+
+	test("a UserInput hook denies a prompt with a secret: the user sees why and nothing reaches the model", async () => {
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("should not be called")] });
+		try {
+			await pi.session.prompt("deploy with the SECRET hunter2");
+			assert.equal(pi.calls.length, 0, "the model was called");
+			assert.ok(!JSON.stringify(pi.session.messages).includes("hunter2"), "the prompt entered the session");
+			const errors = pi.notes.filter((n) => n.type === "error").map((n) => n.message);
+			assert.deepEqual(errors, ["Loadout: prompts must not carry secrets"]);
+		} finally {
+			pi.dispose();
+		}
+	});
+
+	test("a SessionStart hook's context reaches the model, once, with the first prompt", async () => {
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("hello"), fauxAssistantMessage("again")] });
+		try {
+			await pi.session.prompt("hi");
+			await pi.session.prompt("and again");
+			assert.equal(pi.calls.length, 2);
+			const first = pi.calls[0].messages.map(textOf);
+			assert.ok(first.includes("TENANT-CONTEXT: you work for namespace team-a"), "context missing: " + JSON.stringify(first));
+			assert.equal(modelSaw({ calls: [pi.calls[1]] }).split("TENANT-CONTEXT").length - 1, 1, "the context was added twice");
+		} finally {
+			pi.dispose();
+		}
+	});
+
+	test("a BeforeToolCall rewrite (terraform apply gains -dry-run) is what runs and what the after hooks see", async () => {
+		const sawRewrite = await diagnostics(hostd.url, "saw-dry-run", "audit");
+		const sawOriginal = await diagnostics(hostd.url, "saw-original", "audit");
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: callThenStop("bash", { command: "terraform apply" }) });
+		try {
+			await pi.session.prompt("apply the plan");
+			assert.equal(readFileSync(join(pi.cwd, "TERRAFORM_ARGS"), "utf8"), "apply -dry-run\n");
+			const [result] = pi.toolResults();
+			assert.equal(result.isError, false, textOf(result));
+			assert.match(textOf(result), /terraform apply -dry-run/);
+			assert.equal(await diagnostics(hostd.url, "saw-dry-run", "audit"), sawRewrite + 1, "the after hook did not see the rewritten call");
+			assert.equal(await diagnostics(hostd.url, "saw-original", "audit"), sawOriginal, "the after hook saw the call as the model sent it");
+		} finally {
+			pi.dispose();
+		}
+	});
+
+	test("a rewrite that breaks the tool's input schema is refused and never runs", async () => {
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: callThenStop("bash", { command: "touch BROKE" }) });
+		try {
+			await pi.session.prompt("touch it");
+			assert.ok(!existsSync(join(pi.cwd, "BROKE")), "the rewritten call ran");
+			const [result] = pi.toolResults();
+			assert.equal(result.isError, true);
+			assert.match(textOf(result), /^Loadout blocked bash: hooks rewrote its arguments into ones its input schema refuses: .*timeout/s);
+		} finally {
+			pi.dispose();
+		}
+	});
+
+	test("an ask in a headless run blocks the call with its message", async () => {
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: callThenStop("bash", { command: "touch DEPLOYED # deploy" }) });
+		try {
+			await pi.session.prompt("ship it");
+			assert.ok(!existsSync(join(pi.cwd, "DEPLOYED")), "the asked call ran");
+			const [result] = pi.toolResults();
+			assert.equal(result.isError, true);
+			assert.equal(textOf(result), "ASK: deploys need a human");
+		} finally {
+			pi.dispose();
+		}
+	});
+
+	test("a message type with inContext: false never reaches the model; one with inContext: true does", async () => {
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("ok")] });
+		try {
+			await pi.session.sendCustomMessage({ customType: "audit/trace", content: "HIDDEN-TRACE", display: true });
+			await pi.session.sendCustomMessage({ customType: "team/note", content: "VISIBLE-NOTE", display: true });
+			await pi.session.prompt("hi");
+			assert.equal(pi.calls.length, 1);
+			assert.ok(JSON.stringify(pi.session.messages).includes("HIDDEN-TRACE"), "the hidden message is not in the session at all");
+			const saw = modelSaw(pi);
+			assert.ok(saw.includes("VISIBLE-NOTE"), "the in-context message did not reach the model: " + saw);
+			assert.ok(!saw.includes("HIDDEN-TRACE"), "the inContext: false message reached the model");
+		} finally {
+			pi.dispose();
+		}
+	});
+});
