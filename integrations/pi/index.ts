@@ -609,19 +609,26 @@ function registerSessionEvents(pi: ExtensionAPI, hostd: Hostd, session: SessionH
  */
 function registerContextFilter(pi: ExtensionAPI, tree: Tree): void {
 	let cache: { gen: string; hidden: Set<string> } | undefined;
-	const hidden = (): Set<string> => {
+	// undefined: the context cannot be read, so no custom type is known to
+	// be in context, and only Loadout's own messages pass.
+	const hidden = (): Set<string> | undefined => {
 		if (!tree.present()) return new Set();
-		const gen = tree.generation();
-		if (cache?.gen !== gen) {
-			const types = tree.manifest(gen).messageTypes ?? [];
-			cache = { gen, hidden: new Set(types.filter((t) => !t.inContext).map((t) => t.type)) };
+		try {
+			const gen = tree.generation();
+			if (cache?.gen !== gen) {
+				const types = tree.manifest(gen).messageTypes ?? [];
+				cache = { gen, hidden: new Set(types.filter((t) => !t.inContext).map((t) => t.type)) };
+			}
+			return cache.hidden;
+		} catch {
+			return cache?.hidden;
 		}
-		return cache.hidden;
 	};
 	pi.on("context", async (event) => {
 		const h = hidden();
-		if (h.size === 0) return undefined;
-		const messages = event.messages.filter((m: any) => !(m?.role === "custom" && h.has(m.customType)));
+		if (h?.size === 0) return undefined;
+		const drop = (m: any) => m?.role === "custom" && (h ? h.has(m.customType) : m.customType !== contextMessageType);
+		const messages = event.messages.filter((m: any) => !drop(m));
 		return messages.length === event.messages.length ? undefined : { messages };
 	});
 }
