@@ -188,8 +188,9 @@ func setPublishedStatus(ws *v1alpha1.Workspace, resolution *workspace.Resolution
 }
 
 // recordTransitions emits Events for transitions a user should see: Ready
-// turning False (with its reason), and the context becoming published again
-// (first publication or recovery). A routine republish after an input change
+// turning False (with its reason), an extension's load becoming rejected
+// (one Event per extension, naming what is wrong), and the context becoming
+// published again (first publication or recovery). A routine republish after an input change
 // is not a transition: status.context.hash records it without an Event, so a
 // change costs one ConfigMap apply and one status patch, no more.
 func (r *WorkspaceReconciler) recordTransitions(before, ws *v1alpha1.Workspace) {
@@ -201,11 +202,35 @@ func (r *WorkspaceReconciler) recordTransitions(before, ws *v1alpha1.Workspace) 
 	if now != nil && (old == nil || old.Status != now.Status || old.Reason != now.Reason) && now.Status != metav1.ConditionTrue {
 		r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", truncate(now.Message, 1024))
 	}
+	for _, e := range newlyRejected(before.Status.Extensions, ws.Status.Extensions) {
+		r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, string(v1alpha1.ReasonExtensionRejected), "LoadExtension",
+			"extension %s/%s was rejected (%s): %s", e.Namespace, e.Name, e.Reason, truncate(e.Message, 1024))
+	}
 	wasPublished := meta.IsStatusConditionTrue(before.Status.Conditions, string(v1alpha1.ConditionContextPublished))
 	if !wasPublished && meta.IsStatusConditionTrue(ws.Status.Conditions, string(v1alpha1.ConditionContextPublished)) {
 		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, string(v1alpha1.ReasonPublished), "Publish",
 			"Published context %s to ConfigMap %s (%d bytes)", ws.Status.Context.Hash, ws.Status.Context.ConfigMapName, ws.Status.Context.Bytes)
 	}
+}
+
+// newlyRejected lists the extensions rejected now that were not rejected, for
+// the same reason and message, before: a fix-and-break-again is a new
+// transition, a reconcile that changes nothing is not.
+func newlyRejected(before, now []v1alpha1.ExtensionState) []v1alpha1.ExtensionState {
+	type key struct{ namespace, name, reason, message string }
+	was := map[key]bool{}
+	for _, e := range before {
+		if e.State == v1alpha1.ExtensionRejected {
+			was[key{e.Namespace, e.Name, e.Reason, e.Message}] = true
+		}
+	}
+	var out []v1alpha1.ExtensionState
+	for _, e := range now {
+		if e.State == v1alpha1.ExtensionRejected && !was[key{e.Namespace, e.Name, e.Reason, e.Message}] {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func truncate(s string, n int) string {

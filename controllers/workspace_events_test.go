@@ -1,0 +1,46 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/testenv"
+)
+
+// An extension whose hook returns an outcome its event does not allow is
+// rejected at reconcile, and the rejection is a Kubernetes Event on the
+// Workspace naming the extension, the hook and the key.
+func TestWorkspace_RejectedExtensionLoadIsAnEvent_RHK8(t *testing.T) {
+	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	kit.Create(t, &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "redactor"},
+		Spec: v1alpha1.ExtensionSpec{Hooks: []v1alpha1.ExtensionHook{{Name: "redact", Event: v1alpha1.UserInput, TimeoutSeconds: 1,
+			CEL: &v1alpha1.CELHook{Expression: "{'arguments': {'text': prompt.text}}"}}}}})
+	kit.Create(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"}})
+	got := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionExtensionsLoaded, metav1.ConditionFalse, v1alpha1.ReasonExtensionRejected))
+	if err := stateIs(got, ns+"/redactor", v1alpha1.ExtensionRejected); err != nil {
+		t.Fatal(err)
+	}
+	kit.Eventually(t, func() error {
+		var list eventsv1.EventList
+		if err := k8sClient.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		var notes []string
+		for _, e := range list.Items {
+			if e.Regarding.Kind == "Workspace" && e.Regarding.Name == "dev" && e.Reason == string(v1alpha1.ReasonExtensionRejected) &&
+				e.Type == "Warning" && strings.Contains(e.Note, "extension "+ns+"/redactor was rejected") &&
+				strings.Contains(e.Note, `hook "redact"`) && strings.Contains(e.Note, `outcome key "arguments" is not allowed for UserInput`) {
+				return nil
+			}
+			notes = append(notes, e.Reason+": "+e.Note)
+		}
+		return fmt.Errorf("no ExtensionRejected event naming the hook and key; events: %q", notes)
+	})
+}
