@@ -301,7 +301,7 @@ function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>)
 		// hostd runs a runnable tool's hooks itself, inside /v1/tools/{name}.
 		if (runnable.has(event.toolName)) return undefined;
 		const call = { id: event.toolCallId, name: event.toolName, arguments: event.input ?? {} };
-		const answer = await hostd.post("/v1/before", { call });
+		const answer = await hostd.post("/v1/before", { call, acceptArguments: true });
 		if (!answer.ok) {
 			return { block: true, reason: `Loadout blocked ${event.toolName}: ${answer.why}; tool calls fail closed without hostd's answer.` };
 		}

@@ -29,8 +29,14 @@ const HashPrefix = "sha256:"
 
 // Hook events on the wire: the Extension API's, defined once in api/v1alpha1.
 const (
-	EventBeforeToolCall  = string(v1alpha1.BeforeToolCall)
-	EventAfterToolResult = string(v1alpha1.AfterToolResult)
+	EventSessionStart     = string(v1alpha1.SessionStart)
+	EventUserInput        = string(v1alpha1.UserInput)
+	EventBeforeAgentStart = string(v1alpha1.BeforeAgentStart)
+	EventBeforeToolCall   = string(v1alpha1.BeforeToolCall)
+	EventAfterToolResult  = string(v1alpha1.AfterToolResult)
+	EventToolFailure      = string(v1alpha1.ToolFailure)
+	EventBeforeCompact    = string(v1alpha1.BeforeCompact)
+	EventSessionEnd       = string(v1alpha1.SessionEnd)
 )
 
 // Manifest is manifest.json: everything an agent needs to know about its
@@ -138,7 +144,7 @@ type ToolService struct {
 // Runnable reports whether hostd can run the tool.
 func (t Tool) Runnable() bool { return t.Service != nil }
 
-// Hook is a before or after tool-call hook of a loaded extension.
+// Hook is a hook of a loaded extension, at one event (docs/hooks.md).
 type Hook struct {
 	Extension      string       `json:"extension"`
 	Name           string       `json:"name"`

@@ -28,6 +28,9 @@ func FuzzCELHook(f *testing.F) {
 		{"!shell.commands(call.arguments.text).exists(c, c.name == 'rm' && c.hasFlag('r', 'recursive') && c.hasFlag('f', 'force'))", `{"text":"sudo bash -c 'rm -fr /'"}`},
 		{"shell.commands(call.arguments.text).all(c, c.argv.size() < 3)", `{"text":"a b | c $(d e f) 'g"}`},
 		{"call.(", `{}`},
+		{"{'arguments': {'text': call.arguments.text + ' -dry-run'}}", `{"text":"apply"}`},
+		{"call.arguments.v", `{"v":{"ask":true,"arguments":{"a":[1,{"b":null}]}}}`},
+		{"{'allow': size(call.arguments) > 0, 'message': 'empty'}", `{}`},
 	} {
 		f.Add(seed.expr, seed.args)
 	}

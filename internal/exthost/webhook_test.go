@@ -130,3 +130,44 @@ func TestWebhook_RedirectFailsClosedWithoutFollowingOrLeaking(t *testing.T) {
 		t.Fatalf("result %+v diagnostics %+v contacted %v", r, d, contacted.Load())
 	}
 }
+
+// A webhook answers the outcomes of its event: a BeforeToolCall rewrite is
+// what runs; a key its event does not allow fails the call closed; a
+// session event's review carries the session and prompt instead of a call.
+func TestWebhook_OutcomesPerEvent(t *testing.T) {
+	srv, _ := webhookServer(t, func(w http.ResponseWriter, review HookReview) {
+		switch review.Event {
+		case v1alpha1.UserInput:
+			if review.Call != nil || review.Prompt == nil || review.Session == nil || review.Session.ID != "s-1" {
+				t.Errorf("UserInput review %+v", review)
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"allowed": true, "input": strings.ToUpper(review.Prompt.Text), "context": "from the webhook"})
+		default:
+			if review.Call.Arguments["text"] == "bad" {
+				_ = json.NewEncoder(w).Encode(map[string]any{"allowed": true, "input": "not for tool calls"})
+				return
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"allowed": true, "arguments": map[string]any{"text": "rewritten"}})
+		}
+	})
+	h := webhookHost(t, srv.URL, v1alpha1.BeforeToolCall, time.Second)
+	var ran string
+	core := func(_ context.Context, c ToolCall) (ToolResult, error) {
+		ran, _ = c.Arguments["text"].(string)
+		return ToolResult{}, nil
+	}
+	if r, _ := h.Execute(context.Background(), call("1", "t", "fine"), core); r.IsError || ran != "rewritten" {
+		t.Fatalf("rewrite: %+v ran %q", r, ran)
+	}
+	ran = ""
+	r, d := h.Execute(context.Background(), call("2", "t", "bad"), core)
+	if !r.IsError || ran != "" || len(d) != 1 || !strings.Contains(d[0].Message, `outcome key "input" is not allowed for BeforeToolCall`) {
+		t.Fatalf("bad key: %+v %+v ran %q", r, d, ran)
+	}
+
+	h = webhookHost(t, srv.URL, v1alpha1.UserInput, time.Second)
+	out, err := h.Event(context.Background(), EventRequest{Event: v1alpha1.UserInput, Session: SessionInfo{ID: "s-1"}, Prompt: &Prompt{Text: "hi"}})
+	if err != nil || !out.Allowed || out.Input == nil || *out.Input != "HI" || out.Context != "from the webhook" {
+		t.Fatalf("UserInput: %+v %v", out, err)
+	}
+}

@@ -19,9 +19,9 @@ func lifecycleRegistry(url string) contract.Registry {
 			CEL: &contract.CELHook{Expression: "call.arguments.text.contains('42') ? {'arguments': {'text': 42}} : {}"}},
 		contract.Hook{Extension: "review-extension", Name: "dry-run", Event: contract.EventBeforeToolCall, Tools: []string{"shell"}, TimeoutSeconds: 10,
 			CEL: &contract.CELHook{Expression: "call.arguments.command.startsWith('terraform apply') ? {'arguments': {'command': call.arguments.command + ' -dry-run'}} : {}"}},
-		contract.Hook{Extension: "review-extension", Name: "no-secret-prompts", Event: "UserInput", TimeoutSeconds: 10,
+		contract.Hook{Extension: "review-extension", Name: "no-secret-prompts", Event: contract.EventUserInput, TimeoutSeconds: 10,
 			CEL: &contract.CELHook{Expression: "{'allow': !prompt.text.contains('SECRET'), 'message': 'prompts must not carry secrets', 'context': 'tenant a'}"}},
-		contract.Hook{Extension: "review-extension", Name: "tenant", Event: "SessionStart", TimeoutSeconds: 10,
+		contract.Hook{Extension: "review-extension", Name: "tenant", Event: contract.EventSessionStart, TimeoutSeconds: 10,
 			CEL: &contract.CELHook{Expression: "{'context': 'you work for ' + workspace.namespace}"}},
 	)
 	return reg
@@ -52,13 +52,21 @@ func TestEvents_UserInputAndSessionStart(t *testing.T) {
 
 func TestBefore_AnswersTheRewrittenArguments(t *testing.T) {
 	_, ts, _ := newTestServer(t, lifecycleRegistry("http://127.0.0.1:1"))
+	apply := map[string]any{"id": "1", "name": "bash", "arguments": map[string]any{"command": "terraform apply"}}
 	var out BeforeResponse
-	post(t, ts.URL+"/v1/before", map[string]any{"call": map[string]any{"id": "1", "name": "bash", "arguments": map[string]any{"command": "terraform apply"}}}, &out)
+	post(t, ts.URL+"/v1/before", map[string]any{"call": apply, "acceptArguments": true}, &out)
 	if !out.Allowed || out.Arguments["command"] != "terraform apply -dry-run" {
 		t.Fatalf("before: %+v", out)
 	}
+	// A caller that cannot apply a rewrite gets the call blocked, never
+	// allowed as the agent sent it.
 	out = BeforeResponse{}
-	post(t, ts.URL+"/v1/before", map[string]any{"call": map[string]any{"id": "1", "name": "bash", "arguments": map[string]any{"command": "ls"}}}, &out)
+	post(t, ts.URL+"/v1/before", map[string]any{"call": apply}, &out)
+	if out.Allowed || out.Result == nil || !strings.Contains(out.Result.Content[0].Text, "cannot run a rewritten call") {
+		t.Fatalf("before without acceptArguments: %+v", out)
+	}
+	out = BeforeResponse{}
+	post(t, ts.URL+"/v1/before", map[string]any{"call": map[string]any{"id": "1", "name": "bash", "arguments": map[string]any{"command": "ls"}}, "acceptArguments": true}, &out)
 	if !out.Allowed || out.Arguments != nil {
 		t.Fatalf("an unrewritten call came back with arguments: %+v", out)
 	}

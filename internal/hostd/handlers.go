@@ -48,7 +48,12 @@ func (s *Server) handleBefore(w http.ResponseWriter, r *http.Request, snap *snap
 		writeError(w, statusFor(err), err)
 		return
 	}
-	d := snap.host.Decide(r.Context(), req.Call)
+	var d exthost.Decision
+	if req.AcceptArguments {
+		d = snap.host.Decide(r.Context(), req.Call)
+	} else {
+		d.Blocked, d.Diagnostics = snap.host.Before(r.Context(), req.Call)
+	}
 	s.metrics.observeDiagnostics(d.Diagnostics)
 	resp := BeforeResponse{Allowed: d.Blocked == nil, Ask: d.Ask, Result: d.Blocked, Diagnostics: d.Diagnostics}
 	if d.Rewritten {

@@ -22,6 +22,11 @@ type (
 	CallRequest struct {
 		Call   exthost.ToolCall    `json:"call"`
 		Result *exthost.ToolResult `json:"result,omitempty"`
+		// AcceptArguments (/v1/before) says the caller runs the arguments
+		// hostd answers. A caller that does not say so cannot apply a
+		// rewrite, so a rewritten call is blocked for it rather than run
+		// as the agent sent it.
+		AcceptArguments bool `json:"acceptArguments,omitempty"`
 	}
 	// BeforeResponse is {"allowed":true} or a paired blocked result. When
 	// hooks rewrote the call, arguments are the ones to run (docs/hooks.md);
