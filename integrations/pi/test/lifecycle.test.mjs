@@ -92,30 +92,27 @@ describe("Pi on a Workspace with lifecycle hooks", () => {
 		}
 	});
 
-	test("a rewrite that breaks the tool's input schema is refused and never runs", async () => {
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: callThenStop("bash", { command: "touch BROKE" }) });
+	/** Runs one bash call the hooks must block; returns its result after checking marker was not created. */
+	async function blockedBash(command, marker) {
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: callThenStop("bash", { command }) });
 		try {
-			await pi.session.prompt("touch it");
-			assert.ok(!existsSync(join(pi.cwd, "BROKE")), "the rewritten call ran");
+			await pi.session.prompt("run it");
+			assert.ok(!existsSync(join(pi.cwd, marker)), `the blocked call ran: ${command}`);
 			const [result] = pi.toolResults();
 			assert.equal(result.isError, true);
-			assert.match(textOf(result), /^Loadout blocked bash: hooks rewrote its arguments into ones its input schema refuses: .*timeout/s);
+			return textOf(result);
 		} finally {
 			pi.dispose();
 		}
+	}
+
+	test("a rewrite that breaks the tool's input schema is refused and never runs", async () => {
+		const reason = await blockedBash("touch BROKE", "BROKE");
+		assert.match(reason, /^Loadout blocked bash: hooks rewrote its arguments into ones its input schema refuses: .*timeout/s);
 	});
 
 	test("an ask in a headless run blocks the call with its message", async () => {
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: callThenStop("bash", { command: "touch DEPLOYED # deploy" }) });
-		try {
-			await pi.session.prompt("ship it");
-			assert.ok(!existsSync(join(pi.cwd, "DEPLOYED")), "the asked call ran");
-			const [result] = pi.toolResults();
-			assert.equal(result.isError, true);
-			assert.equal(textOf(result), "ASK: deploys need a human");
-		} finally {
-			pi.dispose();
-		}
+		assert.equal(await blockedBash("touch DEPLOYED # deploy", "DEPLOYED"), "ASK: deploys need a human");
 	});
 
 	test("a message type with inContext: false never reaches the model; one with inContext: true does", async () => {
