@@ -67,7 +67,7 @@ func TestCEL_OutcomeKeyFromDynFailsClosedAtEvaluation(t *testing.T) {
 
 // An Extension whose hook returns a key its event does not allow is rejected
 // at load (the controller's reconcile), the reason naming the hook and key.
-func TestFromObject_OutcomeKeyRejectedNamingHookAndKey_RHK8(t *testing.T) {
+func TestFromObject_OutcomeKeyRejectedNamingHookAndKey_RLC4(t *testing.T) {
 	ext := reviewExtension()
 	ext.Spec.Hooks = append(ext.Spec.Hooks, v1alpha1.ExtensionHook{
 		Name: "redact", Event: v1alpha1.UserInput,
@@ -120,7 +120,7 @@ func terraformHost(t *testing.T, extra ...Hook) (*Host, *recorder) {
 
 // A BeforeToolCall rewrite is what later hooks see, what the core runs and
 // what the after hooks see.
-func TestExecute_RewriteChainsIntoCoreAndAfterHooks_RHK6(t *testing.T) {
+func TestExecute_RewriteChainsIntoCoreAndAfterHooks_RHK9(t *testing.T) {
 	h, seen := terraformHost(t)
 	var ran ToolCall
 	res, d := h.ExecuteDecided(context.Background(), ToolCall{ID: "1", Name: "terraform", Arguments: map[string]any{"command": "terraform apply"}},
@@ -141,7 +141,7 @@ func TestExecute_RewriteChainsIntoCoreAndAfterHooks_RHK6(t *testing.T) {
 
 // A rewrite that breaks the tool's input schema blocks the call: the core
 // never runs.
-func TestExecute_RewriteBreakingSchemaIsRefused(t *testing.T) {
+func TestExecute_RewriteBreakingSchemaIsRefused_RHK9(t *testing.T) {
 	h, _ := terraformHost(t, celHook(t, "bad-timeout", v1alpha1.BeforeToolCall, "{'arguments': {'timeout': 'soon'}}"))
 	core := &coreCounter{}
 	res, d := h.ExecuteDecided(context.Background(), ToolCall{ID: "1", Name: "terraform", Arguments: map[string]any{"command": "terraform plan"}}, core.run)
@@ -185,7 +185,7 @@ func TestDecide_FirstDenyWinsAskBlocksHeadless_RHK1(t *testing.T) {
 // Session events: rewrites chain, contexts accumulate, the first deny wins
 // and drops what came before; a failure blocks a blocking event and is only
 // reported for an observing one.
-func TestEvent_ComposesInOrder(t *testing.T) {
+func TestEvent_ComposesInOrder_RLC4(t *testing.T) {
 	h := newTestHost()
 	mustLoad(t, h, factorySource("ext", nil, hookFactory(
 		celHook(t, "redact", v1alpha1.UserInput, "prompt.text.contains('hunter2') ? {'input': prompt.text.replace('hunter2', '***'), 'context': 'redacted'} : {}"),

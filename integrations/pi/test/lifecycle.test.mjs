@@ -48,7 +48,7 @@ describe("Pi on a Workspace with lifecycle hooks", () => {
 		await hostd?.cleanup();
 	});
 
-	test("a UserInput hook denies a prompt with a secret: the user sees why and nothing reaches the model", async () => {
+	test("R-LC-4: a UserInput hook denies a prompt with a secret: the user sees why and nothing reaches the model", async () => {
 		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("should not be called")] });
 		try {
 			await pi.session.prompt("deploy with the SECRET hunter2");
@@ -75,7 +75,7 @@ describe("Pi on a Workspace with lifecycle hooks", () => {
 		}
 	});
 
-	test("a BeforeToolCall rewrite (terraform apply gains -dry-run) is what runs and what the after hooks see", async () => {
+	test("R-HK-9: a BeforeToolCall rewrite (terraform apply gains -dry-run) is what runs and what the after hooks see", async () => {
 		const sawRewrite = await diagnostics(hostd.url, "saw-dry-run", "audit");
 		const sawOriginal = await diagnostics(hostd.url, "saw-original", "audit");
 		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: callThenStop("bash", { command: "terraform apply" }) });
@@ -115,7 +115,7 @@ describe("Pi on a Workspace with lifecycle hooks", () => {
 		assert.equal(await blockedBash("touch DEPLOYED # deploy", "DEPLOYED"), "ASK: deploys need a human");
 	});
 
-	test("a message type with inContext: false never reaches the model; one with inContext: true does", async () => {
+	test("R-LC-2: a message type with inContext: false never reaches the model; one with inContext: true does", async () => {
 		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("ok")] });
 		try {
 			await pi.session.sendCustomMessage({ customType: "audit/trace", content: "HIDDEN-TRACE", display: true });
