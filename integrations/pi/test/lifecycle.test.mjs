@@ -68,8 +68,38 @@ describe("Pi on a Workspace with lifecycle hooks", () => {
 			await pi.session.prompt("and again");
 			assert.equal(pi.calls.length, 2);
 			const first = pi.calls[0].messages.map(textOf);
-			assert.ok(first.includes("TENANT-CONTEXT: you work for namespace team-a"), "context missing: " + JSON.stringify(first));
+			assert.ok(first.some((t) => t.includes("TENANT-CONTEXT: you work for namespace team-a")), "context missing: " + JSON.stringify(first));
 			assert.equal(modelSaw({ calls: [pi.calls[1]] }).split("TENANT-CONTEXT").length - 1, 1, "the context was added twice");
+		} finally {
+			pi.dispose();
+		}
+	});
+
+	test("a UserInput rewrite is what the model gets; BeforeAgentStart sees the rewritten prompt and adds context", async () => {
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("ok")] });
+		try {
+			await pi.session.prompt("my password is hunter2");
+			const saw = modelSaw(pi);
+			assert.ok(!saw.includes("hunter2"), "the password reached the model: " + saw);
+			assert.ok(saw.includes("my password is ***"), "the rewritten prompt did not reach the model: " + saw);
+			assert.ok(saw.includes("TURN-CONTEXT for: my password is ***"), "BeforeAgentStart context missing: " + saw);
+		} finally {
+			pi.dispose();
+		}
+	});
+
+	test("a BeforeCompact hook's denial cancels the compaction", async () => {
+		const pi = await piSession({
+			hostdUrl: hostd.url,
+			treeDir: hostd.treeDir,
+			responses: [fauxAssistantMessage("one"), fauxAssistantMessage("two"), fauxAssistantMessage("three"), fauxAssistantMessage("summary")],
+		});
+		try {
+			await pi.session.prompt("first");
+			await pi.session.prompt("second");
+			await pi.session.prompt("third");
+			await assert.rejects(pi.session.compact(), /Compaction cancelled/);
+			assert.ok(pi.notes.some((n) => n.type === "error" && n.message === "Loadout: compaction is disabled for this tenant"), JSON.stringify(pi.notes));
 		} finally {
 			pi.dispose();
 		}
