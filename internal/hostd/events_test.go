@@ -75,7 +75,7 @@ func TestBefore_AnswersTheRewrittenArguments(t *testing.T) {
 // /v1/tools runs the call as the hooks rewrote it, re-checked against the
 // tool's schema: the Service sees the rewrite, and a rewrite the schema
 // refuses never reaches it.
-func TestTools_RunTheRewrittenCall(t *testing.T) {
+func TestTools_RunTheRewrittenCall_RHK9(t *testing.T) {
 	svc := newToolService(t, recordNote)
 	_, ts, _ := newTestServer(t, lifecycleRegistry(svc.URL))
 	code, resp, _ := runTool(t, ts.URL, "review_note", map[string]any{"id": "t-1", "arguments": map[string]any{"text": "looks good"}})
@@ -91,5 +91,23 @@ func TestTools_RunTheRewrittenCall(t *testing.T) {
 	}
 	if svc.calls.Load() != 1 {
 		t.Fatalf("service called %d times", svc.calls.Load())
+	}
+}
+
+// MCP tools/call runs the call as the hooks rewrote it, like /v1/tools.
+func TestMCP_ToolsCallRunsTheRewrittenCall_RHK9(t *testing.T) {
+	svc := newToolService(t, recordNote)
+	_, ts, _ := newTestServer(t, lifecycleRegistry(svc.URL))
+	session := connectMCP(t, ts.URL, nil)
+	res, text := callMCP(t, session, "review_note", map[string]any{"text": "looks good"})
+	if res.IsError || text != "note recorded" {
+		t.Fatalf("MCP call: %+v %q", res, text)
+	}
+	if inv := svc.last.Load(); inv == nil || inv.Call.Arguments["text"] != "[review] looks good" {
+		t.Fatalf("the Service saw %+v, not the rewritten call", inv)
+	}
+	res, text = callMCP(t, session, "review_note", map[string]any{"text": "answer 42"})
+	if !res.IsError || !strings.Contains(text, "input schema refuses") || svc.calls.Load() != 1 {
+		t.Fatalf("schema-breaking rewrite over MCP: %+v %q (service calls %d)", res, text, svc.calls.Load())
 	}
 }
