@@ -35,7 +35,8 @@ func FuzzDecodeCall(f *testing.F) {
 }
 
 // hostdEndpoints are the POST endpoints agents send bodies to.
-var hostdEndpoints = []string{"/v1/before", "/v1/after", "/v1/render", "/v1/activate", "/v1/tools/review_note"}
+var hostdEndpoints = []string{"/v1/before", "/v1/after", "/v1/render", "/v1/activate", "/v1/tools/review_note",
+	"/v1/events/UserInput", "/v1/events/SessionStart"}
 
 // FuzzEndpoints sends arbitrary bodies to every POST endpoint of a server
 // holding the fixed example (docs/rules.md)'s context (review_note runnable). No body crashes the server or earns a 5xx; every
@@ -60,6 +61,10 @@ func FuzzEndpoints(f *testing.F) {
 		{4, `{"call":{"id":"1","arguments":{"text":"fine"}}}`},
 		{4, `{"call":{"id":"1","arguments":{"text":"SECRET"}}}`},
 		{4, `{"call":{"id":"1","arguments":{"text":1,"x":[]}}}`},
+		{5, `{"session":{"id":"s"},"prompt":{"text":"the SECRET"}}`},
+		{5, `{"prompt":null}`},
+		{6, `{"session":{"id":1}}`},
+		{0, `{"call":{"id":"1","name":"review_note","arguments":{"text":"x"}},"acceptArguments":true}`},
 	} {
 		f.Add(seed.endpoint, seed.body)
 	}
