@@ -510,7 +510,8 @@ export class SessionHooks {
 
 	/** The events the current context has hooks for: others are not asked. */
 	hooked(event: string): boolean {
-		if (!this.tree.present()) return false;
+		// Without the tree nothing says an event has no hooks: hostd decides.
+		if (!this.tree.present()) return true;
 		try {
 			const gen = this.tree.generation();
 			if (this.eventsCache?.gen !== gen) {
@@ -575,6 +576,8 @@ async function confirm(ctx: ExtensionContext, message: string): Promise<boolean>
 
 function registerSessionEvents(pi: ExtensionAPI, hostd: Hostd, session: SessionHooks): void {
 	pi.on("session_start", async (event, ctx) => {
+		session.refused = undefined;
+		session.takeContext();
 		if (!session.hooked("SessionStart")) return;
 		const answer = await hostd.post("/v1/events/SessionStart", { session: { ...session.session(ctx), reason: event.reason } });
 		if (!answer.ok) {

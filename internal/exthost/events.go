@@ -162,6 +162,11 @@ func verdictFromMap(event v1alpha1.HookEvent, m map[string]any, fallback string)
 			v.Arguments = obj
 		}
 	}
+	if v.Ask {
+		// An ask is the hook's answer whatever allow says: a webhook asks
+		// with {"allowed":false,"ask":true}, the shape hostd answers.
+		v.Allowed = true
+	}
 	if (!v.Allowed || v.Ask) && v.Message == "" {
 		v.Message = fallback
 	}

@@ -190,6 +190,7 @@ func TestEvent_ComposesInOrder_RLC4(t *testing.T) {
 	mustLoad(t, h, factorySource("ext", nil, hookFactory(
 		celHook(t, "redact", v1alpha1.UserInput, "prompt.text.contains('hunter2') ? {'input': prompt.text.replace('hunter2', '***'), 'context': 'redacted'} : {}"),
 		celHook(t, "sees-redaction", v1alpha1.UserInput, "{'allow': !prompt.text.contains('hunter2'), 'context': 'tenant ' + workspace.namespace}"),
+		celHook(t, "ask-deploys", v1alpha1.UserInput, "{'allow': !prompt.text.contains('deploy'), 'ask': prompt.text.contains('deploy'), 'message': 'deploy?'}"),
 		celHook(t, "no-secret", v1alpha1.UserInput, "{'allow': !prompt.text.contains('SECRET'), 'message': 'prompts must not carry secrets'}"),
 		celHook(t, "tenant", v1alpha1.SessionStart, "{'context': 'tenant ' + workspace.namespace + ' session ' + session.id}"),
 		Hook{Name: "broken", Event: v1alpha1.SessionEnd, Handler: HandlerFunc(func(context.Context, Input) (Verdict, error) { return Verdict{}, context.DeadlineExceeded })},
@@ -203,6 +204,14 @@ func TestEvent_ComposesInOrder_RLC4(t *testing.T) {
 	out, _ = h.Event(ctx, EventRequest{Event: v1alpha1.UserInput, Prompt: &Prompt{Text: "hunter2 and SECRET"}})
 	if out.Allowed || out.Message != "prompts must not carry secrets" || out.Hook != "no-secret" || out.Input != nil || out.Context != "" {
 		t.Fatalf("denied UserInput: %+v", out)
+	}
+	out, _ = h.Event(ctx, EventRequest{Event: v1alpha1.UserInput, Prompt: &Prompt{Text: "deploy it"}})
+	if out.Allowed || !out.Ask || out.Message != "deploy?" || out.Hook != "ask-deploys" {
+		t.Fatalf("an ask with allow false is an ask: %+v", out)
+	}
+	out, _ = h.Event(ctx, EventRequest{Event: v1alpha1.UserInput, Prompt: &Prompt{Text: "deploy the SECRET"}})
+	if out.Allowed || out.Ask || out.Message != "prompts must not carry secrets" {
+		t.Fatalf("a later deny wins over an ask: %+v", out)
 	}
 	out, _ = h.Event(ctx, EventRequest{Event: v1alpha1.SessionStart, Session: SessionInfo{ID: "s1"}})
 	if !out.Allowed || out.Context != "tenant team-a session s1" {
