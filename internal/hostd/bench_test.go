@@ -87,3 +87,34 @@ func measure(b *testing.B, op func()) {
 	b.ReportMetric(pct(0.50), "p50-µs")
 	b.ReportMetric(pct(0.99), "p99-µs")
 }
+
+// BenchmarkRoundTrip_Lifecycle measures the HTTP calls the lifecycle hooks
+// add, over loopback with keep-alive: a prompt's POST /v1/events/UserInput
+// with one CEL hook, and a /v1/before whose hook rewrites the call, against
+// the same /v1/before with a hook that only allows it.
+func BenchmarkRoundTrip_Lifecycle(b *testing.B) {
+	_, ts, _ := newTestServer(b, lifecycleRegistry("http://127.0.0.1:1"))
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	post := func(b *testing.B, path string, body []byte) {
+		measure(b, func() {
+			resp, err := client.Post(ts.URL+path, "application/json", bytes.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b.Fatalf("status %d", resp.StatusCode)
+			}
+		})
+	}
+	b.Run("user-input", func(b *testing.B) {
+		post(b, "/v1/events/UserInput", []byte(`{"session":{"id":"s-1"},"prompt":{"text":"review parser.go and fix the error path"}}`))
+	})
+	b.Run("before-allow", func(b *testing.B) {
+		post(b, "/v1/before", []byte(`{"call":{"id":"c","name":"bash","arguments":{"command":"terraform plan"}},"acceptArguments":true}`))
+	})
+	b.Run("before-rewrite", func(b *testing.B) {
+		post(b, "/v1/before", []byte(`{"call":{"id":"c","name":"bash","arguments":{"command":"terraform apply"}},"acceptArguments":true}`))
+	})
+}
