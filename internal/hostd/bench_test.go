@@ -19,17 +19,20 @@ func BenchmarkRoundTrip_Before(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	body := []byte(`{"call":{"id":"call-1","name":"review_note","arguments":{"text":"looks good"}}}`)
 	url := ts.URL + "/v1/before"
-	measure(b, func() {
-		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("status %d", resp.StatusCode)
-		}
-	})
+	measure(b, func() { postOK(b, client, url, body) })
+}
+
+// postOK posts body and fails the benchmark unless hostd answers 200.
+func postOK(b *testing.B, client *http.Client, url string, body []byte) {
+	resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("status %d", resp.StatusCode)
+	}
 }
 
 // BenchmarkToolCall measures, side by side on loopback with keep-alive, one
@@ -45,17 +48,7 @@ func BenchmarkToolCall(b *testing.B) {
 	invocation := []byte(`{"apiVersion":"loadout.dev/v1alpha1","kind":"ToolInvocation","extension":"review-extension","tool":"review_note",` +
 		`"call":{"id":"call-1","name":"review_note","arguments":{"text":"looks good"}},"workspace":{"name":"ws","namespace":"team-a"}}`)
 	toolBody := []byte(`{"call":{"id":"call-1","arguments":{"text":"looks good"}}}`)
-	post := func(b *testing.B, url string, body []byte) {
-		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("status %d", resp.StatusCode)
-		}
-	}
+	post := func(b *testing.B, url string, body []byte) { postOK(b, client, url, body) }
 	b.Run("direct-service", func(b *testing.B) {
 		measure(b, func() { post(b, svc.URL, invocation) })
 	})
@@ -96,17 +89,7 @@ func BenchmarkRoundTrip_Lifecycle(b *testing.B) {
 	_, ts, _ := newTestServer(b, lifecycleRegistry("http://127.0.0.1:1"))
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	post := func(b *testing.B, path string, body []byte) {
-		measure(b, func() {
-			resp, err := client.Post(ts.URL+path, "application/json", bytes.NewReader(body))
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				b.Fatalf("status %d", resp.StatusCode)
-			}
-		})
+		measure(b, func() { postOK(b, client, ts.URL+path, body) })
 	}
 	b.Run("user-input", func(b *testing.B) {
 		post(b, "/v1/events/UserInput", []byte(`{"session":{"id":"s-1"},"prompt":{"text":"review parser.go and fix the error path"}}`))
