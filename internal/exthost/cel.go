@@ -375,17 +375,21 @@ func (c *celHandler) eval(ctx context.Context, in Input) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, err
 	}
-	msg := c.message
-	if msg == "" {
-		msg = "failed expression: " + c.expression
-	}
 	if allowed, ok := out.Value().(bool); ok {
 		if allowed {
 			return Verdict{Allowed: true}, nil
 		}
-		return Verdict{Message: msg}, nil
+		return Verdict{Message: c.denial()}, nil
 	}
-	return verdictFromCEL(c.event, out, msg)
+	return verdictFromCEL(c.event, out, c.denial())
+}
+
+// denial is the message of a denial that names none.
+func (c *celHandler) denial() string {
+	if c.message != "" {
+		return c.message
+	}
+	return "failed expression: " + c.expression
 }
 
 func (c *celHandler) describe(h *contract.Hook) {

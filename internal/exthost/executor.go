@@ -96,9 +96,11 @@ func (h *Host) decide(ctx context.Context, reg *registry, call ToolCall) (Decisi
 	if h.denied(call.Name) {
 		return block(fmt.Sprintf("tool %q is denied by the Workspace's policy", call.Name), map[string]any{"policy": "deny"})
 	}
-	var asked *boundHook
-	var askMessage string
-	for _, b := range reg.byEvent[eventBefore] {
+	// The first hook that asked, by index: taking b's address would move
+	// every iteration's copy to the heap.
+	asked, askMessage := -1, ""
+	before := reg.byEvent[eventBefore]
+	for i, b := range before {
 		if !b.matches(call.Name) {
 			continue
 		}
@@ -111,8 +113,8 @@ func (h *Host) decide(ctx context.Context, reg *registry, call ToolCall) (Decisi
 		if !verdict.Allowed {
 			return block(verdict.Message, map[string]any{"extension": b.extension, "hook": b.hook.Name})
 		}
-		if verdict.Ask && asked == nil {
-			asked, askMessage = &b, verdict.Message
+		if verdict.Ask && asked < 0 {
+			asked, askMessage = i, verdict.Message
 		}
 		if verdict.Arguments != nil {
 			// Later hooks, the core and the after hooks see the rewritten call.
@@ -127,8 +129,9 @@ func (h *Host) decide(ctx context.Context, reg *registry, call ToolCall) (Decisi
 				map[string]any{"invalidArguments": err.Error(), "rewritten": d.Call.Arguments})
 		}
 	}
-	if asked != nil {
-		r := blockedResult(call, askMessage, map[string]any{"extension": asked.extension, "hook": asked.hook.Name, "ask": true})
+	if asked >= 0 {
+		b := before[asked]
+		r := blockedResult(call, askMessage, map[string]any{"extension": b.extension, "hook": b.hook.Name, "ask": true})
 		d.Blocked, d.Ask = &r, true
 	}
 	return d, v
