@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,22 +21,31 @@ func newHookCommand() *cobra.Command {
 }
 
 func newClaudeCodeHookCommand() *cobra.Command {
-	h := claudecode.Hook{}
+	var (
+		client      claudecode.HostdClient
+		h           claudecode.Hook
+		passOnAllow bool
+	)
 	cmd := &cobra.Command{
 		Use:   "claude-code",
-		Short: "Claude Code command hook: PreToolUse and PostToolUse through hostd",
+		Short: "Claude Code command hook: tool calls through hostd's policy",
 		Long: `claude-code is a Claude Code command hook. It reads the hook input on stdin,
-asks hostd (POST /v1/before for PreToolUse, POST /v1/after for PostToolUse) and
-prints Claude Code's hook output: for PreToolUse a permissionDecision of
-"allow" or "deny" with its reason. When hostd cannot be reached, answers an
-error, or the input cannot be read, the call is denied with a reason: the hook
-fails closed. It always exits 0, so Claude Code reads its answer.
+asks hostd (POST /v1/before for PreToolUse, POST /v1/after for PostToolUse and
+PostToolUseFailure) and prints Claude Code's hook output. A denied PreToolUse
+is a permissionDecision "deny" with hostd's reason; an allowed one carries no
+decision, so Claude Code's own permission rules and prompts still apply
+(--auto-allow answers "allow" instead, which skips Claude Code's prompt).
+Other events are answered {}. When hostd cannot be reached, answers an error,
+or the input cannot be read, the call is denied with a reason: the hook fails
+closed. It always exits 0, so Claude Code reads its answer.
 
-Wire it in .claude/settings.json for every tool (matcher "*"); see
-docs/agents.md. --timeout must stay under the hook's timeout there.`,
+hostd also answers Claude Code's http hooks itself (POST /v1/hooks/claude-code),
+with no process per call; see docs/agents.md for both wirings. --timeout must
+stay under the hook's timeout in Claude Code's settings.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out := h.Answer(cmd.Context(), cmd.InOrStdin())
+			h.Policy = client
+			out := h.AnswerJSON(cmd.Context(), cmd.InOrStdin())
 			b, err := json.Marshal(out)
 			if err != nil {
 				return err
@@ -46,9 +54,13 @@ docs/agents.md. --timeout must stay under the hook's timeout there.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&h.HostdURL, "hostd-url", defaultHostdURL(), "hostd's base URL; $LOADOUT_HOSTD_URL sets the default")
+	cmd.Flags().StringVar(&client.URL, "hostd-url", defaultHostdURL(), "hostd's base URL; $LOADOUT_HOSTD_URL sets the default")
+	cmd.Flags().DurationVar(&client.Timeout, "timeout", claudecode.DefaultTimeout, "how long to wait for hostd; keep it under the hook's timeout in Claude Code's settings")
 	cmd.Flags().StringVar(&h.MCPServer, "mcp-server", "loadout", "name of hostd's MCP server in Claude Code's MCP configuration; its tools mcp__<name>__<tool> are known to Loadout as <tool>")
-	cmd.Flags().DurationVar(&h.Timeout, "timeout", 50*time.Second, "how long to wait for hostd; keep it under the hook's timeout in settings.json")
-	cmd.Flags().BoolVar(&h.PassOnAllow, "pass-on-allow", false, "answer an allowed call without a permission decision, so Claude Code's own permission rules and prompts still apply")
+	cmd.Flags().BoolVar(&h.AutoAllow, "auto-allow", false, "answer an allowed call with permissionDecision \"allow\", which skips Claude Code's own permission prompt (its deny and ask rules still apply)")
+	// An allowed call carries no decision by default now; the old opt-out
+	// stays accepted so existing settings keep working.
+	cmd.Flags().BoolVar(&passOnAllow, "pass-on-allow", false, "no effect: an allowed call carries no decision unless --auto-allow")
+	_ = cmd.Flags().MarkHidden("pass-on-allow")
 	return cmd
 }

@@ -4,15 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/loadout-dev/loadout/internal/claudecode"
 	"github.com/loadout-dev/loadout/internal/codex"
 )
 
 func newCodexHookCommand() *cobra.Command {
-	h := codex.Hook{}
+	var (
+		h      codex.Hook
+		client claudecode.HostdClient
+	)
 	cmd := &cobra.Command{
 		Use:   "codex",
 		Short: "Codex command hook: PreToolUse and PostToolUse through hostd",
@@ -29,6 +32,7 @@ materialize --codex writes the hooks.json and requirements.toml that run it;
 see docs/agents.md#codex. --timeout must stay under the hook's timeout there.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			h.Decide.Policy = client
 			b, err := json.Marshal(h.Answer(cmd.Context(), cmd.InOrStdin()))
 			if err != nil {
 				return err
@@ -37,9 +41,9 @@ see docs/agents.md#codex. --timeout must stay under the hook's timeout there.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&h.Decide.HostdURL, "hostd-url", defaultHostdURL(), "hostd's base URL; $LOADOUT_HOSTD_URL sets the default")
+	cmd.Flags().StringVar(&client.URL, "hostd-url", defaultHostdURL(), "hostd's base URL; $LOADOUT_HOSTD_URL sets the default")
 	cmd.Flags().StringVar(&h.Decide.MCPServer, "mcp-server", "loadout", "name of hostd's MCP server in Codex's mcp_servers; its tools mcp__<name>__<tool> are known to Loadout as <tool>")
-	cmd.Flags().DurationVar(&h.Decide.Timeout, "timeout", 50*time.Second, "how long to wait for hostd; keep it under the hook's timeout in hooks.json or requirements.toml")
+	cmd.Flags().DurationVar(&client.Timeout, "timeout", claudecode.DefaultTimeout, "how long to wait for hostd; keep it under the hook's timeout in hooks.json or requirements.toml")
 	return cmd
 }
 

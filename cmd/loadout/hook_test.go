@@ -94,16 +94,20 @@ func decision(t *testing.T, answer map[string]any, want string) string {
 	return reason
 }
 
-func TestHookClaudeCode_AllowAnswersDocumentedShape(t *testing.T) {
+func TestHookClaudeCode_AllowCarriesNoDecisionUnlessAutoAllow(t *testing.T) {
 	url := startSamplesHostd(t)
 	for _, tool := range []string{"Write", "mcp__loadout__review_note"} {
-		answer := runHook(t, preToolUse(tool, map[string]any{"text": "parser.go:42 drops an error", "file_path": "/work/a.go"}), "--hostd-url", url)
-		decision(t, answer, "allow")
-	}
-	// --pass-on-allow leaves the decision to Claude Code's own permissions.
-	answer := runHook(t, preToolUse("Write", map[string]any{"file_path": "/work/a.go"}), "--hostd-url", url, "--pass-on-allow")
-	if hso := answer["hookSpecificOutput"].(map[string]any); len(hso) != 1 || hso["hookEventName"] != "PreToolUse" {
-		t.Fatalf("pass on allow: %v", answer)
+		input := preToolUse(tool, map[string]any{"text": "parser.go:42 drops an error", "file_path": "/work/a.go"})
+		// By default Claude Code's own permission rules and prompts decide.
+		answer := runHook(t, input, "--hostd-url", url)
+		if hso, _ := answer["hookSpecificOutput"].(map[string]any); len(answer) != 1 || len(hso) != 1 || hso["hookEventName"] != "PreToolUse" {
+			t.Fatalf("%s allowed: %v, want no decision", tool, answer)
+		}
+		decision(t, runHook(t, input, "--hostd-url", url, "--auto-allow"), "allow")
+		// The old opt-out is accepted and changes nothing.
+		if answer := runHook(t, input, "--hostd-url", url, "--pass-on-allow"); answer["hookSpecificOutput"].(map[string]any)["permissionDecision"] != nil {
+			t.Fatalf("--pass-on-allow: %v", answer)
+		}
 	}
 }
 
@@ -122,7 +126,7 @@ func TestHookClaudeCode_DenyAnswersDocumentedShapeWithHostdReason(t *testing.T) 
 	}
 	// Another MCP server's tools keep their full names: the hook renames only
 	// its own server's.
-	decision(t, runHook(t, preToolUse("mcp__other__review_note", map[string]any{"text": "the SECRET is 42"}), "--hostd-url", url), "allow")
+	decision(t, runHook(t, preToolUse("mcp__other__review_note", map[string]any{"text": "the SECRET is 42"}), "--hostd-url", url, "--auto-allow"), "allow")
 }
 
 func TestHookClaudeCode_HostdDownOrUnreadableInputDenies(t *testing.T) {
@@ -136,8 +140,18 @@ func TestHookClaudeCode_HostdDownOrUnreadableInputDenies(t *testing.T) {
 	if !strings.Contains(reason, "could not get a policy decision from hostd") || !strings.Contains(reason, "blocked") {
 		t.Fatalf("hostd down: %q", reason)
 	}
-	for _, input := range []string{"", "{", `{"hook_event_name":"PreToolUse"}`, `{"hook_event_name":"Stop","tool_name":"Bash"}`} {
-		decision(t, runHook(t, input, "--hostd-url", startSamplesHostd(t)), "deny")
+	up := startSamplesHostd(t)
+	decision(t, runHook(t, `{"hook_event_name":"PreToolUse"}`, "--hostd-url", up), "deny")
+	// Input whose event cannot be read blocks without naming an event:
+	// Claude Code refuses a hookSpecificOutput for another event.
+	for _, input := range []string{"", "{", `{"tool_name":"Bash"}`} {
+		if answer := runHook(t, input, "--hostd-url", up); answer["decision"] != "block" || answer["reason"] == "" || answer["hookSpecificOutput"] != nil {
+			t.Fatalf("input %q: %v, want decision block with a reason", input, answer)
+		}
+	}
+	// Events the hook does not act on get {}: no decision.
+	if answer := runHook(t, `{"hook_event_name":"Stop","tool_name":"Bash"}`, "--hostd-url", up); len(answer) != 0 {
+		t.Fatalf("Stop: %v, want {}", answer)
 	}
 }
 

@@ -1,23 +1,22 @@
 package claudecode
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/loadout-dev/loadout/internal/exthost"
 )
 
-// Claude Code's hook events this hook answers.
+// Claude Code's hook events this package acts on. Every other event is
+// answered with an empty object: no decision, nothing added.
 const (
-	PreToolUse  = "PreToolUse"
-	PostToolUse = "PostToolUse"
+	PreToolUse         = "PreToolUse"
+	PostToolUse        = "PostToolUse"
+	PostToolUseFailure = "PostToolUseFailure"
 )
 
 // Permission decisions of a PreToolUse answer.
@@ -26,11 +25,11 @@ const (
 	DecisionDeny  = "deny"
 )
 
-// maxInput bounds the hook input read from stdin. A tool's input (a file
-// Claude Code writes) can be large; hostd accepts calls up to 1 MiB.
-const maxInput = 4 << 20
+// MaxInput bounds the hook input. A tool's input (a file Claude Code writes)
+// can be large; hostd accepts calls up to 1 MiB.
+const MaxInput = 4 << 20
 
-// Input is Claude Code's hook input on stdin (the fields this hook reads).
+// Input is Claude Code's hook input (the fields this package reads).
 type Input struct {
 	SessionID     string          `json:"session_id"`
 	HookEventName string          `json:"hook_event_name"`
@@ -38,11 +37,19 @@ type Input struct {
 	ToolInput     map[string]any  `json:"tool_input"`
 	ToolUseID     string          `json:"tool_use_id"`
 	ToolResponse  json.RawMessage `json:"tool_response"`
+	// Error is PostToolUseFailure's description of the failure.
+	Error string `json:"error"`
 }
 
-// Output is the hook's answer on stdout, in Claude Code's documented shape.
+// Output is a hook answer in Claude Code's documented shape. The empty
+// Output ({}) is a valid answer to every event and decides nothing.
 type Output struct {
 	HookSpecificOutput *SpecificOutput `json:"hookSpecificOutput,omitempty"`
+	// Decision "block" with Reason blocks whatever the event guards; it is
+	// the answer to input whose event cannot be read, because a
+	// hookSpecificOutput naming the wrong event is an error to Claude Code.
+	Decision string `json:"decision,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 	// SystemMessage is shown to the user (after hooks' diagnostics).
 	SystemMessage string `json:"systemMessage,omitempty"`
 }
@@ -54,40 +61,56 @@ type SpecificOutput struct {
 	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
 }
 
-// Hook asks hostd about one Claude Code hook event.
-type Hook struct {
-	// HostdURL is hostd's base URL, e.g. http://127.0.0.1:8181.
-	HostdURL string
-	// Client calls hostd; nil means a client bounded by Timeout.
-	Client *http.Client
-	// Timeout bounds the hostd call. It must stay under the hook's timeout
-	// in Claude Code's settings: a hook Claude Code kills lets the call run.
-	Timeout time.Duration
-	// MCPServer is the name hostd's MCP server has in Claude Code's MCP
-	// configuration; its tools (mcp__<MCPServer>__<tool>) go to hostd under
-	// their registry names.
-	MCPServer string
-	// PassOnAllow answers an allowed call without a permission decision, so
-	// Claude Code's own permission rules and prompts still decide; by default
-	// an allowed call is answered "allow", which skips Claude Code's prompt.
-	PassOnAllow bool
+// Policy is the Workspace's policy as the hook asks it: hostd's before and
+// after hooks, over HTTP (HostdClient) or in process (hostd's http hook
+// endpoint).
+type Policy interface {
+	// Before returns nil when the call may run, else the blocked result
+	// whose text is the reason.
+	Before(ctx context.Context, call exthost.ToolCall) (*exthost.ToolResult, error)
+	// After reports a result to the after hooks and returns their
+	// diagnostics.
+	After(ctx context.Context, call exthost.ToolCall, result exthost.ToolResult) ([]exthost.Diagnostic, error)
 }
 
-// Answer reads one hook input and answers it. It never fails: a PreToolUse
-// that cannot be answered (unreadable input, hostd unreachable, an error
-// answer) is denied with the reason, because failing closed is the point.
-func (h Hook) Answer(ctx context.Context, stdin io.Reader) Output {
-	in, err := readInput(stdin)
+// Hook answers Claude Code's hook events from a Policy.
+type Hook struct {
+	Policy Policy
+	// MCPServer is the name hostd's MCP server has in Claude Code's MCP
+	// configuration; its tools (mcp__<MCPServer>__<tool>) go to the policy
+	// under their registry names.
+	MCPServer string
+	// AutoAllow answers an allowed call with permissionDecision "allow",
+	// which skips Claude Code's own permission prompt. By default an allowed
+	// call carries no decision: the Workspace can only narrow what Claude
+	// Code's own rules and prompts permit, never widen it.
+	AutoAllow bool
+}
+
+// AnswerJSON reads one hook input and answers it. It never fails: input
+// that cannot be read is blocked with the reason.
+func (h Hook) AnswerJSON(ctx context.Context, r io.Reader) Output {
+	in, err := ReadInput(r)
 	if err != nil {
-		return deny(fmt.Sprintf("Loadout could not read the hook input (%v); the call is blocked", err))
+		return Block(fmt.Sprintf("Loadout could not read the hook input (%v); the call is blocked", err), in.HookEventName)
 	}
+	return h.Answer(ctx, in)
+}
+
+// Answer answers one hook input. A PreToolUse the policy cannot decide
+// (hostd unreachable, an error) is denied with the reason, because failing
+// closed is the point; PostToolUse and PostToolUseFailure report the result
+// to the after hooks, which only observe; every other event gets {}.
+func (h Hook) Answer(ctx context.Context, in Input) Output {
 	switch in.HookEventName {
 	case PreToolUse:
 		return h.before(ctx, in)
 	case PostToolUse:
-		return h.after(ctx, in)
+		return h.after(ctx, in, responseResult(in.ToolResponse))
+	case PostToolUseFailure:
+		return h.after(ctx, in, exthost.ToolResult{IsError: true, Content: []exthost.Content{{Type: "text", Text: in.Error}}})
 	default:
-		return deny(fmt.Sprintf("Loadout answers PreToolUse and PostToolUse hooks, not %q; the call is blocked", in.HookEventName))
+		return Output{}
 	}
 }
 
@@ -95,7 +118,7 @@ func (h Hook) Answer(ctx context.Context, stdin io.Reader) Output {
 // match.tools and tools.deny use. Loadout's own MCP tools arrive as
 // mcp__<server>__<tool> and are known by <tool>; every other name (Bash,
 // Write, mcp__github__create_issue) is passed unchanged, so the Workspace
-// names them as Claude Code does.
+// names them as Claude Code does or by their class.
 func (h Hook) ToolName(claude string) string {
 	if h.MCPServer != "" {
 		if rest, ok := strings.CutPrefix(claude, "mcp__"+h.MCPServer+"__"); ok && rest != "" {
@@ -110,59 +133,52 @@ func (h Hook) ToolName(claude string) string {
 func (h Hook) ownMCPTool(claude string) bool { return h.ToolName(claude) != claude }
 
 func (h Hook) before(ctx context.Context, in Input) Output {
-	var resp struct {
-		Allowed bool                `json:"allowed"`
-		Result  *exthost.ToolResult `json:"result"`
+	if in.ToolName == "" {
+		return deny("Loadout got a PreToolUse without tool_name; the call is blocked")
 	}
-	if err := h.post(ctx, "/v1/before", map[string]any{"call": h.call(in)}, &resp); err != nil {
+	if h.Policy == nil {
+		return deny("Loadout has no policy to ask; the call is blocked")
+	}
+	blocked, err := h.Policy.Before(ctx, h.call(in))
+	if err != nil {
 		return deny(fmt.Sprintf("Loadout could not get a policy decision from hostd (%v); the call is blocked", err))
 	}
-	if resp.Allowed {
-		if h.PassOnAllow {
-			return Output{HookSpecificOutput: &SpecificOutput{HookEventName: PreToolUse}}
+	if blocked == nil {
+		if h.AutoAllow {
+			return Output{HookSpecificOutput: &SpecificOutput{HookEventName: PreToolUse, PermissionDecision: DecisionAllow,
+				PermissionDecisionReason: "allowed by the Workspace's Loadout policy"}}
 		}
-		return Output{HookSpecificOutput: &SpecificOutput{HookEventName: PreToolUse, PermissionDecision: DecisionAllow,
-			PermissionDecisionReason: "allowed by the Workspace's Loadout policy"}}
+		return Output{HookSpecificOutput: &SpecificOutput{HookEventName: PreToolUse}}
 	}
-	reason := "blocked by the Workspace's Loadout policy"
-	if resp.Result != nil {
-		if text := resultText(*resp.Result); text != "" {
-			reason = text
-		}
+	reason := ResultText(*blocked)
+	if reason == "" {
+		reason = "blocked by the Workspace's Loadout policy"
 	}
 	return deny(reason)
 }
 
-// after reports the tool's response to the after hooks. They only observe:
+// after reports the tool's result to the after hooks. They only observe:
 // diagnostics reach the user as a system message, never the model, and a
 // failure to reach hostd blocks nothing (the tool already ran). Loadout's own
 // MCP tools are skipped: hostd ran their after hooks on the real result.
-func (h Hook) after(ctx context.Context, in Input) Output {
-	out := Output{}
-	if h.ownMCPTool(in.ToolName) {
-		return out
+func (h Hook) after(ctx context.Context, in Input, result exthost.ToolResult) Output {
+	if in.ToolName == "" || h.ownMCPTool(in.ToolName) || h.Policy == nil {
+		return Output{}
 	}
 	call := h.call(in)
-	result := exthost.ToolResult{ToolCallID: call.ID, ToolName: call.Name, Content: []exthost.Content{{Type: "text", Text: responseText(in.ToolResponse)}}}
-	var details map[string]any
-	if json.Unmarshal(in.ToolResponse, &details) == nil && details != nil {
-		result.Details = details
-	}
-	var resp struct {
-		Diagnostics []exthost.Diagnostic `json:"diagnostics"`
-	}
-	if err := h.post(ctx, "/v1/after", map[string]any{"call": call, "result": result}, &resp); err != nil {
-		out.SystemMessage = fmt.Sprintf("Loadout: the after hooks did not run (%v)", err)
-		return out
+	result.ToolCallID, result.ToolName = call.ID, call.Name
+	diags, err := h.Policy.After(ctx, call, result)
+	if err != nil {
+		return Output{SystemMessage: fmt.Sprintf("Loadout: the after hooks did not run (%v)", err)}
 	}
 	var lines []string
-	for _, d := range resp.Diagnostics {
+	for _, d := range diags {
 		lines = append(lines, fmt.Sprintf("%s/%s %s: %s", d.ExtensionID, d.Hook, d.Kind, d.Message))
 	}
-	if len(lines) > 0 {
-		out.SystemMessage = "Loadout after hooks: " + strings.Join(lines, "; ")
+	if len(lines) == 0 {
+		return Output{}
 	}
-	return out
+	return Output{SystemMessage: "Loadout after hooks: " + strings.Join(lines, "; ")}
 }
 
 func (h Hook) call(in Input) exthost.ToolCall {
@@ -173,76 +189,46 @@ func (h Hook) call(in Input) exthost.ToolCall {
 	return exthost.ToolCall{ID: id, Name: h.ToolName(in.ToolName), Arguments: in.ToolInput}
 }
 
-// post sends body to hostd and decodes a 200 answer into out. Anything else
-// is an error naming what went wrong.
-func (h Hook) post(ctx context.Context, path string, body, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	timeout := h.Timeout
-	if timeout <= 0 {
-		timeout = 50 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	url := strings.TrimRight(h.HostdURL, "/") + path
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	client := h.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s: %w", url, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxInput))
-	if err != nil {
-		return fmt.Errorf("%s: reading the answer: %w", url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(raw, &e) == nil && e.Error != "" {
-			return fmt.Errorf("%s answered %s: %s", url, resp.Status, e.Error)
-		}
-		return fmt.Errorf("%s answered %s", url, resp.Status)
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("%s: unreadable answer: %w", url, err)
-	}
-	return nil
-}
-
-func readInput(r io.Reader) (Input, error) {
+// ReadInput reads one hook input of at most MaxInput bytes. On error the
+// returned Input still carries the event name when it could be read.
+func ReadInput(r io.Reader) (Input, error) {
 	var in Input
-	raw, err := io.ReadAll(io.LimitReader(r, maxInput+1))
+	raw, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
 	if err != nil {
 		return in, err
 	}
-	if len(raw) > maxInput {
-		return in, fmt.Errorf("more than %d bytes", maxInput)
+	if len(raw) > MaxInput {
+		return in, fmt.Errorf("more than %d bytes", MaxInput)
 	}
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return in, fmt.Errorf("not JSON: %w", err)
+		var ev struct {
+			HookEventName string `json:"hook_event_name"`
+		}
+		_ = json.Unmarshal(raw, &ev)
+		return Input{HookEventName: ev.HookEventName}, fmt.Errorf("not a hook input: %w", err)
 	}
-	if in.HookEventName == "" || in.ToolName == "" {
-		return in, errors.New("hook_event_name and tool_name are required")
+	if in.HookEventName == "" {
+		return in, errors.New("hook_event_name is required")
 	}
 	return in, nil
+}
+
+// Block is the answer to input that cannot be read: a PreToolUse deny when
+// the input says it is a PreToolUse, else decision "block", which blocks
+// whatever the event guards without naming an event.
+func Block(reason, event string) Output {
+	if event == PreToolUse {
+		return deny(reason)
+	}
+	return Output{Decision: "block", Reason: reason}
 }
 
 func deny(reason string) Output {
 	return Output{HookSpecificOutput: &SpecificOutput{HookEventName: PreToolUse, PermissionDecision: DecisionDeny, PermissionDecisionReason: reason}}
 }
 
-func resultText(r exthost.ToolResult) string {
+// ResultText is the text of a result's content, one line per text block.
+func ResultText(r exthost.ToolResult) string {
 	var parts []string
 	for _, c := range r.Content {
 		if c.Text != "" {
@@ -252,12 +238,19 @@ func resultText(r exthost.ToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-// responseText is the tool response as the after hooks' result text: a JSON
-// string as itself, anything else as its JSON.
-func responseText(raw json.RawMessage) string {
+// responseResult is PostToolUse's tool_response as the after hooks' result:
+// its text is a JSON string as itself and anything else as its JSON, and an
+// object response is also the result's details.
+func responseResult(raw json.RawMessage) exthost.ToolResult {
+	text := string(raw)
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return s
+		text = s
 	}
-	return string(raw)
+	result := exthost.ToolResult{Content: []exthost.Content{{Type: "text", Text: text}}}
+	var details map[string]any
+	if json.Unmarshal(raw, &details) == nil && details != nil {
+		result.Details = details
+	}
+	return result
 }

@@ -19,7 +19,8 @@ const maxInput = 4 << 20
 // mcp__<server>__<tool>, so the decision is the Claude Code hook's; only the
 // answer differs, because Codex accepts fewer shapes.
 type Hook struct {
-	// Decide asks hostd; its HostdURL, Timeout and MCPServer apply.
+	// Decide is the Claude Code hook's decision; its Policy and MCPServer
+	// apply (AutoAllow stays off: Codex refuses "allow").
 	Decide claudecode.Hook
 }
 
@@ -58,13 +59,16 @@ func (h Hook) Answer(ctx context.Context, stdin io.Reader) Output {
 	switch head.HookEventName {
 	case claudecode.PreToolUse, "":
 		// An unreadable input is answered as a PreToolUse, which fails closed.
-		out := h.Decide.Answer(ctx, bytes.NewReader(raw))
+		out := h.Decide.AnswerJSON(ctx, bytes.NewReader(raw))
 		if s := out.HookSpecificOutput; s != nil && s.PermissionDecision == claudecode.DecisionDeny {
 			return deny(s.PermissionDecisionReason)
 		}
+		if out.Decision == "block" {
+			return deny(out.Reason)
+		}
 		return Output{}
 	case claudecode.PostToolUse:
-		return Output{SystemMessage: h.Decide.Answer(ctx, bytes.NewReader(raw)).SystemMessage}
+		return Output{SystemMessage: h.Decide.AnswerJSON(ctx, bytes.NewReader(raw)).SystemMessage}
 	default:
 		return Output{}
 	}

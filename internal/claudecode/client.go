@@ -1,0 +1,104 @@
+package claudecode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/loadout-dev/loadout/internal/exthost"
+)
+
+// DefaultTimeout bounds a hostd call of the command hook. It stays under the
+// 60 s hook timeout docs/agents.md configures, so the hook answers before
+// Claude Code gives up on it.
+const DefaultTimeout = 50 * time.Second
+
+// HostdClient is the Policy of the command hook: hostd's /v1/before and
+// /v1/after over HTTP.
+type HostdClient struct {
+	// URL is hostd's base URL, e.g. http://127.0.0.1:8181.
+	URL string
+	// Client calls hostd; nil means http.DefaultClient.
+	Client *http.Client
+	// Timeout bounds each call; zero means DefaultTimeout.
+	Timeout time.Duration
+}
+
+// Before asks POST /v1/before.
+func (c HostdClient) Before(ctx context.Context, call exthost.ToolCall) (*exthost.ToolResult, error) {
+	var resp struct {
+		Allowed bool                `json:"allowed"`
+		Result  *exthost.ToolResult `json:"result"`
+	}
+	if err := c.post(ctx, "/v1/before", map[string]any{"call": call}, &resp); err != nil {
+		return nil, err
+	}
+	if resp.Allowed {
+		return nil, nil
+	}
+	if resp.Result == nil {
+		return &exthost.ToolResult{ToolCallID: call.ID, ToolName: call.Name, IsError: true}, nil
+	}
+	return resp.Result, nil
+}
+
+// After sends POST /v1/after.
+func (c HostdClient) After(ctx context.Context, call exthost.ToolCall, result exthost.ToolResult) ([]exthost.Diagnostic, error) {
+	var resp struct {
+		Diagnostics []exthost.Diagnostic `json:"diagnostics"`
+	}
+	err := c.post(ctx, "/v1/after", map[string]any{"call": call, "result": result}, &resp)
+	return resp.Diagnostics, err
+}
+
+// post sends body to hostd and decodes a 200 answer into out. Anything else
+// is an error naming what went wrong.
+func (c HostdClient) post(ctx context.Context, path string, body, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	url := strings.TrimRight(c.URL, "/") + path
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	client := c.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", url, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxInput))
+	if err != nil {
+		return fmt.Errorf("%s: reading the answer: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(raw, &e) == nil && e.Error != "" {
+			return fmt.Errorf("%s answered %s: %s", url, resp.Status, e.Error)
+		}
+		return fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("%s: unreadable answer: %w", url, err)
+	}
+	return nil
+}
