@@ -20,6 +20,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("POST /v1/render", s.instrument("render", s.withContext(s.handleRender)))
 	mux.Handle("POST /v1/activate", s.instrument("activate", s.withContext(s.handleActivate)))
 	mux.Handle("POST /v1/tools/{name}", s.instrument("tools", s.withContext(s.handleTool)))
+	mux.Handle("POST "+ClaudeCodeHookPath, s.instrument("hooks_claude_code", http.HandlerFunc(s.handleClaudeCodeHook)))
 	mux.Handle(MCPPath, s.instrument("mcp", s.mcpHandler()))
 	mux.Handle("GET /v1/registry", s.instrument("registry", s.withContext(s.handleRegistry)))
 	s.probeRoutes(mux)

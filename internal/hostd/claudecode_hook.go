@@ -1,0 +1,74 @@
+package hostd
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/loadout-dev/loadout/internal/claudecode"
+	"github.com/loadout-dev/loadout/internal/exthost"
+)
+
+// ClaudeCodeHookPath is where hostd answers Claude Code's http hooks: Claude
+// Code POSTs the hook input and reads the hook output from the answer, so no
+// process starts per call. The answer is the command hook's
+// (`loadout hook claude-code`), from the same decision function.
+const ClaudeCodeHookPath = "/v1/hooks/claude-code"
+
+// snapshotPolicy is the Workspace's policy as one loaded context answers it,
+// counted in the same metrics as /v1/before and /v1/after.
+type snapshotPolicy struct {
+	s    *Server
+	snap *snapshot
+}
+
+func (p snapshotPolicy) Before(ctx context.Context, call exthost.ToolCall) (*exthost.ToolResult, error) {
+	if p.snap == nil {
+		return nil, errors.New("hostd has no context loaded yet")
+	}
+	blocked, diags := p.snap.host.Before(ctx, call)
+	p.s.metrics.observeDiagnostics(diags)
+	if blocked == nil {
+		p.s.metrics.decisions.WithLabelValues("allowed").Inc()
+	} else {
+		p.s.metrics.decisions.WithLabelValues("blocked").Inc()
+	}
+	return blocked, nil
+}
+
+func (p snapshotPolicy) After(ctx context.Context, call exthost.ToolCall, result exthost.ToolResult) ([]exthost.Diagnostic, error) {
+	if p.snap == nil {
+		return nil, errors.New("hostd has no context loaded yet")
+	}
+	diags := p.snap.host.After(ctx, call, result)
+	p.s.metrics.observeDiagnostics(diags)
+	return diags, nil
+}
+
+// handleClaudeCodeHook answers one Claude Code http hook. It always answers
+// 200 with a hook output, a deny when the call cannot be decided: Claude Code
+// treats a non-2xx answer as a hook failure, which lets the call run unless
+// the hook says onFailure "block". The query configures what the command
+// hook's flags do: mcpServer (default loadout) and autoAllow.
+func (s *Server) handleClaudeCodeHook(w http.ResponseWriter, r *http.Request) {
+	h := claudecode.Hook{MCPServer: "loadout", Policy: snapshotPolicy{s: s, snap: s.current.Load()}}
+	in, err := claudecode.ReadInput(r.Body)
+	if err != nil {
+		writeJSON(w, http.StatusOK, claudecode.Block("Loadout could not read the hook input ("+err.Error()+"); the call is blocked", in.HookEventName))
+		return
+	}
+	q := r.URL.Query()
+	if q.Has("mcpServer") {
+		h.MCPServer = q.Get("mcpServer")
+	}
+	if v := q.Get("autoAllow"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			writeJSON(w, http.StatusOK, claudecode.Block("the hook URL's autoAllow="+strconv.Quote(v)+" is not a boolean; the call is blocked", in.HookEventName))
+			return
+		}
+		h.AutoAllow = b
+	}
+	writeJSON(w, http.StatusOK, h.Answer(r.Context(), in))
+}
