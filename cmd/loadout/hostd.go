@@ -74,7 +74,7 @@ keeps the last good context when one is refused. See docs/hostd.md.`,
 				return err
 			}
 			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
-				MaterializeDir: treeDir, Materialize: materializeOptions(claudeCode, codex),
+				MaterializeDir: treeDir, Materialize: materializeOptions(claudeCode, codex, "http://"+addr),
 				SigningKeyFile: signKey, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits})
 			return serveHostd(ctx, srv, addr, probeAddr)
 		},
@@ -89,7 +89,7 @@ keeps the last good context when one is refused. See docs/hostd.md.`,
 	cmd.Flags().StringVar(&treeDir, "materialize", "", "keep this directory holding the context as files agents read (skills/, prompts/, AGENTS.md)")
 	cmd.Flags().DurationVar(&srcTimeout, "source-timeout", hostd.DefaultSourceTimeout,
 		"deadline of one fetch of an external skill source; a source that does not answer in time is reported and retried, and delays nothing else")
-	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "with --materialize: also link CLAUDE.md to AGENTS.md (Claude Code layout)")
+	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "with --materialize: also write Claude Code's CLAUDE.md, commands/ and managed settings (naming this hostd's --addr)")
 	cmd.Flags().BoolVar(&codex, "codex", false, "with --materialize: the Codex layout for a tree in CODEX_HOME (skills shared with Codex's own, hooks.json, requirements.toml)")
 	d := hostd.DefaultLimits
 	cmd.Flags().IntVar(&limits.MaxConcurrentRequests, "max-concurrent-requests", d.MaxConcurrentRequests,

@@ -16,6 +16,7 @@ func newMaterializeCommand() *cobra.Command {
 		dir, out   string
 		claudeCode bool
 		codex      bool
+		hostdURL   string
 		src        sourceFlags
 	)
 	cmd := &cobra.Command{
@@ -33,12 +34,19 @@ already read:
 Each name is a symlink through OUT/..data to one generation directory; an
 update writes a new generation and swaps ..data with one rename, so an agent
 that resolves ..data once never sees half of two contexts. Nothing outside OUT
-is written. With --claude-code, OUT/CLAUDE.md links to AGENTS.md: point --out
-at the agent's ~/.claude and Claude Code reads the skills from ~/.claude/skills.
-With --codex, point --out at CODEX_HOME (~/.codex): OUT/skills is a directory
-shared with Codex's own skills (skills/.system), each Workspace skill a link in
-it, and OUT/hooks.json and OUT/requirements.toml run 'loadout hook codex'
-around every tool call (docs/agents.md#codex).
+is written. --claude-code adds what Claude Code reads:
+
+  OUT/CLAUDE.md                the instructions, the always-active skills and the prompt guides
+  OUT/commands/<name>.md       every template as a Claude Code command ($ARGUMENTS[i] for {{var}})
+  OUT/managed-settings.json    for /etc/claude-code: every tool call through hostd's http hook
+                               at --hostd-url, no other hooks, hostd's MCP server loaded up front
+  OUT/managed-mcp.json         for /etc/claude-code: hostd's MCP server as the only one
+
+docs/agents.md shows where each goes. With --codex, point --out at CODEX_HOME
+(~/.codex): OUT/skills is a directory shared with Codex's own skills
+(skills/.system), each Workspace skill a link in it, and OUT/hooks.json and
+OUT/requirements.toml run 'loadout hook codex' around every tool call
+(docs/agents.md#codex).
 
 Run it once in an init container, or use 'loadout hostd --materialize OUT' to
 keep OUT current as the context changes. Skills with an external source
@@ -60,7 +68,7 @@ fetched or verified, nothing is written and OUT keeps its last good tree.`,
 			if err != nil {
 				return err
 			}
-			in, opts, err := fetched.Materialize(materializeOptions(claudeCode, codex))
+			in, opts, err := fetched.Materialize(materializeOptions(claudeCode, codex, hostdURL))
 			if err != nil {
 				return err
 			}
@@ -82,7 +90,8 @@ fetched or verified, nothing is written and OUT keeps its last good tree.`,
 	}
 	cmd.Flags().StringVar(&dir, "context-dir", defaultContextDir, "directory where the context ConfigMap is mounted")
 	cmd.Flags().StringVar(&out, "out", "", "directory to write the tree into (created if missing)")
-	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "also link CLAUDE.md to AGENTS.md, for --out at Claude Code's ~/.claude")
+	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "also write Claude Code's CLAUDE.md, commands/ and managed settings")
+	cmd.Flags().StringVar(&hostdURL, "hostd-url", materialize.DefaultHostdURL, "with --claude-code: hostd's base URL in the managed settings")
 	cmd.Flags().BoolVar(&codex, "codex", false, "the Codex layout, for --out at CODEX_HOME: each skill linked into a skills directory shared with Codex's own, plus hooks.json and requirements.toml")
 	src.add(cmd)
 	_ = cmd.MarkFlagRequired("out")
@@ -91,6 +100,6 @@ fetched or verified, nothing is written and OUT keeps its last good tree.`,
 
 // materializeOptions are the tree options of `loadout materialize` and
 // `loadout hostd --materialize`, so both write the same tree.
-func materializeOptions(claudeCode, codex bool) materialize.Options {
-	return materialize.Options{ClaudeCode: claudeCode, Codex: codex}
+func materializeOptions(claudeCode, codex bool, hostdURL string) materialize.Options {
+	return materialize.Options{ClaudeCode: claudeCode, Codex: codex, HostdURL: hostdURL}
 }

@@ -29,9 +29,6 @@ const (
 	// skills are active, the templates' variables, the tool registry. An
 	// agent reads it from the same generation as the files it describes.
 	ManifestFile = contract.KeyManifest
-	// ClaudeFile is linked to AGENTS.md when Options.ClaudeCode is set: with
-	// the tree at ~/.claude, Claude Code reads it as the user's memory file.
-	ClaudeFile = "CLAUDE.md"
 	// SkillFile is the file of a skill directory that Build writes itself.
 	SkillFile = "SKILL.md"
 )
@@ -103,13 +100,16 @@ func (l Limits) withDefaults() Limits {
 type Options struct {
 	// Source supplies each skill's body and files; nil means InlineContent.
 	Source ContentSource
-	// ClaudeCode also links CLAUDE.md to AGENTS.md (see docs/agents.md).
+	// ClaudeCode adds the Claude Code layout (claudecode.go, docs/agents.md).
 	ClaudeCode bool
 	// Codex writes the Codex layout for OUT at CODEX_HOME: each skill is a
 	// link in a skills directory Codex shares, plus Codex's hooks.json and
 	// requirements.toml (see codexLayout and docs/agents.md#codex).
-	Codex  bool
-	Limits Limits
+	Codex bool
+	// HostdURL is hostd's base URL in the Claude Code managed settings;
+	// empty means DefaultHostdURL.
+	HostdURL string
+	Limits   Limits
 }
 
 // File is one file of a tree. Path is slash-separated and relative to the
@@ -157,6 +157,7 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 	}
 	b.add(ManifestFile, append(manifest, '\n'), 0o644)
 
+	bodies := map[string]SkillContent{}
 	skills := slices.Clone(in.Skills)
 	slices.SortFunc(skills, func(a, b contract.SkillDoc) int { return strings.Compare(a.Name, b.Name) })
 	for i, s := range skills {
@@ -176,6 +177,7 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 				return nil, b.errorf("skill %q: %w", s.Name, err)
 			}
 		}
+		bodies[s.Name] = content
 		dir := path.Join(SkillsDir, s.Name)
 		b.add(path.Join(dir, SkillFile), md, 0o644)
 		files := slices.Clone(content.Files)
@@ -215,7 +217,10 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 
 	links := []string{AgentsFile, ManifestFile, PromptsDir, SkillsDir, SystemPromptFile}
 	if opts.ClaudeCode {
-		links = append(links, ClaudeFile)
+		if err := b.addClaudeCode(in, bodies, opts.HostdURL); err != nil {
+			return nil, b.errorf("%w", err)
+		}
+		links = append(links, claudeCodeLinks...)
 		slices.Sort(links)
 	}
 	if opts.Codex {

@@ -180,12 +180,8 @@ func (w *writer) replaceLink(name, target string) error {
 	return nil
 }
 
-// linkTarget is where a top-level name points: into the current generation,
-// CLAUDE.md at AGENTS.md.
+// linkTarget is where a top-level name points: into the current generation.
 func linkTarget(name string) string {
-	if name == ClaudeFile {
-		name = AgentsFile
-	}
 	return path.Join(DataLink, name)
 }
 

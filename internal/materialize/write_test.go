@@ -383,9 +383,11 @@ func TestWrite_ClaudeCodeLayoutServesSkillsAndMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agents, _ := os.ReadFile(filepath.Join(out, AgentsFile))
-	if string(memory) != string(agents) || len(memory) == 0 {
-		t.Errorf("CLAUDE.md = %q, want AGENTS.md %q", memory, agents)
+	if !strings.HasPrefix(string(memory), "# Workspace instructions\n\nUse Go 1.26.") {
+		t.Errorf("CLAUDE.md = %q, want the instructions", memory)
+	}
+	if _, err := os.ReadFile(filepath.Join(home, ".claude", "commands", "review.md")); err != nil {
+		t.Errorf("~/.claude/commands/review.md: %v", err)
 	}
 	skill, err := os.ReadFile(filepath.Join(home, ".claude", "skills", "review", "SKILL.md"))
 	if err != nil || !strings.HasPrefix(string(skill), "---\nname: review\n") {

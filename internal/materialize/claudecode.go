@@ -1,0 +1,191 @@
+package materialize
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources"
+)
+
+// The Claude Code layout (Options.ClaudeCode): what Claude Code reads, in the
+// names it reads them by. docs/agents.md shows where each goes.
+const (
+	// ClaudeFile is Claude Code's memory: the instructions, the always-active
+	// skills and the extensions' prompt guides, the parts of the system
+	// prompt Pi gets from the Pi package.
+	ClaudeFile = "CLAUDE.md"
+	// CommandsDir holds each template as a Claude Code slash command.
+	CommandsDir = "commands"
+	// ManagedSettingsFile is for /etc/claude-code/managed-settings.json: the
+	// hooks through hostd, which users cannot add to or remove, and hostd's
+	// MCP server.
+	ManagedSettingsFile = "managed-settings.json"
+	// ManagedMCPFile is for /etc/claude-code/managed-mcp.json: hostd's MCP
+	// server as the only one Claude Code may use.
+	ManagedMCPFile = "managed-mcp.json"
+	// DefaultHostdURL is hostd's address in an agent pod.
+	DefaultHostdURL = "http://127.0.0.1:8181"
+	// claudeCodeHookPath and mcpPath are hostd's endpoints the settings name.
+	claudeCodeHookPath = "/v1/hooks/claude-code"
+	mcpPath            = "/mcp"
+	// claudeHookTimeout is the seconds Claude Code waits for a hook answer:
+	// above hostd's longest hook timeout, so hostd answers first.
+	claudeHookTimeout = 60
+)
+
+// claudeCodeLinks are the top-level names the Claude Code layout adds.
+var claudeCodeLinks = []string{ClaudeFile, CommandsDir, ManagedMCPFile, ManagedSettingsFile}
+
+// addClaudeCode adds the Claude Code layout's files. bodies holds each
+// skill's SKILL.md body and files, by skill name.
+func (b *builder) addClaudeCode(in Input, bodies map[string]SkillContent, hostdURL string) error {
+	memory, err := claudeMemory(in, bodies)
+	if err != nil {
+		return err
+	}
+	b.add(ClaudeFile, []byte(memory), 0o644)
+	for _, t := range in.Templates {
+		md, err := claudeCommand(t)
+		if err != nil {
+			return fmt.Errorf("template %q: %w", t.Name, err)
+		}
+		b.add(path.Join(CommandsDir, t.Name+".md"), md, 0o644)
+	}
+	if hostdURL == "" {
+		hostdURL = DefaultHostdURL
+	}
+	hostdURL = strings.TrimRight(hostdURL, "/")
+	settings, err := json.MarshalIndent(claudeManagedSettings(hostdURL), "", "  ")
+	if err != nil {
+		return err
+	}
+	b.add(ManagedSettingsFile, append(settings, '\n'), 0o644)
+	mcp, err := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"loadout": claudeMCPServer(hostdURL)}}, "", "  ")
+	if err != nil {
+		return err
+	}
+	b.add(ManagedMCPFile, append(mcp, '\n'), 0o644)
+	return b.err
+}
+
+// claudeMemory is CLAUDE.md: the Workspace's instructions, each active skill
+// with its requested files, and the extensions' prompt guides, in the
+// sections and order the Pi package adds them to Pi's system prompt.
+func claudeMemory(in Input, bodies map[string]SkillContent) (string, error) {
+	var parts []string
+	add := func(s string) {
+		if s = strings.Trim(s, "\n"); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if instructions := strings.Trim(in.Instructions, "\n"); instructions != "" {
+		add("# Workspace instructions\n\n" + instructions)
+	}
+	active := slices.Clone(in.Manifest.ActiveSkills)
+	slices.SortFunc(active, func(a, b contract.ActiveSkill) int { return strings.Compare(a.Name, b.Name) })
+	for _, a := range active {
+		content, ok := bodies[a.Name]
+		if !ok {
+			return "", fmt.Errorf("manifest activeSkills: skill %q is not among the skills", a.Name)
+		}
+		add("# Active skill: " + a.Name + "\n\n" + skillBody(content))
+		for _, f := range a.Files {
+			i := slices.IndexFunc(content.Files, func(x File) bool { return x.Path == f })
+			if i < 0 {
+				return "", fmt.Errorf("manifest activeSkills: skill %q has no file %q", a.Name, f)
+			}
+			add("## " + a.Name + ": " + f + "\n\n" + string(content.Files[i].Content))
+		}
+	}
+	var guides []string
+	for _, g := range in.Manifest.PromptGuides {
+		if text := strings.Trim(g.Text, "\n"); text != "" {
+			guides = append(guides, "## Extension "+g.Extension+"\n\n"+text)
+		}
+	}
+	if len(guides) > 0 {
+		add("# Extension guides\n\n" + strings.Join(guides, "\n\n"))
+	}
+	if len(parts) == 0 {
+		return "", nil
+	}
+	return strings.Join(parts, "\n\n") + "\n", nil
+}
+
+// skillBody is a skill's body without frontmatter: an external source's own
+// SKILL.md loses its frontmatter, as the Pi package strips it.
+func skillBody(c SkillContent) string {
+	if c.SkillMD == nil {
+		return c.Body
+	}
+	md := string(c.SkillMD)
+	if rest, ok := strings.CutPrefix(md, "---\n"); ok {
+		if _, body, ok := strings.Cut(rest, "\n---\n"); ok {
+			return body
+		}
+	}
+	return md
+}
+
+// claudeCommand renders a template as a Claude Code command. Claude Code
+// fills $ARGUMENTS (everything typed after the command) and $1, $2, … (one
+// word each), not {{var}}: a template with one variable gets $ARGUMENTS, one
+// with more gets $1, $2, … in the order of its argument-hint, so
+// "/review a.go bob" reads as file=a.go owner=bob, as in Pi. The placeholders
+// are replaced by the code hostd renders templates with.
+func claudeCommand(t contract.TemplateDoc) ([]byte, error) {
+	args := make(map[string]string, len(t.Variables))
+	hints := make([]string, 0, len(t.Variables))
+	for i, v := range t.Variables {
+		args[v] = "$" + strconv.Itoa(i+1)
+		hints = append(hints, "<"+v+">")
+	}
+	if len(t.Variables) == 1 {
+		args[t.Variables[0]] = "$ARGUMENTS"
+	}
+	body, err := resources.Render(t.Body, args)
+	if err != nil {
+		return nil, err
+	}
+	fm := promptFrontmatter{Description: t.Description, ArgumentHint: strings.Join(hints, " ")}
+	if fm == (promptFrontmatter{}) {
+		return []byte(body), nil
+	}
+	return withFrontmatter(fm, body)
+}
+
+// claudeManagedSettings is managed-settings.json. Every tool call goes
+// through hostd's http hook; onFailure "block" makes a PreToolUse that hostd
+// does not answer (down, timed out, an error status) a denial, where Claude
+// Code's default lets the call run. After hooks only observe, so their
+// failures do not block. allowManagedHooksOnly drops the hooks of user,
+// project and plugin settings, so nothing can answer "allow" around hostd.
+func claudeManagedSettings(hostdURL string) map[string]any {
+	hook := func(block bool) []any {
+		h := map[string]any{"type": "http", "url": hostdURL + claudeCodeHookPath, "timeout": claudeHookTimeout}
+		if block {
+			h["onFailure"] = "block"
+		}
+		return []any{map[string]any{"matcher": "*", "hooks": []any{h}}}
+	}
+	return map[string]any{
+		"allowManagedHooksOnly": true,
+		"hooks": map[string]any{
+			"PreToolUse":         hook(true),
+			"PostToolUse":        hook(false),
+			"PostToolUseFailure": hook(false),
+		},
+		"managedMcpServers": map[string]any{"loadout": claudeMCPServer(hostdURL)},
+	}
+}
+
+// claudeMCPServer is hostd's MCP server entry. alwaysLoad lists its tools
+// with their schemas up front instead of behind Claude Code's tool search.
+func claudeMCPServer(hostdURL string) map[string]any {
+	return map[string]any{"type": "http", "url": hostdURL + mcpPath, "alwaysLoad": true}
+}

@@ -1,0 +1,108 @@
+package materialize
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+)
+
+// CLAUDE.md carries what Pi gets in its system prompt: the instructions, the
+// active skills with their requested files and the prompt guides.
+func TestBuild_ClaudeCodeMemoryHoldsInstructionsActiveSkillsAndGuides(t *testing.T) {
+	in := sampleInput()
+	in.Manifest.ActiveSkills = []contract.ActiveSkill{{Name: "review", Files: []string{"checklist.md"}}}
+	in.Manifest.PromptGuides = []contract.PromptGuide{{Extension: "review-extension", Text: "Use review_note for findings.\n"}}
+	got := files(t, mustBuild(t, in, Options{ClaudeCode: true}))[ClaudeFile]
+	want := "# Workspace instructions\n\nUse Go 1.26.\n\nRun make test before you land.\n\n" +
+		"# Active skill: review\n\n# Review\n\nRead the diff.\n\n" +
+		"## review: checklist.md\n\n- [ ] tests\n\n" +
+		"# Extension guides\n\n## Extension review-extension\n\nUse review_note for findings.\n"
+	if got != want {
+		t.Errorf("CLAUDE.md =\n%s\nwant\n%s", got, want)
+	}
+	in.Manifest.ActiveSkills = []contract.ActiveSkill{{Name: "review", Files: []string{"missing.md"}}}
+	if _, err := Build(context.Background(), in, Options{ClaudeCode: true}); err == nil || !strings.Contains(err.Error(), `skill "review" has no file "missing.md"`) {
+		t.Errorf("an active skill's missing file: %v", err)
+	}
+}
+
+// Templates become Claude Code commands: {{var}} becomes $1, $2, … in the
+// argument-hint's order, or $ARGUMENTS for a template's only variable.
+func TestBuild_ClaudeCodeCommandsUsePositionalArguments(t *testing.T) {
+	in := sampleInput()
+	in.Templates = append(in.Templates, contract.TemplateDoc{Name: "explain", Body: "Explain {{topic}}; again: {{topic}}. Keep {{ topic }}.", Variables: []string{"topic"}})
+	got := files(t, mustBuild(t, in, Options{ClaudeCode: true}))
+	for path, want := range map[string]string{
+		"commands/review.md":  "---\ndescription: Ask for a review of one file.\nargument-hint: <file> <owner>\n---\n\nReview $1 for $2.",
+		"commands/explain.md": "---\nargument-hint: <topic>\n---\n\nExplain $ARGUMENTS; again: $ARGUMENTS. Keep {{ topic }}.",
+		"commands/hello.md":   "Say hello.",
+	} {
+		if got[path] != want {
+			t.Errorf("%s =\n%q\nwant\n%q", path, got[path], want)
+		}
+	}
+	if _, ok := got["commands/review.md"]; !ok {
+		t.Fatal("no commands")
+	}
+	if plain := files(t, mustBuild(t, in, Options{})); plain["commands/review.md"] != "" || plain[ManagedSettingsFile] != "" {
+		t.Error("the Claude Code files without the Claude Code layout")
+	}
+}
+
+// The managed settings route every tool call through hostd's http hook,
+// block the call when hostd does not answer a PreToolUse, accept no other
+// hooks, and load hostd's MCP tools up front.
+func TestBuild_ClaudeCodeManagedSettings(t *testing.T) {
+	got := files(t, mustBuild(t, sampleInput(), Options{ClaudeCode: true, HostdURL: "http://127.0.0.1:9191/"}))
+	var settings struct {
+		AllowManagedHooksOnly bool `json:"allowManagedHooksOnly"`
+		Hooks                 map[string][]struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
+				Type      string `json:"type"`
+				URL       string `json:"url"`
+				Timeout   int    `json:"timeout"`
+				OnFailure string `json:"onFailure"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+		ManagedMCPServers map[string]map[string]any `json:"managedMcpServers"`
+	}
+	if err := json.Unmarshal([]byte(got[ManagedSettingsFile]), &settings); err != nil {
+		t.Fatal(err)
+	}
+	if !settings.AllowManagedHooksOnly {
+		t.Error("allowManagedHooksOnly is not set")
+	}
+	for event, onFailure := range map[string]string{"PreToolUse": "block", "PostToolUse": "", "PostToolUseFailure": ""} {
+		groups := settings.Hooks[event]
+		if len(groups) != 1 || groups[0].Matcher != "*" || len(groups[0].Hooks) != 1 {
+			t.Fatalf("%s: %+v", event, groups)
+		}
+		h := groups[0].Hooks[0]
+		if h.Type != "http" || h.URL != "http://127.0.0.1:9191/v1/hooks/claude-code" || h.OnFailure != onFailure || h.Timeout != 60 {
+			t.Errorf("%s hook %+v", event, h)
+		}
+	}
+	server := map[string]any{"type": "http", "url": "http://127.0.0.1:9191/mcp", "alwaysLoad": true}
+	if b, _ := json.Marshal(settings.ManagedMCPServers["loadout"]); string(b) != mustMarshal(t, server) {
+		t.Errorf("managedMcpServers.loadout = %s", b)
+	}
+	var mcp struct {
+		MCPServers map[string]map[string]any `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(got[ManagedMCPFile]), &mcp); err != nil || mustMarshal(t, mcp.MCPServers["loadout"]) != mustMarshal(t, server) {
+		t.Errorf("managed-mcp.json = %s (%v)", got[ManagedMCPFile], err)
+	}
+}
+
+func mustMarshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
