@@ -54,6 +54,9 @@ type mcpTools struct {
 	// listed maps each tool on the MCP server to the JSON of its definition,
 	// so a reload touches only the tools that changed. Guarded by Server.mu.
 	listed map[string]string
+	// prompts maps each prompt on the MCP server to the JSON of its
+	// template (mcp_prompts.go). Guarded by Server.mu.
+	prompts map[string]string
 }
 
 func newMCPServer(version string) *mcpTools {
@@ -62,9 +65,10 @@ func newMCPServer(version string) *mcpTools {
 			Instructions: "Tools of this Loadout Workspace. Every call is checked against its input schema and the Workspace's policy hooks before it runs.",
 			// Clients learn that hostd has tools even before a context loads,
 			// and get tools/list_changed when a reload changes them.
-			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true},
+				Prompts: &mcp.PromptCapabilities{ListChanged: true}},
 		})
-	return &mcpTools{server: srv, listed: map[string]string{}}
+	return &mcpTools{server: srv, listed: map[string]string{}, prompts: map[string]string{}}
 }
 
 // mcpHandler serves MCP's streamable HTTP transport, one request per POST
@@ -175,6 +179,7 @@ func (s *Server) syncMCP(snap *snapshot) {
 		s.mcp.server.AddTool(mcpTool(t), s.mcpCall(t.Name))
 		s.mcp.listed[t.Name] = want[t.Name]
 	}
+	s.syncMCPPrompts(snap)
 }
 
 // mcpTool is a registry tool as MCP lists it: name, description, input

@@ -1,0 +1,75 @@
+package hostd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+)
+
+// The MCP server's prompts are the served context's templates, so an MCP
+// client that offers prompts (Claude Code lists them as
+// /mcp__loadout__<name>) gets the Workspace's templates without any file.
+// prompts/get renders through the code /v1/render uses, on the context
+// current at the call: a missing variable is an error, never a half-filled
+// message.
+
+// syncMCPPrompts updates the MCP server's prompts to snap's templates. The
+// caller holds s.mu.
+func (s *Server) syncMCPPrompts(snap *snapshot) {
+	templates := snap.context.Templates()
+	want := make(map[string]string, len(templates))
+	for _, t := range templates {
+		def, _ := json.Marshal(mcpPrompt(t))
+		want[t.Name] = string(def)
+	}
+	var remove []string
+	for name := range s.mcp.prompts {
+		if _, ok := want[name]; !ok {
+			remove = append(remove, name)
+			delete(s.mcp.prompts, name)
+		}
+	}
+	if len(remove) > 0 {
+		s.mcp.server.RemovePrompts(remove...)
+	}
+	for _, t := range templates {
+		if s.mcp.prompts[t.Name] == want[t.Name] {
+			continue
+		}
+		s.mcp.server.AddPrompt(mcpPrompt(t), s.mcpGetPrompt(t.Name))
+		s.mcp.prompts[t.Name] = want[t.Name]
+	}
+}
+
+// mcpPrompt is a template as MCP lists it: every variable is a required
+// argument, in the template's order.
+func mcpPrompt(t contract.TemplateDoc) *mcp.Prompt {
+	p := &mcp.Prompt{Name: t.Name, Description: t.Description}
+	for _, v := range t.Variables {
+		p.Arguments = append(p.Arguments, &mcp.PromptArgument{Name: v, Required: true})
+	}
+	return p
+}
+
+// mcpGetPrompt renders one template for prompts/get.
+func (s *Server) mcpGetPrompt(name string) mcp.PromptHandler {
+	return func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		snap := s.current.Load()
+		if snap == nil {
+			return nil, errors.New("no context loaded yet")
+		}
+		msg, err := snap.context.Render(name, req.Params.Arguments, s.opts.Now())
+		if err != nil {
+			return nil, err
+		}
+		out := &mcp.GetPromptResult{Description: "Template " + name + " of the Workspace"}
+		for _, c := range msg.Content {
+			out.Messages = append(out.Messages, &mcp.PromptMessage{Role: mcp.Role(msg.Role), Content: &mcp.TextContent{Text: c.Text}})
+		}
+		return out, nil
+	}
+}
