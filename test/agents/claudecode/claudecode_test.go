@@ -1,0 +1,121 @@
+package claudecode
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The Workspace's winning skills, instructions, active skill and prompt guide
+// reach the model through the materialized CLAUDE.md and skills; the
+// platform's shadowed skill does not. hostd's MCP tool is loaded up front
+// (alwaysLoad), not behind a tool search.
+func TestClaudeCode_WorkspaceContextReachesTheModel(t *testing.T) {
+	a := NewAgent(t, HTTPHook)
+	a.Run(t, "hello")
+	reqs := a.Model.AgentRequests()
+	if len(reqs) == 0 {
+		t.Fatal("Claude Code sent the model no request")
+	}
+	first := reqs[0].Raw
+	for what, want := range map[string]string{
+		"the instructions":             "You work on team-a's parser and runtime.",
+		"the active skill's body":      "PROJECT-REVIEW-BODY",
+		"the active skill's file":      "No buffer outlives its owner.",
+		"the extension's prompt guide": "Record each review finding with review_note",
+		"the winning skill's listing":  "team-a's review method for parser and runtime changes.",
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("%s (%q) did not reach the model", what, want)
+		}
+	}
+	if strings.Contains(first, "PLATFORM-REVIEW-BODY") || strings.Contains(first, "Generic code review guidance") {
+		t.Error("the shadowed platform skill reached the model")
+	}
+	if !slices.Contains(reqs[0].Tools, "mcp__loadout__review_note") {
+		t.Errorf("mcp__loadout__review_note is not among the tools offered up front: %v", reqs[0].Tools)
+	}
+}
+
+// A platform-denied shell command never runs and the model gets the guard's
+// reason; an allowed command runs. Both wirings.
+func TestClaudeCode_PlatformGuardDeniesTheShellCommandAndAllowsOthers(t *testing.T) {
+	for _, wiring := range []Wiring{HTTPHook, CommandHook} {
+		t.Run(string(wiring), func(t *testing.T) {
+			a := NewAgent(t, wiring,
+				Turn{Text: "cleaning", Tools: []ToolUse{{ID: "toolu_rm", Name: "Bash", Input: map[string]any{"command": "rm -rf build", "description": "remove build"}}}},
+				Turn{Text: "listing", Tools: []ToolUse{{ID: "toolu_ls", Name: "Bash", Input: map[string]any{"command": "ls", "description": "list"}}}},
+			)
+			marker := filepath.Join(a.Session.WorkDir, "build", "MARKER")
+			if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(marker, []byte("keep"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			a.Run(t, "clean up, then list")
+			if _, err := os.Stat(marker); err != nil {
+				t.Errorf("rm -rf build ran: %v", err)
+			}
+			results := a.Model.ToolResults()
+			if rm := results["toolu_rm"]; !strings.Contains(rm.Text, "platform policy: recursive force deletes (rm -rf) are not allowed") {
+				t.Errorf("the model got %+v for rm -rf build, want the guard's reason", rm)
+			}
+			if ls := results["toolu_ls"]; ls.IsError || !strings.Contains(ls.Text, "build") {
+				t.Errorf("the model got %+v for ls, want the listing", ls)
+			}
+		})
+	}
+}
+
+// The runnable tool works through hostd's MCP server; a note with SECRET is
+// denied by the Workspace's hook and never reaches the Service.
+func TestClaudeCode_RunnableToolThroughMCPAndSecretNeverReachesTheService(t *testing.T) {
+	a := NewAgent(t, HTTPHook,
+		Turn{Tools: []ToolUse{{ID: "toolu_ok", Name: "mcp__loadout__review_note", Input: map[string]any{"text": "parser.go:42 drops an error"}}}},
+		Turn{Tools: []ToolUse{{ID: "toolu_secret", Name: "mcp__loadout__review_note", Input: map[string]any{"text": "the SECRET is 42"}}}},
+	)
+	a.Run(t, "review")
+	results := a.Model.ToolResults()
+	if ok := results["toolu_ok"]; ok.IsError {
+		t.Errorf("the allowed note failed: %+v", ok)
+	}
+	if secret := results["toolu_secret"]; !strings.Contains(secret.Text, "review notes must not contain secrets") {
+		t.Errorf("the model got %+v for the SECRET note, want the hook's reason", secret)
+	}
+	if notes := a.Notes.Notes(t); !slices.Equal(notes, []string{"parser.go:42 drops an error"}) {
+		t.Errorf("the Service got %q, want only the allowed note", notes)
+	}
+}
+
+// With hostd down nothing runs: every tool call is blocked. Both wirings.
+func TestClaudeCode_HostdDownBlocksEveryCall(t *testing.T) {
+	for _, wiring := range []Wiring{HTTPHook, CommandHook} {
+		t.Run(string(wiring), func(t *testing.T) {
+			a := NewAgent(t, wiring)
+			a.Model.script = []Turn{
+				{Tools: []ToolUse{{ID: "toolu_touch", Name: "Bash", Input: map[string]any{"command": "touch made", "description": "touch"}}}},
+				{Tools: []ToolUse{{ID: "toolu_write", Name: "Write", Input: map[string]any{"file_path": filepath.Join(a.Session.WorkDir, "written.txt"), "content": "x"}}}},
+				{Tools: []ToolUse{{ID: "toolu_note", Name: "mcp__loadout__review_note", Input: map[string]any{"text": "a note"}}}},
+			}
+			a.Hostd.Stop()
+			a.Run(t, "do things")
+			for _, f := range []string{"made", "written.txt"} {
+				if _, err := os.Stat(filepath.Join(a.Session.WorkDir, f)); err == nil {
+					t.Errorf("%s was created with hostd down", f)
+				}
+			}
+			results := a.Model.ToolResults()
+			for _, id := range []string{"toolu_touch", "toolu_write", "toolu_note"} {
+				if r, ok := results[id]; !ok || !r.IsError {
+					t.Errorf("%s with hostd down: %+v, want an error result", id, r)
+				}
+			}
+			if notes := a.Notes.Notes(t); len(notes) != 0 {
+				t.Errorf("the Service got %q with hostd down", notes)
+			}
+		})
+	}
+}
