@@ -41,9 +41,10 @@ func newHostdCommand() *cobra.Command {
 		Long: `hostd is the agent-side extension host. Agents in any language call it around
 each tool call (POST /v1/before, POST /v1/after), and to render templates
 (POST /v1/render), activate skills (POST /v1/activate) and read the tool
-registry (GET /v1/registry). It runs the registry's runnable tools
-(POST /v1/tools/{name}) and serves them as an MCP server (streamable HTTP at
-/mcp), checking arguments against each tool's input schema and running the
+registry (GET /v1/registry), and answers Claude Code's http hooks
+(POST /v1/hooks/claude-code). It runs the registry's runnable tools
+(POST /v1/tools/{name}) and serves them, with the templates as prompts, as an
+MCP server (streamable HTTP at /mcp), checking arguments against each tool's input schema and running the
 hooks around the tool's Service. It loads the context ConfigMap mounted at
 --context-dir, reloads it when the kubelet updates it, runs CEL hooks in
 process and webhook hooks over HTTP, and fails closed when a before hook
