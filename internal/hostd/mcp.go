@@ -153,33 +153,49 @@ func writeJSONRPCError(w http.ResponseWriter, status int, err error) {
 		"error": map[string]any{"code": -32600, "message": err.Error()}})
 }
 
-// syncMCP updates the MCP server's tools to snap's runnable tools: tools gone
-// from the registry are removed, new or changed ones (re)added. The caller
-// holds s.mu, so reloads apply in order.
+// syncMCP updates the MCP server's tools to snap's runnable tools, and its
+// prompts to snap's templates. The caller holds s.mu, so reloads apply in
+// order.
 func (s *Server) syncMCP(snap *snapshot) {
-	want := make(map[string]string, len(snap.runnable))
-	var remove []string
-	for _, t := range snap.runnable {
+	defs := make([]string, len(snap.runnable))
+	for i, t := range snap.runnable {
 		def, _ := json.Marshal(mcpTool(t))
-		want[t.Name] = string(def)
+		defs[i] = string(def)
 	}
-	for name := range s.mcp.listed {
-		if _, ok := want[name]; !ok {
-			remove = append(remove, name)
-			delete(s.mcp.listed, name)
+	syncListed(s.mcp.listed, len(snap.runnable), func(i int) (string, string) { return snap.runnable[i].Name, defs[i] },
+		s.mcp.server.RemoveTools,
+		func(i int) { s.mcp.server.AddTool(mcpTool(snap.runnable[i]), s.mcpCall(snap.runnable[i].Name)) })
+	s.syncMCPPrompts(snap)
+}
+
+// syncListed brings a set of entries on the MCP server (listed: name to the
+// JSON of its definition) to the n entries of entry, in their order: entries
+// gone are removed, new or changed ones (re)added, unchanged ones left alone,
+// so a reload notifies clients only of what changed.
+func syncListed(listed map[string]string, n int, entry func(i int) (name, def string), remove func(...string), add func(i int)) {
+	want := make(map[string]bool, n)
+	for i := range n {
+		name, _ := entry(i)
+		want[name] = true
+	}
+	var gone []string
+	for name := range listed {
+		if !want[name] {
+			gone = append(gone, name)
+			delete(listed, name)
 		}
 	}
-	if len(remove) > 0 {
-		s.mcp.server.RemoveTools(remove...)
+	if len(gone) > 0 {
+		remove(gone...)
 	}
-	for _, t := range snap.runnable {
-		if s.mcp.listed[t.Name] == want[t.Name] {
+	for i := range n {
+		name, def := entry(i)
+		if listed[name] == def {
 			continue
 		}
-		s.mcp.server.AddTool(mcpTool(t), s.mcpCall(t.Name))
-		s.mcp.listed[t.Name] = want[t.Name]
+		add(i)
+		listed[name] = def
 	}
-	s.syncMCPPrompts(snap)
 }
 
 // mcpTool is a registry tool as MCP lists it: name, description, input

@@ -21,28 +21,14 @@ import (
 // caller holds s.mu.
 func (s *Server) syncMCPPrompts(snap *snapshot) {
 	templates := snap.context.Templates()
-	want := make(map[string]string, len(templates))
-	for _, t := range templates {
+	defs := make([]string, len(templates))
+	for i, t := range templates {
 		def, _ := json.Marshal(mcpPrompt(t))
-		want[t.Name] = string(def)
+		defs[i] = string(def)
 	}
-	var remove []string
-	for name := range s.mcp.prompts {
-		if _, ok := want[name]; !ok {
-			remove = append(remove, name)
-			delete(s.mcp.prompts, name)
-		}
-	}
-	if len(remove) > 0 {
-		s.mcp.server.RemovePrompts(remove...)
-	}
-	for _, t := range templates {
-		if s.mcp.prompts[t.Name] == want[t.Name] {
-			continue
-		}
-		s.mcp.server.AddPrompt(mcpPrompt(t), s.mcpGetPrompt(t.Name))
-		s.mcp.prompts[t.Name] = want[t.Name]
-	}
+	syncListed(s.mcp.prompts, len(templates), func(i int) (string, string) { return templates[i].Name, defs[i] },
+		s.mcp.server.RemovePrompts,
+		func(i int) { s.mcp.server.AddPrompt(mcpPrompt(templates[i]), s.mcpGetPrompt(templates[i].Name)) })
 }
 
 // mcpPrompt is a template as MCP lists it: every variable is a required
