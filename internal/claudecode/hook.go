@@ -98,8 +98,7 @@ func (h Hook) AnswerJSON(ctx context.Context, r io.Reader) Output {
 }
 
 // Answer answers one hook input. A PreToolUse the policy cannot decide
-// (hostd unreachable, an error) is denied with the reason, because failing
-// closed is the point; PostToolUse and PostToolUseFailure report the result
+// (hostd unreachable, an error) is denied with the reason (rule R-AG-3); PostToolUse and PostToolUseFailure report the result
 // to the after hooks, which only observe; every other event gets {}.
 func (h Hook) Answer(ctx context.Context, in Input) Output {
 	switch in.HookEventName {

@@ -17,7 +17,7 @@ func preToolUseInput(tool, args string) string {
 // no decision for an allowed call (allow with autoAllow), a deny with the
 // hook's message, and a deny for anything it cannot decide; always 200, since
 // Claude Code lets a call run when an http hook fails and says nothing else.
-func TestClaudeCodeHook_AnswersFromTheLoadedContext(t *testing.T) {
+func TestClaudeCodeHook_AnswersFromTheLoadedContext(t *testing.T) { // R-AG-3
 	_, ts, _ := newTestServer(t, fixedRegistry())
 	url := ts.URL + ClaudeCodeHookPath
 	cases := []struct {

@@ -12,7 +12,7 @@ import (
 // prompts/list is the context's templates with their variables as required
 // arguments; prompts/get renders exactly what /v1/render renders, and a
 // missing variable is an error, not a half-filled prompt.
-func TestMCP_PromptsAreTheTemplatesRenderedLikeV1Render(t *testing.T) {
+func TestMCP_PromptsAreTheTemplatesRenderedLikeV1Render(t *testing.T) { // R-TPL-2, R-TPL-3
 	_, ts, _ := newTestServer(t, fixedRegistry())
 	session := connectMCP(t, ts.URL, nil)
 	list, err := session.ListPrompts(t.Context(), nil)

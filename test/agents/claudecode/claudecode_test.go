@@ -12,7 +12,7 @@ import (
 // reach the model through the materialized CLAUDE.md and skills; the
 // platform's shadowed skill does not. hostd's MCP tool is loaded up front
 // (alwaysLoad), not behind a tool search.
-func TestClaudeCode_WorkspaceContextReachesTheModel(t *testing.T) {
+func TestClaudeCode_WorkspaceContextReachesTheModel(t *testing.T) { // R-AG-1, R-AG-5
 	a := NewAgent(t, HTTPHook)
 	a.Run(t, "hello")
 	reqs := a.Model.AgentRequests()
@@ -41,7 +41,7 @@ func TestClaudeCode_WorkspaceContextReachesTheModel(t *testing.T) {
 
 // A platform-denied shell command never runs and the model gets the guard's
 // reason; an allowed command runs. Both wirings.
-func TestClaudeCode_PlatformGuardDeniesTheShellCommandAndAllowsOthers(t *testing.T) {
+func TestClaudeCode_PlatformGuardDeniesTheShellCommandAndAllowsOthers(t *testing.T) { // R-AG-4
 	for _, wiring := range []Wiring{HTTPHook, CommandHook} {
 		t.Run(string(wiring), func(t *testing.T) {
 			a := NewAgent(t, wiring,
@@ -72,7 +72,7 @@ func TestClaudeCode_PlatformGuardDeniesTheShellCommandAndAllowsOthers(t *testing
 
 // The runnable tool works through hostd's MCP server; a note with SECRET is
 // denied by the Workspace's hook and never reaches the Service.
-func TestClaudeCode_RunnableToolThroughMCPAndSecretNeverReachesTheService(t *testing.T) {
+func TestClaudeCode_RunnableToolThroughMCPAndSecretNeverReachesTheService(t *testing.T) { // R-AG-4
 	a := NewAgent(t, HTTPHook,
 		Turn{Tools: []ToolUse{{ID: "toolu_ok", Name: "mcp__loadout__review_note", Input: map[string]any{"text": "parser.go:42 drops an error"}}}},
 		Turn{Tools: []ToolUse{{ID: "toolu_secret", Name: "mcp__loadout__review_note", Input: map[string]any{"text": "the SECRET is 42"}}}},
@@ -91,7 +91,7 @@ func TestClaudeCode_RunnableToolThroughMCPAndSecretNeverReachesTheService(t *tes
 }
 
 // With hostd down nothing runs: every tool call is blocked. Both wirings.
-func TestClaudeCode_HostdDownBlocksEveryCall(t *testing.T) {
+func TestClaudeCode_HostdDownBlocksEveryCall(t *testing.T) { // R-AG-3
 	for _, wiring := range []Wiring{HTTPHook, CommandHook} {
 		t.Run(string(wiring), func(t *testing.T) {
 			a := NewAgent(t, wiring)
