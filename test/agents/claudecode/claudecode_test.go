@@ -95,11 +95,11 @@ func TestClaudeCode_HostdDownBlocksEveryCall(t *testing.T) { // R-AG-3
 	for _, wiring := range []Wiring{HTTPHook, CommandHook} {
 		t.Run(string(wiring), func(t *testing.T) {
 			a := NewAgent(t, wiring)
-			a.Model.script = []Turn{
-				{Tools: []ToolUse{{ID: "toolu_touch", Name: "Bash", Input: map[string]any{"command": "touch made", "description": "touch"}}}},
-				{Tools: []ToolUse{{ID: "toolu_write", Name: "Write", Input: map[string]any{"file_path": filepath.Join(a.Session.WorkDir, "written.txt"), "content": "x"}}}},
-				{Tools: []ToolUse{{ID: "toolu_note", Name: "mcp__loadout__review_note", Input: map[string]any{"text": "a note"}}}},
-			}
+			a.Model.Play(
+				Turn{Tools: []ToolUse{{ID: "toolu_touch", Name: "Bash", Input: map[string]any{"command": "touch made", "description": "touch"}}}},
+				Turn{Tools: []ToolUse{{ID: "toolu_write", Name: "Write", Input: map[string]any{"file_path": filepath.Join(a.Session.WorkDir, "written.txt"), "content": "x"}}}},
+				Turn{Tools: []ToolUse{{ID: "toolu_note", Name: "mcp__loadout__review_note", Input: map[string]any{"text": "a note"}}}},
+			)
 			a.Hostd.Stop()
 			a.Run(t, "do things")
 			for _, f := range []string{"made", "written.txt"} {

@@ -62,6 +62,14 @@ func NewModel(t testing.TB, script ...Turn) *Model {
 	return m
 }
 
+// Play replaces the turns still to play, for a script that needs the
+// session's paths.
+func (m *Model) Play(script ...Turn) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.script = script
+}
+
 // AgentRequests are the recorded requests that offered tools: the agent
 // loop's, in order.
 func (m *Model) AgentRequests() []Request {
