@@ -54,7 +54,7 @@ func (b *builder) addClaudeCode(in Input, bodies map[string]SkillContent, hostdU
 		if err != nil {
 			return fmt.Errorf("template %q: %w", t.Name, err)
 		}
-		b.add(path.Join(CommandsDir, t.Name+".md"), md, 0o644)
+		b.add(path.Join(CommandsDir, ClaudeCommandName(t.Name, in.Skills)+".md"), md, 0o644)
 	}
 	if hostdURL == "" {
 		hostdURL = DefaultHostdURL
@@ -132,17 +132,29 @@ func skillBody(c SkillContent) string {
 	return md
 }
 
+// ClaudeCommandName is the command a template becomes. Claude Code has one
+// slash namespace for skills and commands, and a skill wins its name, so a
+// template named like one of the skills (the samples' review) becomes
+// /<name>-template; its MCP prompt keeps the name (/mcp__loadout__<name>).
+func ClaudeCommandName(template string, skills []contract.SkillDoc) string {
+	if slices.ContainsFunc(skills, func(s contract.SkillDoc) bool { return s.Name == template }) {
+		return template + "-template"
+	}
+	return template
+}
+
 // claudeCommand renders a template as a Claude Code command. Claude Code
-// fills $ARGUMENTS (everything typed after the command) and $1, $2, … (one
-// word each), not {{var}}: a template with one variable gets $ARGUMENTS, one
-// with more gets $1, $2, … in the order of its argument-hint, so
-// "/review a.go bob" reads as file=a.go owner=bob, as in Pi. The placeholders
-// are replaced by the code hostd renders templates with.
+// fills $ARGUMENTS (everything typed after the command) and $ARGUMENTS[0],
+// $ARGUMENTS[1], … (one word each, counted from 0), not {{var}}: a template
+// with one variable gets $ARGUMENTS, one with more gets $ARGUMENTS[i] for
+// its i-th variable in the order of its argument-hint, so "/review a.go bob"
+// reads as file=a.go owner=bob, as in Pi. The placeholders are replaced by
+// the code hostd renders templates with.
 func claudeCommand(t contract.TemplateDoc) ([]byte, error) {
 	args := make(map[string]string, len(t.Variables))
 	hints := make([]string, 0, len(t.Variables))
 	for i, v := range t.Variables {
-		args[v] = "$" + strconv.Itoa(i+1)
+		args[v] = "$ARGUMENTS[" + strconv.Itoa(i) + "]"
 		hints = append(hints, "<"+v+">")
 	}
 	if len(t.Variables) == 1 {

@@ -29,25 +29,27 @@ func TestBuild_ClaudeCodeMemoryHoldsInstructionsActiveSkillsAndGuides(t *testing
 	}
 }
 
-// Templates become Claude Code commands: {{var}} becomes $1, $2, … in the
-// argument-hint's order, or $ARGUMENTS for a template's only variable.
+// Templates become Claude Code commands: {{var}} becomes $ARGUMENTS[0],
+// $ARGUMENTS[1], … in the argument-hint's order, or $ARGUMENTS for a
+// template's only variable. A
+// template named like a skill gets -template: the skill wins /review.
 func TestBuild_ClaudeCodeCommandsUsePositionalArguments(t *testing.T) {
 	in := sampleInput()
 	in.Templates = append(in.Templates, contract.TemplateDoc{Name: "explain", Body: "Explain {{topic}}; again: {{topic}}. Keep {{ topic }}.", Variables: []string{"topic"}})
 	got := files(t, mustBuild(t, in, Options{ClaudeCode: true}))
 	for path, want := range map[string]string{
-		"commands/review.md":  "---\ndescription: Ask for a review of one file.\nargument-hint: <file> <owner>\n---\n\nReview $1 for $2.",
-		"commands/explain.md": "---\nargument-hint: <topic>\n---\n\nExplain $ARGUMENTS; again: $ARGUMENTS. Keep {{ topic }}.",
-		"commands/hello.md":   "Say hello.",
+		"commands/review-template.md": "---\ndescription: Ask for a review of one file.\nargument-hint: <file> <owner>\n---\n\nReview $ARGUMENTS[0] for $ARGUMENTS[1].",
+		"commands/explain.md":         "---\nargument-hint: <topic>\n---\n\nExplain $ARGUMENTS; again: $ARGUMENTS. Keep {{ topic }}.",
+		"commands/hello.md":           "Say hello.",
 	} {
 		if got[path] != want {
 			t.Errorf("%s =\n%q\nwant\n%q", path, got[path], want)
 		}
 	}
-	if _, ok := got["commands/review.md"]; !ok {
-		t.Fatal("no commands")
+	if _, ok := got["commands/review.md"]; ok {
+		t.Error("the template review is written as /review, which the skill review takes")
 	}
-	if plain := files(t, mustBuild(t, in, Options{})); plain["commands/review.md"] != "" || plain[ManagedSettingsFile] != "" {
+	if plain := files(t, mustBuild(t, in, Options{})); plain["commands/review-template.md"] != "" || plain[ManagedSettingsFile] != "" {
 		t.Error("the Claude Code files without the Claude Code layout")
 	}
 }

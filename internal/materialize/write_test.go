@@ -386,8 +386,8 @@ func TestWrite_ClaudeCodeLayoutServesSkillsAndMemory(t *testing.T) {
 	if !strings.HasPrefix(string(memory), "# Workspace instructions\n\nUse Go 1.26.") {
 		t.Errorf("CLAUDE.md = %q, want the instructions", memory)
 	}
-	if _, err := os.ReadFile(filepath.Join(home, ".claude", "commands", "review.md")); err != nil {
-		t.Errorf("~/.claude/commands/review.md: %v", err)
+	if _, err := os.ReadFile(filepath.Join(home, ".claude", "commands", "hello.md")); err != nil {
+		t.Errorf("~/.claude/commands/hello.md: %v", err)
 	}
 	skill, err := os.ReadFile(filepath.Join(home, ".claude", "skills", "review", "SKILL.md"))
 	if err != nil || !strings.HasPrefix(string(skill), "---\nname: review\n") {

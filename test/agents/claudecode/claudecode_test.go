@@ -119,3 +119,26 @@ func TestClaudeCode_HostdDownBlocksEveryCall(t *testing.T) { // R-AG-3
 		})
 	}
 }
+
+// The Workspace's template reaches Claude Code twice: as the command
+// /review-template (the skill review takes /review), whose $1 $2 Claude Code
+// fills in argument-hint order, and as hostd's MCP prompt
+// /mcp__loadout__review, which hostd renders. The model gets the same text.
+func TestClaudeCode_TemplateIsASlashCommandAndAnMCPPrompt(t *testing.T) { // R-TPL-1, R-TPL-3
+	for _, command := range []string{"/review-template", "/mcp__loadout__review"} {
+		t.Run(strings.TrimPrefix(command, "/"), func(t *testing.T) {
+			a := NewAgent(t, HTTPHook)
+			a.Run(t, command+" parser.go runtime")
+			reqs := a.Model.AgentRequests()
+			if len(reqs) == 0 {
+				t.Fatal("Claude Code sent the model no request")
+			}
+			if want := "Review parser.go for runtime. Focus on parser.go."; !strings.Contains(reqs[0].Raw, want) {
+				t.Errorf("the model did not get %q from %s parser.go runtime: %v", want, command, reqs[0].Messages)
+			}
+			if strings.Contains(reqs[0].Raw, "ARGUMENTS: parser.go runtime") {
+				t.Errorf("%s ran the skill review", command)
+			}
+		})
+	}
+}
