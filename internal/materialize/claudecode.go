@@ -54,7 +54,7 @@ func (b *builder) addClaudeCode(in Input, bodies map[string]SkillContent, hostdU
 		if err != nil {
 			return fmt.Errorf("template %q: %w", t.Name, err)
 		}
-		b.add(path.Join(CommandsDir, ClaudeCommandName(t.Name, in.Skills)+".md"), md, 0o644)
+		b.add(path.Join(CommandsDir, claudeCommandName(t.Name, in.Skills)+".md"), md, 0o644)
 	}
 	if hostdURL == "" {
 		hostdURL = DefaultHostdURL
@@ -132,11 +132,11 @@ func skillBody(c SkillContent) string {
 	return md
 }
 
-// ClaudeCommandName is the command a template becomes. Claude Code has one
+// claudeCommandName is the command a template becomes. Claude Code has one
 // slash namespace for skills and commands, and a skill wins its name, so a
 // template named like one of the skills (the samples' review) becomes
 // /<name>-template; its MCP prompt keeps the name (/mcp__loadout__<name>).
-func ClaudeCommandName(template string, skills []contract.SkillDoc) string {
+func claudeCommandName(template string, skills []contract.SkillDoc) string {
 	if slices.ContainsFunc(skills, func(s contract.SkillDoc) bool { return s.Name == template }) {
 		return template + "-template"
 	}
