@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/skillmd"
 )
 
 // The Claude Code layout (Options.ClaudeCode): what Claude Code reads, in the
@@ -160,7 +161,7 @@ func claudeCommand(t contract.TemplateDoc) ([]byte, error) {
 	if len(t.Variables) == 1 {
 		args[t.Variables[0]] = "$ARGUMENTS"
 	}
-	body, err := resources.Render(t.Body, args)
+	body, err := resources.RenderTemplate(t.Body, args)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +169,7 @@ func claudeCommand(t contract.TemplateDoc) ([]byte, error) {
 	if fm == (promptFrontmatter{}) {
 		return []byte(body), nil
 	}
-	return withFrontmatter(fm, body)
+	return skillmd.WithFrontmatter(fm, body)
 }
 
 // claudeManagedSettings is managed-settings.json. Every tool call goes
