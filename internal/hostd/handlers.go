@@ -153,8 +153,11 @@ func (s *Server) handleRegistry(w http.ResponseWriter, _ *http.Request, snap *sn
 // quotes a remote answer: the probe listener is unauthenticated.
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 	snap, r := s.status()
-	if snap == nil {
+	if snap == nil || !r.published {
 		msg := "no context loaded"
+		if snap != nil {
+			msg = "the first context is still being served (MCP tools, tree)"
+		}
 		if r.loadErr != nil {
 			msg += ": " + r.loadErr.Error()
 		}

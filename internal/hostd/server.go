@@ -104,9 +104,13 @@ type Server struct {
 
 // readiness is a consistent picture of the Server's health for /readyz.
 type readiness struct {
-	loadErr error
-	treeErr error
-	sources []SourceStatus
+	// published is set once a load has been served in full (MCP tools and
+	// tree included): the context is swapped in before the tree is written,
+	// so until then a served context does not mean a written tree.
+	published bool
+	loadErr   error
+	treeErr   error
+	sources   []SourceStatus
 }
 
 // New returns a Server. Call Reload (or Run) to load the context; until one
@@ -275,6 +279,7 @@ func (s *Server) treeFailed(hash string, err error) error {
 func (s *Server) publishStatus() {
 	r := &readiness{loadErr: s.loadErr, treeErr: s.treeErr}
 	if cur := s.current.Load(); cur != nil {
+		r.published = true
 		r.sources = s.sourceStatuses(cur)
 	}
 	s.ready.Store(r)
