@@ -42,13 +42,9 @@ const (
 // claudeCodeLinks are the top-level names the Claude Code layout adds.
 var claudeCodeLinks = []string{ClaudeFile, CommandsDir, ManagedMCPFile, ManagedSettingsFile}
 
-// addClaudeCode adds the Claude Code layout's files. bodies holds each
-// skill's SKILL.md body and files, by skill name.
-func (b *builder) addClaudeCode(in Input, bodies map[string]SkillContent, hostdURL string) error {
-	memory, err := claudeMemory(in, bodies)
-	if err != nil {
-		return err
-	}
+// addClaudeCode adds the Claude Code layout's files; memory is
+// workspaceMemory's text, CLAUDE.md.
+func (b *builder) addClaudeCode(in Input, memory, hostdURL string) error {
 	b.add(ClaudeFile, []byte(memory), 0o644)
 	for _, t := range in.Templates {
 		md, err := claudeCommand(t)
@@ -72,65 +68,6 @@ func (b *builder) addClaudeCode(in Input, bodies map[string]SkillContent, hostdU
 	}
 	b.add(ManagedMCPFile, append(mcp, '\n'), 0o644)
 	return b.err
-}
-
-// claudeMemory is CLAUDE.md: the Workspace's instructions, each active skill
-// with its requested files, and the extensions' prompt guides, in the
-// sections and order the Pi package adds them to Pi's system prompt.
-func claudeMemory(in Input, bodies map[string]SkillContent) (string, error) {
-	var parts []string
-	add := func(s string) {
-		if s = strings.Trim(s, "\n"); s != "" {
-			parts = append(parts, s)
-		}
-	}
-	if instructions := strings.Trim(in.Instructions, "\n"); instructions != "" {
-		add("# Workspace instructions\n\n" + instructions)
-	}
-	active := slices.Clone(in.Manifest.ActiveSkills)
-	slices.SortFunc(active, func(a, b contract.ActiveSkill) int { return strings.Compare(a.Name, b.Name) })
-	for _, a := range active {
-		content, ok := bodies[a.Name]
-		if !ok {
-			return "", fmt.Errorf("manifest activeSkills: skill %q is not among the skills", a.Name)
-		}
-		add("# Active skill: " + a.Name + "\n\n" + skillBody(content))
-		for _, f := range a.Files {
-			i := slices.IndexFunc(content.Files, func(x File) bool { return x.Path == f })
-			if i < 0 {
-				return "", fmt.Errorf("manifest activeSkills: skill %q has no file %q", a.Name, f)
-			}
-			add("## " + a.Name + ": " + f + "\n\n" + string(content.Files[i].Content))
-		}
-	}
-	var guides []string
-	for _, g := range in.Manifest.PromptGuides {
-		if text := strings.Trim(g.Text, "\n"); text != "" {
-			guides = append(guides, "## Extension "+g.Extension+"\n\n"+text)
-		}
-	}
-	if len(guides) > 0 {
-		add("# Extension guides\n\n" + strings.Join(guides, "\n\n"))
-	}
-	if len(parts) == 0 {
-		return "", nil
-	}
-	return strings.Join(parts, "\n\n") + "\n", nil
-}
-
-// skillBody is a skill's body without frontmatter: an external source's own
-// SKILL.md loses its frontmatter, as the Pi package strips it.
-func skillBody(c SkillContent) string {
-	if c.SkillMD == nil {
-		return c.Body
-	}
-	md := string(c.SkillMD)
-	if rest, ok := strings.CutPrefix(md, "---\n"); ok {
-		if _, body, ok := strings.Cut(rest, "\n---\n"); ok {
-			return body
-		}
-	}
-	return md
 }
 
 // claudeCommandName is the command a template becomes. Claude Code has one

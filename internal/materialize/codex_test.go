@@ -1,10 +1,13 @@
 package materialize
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loadout-dev/loadout/internal/contract"
 )
 
 // Codex creates CODEX_HOME/skills/.system itself; with the tree written into
@@ -112,5 +115,35 @@ func TestWrite_CodexLayoutReplacesItsOwnSkillsLink(t *testing.T) {
 	}
 	if res := mustWrite(t, home, mustBuild(t, sampleInput(), Options{Codex: true})); res.Changed {
 		t.Fatal("a current Codex tree was written again")
+	}
+}
+
+// Codex gets no system prompt from Loadout, so its AGENTS.md carries what
+// Claude Code's CLAUDE.md does: the instructions, the active skills with
+// their requested files and the prompt guides. Without --codex, AGENTS.md
+// stays the instructions alone.
+func TestBuild_CodexAgentsFileIsTheWorkspaceMemory(t *testing.T) {
+	in := sampleInput()
+	in.Manifest.ActiveSkills = []contract.ActiveSkill{{Name: "review", Files: []string{"checklist.md"}}}
+	in.Manifest.PromptGuides = []contract.PromptGuide{{Extension: "review-extension", Text: "Use review_note for findings.\n"}}
+	codex := files(t, mustBuild(t, in, Options{Codex: true}))[AgentsFile]
+	claude := files(t, mustBuild(t, in, Options{ClaudeCode: true}))[ClaudeFile]
+	for _, want := range []string{"Run make test before you land.", "# Active skill: review\n\n# Review\n\nRead the diff.", "## review: checklist.md\n\n- [ ] tests", "Use review_note for findings."} {
+		if !strings.Contains(codex, want) {
+			t.Errorf("AGENTS.md lacks %q:\n%s", want, codex)
+		}
+	}
+	if codex != claude {
+		t.Errorf("AGENTS.md =\n%s\nCLAUDE.md =\n%s", codex, claude)
+	}
+	if both := files(t, mustBuild(t, in, Options{Codex: true, ClaudeCode: true})); both[AgentsFile] != both[ClaudeFile] {
+		t.Error("with both layouts AGENTS.md and CLAUDE.md differ")
+	}
+	if plain := files(t, mustBuild(t, in, Options{}))[AgentsFile]; plain != "Use Go 1.26.\n\nRun make test before you land.\n" {
+		t.Errorf("AGENTS.md without --codex = %q", plain)
+	}
+	in.Manifest.ActiveSkills = []contract.ActiveSkill{{Name: "nope"}}
+	if _, err := Build(context.Background(), in, Options{Codex: true}); err == nil || !strings.Contains(err.Error(), `skill "nope" is not among the skills`) {
+		t.Errorf("an unknown active skill: %v", err)
 	}
 }

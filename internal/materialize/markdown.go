@@ -1,6 +1,8 @@
 package materialize
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/loadout-dev/loadout/internal/contract"
@@ -39,4 +41,66 @@ func agentsMarkdown(instructions string) string {
 		return ""
 	}
 	return instructions + "\n"
+}
+
+// workspaceMemory is the memory file of the agents that get no system prompt
+// from Loadout (Claude Code's CLAUDE.md, Codex's AGENTS.md): the Workspace's
+// instructions, each active skill with its requested files, and the
+// extensions' prompt guides, in the sections and order the Pi package adds
+// them to Pi's system prompt. bodies holds each skill's body and files, by
+// skill name.
+func workspaceMemory(in Input, bodies map[string]SkillContent) (string, error) {
+	var parts []string
+	add := func(s string) {
+		if s = strings.Trim(s, "\n"); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if instructions := strings.Trim(in.Instructions, "\n"); instructions != "" {
+		add("# Workspace instructions\n\n" + instructions)
+	}
+	active := slices.Clone(in.Manifest.ActiveSkills)
+	slices.SortFunc(active, func(a, b contract.ActiveSkill) int { return strings.Compare(a.Name, b.Name) })
+	for _, a := range active {
+		content, ok := bodies[a.Name]
+		if !ok {
+			return "", fmt.Errorf("manifest activeSkills: skill %q is not among the skills", a.Name)
+		}
+		add("# Active skill: " + a.Name + "\n\n" + skillBody(content))
+		for _, f := range a.Files {
+			i := slices.IndexFunc(content.Files, func(x File) bool { return x.Path == f })
+			if i < 0 {
+				return "", fmt.Errorf("manifest activeSkills: skill %q has no file %q", a.Name, f)
+			}
+			add("## " + a.Name + ": " + f + "\n\n" + string(content.Files[i].Content))
+		}
+	}
+	var guides []string
+	for _, g := range in.Manifest.PromptGuides {
+		if text := strings.Trim(g.Text, "\n"); text != "" {
+			guides = append(guides, "## Extension "+g.Extension+"\n\n"+text)
+		}
+	}
+	if len(guides) > 0 {
+		add("# Extension guides\n\n" + strings.Join(guides, "\n\n"))
+	}
+	if len(parts) == 0 {
+		return "", nil
+	}
+	return strings.Join(parts, "\n\n") + "\n", nil
+}
+
+// skillBody is a skill's body without frontmatter: an external source's own
+// SKILL.md loses its frontmatter, as the Pi package strips it.
+func skillBody(c SkillContent) string {
+	if c.SkillMD == nil {
+		return c.Body
+	}
+	md := string(c.SkillMD)
+	if rest, ok := strings.CutPrefix(md, "---\n"); ok {
+		if _, body, ok := strings.Cut(rest, "\n---\n"); ok {
+			return body
+		}
+	}
+	return md
 }

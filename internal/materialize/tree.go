@@ -150,7 +150,6 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 	}
 	b := &builder{limits: opts.Limits.withDefaults(), hash: in.Hash, seen: map[string]bool{}}
 	b.add(SystemPromptFile, []byte(in.SystemPrompt), 0o644)
-	b.add(AgentsFile, []byte(agentsMarkdown(in.Instructions)), 0o644)
 	manifest, err := json.MarshalIndent(in.Manifest, "", "  ")
 	if err != nil {
 		return nil, b.errorf("%s: %w", ManifestFile, err)
@@ -215,9 +214,23 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 		return nil, b.errorf("%w", b.err)
 	}
 
+	// The agents that get no system prompt from Loadout read the rest of it
+	// in their memory file: Codex in AGENTS.md, Claude Code in CLAUDE.md.
+	agents := agentsMarkdown(in.Instructions)
+	var memory string
+	if opts.ClaudeCode || opts.Codex {
+		if memory, err = workspaceMemory(in, bodies); err != nil {
+			return nil, b.errorf("%w", err)
+		}
+	}
+	if opts.Codex {
+		agents = memory
+	}
+	b.add(AgentsFile, []byte(agents), 0o644)
+
 	links := []string{AgentsFile, ManifestFile, PromptsDir, SkillsDir, SystemPromptFile}
 	if opts.ClaudeCode {
-		if err := b.addClaudeCode(in, bodies, opts.HostdURL); err != nil {
+		if err := b.addClaudeCode(in, memory, opts.HostdURL); err != nil {
 			return nil, b.errorf("%w", err)
 		}
 		links = append(links, claudeCodeLinks...)

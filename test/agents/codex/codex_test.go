@@ -51,8 +51,9 @@ func say(text string) responses.Turn {
 	return func(responses.Request) []any { return []any{responses.Message(text)} }
 }
 
-// The Workspace's winning skills and its instructions reach the model next
-// to Codex's own system skills.
+// The Workspace's winning skills, its instructions, the always-active skill
+// with its file and the extension's prompt guide reach the model next to
+// Codex's own system skills; the platform's shadowed skill does not.
 func TestCodex_WorkspaceSkillsAndInstructionsReachTheModel_RAG5(t *testing.T) {
 	s := newSession(t)
 	model := responses.Start(t, say("done"))
@@ -64,15 +65,21 @@ func TestCodex_WorkspaceSkillsAndInstructionsReachTheModel_RAG5(t *testing.T) {
 	}
 	text := reqs[0].Text()
 	for _, want := range []string{
-		"- review: ",                    // the Workspace's review skill, listed
-		filepath.Join(s.home, "skills"), // from the skills directory in CODEX_HOME
-		"review/SKILL.md",               // with the path Codex reads it from
-		"You work on team-a's parser",   // the Workspace's instructions (AGENTS.md)
-		"skill-creator",                 // Codex's own system skills still there
+		"- review: ",                                  // the Workspace's review skill, listed
+		filepath.Join(s.home, "skills"),               // from the skills directory in CODEX_HOME
+		"review/SKILL.md",                             // with the path Codex reads it from
+		"You work on team-a's parser",                 // the Workspace's instructions (AGENTS.md)
+		"skill-creator",                               // Codex's own system skills still there
+		"PROJECT-REVIEW-BODY",                         // the active skill's body (AGENTS.md)
+		"No buffer outlives its owner.",               // the active skill's requested file
+		"Record each review finding with review_note", // the extension's prompt guide
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the first model request lacks %q", want)
 		}
+	}
+	if strings.Contains(text, "PLATFORM-REVIEW-BODY") {
+		t.Error("the shadowed platform skill's body reached the model")
 	}
 	if _, err := os.Stat(filepath.Join(s.home, "skills", ".system")); err != nil {
 		t.Errorf("Codex's system skills: %v", err)
