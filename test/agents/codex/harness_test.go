@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -64,9 +63,9 @@ func newSession(t *testing.T) *session {
 
 // run runs `codex exec prompt` offline against the scripted model server
 // and returns its output. The user's config.toml only selects the model
-// provider. /etc/codex is s.etc inside a private mount namespace (an overlay
-// on /etc that only this process sees), so the test installs managed files
-// without touching the machine's /etc.
+// provider. /etc/codex is s.etc inside a private mount namespace
+// (agenttest.WithPrivateEtc), so the test installs managed files without
+// touching the machine's /etc.
 func (s *session) run(t *testing.T, model *responses.Server, prompt string) string {
 	t.Helper()
 	config := fmt.Sprintf(`model = "scripted"
@@ -82,17 +81,7 @@ stream_max_retries = 0
 	exec1 := append([]string{agenttest.CLI(t, "codex"), "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "-C", s.work}, s.args...)
 	var argv []string
 	if managedInstall() {
-		upper := t.TempDir()
-		for _, dir := range []string{"upper", "work"} {
-			if err := os.Mkdir(filepath.Join(upper, dir), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := os.Symlink(s.etc, filepath.Join(upper, "upper", "codex")); err != nil {
-			t.Fatal(err)
-		}
-		mount := fmt.Sprintf(`mount -t overlay overlay -o lowerdir=/etc,upperdir=%s/upper,workdir=%s/work /etc && exec "$0" "$@"`, upper, upper)
-		argv = append([]string{"unshare", "--mount", "--", "sh", "-c", mount}, exec1...)
+		argv = agenttest.WithPrivateEtc(t, "codex", s.etc, exec1)
 	} else {
 		t.Log("no private /etc/codex (unshare --mount refused, or LOADOUT_CODEX_INSTALL=workstation): the workstation install, hooks.json without trust review")
 		config += s.mcp
@@ -120,21 +109,10 @@ stream_max_retries = 0
 	return string(out)
 }
 
-var (
-	managedOnce sync.Once
-	managed     bool
-)
-
-// managedInstall reports whether this machine can give a process its own
-// /etc/codex (mount namespaces: root, and a container that allows them).
-// $LOADOUT_CODEX_INSTALL=workstation forces the workstation install.
-func managedInstall() bool {
-	managedOnce.Do(func() {
-		managed = os.Getenv("LOADOUT_CODEX_INSTALL") != "workstation" &&
-			exec.Command("unshare", "--mount", "--", "true").Run() == nil
-	})
-	return managed
-}
+// managedInstall reports whether this machine can give Codex its own
+// /etc/codex; $LOADOUT_CODEX_INSTALL=workstation forces the workstation
+// install.
+func managedInstall() bool { return agenttest.PrivateEtcAllowed() }
 
 // toolNamed finds the offered tool whose name ends in suffix (Codex names
 // MCP tools after their server).
