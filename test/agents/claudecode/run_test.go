@@ -23,6 +23,9 @@ type Session struct {
 	WorkDir string
 	Env     []string
 	Args    []string
+	// Etc, when set, is what Claude Code sees as /etc/claude-code, where it
+	// reads managed settings (agenttest.WithPrivateEtc).
+	Etc string
 }
 
 // NewSession prepares an offline claude -p session against model: a fresh
@@ -60,7 +63,11 @@ func (s *Session) Run(t testing.TB, prompt string, args ...string) (string, stri
 	defer cancel()
 	all := append([]string{"-p", prompt, "--output-format", "json"}, s.Args...)
 	all = append(all, args...)
-	cmd := exec.CommandContext(ctx, agenttest.CLI(t, "claude"), all...)
+	argv := append([]string{agenttest.CLI(t, "claude")}, all...)
+	if s.Etc != "" {
+		argv = agenttest.WithPrivateEtc(t, "claude-code", s.Etc, argv)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = s.WorkDir
 	cmd.Env = s.Env
 	cmd.WaitDelay = 5 * time.Second

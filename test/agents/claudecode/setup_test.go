@@ -28,10 +28,10 @@ const (
 )
 
 // Agent is Claude Code installed on the samples' Workspace as docs/agents.md
-// tells a platform to: hostd with --materialize --claude-code, the review-notes
-// Service behind the runnable tool, and a session whose ~/.claude links the
-// tree's CLAUDE.md, skills and commands, with the tree's managed settings and
-// MCP server.
+// tells a platform to: hostd with --materialize --claude-code, the
+// review-notes Service behind the runnable tool, and /etc/claude-code
+// linking the tree's managed settings, managed MCP server, CLAUDE.md, skills
+// and commands, as an agent image bakes them in.
 type Agent struct {
 	Hostd   *agenttest.Hostd
 	Notes   *agenttest.ReviewNotes
@@ -39,7 +39,15 @@ type Agent struct {
 	Session *Session
 }
 
-// NewAgent sets Claude Code up against a model playing script.
+// NewAgent sets Claude Code up against a model playing script. Claude Code
+// reads managed settings only from /etc/claude-code, which a test must not
+// write: the session sees its own /etc/claude-code in a private mount
+// namespace (agenttest.WithPrivateEtc). Where that is not allowed, the same
+// files come in at a tier a user could override: the tree's CLAUDE.md,
+// skills and commands linked from ~/.claude, the settings with --settings
+// and the MCP server with --mcp-config --strict-mcp-config. Claude Code's
+// own permission rules allow the tools either way, so what blocks a call is
+// Loadout's hook and nothing else.
 func NewAgent(t *testing.T, wiring Wiring, script ...Turn) *Agent {
 	t.Helper()
 	data := agenttest.PreviewSamples(t)
@@ -47,31 +55,49 @@ func NewAgent(t *testing.T, wiring Wiring, script ...Turn) *Agent {
 	a.Hostd = agenttest.StartHostd(t, data, append(a.Notes.HostdArgs, "--claude-code")...)
 	a.Model = NewModel(t, script...)
 	a.Session = NewSession(t, a.Model)
-	claudeDir := filepath.Join(a.Session.Home, ".claude")
-	if err := os.MkdirAll(claudeDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// The tree stays hostd's; the agent's home only links to it.
-	for _, name := range []string{"CLAUDE.md", "skills", "commands"} {
-		if err := os.Symlink(filepath.Join(a.Hostd.TreeDir, name), filepath.Join(claudeDir, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	settings := filepath.Join(a.Hostd.TreeDir, "managed-settings.json")
 	if wiring == CommandHook {
 		settings = commandHookSettings(t, a.Hostd.URL)
 	}
-	// Claude Code reads managed settings only from /etc/claude-code, which a
-	// test must not write; --settings loads the same file. The MCP server
-	// comes from the tree's managed-mcp.json, the only one Claude Code may
-	// use here. Claude Code's own permission rules allow the tools, so what
-	// blocks a call is Loadout's hook and nothing else.
-	a.Session.Args = []string{
-		"--settings", settings,
-		"--mcp-config", filepath.Join(a.Hostd.TreeDir, "managed-mcp.json"), "--strict-mcp-config",
-		"--allowedTools", "Bash", "Write", "mcp__loadout__review_note",
+	a.Session.Args = []string{"--allowedTools", "Bash", "Write", "mcp__loadout__review_note"}
+	if ManagedInstall() {
+		// The tree stays hostd's; /etc/claude-code only links to it.
+		etc := t.TempDir()
+		link(t, settings, filepath.Join(etc, "managed-settings.json"))
+		for from, to := range map[string]string{
+			"managed-mcp.json": "managed-mcp.json",
+			"CLAUDE.md":        "CLAUDE.md",
+			"skills":           ".claude/skills",
+			"commands":         ".claude/commands",
+		} {
+			link(t, filepath.Join(a.Hostd.TreeDir, from), filepath.Join(etc, to))
+		}
+		a.Session.Etc = etc
+		return a
 	}
+	t.Log("no private /etc/claude-code (unshare --mount refused, or LOADOUT_AGENT_INSTALL=workstation): managed settings with --settings, the tree linked from ~/.claude")
+	claudeDir := filepath.Join(a.Session.Home, ".claude")
+	for _, name := range []string{"CLAUDE.md", "skills", "commands"} {
+		link(t, filepath.Join(a.Hostd.TreeDir, name), filepath.Join(claudeDir, name))
+	}
+	a.Session.Args = append(a.Session.Args,
+		"--settings", settings,
+		"--mcp-config", filepath.Join(a.Hostd.TreeDir, "managed-mcp.json"), "--strict-mcp-config")
 	return a
+}
+
+// ManagedInstall reports whether the sessions get their own /etc/claude-code.
+func ManagedInstall() bool { return agenttest.PrivateEtcAllowed() }
+
+// link makes the link to -> from, and to's directory.
+func link(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(from, to); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // commandHookSettings is docs/agents.md's command hook wiring.
