@@ -187,3 +187,25 @@ command = "touch %s"
 	}
 	modelGot(t, model, "c1", guardReason, out)
 }
+
+// Codex 0.169 has no custom prompts: the binary holds no /prompts: command,
+// and `codex exec` sends "/prompts:review a b" to the model as typed, with
+// CODEX_HOME/prompts/review.md in place. The Workspace's templates do not
+// reach Codex as commands (docs/agents.md#codex); this test tells when a
+// Codex upgrade changes that.
+func TestCodex_ExecSendsATemplateCommandAsTyped(t *testing.T) {
+	s := newSession(t)
+	if _, err := os.Stat(filepath.Join(s.home, "prompts", "review.md")); err != nil {
+		t.Fatal(err)
+	}
+	model := responses.Start(t, say("done"))
+	s.run(t, model, "/prompts:review parser.go runtime")
+	reqs := model.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("Codex sent no model request")
+	}
+	text := reqs[0].Text()
+	if !strings.Contains(text, "/prompts:review parser.go runtime") || strings.Contains(text, "Review parser.go for runtime") {
+		t.Errorf("Codex expanded the template: docs/agents.md#codex and the Codex layout need its prompt syntax\n%s", text)
+	}
+}
