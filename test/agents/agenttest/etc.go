@@ -16,12 +16,11 @@ var (
 
 // PrivateEtcAllowed reports whether this machine can give a process its own
 // /etc/<name> through WithPrivateEtc (mount namespaces: root, and a
-// container that allows them). $LOADOUT_AGENT_INSTALL=workstation (or the
-// older $LOADOUT_CODEX_INSTALL=workstation) says no, to test the fallback.
+// container that allows them). $LOADOUT_AGENT_INSTALL=workstation says no,
+// to test the agents' fallback installs.
 func PrivateEtcAllowed() bool {
 	privateEtcOnce.Do(func() {
 		privateEtc = os.Getenv("LOADOUT_AGENT_INSTALL") != "workstation" &&
-			os.Getenv("LOADOUT_CODEX_INSTALL") != "workstation" &&
 			exec.Command("unshare", "--mount", "--", "true").Run() == nil
 	})
 	return privateEtc

@@ -83,7 +83,7 @@ stream_max_retries = 0
 	if managedInstall() {
 		argv = agenttest.WithPrivateEtc(t, "codex", s.etc, exec1)
 	} else {
-		t.Log("no private /etc/codex (unshare --mount refused, or LOADOUT_CODEX_INSTALL=workstation): the workstation install, hooks.json without trust review")
+		t.Log("no private /etc/codex (unshare --mount refused, or LOADOUT_AGENT_INSTALL=workstation): the workstation install, hooks.json without trust review")
 		config += s.mcp
 		argv = append(exec1, "--dangerously-bypass-hook-trust")
 	}
@@ -110,7 +110,7 @@ stream_max_retries = 0
 }
 
 // managedInstall reports whether this machine can give Codex its own
-// /etc/codex; $LOADOUT_CODEX_INSTALL=workstation forces the workstation
+// /etc/codex; $LOADOUT_AGENT_INSTALL=workstation forces the workstation
 // install.
 func managedInstall() bool { return agenttest.PrivateEtcAllowed() }
 
