@@ -44,9 +44,10 @@ is written. --claude-code adds what Claude Code reads:
 
 docs/agents.md shows where each goes. With --codex, point --out at CODEX_HOME
 (~/.codex): OUT/skills is a directory shared with Codex's own skills
-(skills/.system), each Workspace skill a link in it, and OUT/hooks.json and
-OUT/requirements.toml run 'loadout hook codex' around every tool call
-(docs/agents.md#codex).
+(skills/.system), each Workspace skill a link in it, OUT/AGENTS.md holds what
+CLAUDE.md does (instructions, always-active skills, prompt guides), and
+OUT/hooks.json and OUT/requirements.toml run 'loadout hook codex' around every
+tool call (docs/agents.md#codex).
 
 Run it once in an init container, or use 'loadout hostd --materialize OUT' to
 keep OUT current as the context changes. Skills with an external source
@@ -92,7 +93,7 @@ fetched or verified, nothing is written and OUT keeps its last good tree.`,
 	cmd.Flags().StringVar(&out, "out", "", "directory to write the tree into (created if missing)")
 	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "also write Claude Code's CLAUDE.md, commands/ and managed settings")
 	cmd.Flags().StringVar(&hostdURL, "hostd-url", materialize.DefaultHostdURL, "with --claude-code: hostd's base URL in the managed settings")
-	cmd.Flags().BoolVar(&codex, "codex", false, "the Codex layout, for --out at CODEX_HOME: each skill linked into a skills directory shared with Codex's own, plus hooks.json and requirements.toml")
+	cmd.Flags().BoolVar(&codex, "codex", false, "the Codex layout, for --out at CODEX_HOME: each skill linked into a skills directory shared with Codex's own, AGENTS.md as CLAUDE.md, hooks.json and requirements.toml")
 	src.add(cmd)
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
