@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/loadout-dev/loadout/test/agents/agenttest"
 )
 
 // The Workspace's winning skills, instructions, active skill and prompt guide
@@ -48,13 +50,7 @@ func TestClaudeCode_PlatformGuardDeniesTheShellCommandAndAllowsOthers(t *testing
 				Turn{Text: "cleaning", Tools: []ToolUse{{ID: "toolu_rm", Name: "Bash", Input: map[string]any{"command": "rm -rf build", "description": "remove build"}}}},
 				Turn{Text: "listing", Tools: []ToolUse{{ID: "toolu_ls", Name: "Bash", Input: map[string]any{"command": "ls", "description": "list"}}}},
 			)
-			marker := filepath.Join(a.Session.WorkDir, "build", "MARKER")
-			if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(marker, []byte("keep"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			marker := agenttest.BuildMarker(t, a.Session.WorkDir)
 			a.Run(t, "clean up, then list")
 			if _, err := os.Stat(marker); err != nil {
 				t.Errorf("rm -rf build ran: %v", err)

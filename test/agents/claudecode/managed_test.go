@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loadout-dev/loadout/test/agents/agenttest"
 )
 
 // The managed install is the platform's: a user (or a repository) whose
@@ -42,13 +44,7 @@ func TestClaudeCode_UserCannotOverrideTheManagedHooks(t *testing.T) { // R-AG-4
 					t.Fatal(err)
 				}
 			}
-			marker := filepath.Join(a.Session.WorkDir, "build", "MARKER")
-			if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(marker, []byte("keep"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			marker := agenttest.BuildMarker(t, a.Session.WorkDir)
 			a.Run(t, "clean up")
 			if _, err := os.Stat(marker); err != nil {
 				t.Errorf("rm -rf build ran: %v", err)

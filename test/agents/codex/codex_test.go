@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/test/agents/agenttest"
 	"github.com/loadout-dev/loadout/test/agents/responses"
 )
 
@@ -33,20 +34,6 @@ func modelGot(t *testing.T, model *responses.Server, id, want, out string) {
 	t.Errorf("the model never got the output of call %s\n%s", id, out)
 }
 
-// buildMarker makes dir/build/keep, which a recursive delete of build
-// would remove, and returns its path.
-func buildMarker(t *testing.T, dir string) string {
-	t.Helper()
-	marker := filepath.Join(dir, "build", "keep")
-	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(marker, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return marker
-}
-
 func say(text string) responses.Turn {
 	return func(responses.Request) []any { return []any{responses.Message(text)} }
 }
@@ -56,14 +43,7 @@ func say(text string) responses.Turn {
 // Codex's own system skills; the platform's shadowed skill does not.
 func TestCodex_WorkspaceSkillsAndInstructionsReachTheModel_RAG5(t *testing.T) {
 	s := newSession(t)
-	model := responses.Start(t, say("done"))
-	s.run(t, model, "hello")
-
-	reqs := model.Requests()
-	if len(reqs) == 0 {
-		t.Fatal("Codex sent no model request")
-	}
-	text := reqs[0].Text()
+	text := s.firstRequest(t, "hello")
 	for _, want := range []string{
 		"- review: ",                                  // the Workspace's review skill, listed
 		filepath.Join(s.home, "skills"),               // from the skills directory in CODEX_HOME
@@ -93,7 +73,7 @@ func TestCodex_WorkspaceSkillsAndInstructionsReachTheModel_RAG5(t *testing.T) {
 // reads why; an allowed command runs.
 func TestCodex_PlatformGuardDeniesRecursiveDeleteAndAllowsTheRest_RAG4(t *testing.T) {
 	s := newSession(t)
-	marker := buildMarker(t, s.work)
+	marker := agenttest.BuildMarker(t, s.work)
 	model := responses.Start(t, shell("c1", "rm -rf build"), shell("c2", "sh -c 'rm -r --force build'"),
 		shell("c3", "touch allowed.txt"), say("done"))
 	out := s.run(t, model, "clean up")
@@ -175,7 +155,7 @@ type = "command"
 command = "touch %s"
 `, userHookRan)
 	s.args = []string{"--dangerously-bypass-hook-trust"}
-	marker := buildMarker(t, s.work)
+	marker := agenttest.BuildMarker(t, s.work)
 	model := responses.Start(t, shell("c1", "rm -r --force build"), say("done"))
 	out := s.run(t, model, "clean up")
 
@@ -198,14 +178,21 @@ func TestCodex_ExecSendsATemplateCommandAsTyped(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.home, "prompts", "review.md")); err != nil {
 		t.Fatal(err)
 	}
+	text := s.firstRequest(t, "/prompts:review parser.go runtime")
+	if !strings.Contains(text, "/prompts:review parser.go runtime") || strings.Contains(text, "Review parser.go for runtime") {
+		t.Errorf("Codex expanded the template: docs/agents.md#codex and the Codex layout need its prompt syntax\n%s", text)
+	}
+}
+
+// firstRequest runs prompt against a model that only answers, and returns
+// Codex's first request to it.
+func (s *session) firstRequest(t *testing.T, prompt string) string {
+	t.Helper()
 	model := responses.Start(t, say("done"))
-	s.run(t, model, "/prompts:review parser.go runtime")
+	s.run(t, model, prompt)
 	reqs := model.Requests()
 	if len(reqs) == 0 {
 		t.Fatal("Codex sent no model request")
 	}
-	text := reqs[0].Text()
-	if !strings.Contains(text, "/prompts:review parser.go runtime") || strings.Contains(text, "Review parser.go for runtime") {
-		t.Errorf("Codex expanded the template: docs/agents.md#codex and the Codex layout need its prompt syntax\n%s", text)
-	}
+	return reqs[0].Text()
 }
