@@ -29,6 +29,7 @@ already read:
   OUT/prompts/<name>.md        every template as a Pi prompt template
   OUT/AGENTS.md                the Workspace's instructions, in order
   OUT/system-prompt.md         the published system prompt
+  OUT/workspace-prompt.md      instructions, active skills and prompt guides as one text
   OUT/manifest.json            the published manifest (active skills, variables, registry)
 
 Each name is a symlink through OUT/..data to one generation directory; an

@@ -218,12 +218,6 @@ export class Tree {
 	}
 }
 
-/** The body of a SKILL.md: what follows its frontmatter. */
-function skillBody(md: string): string {
-	const m = /^---\r?\n[\s\S]*?\r?\n---\r?\n/.exec(md);
-	return (m ? md.slice(m[0].length) : md).replace(/^(\r?\n)+/, "");
-}
-
 function trimNewlines(s: string): string {
 	return s.replace(/^\n+|\n+$/g, "");
 }
@@ -250,25 +244,11 @@ let promptCache: { gen: string; text: string } | undefined;
 
 export function workspacePrompt(tree: Tree, gen: string): string {
 	if (promptCache?.gen === gen) return promptCache.text;
-	const m = tree.manifest(gen);
-	const parts: string[] = [];
-	const add = (s: string) => {
-		const t = trimNewlines(s);
-		if (t) parts.push(t);
-	};
-	const instructions = trimNewlines(tree.read(gen, "AGENTS.md"));
-	if (instructions) add("# Workspace instructions\n\n" + instructions);
-	for (const a of [...(m.activeSkills ?? [])].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0))) {
-		add(`# Active skill: ${a.name}\n\n` + skillBody(tree.read(gen, join("skills", a.name, "SKILL.md"))));
-		for (const f of a.files ?? []) {
-			add(`## ${a.name}: ${f}\n\n` + tree.read(gen, join("skills", a.name, f)));
-		}
-	}
-	const guides = (m.promptGuides ?? []).filter((g) => trimNewlines(g.text));
-	if (guides.length) {
-		add("# Extension guides\n\n" + guides.map((g) => `## Extension ${g.extension}\n\n${trimNewlines(g.text)}`).join("\n\n"));
-	}
-	const text = parts.join("\n\n");
+	// Written by hostd (internal/materialize, workspace-prompt.md): the
+	// instructions, the active skills with their requested files and the
+	// extensions' prompt guides, composed once in Go for every agent; the
+	// package adds it as it is and parses no Markdown.
+	const text = trimNewlines(tree.read(gen, "workspace-prompt.md"));
 	promptCache = { gen, text };
 	return text;
 }

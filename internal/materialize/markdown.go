@@ -91,16 +91,13 @@ func workspaceMemory(in Input, bodies map[string]SkillContent) (string, error) {
 }
 
 // skillBody is a skill's body without frontmatter: an external source's own
-// SKILL.md loses its frontmatter, as the Pi package strips it.
+// SKILL.md loses its frontmatter (read by the format's owner, skillmd).
 func skillBody(c SkillContent) string {
 	if c.SkillMD == nil {
 		return c.Body
 	}
-	md := string(c.SkillMD)
-	if rest, ok := strings.CutPrefix(md, "---\n"); ok {
-		if _, body, ok := strings.Cut(rest, "\n---\n"); ok {
-			return body
-		}
+	if _, body, err := skillmd.Split(string(c.SkillMD)); err == nil {
+		return body
 	}
-	return md
+	return string(c.SkillMD)
 }

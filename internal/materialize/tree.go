@@ -21,10 +21,15 @@ import (
 // Top-level names of a materialized tree. Each is a symlink through DataLink
 // into the current generation.
 const (
-	SkillsDir        = "skills"
-	PromptsDir       = "prompts"
-	AgentsFile       = "AGENTS.md"
-	SystemPromptFile = contract.KeySystemPrompt // the published keys, as they are
+	SkillsDir  = "skills"
+	PromptsDir = "prompts"
+	AgentsFile = "AGENTS.md"
+	// WorkspacePromptFile is the Workspace's part of an agent's system prompt
+	// for agents that keep their own (Pi): the instructions, the active skills
+	// with their requested files and the extensions' prompt guides, as one
+	// text. Claude Code's CLAUDE.md and Codex's AGENTS.md hold the same text.
+	WorkspacePromptFile = "workspace-prompt.md"
+	SystemPromptFile    = contract.KeySystemPrompt // the published keys, as they are
 	// ManifestFile is the context's manifest.json (contract.Manifest): which
 	// skills are active, the templates' variables, the tool registry. An
 	// agent reads it from the same generation as the files it describes.
@@ -214,21 +219,22 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 		return nil, b.errorf("%w", b.err)
 	}
 
-	// The agents that get no system prompt from Loadout read the rest of it
-	// in their memory file: Codex in AGENTS.md, Claude Code in CLAUDE.md.
+	// The Workspace's part of the system prompt, written once: the Pi package
+	// reads it whole, and the agents that get no system prompt from Loadout
+	// read it in their memory file (Codex in AGENTS.md, Claude Code in
+	// CLAUDE.md).
 	agents := agentsMarkdown(in.Instructions)
-	var memory string
-	if opts.ClaudeCode || opts.Codex {
-		if memory, err = workspaceMemory(in, bodies); err != nil {
-			return nil, b.errorf("%w", err)
-		}
+	memory, err := workspaceMemory(in, bodies)
+	if err != nil {
+		return nil, b.errorf("%w", err)
 	}
+	b.add(WorkspacePromptFile, []byte(memory), 0o644)
 	if opts.Codex {
 		agents = memory
 	}
 	b.add(AgentsFile, []byte(agents), 0o644)
 
-	links := []string{AgentsFile, ManifestFile, PromptsDir, SkillsDir, SystemPromptFile}
+	links := []string{AgentsFile, ManifestFile, PromptsDir, SkillsDir, SystemPromptFile, WorkspacePromptFile}
 	if opts.ClaudeCode {
 		if err := b.addClaudeCode(in, memory, opts.HostdURL); err != nil {
 			return nil, b.errorf("%w", err)

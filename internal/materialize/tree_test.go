@@ -54,6 +54,8 @@ func TestBuild_WritesAgentSkillsAndPiPromptFormats(t *testing.T) {
 	want := map[string]string{
 		"AGENTS.md":        "Use Go 1.26.\n\nRun make test before you land.\n",
 		"system-prompt.md": "# Skills\n\n- review: Review code.\n",
+		// What Pi adds to its system prompt, read whole by the Pi package.
+		"workspace-prompt.md": "# Workspace instructions\n\nUse Go 1.26.\n\nRun make test before you land.\n",
 		"skills/review/SKILL.md": "---\n" +
 			"name: review\n" +
 			"description: 'Review code: when asked for a review.'\n" +
