@@ -233,9 +233,9 @@ func skillManifest(s resources.Skill, namespace string) manifest {
 		AllowedTools:  s.AllowedTools,
 	}
 	for _, f := range s.Files {
-		file := v1alpha1.SkillFile{Path: f.Path, Content: f.Content, Executable: f.Executable}
+		file := v1alpha1.SkillFile{Path: f.Path, Content: f.Text(), Executable: f.Executable()}
 		if f.Binary {
-			file.Content, file.BinaryContent = "", []byte(f.Content)
+			file.Content, file.BinaryContent = "", f.Content
 		}
 		spec.Files = append(spec.Files, file)
 	}

@@ -187,7 +187,7 @@ func TestImport_LoadsWhatPiLoads(t *testing.T) {
 
 	// And the files of a linked skill directory come along.
 	for _, s := range skills {
-		if s.Name == "linked" && (len(s.Files) != 1 || s.Files[0].Content != "REF") {
+		if s.Name == "linked" && (len(s.Files) != 1 || s.Files[0].Text() != "REF") {
 			t.Errorf("linked skill: files %+v, want ref.md", s.Files)
 		}
 	}

@@ -86,7 +86,7 @@ func skillTree(dir string, s resources.Skill) (skillpack.Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return skillpack.Tree{{Path: "SKILL.md", Mode: skillpack.ModeFile, Data: md}}, nil
+	return skillpack.Tree{{Path: "SKILL.md", Mode: skillpack.ModeFile, Content: md}}, nil
 }
 
 // pushSkill packs the tree of a loaded skill, pushes it to ref and returns
@@ -95,14 +95,14 @@ func skillTree(dir string, s resources.Skill) (skillpack.Tree, error) {
 // agents refuse a SKILL.md that disagrees with its Skill.
 func pushSkill(ctx context.Context, s resources.Skill, tree skillpack.Tree, ref, namespace string, opts ...remote.Option) (manifest, error) {
 	for i, f := range tree {
-		if f.Path != "SKILL.md" || skillmd.SkillDescription(f.Data) == s.Description {
+		if f.Path != "SKILL.md" || skillmd.SkillDescription(f.Content) == s.Description {
 			continue
 		}
-		md, err := skillmd.SetDescription(f.Data, s.Description)
+		md, err := skillmd.SetDescription(f.Content, s.Description)
 		if err != nil {
 			return manifest{}, fmt.Errorf("SKILL.md: %w", err)
 		}
-		tree[i].Data = md
+		tree[i].Content = md
 	}
 	art, err := skillpack.Pack(tree)
 	if err != nil {

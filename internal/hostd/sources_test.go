@@ -41,7 +41,7 @@ func writeExternalContext(t *testing.T, dir, reference string) {
 func TestReload_FailingSkillSourceKeepsLastGoodTreeAndIsReported(t *testing.T) {
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
-	art, err := skillpack.Pack(skillpack.Tree{{Path: "SKILL.md", Mode: skillpack.ModeFile, Data: []byte("---\nname: pdf\ndescription: Reads PDFs.\n---\nGOOD-BODY\n")}})
+	art, err := skillpack.Pack(skillpack.Tree{{Path: "SKILL.md", Mode: skillpack.ModeFile, Content: []byte("---\nname: pdf\ndescription: Reads PDFs.\n---\nGOOD-BODY\n")}})
 	if err != nil {
 		t.Fatal(err)
 	}

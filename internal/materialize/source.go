@@ -3,7 +3,6 @@ package materialize
 import (
 	"context"
 	"fmt"
-	"io/fs"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/published"
@@ -44,13 +43,5 @@ func (InlineContent) SkillContent(_ context.Context, s contract.SkillDoc) (Skill
 	if err != nil {
 		return SkillContent{}, err
 	}
-	files := make([]File, 0, len(decoded))
-	for _, f := range decoded {
-		mode := fs.FileMode(0o644)
-		if f.Executable {
-			mode = 0o755
-		}
-		files = append(files, File{Path: f.Path, Content: []byte(f.Content), Mode: mode})
-	}
-	return SkillContent{Body: s.Body, Files: files}, nil
+	return SkillContent{Body: s.Body, Files: decoded}, nil
 }

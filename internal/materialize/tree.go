@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"path"
 	"regexp"
 	"slices"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/published"
+	"github.com/loadout-dev/loadout/internal/skillfile"
 )
 
 // Top-level names of a materialized tree. Each is a symlink through DataLink
@@ -117,13 +117,10 @@ type Options struct {
 	Limits   Limits
 }
 
-// File is one file of a tree. Path is slash-separated and relative to the
-// generation directory; Mode is 0644 or 0755.
-type File struct {
-	Path    string
-	Content []byte
-	Mode    fs.FileMode
-}
+// File is one file of a tree (and of a skill's content): the project's one
+// file shape. In a tree, Path is slash-separated and relative to the
+// generation directory.
+type File = skillfile.File
 
 // Tree is a built, validated tree: its files sorted by path, the top-level
 // links and a digest of both. Same input, same tree, same digest.
@@ -193,7 +190,7 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 			if f.Path == SkillFile {
 				return nil, b.errorf("skill %q: file %q: collides with the SKILL.md written from the skill's body", s.Name, f.Path)
 			}
-			b.add(path.Join(dir, f.Path), f.Content, normalMode(f.Mode))
+			b.add(path.Join(dir, f.Path), f.Content, skillfile.ModeOf(uint32(f.Mode)))
 		}
 		if b.err != nil {
 			return nil, b.errorf("skill %q: %w", s.Name, b.err)
@@ -269,7 +266,7 @@ type builder struct {
 	err    error
 }
 
-func (b *builder) add(p string, content []byte, mode fs.FileMode) {
+func (b *builder) add(p string, content []byte, mode skillfile.Mode) {
 	if b.err != nil {
 		return
 	}
@@ -357,14 +354,6 @@ func checkFileDirClashes(files []File) error {
 		}
 	}
 	return nil
-}
-
-// normalMode keeps the executable bit and nothing else.
-func normalMode(m fs.FileMode) fs.FileMode {
-	if m&0o111 != 0 {
-		return 0o755
-	}
-	return 0o644
 }
 
 func digest(files []File, links []string) string {

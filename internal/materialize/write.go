@@ -225,7 +225,7 @@ func (w *writer) writeGeneration(t *Tree) (string, error) {
 }
 
 func (w *writer) writeFile(name string, f File) error {
-	fh, err := w.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.Mode)
+	fh, err := w.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fs.FileMode(f.Mode))
 	if err != nil {
 		return err
 	}
@@ -237,7 +237,7 @@ func (w *writer) writeFile(name string, f File) error {
 		return err
 	}
 	// The umask may have cleared bits of the mode; the tree's modes are kept.
-	return w.root.Chmod(name, f.Mode)
+	return w.root.Chmod(name, fs.FileMode(f.Mode))
 }
 
 // collect removes every generation directory except keep and previous, and

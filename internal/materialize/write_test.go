@@ -65,7 +65,7 @@ func TestWrite_TreeReadableThroughTopLevelLinks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fi.Mode().Perm() != f.Mode {
+		if fi.Mode().Perm() != fs.FileMode(f.Mode) {
 			t.Errorf("%s: mode %v, want %v", f.Path, fi.Mode().Perm(), f.Mode)
 		}
 	}

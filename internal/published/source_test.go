@@ -45,7 +45,7 @@ func publishWith(t *testing.T, docx resources.Skill) *resources.Result {
 // system prompt the controller would have built for the same skill inline.
 func TestExternalSkill_ActiveBodyReachesPromptAgentSide(t *testing.T) {
 	origin := resources.Origin{Root: "platform", Namespace: "p", Object: "docx"}
-	files := []resources.File{{Path: "notes/empty.md", Content: ""}, {Path: "reference.md", Content: "REFERENCE\n\n"}}
+	files := []resources.File{{Path: "notes/empty.md", Content: []byte("")}, {Path: "reference.md", Content: []byte("REFERENCE\n\n")}}
 	inline := publishWith(t, resources.Skill{Name: "docx", Description: "Edits Word documents.", Body: docxBody, Files: files, Origin: origin})
 	external := publishWith(t, resources.Skill{Name: "docx", Description: "Edits Word documents.", Source: ociSource("docx"), Origin: origin})
 
@@ -120,7 +120,7 @@ func TestExternalSkill_PendingSkillsDelayOnlyThemselves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := []resources.File{{Path: "reference.md", Content: "REFERENCE\n"}}
+	files := []resources.File{{Path: "reference.md", Content: []byte("REFERENCE\n")}}
 	part, rejected := pc.WithAvailableExternal(map[string]resources.ExternalSkill{"docx": {SkillMD: docxSkillMD(), Files: files}})
 	if len(rejected) != 0 {
 		t.Fatalf("rejected %v", rejected)

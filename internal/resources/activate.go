@@ -76,7 +76,7 @@ func ActivateFiles(name, body, origin string, have []File, requests []string) (*
 		if f.Binary {
 			return nil, &ActivationError{Skill: name, File: req, Message: "binary file: agents read it from the materialized skill directory, not the prompt"}
 		}
-		out.Files = append(out.Files, ActivatedFile{Request: req, Source: clean, Content: f.Content})
+		out.Files = append(out.Files, ActivatedFile{Request: req, Source: clean, Content: f.Text()})
 	}
 	return out, nil
 }

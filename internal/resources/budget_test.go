@@ -16,7 +16,7 @@ import (
 // bytes each in one root (a restricted tenant namespace), all winners.
 func tenantFlood(n, size int) Input {
 	body := strings.Repeat("x", size-1024)
-	files := []File{{Path: "notes.md", Content: strings.Repeat("y", 1024)}}
+	files := []File{{Path: "notes.md", Content: []byte(strings.Repeat("y", 1024))}}
 	root := Root{Name: "project"}
 	for i := range n {
 		root.Skills = append(root.Skills, Skill{Name: fmt.Sprintf("flood-%03d", i), Description: "d", Body: body, Files: files,
@@ -93,7 +93,7 @@ func TestEncodeListWithin_SameBytesAsEncodingTheWholeDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	odd := Skill{Name: "odd", Description: "<b>&\u2028</b>", Body: "tab\t\x01 \"q\" é 😀", Files: []File{{Path: "a<b>.md", Content: "\x00"}},
+	odd := Skill{Name: "odd", Description: "<b>&\u2028</b>", Body: "tab\t\x01 \"q\" é 😀", Files: []File{{Path: "a<b>.md", Content: []byte("\x00")}},
 		Metadata: map[string]string{"z": "1", "a": "2"}, AllowedTools: []string{"Bash(git:*)"}}
 	for _, skills := range [][]Skill{cat.Skills(), append(cat.Skills(), odd), nil} {
 		want, err := encodeJSON(contract.Skills{Skills: append([]contract.SkillDoc{}, mapDocs(skills)...)}, "")

@@ -125,8 +125,8 @@ func TestCatalog_CatalogAccessorsReturnCopies(t *testing.T) { // R-ACT-5
 		t.Fatal(err)
 	}
 	s, _ := cat.Skill("review")
-	s.Files[0].Content = "changed"
-	if again, _ := cat.Skill("review"); again.Files[0].Content != "CHECKLIST" {
+	s.Files[0].Content = []byte("changed")
+	if again, _ := cat.Skill("review"); again.Files[0].Text() != "CHECKLIST" {
 		t.Fatal("mutating a returned skill changed the catalog")
 	}
 }

@@ -20,7 +20,7 @@ func exampleRoots() []Root {
 		Name: "project",
 		Skills: []Skill{
 			{Name: "review", Description: "Project review method.", Body: projectBody,
-				Files: []File{{Path: "checklist.md", Content: "CHECKLIST"}}, Origin: Origin{Root: "project", Namespace: "team-a", Object: "review"}},
+				Files: []File{{Path: "checklist.md", Content: []byte("CHECKLIST")}}, Origin: Origin{Root: "project", Namespace: "team-a", Object: "review"}},
 			{Name: "lint", Description: "Lint rules.", Body: inactiveBody, Origin: Origin{Root: "project", Namespace: "team-a", Object: "lint"}},
 		},
 		Templates: []Template{{Name: "review", Description: "Review a file.", Body: "Review {{file}} for {{owner}}. Focus on {{file}}.",

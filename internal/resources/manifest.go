@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/skillfile"
 )
 
 // buildManifest assembles manifest.json: metadata of everything, bodies of
@@ -80,9 +81,9 @@ func templateDoc(t Template) contract.TemplateDoc {
 
 // fileDoc publishes a file: text as it is, binary bytes base64-encoded.
 func fileDoc(f File) contract.FileDoc {
-	d := contract.FileDoc{Path: f.Path, Content: f.Content, Executable: f.Executable}
+	d := contract.FileDoc{Path: f.Path, Content: f.Text(), Executable: f.Executable()}
 	if f.Binary {
-		d.Content = base64.StdEncoding.EncodeToString([]byte(f.Content))
+		d.Content = base64.StdEncoding.EncodeToString(f.Content)
 		d.Encoding = contract.EncodingBase64
 	}
 	return d
@@ -90,7 +91,10 @@ func fileDoc(f File) contract.FileDoc {
 
 // FileFromDoc is the inverse of fileDoc.
 func FileFromDoc(d contract.FileDoc) (File, error) {
-	f := File{Path: d.Path, Content: d.Content, Executable: d.Executable}
+	f := File{Path: d.Path, Content: []byte(d.Content), Mode: skillfile.ModeFile}
+	if d.Executable {
+		f.Mode = skillfile.ModeExecutable
+	}
 	switch d.Encoding {
 	case "":
 	case contract.EncodingBase64:
@@ -98,7 +102,7 @@ func FileFromDoc(d contract.FileDoc) (File, error) {
 		if err != nil {
 			return File{}, fmt.Errorf("file %s: %w", d.Path, err)
 		}
-		f.Content, f.Binary = string(b), true
+		f.Content, f.Binary = b, true
 	default:
 		return File{}, fmt.Errorf("file %s: unknown encoding %q", d.Path, d.Encoding)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/skillfile"
 )
 
 // Origin says where a resource came from, for provenance (rule R-CAT-6).
@@ -28,15 +29,9 @@ func (o Origin) String() string {
 	return strings.Join([]string{o.Root, o.Namespace, o.Object}, "/")
 }
 
-// File is one extra file of a skill. Path is relative and slash-separated.
-// Content holds the file's bytes; Binary marks bytes that are not UTF-8 text
-// (published base64-encoded, never placed in a prompt).
-type File struct {
-	Path       string
-	Content    string
-	Binary     bool
-	Executable bool
-}
+// File is one extra file of a skill: the project's one file shape
+// (skillfile.File), named here for the engine's readers.
+type File = skillfile.File
 
 // Skill is on-demand knowledge in the Agent Skills format.
 type Skill struct {

@@ -103,7 +103,7 @@ func TestDirRoot_DiscoversSkillsWherePiDoes(t *testing.T) {
 				t.Errorf("top: files %v, want sub/SKILL.md among them (R-SK-3)", s.Files)
 			}
 		case "linked":
-			if len(s.Files) != 1 || s.Files[0].Content != "REF" {
+			if len(s.Files) != 1 || s.Files[0].Text() != "REF" {
 				t.Errorf("linked: files %v", s.Files)
 			}
 		}

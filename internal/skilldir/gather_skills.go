@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/skillfile"
 	"github.com/loadout-dev/loadout/internal/skillmd"
 )
 
@@ -574,12 +575,7 @@ func (l *dirLoader) skillFiles(rel string) ([]resources.File, error) {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", l.file(shown), err)
 		}
-		files = append(files, resources.File{
-			Path:       path.Clean(inSkill),
-			Content:    string(b),
-			Binary:     !utf8.Valid(b),
-			Executable: info.Mode()&0o111 != 0,
-		})
+		files = append(files, skillfile.New(path.Clean(inSkill), b, skillfile.ModeOf(uint32(info.Mode().Perm()))))
 		return nil
 	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -43,7 +43,7 @@ func TestDirRoot_BinaryAndExecutableFilesAreKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || got[0].Path != "font.ttf" || !bytes.Equal([]byte(got[0].Content), font) || !got[0].Binary ||
-		got[1].Path != "run.sh" || !got[1].Executable || got[1].Binary {
+		got[1].Path != "run.sh" || !got[1].Executable() || got[1].Binary {
 		t.Fatalf("files = %+v", got)
 	}
 	pc, err := published.Parse(res.Data)

@@ -110,7 +110,7 @@ func TestReadDir_SymlinkLeavingTheSkillIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, ok := tree.File("alias.md"); !ok || string(f.Data) != "deep" {
+	if f, ok := tree.File("alias.md"); !ok || string(f.Content) != "deep" {
 		t.Fatalf("symlink inside the skill not followed: %+v", f)
 	}
 }
@@ -178,7 +178,7 @@ func TestPush_InProcessRegistryServesTheSameBytes(t *testing.T) {
 		t.Fatalf("round trip: %d files, want %d", len(tree), len(want))
 	}
 	for i := range want {
-		if tree[i].Path != want[i].Path || tree[i].Mode != want[i].Mode || !bytes.Equal(tree[i].Data, want[i].Data) {
+		if tree[i].Path != want[i].Path || tree[i].Mode != want[i].Mode || !bytes.Equal(tree[i].Content, want[i].Content) {
 			t.Errorf("round trip: %s differs", want[i].Path)
 		}
 	}

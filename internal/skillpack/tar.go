@@ -9,6 +9,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/loadout-dev/loadout/internal/skillfile"
 )
 
 // epoch is the modification time of every packed entry: a fixed time keeps
@@ -31,7 +33,7 @@ func Tar(t Tree) ([]byte, error) {
 			Typeflag: tar.TypeReg,
 			Name:     f.Path,
 			Mode:     int64(f.Mode),
-			Size:     int64(len(f.Data)),
+			Size:     int64(len(f.Content)),
 			ModTime:  epoch,
 			Format:   tar.FormatPAX,
 		}
@@ -41,7 +43,7 @@ func Tar(t Tree) ([]byte, error) {
 		if err := tw.WriteHeader(hdr); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
-		if _, err := tw.Write(f.Data); err != nil {
+		if _, err := tw.Write(f.Content); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
 	}
@@ -84,7 +86,7 @@ func Untar(r io.Reader) (Tree, error) {
 		if _, err := io.ReadFull(tr, data); err != nil {
 			return nil, fmt.Errorf("skill layer: %s: %w", hdr.Name, err)
 		}
-		t = append(t, File{Path: hdr.Name, Mode: normalizeMode(hdr.FileInfo().Mode()), Data: data})
+		t = append(t, skillfile.New(hdr.Name, data, normalizeMode(hdr.FileInfo().Mode())))
 	}
 	slices.SortFunc(t, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
 	if err := t.Validate(); err != nil {

@@ -9,14 +9,16 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/loadout-dev/loadout/internal/skillfile"
 )
 
 // Modes a packed file can have: the executable bit is the only mode a skill
 // needs (scripts), and normalising the rest keeps the digest independent of
 // the packer's umask. Git tracks the same two modes.
 const (
-	ModeFile       fs.FileMode = 0o644
-	ModeExecutable fs.FileMode = 0o755
+	ModeFile       = skillfile.ModeFile
+	ModeExecutable = skillfile.ModeExecutable
 )
 
 // Limits on one skill tree: far above real skill packs (the largest skill of
@@ -28,13 +30,10 @@ const (
 	maxPathLen   = 1024
 )
 
-// File is one file of a skill tree. Path is slash-separated and relative to
-// the skill directory; Mode is ModeFile or ModeExecutable.
-type File struct {
-	Path string
-	Mode fs.FileMode
-	Data []byte
-}
+// File is one file of a skill tree, the project's one file shape: Path is
+// slash-separated and relative to the skill directory; Mode is ModeFile or
+// ModeExecutable.
+type File = skillfile.File
 
 // Tree is a skill directory: its files sorted by path. SKILL.md is one of them.
 type Tree []File
@@ -43,7 +42,7 @@ type Tree []File
 func (t Tree) Size() int64 {
 	var n int64
 	for _, f := range t {
-		n += int64(len(f.Data))
+		n += int64(len(f.Content))
 	}
 	return n
 }
@@ -58,7 +57,7 @@ func (t Tree) File(p string) (File, bool) {
 }
 
 // normalizeMode keeps only the executable bit.
-func normalizeMode(m fs.FileMode) fs.FileMode {
+func normalizeMode(m fs.FileMode) skillfile.Mode {
 	if m&0o111 != 0 {
 		return ModeExecutable
 	}
@@ -161,7 +160,7 @@ func ReadDir(dir string) (Tree, error) {
 		if size += int64(len(data)); size > MaxTreeBytes || len(t) >= MaxFiles {
 			return fmt.Errorf("skill directory is over %d files or %d bytes", MaxFiles, MaxTreeBytes)
 		}
-		t = append(t, File{Path: p, Mode: normalizeMode(info.Mode()), Data: data})
+		t = append(t, skillfile.New(p, data, normalizeMode(info.Mode())))
 		return nil
 	})
 	if err != nil {

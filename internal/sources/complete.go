@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/materialize"
@@ -56,13 +55,10 @@ func ExternalSkillOf(t skillpack.Tree) resources.ExternalSkill {
 	var ext resources.ExternalSkill
 	for _, f := range t {
 		if f.Path == "SKILL.md" {
-			ext.SkillMD = f.Data
+			ext.SkillMD = f.Content
 			continue
 		}
-		ext.Files = append(ext.Files, resources.File{
-			Path: f.Path, Content: string(f.Data),
-			Binary: !utf8.Valid(f.Data), Executable: f.Mode == skillpack.ModeExecutable,
-		})
+		ext.Files = append(ext.Files, f)
 	}
 	return ext
 }
@@ -96,10 +92,10 @@ func (c Content) SkillContent(ctx context.Context, s contract.SkillDoc) (materia
 	var out materialize.SkillContent
 	for _, f := range tree {
 		if f.Path == "SKILL.md" {
-			out.SkillMD = f.Data
+			out.SkillMD = f.Content
 			continue
 		}
-		out.Files = append(out.Files, materialize.File{Path: f.Path, Content: f.Data, Mode: f.Mode})
+		out.Files = append(out.Files, f)
 	}
 	return out, nil
 }

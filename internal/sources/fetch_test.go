@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"net/http"
 	"net/http/httptest"
@@ -98,10 +99,10 @@ func writeTree(t *testing.T, dir string, tree skillpack.Tree) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, f.Data, f.Mode); err != nil {
+		if err := os.WriteFile(p, f.Content, fs.FileMode(f.Mode)); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Chmod(p, f.Mode); err != nil {
+		if err := os.Chmod(p, fs.FileMode(f.Mode)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/skillfile"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 )
 
@@ -201,7 +202,7 @@ func treeFromGit(t *object.Tree) (skillpack.Tree, error) {
 		if err != nil {
 			return err
 		}
-		out = append(out, skillpack.File{Path: file.Name, Mode: mode, Data: data})
+		out = append(out, skillfile.New(file.Name, data, mode))
 		return nil
 	})
 	if err != nil {

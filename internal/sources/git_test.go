@@ -142,7 +142,7 @@ func TestFetch_GitFetchesOnlyThePinnedCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if file, ok := tree.File("SKILL.md"); !ok || !strings.HasSuffix(string(file.Data), "Tiny") {
+	if file, ok := tree.File("SKILL.md"); !ok || !strings.HasSuffix(string(file.Content), "Tiny") {
 		t.Fatalf("tree %+v", tree)
 	}
 	alloc := m1.TotalAlloc - m0.TotalAlloc

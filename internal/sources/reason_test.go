@@ -68,7 +68,7 @@ func TestFetch_AHungSourceHoldsUpOnlyItsOwnFetch(t *testing.T) {
 
 	reg := newTestRegistry(t)
 	dir := t.TempDir()
-	writeTree(t, dir, skillpack.Tree{{Path: "SKILL.md", Mode: skillpack.ModeFile, Data: []byte("---\nname: good\ndescription: Good.\n---\nbody\n")}})
+	writeTree(t, dir, skillpack.Tree{{Path: "SKILL.md", Mode: skillpack.ModeFile, Content: []byte("---\nname: good\ndescription: Good.\n---\nbody\n")}})
 	good := reg.push(t, dir, "skills/good")
 	f := New(Options{CacheDir: t.TempDir()})
 	if _, err := f.Fetch(context.Background(), good); err != nil {

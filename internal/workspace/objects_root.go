@@ -7,6 +7,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/skillfile"
 )
 
 // RootFromObjects converts the Skill and Template objects of one root into a
@@ -20,9 +21,12 @@ func RootFromObjects(name, namespace string, skills []v1alpha1.Skill, templates 
 	for _, s := range sortedObjects(skills, func(s *v1alpha1.Skill) (string, string) { return s.Namespace, s.Name }) {
 		files := make([]resources.File, 0, len(s.Spec.Files))
 		for _, f := range s.Spec.Files {
-			file := resources.File{Path: f.Path, Content: f.Content, Executable: f.Executable}
+			file := resources.File{Path: f.Path, Content: []byte(f.Content), Mode: skillfile.ModeFile}
+			if f.Executable {
+				file.Mode = skillfile.ModeExecutable
+			}
 			if f.BinaryContent != nil {
-				file.Content, file.Binary = string(f.BinaryContent), true
+				file.Content, file.Binary = f.BinaryContent, true
 			}
 			files = append(files, file)
 		}

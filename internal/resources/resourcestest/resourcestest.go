@@ -30,7 +30,7 @@ func ExampleRoots() []resources.Root {
 		Name: "project",
 		Skills: []resources.Skill{
 			{Name: "review", Description: "Project review method.", Body: ProjectBody,
-				Files: []resources.File{{Path: "checklist.md", Content: "CHECKLIST"}}, Origin: resources.Origin{Root: "project", Namespace: "team-a", Object: "review"}},
+				Files: []resources.File{{Path: "checklist.md", Content: []byte("CHECKLIST")}}, Origin: resources.Origin{Root: "project", Namespace: "team-a", Object: "review"}},
 			{Name: "lint", Description: "Lint rules.", Body: InactiveBody, Origin: resources.Origin{Root: "project", Namespace: "team-a", Object: "lint"}},
 		},
 		Templates: []resources.Template{{Name: "review", Description: "Review a file.", Body: "Review {{file}} for {{owner}}. Focus on {{file}}.",
