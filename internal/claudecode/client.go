@@ -18,8 +18,8 @@ import (
 // Claude Code gives up on it.
 const DefaultTimeout = 50 * time.Second
 
-// HostdClient is the Policy of the command hook: hostd's /v1/before and
-// /v1/after over HTTP.
+// HostdClient is the Policy of the command hooks: hostd's /v1/before,
+// /v1/after and /v1/events over HTTP.
 type HostdClient struct {
 	// URL is hostd's base URL, e.g. http://127.0.0.1:8181.
 	URL string
@@ -29,22 +29,25 @@ type HostdClient struct {
 	Timeout time.Duration
 }
 
-// Before asks POST /v1/before.
-func (c HostdClient) Before(ctx context.Context, call exthost.ToolCall) (*exthost.ToolResult, error) {
+// Before asks POST /v1/before, saying the hook applies rewritten arguments.
+func (c HostdClient) Before(ctx context.Context, call exthost.ToolCall) (BeforeVerdict, error) {
 	var resp struct {
-		Allowed bool                `json:"allowed"`
-		Result  *exthost.ToolResult `json:"result"`
+		Allowed   bool                `json:"allowed"`
+		Ask       bool                `json:"ask"`
+		Arguments map[string]any      `json:"arguments"`
+		Result    *exthost.ToolResult `json:"result"`
 	}
-	if err := c.post(ctx, "/v1/before", map[string]any{"call": call}, &resp); err != nil {
-		return nil, err
+	if err := c.post(ctx, "/v1/before", map[string]any{"call": call, "acceptArguments": true}, &resp); err != nil {
+		return BeforeVerdict{}, err
 	}
-	if resp.Allowed {
-		return nil, nil
+	v := BeforeVerdict{Ask: resp.Ask, Arguments: resp.Arguments}
+	if !resp.Allowed {
+		v.Blocked = resp.Result
+		if v.Blocked == nil {
+			v.Blocked = &exthost.ToolResult{ToolCallID: call.ID, ToolName: call.Name, IsError: true}
+		}
 	}
-	if resp.Result == nil {
-		return &exthost.ToolResult{ToolCallID: call.ID, ToolName: call.Name, IsError: true}, nil
-	}
-	return resp.Result, nil
+	return v, nil
 }
 
 // After sends POST /v1/after.
@@ -54,6 +57,27 @@ func (c HostdClient) After(ctx context.Context, call exthost.ToolCall, result ex
 	}
 	err := c.post(ctx, "/v1/after", map[string]any{"call": call, "result": result}, &resp)
 	return resp.Diagnostics, err
+}
+
+// Event sends POST /v1/events/{event}.
+func (c HostdClient) Event(ctx context.Context, req exthost.EventRequest) (exthost.EventOutcome, error) {
+	var resp struct {
+		Allowed     bool                 `json:"allowed"`
+		Ask         bool                 `json:"ask"`
+		Message     string               `json:"message"`
+		Input       *string              `json:"input"`
+		Context     string               `json:"context"`
+		Diagnostics []exthost.Diagnostic `json:"diagnostics"`
+	}
+	body := map[string]any{"session": req.Session}
+	if req.Prompt != nil {
+		body["prompt"] = req.Prompt
+	}
+	if err := c.post(ctx, "/v1/events/"+string(req.Event), body, &resp); err != nil {
+		return exthost.EventOutcome{}, err
+	}
+	return exthost.EventOutcome{Allowed: resp.Allowed, Ask: resp.Ask, Message: resp.Message, Input: resp.Input,
+		Context: resp.Context, Diagnostics: resp.Diagnostics}, nil
 }
 
 // post sends body to hostd and decodes a 200 answer into out. Anything else

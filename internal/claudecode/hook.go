@@ -11,18 +11,24 @@ import (
 	"github.com/loadout-dev/loadout/internal/exthost"
 )
 
-// Claude Code's hook events this package acts on. Every other event is
-// answered with an empty object: no decision, nothing added.
+// Claude Code's hook events this package acts on (Codex sends the same names
+// for the ones it has). Every other event is answered with an empty object:
+// no decision, nothing added.
 const (
+	SessionStart       = "SessionStart"
+	UserPromptSubmit   = "UserPromptSubmit"
 	PreToolUse         = "PreToolUse"
 	PostToolUse        = "PostToolUse"
 	PostToolUseFailure = "PostToolUseFailure"
+	PreCompact         = "PreCompact"
+	SessionEnd         = "SessionEnd"
 )
 
 // Permission decisions of a PreToolUse answer.
 const (
 	DecisionAllow = "allow"
 	DecisionDeny  = "deny"
+	DecisionAsk   = "ask"
 )
 
 // MaxInput bounds the hook input. A tool's input (a file Claude Code writes)
@@ -39,6 +45,14 @@ type Input struct {
 	ToolResponse  json.RawMessage `json:"tool_response"`
 	// Error is PostToolUseFailure's description of the failure.
 	Error string `json:"error"`
+	// Prompt is UserPromptSubmit's prompt, as the user typed it.
+	Prompt string `json:"prompt"`
+	// Source is why SessionStart fired (startup, resume, clear, compact).
+	Source string `json:"source"`
+	// Trigger is why PreCompact fired (manual, auto).
+	Trigger string `json:"trigger"`
+	// Reason is why SessionEnd fired (clear, logout, prompt_input_exit, other).
+	Reason string `json:"reason"`
 }
 
 // Output is a hook answer in Claude Code's documented shape. The empty
@@ -52,6 +66,10 @@ type Output struct {
 	Reason   string `json:"reason,omitempty"`
 	// SystemMessage is shown to the user (after hooks' diagnostics).
 	SystemMessage string `json:"systemMessage,omitempty"`
+	// Continue false with StopReason ends the session: the answer to a
+	// SessionStart the Workspace refuses.
+	Continue   *bool  `json:"continue,omitempty"`
+	StopReason string `json:"stopReason,omitempty"`
 }
 
 // SpecificOutput is hookSpecificOutput.
@@ -59,18 +77,34 @@ type SpecificOutput struct {
 	HookEventName            string `json:"hookEventName"`
 	PermissionDecision       string `json:"permissionDecision,omitempty"`
 	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
+	// UpdatedInput is the rewritten tool input of a PreToolUse.
+	UpdatedInput map[string]any `json:"updatedInput,omitempty"`
+	// AdditionalContext is text for the model (SessionStart,
+	// UserPromptSubmit).
+	AdditionalContext string `json:"additionalContext,omitempty"`
 }
 
-// Policy is the Workspace's policy as the hook asks it: hostd's before and
-// after hooks, over HTTP (HostdClient) or in process (hostd's http hook
-// endpoint).
+// Policy is the Workspace's policy as the hook asks it: hostd's hooks, over
+// HTTP (HostdClient) or in process (hostd's http hook endpoint).
 type Policy interface {
-	// Before returns nil when the call may run, else the blocked result
-	// whose text is the reason.
-	Before(ctx context.Context, call exthost.ToolCall) (*exthost.ToolResult, error)
-	// After reports a result to the after hooks and returns their
-	// diagnostics.
+	// Before decides a tool call. The caller applies a rewrite: the
+	// verdict's Arguments are what runs.
+	Before(ctx context.Context, call exthost.ToolCall) (BeforeVerdict, error)
+	// After reports a result to the after hooks (and, for an error, the
+	// ToolFailure hooks) and returns their diagnostics.
 	After(ctx context.Context, call exthost.ToolCall, result exthost.ToolResult) ([]exthost.Diagnostic, error)
+	// Event runs the hooks of a session event (SessionStart, UserInput,
+	// BeforeAgentStart, BeforeCompact, SessionEnd).
+	Event(ctx context.Context, req exthost.EventRequest) (exthost.EventOutcome, error)
+}
+
+// BeforeVerdict is the before hooks' decision on a call: Blocked nil runs
+// it, with Arguments when a hook rewrote them; Ask says Blocked is a
+// question for the user.
+type BeforeVerdict struct {
+	Blocked   *exthost.ToolResult
+	Ask       bool
+	Arguments map[string]any
 }
 
 // Hook answers Claude Code's hook events from a Policy.
@@ -97,20 +131,9 @@ func (h Hook) AnswerJSON(ctx context.Context, r io.Reader) Output {
 	return h.Answer(ctx, in)
 }
 
-// Answer answers one hook input. A PreToolUse the policy cannot decide
-// (hostd unreachable, an error) is denied with the reason (rule R-AG-3); PostToolUse and PostToolUseFailure report the result
-// to the after hooks, which only observe; every other event gets {}.
+// Answer answers one hook input in Claude Code's shape (see Decide).
 func (h Hook) Answer(ctx context.Context, in Input) Output {
-	switch in.HookEventName {
-	case PreToolUse:
-		return h.before(ctx, in)
-	case PostToolUse:
-		return h.after(ctx, in, responseResult(in.ToolResponse))
-	case PostToolUseFailure:
-		return h.after(ctx, in, exthost.ToolResult{IsError: true, Content: []exthost.Content{{Type: "text", Text: in.Error}}})
-	default:
-		return Output{}
-	}
+	return h.Decide(ctx, in).ClaudeCode()
 }
 
 // ToolName maps a Claude Code tool name to the name the Workspace's registry,
@@ -130,55 +153,6 @@ func (h Hook) ToolName(claude string) string {
 // ownMCPTool reports whether hostd ran the tool itself through its MCP
 // endpoint, after hooks included.
 func (h Hook) ownMCPTool(claude string) bool { return h.ToolName(claude) != claude }
-
-func (h Hook) before(ctx context.Context, in Input) Output {
-	if in.ToolName == "" {
-		return deny("Loadout got a PreToolUse without tool_name; the call is blocked")
-	}
-	if h.Policy == nil {
-		return deny("Loadout has no policy to ask; the call is blocked")
-	}
-	blocked, err := h.Policy.Before(ctx, h.call(in))
-	if err != nil {
-		return deny(fmt.Sprintf("Loadout could not get a policy decision from hostd (%v); the call is blocked", err))
-	}
-	if blocked == nil {
-		if h.AutoAllow {
-			return Output{HookSpecificOutput: &SpecificOutput{HookEventName: PreToolUse, PermissionDecision: DecisionAllow,
-				PermissionDecisionReason: "allowed by the Workspace's Loadout policy"}}
-		}
-		return Output{HookSpecificOutput: &SpecificOutput{HookEventName: PreToolUse}}
-	}
-	reason := ResultText(*blocked)
-	if reason == "" {
-		reason = "blocked by the Workspace's Loadout policy"
-	}
-	return deny(reason)
-}
-
-// after reports the tool's result to the after hooks. They only observe:
-// diagnostics reach the user as a system message, never the model, and a
-// failure to reach hostd blocks nothing (the tool already ran). Loadout's own
-// MCP tools are skipped: hostd ran their after hooks on the real result.
-func (h Hook) after(ctx context.Context, in Input, result exthost.ToolResult) Output {
-	if in.ToolName == "" || h.ownMCPTool(in.ToolName) || h.Policy == nil {
-		return Output{}
-	}
-	call := h.call(in)
-	result.ToolCallID, result.ToolName = call.ID, call.Name
-	diags, err := h.Policy.After(ctx, call, result)
-	if err != nil {
-		return Output{SystemMessage: fmt.Sprintf("Loadout: the after hooks did not run (%v)", err)}
-	}
-	var lines []string
-	for _, d := range diags {
-		lines = append(lines, fmt.Sprintf("%s/%s %s: %s", d.ExtensionID, d.Hook, d.Kind, d.Message))
-	}
-	if len(lines) == 0 {
-		return Output{}
-	}
-	return Output{SystemMessage: "Loadout after hooks: " + strings.Join(lines, "; ")}
-}
 
 func (h Hook) call(in Input) exthost.ToolCall {
 	id := in.ToolUseID

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/exthost"
 )
 
@@ -68,23 +69,36 @@ func TestToolName_OnlyTheConfiguredServersToolsAreRenamed(t *testing.T) {
 	}
 }
 
-// fakePolicy blocks the tools named in deny and records after calls.
+// fakePolicy blocks the tools named in deny, answers events from events
+// and records what it was asked.
 type fakePolicy struct {
 	deny   map[string]string
 	err    error
 	after  []exthost.ToolResult
 	called []string
+	events map[v1alpha1.HookEvent]exthost.EventOutcome
 }
 
-func (p *fakePolicy) Before(_ context.Context, call exthost.ToolCall) (*exthost.ToolResult, error) {
+func (p *fakePolicy) Before(_ context.Context, call exthost.ToolCall) (BeforeVerdict, error) {
 	p.called = append(p.called, call.Name)
 	if p.err != nil {
-		return nil, p.err
+		return BeforeVerdict{}, p.err
 	}
 	if reason, ok := p.deny[call.Name]; ok {
-		return &exthost.ToolResult{IsError: true, Content: []exthost.Content{{Type: "text", Text: reason}}}, nil
+		return BeforeVerdict{Blocked: &exthost.ToolResult{IsError: true, Content: []exthost.Content{{Type: "text", Text: reason}}}}, nil
 	}
-	return nil, nil
+	return BeforeVerdict{}, nil
+}
+
+func (p *fakePolicy) Event(_ context.Context, req exthost.EventRequest) (exthost.EventOutcome, error) {
+	p.called = append(p.called, string(req.Event))
+	if p.err != nil {
+		return exthost.EventOutcome{}, p.err
+	}
+	if out, ok := p.events[req.Event]; ok {
+		return out, nil
+	}
+	return exthost.EventOutcome{Allowed: true}, nil
 }
 
 func (p *fakePolicy) After(_ context.Context, _ exthost.ToolCall, result exthost.ToolResult) ([]exthost.Diagnostic, error) {
@@ -140,9 +154,7 @@ func TestAnswer_OtherEventsGetTheirOwnShape(t *testing.T) {
 	p := &fakePolicy{}
 	for _, in := range []string{
 		`{"hook_event_name":"Stop"}`,
-		`{"hook_event_name":"UserPromptSubmit","prompt":"hi"}`,
 		`{"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{}}`,
-		`{"hook_event_name":"SessionStart","source":"startup"}`,
 	} {
 		if got := answer(t, Hook{Policy: p}, in); got != `{}` {
 			t.Errorf("%s answered %s, want {}", in, got)

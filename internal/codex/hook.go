@@ -1,17 +1,12 @@
 package codex
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/loadout-dev/loadout/internal/claudecode"
 )
-
-// maxInput bounds the hook input read from stdin, as for Claude Code.
-const maxInput = 4 << 20
 
 // Hook answers one Codex hook event. Codex's hook input for tool calls is
 // Claude Code's (hook_event_name, tool_name, tool_input, tool_use_id,
@@ -28,50 +23,74 @@ type Hook struct {
 // Codex refuses a PreToolUse "allow" without updatedInput, "ask", a deny
 // without a reason, and a reason without a decision, and it runs a call
 // whose hook answered something it refuses: so an allowed call is answered
-// with no decision at all, and a denial always carries its reason.
+// with no decision at all, an ask is a denial, and a denial always carries
+// its reason.
 type Output struct {
 	HookSpecificOutput *SpecificOutput `json:"hookSpecificOutput,omitempty"`
+	// Decision "block" with Reason stops a UserPromptSubmit's prompt.
+	Decision string `json:"decision,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 	// SystemMessage is shown to the user (after hooks' diagnostics).
 	SystemMessage string `json:"systemMessage,omitempty"`
 }
 
-// SpecificOutput is hookSpecificOutput of a PreToolUse denial.
+// SpecificOutput is hookSpecificOutput: a PreToolUse denial or rewrite, or
+// a SessionStart's or UserPromptSubmit's context for the model.
 type SpecificOutput struct {
-	HookEventName            string `json:"hookEventName"`
-	PermissionDecision       string `json:"permissionDecision"`
-	PermissionDecisionReason string `json:"permissionDecisionReason"`
+	HookEventName            string         `json:"hookEventName"`
+	PermissionDecision       string         `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string         `json:"permissionDecisionReason,omitempty"`
+	UpdatedInput             map[string]any `json:"updatedInput,omitempty"`
+	AdditionalContext        string         `json:"additionalContext,omitempty"`
 }
 
 // Answer reads one hook input and answers it; it never fails. A PreToolUse
-// that cannot be answered is denied with the reason. Events other than
-// PreToolUse and PostToolUse (Codex's SessionStart, PermissionRequest, Stop…)
-// get the empty answer, which every Codex event accepts and which changes
-// nothing.
+// (or an input whose event cannot be read) that cannot be answered is
+// denied with the reason. Events Codex has no accepted answer for here
+// (PermissionRequest, Stop, PreCompact…) get the empty answer, which every
+// Codex event accepts and which changes nothing.
 func (h Hook) Answer(ctx context.Context, stdin io.Reader) Output {
-	raw, err := io.ReadAll(io.LimitReader(stdin, maxInput+1))
-	if err != nil {
+	in, err := claudecode.ReadInput(stdin)
+	if err != nil && in.HookEventName != claudecode.UserPromptSubmit {
 		return deny(fmt.Sprintf("Loadout could not read the hook input (%v); the call is blocked", err))
 	}
-	var head struct {
-		HookEventName string `json:"hook_event_name"`
+	if err != nil {
+		return Output{Decision: "block", Reason: fmt.Sprintf("Loadout could not read the hook input (%v); the prompt is blocked", err)}
 	}
-	_ = json.Unmarshal(raw, &head)
-	switch head.HookEventName {
-	case claudecode.PreToolUse, "":
-		// An unreadable input is answered as a PreToolUse, which fails closed.
-		out := h.Decide.AnswerJSON(ctx, bytes.NewReader(raw))
-		if s := out.HookSpecificOutput; s != nil && s.PermissionDecision == claudecode.DecisionDeny {
-			return deny(s.PermissionDecisionReason)
-		}
-		if out.Decision == "block" {
-			return deny(out.Reason)
-		}
-		return Output{}
-	case claudecode.PostToolUse:
-		return Output{SystemMessage: h.Decide.AnswerJSON(ctx, bytes.NewReader(raw)).SystemMessage}
+	switch in.HookEventName {
+	case claudecode.PreToolUse, claudecode.PostToolUse, claudecode.SessionStart, claudecode.UserPromptSubmit, claudecode.SessionEnd:
 	default:
 		return Output{}
 	}
+	d := h.Decide.Decide(ctx, in)
+	switch d.Event {
+	case claudecode.PreToolUse:
+		if d.Block || d.Ask {
+			return deny(d.Reason)
+		}
+		if d.Arguments != nil {
+			// Codex applies updatedInput only with "allow".
+			return Output{HookSpecificOutput: &SpecificOutput{HookEventName: claudecode.PreToolUse,
+				PermissionDecision: claudecode.DecisionAllow, UpdatedInput: d.Arguments}}
+		}
+		return Output{}
+	case claudecode.UserPromptSubmit:
+		if d.Block {
+			return Output{Decision: "block", Reason: d.Reason}
+		}
+		return withContext(d)
+	case claudecode.SessionStart:
+		return withContext(d)
+	default:
+		return Output{SystemMessage: d.SystemMessage}
+	}
+}
+
+func withContext(d claudecode.Decision) Output {
+	if d.Context == "" {
+		return Output{}
+	}
+	return Output{HookSpecificOutput: &SpecificOutput{HookEventName: d.Event, AdditionalContext: d.Context}}
 }
 
 func deny(reason string) Output {

@@ -23,18 +23,31 @@ type snapshotPolicy struct {
 	snap *snapshot
 }
 
-func (p snapshotPolicy) Before(ctx context.Context, call exthost.ToolCall) (*exthost.ToolResult, error) {
+func (p snapshotPolicy) Before(ctx context.Context, call exthost.ToolCall) (claudecode.BeforeVerdict, error) {
 	if p.snap == nil {
-		return nil, errors.New("hostd has no context loaded yet")
+		return claudecode.BeforeVerdict{}, errors.New("hostd has no context loaded yet")
 	}
-	blocked, diags := p.snap.host.Before(ctx, call)
-	p.s.metrics.observeDiagnostics(diags)
-	if blocked == nil {
+	d := p.snap.host.Decide(ctx, call)
+	p.s.metrics.observeDiagnostics(d.Diagnostics)
+	if d.Blocked == nil {
 		p.s.metrics.decisions.WithLabelValues("allowed").Inc()
 	} else {
 		p.s.metrics.decisions.WithLabelValues("blocked").Inc()
 	}
-	return blocked, nil
+	v := claudecode.BeforeVerdict{Blocked: d.Blocked, Ask: d.Ask}
+	if d.Rewritten {
+		v.Arguments = d.Call.Arguments
+	}
+	return v, nil
+}
+
+func (p snapshotPolicy) Event(ctx context.Context, req exthost.EventRequest) (exthost.EventOutcome, error) {
+	if p.snap == nil {
+		return exthost.EventOutcome{}, errors.New("hostd has no context loaded yet")
+	}
+	out, err := p.snap.host.Event(ctx, req)
+	p.s.metrics.observeDiagnostics(out.Diagnostics)
+	return out, err
 }
 
 func (p snapshotPolicy) After(ctx context.Context, call exthost.ToolCall, result exthost.ToolResult) ([]exthost.Diagnostic, error) {

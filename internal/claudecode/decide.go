@@ -1,0 +1,237 @@
+package claudecode
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/exthost"
+)
+
+// Decision is what the Workspace's hooks made of one hook input, before it
+// is written in an agent's answer shape: Claude Code's (ClaudeCode) or
+// Codex's (package codex). The zero Decision decides nothing.
+type Decision struct {
+	// Event is the agent's hook event the decision answers.
+	Event string
+	// Block stops what the event guards (the prompt, the call, the
+	// compaction, the session) with Reason.
+	Block  bool
+	Reason string
+	// Ask (PreToolUse) asks the user with Reason; a headless agent denies.
+	Ask bool
+	// Arguments (PreToolUse) are the rewritten tool input to run.
+	Arguments map[string]any
+	// Allow (PreToolUse) answers "allow": the hook's AutoAllow.
+	Allow bool
+	// Context is text added for the model (SessionStart, UserPromptSubmit).
+	Context string
+	// SystemMessage is shown to the user only.
+	SystemMessage string
+}
+
+// Decide maps one agent hook event to Loadout's events (docs/agents.md) and
+// asks the policy. Events that guard something (SessionStart,
+// UserPromptSubmit, PreToolUse, PreCompact) are blocked when the policy
+// cannot decide (rule R-AG-3); observers (PostToolUse, PostToolUseFailure,
+// SessionEnd) never block; every other event decides nothing.
+func (h Hook) Decide(ctx context.Context, in Input) Decision {
+	d := Decision{Event: in.HookEventName}
+	if h.Policy == nil && in.HookEventName != PostToolUse && in.HookEventName != PostToolUseFailure {
+		return d.blocked("Loadout has no policy to ask")
+	}
+	session := exthost.SessionInfo{ID: in.SessionID}
+	switch in.HookEventName {
+	case PreToolUse:
+		return h.before(ctx, in, d)
+	case PostToolUse:
+		d.SystemMessage = h.after(ctx, in, responseResult(in.ToolResponse))
+	case PostToolUseFailure:
+		d.SystemMessage = h.after(ctx, in, exthost.ToolResult{IsError: true, Content: []exthost.Content{{Type: "text", Text: in.Error}}})
+	case SessionStart:
+		session.Reason = in.Source
+		return h.event(ctx, d, exthost.EventRequest{Event: v1alpha1.SessionStart, Session: session})
+	case UserPromptSubmit:
+		return h.prompt(ctx, d, session, in.Prompt)
+	case PreCompact:
+		session.Reason = in.Trigger
+		return h.event(ctx, d, exthost.EventRequest{Event: v1alpha1.BeforeCompact, Session: session})
+	case SessionEnd:
+		session.Reason = in.Reason
+		out, err := h.Policy.Event(ctx, exthost.EventRequest{Event: v1alpha1.SessionEnd, Session: session})
+		d.SystemMessage = observed(out, err)
+	}
+	return d
+}
+
+// blocked is d blocking with a reason that says the policy could not decide.
+func (d Decision) blocked(why string) Decision {
+	d.Block, d.Reason = true, why+"; "+blockedWhat(d.Event)+" is blocked"
+	return d
+}
+
+func blockedWhat(event string) string {
+	switch event {
+	case UserPromptSubmit:
+		return "the prompt"
+	case SessionStart:
+		return "the session"
+	case PreCompact:
+		return "the compaction"
+	default:
+		return "the call"
+	}
+}
+
+// event runs a blocking session event: a denial, an ask (nobody to ask
+// inside a hook) or a failure blocks; the context is kept.
+func (h Hook) event(ctx context.Context, d Decision, req exthost.EventRequest) Decision {
+	out, err := h.Policy.Event(ctx, req)
+	if err != nil {
+		return d.blocked(fmt.Sprintf("Loadout could not run the %s hooks (%v)", req.Event, err))
+	}
+	if !out.Allowed {
+		d.Block, d.Reason = true, denialMessage(out.Message, req.Event)
+		return d
+	}
+	d.Context = out.Context
+	return d
+}
+
+// prompt runs UserInput and then BeforeAgentStart on a submitted prompt.
+// Neither agent can replace a prompt from its hook, so an input rewrite
+// blocks the prompt: the unrewritten text never reaches the model.
+func (h Hook) prompt(ctx context.Context, d Decision, session exthost.SessionInfo, text string) Decision {
+	p := exthost.Prompt{Text: text, Source: "hook"}
+	out, err := h.Policy.Event(ctx, exthost.EventRequest{Event: v1alpha1.UserInput, Session: session, Prompt: &p})
+	switch {
+	case err != nil:
+		return d.blocked(fmt.Sprintf("Loadout could not run the %s hooks (%v)", v1alpha1.UserInput, err))
+	case !out.Allowed:
+		d.Block, d.Reason = true, denialMessage(out.Message, v1alpha1.UserInput)
+		return d
+	case out.Input != nil && *out.Input != text:
+		d.Block, d.Reason = true, "a Loadout UserInput hook rewrote the prompt and this agent cannot replace a prompt, so it is blocked; send it again without what the hook removes"
+		return d
+	}
+	next := h.event(ctx, d, exthost.EventRequest{Event: v1alpha1.BeforeAgentStart, Session: session, Prompt: &p})
+	next.Context = joinContext(out.Context, next.Context)
+	return next
+}
+
+func joinContext(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n\n" + b
+}
+
+func denialMessage(message string, event v1alpha1.HookEvent) string {
+	if message == "" {
+		return fmt.Sprintf("%s denied by the Workspace's Loadout policy", event)
+	}
+	return message
+}
+
+// observed is the user-facing note of an observing event's outcome.
+func observed(out exthost.EventOutcome, err error) string {
+	if err != nil {
+		return fmt.Sprintf("Loadout: the hooks did not run (%v)", err)
+	}
+	return diagnosticsMessage(out.Diagnostics)
+}
+
+func diagnosticsMessage(diags []exthost.Diagnostic) string {
+	var lines []string
+	for _, d := range diags {
+		lines = append(lines, fmt.Sprintf("%s/%s %s: %s", d.ExtensionID, d.Hook, d.Kind, d.Message))
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "Loadout hooks: " + strings.Join(lines, "; ")
+}
+
+func (h Hook) before(ctx context.Context, in Input, d Decision) Decision {
+	if in.ToolName == "" {
+		d.Block, d.Reason = true, "Loadout got a PreToolUse without tool_name; the call is blocked"
+		return d
+	}
+	v, err := h.Policy.Before(ctx, h.call(in))
+	if err != nil {
+		return d.blocked(fmt.Sprintf("Loadout could not get a policy decision from hostd (%v)", err))
+	}
+	if v.Blocked != nil {
+		d.Reason = ResultText(*v.Blocked)
+		if d.Reason == "" {
+			d.Reason = "blocked by the Workspace's Loadout policy"
+		}
+		d.Block, d.Ask = !v.Ask, v.Ask
+		if v.Ask {
+			d.Arguments = v.Arguments
+		}
+		return d
+	}
+	d.Arguments, d.Allow = v.Arguments, h.AutoAllow
+	return d
+}
+
+// after reports the tool's result to the after hooks. They only observe:
+// diagnostics reach the user as a system message, never the model, and a
+// failure to reach hostd blocks nothing (the tool already ran). Loadout's own
+// MCP tools are skipped: hostd ran their after hooks on the real result.
+func (h Hook) after(ctx context.Context, in Input, result exthost.ToolResult) string {
+	if in.ToolName == "" || h.ownMCPTool(in.ToolName) || h.Policy == nil {
+		return ""
+	}
+	call := h.call(in)
+	result.ToolCallID, result.ToolName = call.ID, call.Name
+	diags, err := h.Policy.After(ctx, call, result)
+	if err != nil {
+		return fmt.Sprintf("Loadout: the after hooks did not run (%v)", err)
+	}
+	if m := diagnosticsMessage(diags); m != "" {
+		return "Loadout after hooks: " + strings.TrimPrefix(m, "Loadout hooks: ")
+	}
+	return ""
+}
+
+// ClaudeCode writes d in Claude Code's answer shape for its event.
+func (d Decision) ClaudeCode() Output {
+	out := Output{SystemMessage: d.SystemMessage}
+	switch d.Event {
+	case PreToolUse:
+		s := &SpecificOutput{HookEventName: PreToolUse, UpdatedInput: d.Arguments}
+		switch {
+		case d.Block:
+			return deny(d.Reason)
+		case d.Ask:
+			s.PermissionDecision, s.PermissionDecisionReason = DecisionAsk, d.Reason
+		case d.Allow:
+			s.PermissionDecision, s.PermissionDecisionReason = DecisionAllow, "allowed by the Workspace's Loadout policy"
+		}
+		out.HookSpecificOutput = s
+	case SessionStart:
+		if d.Block {
+			stop := false
+			out.Continue, out.StopReason = &stop, d.Reason
+		} else if d.Context != "" {
+			out.HookSpecificOutput = &SpecificOutput{HookEventName: SessionStart, AdditionalContext: d.Context}
+		}
+	case UserPromptSubmit:
+		if d.Block {
+			out.Decision, out.Reason = "block", d.Reason
+		} else if d.Context != "" {
+			out.HookSpecificOutput = &SpecificOutput{HookEventName: UserPromptSubmit, AdditionalContext: d.Context}
+		}
+	default:
+		if d.Block {
+			out.Decision, out.Reason = "block", d.Reason
+		}
+	}
+	return out
+}
