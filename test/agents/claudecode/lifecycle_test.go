@@ -1,0 +1,190 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loadout-dev/loadout/test/agents/agenttest"
+)
+
+// lifecycleEvents are the Claude Code events docs/agents.md maps to
+// Loadout's, with whether a failing hook blocks.
+var lifecycleEvents = map[string]bool{
+	"SessionStart": false, "UserPromptSubmit": true, "PreToolUse": true,
+	"PostToolUse": false, "PostToolUseFailure": false, "PreCompact": true, "SessionEnd": false,
+}
+
+// NewLifecycleAgent sets Claude Code up on the lifecycle fixture Workspace
+// (the Pi package's, integrations/pi/test/fixtures/lifecycle) with a hook at
+// every event docs/agents.md maps, wired to hostd as wiring says, and a
+// stand-in terraform on PATH that records its arguments in the working
+// directory's TERRAFORM_ARGS.
+func NewLifecycleAgent(t *testing.T, wiring Wiring, script ...Turn) *Agent {
+	t.Helper()
+	data := agenttest.PreviewSamples(t, filepath.Join(agenttest.RepoRoot(), "integrations", "pi", "test", "fixtures", "lifecycle"))
+	a := &Agent{Hostd: agenttest.StartHostd(t, data, "--claude-code")}
+	a.Model = NewModel(t, script...)
+	a.Session = NewSession(t, a.Model)
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "terraform"), []byte("#!/bin/sh\necho \"$@\" > TERRAFORM_ARGS\necho \"terraform $@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range a.Session.Env {
+		if rest, ok := strings.CutPrefix(e, "PATH="); ok {
+			a.Session.Env[i] = "PATH=" + bin + ":" + rest
+		}
+	}
+	a.Session.Args = []string{"--settings", lifecycleSettings(t, wiring, a.Hostd.URL), "--strict-mcp-config", "--allowedTools", "Bash"}
+	return a
+}
+
+// lifecycleSettings hooks every mapped event to hostd, as the http hook or
+// the command hook. SessionStart is always the command hook: Claude Code
+// skips http hooks there ("HTTP hooks are not supported for SessionStart").
+func lifecycleSettings(t *testing.T, wiring Wiring, hostdURL string) string {
+	t.Helper()
+	hooks := map[string]any{}
+	for event, block := range lifecycleEvents {
+		h := map[string]any{"type": "http", "url": hostdURL + "/v1/hooks/claude-code", "timeout": 60}
+		if wiring == CommandHook || event == "SessionStart" {
+			h = map[string]any{"type": "command", "command": agenttest.Loadout(t) + " hook claude-code --hostd-url " + hostdURL, "timeout": 60}
+		}
+		if block {
+			h["onFailure"] = "block"
+		}
+		hooks[event] = []any{map[string]any{"matcher": "*", "hooks": []any{h}}}
+	}
+	b, err := json.Marshal(map[string]any{"allowManagedHooksOnly": true, "hooks": hooks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "settings.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A UserInput hook denies a prompt with a secret: nothing reaches the model
+// and the user gets the hook's message.
+func TestClaudeCode_UserInputDeniesASecretPrompt(t *testing.T) { // R-LC-4
+	for _, wiring := range []Wiring{HTTPHook, CommandHook} {
+		t.Run(string(wiring), func(t *testing.T) {
+			a := NewLifecycleAgent(t, wiring)
+			out, stderr, _ := a.Session.Run(t, "deploy with the SECRET hunter2")
+			for _, r := range a.Model.requests {
+				if strings.Contains(r.Raw, "hunter2") {
+					t.Fatalf("the prompt reached the model: %s", r.Raw)
+				}
+			}
+			if !strings.Contains(out+stderr, "prompts must not carry secrets") {
+				t.Errorf("the user did not get the hook's message:\nstdout: %s\nstderr: %s", out, stderr)
+			}
+		})
+	}
+}
+
+// A UserInput rewrite Claude Code cannot apply blocks the prompt: the
+// unrewritten text never reaches the model.
+func TestClaudeCode_UserInputRewriteBlocksThePrompt(t *testing.T) {
+	a := NewLifecycleAgent(t, HTTPHook)
+	out, stderr, _ := a.Session.Run(t, "the password is hunter2")
+	for _, r := range a.Model.requests {
+		if strings.Contains(r.Raw, "hunter2") {
+			t.Fatalf("the unrewritten prompt reached the model: %s", r.Raw)
+		}
+	}
+	if !strings.Contains(out+stderr, "cannot replace a prompt") {
+		t.Errorf("the user was not told why:\nstdout: %s\nstderr: %s", out, stderr)
+	}
+}
+
+// SessionStart's context and BeforeAgentStart's context reach the model.
+func TestClaudeCode_SessionStartAndTurnContextReachTheModel(t *testing.T) {
+	for _, wiring := range []Wiring{HTTPHook, CommandHook} {
+		t.Run(string(wiring), func(t *testing.T) {
+			a := NewLifecycleAgent(t, wiring)
+			a.Run(t, "hello there")
+			reqs := a.Model.AgentRequests()
+			if len(reqs) == 0 {
+				t.Fatal("Claude Code sent the model no request")
+			}
+			for _, want := range []string{"TENANT-CONTEXT: you work for namespace team-a", "TURN-CONTEXT for: hello there"} {
+				if !strings.Contains(reqs[0].Raw, want) {
+					t.Errorf("%q did not reach the model", want)
+				}
+			}
+		})
+	}
+}
+
+// A BeforeToolCall rewrite is what runs (terraform apply gains -dry-run) and
+// what the after hooks see; a rewrite Bash's input schema refuses is refused
+// by Claude Code, which validates updatedInput (hostd has no schema for
+// Claude Code's own tools); an ask in a headless claude -p blocks with its
+// message.
+func TestClaudeCode_BeforeToolCallRewriteAskAndSchema(t *testing.T) {
+	for _, wiring := range []Wiring{HTTPHook, CommandHook} {
+		t.Run(string(wiring), func(t *testing.T) {
+			a := NewLifecycleAgent(t, wiring,
+				Turn{Tools: []ToolUse{{ID: "toolu_tf", Name: "Bash", Input: map[string]any{"command": "terraform apply", "description": "apply"}}}},
+				Turn{Tools: []ToolUse{{ID: "toolu_broke", Name: "Bash", Input: map[string]any{"command": "echo BROKE > broke.txt", "description": "broke"}}}},
+				Turn{Tools: []ToolUse{{ID: "toolu_ask", Name: "Bash", Input: map[string]any{"command": "echo deploy > deployed.txt", "description": "deploy"}}}},
+			)
+			a.Run(t, "apply, break, deploy")
+			args, err := os.ReadFile(filepath.Join(a.Session.WorkDir, "TERRAFORM_ARGS"))
+			if err != nil || strings.TrimSpace(string(args)) != "apply -dry-run" {
+				t.Errorf("terraform ran with %q (%v), want apply -dry-run", args, err)
+			}
+			results := a.Model.ToolResults()
+			if tf := results["toolu_tf"]; tf.IsError || !strings.Contains(tf.Text, "terraform apply -dry-run") {
+				t.Errorf("the model got %+v for terraform apply, want the rewritten call's output", tf)
+			}
+			if _, err := os.Stat(filepath.Join(a.Session.WorkDir, "broke.txt")); err == nil {
+				t.Error("the schema-breaking rewrite ran")
+			}
+			if broke := results["toolu_broke"]; !broke.IsError || !strings.Contains(broke.Text, "failed schema validation") {
+				t.Errorf("the model got %+v for the schema-breaking rewrite, want Claude Code's schema error", broke)
+			}
+			if _, err := os.Stat(filepath.Join(a.Session.WorkDir, "deployed.txt")); err == nil {
+				t.Error("the asked call ran headless")
+			}
+			if ask := results["toolu_ask"]; !ask.IsError || !strings.Contains(ask.Text, "ASK: deploys need a human") {
+				t.Errorf("the model got %+v for the asked call, want a block with the ask's message", ask)
+			}
+			if n := hookDiagnostics(t, a.Hostd.URL, "saw-original"); n != 0 {
+				t.Errorf("an after hook saw the unrewritten call (%d findings)", n)
+			}
+			if n := hookDiagnostics(t, a.Hostd.URL, "saw-dry-run"); n == 0 {
+				t.Error("the after hooks did not see the rewritten call")
+			}
+		})
+	}
+}
+
+// hookDiagnostics is hostd's count of a hook's audit findings, from its
+// metrics.
+func hookDiagnostics(t *testing.T, hostdURL, hook string) int {
+	t.Helper()
+	resp, err := http.Get(hostdURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "loadout_hostd_hook_diagnostics_total{") && strings.Contains(line, `hook="`+hook+`"`) && strings.Contains(line, `kind="audit"`) {
+			n++
+		}
+	}
+	return n
+}
