@@ -43,6 +43,9 @@ type session struct {
 	// user is added to the user's config.toml, and args to codex exec.
 	user string
 	args []string
+	// env is added to codex exec's environment, after (so over) the
+	// session's own.
+	env []string
 }
 
 func newSession(t *testing.T) *session {
@@ -67,6 +70,17 @@ func newSession(t *testing.T) *session {
 // (agenttest.WithPrivateEtc), so the test installs managed files without
 // touching the machine's /etc.
 func (s *session) run(t *testing.T, model *responses.Server, prompt string) string {
+	t.Helper()
+	out, err := s.runErr(t, model, prompt)
+	if err != nil {
+		t.Fatalf("codex exec: %v\n%s\nhostd:\n%s", err, out, s.hostd.Log())
+	}
+	return out
+}
+
+// runErr is run that returns codex exec's failure instead of failing the
+// test; a run that outlives runTimeout still fails it.
+func (s *session) runErr(t *testing.T, model *responses.Server, prompt string) (string, error) {
 	t.Helper()
 	config := fmt.Sprintf(`model = "scripted"
 model_provider = "scripted"
@@ -99,14 +113,12 @@ stream_max_retries = 0
 		"PATH="+filepath.Dir(agenttest.Loadout(t))+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"LOADOUT_HOSTD_URL="+s.hostd.URL,
 	)
+	cmd.Env = append(cmd.Env, s.env...)
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("codex exec did not finish within %s:\n%s", runTimeout, out)
 	}
-	if err != nil {
-		t.Fatalf("codex exec: %v\n%s\nhostd:\n%s", err, out, s.hostd.Log())
-	}
-	return string(out)
+	return string(out), err
 }
 
 // managedInstall reports whether this machine can give Codex its own

@@ -1,0 +1,122 @@
+package codex
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loadout-dev/loadout/test/agents/agenttest"
+	"github.com/loadout-dev/loadout/test/agents/responses"
+)
+
+// lifecycleRequirements is /etc/codex/requirements.toml with `loadout hook
+// codex` at every Codex event docs/agents.md maps.
+const lifecycleRequirements = `allow_managed_hooks_only = true
+` + `
+[[hooks.SessionStart]]
+[[hooks.SessionStart.hooks]]
+type = "command"
+command = "loadout hook codex"
+timeout = 60
+` + `
+[[hooks.UserPromptSubmit]]
+[[hooks.UserPromptSubmit.hooks]]
+type = "command"
+command = "loadout hook codex"
+timeout = 60
+` + `
+[[hooks.PreToolUse]]
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = "loadout hook codex"
+timeout = 60
+` + `
+[[hooks.PostToolUse]]
+[[hooks.PostToolUse.hooks]]
+type = "command"
+command = "loadout hook codex"
+timeout = 60
+`
+
+// newLifecycleSession is Codex on the lifecycle fixture Workspace (the Pi
+// package's, integrations/pi/test/fixtures/lifecycle), managed install
+// only, with a stand-in terraform on PATH that records its arguments in the
+// working directory's TERRAFORM_ARGS.
+func newLifecycleSession(t *testing.T) *session {
+	t.Helper()
+	if !managedInstall() {
+		t.Skip("needs a private /etc/codex (unshare --mount)")
+	}
+	data := agenttest.PreviewSamples(t, filepath.Join(agenttest.RepoRoot(), "integrations", "pi", "test", "fixtures", "lifecycle"))
+	s := &session{home: t.TempDir(), work: t.TempDir(), etc: t.TempDir()}
+	s.hostd = agenttest.StartHostd(t, data, "--materialize", s.home, "--codex")
+	if err := os.WriteFile(filepath.Join(s.etc, "requirements.toml"), []byte(lifecycleRequirements), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Codex runs commands in a login shell, which sets PATH from the
+	// profiles: the stand-in joins it from the session's own.
+	home, bin := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "terraform"), []byte("#!/bin/sh\necho \"$@\" > TERRAFORM_ARGS\necho \"terraform $@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".bash_profile"), []byte("export PATH="+bin+":$PATH\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.env = []string{"HOME=" + home}
+	return s
+}
+
+// A UserInput hook denies a prompt with a secret: nothing reaches the model.
+// The same for a prompt a hook rewrites: Codex cannot replace a prompt.
+func TestCodex_UserInputDeniesASecretPrompt(t *testing.T) { // R-LC-4
+	for name, prompt := range map[string]string{"deny": "deploy with the SECRET hunter2", "rewrite": "the password is hunter2"} {
+		t.Run(name, func(t *testing.T) {
+			s := newLifecycleSession(t)
+			model := responses.Start(t, say("should not be called"))
+			out, _ := s.runErr(t, model, prompt)
+			for _, r := range model.Requests() {
+				if strings.Contains(r.Text(), "hunter2") {
+					t.Fatalf("the prompt reached the model: %s", r.Text())
+				}
+			}
+			// codex exec prints that the hook blocked the prompt, not its reason.
+			if !strings.Contains(out, "UserPromptSubmit Blocked") {
+				t.Errorf("Codex did not block the prompt:\n%s", out)
+			}
+		})
+	}
+}
+
+// SessionStart's and BeforeAgentStart's context reach the model.
+func TestCodex_SessionStartAndTurnContextReachTheModel(t *testing.T) {
+	s := newLifecycleSession(t)
+	model := responses.Start(t, say("done"))
+	s.run(t, model, "hello there")
+	reqs := model.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("Codex sent the model no request")
+	}
+	for _, want := range []string{"TENANT-CONTEXT: you work for namespace team-a", "TURN-CONTEXT for: hello there"} {
+		if !strings.Contains(reqs[0].Text(), want) {
+			t.Errorf("%q did not reach the model", want)
+		}
+	}
+}
+
+// A BeforeToolCall rewrite is what runs (terraform apply gains -dry-run) and
+// what the after hooks see; an ask is a denial with its message (Codex
+// refuses "ask").
+func TestCodex_BeforeToolCallRewriteRunsAndAskDenies(t *testing.T) {
+	s := newLifecycleSession(t)
+	model := responses.Start(t, shell("call_tf", "terraform apply"), shell("call_ask", "echo deploy > deployed.txt"), say("done"))
+	out := s.run(t, model, "apply, then deploy")
+	args, err := os.ReadFile(filepath.Join(s.work, "TERRAFORM_ARGS"))
+	if err != nil || strings.TrimSpace(string(args)) != "apply -dry-run" {
+		t.Errorf("terraform ran with %q (%v), want apply -dry-run\n%s", args, err, out)
+	}
+	if _, err := os.Stat(filepath.Join(s.work, "deployed.txt")); err == nil {
+		t.Error("the asked call ran")
+	}
+	modelGot(t, model, "call_ask", "ASK: deploys need a human", out)
+}
