@@ -1,0 +1,71 @@
+package codex
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/loadout-dev/loadout/internal/claudecode"
+	"github.com/loadout-dev/loadout/internal/exthost"
+)
+
+// policy answers every call with verdict and every event with outcome.
+type policy struct {
+	verdict claudecode.BeforeVerdict
+	outcome exthost.EventOutcome
+	err     error
+}
+
+func (p policy) Before(context.Context, exthost.ToolCall) (claudecode.BeforeVerdict, error) {
+	return p.verdict, p.err
+}
+
+func (p policy) After(context.Context, exthost.ToolCall, exthost.ToolResult) ([]exthost.Diagnostic, error) {
+	return nil, p.err
+}
+
+func (p policy) Event(context.Context, exthost.EventRequest) (exthost.EventOutcome, error) {
+	return p.outcome, p.err
+}
+
+func answer(t *testing.T, p policy, input string) string {
+	t.Helper()
+	b, err := json.Marshal(Hook{Decide: claudecode.Hook{Policy: p}}.Answer(context.Background(), strings.NewReader(input)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Only shapes Codex 0.169 accepts: an ask is a denial, a rewrite is "allow"
+// with updatedInput, a refused prompt is decision "block".
+func TestAnswer_OnlyShapesCodexAccepts(t *testing.T) {
+	pre := `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"x"}}`
+	asked := exthost.ToolResult{Content: []exthost.Content{{Type: "text", Text: "ASK"}}}
+	rewritten := "***"
+	for _, c := range []struct {
+		p     policy
+		input string
+		want  string
+	}{
+		{policy{verdict: claudecode.BeforeVerdict{Ask: true, Blocked: &asked}}, pre,
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"ASK"}}`},
+		{policy{verdict: claudecode.BeforeVerdict{Arguments: map[string]any{"command": "y"}}}, pre,
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"y"}}}`},
+		{policy{}, pre, `{}`},
+		{policy{outcome: exthost.EventOutcome{Message: "no"}}, `{"hook_event_name":"UserPromptSubmit","prompt":"p"}`, `{"decision":"block","reason":"no"}`},
+		{policy{outcome: exthost.EventOutcome{Allowed: true, Input: &rewritten}}, `{"hook_event_name":"UserPromptSubmit","prompt":"p"}`, `"decision":"block"`},
+		{policy{outcome: exthost.EventOutcome{Allowed: true, Context: "C"}}, `{"hook_event_name":"SessionStart","source":"startup"}`,
+			`{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"C"}}`},
+		{policy{outcome: exthost.EventOutcome{Message: "closed"}}, `{"hook_event_name":"SessionStart"}`, `{}`},
+		{policy{err: errors.New("down")}, `{"hook_event_name":"UserPromptSubmit","prompt":"p"}`, `"decision":"block"`},
+		{policy{err: errors.New("down")}, pre, `"permissionDecision":"deny"`},
+		{policy{}, `{"hook_event_name":"PreCompact"}`, `{}`},
+	} {
+		if got := answer(t, c.p, c.input); !strings.Contains(got, c.want) {
+			t.Errorf("%s with %+v answered %s, want %s", c.input, c.p, got, c.want)
+		}
+	}
+}
