@@ -101,8 +101,14 @@ func (h Hook) event(ctx context.Context, d Decision, req exthost.EventRequest) D
 
 // prompt runs UserInput and then BeforeAgentStart on a submitted prompt.
 // Neither agent can replace a prompt from its hook, so an input rewrite
-// blocks the prompt: the unrewritten text never reaches the model.
+// blocks the prompt: the unrewritten text never reaches the model. Neither
+// can refuse a session from SessionStart either, so the SessionStart hooks
+// are asked again first and their denial blocks the prompt (their context
+// was added at SessionStart).
 func (h Hook) prompt(ctx context.Context, d Decision, session exthost.SessionInfo, text string) Decision {
+	if start := h.event(ctx, d, exthost.EventRequest{Event: v1alpha1.SessionStart, Session: session}); start.Block {
+		return start
+	}
 	p := exthost.Prompt{Text: text, Source: "hook"}
 	out, err := h.Policy.Event(ctx, exthost.EventRequest{Event: v1alpha1.UserInput, Session: session, Prompt: &p})
 	switch {
@@ -216,9 +222,11 @@ func (d Decision) ClaudeCode() Output {
 		}
 		out.HookSpecificOutput = s
 	case SessionStart:
+		// Claude Code cannot refuse a session here (continue: false does
+		// not stop claude -p): the user sees the reason, and every prompt
+		// is blocked at UserPromptSubmit.
 		if d.Block {
-			stop := false
-			out.Continue, out.StopReason = &stop, d.Reason
+			out.SystemMessage = d.Reason
 		} else if d.Context != "" {
 			out.HookSpecificOutput = &SpecificOutput{HookEventName: SessionStart, AdditionalContext: d.Context}
 		}

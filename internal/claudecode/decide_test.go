@@ -46,8 +46,11 @@ func TestAnswer_SessionEventsInClaudeCodesShapes(t *testing.T) {
 		t.Errorf("a rewritten prompt answered %s, want a block saying why", got)
 	}
 	p.events[v1alpha1.SessionStart] = exthost.EventOutcome{Message: "closed"}
-	if got := answer(t, Hook{Policy: p}, `{"hook_event_name":"SessionStart"}`); got != `{"continue":false,"stopReason":"closed"}` {
+	if got := answer(t, Hook{Policy: p}, `{"hook_event_name":"SessionStart"}`); got != `{"systemMessage":"closed"}` {
 		t.Errorf("a refused session answered %s", got)
+	}
+	if got := answer(t, Hook{Policy: p}, `{"hook_event_name":"UserPromptSubmit","prompt":"hi"}`); got != `{"decision":"block","reason":"closed"}` {
+		t.Errorf("a prompt of a refused session answered %s", got)
 	}
 }
 
@@ -58,7 +61,7 @@ func TestAnswer_FailuresBlockGuardsAndNotObservers(t *testing.T) {
 		`{"hook_event_name":"UserPromptSubmit","prompt":"hi"}`,
 		`{"hook_event_name":"PreCompact"}`,
 	} {
-		if got := answer(t, Hook{Policy: p}, in); !strings.Contains(got, "hostd down") || !strings.Contains(got, "block") && !strings.Contains(got, `"continue":false`) {
+		if got := answer(t, Hook{Policy: p}, in); !strings.Contains(got, "hostd down") || !strings.Contains(got, "block") && !strings.Contains(got, "systemMessage") {
 			t.Errorf("%s answered %s, want a block naming the failure", in, got)
 		}
 	}

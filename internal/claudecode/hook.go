@@ -66,10 +66,6 @@ type Output struct {
 	Reason   string `json:"reason,omitempty"`
 	// SystemMessage is shown to the user (after hooks' diagnostics).
 	SystemMessage string `json:"systemMessage,omitempty"`
-	// Continue false with StopReason ends the session: the answer to a
-	// SessionStart the Workspace refuses.
-	Continue   *bool  `json:"continue,omitempty"`
-	StopReason string `json:"stopReason,omitempty"`
 }
 
 // SpecificOutput is hookSpecificOutput.

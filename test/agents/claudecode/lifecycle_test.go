@@ -26,7 +26,13 @@ var lifecycleEvents = map[string]bool{
 // directory's TERRAFORM_ARGS.
 func NewLifecycleAgent(t *testing.T, wiring Wiring, script ...Turn) *Agent {
 	t.Helper()
-	data := agenttest.PreviewSamples(t, filepath.Join(agenttest.RepoRoot(), "integrations", "pi", "test", "fixtures", "lifecycle"))
+	return newHookedAgent(t, wiring, filepath.Join(agenttest.RepoRoot(), "integrations", "pi", "test", "fixtures", "lifecycle"), script...)
+}
+
+// newHookedAgent is NewLifecycleAgent on the Workspace in dir.
+func newHookedAgent(t *testing.T, wiring Wiring, dir string, script ...Turn) *Agent {
+	t.Helper()
+	data := agenttest.PreviewSamples(t, dir)
 	a := &Agent{Hostd: agenttest.StartHostd(t, data, "--claude-code")}
 	a.Model = NewModel(t, script...)
 	a.Session = NewSession(t, a.Model)
@@ -187,4 +193,54 @@ func hookDiagnostics(t *testing.T, hostdURL, hook string) int {
 		}
 	}
 	return n
+}
+
+// refusingWorkspace is a Workspace whose SessionStart hook refuses every
+// session.
+const refusingWorkspace = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: team-a
+  labels:
+    loadout.dev/trust: trusted
+---
+apiVersion: loadout.dev/v1alpha1
+kind: Workspace
+metadata:
+  name: dev
+  namespace: team-a
+spec:
+  instructions:
+    - inline: You work on team-a's infrastructure.
+---
+apiVersion: loadout.dev/v1alpha1
+kind: Extension
+metadata:
+  name: closed
+  namespace: team-a
+spec:
+  description: Refuses sessions.
+  hooks:
+    - name: closed
+      event: SessionStart
+      cel:
+        expression: "false"
+        message: SESSION-REFUSED by the platform
+`
+
+// A SessionStart denial refuses the session's prompts: none reaches the
+// model (Claude Code cannot refuse a session from SessionStart itself).
+func TestClaudeCode_SessionStartDenialRefusesThePrompts(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "workspace.yaml"), []byte(refusingWorkspace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := newHookedAgent(t, HTTPHook, dir)
+	out, stderr, _ := a.Session.Run(t, "hello there")
+	if reqs := a.Model.AgentRequests(); len(reqs) != 0 {
+		t.Errorf("the prompt reached the model in a refused session: %s", reqs[0].Raw)
+	}
+	if !strings.Contains(out+stderr, "SESSION-REFUSED") {
+		t.Errorf("the user was not told why:\nstdout: %s\nstderr: %s", out, stderr)
+	}
 }
