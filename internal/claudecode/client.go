@@ -61,23 +61,14 @@ func (c HostdClient) After(ctx context.Context, call exthost.ToolCall, result ex
 
 // Event sends POST /v1/events/{event}.
 func (c HostdClient) Event(ctx context.Context, req exthost.EventRequest) (exthost.EventOutcome, error) {
-	var resp struct {
-		Allowed     bool                 `json:"allowed"`
-		Ask         bool                 `json:"ask"`
-		Message     string               `json:"message"`
-		Input       *string              `json:"input"`
-		Context     string               `json:"context"`
-		Diagnostics []exthost.Diagnostic `json:"diagnostics"`
-	}
+	// hostd's EventResponse has the outcome's fields, named in lower case.
+	var out exthost.EventOutcome
 	body := map[string]any{"session": req.Session}
 	if req.Prompt != nil {
 		body["prompt"] = req.Prompt
 	}
-	if err := c.post(ctx, "/v1/events/"+string(req.Event), body, &resp); err != nil {
-		return exthost.EventOutcome{}, err
-	}
-	return exthost.EventOutcome{Allowed: resp.Allowed, Ask: resp.Ask, Message: resp.Message, Input: resp.Input,
-		Context: resp.Context, Diagnostics: resp.Diagnostics}, nil
+	err := c.post(ctx, "/v1/events/"+string(req.Event), body, &out)
+	return out, err
 }
 
 // post sends body to hostd and decodes a 200 answer into out. Anything else

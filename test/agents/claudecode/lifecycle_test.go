@@ -77,36 +77,29 @@ func lifecycleSettings(t *testing.T, wiring Wiring, hostdURL string) string {
 }
 
 // A UserInput hook denies a prompt with a secret: nothing reaches the model
-// and the user gets the hook's message.
+// and the user gets the hook's message. A UserInput rewrite Claude Code
+// cannot apply blocks the prompt the same way, saying so.
 func TestClaudeCode_UserInputDeniesASecretPrompt(t *testing.T) { // R-LC-4
-	for _, wiring := range []Wiring{HTTPHook, CommandHook} {
-		t.Run(string(wiring), func(t *testing.T) {
-			a := NewLifecycleAgent(t, wiring)
-			out, stderr, _ := a.Session.Run(t, "deploy with the SECRET hunter2")
+	for _, c := range []struct {
+		wiring       Wiring
+		prompt, want string
+	}{
+		{HTTPHook, "deploy with the SECRET hunter2", "prompts must not carry secrets"},
+		{CommandHook, "deploy with the SECRET hunter2", "prompts must not carry secrets"},
+		{HTTPHook, "the password is hunter2", "cannot replace a prompt"},
+	} {
+		t.Run(string(c.wiring)+"/"+c.want, func(t *testing.T) {
+			a := NewLifecycleAgent(t, c.wiring)
+			out, stderr, _ := a.Session.Run(t, c.prompt)
 			for _, r := range a.Model.requests {
 				if strings.Contains(r.Raw, "hunter2") {
 					t.Fatalf("the prompt reached the model: %s", r.Raw)
 				}
 			}
-			if !strings.Contains(out+stderr, "prompts must not carry secrets") {
-				t.Errorf("the user did not get the hook's message:\nstdout: %s\nstderr: %s", out, stderr)
+			if !strings.Contains(out+stderr, c.want) {
+				t.Errorf("the user did not get %q:\nstdout: %s\nstderr: %s", c.want, out, stderr)
 			}
 		})
-	}
-}
-
-// A UserInput rewrite Claude Code cannot apply blocks the prompt: the
-// unrewritten text never reaches the model.
-func TestClaudeCode_UserInputRewriteBlocksThePrompt(t *testing.T) {
-	a := NewLifecycleAgent(t, HTTPHook)
-	out, stderr, _ := a.Session.Run(t, "the password is hunter2")
-	for _, r := range a.Model.requests {
-		if strings.Contains(r.Raw, "hunter2") {
-			t.Fatalf("the unrewritten prompt reached the model: %s", r.Raw)
-		}
-	}
-	if !strings.Contains(out+stderr, "cannot replace a prompt") {
-		t.Errorf("the user was not told why:\nstdout: %s\nstderr: %s", out, stderr)
 	}
 }
 
