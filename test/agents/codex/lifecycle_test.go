@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,32 +13,13 @@ import (
 
 // lifecycleRequirements is /etc/codex/requirements.toml with `loadout hook
 // codex` at every Codex event docs/agents.md maps.
-const lifecycleRequirements = `allow_managed_hooks_only = true
-` + `
-[[hooks.SessionStart]]
-[[hooks.SessionStart.hooks]]
-type = "command"
-command = "loadout hook codex"
-timeout = 60
-` + `
-[[hooks.UserPromptSubmit]]
-[[hooks.UserPromptSubmit.hooks]]
-type = "command"
-command = "loadout hook codex"
-timeout = 60
-` + `
-[[hooks.PreToolUse]]
-[[hooks.PreToolUse.hooks]]
-type = "command"
-command = "loadout hook codex"
-timeout = 60
-` + `
-[[hooks.PostToolUse]]
-[[hooks.PostToolUse.hooks]]
-type = "command"
-command = "loadout hook codex"
-timeout = 60
-`
+func lifecycleRequirements() string {
+	toml := "allow_managed_hooks_only = true\n"
+	for _, event := range []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"} {
+		toml += fmt.Sprintf("\n[[hooks.%s]]\n[[hooks.%s.hooks]]\ntype = \"command\"\ncommand = \"loadout hook codex\"\ntimeout = 60\n", event, event)
+	}
+	return toml
+}
 
 // newLifecycleSession is Codex on the lifecycle fixture Workspace (the Pi
 // package's, integrations/pi/test/fixtures/lifecycle), managed install
@@ -51,7 +33,7 @@ func newLifecycleSession(t *testing.T) *session {
 	data := agenttest.PreviewSamples(t, filepath.Join(agenttest.RepoRoot(), "integrations", "pi", "test", "fixtures", "lifecycle"))
 	s := &session{home: t.TempDir(), work: t.TempDir(), etc: t.TempDir()}
 	s.hostd = agenttest.StartHostd(t, data, "--materialize", s.home, "--codex")
-	if err := os.WriteFile(filepath.Join(s.etc, "requirements.toml"), []byte(lifecycleRequirements), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(s.etc, "requirements.toml"), []byte(lifecycleRequirements()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// Codex runs commands in a login shell, which sets PATH from the
