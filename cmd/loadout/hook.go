@@ -13,7 +13,7 @@ import (
 func newHookCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hook",
-		Short: "Answer an agent's tool-call hooks from hostd",
+		Short: "Answer an agent's hooks from hostd",
 		Args:  cobra.NoArgs,
 	}
 	cmd.AddCommand(newClaudeCodeHookCommand(), newCodexHookCommand())
@@ -28,16 +28,19 @@ func newClaudeCodeHookCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "claude-code",
-		Short: "Claude Code command hook: tool calls through hostd's policy",
+		Short: "Claude Code command hook: tool calls and session events through hostd's policy",
 		Long: `claude-code is a Claude Code command hook. It reads the hook input on stdin,
 asks hostd (POST /v1/before for PreToolUse, POST /v1/after for PostToolUse and
-PostToolUseFailure) and prints Claude Code's hook output. A denied PreToolUse
-is a permissionDecision "deny" with hostd's reason; an allowed one carries no
-decision, so Claude Code's own permission rules and prompts still apply
-(--auto-allow answers "allow" instead, which skips Claude Code's prompt).
-Other events are answered {}. When hostd cannot be reached, answers an error,
-or the input cannot be read, the call is denied with a reason: the hook fails
-closed. It always exits 0, so Claude Code reads its answer.
+PostToolUseFailure, POST /v1/events for SessionStart, UserPromptSubmit,
+PreCompact and SessionEnd) and prints Claude Code's hook output. A denied
+PreToolUse is a permissionDecision "deny" with hostd's reason, an ask "ask", a
+rewrite updatedInput; an allowed one carries no decision, so Claude Code's own
+permission rules and prompts still apply (--auto-allow answers "allow"
+instead, which skips Claude Code's prompt). A refused prompt or compaction is
+decision "block"; context is additionalContext. Other events are answered {}.
+When hostd cannot be reached, answers an error, or the input cannot be read,
+what the event guards is blocked with a reason: the hook fails closed. It
+always exits 0, so Claude Code reads its answer.
 
 hostd also answers Claude Code's http hooks itself (POST /v1/hooks/claude-code),
 with no process per call; see docs/agents.md for both wirings. --timeout must

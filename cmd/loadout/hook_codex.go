@@ -18,15 +18,18 @@ func newCodexHookCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "codex",
-		Short: "Codex command hook: PreToolUse and PostToolUse through hostd",
+		Short: "Codex command hook: tool calls and session events through hostd",
 		Long: `codex is a Codex command hook. It reads the hook input on stdin, asks hostd
-(POST /v1/before for PreToolUse, POST /v1/after for PostToolUse) and prints an
-answer Codex accepts: for a denied PreToolUse a permissionDecision "deny" with
-hostd's reason, for an allowed one no decision ({}), so Codex's own approval
-and sandbox rules still apply. When hostd cannot be reached, answers an error,
-or the input cannot be read, the call is denied with a reason: the hook fails
-closed. Other events are answered {}. It always exits 0, because Codex runs a
-call whose hook failed.
+(POST /v1/before for PreToolUse, POST /v1/after for PostToolUse, POST
+/v1/events for SessionStart, UserPromptSubmit and SessionEnd) and prints an
+answer Codex accepts: for a denied or asked PreToolUse a permissionDecision
+"deny" with hostd's reason, for a rewrite "allow" with updatedInput, for an
+allowed one no decision ({}), so Codex's own approval and sandbox rules still
+apply; a refused prompt is decision "block", context additionalContext. When
+hostd cannot be reached, answers an error, or the input cannot be read, the
+call or prompt is blocked with a reason: the hook fails closed. Other events
+are answered {}. It always exits 0, because Codex runs a call whose hook
+failed.
 
 materialize --codex writes the hooks.json and requirements.toml that run it;
 see docs/agents.md#codex. --timeout must stay under the hook's timeout there.`,
