@@ -109,26 +109,38 @@ func claudeCommand(t contract.TemplateDoc) ([]byte, error) {
 	return skillmd.WithFrontmatter(fm, body)
 }
 
-// claudeManagedSettings is managed-settings.json. Every tool call goes
-// through hostd's http hook; onFailure "block" makes a PreToolUse that hostd
-// does not answer (down, timed out, an error status) a denial, where Claude
-// Code's default lets the call run. After hooks only observe, so their
-// failures do not block. allowManagedHooksOnly drops the hooks of user,
-// project and plugin settings, so nothing can answer "allow" around hostd.
+// claudeManagedSettings is managed-settings.json. Every tool call and every
+// session event goes through hostd's http hook; onFailure "block" makes an
+// event that guards something (a tool call, a prompt, a compaction) that
+// hostd does not answer (down, timed out, an error status) a refusal, where
+// Claude Code's default lets it go on. Observers (after hooks, SessionEnd)
+// do not block. SessionStart is the command hook: Claude Code runs no http
+// hook there. allowManagedHooksOnly drops the hooks of user, project and
+// plugin settings, so nothing can answer "allow" around hostd.
 func claudeManagedSettings(hostdURL string) map[string]any {
-	hook := func(block bool) []any {
+	hook := func(matcher string, block bool) []any {
 		h := map[string]any{"type": "http", "url": hostdURL + claudeCodeHookPath, "timeout": claudeHookTimeout}
 		if block {
 			h["onFailure"] = "block"
 		}
-		return []any{map[string]any{"matcher": "*", "hooks": []any{h}}}
+		entry := map[string]any{"hooks": []any{h}}
+		if matcher != "" {
+			entry["matcher"] = matcher
+		}
+		return []any{entry}
 	}
+	sessionStart := map[string]any{"type": "command", "command": "loadout hook claude-code --hostd-url " + hostdURL,
+		"timeout": claudeHookTimeout}
 	return map[string]any{
 		"allowManagedHooksOnly": true,
 		"hooks": map[string]any{
-			"PreToolUse":         hook(true),
-			"PostToolUse":        hook(false),
-			"PostToolUseFailure": hook(false),
+			"PreToolUse":         hook("*", true),
+			"PostToolUse":        hook("*", false),
+			"PostToolUseFailure": hook("*", false),
+			"UserPromptSubmit":   hook("", true),
+			"PreCompact":         hook("", true),
+			"SessionEnd":         hook("", false),
+			"SessionStart":       []any{map[string]any{"hooks": []any{sessionStart}}},
 		},
 		"managedMcpServers": map[string]any{"loadout": claudeMCPServer(hostdURL)},
 	}

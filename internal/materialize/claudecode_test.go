@@ -54,9 +54,10 @@ func TestBuild_ClaudeCodeCommandsUsePositionalArguments(t *testing.T) {
 	}
 }
 
-// The managed settings route every tool call through hostd's http hook,
-// block the call when hostd does not answer a PreToolUse, accept no other
-// hooks, and load hostd's MCP tools up front.
+// The managed settings route every tool call and session event through
+// hostd (SessionStart through the command hook, which Claude Code runs there),
+// block what a guarding event guards when hostd does not answer, accept no
+// other hooks, and load hostd's MCP tools up front.
 func TestBuild_ClaudeCodeManagedSettings(t *testing.T) {
 	got := files(t, mustBuild(t, sampleInput(), Options{ClaudeCode: true, HostdURL: "http://127.0.0.1:9191/"}))
 	var settings struct {
@@ -65,6 +66,7 @@ func TestBuild_ClaudeCodeManagedSettings(t *testing.T) {
 			Matcher string `json:"matcher"`
 			Hooks   []struct {
 				Type      string `json:"type"`
+				Command   string `json:"command"`
 				URL       string `json:"url"`
 				Timeout   int    `json:"timeout"`
 				OnFailure string `json:"onFailure"`
@@ -78,15 +80,21 @@ func TestBuild_ClaudeCodeManagedSettings(t *testing.T) {
 	if !settings.AllowManagedHooksOnly {
 		t.Error("allowManagedHooksOnly is not set")
 	}
-	for event, onFailure := range map[string]string{"PreToolUse": "block", "PostToolUse": "", "PostToolUseFailure": ""} {
+	for event, onFailure := range map[string]string{"PreToolUse": "block", "PostToolUse": "", "PostToolUseFailure": "",
+		"UserPromptSubmit": "block", "PreCompact": "block", "SessionEnd": ""} {
 		groups := settings.Hooks[event]
-		if len(groups) != 1 || groups[0].Matcher != "*" || len(groups[0].Hooks) != 1 {
+		toolEvent := strings.Contains(event, "ToolUse")
+		if len(groups) != 1 || (groups[0].Matcher == "*") != toolEvent || len(groups[0].Hooks) != 1 {
 			t.Fatalf("%s: %+v", event, groups)
 		}
 		h := groups[0].Hooks[0]
 		if h.Type != "http" || h.URL != "http://127.0.0.1:9191/v1/hooks/claude-code" || h.OnFailure != onFailure || h.Timeout != 60 {
 			t.Errorf("%s hook %+v", event, h)
 		}
+	}
+	if start := settings.Hooks["SessionStart"]; len(start) != 1 || len(start[0].Hooks) != 1 || start[0].Hooks[0].Type != "command" ||
+		start[0].Hooks[0].Command != "loadout hook claude-code --hostd-url http://127.0.0.1:9191" {
+		t.Errorf("SessionStart: %+v", start)
 	}
 	server := map[string]any{"type": "http", "url": "http://127.0.0.1:9191/mcp", "alwaysLoad": true}
 	if b, _ := json.Marshal(settings.ManagedMCPServers["loadout"]); string(b) != mustMarshal(t, server) {

@@ -27,9 +27,15 @@ const (
 )
 
 // codexHooksJSON runs the hook for every tool, before and after the call (no
-// matcher: every tool name).
+// matcher: every tool name), at session start and for every prompt.
 const codexHooksJSON = `{
   "hooks": {
+    "SessionStart": [
+      {"hooks": [{"type": "command", "command": "loadout hook codex", "timeout": 60}]}
+    ],
+    "UserPromptSubmit": [
+      {"hooks": [{"type": "command", "command": "loadout hook codex", "timeout": 60}]}
+    ],
     "PreToolUse": [
       {"hooks": [{"type": "command", "command": "loadout hook codex", "timeout": 60, "statusMessage": "Loadout policy"}]}
     ],
@@ -47,6 +53,18 @@ const codexRequirementsTOML = `# Codex managed requirements from Loadout (docs/a
 # Install as /etc/codex/requirements.toml; user and project configuration
 # cannot remove these hooks or add their own.
 allow_managed_hooks_only = true
+
+[[hooks.SessionStart]]
+[[hooks.SessionStart.hooks]]
+type = "command"
+command = "loadout hook codex"
+timeout = 60
+
+[[hooks.UserPromptSubmit]]
+[[hooks.UserPromptSubmit.hooks]]
+type = "command"
+command = "loadout hook codex"
+timeout = 60
 
 [[hooks.PreToolUse]]
 [[hooks.PreToolUse.hooks]]

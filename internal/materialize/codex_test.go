@@ -42,8 +42,18 @@ func TestWrite_CodexLayoutSharesSkillsWithCodex_RAG1(t *testing.T) {
 		}
 	}
 	hooks, err := os.ReadFile(filepath.Join(home, CodexHooksFile))
-	if err != nil || !strings.Contains(string(hooks), `"PreToolUse"`) || !strings.Contains(string(hooks), CodexHookCommand) {
+	if err != nil || !strings.Contains(string(hooks), CodexHookCommand) {
 		t.Fatalf("hooks.json: %s, %v", hooks, err)
+	}
+	requirements, err := os.ReadFile(filepath.Join(home, CodexRequirementsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every event Codex can hook reaches hostd, in both files.
+	for _, event := range []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"} {
+		if !strings.Contains(string(hooks), `"`+event+`"`) || !strings.Contains(string(requirements), "[[hooks."+event+".hooks]]") {
+			t.Errorf("%s is not hooked: hooks.json %s\nrequirements.toml %s", event, hooks, requirements)
+		}
 	}
 
 	// The Workspace drops deploy: its link goes, everything else stays.
