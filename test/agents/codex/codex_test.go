@@ -116,8 +116,9 @@ func TestCodex_ReviewNoteThroughMCPAndSecretNeverReachesTheService_RAG4(t *testi
 	modelGot(t, model, "n2", "review notes must not contain secrets", out)
 }
 
-// With hostd down every call is blocked: the shell command never runs and
-// the model reads that Loadout could not decide.
+// With hostd down nothing runs: the managed UserPromptSubmit hook refuses the
+// prompt before the model is asked, or, where a call is reached, it is
+// blocked and the model reads that Loadout could not decide.
 func TestCodex_HostdDownBlocksEveryCall_RAG3(t *testing.T) {
 	s := newSession(t)
 	s.hostd.Stop()
@@ -126,6 +127,12 @@ func TestCodex_HostdDownBlocksEveryCall_RAG3(t *testing.T) {
 
 	if _, err := os.Stat(filepath.Join(s.work, "ran.txt")); err == nil {
 		t.Errorf("a command ran with hostd down\n%s", out)
+	}
+	if len(model.Requests()) == 0 {
+		if !strings.Contains(out, "UserPromptSubmit Blocked") {
+			t.Errorf("the model was never asked, but Codex does not say the prompt was blocked\n%s", out)
+		}
+		return
 	}
 	modelGot(t, model, "c1", "could not get a policy decision from hostd", out)
 	if name := toolNamed(model.Requests()[0], "review_note"); name != "" {
