@@ -19,30 +19,18 @@ type Hook struct {
 	Decide claudecode.Hook
 }
 
-// Output is the answer on stdout in a shape Codex 0.169 accepts for the event.
-// Codex refuses a PreToolUse "allow" without updatedInput, "ask", a deny
-// without a reason, and a reason without a decision, and it runs a call
+// Output is the answer on stdout: the same JSON fields as Claude Code's
+// (claudecode.Output), filled only in shapes Codex 0.169 accepts for the
+// event. Codex refuses a PreToolUse "allow" without updatedInput, "ask", a
+// deny without a reason, and a reason without a decision, and it runs a call
 // whose hook answered something it refuses: so an allowed call is answered
 // with no decision at all, an ask is a denial, and a denial always carries
 // its reason.
-type Output struct {
-	HookSpecificOutput *SpecificOutput `json:"hookSpecificOutput,omitempty"`
-	// Decision "block" with Reason stops a UserPromptSubmit's prompt.
-	Decision string `json:"decision,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-	// SystemMessage is shown to the user (after hooks' diagnostics).
-	SystemMessage string `json:"systemMessage,omitempty"`
-}
+type Output = claudecode.Output
 
 // SpecificOutput is hookSpecificOutput: a PreToolUse denial or rewrite, or
 // a SessionStart's or UserPromptSubmit's context for the model.
-type SpecificOutput struct {
-	HookEventName            string         `json:"hookEventName"`
-	PermissionDecision       string         `json:"permissionDecision,omitempty"`
-	PermissionDecisionReason string         `json:"permissionDecisionReason,omitempty"`
-	UpdatedInput             map[string]any `json:"updatedInput,omitempty"`
-	AdditionalContext        string         `json:"additionalContext,omitempty"`
-}
+type SpecificOutput = claudecode.SpecificOutput
 
 // Answer reads one hook input and answers it; it never fails. A PreToolUse
 // (or an input whose event cannot be read) that cannot be answered is
