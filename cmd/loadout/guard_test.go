@@ -20,8 +20,15 @@ import (
 // config/samples` publishes, unchanged.
 func startHostdOnSamples(t *testing.T) string {
 	t.Helper()
+	return startHostdOnPreview(t, samplesDir)
+}
+
+// startHostdOnPreview runs hostd, as a real HTTP server on loopback, on the
+// context `loadout preview -f manifests` publishes.
+func startHostdOnPreview(t *testing.T, manifests string) string {
+	t.Helper()
 	dir := t.TempDir()
-	for k, v := range previewData(t, "-f", samplesDir) {
+	for k, v := range previewData(t, "-f", manifests) {
 		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
 			t.Fatal(err)
 		}

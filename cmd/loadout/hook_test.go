@@ -1,18 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/loadout-dev/loadout/internal/hostd"
 )
 
 // claudeWorkspace is the samples' dev Workspace naming Claude Code's own
@@ -49,19 +43,7 @@ func startSamplesHostd(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(src, "workspace.yaml"), []byte(claudeWorkspace), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	for k, v := range previewData(t, "-f", src) {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := hostd.New(hostd.Options{ContextDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := s.Reload(context.Background(), true); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
-	return ts.URL
+	return startHostdOnPreview(t, src)
 }
 
 // runHook runs `loadout hook claude-code` with input on stdin and returns its
