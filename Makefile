@@ -155,8 +155,9 @@ bench: bench-pi ## Run the Pi numbers, the Go benchmarks and the scale harness (
 ##@ Build
 
 .PHONY: build
-build: build-loadout ## Build the manager and the loadout CLI into ./bin, stamped with VERSION, COMMIT and BUILD_DATE.
+build: build-loadout ## Build the manager, the loadout CLI and loadout-hostd (the sidecar) into ./bin, stamped with VERSION, COMMIT and BUILD_DATE.
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/manager ./cmd/manager
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/loadout-hostd ./cmd/loadout-hostd
 
 .PHONY: build-loadout
 build-loadout: ## Build the loadout CLI (preview, hostd, materialize, ...) into ./bin.

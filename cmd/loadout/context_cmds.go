@@ -9,11 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loadout-dev/loadout/internal/agentcmd"
 	"github.com/loadout-dev/loadout/internal/published"
 )
-
-// defaultContextDir is where the sample agent Deployment mounts the context.
-const defaultContextDir = "/var/run/loadout/context"
 
 func newRenderCommand() *cobra.Command {
 	var dir string
@@ -49,7 +47,7 @@ Every {{name}} placeholder needs a --set name=value; extra values are ignored.`,
 			return writeJSON(cmd.OutOrStdout(), msg)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "context-dir", defaultContextDir, "directory where the context ConfigMap is mounted")
+	cmd.Flags().StringVar(&dir, "context-dir", agentcmd.DefaultContextDir, "directory where the context ConfigMap is mounted")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "template argument as name=value (repeatable)")
 	cmd.Flags().Int64Var(&at, "timestamp", 0, "message timestamp in Unix milliseconds (default: now)")
 	return cmd
@@ -80,7 +78,7 @@ the skill are refused. Repeated requests are printed once.`,
 			return writeJSON(cmd.OutOrStdout(), s)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "context-dir", defaultContextDir, "directory where the context ConfigMap is mounted")
+	cmd.Flags().StringVar(&dir, "context-dir", agentcmd.DefaultContextDir, "directory where the context ConfigMap is mounted")
 	cmd.Flags().StringArrayVar(&files, "file", nil, "file of the skill to include (repeatable)")
 	return cmd
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/loadout-dev/loadout/internal/agentcmd"
 )
 
 func main() {
@@ -38,10 +40,10 @@ context directory.`,
 	root.AddCommand(newPushCommand())
 	root.AddCommand(newRenderCommand())
 	root.AddCommand(newActivateCommand())
-	root.AddCommand(newHostdCommand())
+	root.AddCommand(agentcmd.NewHostdCommand())
 	root.AddCommand(newMaterializeCommand())
-	root.AddCommand(newHookCommand())
-	root.AddCommand(newVersionCommand())
+	root.AddCommand(agentcmd.NewHookCommand())
+	root.AddCommand(agentcmd.NewVersionCommand())
 	root.AddCommand(newToolServerCommand())
 	return root
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loadout-dev/loadout/internal/agentcmd"
 	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/published"
 )
@@ -17,7 +18,7 @@ func newMaterializeCommand() *cobra.Command {
 		claudeCode bool
 		codex      bool
 		hostdURL   string
-		src        sourceFlags
+		src        agentcmd.SourceFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "materialize",
@@ -62,7 +63,7 @@ fetched or verified, nothing is written and OUT keeps its last good tree.`,
 			if err != nil {
 				return err
 			}
-			fetcher, err := src.fetcher()
+			fetcher, err := src.Fetcher()
 			if err != nil {
 				return err
 			}
@@ -70,7 +71,7 @@ fetched or verified, nothing is written and OUT keeps its last good tree.`,
 			if err != nil {
 				return err
 			}
-			in, opts, err := fetched.Materialize(materializeOptions(claudeCode, codex, hostdURL))
+			in, opts, err := fetched.Materialize(agentcmd.MaterializeOptions(claudeCode, codex, hostdURL))
 			if err != nil {
 				return err
 			}
@@ -90,18 +91,12 @@ fetched or verified, nothing is written and OUT keeps its last good tree.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dir, "context-dir", defaultContextDir, "directory where the context ConfigMap is mounted")
+	cmd.Flags().StringVar(&dir, "context-dir", agentcmd.DefaultContextDir, "directory where the context ConfigMap is mounted")
 	cmd.Flags().StringVar(&out, "out", "", "directory to write the tree into (created if missing)")
 	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "also write Claude Code's CLAUDE.md, commands/ and managed settings")
 	cmd.Flags().StringVar(&hostdURL, "hostd-url", materialize.DefaultHostdURL, "with --claude-code: hostd's base URL in the managed settings")
 	cmd.Flags().BoolVar(&codex, "codex", false, "the Codex layout, for --out at CODEX_HOME: each skill linked into a skills directory shared with Codex's own, AGENTS.md as CLAUDE.md, hooks.json and requirements.toml")
-	src.add(cmd)
+	src.Add(cmd)
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
-}
-
-// materializeOptions are the tree options of `loadout materialize` and
-// `loadout hostd --materialize`, so both write the same tree.
-func materializeOptions(claudeCode, codex bool, hostdURL string) materialize.Options {
-	return materialize.Options{ClaudeCode: claudeCode, Codex: codex, HostdURL: hostdURL}
 }

@@ -105,7 +105,11 @@ func maximalCall() []byte {
 }
 
 // peakRSS reads VmHWM (peak resident set size) of a process, in bytes.
-func peakRSS(b *testing.B, pid int) int64 {
+func peakRSS(b *testing.B, pid int) int64 { return procStatus(b, pid, "VmHWM") }
+
+// procStatus reads one memory field of /proc/PID/status (VmHWM, VmRSS,
+// RssAnon, RssFile), in bytes.
+func procStatus(b *testing.B, pid int, field string) int64 {
 	b.Helper()
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -114,7 +118,7 @@ func peakRSS(b *testing.B, pid int) int64 {
 	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			if err != nil {
 				b.Fatal(err)
@@ -122,22 +126,67 @@ func peakRSS(b *testing.B, pid int) int64 {
 			return kb << 10
 		}
 	}
-	b.Fatal("no VmHWM in /proc status")
+	b.Fatalf("no %s in /proc status", field)
 	return 0
 }
 
-// hostdBinary builds `loadout` from this tree, or returns $HOSTD_BENCH_BIN
-// when set (a binary of another commit, for before/after figures measured
-// side by side with the same benchmark).
+// BenchmarkHostd_IdleRSS starts the sidecar binary (loadout-hostd) and the
+// whole CLI (`loadout hostd`), both built as the image builds them, on the
+// same context, and reports each one's resident memory once it serves the
+// context and has settled, split into anonymous memory (heap, stacks) and
+// file-backed pages of the binary itself. The target is 24 MiB idle.
+func BenchmarkHostd_IdleRSS(b *testing.B) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		b.Skip("needs /proc (Linux) to read resident memory")
+	}
+	const target = 24 << 20
+	for _, name := range []string{"loadout-hostd", "loadout"} {
+		bin := buildStatic(b, name)
+		b.Run(name, func(b *testing.B) {
+			var rss, anon, file int64
+			for range b.N {
+				_, pid := startHostd(b, bin, "GOMEMLIMIT=107374182", contextData(b, fixedRegistry()))
+				time.Sleep(time.Second) // let start-up garbage be collected
+				rss, anon, file = procStatus(b, pid, "VmRSS"), procStatus(b, pid, "RssAnon"), procStatus(b, pid, "RssFile")
+			}
+			b.ReportMetric(float64(rss)/(1<<20), "idle-MiB")
+			b.ReportMetric(float64(anon)/(1<<20), "anon-MiB")
+			b.ReportMetric(float64(file)/(1<<20), "file-MiB")
+			b.ReportMetric(float64(rss)/target, "x-target")
+		})
+	}
+}
+
+// hostdBinary builds the sidecar binary, loadout-hostd, from this tree as the
+// image builds it, or returns $HOSTD_BENCH_BIN when set (a binary of another
+// commit, for before/after figures measured side by side with the same
+// benchmark; a `loadout` CLI binary is run as `loadout hostd`).
 func hostdBinary(b *testing.B) string {
 	if bin := os.Getenv("HOSTD_BENCH_BIN"); bin != "" {
 		return bin
 	}
-	bin := filepath.Join(b.TempDir(), "loadout")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/loadout-dev/loadout/cmd/loadout").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
+	return buildStatic(b, "loadout-hostd")
+}
+
+// buildStatic builds ./cmd/NAME as the Dockerfile does (static, stripped),
+// so memory figures are those of the shipped binary.
+func buildStatic(b *testing.B, name string) string {
+	bin := filepath.Join(b.TempDir(), name)
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "github.com/loadout-dev/loadout/cmd/"+name)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build %s: %v\n%s", name, err, out)
 	}
 	return bin
+}
+
+// hostdArgs are the arguments that start hostd from bin: the CLI needs its
+// hostd command named, the sidecar binary is hostd.
+func hostdArgs(bin string) []string {
+	if filepath.Base(bin) == "loadout" {
+		return []string{"hostd"}
+	}
+	return nil
 }
 
 // startHostd runs `loadout hostd` on the context data with env added and
@@ -152,7 +201,8 @@ func startHostd(b *testing.B, bin, env string, data map[string]string, args ...s
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, append([]string{"hostd", "--allow-unsigned-context", "--context-dir", dir, "--addr", addr}, args...)...)
+	args = append(append(hostdArgs(bin), "--allow-unsigned-context", "--context-dir", dir, "--addr", addr), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stderr = io.Discard
 	cmd.Env = append(os.Environ(), env)
 	if err := cmd.Start(); err != nil {

@@ -47,7 +47,7 @@ const (
 	keysEnv, bindingEnv, configMapEnv = "LOADOUT_CONTEXT_KEYS", "LOADOUT_WORKSPACE", "LOADOUT_CONTEXT_CONFIGMAP"
 )
 
-var hostdCommand = []string{"/loadout", "hostd",
+var hostdCommand = []string{"/loadout-hostd",
 	"--context-dir=/var/run/loadout/context", "--addr=127.0.0.1:8181", "--materialize=/var/run/loadout/tree",
 	"--probe-addr=:8182", "--source-cache=/var/run/loadout/source-cache"}
 

@@ -1,4 +1,4 @@
-package main
+package agentcmd
 
 import (
 	"encoding/json"
@@ -9,8 +9,8 @@ import (
 	"github.com/loadout-dev/loadout/internal/claudecode"
 )
 
-// newHookCommand groups the agents' command hooks (docs/agents.md).
-func newHookCommand() *cobra.Command {
+// NewHookCommand groups the agents' command hooks (docs/agents.md).
+func NewHookCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hook",
 		Short: "Answer an agent's hooks from hostd",

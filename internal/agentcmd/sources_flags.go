@@ -1,4 +1,4 @@
-package main
+package agentcmd
 
 import (
 	"os"
@@ -6,25 +6,27 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/sources"
 )
 
-// sourceFlags configure how external skill sources are fetched, the same way
+// SourceFlags configure how external skill sources are fetched, the same way
 // for `loadout materialize` and `loadout hostd`.
-type sourceFlags struct {
+type SourceFlags struct {
 	cache          string
 	registryConfig string
 	gitCredentials string
 }
 
-func (f *sourceFlags) add(cmd *cobra.Command) {
+// Add registers the flags on cmd.
+func (f *SourceFlags) Add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.cache, "source-cache", filepath.Join(os.TempDir(), "loadout-sources"), "directory caching fetched external skills by digest (an emptyDir in a pod)")
 	cmd.Flags().StringVar(&f.registryConfig, "registry-config", "", "docker config.json with registry credentials (a mounted kubernetes.io/dockerconfigjson Secret); empty means anonymous")
 	cmd.Flags().StringVar(&f.gitCredentials, "git-credentials", "", "git-credential-store file (https://USER:TOKEN@HOST lines) for private git sources")
 }
 
-// fetcher builds the fetcher the flags describe.
-func (f *sourceFlags) fetcher() (*sources.Fetcher, error) {
+// Fetcher builds the fetcher the flags describe.
+func (f *SourceFlags) Fetcher() (*sources.Fetcher, error) {
 	kc, err := sources.LoadDockerConfig(f.registryConfig)
 	if err != nil {
 		return nil, err
@@ -34,4 +36,10 @@ func (f *sourceFlags) fetcher() (*sources.Fetcher, error) {
 		return nil, err
 	}
 	return sources.New(sources.Options{CacheDir: f.cache, Keychain: kc, GitAuth: git}), nil
+}
+
+// MaterializeOptions are the tree options of `loadout materialize` and
+// `loadout hostd --materialize`, so both write the same tree.
+func MaterializeOptions(claudeCode, codex bool, hostdURL string) materialize.Options {
+	return materialize.Options{ClaudeCode: claudeCode, Codex: codex, HostdURL: hostdURL}
 }

@@ -1,4 +1,4 @@
-package main
+package agentcmd
 
 import (
 	"encoding/json"
@@ -9,9 +9,9 @@ import (
 	"github.com/loadout-dev/loadout/internal/buildinfo"
 )
 
-// newVersionCommand prints the version, commit and build date stamped by
+// NewVersionCommand prints the version, commit and build date stamped by
 // `make build` or the Dockerfile.
-func newVersionCommand() *cobra.Command {
+func NewVersionCommand() *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "version",

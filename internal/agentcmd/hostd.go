@@ -1,4 +1,4 @@
-package main
+package agentcmd
 
 import (
 	"context"
@@ -17,8 +17,12 @@ import (
 	"github.com/loadout-dev/loadout/internal/hostd"
 )
 
-// newHostdCommand runs the agent-side extension host (docs/hostd.md).
-func newHostdCommand() *cobra.Command {
+// DefaultContextDir is where the agent-pod admission policy and the sample
+// agent Deployment mount the context.
+const DefaultContextDir = "/var/run/loadout/context"
+
+// NewHostdCommand runs the agent-side extension host (docs/hostd.md).
+func NewHostdCommand() *cobra.Command {
 	var (
 		dir     string
 		addr    string
@@ -30,7 +34,7 @@ func newHostdCommand() *cobra.Command {
 		codex      bool
 		signKey    string
 		svcAddrs   map[string]string
-		src        sourceFlags
+		src        SourceFlags
 		limits     hostd.Limits
 		trust      contextTrustFlags
 		srcTimeout time.Duration
@@ -70,17 +74,17 @@ keeps the last good context when one is refused. See docs/hostd.md.`,
 			}
 			hostd.SetMemoryLimitFromCgroup(hostd.CgroupMemoryMax)
 			hostd.SetGCPercent()
-			fetcher, err := src.fetcher()
+			fetcher, err := src.Fetcher()
 			if err != nil {
 				return err
 			}
 			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
-				MaterializeDir: treeDir, Materialize: materializeOptions(claudeCode, codex, "http://"+addr),
+				MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, "http://"+addr),
 				SigningKeyFile: signKey, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits})
 			return serveHostd(ctx, srv, addr, probeAddr)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "context-dir", defaultContextDir, "directory where the context ConfigMap is mounted")
+	cmd.Flags().StringVar(&dir, "context-dir", DefaultContextDir, "directory where the context ConfigMap is mounted")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8181", "address to listen on; keep it on loopback")
 	cmd.Flags().StringVar(&signKey, "signing-key-file", "", "file (a mounted Secret) of Standard Webhooks secrets (whsec_...) that sign every webhook and tool call for its target; see docs/hostd.md")
 	cmd.Flags().StringVar(&probeAddr, "probe-addr", "",
@@ -103,7 +107,7 @@ keeps the last good context when one is refused. See docs/hostd.md.`,
 		"MCP sessions open at once on /mcp; a client opening one more gets 503 with a JSON-RPC error until a session ends (DELETE) or idles out (bounds memory: each session is held until then)")
 	cmd.Flags().DurationVar(&limits.MCPSessionIdleTimeout, "mcp-session-idle-timeout", d.MCPSessionIdleTimeout,
 		"close an MCP session that received no request for this long (a client that went away without ending it); its client must initialize again")
-	src.add(cmd)
+	src.Add(cmd)
 	trust.add(cmd)
 	return cmd
 }
