@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/resources"
@@ -51,7 +52,7 @@ func healthCases() []healthCase {
 		ws := published(1)
 		ws.Generation = 2
 		setResolvedStatus(ws, &workspace.Resolution{Failure: &workspace.Failure{Phase: workspace.PhaseGather,
-			Reason: v1alpha1.ReasonRootNotPermitted, Err: errors.New("root in team-b")}})
+			Reason: vocab.ReasonRootNotPermitted, Err: errors.New("root in team-b")}})
 		summarize(ws, nil)
 		return ws
 	}
@@ -59,8 +60,8 @@ func healthCases() []healthCase {
 		ws := statusWorkspace(1, 0)
 		plan := &workspace.Plan{Input: resources.Input{Roots: make([]resources.Root, 2)}}
 		setResolvedStatus(ws, &workspace.Resolution{Plan: plan,
-			Extensions: []exthost.Outcome{{Extension: "guard", Namespace: "ns", State: v1alpha1.ExtensionRejected, Message: "bad CEL"}},
-			Failure:    &workspace.Failure{Phase: workspace.PhaseLoad, Reason: v1alpha1.ReasonExtensionRejected, Err: errors.New("guard rejected")}})
+			Extensions: []exthost.Outcome{{Extension: "guard", Namespace: "ns", State: vocab.ExtensionRejected, Message: "bad CEL"}},
+			Failure:    &workspace.Failure{Phase: workspace.PhaseLoad, Reason: vocab.ReasonExtensionRejected, Err: errors.New("guard rejected")}})
 		summarize(ws, nil)
 		return ws
 	}

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // workspaceWithRoots is a Workspace reading its own namespace and then the
@@ -31,18 +32,18 @@ func reviewExtension(ns string) *v1alpha1.Extension {
 				InputSchema: &runtime.RawExtension{Raw: []byte(`{"type":"object","properties":{"text":{"type":"string"}}}`)},
 			}},
 			Hooks: []v1alpha1.ExtensionHook{
-				{Name: "deny-secret", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 10,
+				{Name: "deny-secret", Event: vocab.BeforeToolCall, TimeoutSeconds: 10,
 					Match: &v1alpha1.HookMatch{Tools: []v1alpha1.ToolName{"review_note"}},
 					CEL:   &v1alpha1.CELHook{Expression: "!string(call.arguments.text).contains('SECRET')", Message: "notes must not contain secrets"}},
-				{Name: "observe", Event: v1alpha1.AfterToolResult, TimeoutSeconds: 10, CEL: &v1alpha1.CELHook{Expression: "true"}},
+				{Name: "observe", Event: vocab.AfterToolResult, TimeoutSeconds: 10, CEL: &v1alpha1.CELHook{Expression: "true"}},
 			},
 			MessageTypes: []v1alpha1.MessageType{{Type: "review/note", InContext: true}},
 		},
 	}
 }
 
-func extensionStatesOf(ws *v1alpha1.Workspace) map[string]v1alpha1.ExtensionLoadState {
-	out := map[string]v1alpha1.ExtensionLoadState{}
+func extensionStatesOf(ws *v1alpha1.Workspace) map[string]vocab.ExtensionLoadState {
+	out := map[string]vocab.ExtensionLoadState{}
 	for _, e := range ws.Status.Extensions {
 		out[e.Namespace+"/"+e.Name] = e.State
 	}

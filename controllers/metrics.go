@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // Loadout's own metrics, served beside controller-runtime's on the manager's
@@ -49,19 +50,19 @@ func init() {
 	metrics.Registry.MustRegister(reconcilesTotal, resolutionDuration, publishedBytes, configMapApplies, extensionsTotal, workspaceExtensions)
 }
 
-var extensionStates = []v1alpha1.ExtensionLoadState{v1alpha1.ExtensionLoaded, v1alpha1.ExtensionSkippedUntrusted, v1alpha1.ExtensionRejected}
+var extensionStates = []vocab.ExtensionLoadState{vocab.ExtensionLoaded, vocab.ExtensionSkippedUntrusted, vocab.ExtensionRejected}
 
 // extensionCounts remembers each Workspace's extension counts, so that
 // loadout_extensions is their sum without a label naming any Workspace.
 type extensionCounts struct {
 	mu     sync.Mutex
-	counts map[types.NamespacedName]map[v1alpha1.ExtensionLoadState]int
+	counts map[types.NamespacedName]map[vocab.ExtensionLoadState]int
 }
 
-var visibleExtensions = extensionCounts{counts: map[types.NamespacedName]map[v1alpha1.ExtensionLoadState]int{}}
+var visibleExtensions = extensionCounts{counts: map[types.NamespacedName]map[vocab.ExtensionLoadState]int{}}
 
 // set records key's counts (nil forgets key) and refreshes the totals.
-func (e *extensionCounts) set(key types.NamespacedName, counts map[v1alpha1.ExtensionLoadState]int) {
+func (e *extensionCounts) set(key types.NamespacedName, counts map[vocab.ExtensionLoadState]int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if counts == nil {
@@ -84,12 +85,12 @@ func observeReconcile(ws *v1alpha1.Workspace, err error, perWorkspace bool) {
 	switch {
 	case err != nil:
 		reconcilesTotal.WithLabelValues("error").Inc()
-	case meta.IsStatusConditionTrue(ws.Status.Conditions, string(v1alpha1.ConditionReady)):
+	case meta.IsStatusConditionTrue(ws.Status.Conditions, string(vocab.ConditionReady)):
 		reconcilesTotal.WithLabelValues("ready").Inc()
 	default:
 		reconcilesTotal.WithLabelValues("invalid").Inc()
 	}
-	counts := map[v1alpha1.ExtensionLoadState]int{}
+	counts := map[vocab.ExtensionLoadState]int{}
 	for _, e := range ws.Status.Extensions {
 		counts[e.State]++
 	}

@@ -8,10 +8,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
-func workspaceWithExtensions(ns, name string, states ...v1alpha1.ExtensionLoadState) *v1alpha1.Workspace {
+func workspaceWithExtensions(ns, name string, states ...vocab.ExtensionLoadState) *v1alpha1.Workspace {
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	for _, s := range states {
 		ws.Status.Extensions = append(ws.Status.Extensions, v1alpha1.ExtensionState{State: s})
@@ -23,8 +24,8 @@ func workspaceWithExtensions(ns, name string, states ...v1alpha1.ExtensionLoadSt
 // unless the operator asked for per-Workspace series (--metrics-per-workspace).
 func TestMetrics_NoWorkspaceNamesInLabelsUnlessPerWorkspaceIsOn(t *testing.T) {
 	const ns = "metrics-test-tenant"
-	hidden := workspaceWithExtensions(ns, "hidden", v1alpha1.ExtensionLoaded, v1alpha1.ExtensionRejected)
-	shown := workspaceWithExtensions(ns, "shown", v1alpha1.ExtensionLoaded)
+	hidden := workspaceWithExtensions(ns, "hidden", vocab.ExtensionLoaded, vocab.ExtensionRejected)
+	shown := workspaceWithExtensions(ns, "shown", vocab.ExtensionLoaded)
 	t.Cleanup(func() {
 		forgetWorkspaceMetrics(types.NamespacedName{Namespace: ns, Name: "hidden"})
 		forgetWorkspaceMetrics(types.NamespacedName{Namespace: ns, Name: "shown"})

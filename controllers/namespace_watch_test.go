@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // acceptRecorder records the Accept header of every GET of one path (a
@@ -47,10 +48,10 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // label). An Extension check in a fresh namespace makes the validation
 // controller read its Namespace, so a full informer would show up here.
 func TestManagerWatchesNamespacesAsMetadataOnly(t *testing.T) {
-	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	ns := kit.NewNamespace(t, vocab.TrustTrusted)
 	ext := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "watch-probe"},
 		Spec: v1alpha1.ExtensionSpec{Hooks: []v1alpha1.ExtensionHook{
-			{Name: "ok", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "true"}},
+			{Name: "ok", Event: vocab.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "true"}},
 		}}}
 	kit.Create(t, ext)
 	waitValid(t, ext, metav1.ConditionTrue)

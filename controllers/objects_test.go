@@ -4,10 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-
-	"github.com/loadout-dev/loadout/api/v1alpha1"
 )
 
 // TestNamespaceLabels_NotYetCachedIsReadLive: a namespace whose watch event
@@ -16,13 +15,13 @@ import (
 func TestNamespaceLabels_NotYetCachedIsReadLive(t *testing.T) {
 	untrusted := namespaceMetadata()
 	untrusted.Name = "tenant"
-	untrusted.Labels = map[string]string{v1alpha1.TrustLabel: string(v1alpha1.TrustUntrusted)}
+	untrusted.Labels = map[string]string{vocab.TrustLabel: string(vocab.TrustUntrusted)}
 	emptyCache := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).Build()
 	live := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithObjects(untrusted).Build()
 	objs := cachedObjects{cache: emptyCache, reader: live}
 
 	labels, err := objs.NamespaceLabels(context.Background(), "tenant")
-	if err != nil || labels[v1alpha1.TrustLabel] != string(v1alpha1.TrustUntrusted) {
+	if err != nil || labels[vocab.TrustLabel] != string(vocab.TrustUntrusted) {
 		t.Errorf("labels %v, err %v; want the live untrusted label", labels, err)
 	}
 	labels, err = objs.NamespaceLabels(context.Background(), "nowhere")

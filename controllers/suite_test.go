@@ -19,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/testenv"
@@ -82,7 +83,7 @@ func runSuite(m *testing.M) int {
 	// platform namespace only with its trust label.
 	for _, ns := range []string{platformNS, platformExtNS, platformOtherNS} {
 		if err := k8sClient.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
-			Labels: map[string]string{v1alpha1.TrustLabel: string(v1alpha1.TrustTrusted)}}}); err != nil {
+			Labels: map[string]string{vocab.TrustLabel: string(vocab.TrustTrusted)}}}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
@@ -101,7 +102,7 @@ func runSuite(m *testing.M) int {
 	if reconciler, err = Setup(ctx, mgr, Options{
 		Policy: workspace.Policy{
 			PlatformNamespaces: []string{platformNS, platformExtNS, platformOtherNS},
-			DefaultTrust:       v1alpha1.TrustRestricted,
+			DefaultTrust:       vocab.TrustRestricted,
 		},
 		Loader:                  workspace.HostLoader{Outbound: outbound.New(outbound.Options{Timeout: 5 * time.Second}), Resolve: testResolver},
 		ReconcileTimeout:        30 * time.Second,

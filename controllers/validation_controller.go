@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/workspace"
@@ -172,7 +173,7 @@ func trustLabelChanged() predicate.Predicate {
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			return e.ObjectOld.GetLabels()[v1alpha1.TrustLabel] != e.ObjectNew.GetLabels()[v1alpha1.TrustLabel]
+			return e.ObjectOld.GetLabels()[vocab.TrustLabel] != e.ObjectNew.GetLabels()[vocab.TrustLabel]
 		},
 	}
 }
@@ -181,10 +182,10 @@ func trustLabelChanged() predicate.Predicate {
 // not valid, and the generation as observed.
 func setValidStatus(obj validatedObject, kind string, res checked) {
 	generation := obj.GetGeneration()
-	cond := metav1.Condition{Type: string(v1alpha1.ConditionValid), Status: metav1.ConditionTrue, Reason: string(v1alpha1.ReasonValid),
+	cond := metav1.Condition{Type: string(vocab.ConditionValid), Status: metav1.ConditionTrue, Reason: string(vocab.ReasonValid),
 		Message: kind + " is valid" + res.scope, ObservedGeneration: generation}
 	if len(res.errs) > 0 {
-		cond.Status, cond.Reason = metav1.ConditionFalse, string(v1alpha1.ReasonInvalid)
+		cond.Status, cond.Reason = metav1.ConditionFalse, string(vocab.ReasonInvalid)
 		cond.Message = truncate(errors.Join(res.errs...).Error(), 32768)
 	}
 	conds := obj.GetConditions()
@@ -199,11 +200,11 @@ func setValidStatus(obj validatedObject, kind string, res checked) {
 // Stalled condition.
 func setStalled(conds *[]metav1.Condition, valid metav1.Condition) {
 	if valid.Status == metav1.ConditionTrue {
-		meta.RemoveStatusCondition(conds, string(v1alpha1.ConditionStalled))
+		meta.RemoveStatusCondition(conds, string(vocab.ConditionStalled))
 		return
 	}
 	stalled := valid
-	stalled.Type = string(v1alpha1.ConditionStalled)
+	stalled.Type = string(vocab.ConditionStalled)
 	stalled.Status = metav1.ConditionTrue
 	meta.SetStatusCondition(conds, stalled)
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -24,7 +25,7 @@ func waitValid(t *testing.T, obj validatedObject, status metav1.ConditionStatus)
 		if err := k8sClient.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}
-		c = meta.FindStatusCondition(obj.GetConditions(), string(v1alpha1.ConditionValid))
+		c = meta.FindStatusCondition(obj.GetConditions(), string(vocab.ConditionValid))
 		if c == nil || c.Status != status || c.ObservedGeneration != obj.GetGeneration() {
 			return fmt.Errorf("Valid condition %+v, want %s", c, status)
 		}
@@ -34,7 +35,7 @@ func waitValid(t *testing.T, obj validatedObject, status metav1.ConditionStatus)
 }
 
 func TestTemplate_StatusListsVariablesAndValid(t *testing.T) {
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	tpl := &v1alpha1.Template{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "review"},
 		Spec: v1alpha1.TemplateSpec{Body: "Review {{file}} for {{owner}}. Focus on {{file}}. Keep {{ literal }}."}}
 	kit.Create(t, tpl)
@@ -45,15 +46,15 @@ func TestTemplate_StatusListsVariablesAndValid(t *testing.T) {
 }
 
 func TestExtension_CELCompileErrorIsInvalidWithFieldPath(t *testing.T) {
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	ext := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "broken"},
 		Spec: v1alpha1.ExtensionSpec{Hooks: []v1alpha1.ExtensionHook{
-			{Name: "ok", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "true"}},
-			{Name: "bad", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "call.name ==="}},
+			{Name: "ok", Event: vocab.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "true"}},
+			{Name: "bad", Event: vocab.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "call.name ==="}},
 		}}}
 	kit.Create(t, ext)
 	c := waitValid(t, ext, metav1.ConditionFalse)
-	if c.Reason != string(v1alpha1.ReasonInvalid) || !strings.Contains(c.Message, "spec.hooks[1].cel.expression") {
+	if c.Reason != string(vocab.ReasonInvalid) || !strings.Contains(c.Message, "spec.hooks[1].cel.expression") {
 		t.Errorf("Valid condition %+v, want Invalid naming spec.hooks[1].cel.expression", c)
 	}
 	testenv.Update(t, kit, ext, func(e *v1alpha1.Extension) { e.Spec.Hooks[1].CEL.Expression = "call.name == 'x'" })
@@ -63,13 +64,13 @@ func TestExtension_CELCompileErrorIsInvalidWithFieldPath(t *testing.T) {
 // The CRD cannot compile JSON Schema: the Extension's Valid condition reports
 // an inputSchema that does not compile, with the field and the schema error.
 func TestExtension_InputSchemaThatDoesNotCompileIsInvalidWithTheSchemaError(t *testing.T) {
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	ext := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "schema"},
 		Spec: v1alpha1.ExtensionSpec{Tools: []v1alpha1.ExtensionTool{{Name: "review_note", Description: "Record a note.",
 			InputSchema: &runtime.RawExtension{Raw: []byte(`{"type":"object","properties":{"text":{"type":"strin"}}}`)}}}}}
 	kit.Create(t, ext)
 	c := waitValid(t, ext, metav1.ConditionFalse)
-	if c.Reason != string(v1alpha1.ReasonInvalid) || !strings.Contains(c.Message, "spec.tools[0].inputSchema") ||
+	if c.Reason != string(vocab.ReasonInvalid) || !strings.Contains(c.Message, "spec.tools[0].inputSchema") ||
 		!strings.Contains(c.Message, "at '/properties/text/type'") {
 		t.Errorf("Valid condition %+v, want Invalid naming spec.tools[0].inputSchema and the schema error", c)
 	}
@@ -80,7 +81,7 @@ func TestExtension_InputSchemaThatDoesNotCompileIsInvalidWithTheSchemaError(t *t
 }
 
 func TestSkill_ValidConditionIsSet(t *testing.T) {
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	s := testenv.Skill(ns, "review", "Review rules.", "BODY")
 	kit.Create(t, s)
 	waitValid(t, s, metav1.ConditionTrue)
@@ -93,10 +94,10 @@ func TestSkill_ValidConditionIsSet(t *testing.T) {
 // namespace to trusted re-validates it in full, without any edit to the
 // Extension, and the type error appears on its field.
 func TestExtension_UntrustedNamespaceIsOnlySyntaxCheckedUntilTrusted(t *testing.T) {
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	ext := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "typeless"},
 		Spec: v1alpha1.ExtensionSpec{Hooks: []v1alpha1.ExtensionHook{
-			{Name: "mistyped", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "workspace.name + 1 > 0"}},
+			{Name: "mistyped", Event: vocab.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "workspace.name + 1 > 0"}},
 		}}}
 	kit.Create(t, ext)
 	c := waitValid(t, ext, metav1.ConditionTrue)
@@ -107,7 +108,7 @@ func TestExtension_UntrustedNamespaceIsOnlySyntaxCheckedUntilTrusted(t *testing.
 	if err := k8sClient.Get(context.Background(), client.ObjectKey{Name: ns}, &namespace); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Update(t, kit, &namespace, func(n *corev1.Namespace) { n.Labels[v1alpha1.TrustLabel] = string(v1alpha1.TrustTrusted) })
+	testenv.Update(t, kit, &namespace, func(n *corev1.Namespace) { n.Labels[vocab.TrustLabel] = string(vocab.TrustTrusted) })
 	c = waitValid(t, ext, metav1.ConditionFalse)
 	if !strings.Contains(c.Message, "spec.hooks[0].cel.expression") || !strings.Contains(c.Message, "no matching overload") {
 		t.Fatalf("Valid condition %+v, want the type error on spec.hooks[0].cel.expression", c)

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/ownwrites"
 	"github.com/loadout-dev/loadout/internal/workspace"
@@ -149,17 +150,17 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 		return ctrl.Result{}, false, err
 	}
 	if owner != nil {
-		keepLastGood(ws, v1alpha1.ReasonConfigMapNameConflict, conflictMessage(ws, owner))
+		keepLastGood(ws, vocab.ReasonConfigMapNameConflict, conflictMessage(ws, owner))
 		return ctrl.Result{}, false, nil
 	}
 	w, err := r.publish(ctx, ws, res.Result)
 	if err != nil {
 		var notOwned *notOwnedError
 		if errors.As(err, &notOwned) {
-			keepLastGood(ws, v1alpha1.ReasonNotOwned, err.Error())
+			keepLastGood(ws, vocab.ReasonNotOwned, err.Error())
 			return ctrl.Result{}, false, nil
 		}
-		setCondition(ws, v1alpha1.ConditionContextPublished, false, v1alpha1.ReasonPublishFailed, err.Error())
+		setCondition(ws, vocab.ConditionContextPublished, false, vocab.ReasonPublishFailed, err.Error())
 		return ctrl.Result{}, false, err
 	}
 	setPublishedStatus(ws, res)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/testenv"
@@ -25,7 +26,7 @@ import (
 // hooks deny a SECRET note without running the core.
 func TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks(t *testing.T) {
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	ns := kit.NewNamespace(t, vocab.TrustTrusted)
 	platformReview := testenv.Skill(platformNS, "review", "Platform review rules.", "PLATFORM REVIEW BODY")
 	platformReview.Name = "review-" + ns // one per test run; spec.name is what collides
 	platformReview.Spec.Name = "review"
@@ -57,16 +58,16 @@ func TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks(t *testing
 	if ref := metav1.GetControllerOf(cm); ref == nil || ref.UID != got.UID {
 		t.Errorf("ConfigMap controller reference = %+v, want Workspace %s", ref, got.UID)
 	}
-	if h := cm.Annotations[v1alpha1.ContextHashAnnotation]; h == "" || h != got.Status.Context.Hash {
+	if h := cm.Annotations[vocab.ContextHashAnnotation]; h == "" || h != got.Status.Context.Hash {
 		t.Errorf("hash annotation %q, status hash %q", h, got.Status.Context.Hash)
 	}
 	for k := range cm.Labels {
-		if k != v1alpha1.WorkspaceLabel {
+		if k != vocab.WorkspaceLabel {
 			t.Errorf("ConfigMap carries label %q", k)
 		}
 	}
 	for k := range cm.Annotations {
-		if k != v1alpha1.ContextHashAnnotation {
+		if k != vocab.ContextHashAnnotation {
 			t.Errorf("ConfigMap carries annotation %q", k)
 		}
 	}
@@ -88,7 +89,7 @@ func TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks(t *testing
 	if len(got.Status.Shadowed) != 1 || !strings.Contains(got.Status.Shadowed[0].ShadowedBy, ns) {
 		t.Errorf("status.shadowed = %+v", got.Status.Shadowed)
 	}
-	if s := extensionStatesOf(got)[ns+"/review-extension"]; s != v1alpha1.ExtensionLoaded {
+	if s := extensionStatesOf(got)[ns+"/review-extension"]; s != vocab.ExtensionLoaded {
 		t.Errorf("review-extension state %q, want Loaded: %+v", s, got.Status.Extensions)
 	}
 	if len(got.Status.Tools) != 1 || got.Status.Tools[0].Name != "review_note" || got.Status.Tools[0].Extension != "review-extension" {
@@ -98,7 +99,7 @@ func TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks(t *testing
 	// The published registry drives the same hook runtime hostd uses.
 	host, outcomes := exthost.NewHostFromRegistry(ctx, m.Registry, exthost.WorkspaceInfo{Name: "dev", Namespace: ns}, nil)
 	for _, o := range outcomes {
-		if o.State != v1alpha1.ExtensionLoaded {
+		if o.State != vocab.ExtensionLoaded {
 			t.Fatalf("published registry does not load: %+v", o)
 		}
 	}
@@ -126,16 +127,16 @@ func TestWorkspace_TrustMatrix(t *testing.T) {
 	t.Cleanup(func() { _ = k8sClient.Delete(ctx, platformExt) })
 
 	cases := []struct {
-		trust          v1alpha1.TrustLevel
-		projectExt     v1alpha1.ExtensionLoadState
+		trust          vocab.TrustLevel
+		projectExt     vocab.ExtensionLoadState
 		projectSkill   bool
 		wantToolsCount int
 	}{
-		{trust: v1alpha1.TrustUntrusted, projectExt: v1alpha1.ExtensionSkippedUntrusted, projectSkill: false, wantToolsCount: 1},
-		{trust: v1alpha1.TrustRestricted, projectExt: v1alpha1.ExtensionSkippedUntrusted, projectSkill: true, wantToolsCount: 1},
-		{trust: "", projectExt: v1alpha1.ExtensionSkippedUntrusted, projectSkill: true, wantToolsCount: 1}, // default: restricted
-		{trust: v1alpha1.TrustTrusted, projectExt: v1alpha1.ExtensionLoaded, projectSkill: true, wantToolsCount: 2},
-		{trust: "bogus", projectExt: v1alpha1.ExtensionSkippedUntrusted, projectSkill: true, wantToolsCount: 1}, // unknown never raises trust
+		{trust: vocab.TrustUntrusted, projectExt: vocab.ExtensionSkippedUntrusted, projectSkill: false, wantToolsCount: 1},
+		{trust: vocab.TrustRestricted, projectExt: vocab.ExtensionSkippedUntrusted, projectSkill: true, wantToolsCount: 1},
+		{trust: "", projectExt: vocab.ExtensionSkippedUntrusted, projectSkill: true, wantToolsCount: 1}, // default: restricted
+		{trust: vocab.TrustTrusted, projectExt: vocab.ExtensionLoaded, projectSkill: true, wantToolsCount: 2},
+		{trust: "bogus", projectExt: vocab.ExtensionSkippedUntrusted, projectSkill: true, wantToolsCount: 1}, // unknown never raises trust
 	}
 	for _, tc := range cases {
 		t.Run("trust="+string(tc.trust), func(t *testing.T) {
@@ -151,7 +152,7 @@ func TestWorkspace_TrustMatrix(t *testing.T) {
 					return err
 				}
 				states := extensionStatesOf(ws)
-				if s := states[platformExtNS+"/platform-policy"]; s != v1alpha1.ExtensionLoaded {
+				if s := states[platformExtNS+"/platform-policy"]; s != vocab.ExtensionLoaded {
 					return fmt.Errorf("platform extension %q, want Loaded", s)
 				}
 				if s := states[ns+"/project-ext"]; s != tc.projectExt {
@@ -177,20 +178,20 @@ func TestWorkspace_TrustMatrix(t *testing.T) {
 // TestWorkspace_TrustLabelChangeReconciles: raising a namespace's trust (by
 // an admin) loads its extensions without touching the Workspace.
 func TestWorkspace_TrustLabelChangeReconciles(t *testing.T) {
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, reviewExtension(ns))
 	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
 	kit.WaitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
 		if err := testenv.Ready(ws); err != nil {
 			return err
 		}
-		return stateIs(ws, ns+"/review-extension", v1alpha1.ExtensionSkippedUntrusted)
+		return stateIs(ws, ns+"/review-extension", vocab.ExtensionSkippedUntrusted)
 	})
 	testenv.Update(t, kit, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, func(n *corev1.Namespace) {
-		n.Labels[v1alpha1.TrustLabel] = string(v1alpha1.TrustTrusted)
+		n.Labels[vocab.TrustLabel] = string(vocab.TrustTrusted)
 	})
 	kit.WaitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
-		return stateIs(ws, ns+"/review-extension", v1alpha1.ExtensionLoaded)
+		return stateIs(ws, ns+"/review-extension", vocab.ExtensionLoaded)
 	})
 }
 
@@ -199,25 +200,25 @@ func TestWorkspace_TrustLabelChangeReconciles(t *testing.T) {
 func TestWorkspace_ProjectExtensionCannotPreemptPlatformExtension(t *testing.T) {
 	ctx := context.Background()
 	plat := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: platformOtherNS, Name: "guard-" + strings.ToLower(t.Name()[len(t.Name())-8:])},
-		Spec: v1alpha1.ExtensionSpec{Name: "guard", Hooks: []v1alpha1.ExtensionHook{{Name: "deny-all", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 1,
+		Spec: v1alpha1.ExtensionSpec{Name: "guard", Hooks: []v1alpha1.ExtensionHook{{Name: "deny-all", Event: vocab.BeforeToolCall, TimeoutSeconds: 1,
 			CEL: &v1alpha1.CELHook{Expression: "false", Message: "platform says no"}}}}}
 	kit.Create(t, plat)
 	t.Cleanup(func() { _ = k8sClient.Delete(ctx, plat) })
-	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	ns := kit.NewNamespace(t, vocab.TrustTrusted)
 	kit.Create(t, &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guard"},
-		Spec: v1alpha1.ExtensionSpec{Hooks: []v1alpha1.ExtensionHook{{Name: "allow-all", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 1,
+		Spec: v1alpha1.ExtensionSpec{Hooks: []v1alpha1.ExtensionHook{{Name: "allow-all", Event: vocab.BeforeToolCall, TimeoutSeconds: 1,
 			CEL: &v1alpha1.CELHook{Expression: "true"}}}}})
 	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
-	got := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionExtensionsLoaded, metav1.ConditionFalse, v1alpha1.ReasonExtensionRejected))
-	if err := stateIs(got, platformOtherNS+"/guard", v1alpha1.ExtensionLoaded); err != nil {
+	got := kit.WaitFor(t, ns, "dev", testenv.Condition(vocab.ConditionExtensionsLoaded, metav1.ConditionFalse, vocab.ReasonExtensionRejected))
+	if err := stateIs(got, platformOtherNS+"/guard", vocab.ExtensionLoaded); err != nil {
 		t.Error(err)
 	}
-	if err := stateIs(got, ns+"/guard", v1alpha1.ExtensionRejected); err != nil {
+	if err := stateIs(got, ns+"/guard", vocab.ExtensionRejected); err != nil {
 		t.Error(err)
 	}
 }
 
-func stateIs(ws *v1alpha1.Workspace, key string, want v1alpha1.ExtensionLoadState) error {
+func stateIs(ws *v1alpha1.Workspace, key string, want vocab.ExtensionLoadState) error {
 	if s := extensionStatesOf(ws)[key]; s != want {
 		return &stateError{key: key, got: s, want: want, all: ws.Status.Extensions}
 	}
@@ -226,7 +227,7 @@ func stateIs(ws *v1alpha1.Workspace, key string, want v1alpha1.ExtensionLoadStat
 
 type stateError struct {
 	key       string
-	got, want v1alpha1.ExtensionLoadState
+	got, want vocab.ExtensionLoadState
 	all       []v1alpha1.ExtensionState
 }
 
@@ -237,7 +238,7 @@ func (e *stateError) Error() string {
 
 // TestWorkspace_SwappingRootOrderSwapsWinner is R-CAT-1 in the controller.
 func TestWorkspace_SwappingRootOrderSwapsWinner(t *testing.T) {
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	other := testenv.Skill(platformOtherNS, "swap-"+ns, "Platform swap.", "PLATFORM SWAP BODY")
 	other.Spec.Name = v1alpha1.LogicalName("swap-" + ns)
 	kit.Create(t, other)
@@ -266,7 +267,7 @@ func TestWorkspace_SwappingRootOrderSwapsWinner(t *testing.T) {
 // TestWorkspace_DuplicateNameInOneRootKeepsLastGoodContext is R-CAT-2: the
 // error names both objects and the published context survives.
 func TestWorkspace_DuplicateNameInOneRootKeepsLastGoodContext(t *testing.T) {
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, testenv.Skill(ns, "lint", "Lint rules.", "LINT BODY"))
 	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
 	good := kit.WaitFor(t, ns, "dev", testenv.Winning("skill", "lint"))
@@ -275,16 +276,16 @@ func TestWorkspace_DuplicateNameInOneRootKeepsLastGoodContext(t *testing.T) {
 	dup := testenv.Skill(ns, "lint-copy", "Another lint.", "OTHER LINT BODY")
 	dup.Spec.Name = "lint"
 	kit.Create(t, dup)
-	got := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonDuplicateName))
-	msg := testenv.ConditionMessage(got, v1alpha1.ConditionCatalogResolved)
+	got := kit.WaitFor(t, ns, "dev", testenv.Condition(vocab.ConditionCatalogResolved, metav1.ConditionFalse, vocab.ReasonDuplicateName))
+	msg := testenv.ConditionMessage(got, vocab.ConditionCatalogResolved)
 	testenv.MustContain(t, "CatalogResolved message", msg, ns+"/lint", ns+"/lint-copy")
-	if err := testenv.Condition(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonDuplicateName)(got); err != nil {
+	if err := testenv.Condition(vocab.ConditionReady, metav1.ConditionFalse, vocab.ReasonDuplicateName)(got); err != nil {
 		t.Error(err)
 	}
 	if got.Status.Context.Hash != goodHash {
 		t.Errorf("status.context.hash changed to %s", got.Status.Context.Hash)
 	}
-	if h := kit.ConfigMap(t, ns, "dev-context").Annotations[v1alpha1.ContextHashAnnotation]; h != goodHash {
+	if h := kit.ConfigMap(t, ns, "dev-context").Annotations[vocab.ContextHashAnnotation]; h != goodHash {
 		t.Errorf("published hash %s, want the last good %s", h, goodHash)
 	}
 	// Fixing the input publishes again.
@@ -297,13 +298,13 @@ func TestWorkspace_DuplicateNameInOneRootKeepsLastGoodContext(t *testing.T) {
 // TestWorkspace_ContextTooLargePublishesNothing: over budget, no partial
 // ConfigMap is written.
 func TestWorkspace_ContextTooLargePublishesNothing(t *testing.T) {
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, testenv.Skill(ns, "big", "Big.", strings.Repeat("x", 4096)))
 	ws := workspaceWithRoots(ns, "dev", platformOtherNS)
 	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "big"}}
 	ws.Spec.Budget = &v1alpha1.WorkspaceBudget{MaxContextBytes: 2048}
 	kit.Create(t, ws)
-	kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionContextPublished, metav1.ConditionFalse, v1alpha1.ReasonContextTooLarge))
+	kit.WaitFor(t, ns, "dev", testenv.Condition(vocab.ConditionContextPublished, metav1.ConditionFalse, vocab.ReasonContextTooLarge))
 	err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "dev-context"}, &corev1.ConfigMap{})
 	if err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("ConfigMap exists or unexpected error: %v", err)
@@ -313,11 +314,11 @@ func TestWorkspace_ContextTooLargePublishesNothing(t *testing.T) {
 // TestWorkspace_ForeignConfigMapIsNotOwnedAndUntouched: a same-named
 // ConfigMap the Workspace does not own is never overwritten.
 func TestWorkspace_ForeignConfigMapIsNotOwnedAndUntouched(t *testing.T) {
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}, Data: map[string]string{"mine": "yes"}}
 	kit.Create(t, foreign)
 	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
-	kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionContextPublished, metav1.ConditionFalse, v1alpha1.ReasonNotOwned))
+	kit.WaitFor(t, ns, "dev", testenv.Condition(vocab.ConditionContextPublished, metav1.ConditionFalse, vocab.ReasonNotOwned))
 	cm := kit.ConfigMap(t, ns, "dev-context")
 	if cm.ResourceVersion != foreign.ResourceVersion || len(cm.Data) != 1 || cm.Data["mine"] != "yes" {
 		t.Errorf("foreign ConfigMap was modified: %+v", cm)
@@ -327,13 +328,13 @@ func TestWorkspace_ForeignConfigMapIsNotOwnedAndUntouched(t *testing.T) {
 // TestWorkspace_RootOutsideOwnAndPlatformNamespacesIsRefused: a tenant cannot
 // read another tenant's namespace through roots.
 func TestWorkspace_RootOutsideOwnAndPlatformNamespacesIsRefused(t *testing.T) {
-	victim := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	victim := kit.NewNamespace(t, vocab.TrustTrusted)
 	kit.Create(t, testenv.Skill(victim, "secret-skill", "Victim's skill.", "VICTIM BODY"))
-	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	ns := kit.NewNamespace(t, vocab.TrustTrusted)
 	kit.Create(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"},
 		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project"}, {Name: "steal", Namespace: victim}}}})
-	got := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonRootNotPermitted))
-	testenv.MustContain(t, "message", testenv.ConditionMessage(got, v1alpha1.ConditionCatalogResolved), "spec.roots[1].namespace", victim)
+	got := kit.WaitFor(t, ns, "dev", testenv.Condition(vocab.ConditionCatalogResolved, metav1.ConditionFalse, vocab.ReasonRootNotPermitted))
+	testenv.MustContain(t, "message", testenv.ConditionMessage(got, vocab.ConditionCatalogResolved), "spec.roots[1].namespace", victim)
 	if err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "dev-context"}, &corev1.ConfigMap{}); err == nil {
 		t.Error("a context was published from a refused root")
 	}
@@ -342,7 +343,7 @@ func TestWorkspace_RootOutsideOwnAndPlatformNamespacesIsRefused(t *testing.T) {
 // TestWorkspace_InstructionsFromConfigMapFollowChanges: instructions are
 // read from a ConfigMap key; a change propagates; a missing key is reported.
 func TestWorkspace_InstructionsFromConfigMapFollowChanges(t *testing.T) {
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	rules := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rules"}, Data: map[string]string{"AGENTS.md": "RULE ONE"}}
 	kit.Create(t, rules)
 	ws := workspaceWithRoots(ns, "dev", platformOtherNS)
@@ -359,7 +360,7 @@ func TestWorkspace_InstructionsFromConfigMapFollowChanges(t *testing.T) {
 		return nil
 	})
 	testenv.Update(t, kit, rules, func(c *corev1.ConfigMap) { c.Data = map[string]string{"other": "x"} })
-	kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonInstructionsNotFound))
+	kit.WaitFor(t, ns, "dev", testenv.Condition(vocab.ConditionCatalogResolved, metav1.ConditionFalse, vocab.ReasonInstructionsNotFound))
 }
 
 type errString string
@@ -371,7 +372,7 @@ func (e errString) Error() string { return string(e) }
 // reverted.
 func TestWorkspace_PublishedConfigMapIsRestoredAndReverted(t *testing.T) {
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
 	kit.Published(t, ns, "dev")
 
@@ -388,8 +389,8 @@ func TestWorkspace_PublishedConfigMapIsRestoredAndReverted(t *testing.T) {
 	}
 	kit.Published(t, ns, "dev")
 	kit.Eventually(t, func() error {
-		if cm := kit.ConfigMap(t, ns, "dev-context"); cm.Labels[v1alpha1.WorkspaceLabel] != "dev" {
-			return fmt.Errorf("label %s not restored: %v", v1alpha1.WorkspaceLabel, cm.Labels)
+		if cm := kit.ConfigMap(t, ns, "dev-context"); cm.Labels[vocab.WorkspaceLabel] != "dev" {
+			return fmt.Errorf("label %s not restored: %v", vocab.WorkspaceLabel, cm.Labels)
 		}
 		return nil
 	})

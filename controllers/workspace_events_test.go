@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -18,13 +19,13 @@ import (
 // rejected at reconcile, and the rejection is a Kubernetes Event on the
 // Workspace naming the extension, the hook and the key.
 func TestWorkspace_RejectedExtensionLoadIsAnEvent_RHK8(t *testing.T) {
-	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	ns := kit.NewNamespace(t, vocab.TrustTrusted)
 	kit.Create(t, &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "redactor"},
-		Spec: v1alpha1.ExtensionSpec{Hooks: []v1alpha1.ExtensionHook{{Name: "redact", Event: v1alpha1.UserInput, TimeoutSeconds: 1,
+		Spec: v1alpha1.ExtensionSpec{Hooks: []v1alpha1.ExtensionHook{{Name: "redact", Event: vocab.UserInput, TimeoutSeconds: 1,
 			CEL: &v1alpha1.CELHook{Expression: "{'arguments': {'text': prompt.text}}"}}}}})
 	kit.Create(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"}})
-	got := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionExtensionsLoaded, metav1.ConditionFalse, v1alpha1.ReasonExtensionRejected))
-	if err := stateIs(got, ns+"/redactor", v1alpha1.ExtensionRejected); err != nil {
+	got := kit.WaitFor(t, ns, "dev", testenv.Condition(vocab.ConditionExtensionsLoaded, metav1.ConditionFalse, vocab.ReasonExtensionRejected))
+	if err := stateIs(got, ns+"/redactor", vocab.ExtensionRejected); err != nil {
 		t.Fatal(err)
 	}
 	kit.Eventually(t, func() error {
@@ -34,7 +35,7 @@ func TestWorkspace_RejectedExtensionLoadIsAnEvent_RHK8(t *testing.T) {
 		}
 		var notes []string
 		for _, e := range list.Items {
-			if e.Regarding.Kind == "Workspace" && e.Regarding.Name == "dev" && e.Reason == string(v1alpha1.ReasonExtensionRejected) &&
+			if e.Regarding.Kind == "Workspace" && e.Regarding.Name == "dev" && e.Reason == string(vocab.ReasonExtensionRejected) &&
 				e.Type == "Warning" && strings.Contains(e.Note, "extension "+ns+"/redactor was rejected") &&
 				strings.Contains(e.Note, `hook "redact"`) && strings.Contains(e.Note, `outcome key "arguments" is not allowed for UserInput`) {
 				return nil

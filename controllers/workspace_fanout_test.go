@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
@@ -21,7 +22,7 @@ import (
 // Workspace that does not read it sees no write at all.
 func TestWorkspace_PlatformSkillChangeUpdatesDependentsOnly(t *testing.T) {
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	shared := testenv.Skill(platformOtherNS, "shared-"+ns, "Shared v1.", "SHARED")
 	shared.Spec.Name = v1alpha1.LogicalName("shared-" + ns)
 	kit.Create(t, shared)
@@ -53,8 +54,8 @@ func TestWorkspace_PlatformSkillChangeUpdatesDependentsOnly(t *testing.T) {
 			return nil
 		})
 		cm := kit.ConfigMap(t, ns, name+"-context")
-		if cm.Annotations[v1alpha1.ContextHashAnnotation] != got.Status.Context.Hash {
-			t.Errorf("%s: ConfigMap hash %s, status %s", name, cm.Annotations[v1alpha1.ContextHashAnnotation], got.Status.Context.Hash)
+		if cm.Annotations[vocab.ContextHashAnnotation] != got.Status.Context.Hash {
+			t.Errorf("%s: ConfigMap hash %s, status %s", name, cm.Annotations[vocab.ContextHashAnnotation], got.Status.Context.Hash)
 		}
 		testenv.MustContain(t, name+" system-prompt.md", cm.Data[contract.KeySystemPrompt], "Shared v2.")
 	}
@@ -70,7 +71,7 @@ func TestWorkspace_PlatformSkillChangeUpdatesDependentsOnly(t *testing.T) {
 // TestWorkspace_PrinterColumnsShowReadySkillsToolsAndHash is what `kubectl get
 // ws -A` prints: the server-side Table of the CRD's printer columns.
 func TestWorkspace_PrinterColumnsShowReadySkillsToolsAndHash(t *testing.T) {
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES"))
 	ws := workspaceWithRoots(ns, "dev", platformOtherNS)
 	ws.Spec.Tools = &v1alpha1.WorkspaceTools{Builtin: []v1alpha1.ToolName{"read", "bash"}}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
@@ -32,7 +33,7 @@ func TestPublish_OlderWorkspaceTakesItsNameOverFromAYoungerOne(t *testing.T) {
 	early := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "early", UID: "early-uid", CreationTimestamp: metav1.NewTime(t0.Add(time.Minute))},
 		Spec: v1alpha1.WorkspaceSpec{Output: &v1alpha1.WorkspaceOutput{ConfigMapName: "late-context"}}}
 	held := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "late-context",
-		Labels:          map[string]string{v1alpha1.WorkspaceLabel: "early"},
+		Labels:          map[string]string{vocab.WorkspaceLabel: "early"},
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(early, v1alpha1.GroupVersion.WithKind(v1alpha1.WorkspaceKind))}},
 		Data: map[string]string{contract.KeySystemPrompt: "EARLY"}}
 	c := fake.NewClientBuilder().WithScheme(fakeScheme()).WithObjects(late, early, held).
@@ -67,8 +68,8 @@ func TestPublish_OlderWorkspaceTakesItsNameOverFromAYoungerOne(t *testing.T) {
 	if err := anchor.Verify([]byte(got.Data[contract.KeySignature]), res.Hash, contextsig.Subject{Namespace: "team", Name: "late"}); err != nil {
 		t.Errorf("the taken-over context is not signed for late: %v", err)
 	}
-	if got.Annotations[v1alpha1.ContextSignersAnnotation] != signer.KeyIDs()[0] {
-		t.Errorf("signers annotation %q, want %q", got.Annotations[v1alpha1.ContextSignersAnnotation], signer.KeyIDs()[0])
+	if got.Annotations[vocab.ContextSignersAnnotation] != signer.KeyIDs()[0] {
+		t.Errorf("signers annotation %q, want %q", got.Annotations[vocab.ContextSignersAnnotation], signer.KeyIDs()[0])
 	}
 
 	// Steady state: the same context and key set write nothing.
@@ -104,7 +105,7 @@ func TestPublish_OlderWorkspaceTakesItsNameOverFromAYoungerOne(t *testing.T) {
 // A platform extension whose namespace selector does not parse is reported
 // invalid, naming the field and saying that it applies everywhere meanwhile.
 func TestCheckExtension_BrokenNamespaceSelectorIsNamed(t *testing.T) {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "loadout-system", Labels: map[string]string{v1alpha1.TrustLabel: "trusted"}}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "loadout-system", Labels: map[string]string{vocab.TrustLabel: "trusted"}}}
 	c := fake.NewClientBuilder().WithScheme(fakeScheme()).WithObjects(ns).Build()
 	e := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: "loadout-system", Name: "guard"},
 		Spec: v1alpha1.ExtensionSpec{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: "Resembles"}}}}}

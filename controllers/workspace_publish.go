@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
@@ -68,7 +69,7 @@ func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspac
 			return written{}, err
 		}
 	}
-	if r.writes.Current(keyOf(ws), res.Hash, existing) && existing.GetAnnotations()[v1alpha1.ContextSignersAnnotation] == signers {
+	if r.writes.Current(keyOf(ws), res.Hash, existing) && existing.GetAnnotations()[vocab.ContextSignersAnnotation] == signers {
 		return written{}, nil
 	}
 	cm.WithUID(existing.UID)
@@ -99,7 +100,7 @@ func (r *WorkspaceReconciler) sign(cm *corev1ac.ConfigMapApplyConfiguration, ws 
 	doc := r.Signer.Sign(res.Hash, signedFor(ws))
 	signers := strings.Join(r.Signer.KeyIDs(), ",")
 	cm.WithData(map[string]string{contract.KeySignature: string(doc)}).
-		WithAnnotations(map[string]string{v1alpha1.ContextSignersAnnotation: signers})
+		WithAnnotations(map[string]string{vocab.ContextSignersAnnotation: signers})
 	return signers
 }
 

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/resources"
@@ -72,7 +73,7 @@ func TestPublish_ForeignConfigMapTheCacheHasNotSeenIsNotTakenOver(t *testing.T) 
 	if err := live.Get(ctx, client.ObjectKeyFromObject(foreign), got); err != nil {
 		t.Fatal(err)
 	}
-	if !metav1.IsControlledBy(got, ws) || got.Annotations[v1alpha1.ContextHashAnnotation] != res.Hash || got.Data[contract.KeySystemPrompt] != "CONTEXT" {
+	if !metav1.IsControlledBy(got, ws) || got.Annotations[vocab.ContextHashAnnotation] != res.Hash || got.Data[contract.KeySystemPrompt] != "CONTEXT" {
 		t.Errorf("created ConfigMap: owners %v, annotations %v, data %v", got.OwnerReferences, got.Annotations, got.Data)
 	}
 }
@@ -105,7 +106,7 @@ func TestOurWrite_EventsDuringAWriteAreAttributedExactly(t *testing.T) {
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev", UID: "ws-uid"}}
 	event := func(rv, hash string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev-context", ResourceVersion: rv,
-			Annotations:     map[string]string{v1alpha1.ContextHashAnnotation: hash},
+			Annotations:     map[string]string{vocab.ContextHashAnnotation: hash},
 			OwnerReferences: []metav1.OwnerReference{{Kind: "Workspace", Name: "dev", UID: "ws-uid", Controller: ptr.To(true)}}}}
 	}
 	res := &resources.Result{Hash: "sha256:new"}
@@ -147,7 +148,7 @@ func TestOurWrite_EventsDuringAWriteAreAttributedExactly(t *testing.T) {
 // and the Workspace reports NotOwned; the foreign ConfigMap is untouched.
 func TestPublish_ReplacedConfigMapIsNotTakenOver(t *testing.T) {
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev", UID: "ws-uid"}}
 	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev-context"}, Data: map[string]string{"mine": "yes"}}
 	kit.Create(t, foreign)
@@ -160,7 +161,7 @@ func TestPublish_ReplacedConfigMapIsNotTakenOver(t *testing.T) {
 			if m, ok := obj.(*metav1.PartialObjectMetadata); ok && key.Name == "dev-context" {
 				// What the cache remembers: our ConfigMap, since replaced.
 				m.Namespace, m.Name, m.UID, m.ResourceVersion = ns, "dev-context", "uid-of-the-deleted-one", "1"
-				m.Annotations = map[string]string{v1alpha1.ContextHashAnnotation: "sha256:old"}
+				m.Annotations = map[string]string{vocab.ContextHashAnnotation: "sha256:old"}
 				m.OwnerReferences = []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Workspace", Name: "dev", UID: ws.UID, Controller: ptr.To(true)}}
 				return nil
 			}

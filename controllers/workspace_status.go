@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/workspace"
@@ -16,7 +17,7 @@ import (
 
 // setCondition sets a condition for the current generation. meta keeps
 // lastTransitionTime when the status does not change.
-func setCondition(ws *v1alpha1.Workspace, condType v1alpha1.ConditionType, ok bool, reason v1alpha1.ConditionReason, message string) {
+func setCondition(ws *v1alpha1.Workspace, condType vocab.ConditionType, ok bool, reason vocab.ConditionReason, message string) {
 	status := metav1.ConditionFalse
 	if ok {
 		status = metav1.ConditionTrue
@@ -33,16 +34,16 @@ func setCondition(ws *v1alpha1.Workspace, condType v1alpha1.ConditionType, ok bo
 // keepLastGood records why the current input was not published. The
 // published ConfigMap, status.context and the lists describing it stay as
 // they were: they still describe what agents have.
-func keepLastGood(ws *v1alpha1.Workspace, reason v1alpha1.ConditionReason, message string) {
+func keepLastGood(ws *v1alpha1.Workspace, reason vocab.ConditionReason, message string) {
 	if ws.Status.Context != nil && ws.Status.Context.Hash != "" {
 		message = fmt.Sprintf("%s; the last good context %s stays published", message, ws.Status.Context.Hash)
 	}
-	setCondition(ws, v1alpha1.ConditionContextPublished, false, reason, message)
+	setCondition(ws, vocab.ConditionContextPublished, false, reason, message)
 }
 
 // pipelineConditions are the conditions of a pass in pipeline order: the
 // first that is not True explains a Workspace that is not Ready.
-var pipelineConditions = []string{string(v1alpha1.ConditionCatalogResolved), string(v1alpha1.ConditionExtensionsLoaded), string(v1alpha1.ConditionContextPublished)}
+var pipelineConditions = []string{string(vocab.ConditionCatalogResolved), string(vocab.ConditionExtensionsLoaded), string(vocab.ConditionContextPublished)}
 
 // summarize sets Ready, Reconciling, Stalled and observedGeneration after a
 // pass, as kstatus reads them. transient is the error of a pass that did not
@@ -56,34 +57,34 @@ var pipelineConditions = []string{string(v1alpha1.ConditionCatalogResolved), str
 // transiently reads as in progress, never as failed.
 func summarize(ws *v1alpha1.Workspace, transient error) {
 	if transient != nil {
-		reason := v1alpha1.ReasonRetrying
-		if c := meta.FindStatusCondition(ws.Status.Conditions, string(v1alpha1.ConditionContextPublished)); c != nil &&
-			c.Reason == string(v1alpha1.ReasonPublishFailed) && c.ObservedGeneration == ws.Generation {
-			reason = v1alpha1.ReasonPublishFailed
+		reason := vocab.ReasonRetrying
+		if c := meta.FindStatusCondition(ws.Status.Conditions, string(vocab.ConditionContextPublished)); c != nil &&
+			c.Reason == string(vocab.ReasonPublishFailed) && c.ObservedGeneration == ws.Generation {
+			reason = vocab.ReasonPublishFailed
 		}
 		msg := "retrying after a transient error: " + transient.Error()
-		setCondition(ws, v1alpha1.ConditionReconciling, true, reason, msg)
-		meta.RemoveStatusCondition(&ws.Status.Conditions, string(v1alpha1.ConditionStalled))
-		setCondition(ws, v1alpha1.ConditionReady, false, reason, msg)
+		setCondition(ws, vocab.ConditionReconciling, true, reason, msg)
+		meta.RemoveStatusCondition(&ws.Status.Conditions, string(vocab.ConditionStalled))
+		setCondition(ws, vocab.ConditionReady, false, reason, msg)
 		return
 	}
 	ws.Status.ObservedGeneration = ws.Generation
-	meta.RemoveStatusCondition(&ws.Status.Conditions, string(v1alpha1.ConditionReconciling))
+	meta.RemoveStatusCondition(&ws.Status.Conditions, string(vocab.ConditionReconciling))
 	for _, t := range pipelineConditions {
 		c := meta.FindStatusCondition(ws.Status.Conditions, t)
 		if c == nil || c.ObservedGeneration != ws.Generation || c.Status == metav1.ConditionTrue {
 			continue // stale conditions of an earlier pass do not explain this one
 		}
-		setCondition(ws, v1alpha1.ConditionStalled, true, v1alpha1.ConditionReason(c.Reason), c.Message)
-		setCondition(ws, v1alpha1.ConditionReady, false, v1alpha1.ConditionReason(c.Reason), c.Message)
+		setCondition(ws, vocab.ConditionStalled, true, vocab.ConditionReason(c.Reason), c.Message)
+		setCondition(ws, vocab.ConditionReady, false, vocab.ConditionReason(c.Reason), c.Message)
 		return
 	}
-	meta.RemoveStatusCondition(&ws.Status.Conditions, string(v1alpha1.ConditionStalled))
+	meta.RemoveStatusCondition(&ws.Status.Conditions, string(vocab.ConditionStalled))
 	msg := "context published"
-	if c := meta.FindStatusCondition(ws.Status.Conditions, string(v1alpha1.ConditionContextPublished)); c != nil {
+	if c := meta.FindStatusCondition(ws.Status.Conditions, string(vocab.ConditionContextPublished)); c != nil {
 		msg = c.Message
 	}
-	setCondition(ws, v1alpha1.ConditionReady, true, v1alpha1.ReasonReconciled, msg)
+	setCondition(ws, vocab.ConditionReady, true, vocab.ReasonReconciled, msg)
 }
 
 // setResolvedStatus records what the pipeline decided: the extensions'
@@ -95,13 +96,13 @@ func setResolvedStatus(ws *v1alpha1.Workspace, res *workspace.Resolution) {
 	}
 	f := res.Failure
 	if f != nil && (f.Phase == workspace.PhaseGather || f.Phase == workspace.PhaseResolve) {
-		setCondition(ws, v1alpha1.ConditionCatalogResolved, false, f.Reason, f.Error())
+		setCondition(ws, vocab.ConditionCatalogResolved, false, f.Reason, f.Error())
 	} else {
 		msg := fmt.Sprintf("resolved from %d roots", len(res.Plan.Input.Roots))
 		for _, ns := range res.Plan.UnlabelledPlatform {
-			msg += fmt.Sprintf("; platform namespace %s is ignored: it has no valid %s label (a trust admin must label it)", ns, v1alpha1.TrustLabel)
+			msg += fmt.Sprintf("; platform namespace %s is ignored: it has no valid %s label (a trust admin must label it)", ns, vocab.TrustLabel)
 		}
-		setCondition(ws, v1alpha1.ConditionCatalogResolved, true, v1alpha1.ReasonResolved, msg)
+		setCondition(ws, vocab.ConditionCatalogResolved, true, vocab.ReasonResolved, msg)
 	}
 	if f != nil {
 		keepLastGood(ws, f.Reason, f.Error())
@@ -114,11 +115,11 @@ func setResolvedStatus(ws *v1alpha1.Workspace, res *workspace.Resolution) {
 // outcome per candidate; imposed platform extensions come first, so the
 // bounded list always shows them.
 func setExtensionsStatus(ws *v1alpha1.Workspace, candidates []workspace.Candidate, outcomes []exthost.Outcome) {
-	ws.Status.Extensions = make([]v1alpha1.ExtensionState, 0, min(len(outcomes), v1alpha1.MaxStatusListItems))
+	ws.Status.Extensions = make([]v1alpha1.ExtensionState, 0, min(len(outcomes), vocab.MaxStatusListItems))
 	var rejected []string
 	enforced := 0
 	for i, o := range outcomes {
-		if o.State == v1alpha1.ExtensionRejected {
+		if o.State == vocab.ExtensionRejected {
 			rejected = append(rejected, fmt.Sprintf("%s/%s: %s", o.Namespace, o.Extension, o.Message))
 		}
 		st := v1alpha1.ExtensionState{
@@ -134,15 +135,15 @@ func setExtensionsStatus(ws *v1alpha1.Workspace, candidates []workspace.Candidat
 		if st.Enforced {
 			enforced++
 		}
-		if len(ws.Status.Extensions) < v1alpha1.MaxStatusListItems {
+		if len(ws.Status.Extensions) < vocab.MaxStatusListItems {
 			ws.Status.Extensions = append(ws.Status.Extensions, st)
 		}
 	}
 	if len(rejected) > 0 {
-		setCondition(ws, v1alpha1.ConditionExtensionsLoaded, false, v1alpha1.ReasonExtensionRejected, strings.Join(rejected, "; "))
+		setCondition(ws, vocab.ConditionExtensionsLoaded, false, vocab.ReasonExtensionRejected, strings.Join(rejected, "; "))
 		return
 	}
-	setCondition(ws, v1alpha1.ConditionExtensionsLoaded, true, v1alpha1.ReasonLoaded,
+	setCondition(ws, vocab.ConditionExtensionsLoaded, true, vocab.ReasonLoaded,
 		fmt.Sprintf("%d extensions visible (%d enforced by the platform), none rejected", len(outcomes), enforced))
 }
 
@@ -167,23 +168,23 @@ func setPublishedStatus(ws *v1alpha1.Workspace, resolution *workspace.Resolution
 		case resources.KindTemplate:
 			counts.Templates++
 		}
-		if len(ws.Status.Winners) < v1alpha1.MaxStatusListItems {
+		if len(ws.Status.Winners) < vocab.MaxStatusListItems {
 			ws.Status.Winners = append(ws.Status.Winners, v1alpha1.CatalogEntry{Kind: e.Kind, Name: e.Name, Origin: e.Origin})
 		}
 	}
 	ws.Status.Catalog = counts
 	ws.Status.Shadowed = nil
-	for _, s := range m.Shadowed[:min(len(m.Shadowed), v1alpha1.MaxStatusListItems)] {
+	for _, s := range m.Shadowed[:min(len(m.Shadowed), vocab.MaxStatusListItems)] {
 		ws.Status.Shadowed = append(ws.Status.Shadowed, v1alpha1.ShadowedEntry{Kind: s.Kind, Name: s.Name, Origin: s.Origin, ShadowedBy: s.ShadowedBy})
 	}
 	ws.Status.Tools = nil
-	for _, t := range registry.Tools[:min(len(registry.Tools), v1alpha1.MaxStatusListItems)] {
+	for _, t := range registry.Tools[:min(len(registry.Tools), vocab.MaxStatusListItems)] {
 		ws.Status.Tools = append(ws.Status.Tools, v1alpha1.ToolEntry{
 			Name: t.Name, Extension: t.Extension, Builtin: t.Builtin,
 			Description: truncate(t.Description, 1024), ReadOnly: t.ReadOnly, Runnable: t.Runnable(),
 		})
 	}
-	setCondition(ws, v1alpha1.ConditionContextPublished, true, v1alpha1.ReasonPublished,
+	setCondition(ws, vocab.ConditionContextPublished, true, vocab.ReasonPublished,
 		fmt.Sprintf("ConfigMap %s holds context %s (%d bytes)", ws.ConfigMapName(), res.Hash, res.Bytes))
 }
 
@@ -197,18 +198,18 @@ func (r *WorkspaceReconciler) recordTransitions(before, ws *v1alpha1.Workspace) 
 	if r.Recorder == nil {
 		return
 	}
-	old := meta.FindStatusCondition(before.Status.Conditions, string(v1alpha1.ConditionReady))
-	now := meta.FindStatusCondition(ws.Status.Conditions, string(v1alpha1.ConditionReady))
+	old := meta.FindStatusCondition(before.Status.Conditions, string(vocab.ConditionReady))
+	now := meta.FindStatusCondition(ws.Status.Conditions, string(vocab.ConditionReady))
 	if now != nil && (old == nil || old.Status != now.Status || old.Reason != now.Reason) && now.Status != metav1.ConditionTrue {
 		r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", truncate(now.Message, 1024))
 	}
 	for _, e := range newlyRejected(before.Status.Extensions, ws.Status.Extensions) {
-		r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, string(v1alpha1.ReasonExtensionRejected), "LoadExtension",
+		r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, string(vocab.ReasonExtensionRejected), "LoadExtension",
 			"extension %s/%s was rejected (%s): %s", e.Namespace, e.Name, e.Reason, truncate(e.Message, 1024))
 	}
-	wasPublished := meta.IsStatusConditionTrue(before.Status.Conditions, string(v1alpha1.ConditionContextPublished))
-	if !wasPublished && meta.IsStatusConditionTrue(ws.Status.Conditions, string(v1alpha1.ConditionContextPublished)) {
-		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, string(v1alpha1.ReasonPublished), "Publish",
+	wasPublished := meta.IsStatusConditionTrue(before.Status.Conditions, string(vocab.ConditionContextPublished))
+	if !wasPublished && meta.IsStatusConditionTrue(ws.Status.Conditions, string(vocab.ConditionContextPublished)) {
+		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, string(vocab.ReasonPublished), "Publish",
 			"Published context %s to ConfigMap %s (%d bytes)", ws.Status.Context.Hash, ws.Status.Context.ConfigMapName, ws.Status.Context.Bytes)
 	}
 }
@@ -220,13 +221,13 @@ func newlyRejected(before, now []v1alpha1.ExtensionState) []v1alpha1.ExtensionSt
 	type key struct{ namespace, name, reason, message string }
 	was := map[key]bool{}
 	for _, e := range before {
-		if e.State == v1alpha1.ExtensionRejected {
+		if e.State == vocab.ExtensionRejected {
 			was[key{e.Namespace, e.Name, e.Reason, e.Message}] = true
 		}
 	}
 	var out []v1alpha1.ExtensionState
 	for _, e := range now {
-		if e.State == v1alpha1.ExtensionRejected && !was[key{e.Namespace, e.Name, e.Reason, e.Message}] {
+		if e.State == vocab.ExtensionRejected && !was[key{e.Namespace, e.Name, e.Reason, e.Message}] {
 			out = append(out, e)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/resources"
@@ -44,9 +45,9 @@ func c(t string, ok bool, reason string, gen int64) metav1.Condition {
 
 func TestSummarize_KstatusConditionsAndObservedGeneration(t *testing.T) {
 	allTrue := func(gen int64) []metav1.Condition {
-		return []metav1.Condition{c(string(v1alpha1.ConditionCatalogResolved), true, string(v1alpha1.ReasonResolved), gen),
-			c(string(v1alpha1.ConditionExtensionsLoaded), true, string(v1alpha1.ReasonLoaded), gen),
-			c(string(v1alpha1.ConditionContextPublished), true, string(v1alpha1.ReasonPublished), gen)}
+		return []metav1.Condition{c(string(vocab.ConditionCatalogResolved), true, string(vocab.ReasonResolved), gen),
+			c(string(vocab.ConditionExtensionsLoaded), true, string(vocab.ReasonLoaded), gen),
+			c(string(vocab.ConditionContextPublished), true, string(vocab.ReasonPublished), gen)}
 	}
 	for _, tc := range []struct {
 		name                               string
@@ -56,18 +57,18 @@ func TestSummarize_KstatusConditionsAndObservedGeneration(t *testing.T) {
 		wantReady, wantReconciling, wantSt string
 	}{
 		{name: "published: Ready, generation observed, nothing in progress",
-			ws:           statusWorkspace(2, 1, append(allTrue(2), c(string(v1alpha1.ConditionStalled), true, string(v1alpha1.ReasonDuplicateName), 1))...),
+			ws:           statusWorkspace(2, 1, append(allTrue(2), c(string(vocab.ConditionStalled), true, string(vocab.ReasonDuplicateName), 1))...),
 			wantObserved: 2, wantReady: "True/Reconciled"},
 		{name: "invalid input: Stalled with the first failing reason",
-			ws: statusWorkspace(3, 2, c(string(v1alpha1.ConditionCatalogResolved), false, string(v1alpha1.ReasonDuplicateName), 3),
-				c(string(v1alpha1.ConditionExtensionsLoaded), false, string(v1alpha1.ReasonExtensionRejected), 3),
-				c(string(v1alpha1.ConditionContextPublished), false, string(v1alpha1.ReasonDuplicateName), 3)),
+			ws: statusWorkspace(3, 2, c(string(vocab.ConditionCatalogResolved), false, string(vocab.ReasonDuplicateName), 3),
+				c(string(vocab.ConditionExtensionsLoaded), false, string(vocab.ReasonExtensionRejected), 3),
+				c(string(vocab.ConditionContextPublished), false, string(vocab.ReasonDuplicateName), 3)),
 			wantObserved: 3, wantReady: "False/DuplicateName", wantSt: "True/DuplicateName"},
 		{name: "a stale failure of an earlier generation does not explain this pass",
-			ws: statusWorkspace(4, 3, c(string(v1alpha1.ConditionCatalogResolved), false, string(v1alpha1.ReasonResolved), 3),
-				c(string(v1alpha1.ConditionExtensionsLoaded), false, string(v1alpha1.ReasonExtensionRejected), 3),
-				c(string(v1alpha1.ConditionCatalogResolved), false, string(v1alpha1.ReasonRootNotPermitted), 4),
-				c(string(v1alpha1.ConditionContextPublished), false, string(v1alpha1.ReasonRootNotPermitted), 4)),
+			ws: statusWorkspace(4, 3, c(string(vocab.ConditionCatalogResolved), false, string(vocab.ReasonResolved), 3),
+				c(string(vocab.ConditionExtensionsLoaded), false, string(vocab.ReasonExtensionRejected), 3),
+				c(string(vocab.ConditionCatalogResolved), false, string(vocab.ReasonRootNotPermitted), 4),
+				c(string(vocab.ConditionContextPublished), false, string(vocab.ReasonRootNotPermitted), 4)),
 			wantObserved: 4, wantReady: "False/RootNotPermitted", wantSt: "True/RootNotPermitted"},
 		{name: "first pass fails transiently: in progress, not failed, generation not observed",
 			ws: statusWorkspace(1, 0), transient: errors.New("connection refused"),
@@ -76,12 +77,12 @@ func TestSummarize_KstatusConditionsAndObservedGeneration(t *testing.T) {
 			ws: statusWorkspace(5, 4, allTrue(4)...), transient: errors.New("timeout"),
 			wantObserved: 4, wantReady: "False/Retrying", wantReconciling: "True/Retrying"},
 		{name: "a failed apply reads as PublishFailed while retrying",
-			ws: statusWorkspace(2, 2, c(string(v1alpha1.ConditionContextPublished), false, string(v1alpha1.ReasonPublishFailed), 2),
-				c(string(v1alpha1.ConditionStalled), true, string(v1alpha1.ReasonNotOwned), 2)),
+			ws: statusWorkspace(2, 2, c(string(vocab.ConditionContextPublished), false, string(vocab.ReasonPublishFailed), 2),
+				c(string(vocab.ConditionStalled), true, string(vocab.ReasonNotOwned), 2)),
 			transient:    errors.New("apply: conflict"),
 			wantObserved: 2, wantReady: "False/PublishFailed", wantReconciling: "True/PublishFailed"},
 		{name: "a completed pass ends Reconciling",
-			ws:           statusWorkspace(2, 1, append(allTrue(2), c(string(v1alpha1.ConditionReconciling), true, string(v1alpha1.ReasonRetrying), 2))...),
+			ws:           statusWorkspace(2, 1, append(allTrue(2), c(string(vocab.ConditionReconciling), true, string(vocab.ReasonRetrying), 2))...),
 			wantObserved: 2, wantReady: "True/Reconciled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,9 +91,9 @@ func TestSummarize_KstatusConditionsAndObservedGeneration(t *testing.T) {
 				t.Errorf("observedGeneration %d, want %d", tc.ws.Status.ObservedGeneration, tc.wantObserved)
 			}
 			for _, check := range []struct{ t, want string }{
-				{string(v1alpha1.ConditionReady), tc.wantReady},
-				{string(v1alpha1.ConditionReconciling), tc.wantReconciling},
-				{string(v1alpha1.ConditionStalled), tc.wantSt},
+				{string(vocab.ConditionReady), tc.wantReady},
+				{string(vocab.ConditionReconciling), tc.wantReconciling},
+				{string(vocab.ConditionStalled), tc.wantSt},
 			} {
 				if got := cond(tc.ws, check.t); got != check.want {
 					t.Errorf("%s = %q, want %q", check.t, got, check.want)
@@ -114,9 +115,9 @@ func TestKeepLastGood_NamesTheHashThatStaysPublished(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := statusWorkspace(1, 1)
 			ws.Status.Context = tc.context
-			keepLastGood(ws, v1alpha1.ReasonDuplicateName, "bad input")
-			got := meta.FindStatusCondition(ws.Status.Conditions, string(v1alpha1.ConditionContextPublished))
-			if got.Status != metav1.ConditionFalse || got.Reason != string(v1alpha1.ReasonDuplicateName) || got.Message != tc.want || got.ObservedGeneration != 1 {
+			keepLastGood(ws, vocab.ReasonDuplicateName, "bad input")
+			got := meta.FindStatusCondition(ws.Status.Conditions, string(vocab.ConditionContextPublished))
+			if got.Status != metav1.ConditionFalse || got.Reason != string(vocab.ReasonDuplicateName) || got.Message != tc.want || got.ObservedGeneration != 1 {
 				t.Errorf("ContextPublished %+v, want False/DuplicateName %q", got, tc.want)
 			}
 		})
@@ -125,7 +126,7 @@ func TestKeepLastGood_NamesTheHashThatStaysPublished(t *testing.T) {
 
 func TestSetResolvedStatus_ConditionPerPhase(t *testing.T) {
 	plan := &workspace.Plan{Input: resources.Input{Roots: make([]resources.Root, 2)}}
-	rejected := []exthost.Outcome{{Extension: "guard", Namespace: "ns", State: v1alpha1.ExtensionRejected, Message: "bad CEL"}}
+	rejected := []exthost.Outcome{{Extension: "guard", Namespace: "ns", State: vocab.ExtensionRejected, Message: "bad CEL"}}
 	for _, tc := range []struct {
 		name                                 string
 		res                                  *workspace.Resolution
@@ -134,26 +135,26 @@ func TestSetResolvedStatus_ConditionPerPhase(t *testing.T) {
 		{name: "publishable", res: &workspace.Resolution{Plan: plan},
 			wantCatalog: "True/Resolved", wantExtensions: "True/Loaded"},
 		{name: "gather failure: extensions not looked at",
-			res:         &workspace.Resolution{Failure: &workspace.Failure{Phase: workspace.PhaseGather, Reason: v1alpha1.ReasonRootNotPermitted, Err: errors.New("x")}},
+			res:         &workspace.Resolution{Failure: &workspace.Failure{Phase: workspace.PhaseGather, Reason: vocab.ReasonRootNotPermitted, Err: errors.New("x")}},
 			wantCatalog: "False/RootNotPermitted", wantPub: "False/RootNotPermitted"},
 		{name: "resolve failure",
-			res:         &workspace.Resolution{Plan: plan, Failure: &workspace.Failure{Phase: workspace.PhaseResolve, Reason: v1alpha1.ReasonDuplicateName, Err: errors.New("x")}},
+			res:         &workspace.Resolution{Plan: plan, Failure: &workspace.Failure{Phase: workspace.PhaseResolve, Reason: vocab.ReasonDuplicateName, Err: errors.New("x")}},
 			wantCatalog: "False/DuplicateName", wantExtensions: "True/Loaded", wantPub: "False/DuplicateName"},
 		{name: "render failure: the catalog resolved",
-			res:         &workspace.Resolution{Plan: plan, Failure: &workspace.Failure{Phase: workspace.PhaseRender, Reason: v1alpha1.ReasonContextTooLarge, Err: errors.New("x")}},
+			res:         &workspace.Resolution{Plan: plan, Failure: &workspace.Failure{Phase: workspace.PhaseRender, Reason: vocab.ReasonContextTooLarge, Err: errors.New("x")}},
 			wantCatalog: "True/Resolved", wantExtensions: "True/Loaded", wantPub: "False/ContextTooLarge"},
 		{name: "rejected extension holds",
 			res: &workspace.Resolution{Plan: plan, Extensions: rejected,
-				Failure: &workspace.Failure{Phase: workspace.PhaseLoad, Reason: v1alpha1.ReasonExtensionRejected, Err: errors.New("x")}},
+				Failure: &workspace.Failure{Phase: workspace.PhaseLoad, Reason: vocab.ReasonExtensionRejected, Err: errors.New("x")}},
 			wantCatalog: "True/Resolved", wantExtensions: "False/ExtensionRejected", wantPub: "False/ExtensionRejected"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := statusWorkspace(1, 0)
 			setResolvedStatus(ws, tc.res)
 			for _, check := range []struct{ t, want string }{
-				{string(v1alpha1.ConditionCatalogResolved), tc.wantCatalog},
-				{string(v1alpha1.ConditionExtensionsLoaded), tc.wantExtensions},
-				{string(v1alpha1.ConditionContextPublished), tc.wantPub},
+				{string(vocab.ConditionCatalogResolved), tc.wantCatalog},
+				{string(vocab.ConditionExtensionsLoaded), tc.wantExtensions},
+				{string(vocab.ConditionContextPublished), tc.wantPub},
 			} {
 				if got := cond(ws, check.t); got != check.want {
 					t.Errorf("%s = %q, want %q", check.t, got, check.want)
@@ -164,22 +165,22 @@ func TestSetResolvedStatus_ConditionPerPhase(t *testing.T) {
 }
 
 func TestSetExtensionsStatus_ListCappedTotalsNot(t *testing.T) {
-	n := v1alpha1.MaxStatusListItems + 10
+	n := vocab.MaxStatusListItems + 10
 	outcomes := make([]exthost.Outcome, n)
 	for i := range outcomes {
-		outcomes[i] = exthost.Outcome{Extension: fmt.Sprintf("e%03d", i), Namespace: "ns", State: v1alpha1.ExtensionLoaded, Message: strings.Repeat("m", 2000)}
+		outcomes[i] = exthost.Outcome{Extension: fmt.Sprintf("e%03d", i), Namespace: "ns", State: vocab.ExtensionLoaded, Message: strings.Repeat("m", 2000)}
 	}
 	ws := statusWorkspace(1, 0)
 	setExtensionsStatus(ws, nil, outcomes)
-	if len(ws.Status.Extensions) != v1alpha1.MaxStatusListItems || len(ws.Status.Extensions[0].Message) > 1024 {
-		t.Errorf("%d extensions listed (message %d bytes), want %d and messages within 1024", len(ws.Status.Extensions), len(ws.Status.Extensions[0].Message), v1alpha1.MaxStatusListItems)
+	if len(ws.Status.Extensions) != vocab.MaxStatusListItems || len(ws.Status.Extensions[0].Message) > 1024 {
+		t.Errorf("%d extensions listed (message %d bytes), want %d and messages within 1024", len(ws.Status.Extensions), len(ws.Status.Extensions[0].Message), vocab.MaxStatusListItems)
 	}
-	if got := cond(ws, string(v1alpha1.ConditionExtensionsLoaded)); got != "True/Loaded" {
+	if got := cond(ws, string(vocab.ConditionExtensionsLoaded)); got != "True/Loaded" {
 		t.Errorf("ExtensionsLoaded %s", got)
 	}
-	outcomes[n-1].State = v1alpha1.ExtensionRejected // past the cap, still reported
+	outcomes[n-1].State = vocab.ExtensionRejected // past the cap, still reported
 	setExtensionsStatus(ws, nil, outcomes)
-	if got := cond(ws, string(v1alpha1.ConditionExtensionsLoaded)); got != "False/ExtensionRejected" {
+	if got := cond(ws, string(vocab.ConditionExtensionsLoaded)); got != "False/ExtensionRejected" {
 		t.Errorf("a rejection past the list cap: ExtensionsLoaded %s, want False/ExtensionRejected", got)
 	}
 }
@@ -187,11 +188,11 @@ func TestSetExtensionsStatus_ListCappedTotalsNot(t *testing.T) {
 // CatalogCounts are totals, as documented: the extension count is every
 // visible extension, not the capped status list.
 func TestSetPublishedStatus_CountsAreTotalsListsCapped(t *testing.T) {
-	n := v1alpha1.MaxStatusListItems + 5
+	n := vocab.MaxStatusListItems + 5
 	outcomes := make([]exthost.Outcome, n)
 	tools := make([]contract.Tool, n)
 	for i := range outcomes {
-		outcomes[i] = exthost.Outcome{Extension: fmt.Sprintf("e%03d", i), State: v1alpha1.ExtensionLoaded}
+		outcomes[i] = exthost.Outcome{Extension: fmt.Sprintf("e%03d", i), State: vocab.ExtensionLoaded}
 		tools[i] = contract.Tool{Name: fmt.Sprintf("t%03d", i)}
 	}
 	res := &resources.Result{Hash: "sha256:aa", Bytes: 10, Manifest: contract.Manifest{
@@ -203,13 +204,13 @@ func TestSetPublishedStatus_CountsAreTotalsListsCapped(t *testing.T) {
 	if counts.Extensions != int32(n) || counts.Tools != int32(n) || counts.Skills != 1 || counts.Templates != 1 {
 		t.Errorf("counts %+v, want %d extensions and tools, 1 skill, 1 template", counts, n)
 	}
-	if len(ws.Status.Tools) != v1alpha1.MaxStatusListItems || len(ws.Status.Extensions) != v1alpha1.MaxStatusListItems {
-		t.Errorf("lists of %d tools and %d extensions, want both capped at %d", len(ws.Status.Tools), len(ws.Status.Extensions), v1alpha1.MaxStatusListItems)
+	if len(ws.Status.Tools) != vocab.MaxStatusListItems || len(ws.Status.Extensions) != vocab.MaxStatusListItems {
+		t.Errorf("lists of %d tools and %d extensions, want both capped at %d", len(ws.Status.Tools), len(ws.Status.Extensions), vocab.MaxStatusListItems)
 	}
 	if ws.Status.Context == nil || ws.Status.Context.Hash != "sha256:aa" || ws.Status.Context.ConfigMapName != "dev-context" {
 		t.Errorf("context %+v", ws.Status.Context)
 	}
-	if got := cond(ws, string(v1alpha1.ConditionContextPublished)); got != "True/Published" {
+	if got := cond(ws, string(vocab.ConditionContextPublished)); got != "True/Published" {
 		t.Errorf("ContextPublished %s", got)
 	}
 }

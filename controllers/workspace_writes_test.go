@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -20,7 +21,7 @@ import (
 // inputs do not change causes no request that writes, and a change to an
 // input causes one ConfigMap apply and at most one status patch.
 func TestWorkspace_SteadyStateMakesNoWrites(t *testing.T) {
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES V1"))
 	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
 	kit.WaitFor(t, ns, "dev", testenv.Winning("skill", "notes"))
@@ -28,7 +29,7 @@ func TestWorkspace_SteadyStateMakesNoWrites(t *testing.T) {
 	before := writes.Matching("/namespaces/" + ns + "/")
 
 	// Unrelated activity elsewhere must not touch this Workspace.
-	other := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	other := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, testenv.Skill(other, "elsewhere", "Elsewhere.", "ELSEWHERE"))
 	time.Sleep(3 * time.Second)
 	if after := writes.Matching("/namespaces/" + ns + "/"); !mapsEqual(before, after) {
@@ -72,8 +73,8 @@ func mapsEqual(a, b map[string]int) bool {
 // a Skill reaches the Workspaces whose roots read it, and no others.
 func TestWorkspace_IndexesMapInputsToExactlyTheDependentWorkspaces(t *testing.T) {
 	ctx := context.Background()
-	a := kit.NewNamespace(t, v1alpha1.TrustRestricted)
-	b := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	a := kit.NewNamespace(t, vocab.TrustRestricted)
+	b := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, workspaceWithRoots(a, "reads-a", platformOtherNS))
 	selective := workspaceWithRoots(a, "team-only", platformOtherNS)
 	selective.Spec.Roots[0].Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "x"}}
@@ -120,20 +121,20 @@ func TestWorkspace_ServiceBackedExtensionContactedOnlyWhenTrusted(t *testing.T) 
 	}))
 	t.Cleanup(srv.Close)
 
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	services.Store(ns+"/ext-manifest", srv.URL)
 	kit.Create(t, &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "remote"},
 		Spec: v1alpha1.ExtensionSpec{Source: &v1alpha1.ExtensionSource{Service: v1alpha1.ServiceReference{Name: "ext-manifest", Port: 80, Path: "/manifest"}}}})
 	kit.Create(t, workspaceWithRoots(ns, "dev", platformOtherNS))
 	kit.WaitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
-		return stateIs(ws, ns+"/remote", v1alpha1.ExtensionSkippedUntrusted)
+		return stateIs(ws, ns+"/remote", vocab.ExtensionSkippedUntrusted)
 	})
 	if n := hits.Load(); n != 0 {
 		t.Fatalf("untrusted extension's Service received %d requests", n)
 	}
-	testenv.Update(t, kit, namespaceObject(ns), func(n *namespaceT) { n.Labels[v1alpha1.TrustLabel] = string(v1alpha1.TrustTrusted) })
+	testenv.Update(t, kit, namespaceObject(ns), func(n *namespaceT) { n.Labels[vocab.TrustLabel] = string(vocab.TrustTrusted) })
 	got := kit.WaitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
-		return stateIs(ws, ns+"/remote", v1alpha1.ExtensionLoaded)
+		return stateIs(ws, ns+"/remote", vocab.ExtensionLoaded)
 	})
 	if hits.Load() == 0 {
 		t.Error("trusted extension's manifest was not fetched")

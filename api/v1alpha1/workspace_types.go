@@ -1,21 +1,12 @@
 package v1alpha1
 
 import (
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // WorkspaceKind is the kind of a Workspace, as owner references name it.
 const WorkspaceKind = "Workspace"
-
-// Defaults and hard limits of a Workspace's published context.
-const (
-	// DefaultMaxContextBytes is the context budget when spec.budget is unset.
-	DefaultMaxContextBytes = 512 * 1024
-	// MaxContextBytesLimit is the hard cap, well under the 1 MiB ConfigMap limit.
-	MaxContextBytesLimit = 900 * 1024
-	// MaxStatusListItems bounds every list in WorkspaceStatus; totals sit beside them.
-	MaxStatusListItems = 256
-)
 
 // WorkspaceSpec says which layers an agent's context is resolved from, which
 // skills are always active and which tools the agent may use.
@@ -269,20 +260,6 @@ type ShadowedEntry struct {
 	ShadowedBy string `json:"shadowedBy"`
 }
 
-// ExtensionLoadState is what became of an extension for one Workspace.
-// +kubebuilder:validation:Enum=Loaded;SkippedUntrusted;Rejected
-type ExtensionLoadState string
-
-const (
-	// ExtensionLoaded: the extension's tools and hooks are registered.
-	ExtensionLoaded ExtensionLoadState = "Loaded"
-	// ExtensionSkippedUntrusted: the namespace is not trusted for extensions;
-	// nothing of the extension was read or contacted.
-	ExtensionSkippedUntrusted ExtensionLoadState = "SkippedUntrusted"
-	// ExtensionRejected: loading failed and nothing of it was registered.
-	ExtensionRejected ExtensionLoadState = "Rejected"
-)
-
 // ExtensionState is one extension's outcome for a Workspace.
 type ExtensionState struct {
 	// name is the extension id.
@@ -290,7 +267,7 @@ type ExtensionState struct {
 	// namespace of the Extension object.
 	Namespace string `json:"namespace"`
 	// state is Loaded, SkippedUntrusted or Rejected.
-	State ExtensionLoadState `json:"state"`
+	State vocab.ExtensionLoadState `json:"state"`
 	// reason is a CamelCase cause for a state other than Loaded.
 	// +optional
 	Reason string `json:"reason,omitempty"`
@@ -369,9 +346,9 @@ func (w *Workspace) ConfigMapName() string {
 // MaxContextBytes returns the context budget, capped at MaxContextBytesLimit.
 func (w *Workspace) MaxContextBytes() int64 {
 	if w.Spec.Budget == nil || w.Spec.Budget.MaxContextBytes <= 0 {
-		return DefaultMaxContextBytes
+		return vocab.DefaultMaxContextBytes
 	}
-	return min(w.Spec.Budget.MaxContextBytes, MaxContextBytesLimit)
+	return min(w.Spec.Budget.MaxContextBytes, vocab.MaxContextBytesLimit)
 }
 
 // +kubebuilder:object:root=true

@@ -15,22 +15,23 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/skilldir"
 	"github.com/loadout-dev/loadout/internal/sources"
 )
 
-// Object limits of the Skill CRD (api/v1alpha1/limits.go) that a directory
+// Object limits of the Skill CRD (api/v1alpha1/vocab/limits.go) that a directory
 // skill can exceed. import checks them so that what it prints applies
 // cleanly.
 const (
-	maxSkillFiles       = v1alpha1.MaxSkillFiles
-	maxSkillText        = v1alpha1.MaxSkillTextLength
-	maxLicenseLen       = v1alpha1.MaxLicenseLength
-	maxMetadataEntries  = v1alpha1.MaxMetadataEntries
-	maxAllowedTools     = v1alpha1.MaxAllowedTools
-	maxAllowedToolRunes = v1alpha1.MaxAllowedToolLength
+	maxSkillFiles       = vocab.MaxSkillFiles
+	maxSkillText        = vocab.MaxSkillTextLength
+	maxLicenseLen       = vocab.MaxLicenseLength
+	maxMetadataEntries  = vocab.MaxMetadataEntries
+	maxAllowedTools     = vocab.MaxAllowedTools
+	maxAllowedToolRunes = vocab.MaxAllowedToolLength
 )
 
 func newImportCommand() *cobra.Command {

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/skilldir"
@@ -79,12 +80,12 @@ Output is deterministic: the same input prints the same bytes.`,
 	f.StringVarP(&o.output, "output", "o", outputYAML, "output format: yaml or json")
 	f.StringVarP(&o.namespace, "namespace", "n", "default", "namespace of objects that have none")
 	f.StringSliceVar(&o.platform, "platform-namespace", []string{"loadout-system"}, "platform namespaces (trusted when labelled, or when no Namespace manifest is given)")
-	f.StringVar(&o.defaultTrust, "default-trust", string(v1alpha1.TrustRestricted), "trust of project namespaces without a loadout.dev/trust label: untrusted, restricted or trusted")
+	f.StringVar(&o.defaultTrust, "default-trust", string(vocab.TrustRestricted), "trust of project namespaces without a loadout.dev/trust label: untrusted, restricted or trusted")
 	f.StringVar(&o.workspace, "workspace", "preview", "--root mode: Workspace name")
 	f.StringArrayVar(&o.activate, "activate", nil, "--root mode: activate SKILL or SKILL=FILE,FILE... (repeatable)")
 	f.BoolVar(&o.strict, "strict", false, "--root mode: a skill name breaking the Agent Skills rules is an error, not a warning")
 	f.BoolVar(&o.truncate, "truncate-descriptions", false, "--root mode: cut a skill description over 1,024 characters to 1,024, with a warning, instead of skipping the skill")
-	f.Int64Var(&o.maxBytes, "max-context-bytes", v1alpha1.DefaultMaxContextBytes, "--root mode: context budget in bytes (0: unlimited)")
+	f.Int64Var(&o.maxBytes, "max-context-bytes", vocab.DefaultMaxContextBytes, "--root mode: context budget in bytes (0: unlimited)")
 	cmd.MarkFlagsMutuallyExclusive("filename", "root")
 	cmd.MarkFlagsOneRequired("filename", "root")
 	return cmd
@@ -107,8 +108,8 @@ func (o *previewOptions) run(stdout, stderr io.Writer) error {
 // fromManifests publishes every Workspace of the manifests, in namespace/name
 // order. The first failing Workspace is an error naming it.
 func (o *previewOptions) fromManifests(stderr io.Writer) ([]configMap, error) {
-	def := v1alpha1.TrustLevel(o.defaultTrust)
-	if !slices.Contains([]v1alpha1.TrustLevel{v1alpha1.TrustUntrusted, v1alpha1.TrustRestricted, v1alpha1.TrustTrusted}, def) {
+	def := vocab.TrustLevel(o.defaultTrust)
+	if !slices.Contains([]vocab.TrustLevel{vocab.TrustUntrusted, vocab.TrustRestricted, vocab.TrustTrusted}, def) {
 		return nil, fmt.Errorf("--default-trust %q: must be untrusted, restricted or trusted", o.defaultTrust)
 	}
 	set, err := readManifests(o.files, o.namespace, stderr)
@@ -125,7 +126,7 @@ func (o *previewOptions) fromManifests(stderr io.Writer) ([]configMap, error) {
 	for _, ns := range o.platform {
 		if _, ok := set.namespaces[ns]; !ok {
 			set.namespaces[ns] = corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
-				Labels: map[string]string{v1alpha1.TrustLabel: string(v1alpha1.TrustTrusted)}}}
+				Labels: map[string]string{vocab.TrustLabel: string(vocab.TrustTrusted)}}}
 		}
 	}
 	slices.SortFunc(set.workspaces, func(a, b v1alpha1.Workspace) int {

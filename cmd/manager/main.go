@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/buildinfo"
 	"github.com/loadout-dev/loadout/internal/contextsig"
@@ -74,7 +74,7 @@ Flags:
 	}
 	fs.StringVar(&o.platformNamespaces, "platform-namespace", "loadout-system",
 		"Comma-separated platform namespaces. Their resources are admin-owned; every Workspace may use them as roots. Each counts only with a loadout.dev/trust label (normally trusted), which only trust admins may set; without one it is untrusted.")
-	fs.StringVar(&o.defaultTrust, "default-trust", string(v1alpha1.TrustRestricted),
+	fs.StringVar(&o.defaultTrust, "default-trust", string(vocab.TrustRestricted),
 		"Trust level of project namespaces without a valid loadout.dev/trust label: untrusted, restricted or trusted.")
 	fs.BoolVar(&o.leaderElection, "leader-elect", false,
 		"Elect a leader so that only one replica reconciles at a time.")
@@ -112,8 +112,8 @@ Flags:
 	if err := fs.Parse(args); err != nil {
 		return nil, zopts, err
 	}
-	switch v1alpha1.TrustLevel(o.defaultTrust) {
-	case v1alpha1.TrustUntrusted, v1alpha1.TrustRestricted, v1alpha1.TrustTrusted:
+	switch vocab.TrustLevel(o.defaultTrust) {
+	case vocab.TrustUntrusted, vocab.TrustRestricted, vocab.TrustTrusted:
 	default:
 		return nil, zopts, fmt.Errorf("--default-trust=%q: must be untrusted, restricted or trusted", o.defaultTrust)
 	}
@@ -249,7 +249,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, o *options) error {
 	}
 	_, err = controllers.Setup(ctx, mgr, controllers.Options{
 		Signer:                  s,
-		Policy:                  workspace.Policy{PlatformNamespaces: o.platform(), DefaultTrust: v1alpha1.TrustLevel(o.defaultTrust)},
+		Policy:                  workspace.Policy{PlatformNamespaces: o.platform(), DefaultTrust: vocab.TrustLevel(o.defaultTrust)},
 		ReconcileTimeout:        o.reconcileTimeout,
 		MaxConcurrentReconciles: o.maxConcurrentReconciles,
 		PerWorkspaceMetrics:     o.metricsPerWorkspace,

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/exthost"
 )
 
@@ -51,15 +51,15 @@ func (h Hook) Decide(ctx context.Context, in Input) Decision {
 		d.SystemMessage = h.after(ctx, in, exthost.ToolResult{IsError: true, Content: []exthost.Content{{Type: "text", Text: in.Error}}})
 	case SessionStart:
 		session.Reason = in.Source
-		return h.event(ctx, d, exthost.EventRequest{Event: v1alpha1.SessionStart, Session: session})
+		return h.event(ctx, d, exthost.EventRequest{Event: vocab.SessionStart, Session: session})
 	case UserPromptSubmit:
 		return h.prompt(ctx, d, session, in.Prompt)
 	case PreCompact:
 		session.Reason = in.Trigger
-		return h.event(ctx, d, exthost.EventRequest{Event: v1alpha1.BeforeCompact, Session: session})
+		return h.event(ctx, d, exthost.EventRequest{Event: vocab.BeforeCompact, Session: session})
 	case SessionEnd:
 		session.Reason = in.Reason
-		out, err := h.Policy.Event(ctx, exthost.EventRequest{Event: v1alpha1.SessionEnd, Session: session})
+		out, err := h.Policy.Event(ctx, exthost.EventRequest{Event: vocab.SessionEnd, Session: session})
 		d.SystemMessage = observed(out, err)
 	}
 	return d
@@ -106,22 +106,22 @@ func (h Hook) event(ctx context.Context, d Decision, req exthost.EventRequest) D
 // are asked again first and their denial blocks the prompt (their context
 // was added at SessionStart).
 func (h Hook) prompt(ctx context.Context, d Decision, session exthost.SessionInfo, text string) Decision {
-	if start := h.event(ctx, d, exthost.EventRequest{Event: v1alpha1.SessionStart, Session: session}); start.Block {
+	if start := h.event(ctx, d, exthost.EventRequest{Event: vocab.SessionStart, Session: session}); start.Block {
 		return start
 	}
 	p := exthost.Prompt{Text: text, Source: "hook"}
-	out, err := h.Policy.Event(ctx, exthost.EventRequest{Event: v1alpha1.UserInput, Session: session, Prompt: &p})
+	out, err := h.Policy.Event(ctx, exthost.EventRequest{Event: vocab.UserInput, Session: session, Prompt: &p})
 	switch {
 	case err != nil:
-		return d.blocked(fmt.Sprintf("Loadout could not run the %s hooks (%v)", v1alpha1.UserInput, err))
+		return d.blocked(fmt.Sprintf("Loadout could not run the %s hooks (%v)", vocab.UserInput, err))
 	case !out.Allowed:
-		d.Block, d.Reason = true, denialMessage(out.Message, v1alpha1.UserInput)
+		d.Block, d.Reason = true, denialMessage(out.Message, vocab.UserInput)
 		return d
 	case out.Input != nil && *out.Input != text:
 		d.Block, d.Reason = true, "a Loadout UserInput hook rewrote the prompt and this agent cannot replace a prompt, so it is blocked; send it again without what the hook removes"
 		return d
 	}
-	next := h.event(ctx, d, exthost.EventRequest{Event: v1alpha1.BeforeAgentStart, Session: session, Prompt: &p})
+	next := h.event(ctx, d, exthost.EventRequest{Event: vocab.BeforeAgentStart, Session: session, Prompt: &p})
 	next.Context = joinContext(out.Context, next.Context)
 	return next
 }
@@ -136,7 +136,7 @@ func joinContext(a, b string) string {
 	return a + "\n\n" + b
 }
 
-func denialMessage(message string, event v1alpha1.HookEvent) string {
+func denialMessage(message string, event vocab.HookEvent) string {
 	if message == "" {
 		return fmt.Sprintf("%s denied by the Workspace's Loadout policy", event)
 	}

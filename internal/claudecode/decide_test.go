@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/exthost"
 )
 
@@ -22,10 +22,10 @@ func (p *rewritingPolicy) Before(context.Context, exthost.ToolCall) (BeforeVerdi
 
 func TestAnswer_SessionEventsInClaudeCodesShapes(t *testing.T) {
 	rewritten := "***"
-	p := &fakePolicy{events: map[v1alpha1.HookEvent]exthost.EventOutcome{
-		v1alpha1.SessionStart:     {Allowed: true, Context: "TENANT"},
-		v1alpha1.BeforeAgentStart: {Allowed: true, Context: "TURN"},
-		v1alpha1.BeforeCompact:    {Message: "no compaction"},
+	p := &fakePolicy{events: map[vocab.HookEvent]exthost.EventOutcome{
+		vocab.SessionStart:     {Allowed: true, Context: "TENANT"},
+		vocab.BeforeAgentStart: {Allowed: true, Context: "TURN"},
+		vocab.BeforeCompact:    {Message: "no compaction"},
 	}}
 	for in, want := range map[string]string{
 		`{"hook_event_name":"SessionStart","source":"startup"}`: `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"TENANT"}}`,
@@ -37,15 +37,15 @@ func TestAnswer_SessionEventsInClaudeCodesShapes(t *testing.T) {
 			t.Errorf("%s answered %s, want %s", in, got, want)
 		}
 	}
-	p.events[v1alpha1.UserInput] = exthost.EventOutcome{Message: "no secrets"}
+	p.events[vocab.UserInput] = exthost.EventOutcome{Message: "no secrets"}
 	if got := answer(t, Hook{Policy: p}, `{"hook_event_name":"UserPromptSubmit","prompt":"SECRET"}`); got != `{"decision":"block","reason":"no secrets"}` {
 		t.Errorf("a denied prompt answered %s", got)
 	}
-	p.events[v1alpha1.UserInput] = exthost.EventOutcome{Allowed: true, Input: &rewritten}
+	p.events[vocab.UserInput] = exthost.EventOutcome{Allowed: true, Input: &rewritten}
 	if got := answer(t, Hook{Policy: p}, `{"hook_event_name":"UserPromptSubmit","prompt":"hunter2"}`); !strings.Contains(got, `"decision":"block"`) || !strings.Contains(got, "cannot replace a prompt") {
 		t.Errorf("a rewritten prompt answered %s, want a block saying why", got)
 	}
-	p.events[v1alpha1.SessionStart] = exthost.EventOutcome{Message: "closed"}
+	p.events[vocab.SessionStart] = exthost.EventOutcome{Message: "closed"}
 	if got := answer(t, Hook{Policy: p}, `{"hook_event_name":"SessionStart"}`); got != `{"systemMessage":"closed"}` {
 		t.Errorf("a refused session answered %s", got)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/exthost"
 )
 
@@ -76,7 +76,7 @@ type fakePolicy struct {
 	err    error
 	after  []exthost.ToolResult
 	called []string
-	events map[v1alpha1.HookEvent]exthost.EventOutcome
+	events map[vocab.HookEvent]exthost.EventOutcome
 }
 
 func (p *fakePolicy) Before(_ context.Context, call exthost.ToolCall) (BeforeVerdict, error) {

@@ -3,7 +3,7 @@ package contract
 import (
 	"encoding/json"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // Keys of the published ConfigMap's data.
@@ -29,14 +29,14 @@ const HashPrefix = "sha256:"
 
 // Hook events on the wire: the Extension API's, defined once in api/v1alpha1.
 const (
-	EventSessionStart     = string(v1alpha1.SessionStart)
-	EventUserInput        = string(v1alpha1.UserInput)
-	EventBeforeAgentStart = string(v1alpha1.BeforeAgentStart)
-	EventBeforeToolCall   = string(v1alpha1.BeforeToolCall)
-	EventAfterToolResult  = string(v1alpha1.AfterToolResult)
-	EventToolFailure      = string(v1alpha1.ToolFailure)
-	EventBeforeCompact    = string(v1alpha1.BeforeCompact)
-	EventSessionEnd       = string(v1alpha1.SessionEnd)
+	EventSessionStart     = string(vocab.SessionStart)
+	EventUserInput        = string(vocab.UserInput)
+	EventBeforeAgentStart = string(vocab.BeforeAgentStart)
+	EventBeforeToolCall   = string(vocab.BeforeToolCall)
+	EventAfterToolResult  = string(vocab.AfterToolResult)
+	EventToolFailure      = string(vocab.ToolFailure)
+	EventBeforeCompact    = string(vocab.BeforeCompact)
+	EventSessionEnd       = string(vocab.SessionEnd)
 )
 
 // Manifest is manifest.json: everything an agent needs to know about its

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
@@ -430,7 +431,7 @@ func (d *demo) waitReady(ctx context.Context, c client.Client, mgr *process) (*v
 	for {
 		err := c.Get(ctx, sampleWorkspace, ws)
 		if err == nil {
-			ready := meta.FindStatusCondition(ws.Status.Conditions, string(v1alpha1.ConditionReady))
+			ready := meta.FindStatusCondition(ws.Status.Conditions, string(vocab.ConditionReady))
 			if ready != nil && ready.Status == "True" && ws.Status.ObservedGeneration == ws.Generation && ws.Status.Context != nil &&
 				slices.ContainsFunc(ws.Status.Tools, func(t v1alpha1.ToolEntry) bool { return t.Name == sampleTool }) {
 				fmt.Fprintf(d.out, "Workspace %s Ready: %s\n", sampleWorkspace, ready.Message)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // benchHost has the shape of the hook target in docs/benchmarks.md: 3 CEL before hooks and 2 CEL
@@ -15,14 +16,14 @@ func benchHost(b *testing.B) *Host {
 	mustLoad(&testing.T{}, h, factorySource("policy", nil, func(api API) error {
 		for _, hk := range []struct {
 			name  string
-			event v1alpha1.HookEvent
+			event vocab.HookEvent
 			expr  string
 		}{
-			{"no-secret", v1alpha1.BeforeToolCall, "!has(call.arguments.text) || !call.arguments.text.contains('SECRET')"},
-			{"no-rm", v1alpha1.BeforeToolCall, "call.name != 'bash' || !call.arguments.command.startsWith('rm ')"},
-			{"same-ns", v1alpha1.BeforeToolCall, "workspace.namespace == 'team-a'"},
-			{"audit-error", v1alpha1.AfterToolResult, "!result.isError"},
-			{"audit-size", v1alpha1.AfterToolResult, "size(result.content) < 10"},
+			{"no-secret", vocab.BeforeToolCall, "!has(call.arguments.text) || !call.arguments.text.contains('SECRET')"},
+			{"no-rm", vocab.BeforeToolCall, "call.name != 'bash' || !call.arguments.command.startsWith('rm ')"},
+			{"same-ns", vocab.BeforeToolCall, "workspace.namespace == 'team-a'"},
+			{"audit-error", vocab.AfterToolResult, "!result.isError"},
+			{"audit-size", vocab.AfterToolResult, "size(result.content) < 10"},
 		} {
 			h, err := CompileCEL(hk.event, hk.expr, "")
 			if err != nil {
@@ -67,7 +68,7 @@ func BenchmarkLoadObject(b *testing.B) {
 		"!('force' in call.arguments)",
 	} {
 		ext.Spec.Hooks = append(ext.Spec.Hooks, v1alpha1.ExtensionHook{
-			Name: fmt.Sprintf("rule-%d", i), Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 10,
+			Name: fmt.Sprintf("rule-%d", i), Event: vocab.BeforeToolCall, TimeoutSeconds: 10,
 			CEL: &v1alpha1.CELHook{Expression: expr, Message: "denied"},
 		})
 	}
@@ -76,7 +77,7 @@ func BenchmarkLoadObject(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			before()
-			if out := newTestHost("bash").Load(ctx, FromObject(ext, nil), true); out.State != v1alpha1.ExtensionLoaded {
+			if out := newTestHost("bash").Load(ctx, FromObject(ext, nil), true); out.State != vocab.ExtensionLoaded {
 				b.Fatalf("%s: %s", out.Reason, out.Message)
 			}
 		}

@@ -20,7 +20,7 @@ import (
 	"github.com/google/cel-go/ext"
 	"github.com/google/cel-go/interpreter"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 )
 
@@ -47,7 +47,7 @@ const (
 // where the event has it (`result` after a tool call, `prompt` at UserInput
 // and BeforeAgentStart), so a hook that reads one its event lacks is a
 // compile error at load instead of a failure at call time.
-var celEnvs = sync.OnceValues(func() (map[v1alpha1.HookEvent]*cel.Env, error) {
+var celEnvs = sync.OnceValues(func() (map[vocab.HookEvent]*cel.Env, error) {
 	base, err := cel.NewEnv(append([]cel.EnvOption{
 		cel.ParserRecursionLimit(CELMaxNesting),
 		cel.ParserExpressionSizeLimit(CELMaxLength),
@@ -75,16 +75,16 @@ var celEnvs = sync.OnceValues(func() (map[v1alpha1.HookEvent]*cel.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[v1alpha1.HookEvent]*cel.Env{
-		v1alpha1.SessionStart: session, v1alpha1.UserInput: prompt, v1alpha1.BeforeAgentStart: prompt,
-		v1alpha1.BeforeToolCall: before, v1alpha1.AfterToolResult: after, v1alpha1.ToolFailure: after,
-		v1alpha1.BeforeCompact: session, v1alpha1.SessionEnd: session,
+	return map[vocab.HookEvent]*cel.Env{
+		vocab.SessionStart: session, vocab.UserInput: prompt, vocab.BeforeAgentStart: prompt,
+		vocab.BeforeToolCall: before, vocab.AfterToolResult: after, vocab.ToolFailure: after,
+		vocab.BeforeCompact: session, vocab.SessionEnd: session,
 	}, nil
 })
 
 // celHandler is a compiled CEL hook: compiled once at load, evaluated per call.
 type celHandler struct {
-	event      v1alpha1.HookEvent
+	event      vocab.HookEvent
 	expression string
 	message    string
 	program    cel.Program
@@ -112,7 +112,7 @@ type celHandler struct {
 // Results are memoised: the controller loads the same platform extension for
 // every Workspace that reads the platform namespace, on every reconcile, and
 // a compiled program is immutable and safe for concurrent use.
-func CompileCEL(event v1alpha1.HookEvent, expression, message string) (Handler, error) {
+func CompileCEL(event vocab.HookEvent, expression, message string) (Handler, error) {
 	return celPrograms.get(celKey{event, expression, message}, func() (Handler, error) {
 		return compileWithin(CELCompileDeadline, func() (Handler, error) { return compileCEL(event, expression, message) })
 	})
@@ -146,7 +146,7 @@ func compileWithin(d time.Duration, compile func() (Handler, error)) (Handler, e
 }
 
 // celEnv is the environment of event's hooks.
-func celEnv(event v1alpha1.HookEvent) (*cel.Env, error) {
+func celEnv(event vocab.HookEvent) (*cel.Env, error) {
 	envs, err := celEnvs()
 	if err != nil {
 		return nil, fmt.Errorf("CEL environment: %w", err)
@@ -176,7 +176,7 @@ func parseCEL(env *cel.Env, expression string) (*cel.Ast, error) {
 // CheckCELSyntax parses a hook expression without type-checking it: the
 // cheap check for extensions that cannot load where they are (an untrusted
 // namespace) and so are never compiled.
-func CheckCELSyntax(event v1alpha1.HookEvent, expression string) error {
+func CheckCELSyntax(event vocab.HookEvent, expression string) error {
 	env, err := celEnv(event)
 	if err != nil {
 		return err
@@ -185,7 +185,7 @@ func CheckCELSyntax(event v1alpha1.HookEvent, expression string) error {
 	return err
 }
 
-func compileCEL(event v1alpha1.HookEvent, expression, message string) (Handler, error) {
+func compileCEL(event vocab.HookEvent, expression, message string) (Handler, error) {
 	env, err := celEnv(event)
 	if err != nil {
 		return nil, err
@@ -266,7 +266,7 @@ func sizeClass(size uint64) (class int, upper uint64) {
 }
 
 type celKey struct {
-	event               v1alpha1.HookEvent
+	event               vocab.HookEvent
 	expression, message string
 }
 

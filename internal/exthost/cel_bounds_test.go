@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // celBomb is a crafted expression: 3,144 characters, under
@@ -24,16 +24,16 @@ func TestCompileCEL_NestingBombIsRejectedWithAClearReason(t *testing.T) {
 		"operator chain": "size(" + strings.Repeat("[call.arguments.x] + ", 100) + "[1]) > 0",
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := compileCEL(v1alpha1.BeforeToolCall, expr, "")
+			_, err := compileCEL(vocab.BeforeToolCall, expr, "")
 			if err == nil || !strings.Contains(err.Error(), "nests deeper than 32 levels") {
 				t.Fatalf("err = %v, want the nesting bound", err)
 			}
-			if err := CheckCELSyntax(v1alpha1.BeforeToolCall, expr); err == nil {
+			if err := CheckCELSyntax(vocab.BeforeToolCall, expr); err == nil {
 				t.Fatal("the syntax check accepted it")
 			}
 		})
 	}
-	if _, err := compileCEL(v1alpha1.BeforeToolCall, strings.Repeat(" ", CELMaxLength)+"true", ""); err == nil || !strings.Contains(err.Error(), "more than the limit of 4096") {
+	if _, err := compileCEL(vocab.BeforeToolCall, strings.Repeat(" ", CELMaxLength)+"true", ""); err == nil || !strings.Contains(err.Error(), "more than the limit of 4096") {
 		t.Fatalf("over-long expression: %v", err)
 	}
 	// Ordinary policies stay well inside the bounds.
@@ -41,7 +41,7 @@ func TestCompileCEL_NestingBombIsRejectedWithAClearReason(t *testing.T) {
 		"call.arguments.items.all(x, x.size() < 10 && x.startsWith('a')) || call.name in ['a', 'b', 'c']",
 		"size(call.arguments.l" + strings.Repeat(".map(a,[a,a])", 8) + ") > 0",
 	} {
-		if _, err := compileCEL(v1alpha1.BeforeToolCall, expr, ""); err != nil {
+		if _, err := compileCEL(vocab.BeforeToolCall, expr, ""); err != nil {
 			t.Errorf("%s: %v", expr, err)
 		}
 	}
@@ -58,7 +58,7 @@ func TestCompileCEL_NestingBombIsRejectedWithAClearReason(t *testing.T) {
 func BenchmarkCompileCEL_Bomb(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := compileCEL(v1alpha1.BeforeToolCall, celBomb, ""); err == nil {
+		if _, err := compileCEL(vocab.BeforeToolCall, celBomb, ""); err == nil {
 			b.Fatal("bomb compiled")
 		}
 	}

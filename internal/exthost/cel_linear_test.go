@@ -6,11 +6,11 @@ import (
 
 	"context"
 	"fmt"
-	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/common/types"
 	"testing"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // itemsAll is a worst case: a guard over every element
@@ -23,7 +23,7 @@ func itemsInput(n int) Input {
 	for i := range items {
 		items[i] = "abc"
 	}
-	return Input{Event: v1alpha1.BeforeToolCall, Call: ToolCall{Name: "t", Arguments: map[string]any{"items": items}}}
+	return Input{Event: vocab.BeforeToolCall, Call: ToolCall{Name: "t", Arguments: map[string]any{"items": items}}}
 }
 
 // BenchmarkCEL_ItemsAll: time per evaluation grows linearly with the list
@@ -31,7 +31,7 @@ func itemsInput(n int) Input {
 // "tracked" runs evaluate the same program under cel-go's runtime cost
 // tracker, as hostd did before: quadratic, shown at 2k and 20k only.
 func BenchmarkCEL_ItemsAll(b *testing.B) {
-	h, err := compileCEL(v1alpha1.BeforeToolCall, itemsAll, "")
+	h, err := compileCEL(vocab.BeforeToolCall, itemsAll, "")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestCEL_CostBoundIsProvenBeforeEvaluating_RHK7(t *testing.T) {
 			Input{Call: ToolCall{Name: "t", Arguments: map[string]any{"m": map[string]any{strings.Repeat("k", 600_000): 1.0}}}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, err := compileCEL(v1alpha1.BeforeToolCall, tc.expr, "")
+			h, err := compileCEL(vocab.BeforeToolCall, tc.expr, "")
 			if err != nil {
 				t.Fatal(err)
 			}

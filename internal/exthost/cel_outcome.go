@@ -11,8 +11,7 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
-
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // checkOutcomeType refuses, at compile time, an expression that cannot yield
@@ -21,7 +20,7 @@ import (
 // the event's keys, each with a value of the key's type. What the checker
 // cannot see (a map built at run time, a dyn value) is checked at evaluation
 // and fails the hook closed.
-func checkOutcomeType(event v1alpha1.HookEvent, ast *cel.Ast) error {
+func checkOutcomeType(event vocab.HookEvent, ast *cel.Ast) error {
 	t := ast.OutputType()
 	switch {
 	case t.IsExactType(types.BoolType), t.IsExactType(types.DynType):
@@ -36,7 +35,7 @@ func checkOutcomeType(event v1alpha1.HookEvent, ast *cel.Ast) error {
 }
 
 // checkOutcomeExpr checks the map literals e can yield.
-func checkOutcomeExpr(event v1alpha1.HookEvent, a *celast.AST, e celast.Expr) error {
+func checkOutcomeExpr(event vocab.HookEvent, a *celast.AST, e celast.Expr) error {
 	switch e.Kind() {
 	case celast.CallKind:
 		call := e.AsCall()
@@ -83,12 +82,12 @@ func fitsKind(t *types.Type, kind outcomeKind) bool {
 	}
 }
 
-func joinKeys(event v1alpha1.HookEvent) string {
+func joinKeys(event vocab.HookEvent) string {
 	return strings.Join(eventSpecs[event].outcomes, ", ")
 }
 
 // verdictFromCEL reads a CEL value that is not a bool as an outcome map.
-func verdictFromCEL(event v1alpha1.HookEvent, out ref.Val, fallback string) (Verdict, error) {
+func verdictFromCEL(event vocab.HookEvent, out ref.Val, fallback string) (Verdict, error) {
 	if _, ok := out.(traits.Mapper); !ok {
 		return Verdict{}, fmt.Errorf("expression evaluated to %s, not a bool or a map of outcomes", out.Type().TypeName())
 	}

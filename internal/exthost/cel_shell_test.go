@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/shell"
 )
 
@@ -17,7 +17,7 @@ import (
 const recursiveForceGuard = "!shell.commands(call.arguments.command).exists(c, c.name == 'rm' && c.hasFlag('r', 'R', 'recursive') && c.hasFlag('f', 'force'))"
 
 func shellCall(command any) Input {
-	return Input{Event: v1alpha1.BeforeToolCall, Call: ToolCall{ID: "c", Name: "bash", Arguments: map[string]any{"command": command}}}
+	return Input{Event: vocab.BeforeToolCall, Call: ToolCall{ID: "c", Name: "bash", Arguments: map[string]any{"command": command}}}
 }
 
 // TestCELShell_GuardDeniesEveryRecursiveForceSpellingOnly_RLC3: a policy
@@ -25,7 +25,7 @@ func shellCall(command any) Input {
 // with the shell functions, denies a recursive force remove however it is
 // spelled or wrapped, and allows the commands that only mention one.
 func TestCELShell_GuardDeniesEveryRecursiveForceSpellingOnly_RLC3(t *testing.T) {
-	h := mustCEL(t, v1alpha1.BeforeToolCall, recursiveForceGuard)
+	h := mustCEL(t, vocab.BeforeToolCall, recursiveForceGuard)
 	for _, cmd := range []string{
 		"rm -rf build", "rm -fr build", "rm -r -f build", "rm -Rf build", "rm --recursive --force build", "bash -c 'rm -rf x'",
 		"/bin/rm -rf /", "env X=1 rm -rf /", "sudo rm -rf /", "cd /w && rm build -rf", "echo ok; (rm --rec --for x)",
@@ -58,7 +58,7 @@ func TestCELShell_FunctionsFieldsAndTypes(t *testing.T) {
 		"!shell.commands(call.arguments.command)[2].hasFlag('r')",
 		"shell.commands('').size() == 0",
 	} {
-		v, err := mustCEL(t, v1alpha1.BeforeToolCall, expr).Evaluate(context.Background(), in)
+		v, err := mustCEL(t, vocab.BeforeToolCall, expr).Evaluate(context.Background(), in)
 		if err != nil || !v.Allowed {
 			t.Errorf("%s: %+v, %v", expr, v, err)
 		}
@@ -71,11 +71,11 @@ func TestCELShell_FunctionsFieldsAndTypes(t *testing.T) {
 		"shell.commands('x')[0].env == 'y'",
 		"shell.commands('x')[0].name",
 	} {
-		if _, err := CompileCEL(v1alpha1.BeforeToolCall, expr, ""); err == nil {
+		if _, err := CompileCEL(vocab.BeforeToolCall, expr, ""); err == nil {
 			t.Errorf("%s compiled", expr)
 		}
 	}
-	if _, err := CompileCEL(v1alpha1.AfterToolResult, "shell.commands(call.arguments.command).size() > 0 && !result.isError", ""); err != nil {
+	if _, err := CompileCEL(vocab.AfterToolResult, "shell.commands(call.arguments.command).size() > 0 && !result.isError", ""); err != nil {
 		t.Errorf("after hooks have the functions too: %v", err)
 	}
 }
@@ -97,10 +97,10 @@ func TestCELShell_CommandThatDoesNotParseFailsClosed_RHK3(t *testing.T) {
 		{nil, "no such overload"},
 	} {
 		h := newTestHost()
-		mustLoad(t, h, factorySource("platform-guard", nil, hookFactory(Hook{Name: "no-recursive-delete", Event: v1alpha1.BeforeToolCall,
-			Tools: []string{"shell"}, Handler: mustCEL(t, v1alpha1.BeforeToolCall, recursiveForceGuard)})))
-		audit := mustCEL(t, v1alpha1.AfterToolResult, recursiveForceGuard)
-		mustLoad(t, h, factorySource("audit", nil, hookFactory(Hook{Name: "audit", Event: v1alpha1.AfterToolResult, Handler: audit})))
+		mustLoad(t, h, factorySource("platform-guard", nil, hookFactory(Hook{Name: "no-recursive-delete", Event: vocab.BeforeToolCall,
+			Tools: []string{"shell"}, Handler: mustCEL(t, vocab.BeforeToolCall, recursiveForceGuard)})))
+		audit := mustCEL(t, vocab.AfterToolResult, recursiveForceGuard)
+		mustLoad(t, h, factorySource("audit", nil, hookFactory(Hook{Name: "audit", Event: vocab.AfterToolResult, Handler: audit})))
 		core := &coreCounter{}
 		c := ToolCall{ID: "c1", Name: "Bash", Arguments: map[string]any{"command": tc.command}}
 		r, diags := h.Execute(context.Background(), c, core.run)
@@ -121,7 +121,7 @@ func TestCELShell_CommandThatDoesNotParseFailsClosed_RHK3(t *testing.T) {
 // the bound it proves is never below what cel-go's tracker charges; and a
 // costlier guard over a long command is refused before it runs.
 func TestCELShell_CostIsDeclaredAndBoundsTheTrackedCost_RHK7(t *testing.T) {
-	h, err := compileCEL(v1alpha1.BeforeToolCall, recursiveForceGuard, "")
+	h, err := compileCEL(vocab.BeforeToolCall, recursiveForceGuard, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestCELShell_CostIsDeclaredAndBoundsTheTrackedCost_RHK7(t *testing.T) {
 
 	// Reading every word of every command is estimated at the call's size:
 	// fine for a short command, refused unevaluated for a long one.
-	costly := mustCEL(t, v1alpha1.BeforeToolCall, "shell.commands(call.arguments.command).all(c, c.argv.all(a, a.size() < 1000))")
+	costly := mustCEL(t, vocab.BeforeToolCall, "shell.commands(call.arguments.command).all(c, c.argv.all(a, a.size() < 1000))")
 	if v, err := costly.Evaluate(context.Background(), shellCall("ls -la")); err != nil || !v.Allowed {
 		t.Errorf("costly guard, short command: %+v, %v", v, err)
 	}
@@ -173,7 +173,7 @@ func BenchmarkCEL_RecursiveForceGuard(b *testing.B) {
 		{"substring", "!call.arguments.command.contains('rm -rf')"},
 		{"shell.commands", recursiveForceGuard},
 	} {
-		h := mustCEL(b, v1alpha1.BeforeToolCall, g.expr)
+		h := mustCEL(b, vocab.BeforeToolCall, g.expr)
 		b.Run(g.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -7,21 +7,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 func TestCompileCEL_Errors(t *testing.T) {
 	for _, tt := range []struct {
 		name, expr string
-		event      v1alpha1.HookEvent
+		event      vocab.HookEvent
 		want       string
 	}{
-		{"syntax", "call.name ==", v1alpha1.BeforeToolCall, "Syntax error"},
-		{"not bool", "call.name", v1alpha1.BeforeToolCall, ""},
-		{"string result", "'x' + 'y'", v1alpha1.BeforeToolCall, "must evaluate to bool"},
-		{"result in before hook", "result.isError", v1alpha1.BeforeToolCall, "undeclared reference to 'result'"},
-		{"unknown variable", "request.user == 'x'", v1alpha1.AfterToolResult, "undeclared reference"},
-		{"unknown event", "true", v1alpha1.HookEvent("Sometime"), "unknown hook event"},
+		{"syntax", "call.name ==", vocab.BeforeToolCall, "Syntax error"},
+		{"not bool", "call.name", vocab.BeforeToolCall, ""},
+		{"string result", "'x' + 'y'", vocab.BeforeToolCall, "must evaluate to bool"},
+		{"result in before hook", "result.isError", vocab.BeforeToolCall, "undeclared reference to 'result'"},
+		{"unknown variable", "request.user == 'x'", vocab.AfterToolResult, "undeclared reference"},
+		{"unknown event", "true", vocab.HookEvent("Sometime"), "unknown hook event"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := CompileCEL(tt.event, tt.expr, "")
@@ -54,7 +54,7 @@ func TestCEL_Variables(t *testing.T) {
 		"result.content[0].text.contains('total') && result.details.exit == 0.0",
 		"call.arguments.command.split(' ').size() == 2",
 	} {
-		h := mustCEL(t, v1alpha1.AfterToolResult, expr)
+		h := mustCEL(t, vocab.AfterToolResult, expr)
 		v, err := h.Evaluate(context.Background(), in)
 		if err != nil || !v.Allowed {
 			t.Errorf("%s: verdict %+v err %v", expr, v, err)
@@ -63,7 +63,7 @@ func TestCEL_Variables(t *testing.T) {
 }
 
 func TestCEL_DenyMessage(t *testing.T) {
-	h, err := CompileCEL(v1alpha1.BeforeToolCall, "call.name != 'rm'", "rm is not allowed")
+	h, err := CompileCEL(vocab.BeforeToolCall, "call.name != 'rm'", "rm is not allowed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestCEL_DenyMessage(t *testing.T) {
 	if err != nil || v.Allowed || v.Message != "rm is not allowed" {
 		t.Fatalf("verdict %+v err %v", v, err)
 	}
-	def := mustCEL(t, v1alpha1.BeforeToolCall, "call.name != 'rm'")
+	def := mustCEL(t, vocab.BeforeToolCall, "call.name != 'rm'")
 	v, _ = def.Evaluate(context.Background(), Input{Call: ToolCall{Name: "rm"}})
 	if v.Message != "failed expression: call.name != 'rm'" {
 		t.Fatalf("default message %q", v.Message)
@@ -82,8 +82,8 @@ func TestCEL_DenyMessage(t *testing.T) {
 // limit; the before hook then fails closed (rule R-HK-7).
 func TestCEL_CostLimitFailsClosed_RHK7(t *testing.T) {
 	h := newTestHost()
-	mustLoad(t, h, factorySource("costly", nil, hookFactory(Hook{Name: "scan", Event: v1alpha1.BeforeToolCall,
-		Handler: mustCEL(t, v1alpha1.BeforeToolCall, "call.arguments.words.all(w, !call.arguments.text.contains(w))")})))
+	mustLoad(t, h, factorySource("costly", nil, hookFactory(Hook{Name: "scan", Event: vocab.BeforeToolCall,
+		Handler: mustCEL(t, vocab.BeforeToolCall, "call.arguments.words.all(w, !call.arguments.text.contains(w))")})))
 	words := make([]any, 200)
 	for i := range words {
 		words[i] = "needle-" + strings.Repeat("x", i%7)
@@ -108,8 +108,8 @@ func TestCEL_CostLimitFailsClosed_RHK7(t *testing.T) {
 // and takes milliseconds, far over the 1 ms timeout.
 func TestCEL_LoopTimesOut_RHK7(t *testing.T) {
 	h := newTestHost()
-	mustLoad(t, h, factorySource("loopy", nil, hookFactory(Hook{Name: "spin", Event: v1alpha1.BeforeToolCall, Timeout: time.Millisecond,
-		Handler: mustCEL(t, v1alpha1.BeforeToolCall, "call.arguments.items.all(x, x >= 0.0 && x < 1e9)")})))
+	mustLoad(t, h, factorySource("loopy", nil, hookFactory(Hook{Name: "spin", Event: vocab.BeforeToolCall, Timeout: time.Millisecond,
+		Handler: mustCEL(t, vocab.BeforeToolCall, "call.arguments.items.all(x, x >= 0.0 && x < 1e9)")})))
 	items := make([]any, 120_000)
 	for i := range items {
 		items[i] = float64(i)
@@ -121,14 +121,14 @@ func TestCEL_LoopTimesOut_RHK7(t *testing.T) {
 }
 
 func TestCEL_NonBoolAtRuntimeFailsClosed_RHK3(t *testing.T) {
-	h := mustCEL(t, v1alpha1.BeforeToolCall, "call.arguments.flag")
+	h := mustCEL(t, vocab.BeforeToolCall, "call.arguments.flag")
 	if _, err := h.Evaluate(context.Background(), Input{Call: ToolCall{Arguments: map[string]any{"flag": "yes"}}}); err == nil {
 		t.Fatal("a string verdict was accepted")
 	}
 }
 
 func TestCEL_HonoursCancellation(t *testing.T) {
-	h := mustCEL(t, v1alpha1.BeforeToolCall, "call.arguments.items.all(x, x >= 0.0)")
+	h := mustCEL(t, vocab.BeforeToolCall, "call.arguments.items.all(x, x >= 0.0)")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	items := make([]any, 5000)
@@ -143,19 +143,19 @@ func TestCEL_HonoursCancellation(t *testing.T) {
 // TestCompileCEL_Memoised: one compilation per (event, expression, message);
 // errors are remembered too; a full cache starts over instead of growing.
 func TestCompileCEL_Memoised(t *testing.T) {
-	a, err := CompileCEL(v1alpha1.BeforeToolCall, "call.name != 'memo'", "m")
+	a, err := CompileCEL(vocab.BeforeToolCall, "call.name != 'memo'", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := CompileCEL(v1alpha1.BeforeToolCall, "call.name != 'memo'", "m"); b != a {
+	if b, _ := CompileCEL(vocab.BeforeToolCall, "call.name != 'memo'", "m"); b != a {
 		t.Error("the same hook compiled twice")
 	}
-	if c, _ := CompileCEL(v1alpha1.BeforeToolCall, "call.name != 'memo'", "other message"); c == a {
+	if c, _ := CompileCEL(vocab.BeforeToolCall, "call.name != 'memo'", "other message"); c == a {
 		t.Error("a different message shared the compiled handler")
 	}
-	if _, err := CompileCEL(v1alpha1.BeforeToolCall, "result.isError", "m"); err == nil {
+	if _, err := CompileCEL(vocab.BeforeToolCall, "result.isError", "m"); err == nil {
 		t.Error("before hook reading result compiled")
-	} else if _, again := CompileCEL(v1alpha1.BeforeToolCall, "result.isError", "m"); again == nil || again.Error() != err.Error() {
+	} else if _, again := CompileCEL(vocab.BeforeToolCall, "result.isError", "m"); again == nil || again.Error() != err.Error() {
 		t.Errorf("memoised error %v, want %v", again, err)
 	}
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // Outcome keys a hook may return (a CEL map, a webhook's answer). Which keys
@@ -50,26 +50,26 @@ type eventSpec struct {
 	outcomes []string
 }
 
-var eventSpecs = map[v1alpha1.HookEvent]eventSpec{
-	v1alpha1.SessionStart:     {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeContext}},
-	v1alpha1.UserInput:        {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeAsk, OutcomeInput, OutcomeContext}},
-	v1alpha1.BeforeAgentStart: {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeAsk, OutcomeContext}},
-	v1alpha1.BeforeToolCall:   {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeAsk, OutcomeArguments}},
-	v1alpha1.AfterToolResult:  {outcomes: []string{OutcomeAllow, OutcomeMessage}},
-	v1alpha1.ToolFailure:      {outcomes: []string{OutcomeAllow, OutcomeMessage}},
-	v1alpha1.BeforeCompact:    {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage}},
-	v1alpha1.SessionEnd:       {outcomes: []string{OutcomeAllow, OutcomeMessage}},
+var eventSpecs = map[vocab.HookEvent]eventSpec{
+	vocab.SessionStart:     {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeContext}},
+	vocab.UserInput:        {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeAsk, OutcomeInput, OutcomeContext}},
+	vocab.BeforeAgentStart: {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeAsk, OutcomeContext}},
+	vocab.BeforeToolCall:   {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeAsk, OutcomeArguments}},
+	vocab.AfterToolResult:  {outcomes: []string{OutcomeAllow, OutcomeMessage}},
+	vocab.ToolFailure:      {outcomes: []string{OutcomeAllow, OutcomeMessage}},
+	vocab.BeforeCompact:    {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage}},
+	vocab.SessionEnd:       {outcomes: []string{OutcomeAllow, OutcomeMessage}},
 }
 
 // Events lists every hook event in session order.
-func Events() []v1alpha1.HookEvent {
-	return []v1alpha1.HookEvent{
-		v1alpha1.SessionStart, v1alpha1.UserInput, v1alpha1.BeforeAgentStart, v1alpha1.BeforeToolCall,
-		v1alpha1.AfterToolResult, v1alpha1.ToolFailure, v1alpha1.BeforeCompact, v1alpha1.SessionEnd,
+func Events() []vocab.HookEvent {
+	return []vocab.HookEvent{
+		vocab.SessionStart, vocab.UserInput, vocab.BeforeAgentStart, vocab.BeforeToolCall,
+		vocab.AfterToolResult, vocab.ToolFailure, vocab.BeforeCompact, vocab.SessionEnd,
 	}
 }
 
-func knownEvent(e v1alpha1.HookEvent) bool {
+func knownEvent(e vocab.HookEvent) bool {
 	_, ok := eventSpecs[e]
 	return ok
 }
@@ -84,10 +84,10 @@ func eventNames() []string {
 
 // Blocking reports whether a denial or failure of event's hooks stops what
 // the event guards (true) or is only reported (false).
-func Blocking(event v1alpha1.HookEvent) bool { return eventSpecs[event].blocking }
+func Blocking(event vocab.HookEvent) bool { return eventSpecs[event].blocking }
 
 // OutcomeKeys lists the outcome keys event's hooks may return.
-func OutcomeKeys(event v1alpha1.HookEvent) []string {
+func OutcomeKeys(event vocab.HookEvent) []string {
 	return slices.Clone(eventSpecs[event].outcomes)
 }
 
@@ -95,7 +95,7 @@ func OutcomeKeys(event v1alpha1.HookEvent) []string {
 // the wrong type. The controller rejects a hook whose CEL can return one; at
 // evaluation it fails the hook closed.
 type OutcomeKeyError struct {
-	Event v1alpha1.HookEvent
+	Event vocab.HookEvent
 	Key   string
 	// Got is the value's type for a wrong type; empty for a key the event
 	// does not allow.
@@ -115,14 +115,14 @@ func (e *OutcomeKeyError) Error() string {
 }
 
 // allowsKey reports whether event's hooks may return key.
-func allowsKey(event v1alpha1.HookEvent, key string) bool {
+func allowsKey(event vocab.HookEvent, key string) bool {
 	return slices.Contains(eventSpecs[event].outcomes, key)
 }
 
 // verdictFromMap reads an outcome map. A missing allow means allowed; a
 // denial or ask without a message takes fallback. Every key must be one the
 // event allows, with a value of its type.
-func verdictFromMap(event v1alpha1.HookEvent, m map[string]any, fallback string) (Verdict, error) {
+func verdictFromMap(event vocab.HookEvent, m map[string]any, fallback string) (Verdict, error) {
 	v := Verdict{Allowed: true}
 	for key, val := range m {
 		if !allowsKey(event, key) {

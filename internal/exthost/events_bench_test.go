@@ -4,14 +4,14 @@ import (
 	"context"
 	"testing"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // BenchmarkEvent_UserInput is the cost one CEL UserInput hook adds to a
 // prompt ("none" is the same event with no hook), in process; hostd's HTTP
 // round trip comes on top (docs/benchmarks.md).
 func BenchmarkEvent_UserInput(b *testing.B) {
-	req := EventRequest{Event: v1alpha1.UserInput, Session: SessionInfo{ID: "s-1"},
+	req := EventRequest{Event: vocab.UserInput, Session: SessionInfo{ID: "s-1"},
 		Prompt: &Prompt{Text: "review parser.go and fix the error path; the token is in the vault"}}
 	run := func(b *testing.B, h *Host) {
 		ctx := context.Background()
@@ -25,7 +25,7 @@ func BenchmarkEvent_UserInput(b *testing.B) {
 	b.Run("none", func(b *testing.B) { run(b, newTestHost()) })
 	b.Run("redact", func(b *testing.B) {
 		h := newTestHost()
-		mustLoad(&testing.T{}, h, factorySource("ext", nil, hookFactory(benchHook(b, "redact", v1alpha1.UserInput,
+		mustLoad(&testing.T{}, h, factorySource("ext", nil, hookFactory(benchHook(b, "redact", vocab.UserInput,
 			"prompt.text.contains('SECRET') ? {'input': prompt.text.replace('SECRET', '***'), 'context': 'redacted'} : {'context': 'tenant ' + workspace.namespace}"))))
 		run(b, h)
 	})
@@ -45,7 +45,7 @@ func BenchmarkExecute_RewritingBeforeHook(b *testing.B) {
 		mustLoad(&testing.T{}, h, factorySource("tf", nil, func(api API) error {
 			api.RegisterTool(Tool{Name: "terraform", Description: "runs terraform",
 				InputSchema: []byte(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"],"additionalProperties":false}`)})
-			api.On(benchHook(b, "dry-run", v1alpha1.BeforeToolCall, expr))
+			api.On(benchHook(b, "dry-run", vocab.BeforeToolCall, expr))
 			return nil
 		}))
 		ctx := context.Background()
@@ -64,7 +64,7 @@ func BenchmarkExecute_RewritingBeforeHook(b *testing.B) {
 	})
 }
 
-func benchHook(b *testing.B, name string, event v1alpha1.HookEvent, expr string) Hook {
+func benchHook(b *testing.B, name string, event vocab.HookEvent, expr string) Hook {
 	b.Helper()
 	h, err := CompileCEL(event, expr, "")
 	if err != nil {

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // EventRequest is one event that is not a tool call: its payload as the
 // agent reports it (docs/hooks.md).
 type EventRequest struct {
-	Event   v1alpha1.HookEvent
+	Event   vocab.HookEvent
 	Session SessionInfo
 	// Prompt is the prompt of a UserInput or BeforeAgentStart event.
 	Prompt *Prompt

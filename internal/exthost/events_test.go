@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // A hook's CEL may return a bool or a map of the outcomes its event allows;
@@ -13,27 +14,27 @@ import (
 // the hook compiles, with the key named.
 func TestCompileCEL_OutcomeKeysCheckedPerEvent(t *testing.T) {
 	for _, tt := range []struct {
-		event   v1alpha1.HookEvent
+		event   vocab.HookEvent
 		expr    string
 		wantErr string // empty: compiles
 	}{
-		{v1alpha1.BeforeToolCall, "true", ""},
-		{v1alpha1.BeforeToolCall, "{'allow': false, 'message': 'no'}", ""},
-		{v1alpha1.BeforeToolCall, "{'arguments': {'command': call.arguments.command + ' -dry-run'}}", ""},
-		{v1alpha1.BeforeToolCall, "call.name == 'bash' ? {'ask': true, 'message': 'sure?'} : {'allow': true}", ""},
-		{v1alpha1.UserInput, "{'input': prompt.text.replace('SECRET', '***'), 'context': 'tenant a'}", ""},
-		{v1alpha1.SessionStart, "{'context': 'tenant ' + workspace.namespace}", ""},
-		{v1alpha1.SessionEnd, "session.reason != 'crash'", ""},
-		{v1alpha1.BeforeToolCall, "{'input': 'x'}", `outcome key "input" is not allowed for BeforeToolCall`},
-		{v1alpha1.UserInput, "{'arguments': {}}", `outcome key "arguments" is not allowed for UserInput`},
-		{v1alpha1.AfterToolResult, "{'context': 'x'}", `outcome key "context" is not allowed for AfterToolResult`},
-		{v1alpha1.SessionStart, "{'allow': 'yes'}", `outcome key "allow" must be a bool, not string`},
-		{v1alpha1.UserInput, "{'context': 1}", `outcome key "context" must be a string, not int`},
-		{v1alpha1.BeforeToolCall, "{'arguments': 'x'}", `outcome key "arguments" must be a map`},
-		{v1alpha1.BeforeToolCall, "true ? {'allow': true} : {'colour': false}", `unknown outcome key "colour"`},
-		{v1alpha1.BeforeToolCall, "'allow'", "must evaluate to bool or to a map of outcomes"},
-		{v1alpha1.SessionStart, "call.name == 'x'", "undeclared reference to 'call'"},
-		{v1alpha1.BeforeToolCall, "prompt.text == 'x'", "undeclared reference to 'prompt'"},
+		{vocab.BeforeToolCall, "true", ""},
+		{vocab.BeforeToolCall, "{'allow': false, 'message': 'no'}", ""},
+		{vocab.BeforeToolCall, "{'arguments': {'command': call.arguments.command + ' -dry-run'}}", ""},
+		{vocab.BeforeToolCall, "call.name == 'bash' ? {'ask': true, 'message': 'sure?'} : {'allow': true}", ""},
+		{vocab.UserInput, "{'input': prompt.text.replace('SECRET', '***'), 'context': 'tenant a'}", ""},
+		{vocab.SessionStart, "{'context': 'tenant ' + workspace.namespace}", ""},
+		{vocab.SessionEnd, "session.reason != 'crash'", ""},
+		{vocab.BeforeToolCall, "{'input': 'x'}", `outcome key "input" is not allowed for BeforeToolCall`},
+		{vocab.UserInput, "{'arguments': {}}", `outcome key "arguments" is not allowed for UserInput`},
+		{vocab.AfterToolResult, "{'context': 'x'}", `outcome key "context" is not allowed for AfterToolResult`},
+		{vocab.SessionStart, "{'allow': 'yes'}", `outcome key "allow" must be a bool, not string`},
+		{vocab.UserInput, "{'context': 1}", `outcome key "context" must be a string, not int`},
+		{vocab.BeforeToolCall, "{'arguments': 'x'}", `outcome key "arguments" must be a map`},
+		{vocab.BeforeToolCall, "true ? {'allow': true} : {'colour': false}", `unknown outcome key "colour"`},
+		{vocab.BeforeToolCall, "'allow'", "must evaluate to bool or to a map of outcomes"},
+		{vocab.SessionStart, "call.name == 'x'", "undeclared reference to 'call'"},
+		{vocab.BeforeToolCall, "prompt.text == 'x'", "undeclared reference to 'prompt'"},
 	} {
 		t.Run(string(tt.event)+" "+tt.expr, func(t *testing.T) {
 			_, err := CompileCEL(tt.event, tt.expr, "")
@@ -51,11 +52,11 @@ func TestCompileCEL_OutcomeKeysCheckedPerEvent(t *testing.T) {
 // when the hook runs, and a bad key fails a blocking event closed.
 func TestCEL_OutcomeKeyFromDynFailsClosedAtEvaluation(t *testing.T) {
 	h := newTestHost("bash")
-	handler, err := CompileCEL(v1alpha1.BeforeToolCall, "call.arguments.verdict", "")
+	handler, err := CompileCEL(vocab.BeforeToolCall, "call.arguments.verdict", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustLoad(t, h, factorySource("ext", nil, hookFactory(Hook{Name: "dyn", Event: v1alpha1.BeforeToolCall, Handler: handler})))
+	mustLoad(t, h, factorySource("ext", nil, hookFactory(Hook{Name: "dyn", Event: vocab.BeforeToolCall, Handler: handler})))
 	d := h.Decide(context.Background(), ToolCall{ID: "1", Name: "bash", Arguments: map[string]any{"verdict": map[string]any{"input": "x"}}})
 	if d.Blocked == nil || !strings.Contains(d.Blocked.Details["error"].(string), `outcome key "input" is not allowed`) {
 		t.Fatalf("decision %+v", d)
@@ -70,11 +71,11 @@ func TestCEL_OutcomeKeyFromDynFailsClosedAtEvaluation(t *testing.T) {
 func TestFromObject_OutcomeKeyRejectedNamingHookAndKey_RLC4(t *testing.T) {
 	ext := reviewExtension()
 	ext.Spec.Hooks = append(ext.Spec.Hooks, v1alpha1.ExtensionHook{
-		Name: "redact", Event: v1alpha1.UserInput,
+		Name: "redact", Event: vocab.UserInput,
 		CEL: &v1alpha1.CELHook{Expression: "{'arguments': {'text': 'x'}}"},
 	})
 	out := newTestHost().Load(context.Background(), FromObject(ext, nil), true)
-	if out.State != v1alpha1.ExtensionRejected || out.Reason != ReasonInvalid {
+	if out.State != vocab.ExtensionRejected || out.Reason != ReasonInvalid {
 		t.Fatalf("outcome %+v", out)
 	}
 	for _, want := range []string{"spec.hooks[2].cel.expression", `hook "redact"`, `"arguments"`, "UserInput"} {
@@ -89,7 +90,7 @@ func TestFromObject_OutcomeKeyRejectedNamingHookAndKey_RLC4(t *testing.T) {
 	}
 }
 
-func celHook(t *testing.T, name string, event v1alpha1.HookEvent, expr string) Hook {
+func celHook(t *testing.T, name string, event vocab.HookEvent, expr string) Hook {
 	t.Helper()
 	handler, err := CompileCEL(event, expr, "denied by "+name)
 	if err != nil {
@@ -105,11 +106,11 @@ func terraformHost(t *testing.T, extra ...Hook) (*Host, *recorder) {
 	h := newTestHost()
 	seen := &recorder{verdict: Verdict{Allowed: true}, seen: make(chan Input, 4)}
 	hooks := append([]Hook{
-		celHook(t, "dry-run", v1alpha1.BeforeToolCall,
+		celHook(t, "dry-run", vocab.BeforeToolCall,
 			"call.arguments.command.startsWith('terraform apply') && !call.arguments.command.contains('-dry-run') ? {'arguments': {'command': call.arguments.command + ' -dry-run'}} : {}"),
-		celHook(t, "sees-rewrite", v1alpha1.BeforeToolCall, "call.arguments.command.contains('-dry-run') || !call.arguments.command.startsWith('terraform apply')"),
+		celHook(t, "sees-rewrite", vocab.BeforeToolCall, "call.arguments.command.contains('-dry-run') || !call.arguments.command.startsWith('terraform apply')"),
 	}, extra...)
-	hooks = append(hooks, Hook{Name: "after", Event: v1alpha1.AfterToolResult, Handler: seen})
+	hooks = append(hooks, Hook{Name: "after", Event: vocab.AfterToolResult, Handler: seen})
 	mustLoad(t, h, factorySource("tf", nil, func(api API) error {
 		api.RegisterTool(Tool{Name: "terraform", Description: "runs terraform",
 			InputSchema: []byte(`{"type":"object","properties":{"command":{"type":"string"},"timeout":{"type":"number"}},"required":["command"],"additionalProperties":false}`)})
@@ -142,7 +143,7 @@ func TestExecute_RewriteChainsIntoCoreAndAfterHooks_RHK9(t *testing.T) {
 // A rewrite that breaks the tool's input schema blocks the call: the core
 // never runs.
 func TestExecute_RewriteBreakingSchemaIsRefused_RHK9(t *testing.T) {
-	h, _ := terraformHost(t, celHook(t, "bad-timeout", v1alpha1.BeforeToolCall, "{'arguments': {'timeout': 'soon'}}"))
+	h, _ := terraformHost(t, celHook(t, "bad-timeout", vocab.BeforeToolCall, "{'arguments': {'timeout': 'soon'}}"))
 	core := &coreCounter{}
 	res, d := h.ExecuteDecided(context.Background(), ToolCall{ID: "1", Name: "terraform", Arguments: map[string]any{"command": "terraform plan"}}, core.run)
 	if core.calls.Load() != 0 || d.Blocked == nil || !res.IsError {
@@ -157,10 +158,10 @@ func TestExecute_RewriteBreakingSchemaIsRefused_RHK9(t *testing.T) {
 // later allow; an ask with no deny blocks with its message, keeping the
 // rewritten call for an agent that asks its user.
 func TestDecide_FirstDenyWinsAskBlocksHeadless_RHK1(t *testing.T) {
-	ask := celHook(t, "ask", v1alpha1.BeforeToolCall, "{'ask': true, 'message': 'apply to prod?'}")
-	deny := celHook(t, "deny", v1alpha1.BeforeToolCall, "{'allow': false, 'message': 'never on fridays'}")
+	ask := celHook(t, "ask", vocab.BeforeToolCall, "{'ask': true, 'message': 'apply to prod?'}")
+	deny := celHook(t, "deny", vocab.BeforeToolCall, "{'allow': false, 'message': 'never on fridays'}")
 	later := &recorder{verdict: Verdict{Allowed: true}}
-	h, _ := terraformHost(t, ask, deny, Hook{Name: "later", Event: v1alpha1.BeforeToolCall, Handler: later})
+	h, _ := terraformHost(t, ask, deny, Hook{Name: "later", Event: vocab.BeforeToolCall, Handler: later})
 	d := h.Decide(context.Background(), ToolCall{ID: "1", Name: "terraform", Arguments: map[string]any{"command": "terraform apply"}})
 	if d.Ask || d.Blocked == nil || d.Blocked.Content[0].Text != "never on fridays" || later.calls.Load() != 0 {
 		t.Fatalf("decision %+v, later ran %d", d, later.calls.Load())
@@ -188,44 +189,44 @@ func TestDecide_FirstDenyWinsAskBlocksHeadless_RHK1(t *testing.T) {
 func TestEvent_ComposesInOrder_RLC4(t *testing.T) {
 	h := newTestHost()
 	mustLoad(t, h, factorySource("ext", nil, hookFactory(
-		celHook(t, "redact", v1alpha1.UserInput, "prompt.text.contains('hunter2') ? {'input': prompt.text.replace('hunter2', '***'), 'context': 'redacted'} : {}"),
-		celHook(t, "sees-redaction", v1alpha1.UserInput, "{'allow': !prompt.text.contains('hunter2'), 'context': 'tenant ' + workspace.namespace}"),
-		celHook(t, "ask-deploys", v1alpha1.UserInput, "{'allow': !prompt.text.contains('deploy'), 'ask': prompt.text.contains('deploy'), 'message': 'deploy?'}"),
-		celHook(t, "no-secret", v1alpha1.UserInput, "{'allow': !prompt.text.contains('SECRET'), 'message': 'prompts must not carry secrets'}"),
-		celHook(t, "tenant", v1alpha1.SessionStart, "{'context': 'tenant ' + workspace.namespace + ' session ' + session.id}"),
-		Hook{Name: "broken", Event: v1alpha1.SessionEnd, Handler: HandlerFunc(func(context.Context, Input) (Verdict, error) { return Verdict{}, context.DeadlineExceeded })},
-		Hook{Name: "broken-compact", Event: v1alpha1.BeforeCompact, Handler: HandlerFunc(func(context.Context, Input) (Verdict, error) { return Verdict{}, context.Canceled })},
+		celHook(t, "redact", vocab.UserInput, "prompt.text.contains('hunter2') ? {'input': prompt.text.replace('hunter2', '***'), 'context': 'redacted'} : {}"),
+		celHook(t, "sees-redaction", vocab.UserInput, "{'allow': !prompt.text.contains('hunter2'), 'context': 'tenant ' + workspace.namespace}"),
+		celHook(t, "ask-deploys", vocab.UserInput, "{'allow': !prompt.text.contains('deploy'), 'ask': prompt.text.contains('deploy'), 'message': 'deploy?'}"),
+		celHook(t, "no-secret", vocab.UserInput, "{'allow': !prompt.text.contains('SECRET'), 'message': 'prompts must not carry secrets'}"),
+		celHook(t, "tenant", vocab.SessionStart, "{'context': 'tenant ' + workspace.namespace + ' session ' + session.id}"),
+		Hook{Name: "broken", Event: vocab.SessionEnd, Handler: HandlerFunc(func(context.Context, Input) (Verdict, error) { return Verdict{}, context.DeadlineExceeded })},
+		Hook{Name: "broken-compact", Event: vocab.BeforeCompact, Handler: HandlerFunc(func(context.Context, Input) (Verdict, error) { return Verdict{}, context.Canceled })},
 	)))
 	ctx := context.Background()
-	out, err := h.Event(ctx, EventRequest{Event: v1alpha1.UserInput, Prompt: &Prompt{Text: "my password is hunter2"}})
+	out, err := h.Event(ctx, EventRequest{Event: vocab.UserInput, Prompt: &Prompt{Text: "my password is hunter2"}})
 	if err != nil || !out.Allowed || out.Input == nil || *out.Input != "my password is ***" || out.Context != "redacted\n\ntenant team-a" {
 		t.Fatalf("UserInput: %+v %v", out, err)
 	}
-	out, _ = h.Event(ctx, EventRequest{Event: v1alpha1.UserInput, Prompt: &Prompt{Text: "hunter2 and SECRET"}})
+	out, _ = h.Event(ctx, EventRequest{Event: vocab.UserInput, Prompt: &Prompt{Text: "hunter2 and SECRET"}})
 	if out.Allowed || out.Message != "prompts must not carry secrets" || out.Hook != "no-secret" || out.Input != nil || out.Context != "" {
 		t.Fatalf("denied UserInput: %+v", out)
 	}
-	out, _ = h.Event(ctx, EventRequest{Event: v1alpha1.UserInput, Prompt: &Prompt{Text: "deploy it"}})
+	out, _ = h.Event(ctx, EventRequest{Event: vocab.UserInput, Prompt: &Prompt{Text: "deploy it"}})
 	if out.Allowed || !out.Ask || out.Message != "deploy?" || out.Hook != "ask-deploys" {
 		t.Fatalf("an ask with allow false is an ask: %+v", out)
 	}
-	out, _ = h.Event(ctx, EventRequest{Event: v1alpha1.UserInput, Prompt: &Prompt{Text: "deploy the SECRET"}})
+	out, _ = h.Event(ctx, EventRequest{Event: vocab.UserInput, Prompt: &Prompt{Text: "deploy the SECRET"}})
 	if out.Allowed || out.Ask || out.Message != "prompts must not carry secrets" {
 		t.Fatalf("a later deny wins over an ask: %+v", out)
 	}
-	out, _ = h.Event(ctx, EventRequest{Event: v1alpha1.SessionStart, Session: SessionInfo{ID: "s1"}})
+	out, _ = h.Event(ctx, EventRequest{Event: vocab.SessionStart, Session: SessionInfo{ID: "s1"}})
 	if !out.Allowed || out.Context != "tenant team-a session s1" {
 		t.Fatalf("SessionStart: %+v", out)
 	}
-	out, _ = h.Event(ctx, EventRequest{Event: v1alpha1.SessionEnd})
+	out, _ = h.Event(ctx, EventRequest{Event: vocab.SessionEnd})
 	if !out.Allowed || len(out.Diagnostics) != 1 || out.Diagnostics[0].Kind != DiagnosticTimeout {
 		t.Fatalf("SessionEnd: %+v", out)
 	}
-	out, _ = h.Event(ctx, EventRequest{Event: v1alpha1.BeforeCompact})
+	out, _ = h.Event(ctx, EventRequest{Event: vocab.BeforeCompact})
 	if out.Allowed || len(out.Diagnostics) != 1 {
 		t.Fatalf("BeforeCompact: %+v", out)
 	}
-	if _, err := h.Event(ctx, EventRequest{Event: v1alpha1.BeforeToolCall}); err == nil {
+	if _, err := h.Event(ctx, EventRequest{Event: vocab.BeforeToolCall}); err == nil {
 		t.Fatal("a tool event ran through Event")
 	}
 }
@@ -234,14 +235,14 @@ func TestEvent_ComposesInOrder_RLC4(t *testing.T) {
 func TestAfter_ToolFailureSeesErrorsOnly(t *testing.T) {
 	h := newTestHost("bash")
 	failures := &recorder{verdict: Verdict{Allowed: true}, seen: make(chan Input, 2)}
-	mustLoad(t, h, factorySource("ext", nil, hookFactory(Hook{Name: "failures", Event: v1alpha1.ToolFailure, Handler: failures})))
+	mustLoad(t, h, factorySource("ext", nil, hookFactory(Hook{Name: "failures", Event: vocab.ToolFailure, Handler: failures})))
 	c := ToolCall{ID: "1", Name: "bash"}
 	h.After(context.Background(), c, ToolResult{ToolCallID: "1", ToolName: "bash"})
 	h.After(context.Background(), c, ToolResult{ToolCallID: "1", ToolName: "bash", IsError: true})
 	if failures.calls.Load() != 1 {
 		t.Fatalf("ToolFailure ran %d times", failures.calls.Load())
 	}
-	if in := <-failures.seen; in.Event != v1alpha1.ToolFailure || !in.Result.IsError {
+	if in := <-failures.seen; in.Event != vocab.ToolFailure || !in.Result.IsError {
 		t.Fatalf("input %+v", in)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // Execute runs one tool call under the hook rules (docs/rules.md): the permission policy, then before
@@ -144,7 +144,7 @@ func (h *Host) after(ctx context.Context, reg *registry, v *view, result *ToolRe
 	v.setResult(result)
 	hooks := reg.byEvent[eventAfter]
 	if result.IsError {
-		hooks = append(slices.Clip(hooks), reg.byEvent[v1alpha1.ToolFailure]...)
+		hooks = append(slices.Clip(hooks), reg.byEvent[vocab.ToolFailure]...)
 	}
 	for _, b := range hooks {
 		if !b.matches(v.call.Name) {

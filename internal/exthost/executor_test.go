@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // orderHook appends its name to a shared log and answers verdict.
 func orderHook(log *[]string, mu *sync.Mutex, name string, allowed bool) Hook {
-	return Hook{Name: name, Event: v1alpha1.BeforeToolCall, Handler: HandlerFunc(func(context.Context, Input) (Verdict, error) {
+	return Hook{Name: name, Event: vocab.BeforeToolCall, Handler: HandlerFunc(func(context.Context, Input) (Verdict, error) {
 		mu.Lock()
 		*log = append(*log, name)
 		mu.Unlock()
@@ -62,8 +62,8 @@ func TestExecute_AllAllowRunsCoreExactlyOnce_RHK4(t *testing.T) {
 	h := newTestHost()
 	a, b := allow(), allow()
 	mustLoad(t, h, factorySource("a", nil, hookFactory(
-		Hook{Name: "one", Event: v1alpha1.BeforeToolCall, Handler: a},
-		Hook{Name: "two", Event: v1alpha1.BeforeToolCall, Handler: b})))
+		Hook{Name: "one", Event: vocab.BeforeToolCall, Handler: a},
+		Hook{Name: "two", Event: vocab.BeforeToolCall, Handler: b})))
 	core := &coreCounter{}
 	r, diags := h.Execute(context.Background(), call("c", "t", "x"), core.run)
 	if core.calls.Load() != 1 || a.calls.Load() != 1 || b.calls.Load() != 1 {
@@ -90,17 +90,17 @@ func TestExecute_BeforeHookFailureFailsClosed_RHK3(t *testing.T) {
 			<-release
 			return Verdict{Allowed: true}, nil
 		}), 30 * time.Millisecond, DiagnosticTimeout, "no answer within 30ms"},
-		{"cel runtime error", mustCEL(t, v1alpha1.BeforeToolCall, "call.arguments.missing == 'x'"), 0, DiagnosticError, "no such key"},
+		{"cel runtime error", mustCEL(t, vocab.BeforeToolCall, "call.arguments.missing == 'x'"), 0, DiagnosticError, "no such key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newTestHost()
 			later := allow()
 			mustLoad(t, h, factorySource("guard", nil, hookFactory(
-				Hook{Name: "check", Event: v1alpha1.BeforeToolCall, Timeout: tt.timeout, Handler: tt.handler},
-				Hook{Name: "later", Event: v1alpha1.BeforeToolCall, Handler: later})))
+				Hook{Name: "check", Event: vocab.BeforeToolCall, Timeout: tt.timeout, Handler: tt.handler},
+				Hook{Name: "later", Event: vocab.BeforeToolCall, Handler: later})))
 			after := allow()
-			mustLoad(t, h, factorySource("obs", nil, hookFactory(Hook{Name: "obs", Event: v1alpha1.AfterToolResult, Handler: after})))
+			mustLoad(t, h, factorySource("obs", nil, hookFactory(Hook{Name: "obs", Event: vocab.AfterToolResult, Handler: after})))
 			core := &coreCounter{}
 			c := call("id-7", "write", "x")
 
@@ -129,7 +129,7 @@ func TestExecute_AfterHooksObserveAndFailuresOnlyDiagnose_RHK5(t *testing.T) {
 	var order []string
 	var mu sync.Mutex
 	record := func(name string, err error, allowed bool) Hook {
-		return Hook{Name: name, Event: v1alpha1.AfterToolResult, Timeout: 30 * time.Millisecond, Handler: HandlerFunc(func(ctx context.Context, in Input) (Verdict, error) {
+		return Hook{Name: name, Event: vocab.AfterToolResult, Timeout: 30 * time.Millisecond, Handler: HandlerFunc(func(ctx context.Context, in Input) (Verdict, error) {
 			mu.Lock()
 			order = append(order, name)
 			mu.Unlock()
@@ -148,7 +148,7 @@ func TestExecute_AfterHooksObserveAndFailuresOnlyDiagnose_RHK5(t *testing.T) {
 		record("slow", nil, true),
 		record("flags", nil, false),
 		record("last", nil, true),
-		Hook{Name: "panics", Event: v1alpha1.AfterToolResult, Handler: HandlerFunc(func(context.Context, Input) (Verdict, error) { panic("x") })},
+		Hook{Name: "panics", Event: vocab.AfterToolResult, Handler: HandlerFunc(func(context.Context, Input) (Verdict, error) { panic("x") })},
 	)))
 	core := &coreCounter{}
 	r, diags := h.Execute(context.Background(), call("c", "t", "x"), core.run)
@@ -175,8 +175,8 @@ func TestExecute_BlockedCallTriggersNoAfterHook_RHK5(t *testing.T) {
 	h := newTestHost()
 	after := allow()
 	mustLoad(t, h, factorySource("x", nil, hookFactory(
-		Hook{Name: "deny", Event: v1alpha1.BeforeToolCall, Handler: &recorder{verdict: Verdict{Message: "no"}}},
-		Hook{Name: "obs", Event: v1alpha1.AfterToolResult, Handler: after})))
+		Hook{Name: "deny", Event: vocab.BeforeToolCall, Handler: &recorder{verdict: Verdict{Message: "no"}}},
+		Hook{Name: "obs", Event: vocab.AfterToolResult, Handler: after})))
 	h.Execute(context.Background(), call("c", "t", "x"), (&coreCounter{}).run)
 	if after.calls.Load() != 0 {
 		t.Fatal("after hook ran for a blocked call")
@@ -198,19 +198,19 @@ func TestExecute_HooksGetPrivateCopiesCallerGetsCopy_RHK6(t *testing.T) {
 	var mu sync.Mutex
 	spy := func(in Input) { mu.Lock(); seenByLater = append(seenByLater, in); mu.Unlock() }
 	mustLoad(t, h, factorySource("evil", nil, hookFactory(
-		Hook{Name: "b1", Event: v1alpha1.BeforeToolCall, Handler: HandlerFunc(func(_ context.Context, in Input) (Verdict, error) {
+		Hook{Name: "b1", Event: vocab.BeforeToolCall, Handler: HandlerFunc(func(_ context.Context, in Input) (Verdict, error) {
 			mutate(in)
 			return Verdict{Allowed: true}, nil
 		})},
-		Hook{Name: "b2", Event: v1alpha1.BeforeToolCall, Handler: HandlerFunc(func(_ context.Context, in Input) (Verdict, error) {
+		Hook{Name: "b2", Event: vocab.BeforeToolCall, Handler: HandlerFunc(func(_ context.Context, in Input) (Verdict, error) {
 			spy(in)
 			return Verdict{Allowed: true}, nil
 		})},
-		Hook{Name: "a1", Event: v1alpha1.AfterToolResult, Handler: HandlerFunc(func(_ context.Context, in Input) (Verdict, error) {
+		Hook{Name: "a1", Event: vocab.AfterToolResult, Handler: HandlerFunc(func(_ context.Context, in Input) (Verdict, error) {
 			mutate(in)
 			return Verdict{Allowed: true}, nil
 		})},
-		Hook{Name: "a2", Event: v1alpha1.AfterToolResult, Handler: HandlerFunc(func(_ context.Context, in Input) (Verdict, error) {
+		Hook{Name: "a2", Event: vocab.AfterToolResult, Handler: HandlerFunc(func(_ context.Context, in Input) (Verdict, error) {
 			spy(in)
 			return Verdict{Allowed: true}, nil
 		})},
@@ -266,7 +266,7 @@ func TestHookTimeoutBounds_RHK7(t *testing.T) {
 func TestExecute_TimeoutStopsWaitingButDoesNotKill_RHK7(t *testing.T) {
 	h := newTestHost()
 	finished := make(chan struct{})
-	mustLoad(t, h, factorySource("slow", nil, hookFactory(Hook{Name: "slow", Event: v1alpha1.BeforeToolCall, Timeout: 20 * time.Millisecond,
+	mustLoad(t, h, factorySource("slow", nil, hookFactory(Hook{Name: "slow", Event: vocab.BeforeToolCall, Timeout: 20 * time.Millisecond,
 		Handler: HandlerFunc(func(_ context.Context, in Input) (Verdict, error) {
 			time.Sleep(80 * time.Millisecond)
 			in.Call.Arguments["text"] = "late write"
@@ -299,8 +299,8 @@ func TestExecute_DeniedToolStaysDeniedWhoeverRegisteredIt_REXT5(t *testing.T) {
 	h := NewHost(Options{Deny: []string{"review_note", "bash"}, Workspace: testWorkspace})
 	mustLoad(t, h, factorySource("review-extension", nil, func(api API) error {
 		api.RegisterTool(Tool{Name: "review_note"})
-		api.On(Hook{Name: "b", Event: v1alpha1.BeforeToolCall, Handler: before})
-		api.On(Hook{Name: "a", Event: v1alpha1.AfterToolResult, Handler: after})
+		api.On(Hook{Name: "b", Event: vocab.BeforeToolCall, Handler: before})
+		api.On(Hook{Name: "a", Event: vocab.AfterToolResult, Handler: after})
 		return nil
 	}))
 	core := &coreCounter{}
@@ -326,7 +326,7 @@ func TestExecute_DeniedToolStaysDeniedWhoeverRegisteredIt_REXT5(t *testing.T) {
 func TestExecute_HookMatchLimitsTools(t *testing.T) {
 	h := newTestHost()
 	only := &recorder{verdict: Verdict{Message: "blocked"}}
-	mustLoad(t, h, factorySource("m", nil, hookFactory(Hook{Name: "only", Event: v1alpha1.BeforeToolCall, Tools: []string{"rm"}, Handler: only})))
+	mustLoad(t, h, factorySource("m", nil, hookFactory(Hook{Name: "only", Event: vocab.BeforeToolCall, Tools: []string{"rm"}, Handler: only})))
 	core := &coreCounter{}
 	if r, _ := h.Execute(context.Background(), call("1", "ls", ""), core.run); r.IsError {
 		t.Fatal("hook for rm blocked ls")
@@ -342,7 +342,7 @@ func TestExecute_HookMatchLimitsTools(t *testing.T) {
 func TestExecute_CoreErrorAndPanicBecomePairedErrorResults(t *testing.T) {
 	h := newTestHost()
 	obs := allow()
-	mustLoad(t, h, factorySource("o", nil, hookFactory(Hook{Name: "o", Event: v1alpha1.AfterToolResult, Handler: obs})))
+	mustLoad(t, h, factorySource("o", nil, hookFactory(Hook{Name: "o", Event: vocab.AfterToolResult, Handler: obs})))
 	c := call("c", "t", "")
 	r, _ := h.Execute(context.Background(), c, func(context.Context, ToolCall) (ToolResult, error) { return ToolResult{}, errors.New("ENOENT") })
 	if r.ToolCallID != "c" || !r.IsError || r.Content[0].Text != "ENOENT" {
@@ -361,8 +361,8 @@ func TestExecute_CoreErrorAndPanicBecomePairedErrorResults(t *testing.T) {
 // only, and -race sees no shared mutable state (rule R-EXT-2, R-HK-6).
 func TestExecute_ConcurrentCallsAndLoads_RHK6(t *testing.T) {
 	h := newTestHost("bash")
-	mustLoad(t, h, factorySource("guard", nil, hookFactory(Hook{Name: "secret", Event: v1alpha1.BeforeToolCall,
-		Handler: mustCEL(t, v1alpha1.BeforeToolCall, "!has(call.arguments.text) || !call.arguments.text.contains('SECRET')")})))
+	mustLoad(t, h, factorySource("guard", nil, hookFactory(Hook{Name: "secret", Event: vocab.BeforeToolCall,
+		Handler: mustCEL(t, vocab.BeforeToolCall, "!has(call.arguments.text) || !call.arguments.text.contains('SECRET')")})))
 	core := &coreCounter{}
 	var wg sync.WaitGroup
 	for i := range 8 {
@@ -385,8 +385,8 @@ func TestExecute_ConcurrentCallsAndLoads_RHK6(t *testing.T) {
 		wg.Go(func() {
 			id := "ext-" + string(rune('a'+i))
 			out := h.Load(context.Background(), factorySource(id, nil, hookFactory(
-				Hook{Name: "obs", Event: v1alpha1.AfterToolResult, Handler: allow()})), true)
-			if out.State != v1alpha1.ExtensionLoaded {
+				Hook{Name: "obs", Event: vocab.AfterToolResult, Handler: allow()})), true)
+			if out.State != vocab.ExtensionLoaded {
 				t.Errorf("load %s: %+v", id, out)
 			}
 		})

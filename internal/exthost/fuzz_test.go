@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // FuzzCELHook feeds arbitrary expressions and call arguments through compile
@@ -35,14 +35,14 @@ func FuzzCELHook(f *testing.F) {
 		f.Add(seed.expr, seed.args)
 	}
 	f.Fuzz(func(t *testing.T, expr, args string) {
-		handler, err := CompileCEL(v1alpha1.BeforeToolCall, expr, "denied")
+		handler, err := CompileCEL(vocab.BeforeToolCall, expr, "denied")
 		if err != nil {
 			return
 		}
 		var arguments map[string]any
 		_ = json.Unmarshal([]byte(args), &arguments)
 		h := newTestHost()
-		mustLoad(t, h, factorySource("fuzz", nil, hookFactory(Hook{Name: "fuzz", Event: v1alpha1.BeforeToolCall, Handler: handler})))
+		mustLoad(t, h, factorySource("fuzz", nil, hookFactory(Hook{Name: "fuzz", Event: vocab.BeforeToolCall, Handler: handler})))
 		core := &coreCounter{}
 		c := ToolCall{ID: "f", Name: "fuzz_tool", Arguments: arguments}
 		r, _ := h.Execute(context.Background(), c, core.run)

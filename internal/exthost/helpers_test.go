@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 )
 
@@ -32,7 +32,7 @@ func factorySource(id string, imports *atomic.Int32, f Factory) Source {
 
 func mustLoad(t *testing.T, h *Host, src Source) {
 	t.Helper()
-	if out := h.Load(context.Background(), src, true); out.State != v1alpha1.ExtensionLoaded {
+	if out := h.Load(context.Background(), src, true); out.State != vocab.ExtensionLoaded {
 		t.Fatalf("load %s: %s %s: %s", src.ID, out.State, out.Reason, out.Message)
 	}
 }

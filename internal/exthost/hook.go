@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/toolclass"
 )
@@ -13,8 +13,8 @@ import (
 // Hook timeouts (rule R-HK-7): a hook that sets none waits DefaultTimeout, and
 // no hook makes the host wait longer than MaxTimeout.
 const (
-	DefaultTimeout = v1alpha1.DefaultHookTimeoutSeconds * time.Second
-	MaxTimeout     = v1alpha1.MaxHookTimeoutSeconds * time.Second
+	DefaultTimeout = vocab.DefaultHookTimeoutSeconds * time.Second
+	MaxTimeout     = vocab.MaxHookTimeoutSeconds * time.Second
 )
 
 // Input is what a hook sees. Tool events carry Call and, after the call,
@@ -22,7 +22,7 @@ const (
 // BeforeAgentStart, Prompt (docs/hooks.md). Each hook gets its own deep
 // copy, so it may do with it what it likes.
 type Input struct {
-	Event     v1alpha1.HookEvent
+	Event     vocab.HookEvent
 	Call      ToolCall
 	Result    *ToolResult
 	Session   SessionInfo
@@ -78,7 +78,7 @@ type Hook struct {
 	// Name identifies the hook in diagnostics; unique within an extension.
 	Name string
 	// Event is one of Events().
-	Event v1alpha1.HookEvent
+	Event vocab.HookEvent
 	// Tools limits a tool event's hook to these tools: names or classes (shell, read,
 	// write, edit, search, web), compared case-insensitively (package
 	// toolclass); empty means every tool.

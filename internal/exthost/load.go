@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
@@ -57,7 +57,7 @@ type Source struct {
 type Outcome struct {
 	Extension string
 	Namespace string
-	State     v1alpha1.ExtensionLoadState
+	State     vocab.ExtensionLoadState
 	Reason    string
 	Message   string
 	Tools     []string
@@ -74,11 +74,11 @@ func (e *InvalidError) Error() string { return errors.Join(e.Errs...).Error() }
 func (h *Host) Load(ctx context.Context, src Source, trusted bool) Outcome {
 	out := Outcome{Extension: src.ID, Namespace: src.Namespace}
 	reject := func(reason string, err error) Outcome {
-		out.State, out.Reason, out.Message = v1alpha1.ExtensionRejected, reason, err.Error()
+		out.State, out.Reason, out.Message = vocab.ExtensionRejected, reason, err.Error()
 		return out
 	}
 	if !trusted {
-		out.State, out.Reason = v1alpha1.ExtensionSkippedUntrusted, ReasonUntrusted
+		out.State, out.Reason = vocab.ExtensionSkippedUntrusted, ReasonUntrusted
 		out.Message = fmt.Sprintf("namespace %q is not trusted for extensions; nothing was loaded or contacted", src.Namespace)
 		return out
 	}
@@ -103,7 +103,7 @@ func (h *Host) Load(ctx context.Context, src Source, trusted bool) Outcome {
 		errors.As(err, &ce)
 		return reject(ce.reason, err)
 	}
-	out.State = v1alpha1.ExtensionLoaded
+	out.State = vocab.ExtensionLoaded
 	for _, t := range st.tools {
 		out.Tools = append(out.Tools, t.Name)
 	}

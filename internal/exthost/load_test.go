@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 func TestLoad_UntrustedNeverImports_REXT1(t *testing.T) {
@@ -23,7 +23,7 @@ func TestLoad_UntrustedNeverImports_REXT1(t *testing.T) {
 	if imports.Load() != 0 {
 		t.Fatalf("import spy saw %d calls for an untrusted extension", imports.Load())
 	}
-	if out.State != v1alpha1.ExtensionSkippedUntrusted || out.Reason != ReasonUntrusted {
+	if out.State != vocab.ExtensionSkippedUntrusted || out.Reason != ReasonUntrusted {
 		t.Fatalf("outcome = %+v", out)
 	}
 	if !reflect.DeepEqual(before, h.Registry()) {
@@ -46,7 +46,7 @@ func TestLoad_TrustImportFactoryCommitOrder_REXT1(t *testing.T) {
 		}, nil
 	}}
 	out := h.Load(context.Background(), src, true)
-	if out.State != v1alpha1.ExtensionLoaded || !reflect.DeepEqual(out.Tools, []string{"t"}) {
+	if out.State != vocab.ExtensionLoaded || !reflect.DeepEqual(out.Tools, []string{"t"}) {
 		t.Fatalf("outcome = %+v", out)
 	}
 	if strings.Join(steps, ",") != "import,factory" {
@@ -69,13 +69,13 @@ func TestLoad_FailureLeavesNoLeftovers_REXT2(t *testing.T) {
 		{"factory error", "broken", func(r *recorder) Factory {
 			return func(api API) error {
 				api.RegisterTool(Tool{Name: "broken_tool"})
-				api.On(Hook{Name: "h", Event: v1alpha1.BeforeToolCall, Handler: r})
+				api.On(Hook{Name: "h", Event: vocab.BeforeToolCall, Handler: r})
 				return errors.New("boom")
 			}
 		}, ReasonFactoryFailed},
 		{"factory panic", "panicky", func(r *recorder) Factory {
 			return func(api API) error {
-				api.On(Hook{Name: "h", Event: v1alpha1.BeforeToolCall, Handler: r})
+				api.On(Hook{Name: "h", Event: vocab.BeforeToolCall, Handler: r})
 				panic("kaboom")
 			}
 		}, ReasonFactoryFailed},
@@ -83,14 +83,14 @@ func TestLoad_FailureLeavesNoLeftovers_REXT2(t *testing.T) {
 			return func(api API) error {
 				api.RegisterTool(Tool{Name: "fresh_tool"})
 				api.RegisterTool(Tool{Name: "bash"})
-				api.On(Hook{Name: "h", Event: v1alpha1.BeforeToolCall, Handler: r})
+				api.On(Hook{Name: "h", Event: vocab.BeforeToolCall, Handler: r})
 				return nil
 			}
 		}, ReasonToolCollision},
 		{"collides with earlier extension", "copycat", func(r *recorder) Factory {
 			return func(api API) error {
 				api.RegisterTool(Tool{Name: "review_note"})
-				api.On(Hook{Name: "h", Event: v1alpha1.AfterToolResult, Handler: r})
+				api.On(Hook{Name: "h", Event: vocab.AfterToolResult, Handler: r})
 				return nil
 			}
 		}, ReasonToolCollision},
@@ -98,17 +98,17 @@ func TestLoad_FailureLeavesNoLeftovers_REXT2(t *testing.T) {
 			return func(api API) error {
 				api.RegisterTool(Tool{Name: "dup"})
 				api.RegisterTool(Tool{Name: "dup"})
-				api.On(Hook{Name: "h", Event: v1alpha1.BeforeToolCall, Handler: r})
+				api.On(Hook{Name: "h", Event: vocab.BeforeToolCall, Handler: r})
 				return nil
 			}
 		}, ReasonDuplicateTool},
 		{"id already committed", "review-extension", func(r *recorder) Factory {
-			return hookFactory(Hook{Name: "h", Event: v1alpha1.BeforeToolCall, Handler: r})
+			return hookFactory(Hook{Name: "h", Event: vocab.BeforeToolCall, Handler: r})
 		}, ReasonAlreadyLoaded},
 		{"hook without handler", "nohandler", func(r *recorder) Factory {
 			return func(api API) error {
-				api.On(Hook{Name: "h", Event: v1alpha1.BeforeToolCall, Handler: r})
-				api.On(Hook{Name: "h2", Event: v1alpha1.BeforeToolCall})
+				api.On(Hook{Name: "h", Event: vocab.BeforeToolCall, Handler: r})
+				api.On(Hook{Name: "h2", Event: vocab.BeforeToolCall})
 				return nil
 			}
 		}, ReasonInvalid},
@@ -118,7 +118,7 @@ func TestLoad_FailureLeavesNoLeftovers_REXT2(t *testing.T) {
 			h := newTestHost("bash", "read")
 			mustLoad(t, h, factorySource("review-extension", nil, func(api API) error {
 				api.RegisterTool(Tool{Name: "review_note"})
-				api.On(Hook{Name: "audit", Event: v1alpha1.AfterToolResult, Handler: allow()})
+				api.On(Hook{Name: "audit", Event: vocab.AfterToolResult, Handler: allow()})
 				return nil
 			}))
 			before := jsonOf(t, h.Registry())
@@ -126,7 +126,7 @@ func TestLoad_FailureLeavesNoLeftovers_REXT2(t *testing.T) {
 
 			staged := allow()
 			out := h.Load(context.Background(), factorySource(tt.id, nil, tt.factory(staged)), true)
-			if out.State != v1alpha1.ExtensionRejected || out.Reason != tt.reason {
+			if out.State != vocab.ExtensionRejected || out.Reason != tt.reason {
 				t.Fatalf("outcome = %+v, want Rejected/%s", out, tt.reason)
 			}
 			if out.Message == "" {
@@ -155,7 +155,7 @@ func TestLoad_ImportFailureRejects_REXT1(t *testing.T) {
 	out := h.Load(context.Background(), Source{ID: "x", Import: func(context.Context, Env) (Factory, error) {
 		return nil, errors.New("unreachable")
 	}}, true)
-	if out.State != v1alpha1.ExtensionRejected || out.Reason != ReasonImportFailed {
+	if out.State != vocab.ExtensionRejected || out.Reason != ReasonImportFailed {
 		t.Fatalf("outcome = %+v", out)
 	}
 	if jsonOf(t, h.Registry()) != before {
@@ -174,7 +174,7 @@ func TestLoad_AuthorCannotReachStageAfterFactory_REXT3(t *testing.T) {
 		return nil
 	}))
 	kept.RegisterTool(Tool{Name: "late"})
-	kept.On(Hook{Name: "late", Event: v1alpha1.BeforeToolCall, Handler: allow()})
+	kept.On(Hook{Name: "late", Event: vocab.BeforeToolCall, Handler: allow()})
 	kept.SetPromptGuide("late guide")
 	reg := h.Registry()
 	if len(reg.Tools) != 1 || len(reg.Hooks) != 0 || len(reg.PromptGuides) != 0 {
@@ -194,14 +194,14 @@ func TestLoad_CommitIsAllOrNothingAndOrdered_REXT2(t *testing.T) {
 	h := newTestHost("bash")
 	mustLoad(t, h, factorySource("one", nil, func(api API) error {
 		api.RegisterTool(Tool{Name: "a", Description: "A", ReadOnly: true, InputSchema: []byte(`{"type":"object"}`)})
-		api.On(Hook{Name: "first", Event: v1alpha1.BeforeToolCall, Handler: mustCEL(t, v1alpha1.BeforeToolCall, "true")})
+		api.On(Hook{Name: "first", Event: vocab.BeforeToolCall, Handler: mustCEL(t, vocab.BeforeToolCall, "true")})
 		api.RegisterMessageType("one/note", true)
 		api.SetPromptGuide("use a")
 		return nil
 	}))
 	mustLoad(t, h, factorySource("two", nil, func(api API) error {
 		api.RegisterTool(Tool{Name: "b"})
-		api.On(Hook{Name: "second", Event: v1alpha1.AfterToolResult, Tools: []string{"b"}, Handler: mustCEL(t, v1alpha1.AfterToolResult, "!result.isError")})
+		api.On(Hook{Name: "second", Event: vocab.AfterToolResult, Tools: []string{"b"}, Handler: mustCEL(t, vocab.AfterToolResult, "!result.isError")})
 		return nil
 	}))
 	got := jsonOf(t, h.Registry())
@@ -220,7 +220,7 @@ func TestLoad_CommitIsAllOrNothingAndOrdered_REXT2(t *testing.T) {
 	}
 }
 
-func mustCEL(t testing.TB, event v1alpha1.HookEvent, expr string) Handler {
+func mustCEL(t testing.TB, event vocab.HookEvent, expr string) Handler {
 	t.Helper()
 	h, err := CompileCEL(event, expr, "")
 	if err != nil {

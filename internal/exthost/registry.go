@@ -4,8 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
-
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/toolclass"
 )
@@ -17,7 +16,7 @@ type registry struct {
 	tools     []contract.Tool
 	toolIndex map[string]struct{}
 	// byEvent holds each event's hooks in registration order.
-	byEvent map[v1alpha1.HookEvent][]boundHook
+	byEvent map[vocab.HookEvent][]boundHook
 	hooks   []boundHook // every event, in registration order, for publishing
 	// schemas are the compiled input schemas of the tools that have one:
 	// a rewritten call is checked against its tool's schema.
@@ -30,7 +29,7 @@ type registry struct {
 
 func newRegistry(builtin []contract.Tool) *registry {
 	r := &registry{toolIndex: map[string]struct{}{}, committed: map[string]struct{}{},
-		byEvent: map[v1alpha1.HookEvent][]boundHook{}, schemas: map[string]*InputSchema{}}
+		byEvent: map[vocab.HookEvent][]boundHook{}, schemas: map[string]*InputSchema{}}
 	for _, t := range builtin {
 		t.Builtin = true
 		t.Extension = ""
@@ -58,7 +57,7 @@ func (r *registry) with(s *stage) *registry {
 	n := &registry{
 		tools:        slices.Clone(r.tools),
 		toolIndex:    make(map[string]struct{}, len(r.toolIndex)+len(s.tools)),
-		byEvent:      make(map[v1alpha1.HookEvent][]boundHook, len(r.byEvent)),
+		byEvent:      make(map[vocab.HookEvent][]boundHook, len(r.byEvent)),
 		schemas:      maps.Clone(r.schemas),
 		hooks:        slices.Clone(r.hooks),
 		extensions:   append(slices.Clone(r.extensions), s.id),

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // The CRD cannot compile JSON Schema, so the Extension's Valid condition does:
@@ -73,7 +74,7 @@ func TestFromObject_ImplementationResolvedLikeAWebhookAndPublished(t *testing.T)
 		t.Fatalf("published tool %+v service %+v", tool, tool.Service)
 	}
 	agent, outcomes := NewHostFromRegistry(context.Background(), h.Registry(), testWorkspace, nil)
-	if outcomes[0].State != v1alpha1.ExtensionLoaded || jsonOf(t, agent.Registry()) != jsonOf(t, h.Registry()) {
+	if outcomes[0].State != vocab.ExtensionLoaded || jsonOf(t, agent.Registry()) != jsonOf(t, h.Registry()) {
 		t.Fatalf("round trip lost the implementation: %+v\n%s", outcomes, jsonOf(t, agent.Registry()))
 	}
 

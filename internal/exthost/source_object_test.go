@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // reviewExtension is the extension of the fixed example (docs/rules.md).
@@ -27,9 +28,9 @@ func reviewExtension() *v1alpha1.Extension {
 				InputSchema: &runtime.RawExtension{Raw: []byte(`{"type":"object","properties":{"text":{"type":"string"}}}`)},
 			}},
 			Hooks: []v1alpha1.ExtensionHook{
-				{Name: "no-secrets", Event: v1alpha1.BeforeToolCall, Match: &v1alpha1.HookMatch{Tools: []v1alpha1.ToolName{"review_note"}},
+				{Name: "no-secrets", Event: vocab.BeforeToolCall, Match: &v1alpha1.HookMatch{Tools: []v1alpha1.ToolName{"review_note"}},
 					CEL: &v1alpha1.CELHook{Expression: "!has(call.arguments.text) || !call.arguments.text.contains('SECRET')", Message: "notes must not contain secrets"}},
-				{Name: "observe", Event: v1alpha1.AfterToolResult, CEL: &v1alpha1.CELHook{Expression: "!result.isError"}},
+				{Name: "observe", Event: vocab.AfterToolResult, CEL: &v1alpha1.CELHook{Expression: "!result.isError"}},
 			},
 			MessageTypes: []v1alpha1.MessageType{{Type: "review/note", InContext: true}},
 		},
@@ -41,7 +42,7 @@ func reviewExtension() *v1alpha1.Extension {
 func TestFixedExample_ReviewExtension_S9(t *testing.T) {
 	h := newTestHost("read", "bash")
 	out := h.Load(context.Background(), FromObject(reviewExtension(), nil), true)
-	if out.State != v1alpha1.ExtensionLoaded || out.Namespace != "team-a" || strings.Join(out.Tools, ",") != "review_note" {
+	if out.State != vocab.ExtensionLoaded || out.Namespace != "team-a" || strings.Join(out.Tools, ",") != "review_note" {
 		t.Fatalf("outcome %+v", out)
 	}
 	core := &coreCounter{}
@@ -88,7 +89,7 @@ func TestFromObject_InvalidRejectsWholeExtension(t *testing.T) {
 			h := newTestHost()
 			before := jsonOf(t, h.Registry())
 			out := h.Load(context.Background(), FromObject(ext, nil), true)
-			if out.State != v1alpha1.ExtensionRejected || out.Reason != ReasonInvalid || !strings.Contains(out.Message, tt.want) {
+			if out.State != vocab.ExtensionRejected || out.Reason != ReasonInvalid || !strings.Contains(out.Message, tt.want) {
 				t.Fatalf("outcome %+v", out)
 			}
 			if jsonOf(t, h.Registry()) != before {
@@ -157,7 +158,7 @@ func TestServiceBacked_UntrustedIsNeverContacted_REXT1(t *testing.T) {
 	ext, hits, resolve := serviceBacked(t, `{"tools":[{"name":"remote_tool","description":"d"}]}`)
 	h := newTestHost()
 	out := h.Load(context.Background(), FromObject(ext, resolve), false)
-	if out.State != v1alpha1.ExtensionSkippedUntrusted || hits.Load() != 0 {
+	if out.State != vocab.ExtensionSkippedUntrusted || hits.Load() != 0 {
 		t.Fatalf("outcome %+v, endpoint hits %d", out, hits.Load())
 	}
 	if errs := ValidateObject(ext); len(errs) != 0 || hits.Load() != 0 {
@@ -175,7 +176,7 @@ func TestServiceBacked_TrustedFetchesManifest_REXT1(t *testing.T) {
 	ext, hits, resolve := serviceBacked(t, string(m))
 	h := newTestHost("rm")
 	out := h.Load(context.Background(), FromObject(ext, resolve), true)
-	if out.State != v1alpha1.ExtensionLoaded || hits.Load() != 1 || strings.Join(out.Tools, ",") != "remote_tool" {
+	if out.State != vocab.ExtensionLoaded || hits.Load() != 1 || strings.Join(out.Tools, ",") != "remote_tool" {
 		t.Fatalf("outcome %+v hits %d", out, hits.Load())
 	}
 	r, _ := h.Execute(context.Background(), call("1", "rm", ""), (&coreCounter{}).run)
@@ -197,7 +198,7 @@ func TestServiceBacked_BadManifestRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ext, _, resolve := serviceBacked(t, tt.manifest)
 			out := newTestHost().Load(context.Background(), FromObject(ext, resolve), true)
-			if out.State != v1alpha1.ExtensionRejected || out.Reason != tt.reason || !strings.Contains(out.Message, tt.want) {
+			if out.State != vocab.ExtensionRejected || out.Reason != tt.reason || !strings.Contains(out.Message, tt.want) {
 				t.Fatalf("outcome %+v", out)
 			}
 		})
@@ -226,7 +227,7 @@ func TestServiceBacked_ManifestRedirectIsNotFollowed(t *testing.T) {
 	ext, _, _ := serviceBacked(t, `{}`)
 	resolve := func(string, v1alpha1.ServiceReference) (string, error) { return srv.URL + "/manifest.json", nil }
 	out := newTestHost().Load(context.Background(), FromObject(ext, resolve), true)
-	if out.State != v1alpha1.ExtensionRejected || out.Reason != ReasonImportFailed || contacted.Load() ||
+	if out.State != vocab.ExtensionRejected || out.Reason != ReasonImportFailed || contacted.Load() ||
 		strings.Contains(out.Message, "AKIA") || !strings.Contains(out.Message, "redirects are not followed") {
 		t.Fatalf("outcome %+v (metadata contacted: %v)", out, contacted.Load())
 	}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/outbound"
 )
@@ -113,7 +114,7 @@ func registryImport(reg contract.Registry, id string) ImportFunc {
 // hookFromContract compiles a published hook with the spec's compiler
 // (compileHook); only where a webhook's target comes from differs.
 func hookFromContract(ch contract.Hook, client outbound.Doer) (Hook, error) {
-	d := hookDecl{name: ch.Name, event: v1alpha1.HookEvent(ch.Event), tools: slices.Clone(ch.Tools), timeoutSeconds: ch.TimeoutSeconds}
+	d := hookDecl{name: ch.Name, event: vocab.HookEvent(ch.Event), tools: slices.Clone(ch.Tools), timeoutSeconds: ch.TimeoutSeconds}
 	if ch.CEL != nil {
 		d.cel = &v1alpha1.CELHook{Expression: ch.CEL.Expression, Message: ch.CEL.Message}
 	}

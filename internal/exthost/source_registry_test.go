@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 )
 
@@ -12,17 +13,17 @@ import (
 // same registry, same decisions.
 func TestNewHostFromRegistry_RoundTrip(t *testing.T) {
 	ext := reviewExtension()
-	ext.Spec.Hooks = append(ext.Spec.Hooks, v1alpha1.ExtensionHook{Name: "remote", Event: v1alpha1.AfterToolResult,
+	ext.Spec.Hooks = append(ext.Spec.Hooks, v1alpha1.ExtensionHook{Name: "remote", Event: vocab.AfterToolResult,
 		Webhook: &v1alpha1.WebhookHook{Service: v1alpha1.ServiceReference{Name: "audit", Port: 80, Path: "/audit"}}})
 	ctrl := NewHost(Options{Builtin: []contract.Tool{{Name: "bash"}}, Deny: []string{"bash"}, Workspace: testWorkspace})
 	mustLoad(t, ctrl, FromObject(ext, nil))
-	mustLoad(t, ctrl, factorySource("hooks-only", nil, hookFactory(Hook{Name: "first-look", Event: v1alpha1.BeforeToolCall,
-		Handler: mustCEL(t, v1alpha1.BeforeToolCall, "call.name != 'forbidden'")})))
+	mustLoad(t, ctrl, factorySource("hooks-only", nil, hookFactory(Hook{Name: "first-look", Event: vocab.BeforeToolCall,
+		Handler: mustCEL(t, vocab.BeforeToolCall, "call.name != 'forbidden'")})))
 	published := ctrl.Registry()
 
 	agent, outcomes := NewHostFromRegistry(context.Background(), published, testWorkspace, nil)
 	for _, o := range outcomes {
-		if o.State != v1alpha1.ExtensionLoaded {
+		if o.State != vocab.ExtensionLoaded {
 			t.Fatalf("outcome %+v", o)
 		}
 	}
@@ -48,7 +49,7 @@ func TestNewHostFromRegistry_RoundTrip(t *testing.T) {
 func TestNewHostFromRegistry_HookWithoutWireFormRejected(t *testing.T) {
 	reg := contract.Registry{Hooks: []contract.Hook{{Extension: "go-only", Name: "h", Event: contract.EventBeforeToolCall, TimeoutSeconds: 10}}}
 	_, outcomes := NewHostFromRegistry(context.Background(), reg, testWorkspace, nil)
-	if len(outcomes) != 1 || outcomes[0].State != v1alpha1.ExtensionRejected || outcomes[0].Reason != ReasonInvalid {
+	if len(outcomes) != 1 || outcomes[0].State != vocab.ExtensionRejected || outcomes[0].Reason != ReasonInvalid {
 		t.Fatalf("outcomes %+v", outcomes)
 	}
 }

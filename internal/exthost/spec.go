@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/outbound"
 )
@@ -105,7 +106,7 @@ func compileSpec(spec *v1alpha1.ExtensionSpec, path *field.Path, sc specContext)
 // both, so the controller and hostd accept and run exactly the same hooks.
 type hookDecl struct {
 	name           string
-	event          v1alpha1.HookEvent
+	event          vocab.HookEvent
 	tools          []string
 	timeoutSeconds int32
 	cel            *v1alpha1.CELHook
@@ -151,7 +152,7 @@ func compileHook(d hookDecl, p *field.Path, extension string, client outbound.Do
 		errs = append(errs, field.Invalid(p.Child("match", "tools"), d.tools, fmt.Sprintf("hook %q: match applies to tool events only, not %s", d.name, d.event)))
 	}
 	if d.timeoutSeconds != 0 && (d.timeoutSeconds < 1 || h.Timeout > MaxTimeout) {
-		errs = append(errs, field.Invalid(p.Child("timeoutSeconds"), d.timeoutSeconds, fmt.Sprintf("must be between 1 and %d", v1alpha1.MaxHookTimeoutSeconds)))
+		errs = append(errs, field.Invalid(p.Child("timeoutSeconds"), d.timeoutSeconds, fmt.Sprintf("must be between 1 and %d", vocab.MaxHookTimeoutSeconds)))
 	}
 	switch {
 	case (d.cel == nil) == (d.webhook == nil):

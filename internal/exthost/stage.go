@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 const (
-	eventBefore = v1alpha1.BeforeToolCall
-	eventAfter  = v1alpha1.AfterToolResult
+	eventBefore = vocab.BeforeToolCall
+	eventAfter  = vocab.AfterToolResult
 )
 
 // API is everything an extension author can do while its factory runs. Calls

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 )
 
@@ -26,7 +26,7 @@ func TestExecute_HookOnAClassRunsForEveryAgentsToolOfIt_RHK1(t *testing.T) {
 	} {
 		h := newTestHost()
 		deny := &recorder{verdict: Verdict{Message: "no"}}
-		mustLoad(t, h, factorySource("guard", nil, hookFactory(Hook{Name: "g", Event: v1alpha1.BeforeToolCall, Tools: tc.tools, Handler: deny})))
+		mustLoad(t, h, factorySource("guard", nil, hookFactory(Hook{Name: "g", Event: vocab.BeforeToolCall, Tools: tc.tools, Handler: deny})))
 		core := &coreCounter{}
 		for _, name := range tc.runs {
 			if r, _ := h.Execute(context.Background(), call("1", name, ""), core.run); !r.IsError || r.Details["hook"] != "g" {
@@ -57,7 +57,7 @@ func TestExecute_DenyingAClassDeniesEveryAgentsToolOfIt_REXT5(t *testing.T) {
 	hook := allow()
 	mustLoad(t, h, factorySource("ext", nil, func(api API) error {
 		api.RegisterTool(Tool{Name: "bash"}) // an extension's tool named like Pi's shell
-		api.On(Hook{Name: "b", Event: v1alpha1.BeforeToolCall, Handler: hook})
+		api.On(Hook{Name: "b", Event: vocab.BeforeToolCall, Handler: hook})
 		return nil
 	}))
 	core := &coreCounter{}

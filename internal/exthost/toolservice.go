@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/jsonlimit"
 	"github.com/loadout-dev/loadout/internal/outbound"
@@ -17,8 +17,8 @@ import (
 // Tool call timeouts: a runnable tool that sets none gets DefaultToolTimeout;
 // none may make hostd wait longer than MaxToolTimeout.
 const (
-	DefaultToolTimeout = v1alpha1.DefaultToolTimeoutSeconds * time.Second
-	MaxToolTimeout     = v1alpha1.MaxToolTimeoutSeconds * time.Second
+	DefaultToolTimeout = vocab.DefaultToolTimeoutSeconds * time.Second
+	MaxToolTimeout     = vocab.MaxToolTimeoutSeconds * time.Second
 )
 
 // maxToolAnswer bounds what hostd reads from a tool's Service: the answer

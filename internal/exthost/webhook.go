@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/jsonlimit"
 	"github.com/loadout-dev/loadout/internal/outbound"
@@ -32,10 +32,10 @@ type HookReview struct {
 	Kind       string `json:"kind"`
 	// Audience is the hook and URL the review is for, inside the signed
 	// body: the webhook refuses a review signed for another receiver.
-	Audience  outbound.Audience  `json:"audience"`
-	Extension string             `json:"extension"`
-	Hook      string             `json:"hook"`
-	Event     v1alpha1.HookEvent `json:"event"`
+	Audience  outbound.Audience `json:"audience"`
+	Extension string            `json:"extension"`
+	Hook      string            `json:"hook"`
+	Event     vocab.HookEvent   `json:"event"`
 	// Call is set for tool events (docs/hooks.md), Result after the call.
 	Call      *ToolCall     `json:"call,omitempty"`
 	Result    *ToolResult   `json:"result,omitempty"`
@@ -57,7 +57,7 @@ type HookResponse struct {
 }
 
 // verdict checks the answer's keys against event's outcomes.
-func (r HookResponse) verdict(event v1alpha1.HookEvent) (Verdict, error) {
+func (r HookResponse) verdict(event vocab.HookEvent) (Verdict, error) {
 	m := map[string]any{OutcomeAllow: *r.Allowed}
 	if r.Message != "" {
 		m[OutcomeMessage] = r.Message

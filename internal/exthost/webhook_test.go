@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
@@ -30,7 +30,7 @@ func webhookServer(t *testing.T, handler func(w http.ResponseWriter, review Hook
 	return srv, &hits
 }
 
-func webhookHost(t *testing.T, url string, event v1alpha1.HookEvent, timeout time.Duration) *Host {
+func webhookHost(t *testing.T, url string, event vocab.HookEvent, timeout time.Duration) *Host {
 	h := newTestHost()
 	mustLoad(t, h, factorySource("hooked", nil, hookFactory(Hook{Name: "remote", Event: event, Timeout: timeout,
 		Handler: NewWebhook(outbound.Target{URL: url}, "hooked", "remote", nil)})))
@@ -45,7 +45,7 @@ func TestWebhook_AllowAndDeny(t *testing.T) {
 		text, _ := review.Call.Arguments["text"].(string)
 		_ = json.NewEncoder(w).Encode(map[string]any{"allowed": !strings.Contains(text, "SECRET"), "message": "remote says no"})
 	})
-	h := webhookHost(t, srv.URL, v1alpha1.BeforeToolCall, time.Second)
+	h := webhookHost(t, srv.URL, vocab.BeforeToolCall, time.Second)
 	core := &coreCounter{}
 	if r, d := h.Execute(context.Background(), call("1", "t", "fine"), core.run); r.IsError || len(d) != 0 {
 		t.Fatalf("allowed call: %+v %+v", r, d)
@@ -75,7 +75,7 @@ func TestWebhook_BrokenServersFailBeforeClosed_RHK3(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, hits := webhookServer(t, tt.handler)
-			h := webhookHost(t, srv.URL, v1alpha1.BeforeToolCall, 50*time.Millisecond)
+			h := webhookHost(t, srv.URL, vocab.BeforeToolCall, 50*time.Millisecond)
 			core := &coreCounter{}
 			c := call("w-1", "write", "x")
 			r, d := h.Execute(context.Background(), c, core.run)
@@ -97,7 +97,7 @@ func TestWebhook_BrokenAfterHookOnlyDiagnoses_RHK5(t *testing.T) {
 		}
 		http.Error(w, "down", http.StatusServiceUnavailable)
 	})
-	h := webhookHost(t, srv.URL, v1alpha1.AfterToolResult, time.Second)
+	h := webhookHost(t, srv.URL, vocab.AfterToolResult, time.Second)
 	core := &coreCounter{}
 	r, d := h.Execute(context.Background(), call("1", "t", "x"), core.run)
 	if r.IsError || core.calls.Load() != 1 || hits.Load() != 1 {
@@ -122,7 +122,7 @@ func TestWebhook_RedirectFailsClosedWithoutFollowingOrLeaking(t *testing.T) {
 		http.Redirect(w, r, metadata.URL+"/latest/meta-data", http.StatusFound)
 	}))
 	defer srv.Close()
-	h := webhookHost(t, srv.URL, v1alpha1.BeforeToolCall, time.Second)
+	h := webhookHost(t, srv.URL, vocab.BeforeToolCall, time.Second)
 	c := call("r-1", "write", "x")
 	r, d := h.Execute(context.Background(), c, (&coreCounter{}).run)
 	assertPaired(t, c, r)
@@ -137,7 +137,7 @@ func TestWebhook_RedirectFailsClosedWithoutFollowingOrLeaking(t *testing.T) {
 func TestWebhook_OutcomesPerEvent(t *testing.T) {
 	srv, _ := webhookServer(t, func(w http.ResponseWriter, review HookReview) {
 		switch review.Event {
-		case v1alpha1.UserInput:
+		case vocab.UserInput:
 			if review.Call != nil || review.Prompt == nil || review.Session == nil || review.Session.ID != "s-1" {
 				t.Errorf("UserInput review %+v", review)
 			}
@@ -150,7 +150,7 @@ func TestWebhook_OutcomesPerEvent(t *testing.T) {
 			_ = json.NewEncoder(w).Encode(map[string]any{"allowed": true, "arguments": map[string]any{"text": "rewritten"}})
 		}
 	})
-	h := webhookHost(t, srv.URL, v1alpha1.BeforeToolCall, time.Second)
+	h := webhookHost(t, srv.URL, vocab.BeforeToolCall, time.Second)
 	var ran string
 	core := func(_ context.Context, c ToolCall) (ToolResult, error) {
 		ran, _ = c.Arguments["text"].(string)
@@ -165,8 +165,8 @@ func TestWebhook_OutcomesPerEvent(t *testing.T) {
 		t.Fatalf("bad key: %+v %+v ran %q", r, d, ran)
 	}
 
-	h = webhookHost(t, srv.URL, v1alpha1.UserInput, time.Second)
-	out, err := h.Event(context.Background(), EventRequest{Event: v1alpha1.UserInput, Session: SessionInfo{ID: "s-1"}, Prompt: &Prompt{Text: "hi"}})
+	h = webhookHost(t, srv.URL, vocab.UserInput, time.Second)
+	out, err := h.Event(context.Background(), EventRequest{Event: vocab.UserInput, Session: SessionInfo{ID: "s-1"}, Prompt: &Prompt{Text: "hi"}})
 	if err != nil || !out.Allowed || out.Input == nil || *out.Input != "HI" || out.Context != "from the webhook" {
 		t.Fatalf("UserInput: %+v %v", out, err)
 	}

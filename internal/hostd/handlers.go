@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 )
@@ -76,8 +76,8 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request, snap *snaps
 		writeError(w, statusFor(err), err)
 		return
 	}
-	event := v1alpha1.HookEvent(r.PathValue("event"))
-	if (event == v1alpha1.UserInput || event == v1alpha1.BeforeAgentStart) && req.Prompt == nil {
+	event := vocab.HookEvent(r.PathValue("event"))
+	if (event == vocab.UserInput || event == vocab.BeforeAgentStart) && req.Prompt == nil {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("%s needs prompt.text", event))
 		return
 	}

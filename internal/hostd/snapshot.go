@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/outbound"
@@ -63,7 +63,7 @@ func loadSnapshot(ctx context.Context, dir string, verify func(*published.Contex
 	host, outcomes := exthost.NewHostFromRegistry(ctx, m.Registry, ws, client)
 	var failed []string
 	for _, o := range outcomes {
-		if o.State != v1alpha1.ExtensionLoaded {
+		if o.State != vocab.ExtensionLoaded {
 			failed = append(failed, fmt.Sprintf("%s: %s: %s", o.Extension, o.Reason, o.Message))
 		}
 	}

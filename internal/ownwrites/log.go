@@ -5,10 +5,9 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/loadout-dev/loadout/api/v1alpha1"
 )
 
 // Log is the memory of our own writes, per owner (a Workspace's key): of
@@ -63,7 +62,7 @@ func (l *Log) Current(owner types.NamespacedName, hash string, child metav1.Obje
 	last := v.(appliedRecord)
 	switch rv := child.GetResourceVersion(); {
 	case rv == last.rv:
-		return child.GetAnnotations()[v1alpha1.ContextHashAnnotation] == hash
+		return child.GetAnnotations()[vocab.ContextHashAnnotation] == hash
 	case rv == last.replaced && last.replaced != "":
 		return last.hash == hash
 	}
@@ -102,7 +101,7 @@ func (l *Log) Ours(owner types.NamespacedName, child metav1.Object) bool {
 		return false
 	}
 	w := v.(*inFlight)
-	if child.GetAnnotations()[v1alpha1.ContextHashAnnotation] != w.hash {
+	if child.GetAnnotations()[vocab.ContextHashAnnotation] != w.hash {
 		return false
 	}
 	w.mu.Lock()

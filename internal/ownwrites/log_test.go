@@ -6,16 +6,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/loadout-dev/loadout/api/v1alpha1"
 )
 
 var owner = types.NamespacedName{Namespace: "team", Name: "dev"}
 
 func child(hash, rv string) *metav1.ObjectMeta {
-	return &metav1.ObjectMeta{Annotations: map[string]string{v1alpha1.ContextHashAnnotation: hash}, ResourceVersion: rv}
+	return &metav1.ObjectMeta{Annotations: map[string]string{vocab.ContextHashAnnotation: hash}, ResourceVersion: rv}
 }
 
 func TestLog_EventOfOurLastWriteIsOursALaterOneIsNot(t *testing.T) {

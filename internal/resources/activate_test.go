@@ -4,14 +4,14 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 func TestActivation_UnknownSkillIsAnError(t *testing.T) { // R-ACT-1
 	cat, _ := BuildCatalog(exampleRoots())
 	_, err := cat.Activate("nope", nil)
 	var ae *ActivationError
-	if !errors.As(err, &ae) || ae.Reason() != v1alpha1.ReasonActivationFailed {
+	if !errors.As(err, &ae) || ae.Reason() != vocab.ReasonActivationFailed {
 		t.Fatalf("err = %v, want *ActivationError", err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 )
 
@@ -23,7 +23,7 @@ func tenantFlood(n, size int) Input {
 			Origin: Origin{Root: "project", Namespace: "team-a", Object: fmt.Sprintf("flood-%03d", i)}})
 	}
 	return Input{Workspace: contract.WorkspaceRef{Name: "dev", Namespace: "team-a"}, Roots: []Root{root},
-		MaxContextBytes: v1alpha1.DefaultMaxContextBytes}
+		MaxContextBytes: vocab.DefaultMaxContextBytes}
 }
 
 // allocatedBy returns the bytes f allocates: the least of five runs, because
@@ -51,10 +51,10 @@ func TestPublish_OverBudgetStopsBeforeHoldingMoreThanTheBudget(t *testing.T) {
 	var err error
 	alloc := allocatedBy(func() { _, err = Render(in) })
 	var tooLarge *TooLargeError
-	if !errors.As(err, &tooLarge) || !tooLarge.AtLeast || tooLarge.Max != v1alpha1.DefaultMaxContextBytes {
+	if !errors.As(err, &tooLarge) || !tooLarge.AtLeast || tooLarge.Max != vocab.DefaultMaxContextBytes {
 		t.Fatalf("err = %v, want a TooLargeError that stopped early", err)
 	}
-	if limit := uint64(2 * v1alpha1.DefaultMaxContextBytes); alloc > limit {
+	if limit := uint64(2 * vocab.DefaultMaxContextBytes); alloc > limit {
 		t.Fatalf("Publish allocated %d bytes refusing the context, want at most %d (2× the budget)", alloc, limit)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 )
 
@@ -59,7 +59,7 @@ func TestCatalog_DuplicateInOneRootNamesBothObjects(t *testing.T) { // R-CAT-2
 	if !errors.As(err, &dup) {
 		t.Fatalf("err = %v, want *DuplicateNameError", err)
 	}
-	if dup.Reason() != v1alpha1.ReasonDuplicateName {
+	if dup.Reason() != vocab.ReasonDuplicateName {
 		t.Errorf("reason = %s", dup.Reason())
 	}
 	mustContain(t, "error", err.Error(), "project/ns/x1", "project/ns/x2", "template:x")
@@ -147,7 +147,7 @@ func TestCatalog_InvalidObjectSkillIsInvalidResource(t *testing.T) { // R-SK-1 (
 			s.Origin = Origin{Root: "r", Namespace: "ns", Object: "obj"}
 			_, err := BuildCatalog([]Root{{Name: "r", Skills: []Skill{s}}})
 			var inv *InvalidResourceError
-			if !errors.As(err, &inv) || inv.Reason() != v1alpha1.ReasonInvalidResource {
+			if !errors.As(err, &inv) || inv.Reason() != vocab.ReasonInvalidResource {
 				t.Fatalf("err = %v, want *InvalidResourceError", err)
 			}
 			mustContain(t, "error", err.Error(), "r/ns/obj")

@@ -4,25 +4,25 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // ReasonedError is an error that maps to a Workspace condition reason, so the
 // controller can report it without parsing messages.
 type ReasonedError interface {
 	error
-	Reason() v1alpha1.ConditionReason
+	Reason() vocab.ConditionReason
 }
 
 // ReasonOf returns the condition reason of err, or ReasonInvalidResource for
 // errors of this package that carry none (I/O errors are reported as invalid
 // input because the controller never feeds this package anything but values).
-func ReasonOf(err error) v1alpha1.ConditionReason {
+func ReasonOf(err error) vocab.ConditionReason {
 	var r ReasonedError
 	if errors.As(err, &r) {
 		return r.Reason()
 	}
-	return v1alpha1.ReasonInvalidResource
+	return vocab.ReasonInvalidResource
 }
 
 // DuplicateNameError: two resources of one kind share a logical name inside one
@@ -37,7 +37,7 @@ func (e *DuplicateNameError) Error() string {
 }
 
 // Reason implements ReasonedError.
-func (e *DuplicateNameError) Reason() v1alpha1.ConditionReason { return v1alpha1.ReasonDuplicateName }
+func (e *DuplicateNameError) Reason() vocab.ConditionReason { return vocab.ReasonDuplicateName }
 
 // InvalidResourceError: a resource failed validation. Origin and Field name
 // what to fix (for directory roots Origin names the file).
@@ -53,8 +53,8 @@ func (e *InvalidResourceError) Error() string {
 }
 
 // Reason implements ReasonedError.
-func (e *InvalidResourceError) Reason() v1alpha1.ConditionReason {
-	return v1alpha1.ReasonInvalidResource
+func (e *InvalidResourceError) Reason() vocab.ConditionReason {
+	return vocab.ReasonInvalidResource
 }
 
 // ActivationError: a skill or one of its files could not be activated, or an
@@ -81,7 +81,7 @@ func (e *ActivationError) Error() string {
 func (e *ActivationError) Unwrap() error { return e.Err }
 
 // Reason implements ReasonedError.
-func (e *ActivationError) Reason() v1alpha1.ConditionReason { return v1alpha1.ReasonActivationFailed }
+func (e *ActivationError) Reason() vocab.ConditionReason { return vocab.ReasonActivationFailed }
 
 // TooLargeError: the published data exceeds the budget; nothing is published.
 type TooLargeError struct {
@@ -99,7 +99,7 @@ func (e *TooLargeError) Error() string {
 }
 
 // Reason implements ReasonedError.
-func (e *TooLargeError) Reason() v1alpha1.ConditionReason { return v1alpha1.ReasonContextTooLarge }
+func (e *TooLargeError) Reason() vocab.ConditionReason { return vocab.ReasonContextTooLarge }
 
 // TemplateError: a template could not be rendered (unknown template, or a
 // missing argument named by Variable; rule R-TPL-2). It is never a Workspace
@@ -119,4 +119,4 @@ func (e *TemplateError) Error() string {
 }
 
 // Reason implements ReasonedError.
-func (e *TemplateError) Reason() v1alpha1.ConditionReason { return v1alpha1.ReasonInvalid }
+func (e *TemplateError) Reason() vocab.ConditionReason { return vocab.ReasonInvalid }

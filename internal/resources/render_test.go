@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 )
 
@@ -99,7 +99,7 @@ func TestPublish_OverBudgetIsTooLargeAndReturnsNothing(t *testing.T) { // R-CTX-
 	in.MaxContextBytes = 100
 	r, err := Render(in)
 	var tl *TooLargeError
-	if !errors.As(err, &tl) || r != nil || tl.Max != 100 || tl.Bytes <= 100 || tl.Reason() != v1alpha1.ReasonContextTooLarge {
+	if !errors.As(err, &tl) || r != nil || tl.Max != 100 || tl.Bytes <= 100 || tl.Reason() != vocab.ReasonContextTooLarge {
 		t.Fatalf("r = %v, err = %v", r, err)
 	}
 }

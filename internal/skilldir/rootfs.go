@@ -11,7 +11,7 @@ import (
 )
 
 // maxRootFileBytes bounds one file read from a directory root: nothing larger
-// fits in a published context (api/v1alpha1.MaxContextBytesLimit), and reading
+// fits in a published context (api/vocab.MaxContextBytesLimit), and reading
 // it whole would let one file exhaust memory.
 const maxRootFileBytes = 1 << 20
 

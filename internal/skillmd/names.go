@@ -5,14 +5,14 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // Limits of the Agent Skills format (rule R-SK-1), declared in api/v1alpha1.
 const (
-	MaxNameLen          = v1alpha1.MaxLogicalNameLength
-	MaxDescriptionLen   = v1alpha1.MaxDescriptionLength
-	MaxCompatibilityLen = v1alpha1.MaxCompatibilityLength
+	MaxNameLen          = vocab.MaxLogicalNameLength
+	MaxDescriptionLen   = vocab.MaxDescriptionLength
+	MaxCompatibilityLen = vocab.MaxCompatibilityLength
 )
 
 // CheckName reports why name breaks rule R-SK-1, or "" when it is valid:

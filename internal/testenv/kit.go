@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
 )
@@ -31,11 +32,11 @@ type Kit struct {
 
 // NewNamespace creates a namespace for one test with the given trust level
 // ("" leaves the label off).
-func (k *Kit) NewNamespace(t testing.TB, trust v1alpha1.TrustLevel) string {
+func (k *Kit) NewNamespace(t testing.TB, trust vocab.TrustLevel) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: k.NamespacePrefix}}
 	if trust != "" {
-		ns.Labels = map[string]string{v1alpha1.TrustLabel: string(trust)}
+		ns.Labels = map[string]string{vocab.TrustLabel: string(trust)}
 	}
 	k.Create(t, ns)
 	return ns.Name
@@ -136,7 +137,7 @@ func Consistent(ws *v1alpha1.Workspace, cm *corev1.ConfigMap) error {
 		return fmt.Errorf("no status.context")
 	}
 	h := ws.Status.Context.Hash
-	if a := cm.Annotations[v1alpha1.ContextHashAnnotation]; a != h {
+	if a := cm.Annotations[vocab.ContextHashAnnotation]; a != h {
 		return fmt.Errorf("ConfigMap annotation %q, status hash %q", a, h)
 	}
 	if d := resources.ContextHash(cm.Data); d != h {
@@ -156,7 +157,7 @@ func (k *Kit) ConfigMap(t testing.TB, ns, name string) *corev1.ConfigMap {
 }
 
 // Condition returns a check that a Workspace condition has the status and reason.
-func Condition(condType v1alpha1.ConditionType, status metav1.ConditionStatus, reason v1alpha1.ConditionReason) func(*v1alpha1.Workspace) error {
+func Condition(condType vocab.ConditionType, status metav1.ConditionStatus, reason vocab.ConditionReason) func(*v1alpha1.Workspace) error {
 	return func(ws *v1alpha1.Workspace) error {
 		c := meta.FindStatusCondition(ws.Status.Conditions, string(condType))
 		if c == nil || c.Status != status || c.Reason != string(reason) {
@@ -168,7 +169,7 @@ func Condition(condType v1alpha1.ConditionType, status metav1.ConditionStatus, r
 
 // Ready checks that a Workspace is Ready.
 func Ready(ws *v1alpha1.Workspace) error {
-	return Condition(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled)(ws)
+	return Condition(vocab.ConditionReady, metav1.ConditionTrue, vocab.ReasonReconciled)(ws)
 }
 
 // Winning checks that a Workspace is Ready and its catalog has a winner of the
@@ -202,7 +203,7 @@ func Counted(want v1alpha1.CatalogCounts) func(*v1alpha1.Workspace) error {
 }
 
 // ConditionMessage is the message of a Workspace condition, or "".
-func ConditionMessage(ws *v1alpha1.Workspace, condType v1alpha1.ConditionType) string {
+func ConditionMessage(ws *v1alpha1.Workspace, condType vocab.ConditionType) string {
 	if c := meta.FindStatusCondition(ws.Status.Conditions, string(condType)); c != nil {
 		return c.Message
 	}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/resources"
 )
 
@@ -30,7 +31,7 @@ func BenchmarkReconcilePass(b *testing.B) {
 			objs.skills = append(objs.skills, sk("loadout-system", "shared"), sk("loadout-system", "review"))
 			e := ext("loadout-system", "policy")
 			e.Spec.Tools = []v1alpha1.ExtensionTool{{Name: "review_note", Description: "Adds a review note."}}
-			e.Spec.Hooks = []v1alpha1.ExtensionHook{{Name: "deny-secret", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 10,
+			e.Spec.Hooks = []v1alpha1.ExtensionHook{{Name: "deny-secret", Event: vocab.BeforeToolCall, TimeoutSeconds: 10,
 				CEL: &v1alpha1.CELHook{Expression: "!string(call.arguments.text).contains('SECRET')", Message: "no secrets"}}}
 			objs.extensions = append(objs.extensions, e)
 			ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev", Generation: 1},

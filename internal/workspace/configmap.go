@@ -5,6 +5,7 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/resources"
 )
 
@@ -18,8 +19,8 @@ import (
 // objects by them (STYLE 15).
 func ContextConfigMap(ws *v1alpha1.Workspace, res *resources.Result) *corev1ac.ConfigMapApplyConfiguration {
 	cm := corev1ac.ConfigMap(ws.ConfigMapName(), ws.Namespace).
-		WithLabels(map[string]string{v1alpha1.WorkspaceLabel: ws.Name}).
-		WithAnnotations(map[string]string{v1alpha1.ContextHashAnnotation: res.Hash}).
+		WithLabels(map[string]string{vocab.WorkspaceLabel: ws.Name}).
+		WithAnnotations(map[string]string{vocab.ContextHashAnnotation: res.Hash}).
 		WithData(res.Data)
 	if ws.UID != "" {
 		cm.WithOwnerReferences(metav1ac.OwnerReference().

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/resources"
 )
 
@@ -48,10 +49,10 @@ func TestContextConfigMap_OwnerOnlyForALiveWorkspaceAndNoCopiedMetadata(t *testi
 	if *cm.Name != "dev-context" || *cm.Namespace != "team" || len(cm.OwnerReferences) != 0 {
 		t.Errorf("manifest Workspace: got %s/%s with %d owner references, want team/dev-context and none", *cm.Namespace, *cm.Name, len(cm.OwnerReferences))
 	}
-	if want := map[string]string{v1alpha1.WorkspaceLabel: "dev"}; !maps.Equal(cm.Labels, want) {
+	if want := map[string]string{vocab.WorkspaceLabel: "dev"}; !maps.Equal(cm.Labels, want) {
 		t.Errorf("labels %v, want only %v", cm.Labels, want)
 	}
-	if want := map[string]string{v1alpha1.ContextHashAnnotation: "sha256:00"}; !maps.Equal(cm.Annotations, want) {
+	if want := map[string]string{vocab.ContextHashAnnotation: "sha256:00"}; !maps.Equal(cm.Annotations, want) {
 		t.Errorf("annotations %v, want only %v", cm.Annotations, want)
 	}
 	ws.UID = "uid-1"

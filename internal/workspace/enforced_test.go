@@ -8,13 +8,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // guard is a platform policy: one hook and a denied tool.
 func guard(ns, name string) v1alpha1.Extension {
 	e := ext(ns, name)
 	e.Labels = map[string]string{"kind": "policy"}
-	e.Spec.Hooks = []v1alpha1.ExtensionHook{{Name: "no-rm", Event: v1alpha1.BeforeToolCall, CEL: &v1alpha1.CELHook{Expression: "true"}}}
+	e.Spec.Hooks = []v1alpha1.ExtensionHook{{Name: "no-rm", Event: vocab.BeforeToolCall, CEL: &v1alpha1.CELHook{Expression: "true"}}}
 	e.Spec.DeniedTools = []v1alpha1.ToolName{"curl"}
 	return e
 }
@@ -37,8 +38,8 @@ func TestGather_PlatformPolicyHoldsWhateverTheWorkspaceSays(t *testing.T) {
 	objs := &fakeObjects{
 		extensions: []v1alpha1.Extension{guard("loadout-system", "platform-guard")},
 		labels: map[string]map[string]string{
-			"loadout-system": {v1alpha1.TrustLabel: "trusted"},
-			"team":           {v1alpha1.TrustLabel: "trusted"},
+			"loadout-system": {vocab.TrustLabel: "trusted"},
+			"team":           {vocab.TrustLabel: "trusted"},
 		},
 	}
 	nothing := &metav1.LabelSelector{MatchLabels: map[string]string{"matches": "nothing"}}
@@ -76,7 +77,7 @@ func TestGather_NamespaceSelectorDecidesWherePlatformPolicyApplies(t *testing.T)
 	objs := &fakeObjects{
 		extensions: []v1alpha1.Extension{scoped},
 		labels: map[string]map[string]string{
-			"loadout-system": {v1alpha1.TrustLabel: "trusted"},
+			"loadout-system": {vocab.TrustLabel: "trusted"},
 			"payments":       {"compliance": "pci"},
 		},
 	}
@@ -105,7 +106,7 @@ func TestGather_OptionalPlatformExtensionsAreOfferedThroughRootsOnly(t *testing.
 	sneaky.Spec.Optional = true
 	objs := &fakeObjects{
 		extensions: []v1alpha1.Extension{offered, sneaky},
-		labels:     map[string]map[string]string{"loadout-system": {v1alpha1.TrustLabel: "trusted"}},
+		labels:     map[string]map[string]string{"loadout-system": {vocab.TrustLabel: "trusted"}},
 	}
 	projectOnly := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
 		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project"}}}}
@@ -139,7 +140,7 @@ func TestGather_DeniedToolsComeOnlyFromTrustedExtensions(t *testing.T) {
 	if len(plan.Deny) != 0 {
 		t.Errorf("restricted namespace: deny %v, want none (its extensions do not load)", plan.Deny)
 	}
-	objs.labels = map[string]map[string]string{"team": {v1alpha1.TrustLabel: "trusted"}}
+	objs.labels = map[string]map[string]string{"team": {vocab.TrustLabel: "trusted"}}
 	if plan, err = Gather(context.Background(), ws, objs, policy); err != nil {
 		t.Fatal(err)
 	}

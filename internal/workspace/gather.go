@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
 )
@@ -67,7 +68,7 @@ func Gather(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Polic
 		Workspace:       contract.WorkspaceRef{Name: ws.Name, Namespace: ws.Namespace},
 		MaxContextBytes: ws.MaxContextBytes(),
 	}}
-	trust := func(ns string) (v1alpha1.TrustLevel, error) {
+	trust := func(ns string) (vocab.TrustLevel, error) {
 		l, err := objs.NamespaceLabels(ctx, ns)
 		if err != nil {
 			return "", fmt.Errorf("reading namespace %s: %w", ns, err)
@@ -137,7 +138,7 @@ func Gather(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Polic
 //
 // A selector that does not parse selects every namespace: a platform
 // policy that is broken applies too widely rather than not at all.
-func gatherEnforced(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy, plan *Plan, trust func(string) (v1alpha1.TrustLevel, error)) ([]Candidate, error) {
+func gatherEnforced(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy, plan *Plan, trust func(string) (vocab.TrustLevel, error)) ([]Candidate, error) {
 	var out []Candidate
 	var nsLabels map[string]string
 	for _, ns := range pol.PlatformNamespaces {
@@ -202,7 +203,7 @@ func AppliesTo(e *v1alpha1.Extension, namespaceLabels map[string]string) bool {
 // loading decides trust before anything of them is read or contacted. Of a
 // platform root, only the offered extensions come through the root: the
 // imposed ones come through gatherEnforced, whatever the root selects.
-func gatherRoot(ctx context.Context, objs Objects, r v1alpha1.WorkspaceRoot, level v1alpha1.TrustLevel, platform bool) (resources.Root, []*v1alpha1.Extension, error) {
+func gatherRoot(ctx context.Context, objs Objects, r v1alpha1.WorkspaceRoot, level vocab.TrustLevel, platform bool) (resources.Root, []*v1alpha1.Extension, error) {
 	sel, err := rootSelector(r)
 	if err != nil {
 		// The CRD schema cannot check operators and values: a broken
@@ -274,7 +275,7 @@ func loadOrder(exts []Candidate, platform []string) []Candidate {
 
 // gatherInstructions resolves spec.instructions in order. Sources in a
 // namespace whose trust level ignores project data are left out.
-func gatherInstructions(ctx context.Context, ws *v1alpha1.Workspace, reads Reads, objs Objects, trust func(string) (v1alpha1.TrustLevel, error)) ([]resources.Instruction, error) {
+func gatherInstructions(ctx context.Context, ws *v1alpha1.Workspace, reads Reads, objs Objects, trust func(string) (vocab.TrustLevel, error)) ([]resources.Instruction, error) {
 	var out []resources.Instruction
 	for _, src := range reads.Instructions {
 		level, err := trust(src.Namespace)
@@ -296,7 +297,7 @@ func gatherInstructions(ctx context.Context, ws *v1alpha1.Workspace, reads Reads
 		body, hasKey := data[src.Key]
 		// A platform ConfigMap must opt in; one that has not is reported
 		// exactly like a missing one, so its existence does not leak.
-		optedIn := src.Namespace == ws.Namespace || labels[v1alpha1.InstructionsLabel] == "true"
+		optedIn := src.Namespace == ws.Namespace || labels[vocab.InstructionsLabel] == "true"
 		if !ok || !hasKey || !optedIn {
 			return nil, &InstructionsNotFoundError{Workspace: ws.Namespace + "/" + ws.Name, Field: src.Field + ".configMapKeyRef",
 				Namespace: src.Namespace, Name: src.ConfigMap, Key: src.Key}

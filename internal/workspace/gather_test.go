@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // fakeObjects is an in-memory Objects.
@@ -37,7 +38,7 @@ func (f *fakeObjects) NamespaceLabels(_ context.Context, ns string) (map[string]
 	if l, ok := f.labels[ns]; ok || ns != "loadout-system" {
 		return l, nil
 	}
-	return map[string]string{v1alpha1.TrustLabel: string(v1alpha1.TrustTrusted)}, nil
+	return map[string]string{vocab.TrustLabel: string(vocab.TrustTrusted)}, nil
 }
 func (f *fakeObjects) ConfigMapData(_ context.Context, ns, name string) (map[string]string, map[string]string, bool, error) {
 	d, ok := f.configMaps[ns+"/"+name]
@@ -54,7 +55,7 @@ func filter[T any](items []T, keep func(T) bool) []T {
 	return out
 }
 
-var policy = Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: v1alpha1.TrustRestricted}
+var policy = Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: vocab.TrustRestricted}
 
 func ext(ns, name string) v1alpha1.Extension {
 	return v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
@@ -70,7 +71,7 @@ func sk(ns, name string) v1alpha1.Skill {
 func TestGather_PlatformExtensionsLoadFirstWhateverTheRootOrder(t *testing.T) {
 	objs := &fakeObjects{
 		extensions: []v1alpha1.Extension{ext("team", "guard"), ext("team", "aaa"), ext("loadout-system", "guard")},
-		labels:     map[string]map[string]string{"team": {v1alpha1.TrustLabel: "trusted"}},
+		labels:     map[string]map[string]string{"team": {vocab.TrustLabel: "trusted"}},
 	}
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}}
 	plan, err := Gather(context.Background(), ws, objs, policy)
@@ -85,7 +86,7 @@ func TestGather_PlatformExtensionsLoadFirstWhateverTheRootOrder(t *testing.T) {
 		t.Errorf("load order %v, want %v", got, want)
 	}
 	_, outcomes := HostLoader{}.LoadExtensions(context.Background(), ws, plan)
-	if outcomes[0].State != v1alpha1.ExtensionLoaded || outcomes[2].State != v1alpha1.ExtensionRejected {
+	if outcomes[0].State != vocab.ExtensionLoaded || outcomes[2].State != vocab.ExtensionRejected {
 		t.Errorf("outcomes %+v: the platform guard must load and the project guard be rejected", outcomes)
 	}
 }
@@ -96,7 +97,7 @@ func TestGather_UntrustedNamespaceIgnoresDataAndSkipsExtensions(t *testing.T) {
 	objs := &fakeObjects{
 		skills:     []v1alpha1.Skill{sk("team", "notes"), sk("loadout-system", "rules")},
 		extensions: []v1alpha1.Extension{ext("team", "tool")},
-		labels:     map[string]map[string]string{"team": {v1alpha1.TrustLabel: "untrusted"}},
+		labels:     map[string]map[string]string{"team": {vocab.TrustLabel: "untrusted"}},
 	}
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}}
 	plan, err := Gather(context.Background(), ws, objs, policy)
@@ -129,7 +130,7 @@ func TestGather_RootSelectorFiltersObjects(t *testing.T) {
 
 func TestGather_InstructionsOrderAndErrors(t *testing.T) {
 	objs := &fakeObjects{configMaps: map[string]map[string]string{"loadout-system/rules": {"AGENTS.md": "PLATFORM RULES"}},
-		cmLabels: map[string]map[string]string{"loadout-system/rules": {v1alpha1.InstructionsLabel: "true"}}}
+		cmLabels: map[string]map[string]string{"loadout-system/rules": {vocab.InstructionsLabel: "true"}}}
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
 		Spec: v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
 			{Inline: "INLINE"},
@@ -168,7 +169,7 @@ func TestGather_PlatformConfigMapWithoutOptInLabelReadsAsMissing(t *testing.T) {
 		"loadout-system/kubeadm-config": {"AGENTS.md": "PLATFORM SECRET"},
 		"loadout-system/labelled-false": {"AGENTS.md": "PLATFORM SECRET"},
 		"team/own":                      {"AGENTS.md": "OWN"},
-	}, cmLabels: map[string]map[string]string{"loadout-system/labelled-false": {v1alpha1.InstructionsLabel: "false"}}}
+	}, cmLabels: map[string]map[string]string{"loadout-system/labelled-false": {vocab.InstructionsLabel: "false"}}}
 	gather := func(ns, name string) (string, error) {
 		ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
 			Spec: v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
@@ -201,23 +202,23 @@ func TestGather_PlatformConfigMapWithoutOptInLabelReadsAsMissing(t *testing.T) {
 // did) is untrusted, whatever --default-trust says; with one, its level is
 // the label's, as for any namespace.
 func TestTrustOf_PlatformNamespaceCountsOnlyWithItsLabel(t *testing.T) {
-	pol := Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: v1alpha1.TrustTrusted}
+	pol := Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: vocab.TrustTrusted}
 	for _, tc := range []struct {
 		ns, label  string
-		want       v1alpha1.TrustLevel
+		want       vocab.TrustLevel
 		unlabelled bool
 	}{
-		{"loadout-system", "trusted", v1alpha1.TrustTrusted, false},
-		{"loadout-system", "restricted", v1alpha1.TrustRestricted, false},
-		{"loadout-system", "untrusted", v1alpha1.TrustUntrusted, false},
-		{"loadout-system", "", v1alpha1.TrustUntrusted, true},
-		{"loadout-system", "Trusted", v1alpha1.TrustUntrusted, true},
-		{"team", "", v1alpha1.TrustTrusted, false}, // the default, for a project namespace
-		{"team", "restricted", v1alpha1.TrustRestricted, false},
+		{"loadout-system", "trusted", vocab.TrustTrusted, false},
+		{"loadout-system", "restricted", vocab.TrustRestricted, false},
+		{"loadout-system", "untrusted", vocab.TrustUntrusted, false},
+		{"loadout-system", "", vocab.TrustUntrusted, true},
+		{"loadout-system", "Trusted", vocab.TrustUntrusted, true},
+		{"team", "", vocab.TrustTrusted, false}, // the default, for a project namespace
+		{"team", "restricted", vocab.TrustRestricted, false},
 	} {
 		var labels map[string]string
 		if tc.label != "" {
-			labels = map[string]string{v1alpha1.TrustLabel: tc.label}
+			labels = map[string]string{vocab.TrustLabel: tc.label}
 		}
 		if got := pol.TrustOf(tc.ns, labels); got != tc.want {
 			t.Errorf("TrustOf(%s, %q) = %s, want %s", tc.ns, tc.label, got, tc.want)
@@ -237,7 +238,7 @@ func TestGather_UnlabelledPlatformNamespaceLoadsNothingAndIsNamed(t *testing.T) 
 		extensions: []v1alpha1.Extension{ext("loadout-system", "lure-ext")},
 		labels:     map[string]map[string]string{"loadout-system": {"team": "x"}},
 		configMaps: map[string]map[string]string{"loadout-system/rules": {"AGENTS.md": "LURE"}},
-		cmLabels:   map[string]map[string]string{"loadout-system/rules": {v1alpha1.InstructionsLabel: "true"}},
+		cmLabels:   map[string]map[string]string{"loadout-system/rules": {vocab.InstructionsLabel: "true"}},
 	}
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
 		Spec: v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
@@ -260,7 +261,7 @@ func TestGather_UnlabelledPlatformNamespaceLoadsNothingAndIsNamed(t *testing.T) 
 		t.Errorf("extensions = %+v, want none: an unlabelled platform namespace imposes and lists nothing", plan.Extensions)
 	}
 	// Labelled, the same namespace is the platform's, and nothing is named.
-	objs.labels["loadout-system"] = map[string]string{v1alpha1.TrustLabel: "trusted"}
+	objs.labels["loadout-system"] = map[string]string{vocab.TrustLabel: "trusted"}
 	if plan, err = Gather(context.Background(), ws, objs, policy); err != nil {
 		t.Fatal(err)
 	}

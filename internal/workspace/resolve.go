@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/resources"
@@ -30,7 +31,7 @@ const (
 // context and its conditions say why. Reason is a v1alpha1 condition reason.
 type Failure struct {
 	Phase  Phase
-	Reason v1alpha1.ConditionReason
+	Reason vocab.ConditionReason
 	Err    error
 }
 
@@ -88,11 +89,11 @@ func Resolve(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Poli
 		return invalid(res, phase, err)
 	}
 	for _, o := range res.Extensions {
-		if o.State != v1alpha1.ExtensionRejected {
+		if o.State != vocab.ExtensionRejected {
 			continue
 		}
 		if res.Failure == nil {
-			res.Failure = &Failure{Phase: PhaseLoad, Reason: v1alpha1.ReasonExtensionRejected,
+			res.Failure = &Failure{Phase: PhaseLoad, Reason: vocab.ReasonExtensionRejected,
 				Err: fmt.Errorf("extension %s/%s was rejected: %s", o.Namespace, o.Extension, o.Message)}
 		}
 		if o.Reason == exthost.ReasonImportFailed {

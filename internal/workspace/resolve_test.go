@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 )
@@ -27,7 +28,7 @@ func (l rejectingLoader) LoadExtensions(_ context.Context, _ *v1alpha1.Workspace
 	var out []exthost.Outcome
 	for _, c := range plan.Extensions {
 		out = append(out, exthost.Outcome{Extension: c.Extension.Name, Namespace: c.Extension.Namespace,
-			State: v1alpha1.ExtensionRejected, Reason: l.reason, Message: "no"})
+			State: vocab.ExtensionRejected, Reason: l.reason, Message: "no"})
 	}
 	return contract.Registry{}, out
 }
@@ -42,27 +43,27 @@ func TestResolve_EachFailureTaggedWithPhaseAndReason(t *testing.T) {
 		objs       *fakeObjects
 		loader     ExtensionLoader
 		wantPhase  Phase
-		wantReason v1alpha1.ConditionReason
+		wantReason vocab.ConditionReason
 		wantRetry  bool
 	}{
 		{name: "foreign root", ws: func(w *v1alpha1.Workspace) {
 			w.Spec.Roots = []v1alpha1.WorkspaceRoot{{Name: "x", Namespace: "other"}}
-		}, wantPhase: PhaseGather, wantReason: v1alpha1.ReasonRootNotPermitted},
+		}, wantPhase: PhaseGather, wantReason: vocab.ReasonRootNotPermitted},
 		{name: "missing instructions", ws: func(w *v1alpha1.Workspace) {
 			w.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "none"}}}
-		}, wantPhase: PhaseGather, wantReason: v1alpha1.ReasonInstructionsNotFound},
+		}, wantPhase: PhaseGather, wantReason: vocab.ReasonInstructionsNotFound},
 		{name: "duplicate name", objs: &fakeObjects{skills: []v1alpha1.Skill{dup, dup2}},
-			wantPhase: PhaseResolve, wantReason: v1alpha1.ReasonDuplicateName},
+			wantPhase: PhaseResolve, wantReason: vocab.ReasonDuplicateName},
 		{name: "activation of a missing skill", ws: func(w *v1alpha1.Workspace) {
 			w.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "nothing"}}
-		}, wantPhase: PhaseResolve, wantReason: v1alpha1.ReasonActivationFailed},
+		}, wantPhase: PhaseResolve, wantReason: vocab.ReasonActivationFailed},
 		{name: "over budget", objs: &fakeObjects{skills: []v1alpha1.Skill{sk("team", "a")}}, ws: func(w *v1alpha1.Workspace) {
 			w.Spec.Budget = &v1alpha1.WorkspaceBudget{MaxContextBytes: 10}
-		}, wantPhase: PhaseRender, wantReason: v1alpha1.ReasonContextTooLarge},
+		}, wantPhase: PhaseRender, wantReason: vocab.ReasonContextTooLarge},
 		{name: "rejected extension holds", objs: &fakeObjects{extensions: []v1alpha1.Extension{ext("loadout-system", "guard")}},
-			loader: rejectingLoader{reason: "Invalid"}, wantPhase: PhaseLoad, wantReason: v1alpha1.ReasonExtensionRejected},
+			loader: rejectingLoader{reason: "Invalid"}, wantPhase: PhaseLoad, wantReason: vocab.ReasonExtensionRejected},
 		{name: "unreachable extension holds and retries soon", objs: &fakeObjects{extensions: []v1alpha1.Extension{ext("loadout-system", "guard")}},
-			loader: rejectingLoader{reason: exthost.ReasonImportFailed}, wantPhase: PhaseLoad, wantReason: v1alpha1.ReasonExtensionRejected, wantRetry: true},
+			loader: rejectingLoader{reason: exthost.ReasonImportFailed}, wantPhase: PhaseLoad, wantReason: vocab.ReasonExtensionRejected, wantRetry: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // Policy is the manager's trust configuration (docs/security.md).
@@ -13,7 +13,7 @@ type Policy struct {
 	// the label loadout.dev/trust (see TrustOf).
 	PlatformNamespaces []string
 	// DefaultTrust applies to project namespaces without a valid trust label.
-	DefaultTrust v1alpha1.TrustLevel
+	DefaultTrust vocab.TrustLevel
 }
 
 // TrustOf returns the trust level of a namespace: the level of its
@@ -24,12 +24,12 @@ type Policy struct {
 // the platform's. So a tenant allowed to create namespaces gains nothing by
 // creating a listed platform namespace that does not exist yet. An unknown
 // value never raises trust, so a typo cannot either.
-func (p Policy) TrustOf(namespace string, labels map[string]string) v1alpha1.TrustLevel {
+func (p Policy) TrustOf(namespace string, labels map[string]string) vocab.TrustLevel {
 	if l, ok := labelledTrust(labels); ok {
 		return l
 	}
 	if p.isPlatform(namespace) {
-		return v1alpha1.TrustUntrusted
+		return vocab.TrustUntrusted
 	}
 	return p.DefaultTrust
 }
@@ -41,9 +41,9 @@ func (p Policy) UnlabelledPlatform(namespace string, labels map[string]string) b
 	return !ok && p.isPlatform(namespace)
 }
 
-func labelledTrust(labels map[string]string) (v1alpha1.TrustLevel, bool) {
-	switch l := v1alpha1.TrustLevel(labels[v1alpha1.TrustLabel]); l {
-	case v1alpha1.TrustUntrusted, v1alpha1.TrustRestricted, v1alpha1.TrustTrusted:
+func labelledTrust(labels map[string]string) (vocab.TrustLevel, bool) {
+	switch l := vocab.TrustLevel(labels[vocab.TrustLabel]); l {
+	case vocab.TrustUntrusted, vocab.TrustRestricted, vocab.TrustTrusted:
 		return l, true
 	}
 	return "", false
@@ -55,11 +55,11 @@ func (p Policy) isPlatform(namespace string) bool {
 
 // LoadsData reports whether skills, templates and instructions of a namespace
 // at this trust level load (rule R-EXT-4).
-func LoadsData(t v1alpha1.TrustLevel) bool { return t != v1alpha1.TrustUntrusted }
+func LoadsData(t vocab.TrustLevel) bool { return t != vocab.TrustUntrusted }
 
 // LoadsExtensions reports whether extensions of a namespace at this trust
 // level load (rule R-EXT-4).
-func LoadsExtensions(t v1alpha1.TrustLevel) bool { return t == v1alpha1.TrustTrusted }
+func LoadsExtensions(t vocab.TrustLevel) bool { return t == vocab.TrustTrusted }
 
 // RootNotPermittedError: a Workspace root or instructions reference names a
 // namespace that is neither its own nor a platform namespace.
@@ -74,8 +74,8 @@ func (e *RootNotPermittedError) Error() string {
 }
 
 // Reason implements resources.ReasonedError.
-func (e *RootNotPermittedError) Reason() v1alpha1.ConditionReason {
-	return v1alpha1.ReasonRootNotPermitted
+func (e *RootNotPermittedError) Reason() vocab.ConditionReason {
+	return vocab.ReasonRootNotPermitted
 }
 
 // InstructionsNotFoundError: an instructions ConfigMap or key is missing.
@@ -91,6 +91,6 @@ func (e *InstructionsNotFoundError) Error() string {
 }
 
 // Reason implements resources.ReasonedError.
-func (e *InstructionsNotFoundError) Reason() v1alpha1.ConditionReason {
-	return v1alpha1.ReasonInstructionsNotFound
+func (e *InstructionsNotFoundError) Reason() vocab.ConditionReason {
+	return vocab.ReasonInstructionsNotFound
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 )
@@ -266,7 +267,7 @@ func applyAll(ctx context.Context, c client.Client, keys []types.NamespacedName,
 		d[contract.KeySystemPrompt] = marker + "\n" + d[contract.KeySystemPrompt]
 		cm := corev1ac.ConfigMap(keys[i].Name, keys[i].Namespace).
 			WithLabels(map[string]string{"loadout.dev/bench": "baseline"}).
-			WithAnnotations(map[string]string{v1alpha1.ContextHashAnnotation: marker}).
+			WithAnnotations(map[string]string{vocab.ContextHashAnnotation: marker}).
 			WithData(d)
 		return c.Apply(ctx, cm, client.FieldOwner("bench-baseline"), client.ForceOwnership)
 	})
@@ -357,7 +358,7 @@ func (f *Fleet) Storm(ctx context.Context, rate int, d time.Duration, timeout ti
 // staleContexts counts fleet ConfigMaps whose skills lack marker.
 func (f *Fleet) staleContexts(ctx context.Context, marker string) (int, error) {
 	var list corev1.ConfigMapList
-	if err := f.e.Client.List(ctx, &list, client.HasLabels{v1alpha1.WorkspaceLabel}); err != nil {
+	if err := f.e.Client.List(ctx, &list, client.HasLabels{vocab.WorkspaceLabel}); err != nil {
 		return 0, err
 	}
 	have := map[string]bool{}
@@ -380,7 +381,7 @@ func (f *Fleet) staleContexts(ctx context.Context, marker string) (int, error) {
 // Workspace.
 func (f *Fleet) CheckFinal(ctx context.Context, marker string) ([]string, error) {
 	var list corev1.ConfigMapList
-	if err := f.e.Client.List(ctx, &list, client.HasLabels{v1alpha1.WorkspaceLabel}); err != nil {
+	if err := f.e.Client.List(ctx, &list, client.HasLabels{vocab.WorkspaceLabel}); err != nil {
 		return nil, err
 	}
 	var wsl v1alpha1.WorkspaceList
@@ -404,7 +405,7 @@ func (f *Fleet) CheckFinal(ctx context.Context, marker string) ([]string, error)
 		switch {
 		case cm == nil:
 			problems = append(problems, ws.Namespace+"/"+ws.Name+": no ConfigMap")
-		case ws.Status.Context == nil || ws.Status.Context.Hash != cm.Annotations[v1alpha1.ContextHashAnnotation]:
+		case ws.Status.Context == nil || ws.Status.Context.Hash != cm.Annotations[vocab.ContextHashAnnotation]:
 			problems = append(problems, ws.Namespace+"/"+ws.Name+": status hash differs from the ConfigMap's")
 		case fleet[ws.Namespace+"/"+ws.Name] && !strings.Contains(cm.Data[contract.KeySkills], marker):
 			problems = append(problems, ws.Namespace+"/"+ws.Name+": ConfigMap lacks "+marker)

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/outbound"
@@ -94,7 +94,7 @@ func Start(opts Options) (*Env, error) {
 		return nil, err
 	}
 	platform := namespace(PlatformNS) // labelled as an installation labels it
-	platform.Labels = map[string]string{v1alpha1.TrustLabel: string(v1alpha1.TrustTrusted)}
+	platform.Labels = map[string]string{vocab.TrustLabel: string(vocab.TrustTrusted)}
 	if err := e.Client.Create(context.Background(), platform); err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func Start(opts Options) (*Env, error) {
 	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
 		Policy: workspace.Policy{
 			PlatformNamespaces: []string{PlatformNS},
-			DefaultTrust:       v1alpha1.TrustRestricted,
+			DefaultTrust:       vocab.TrustRestricted,
 		},
 		Loader:                  workspace.HostLoader{Outbound: outbound.New(outbound.Options{Timeout: 5 * time.Second})},
 		ReconcileTimeout:        2 * time.Minute,
@@ -304,7 +304,7 @@ func startTracker(ctx context.Context, cfg *rest.Config) (*Tracker, error) {
 			return
 		}
 		t.mu.Lock()
-		t.hashes[m.Namespace+"/"+m.Name] = m.Annotations[v1alpha1.ContextHashAnnotation]
+		t.hashes[m.Namespace+"/"+m.Name] = m.Annotations[vocab.ContextHashAnnotation]
 		t.mu.Unlock()
 		t.poke()
 	}

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/demo"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/manifests"
@@ -181,7 +182,7 @@ func TestHelmInstall_BothChartsFromTheRepoThenTheSamples(t *testing.T) {
 			t.Fatalf("after kubectl apply -k config/samples: Workspace team-a/dev: %v", err)
 		}
 		ns := &corev1.Namespace{}
-		if err := c.client.Get(ctx, client.ObjectKey{Name: "team-a"}, ns); err != nil || ns.Labels[v1alpha1.TrustLabel] != "trusted" {
+		if err := c.client.Get(ctx, client.ObjectKey{Name: "team-a"}, ns); err != nil || ns.Labels[vocab.TrustLabel] != "trusted" {
 			t.Errorf("Namespace team-a = %v, %v; want it with loadout.dev/trust=trusted", ns.Labels, err)
 		}
 		// A second run creates nothing. (It may report Extensions as
@@ -329,7 +330,7 @@ func TestNamespaceScope_ManagerAsServiceAccountServesOnlyWatchedNamespaces(t *te
 			if err := c.client.Get(context.Background(), client.ObjectKey{Name: demo.PlatformNamespace}, ns); err != nil {
 				t.Fatal(err)
 			}
-			ns.Labels[v1alpha1.TrustLabel] = string(v1alpha1.TrustTrusted)
+			ns.Labels[vocab.TrustLabel] = string(vocab.TrustTrusted)
 			if err := c.client.Update(context.Background(), ns); err != nil {
 				t.Fatal(err)
 			}
@@ -352,7 +353,7 @@ func TestNamespaceScope_ManagerAsServiceAccountServesOnlyWatchedNamespaces(t *te
 		t.Run(install.name, func(t *testing.T) {
 			c := startCluster(t)
 			ctx := context.Background()
-			trusted := map[string]string{v1alpha1.TrustLabel: string(v1alpha1.TrustTrusted)}
+			trusted := map[string]string{vocab.TrustLabel: string(vocab.TrustTrusted)}
 			c.createNamespace(t, "team-a", trusted)
 			c.createNamespace(t, "team-b", trusted)
 			install.run(t, c)
@@ -372,7 +373,7 @@ func TestNamespaceScope_ManagerAsServiceAccountServesOnlyWatchedNamespaces(t *te
 				if err := c.client.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "dev"}, ws); err != nil {
 					return err
 				}
-				if !meta.IsStatusConditionTrue(ws.Status.Conditions, string(v1alpha1.ConditionReady)) {
+				if !meta.IsStatusConditionTrue(ws.Status.Conditions, string(vocab.ConditionReady)) {
 					return fmt.Errorf("not Ready: %+v", ws.Status.Conditions)
 				}
 				cm := &corev1.ConfigMap{}

@@ -23,6 +23,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/manifests"
@@ -115,7 +116,7 @@ func startManager(t *testing.T, ctx context.Context, cfg *rest.Config) {
 		t.Fatal(err)
 	}
 	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
-		Policy: workspace.Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: v1alpha1.TrustRestricted},
+		Policy: workspace.Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: vocab.TrustRestricted},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +152,8 @@ func waitPublished(t *testing.T, ctx context.Context, c client.Client, want core
 	// (bounded) for the context the controller settles on; if it never
 	// reaches preview's hash, return what it settled on so the caller
 	// reports the differing keys.
-	wsName := want.Labels[v1alpha1.WorkspaceLabel]
-	wantHash := want.Annotations[v1alpha1.ContextHashAnnotation]
+	wsName := want.Labels[vocab.WorkspaceLabel]
+	wantHash := want.Annotations[vocab.ContextHashAnnotation]
 	deadline := time.Now().Add(30 * time.Second)
 	var last error
 	var settled *corev1.ConfigMap
@@ -166,7 +167,7 @@ func waitPublished(t *testing.T, ctx context.Context, c client.Client, want core
 			last = fmt.Errorf("Workspace %s/%s has published nothing yet", ws.Namespace, ws.Name)
 		default:
 			err := c.Get(ctx, types.NamespacedName{Namespace: want.Namespace, Name: want.Name}, cm)
-			if err == nil && cm.Annotations[v1alpha1.ContextHashAnnotation] == ws.Status.Context.Hash {
+			if err == nil && cm.Annotations[vocab.ContextHashAnnotation] == ws.Status.Context.Hash {
 				if ws.Status.Context.Hash == wantHash {
 					return cm
 				}

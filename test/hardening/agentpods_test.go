@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/testenv"
@@ -132,7 +132,7 @@ func agentPod(ns, name, workspace string) *corev1.Pod {
 		},
 	}
 	if workspace != "" {
-		pod.Labels = map[string]string{v1alpha1.WorkspaceLabel: workspace}
+		pod.Labels = map[string]string{vocab.WorkspaceLabel: workspace}
 		pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: treeVolume, MountPath: treePath, ReadOnly: true}}
 	}
 	return pod
@@ -627,7 +627,7 @@ func TestAgentPods_SampleAgentDeploymentIsBoundByThePolicies(t *testing.T) {
 	}
 	pod := &corev1.Pod{ObjectMeta: dep.Spec.Template.ObjectMeta, Spec: dep.Spec.Template.Spec}
 	pod.Namespace, pod.Name = ns, "sample-agent"
-	workspace := pod.Labels[v1alpha1.WorkspaceLabel]
+	workspace := pod.Labels[vocab.WorkspaceLabel]
 	if err := tenant.Create(ctx, pod); err != nil {
 		t.Fatalf("the sample agent pod: %v", err)
 	}

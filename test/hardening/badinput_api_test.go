@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -33,14 +34,14 @@ func skillWith(change func(*v1alpha1.Skill)) func(string) client.Object {
 
 func extensionWith(change func(*v1alpha1.Extension)) func(string) client.Object {
 	return func(ns string) client.Object {
-		e := extension(ns, "bad-ext", []v1alpha1.ExtensionTool{tool("bad_tool")}, celHook("gate", v1alpha1.BeforeToolCall, "true"))
+		e := extension(ns, "bad-ext", []v1alpha1.ExtensionTool{tool("bad_tool")}, celHook("gate", vocab.BeforeToolCall, "true"))
 		change(e)
 		return e
 	}
 }
 
 func webhookHook(svc v1alpha1.ServiceReference) v1alpha1.ExtensionHook {
-	return v1alpha1.ExtensionHook{Name: "remote", Event: v1alpha1.BeforeToolCall, TimeoutSeconds: 5,
+	return v1alpha1.ExtensionHook{Name: "remote", Event: vocab.BeforeToolCall, TimeoutSeconds: 5,
 		Webhook: &v1alpha1.WebhookHook{Service: svc}}
 }
 
@@ -173,7 +174,7 @@ var apiCases = []apiCase{
 func TestBadInput_RejectedByAPIKeepsLastGoodContext(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	ns := kit.NewNamespace(t, vocab.TrustTrusted)
 	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY"))
 	kit.Create(t, devWorkspace(ns))
 	good, goodCM := kit.Published(t, ns, "dev", "Notes.")

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -44,7 +45,7 @@ func activate(files ...string) func(*testing.T, string, string) {
 
 func addExtension(change func(*v1alpha1.Extension)) func(*testing.T, string, string) {
 	return func(t *testing.T, ns, _ string) {
-		e := extension(ns, "bad-ext", []v1alpha1.ExtensionTool{tool("bad_tool")}, celHook("gate", v1alpha1.BeforeToolCall, "true"))
+		e := extension(ns, "bad-ext", []v1alpha1.ExtensionTool{tool("bad_tool")}, celHook("gate", vocab.BeforeToolCall, "true"))
 		change(e)
 		kit.Create(t, e)
 	}
@@ -73,45 +74,45 @@ var wsCases = []wsCase{
 		s := testenv.Skill(ns, "notes-copy", "Other notes.", "OTHER")
 		s.Spec.Name = "notes"
 		kit.Create(t, s)
-	}, cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonDuplicateName), msg: []string{"skill:notes twice", "{ns}/notes", "{ns}/notes-copy"}},
+	}, cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonDuplicateName), msg: []string{"skill:notes twice", "{ns}/notes", "{ns}/notes-copy"}},
 	{name: "duplicate template name in one root", bad: func(t *testing.T, ns, _ string) {
 		tp := testenv.Template(ns, "review-copy", "Other {{file}}")
 		tp.Spec.Name = "review"
 		kit.Create(t, tp)
-	}, cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonDuplicateName), msg: []string{"template:review twice", "{ns}/review-copy"}},
+	}, cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonDuplicateName), msg: []string{"template:review twice", "{ns}/review-copy"}},
 	{name: "duplicate extension id in one namespace", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Name = "guard" }),
-		cond: string(v1alpha1.ConditionExtensionsLoaded), reason: string(v1alpha1.ReasonExtensionRejected), msg: []string{"{ns}/guard"}},
+		cond: string(vocab.ConditionExtensionsLoaded), reason: string(vocab.ReasonExtensionRejected), msg: []string{"{ns}/guard"}},
 	// Skill files the API cannot judge: not in clean form.
-	{name: "skill file path ./x", bad: addSkillFile("./x.md"), cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonInvalidResource),
+	{name: "skill file path ./x", bad: addSkillFile("./x.md"), cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonInvalidResource),
 		msg: []string{"{ns}/messy", "files[0].path", `clean form "x.md"`}},
-	{name: "skill file path a//b", bad: addSkillFile("docs//b.md"), cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonInvalidResource),
+	{name: "skill file path a//b", bad: addSkillFile("docs//b.md"), cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonInvalidResource),
 		msg: []string{"files[0].path", `clean form "docs/b.md"`}},
-	{name: "skill file path dir/.", bad: addSkillFile("docs/."), cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonInvalidResource),
+	{name: "skill file path dir/.", bad: addSkillFile("docs/."), cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonInvalidResource),
 		msg: []string{"files[0].path", `clean form "docs"`}},
 	// CEL that does not compile (rule R-EXT-2: nothing of it registers).
 	{name: "cel syntax error", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Hooks[0].CEL.Expression = "call.(" }),
-		cond: string(v1alpha1.ConditionExtensionsLoaded), reason: string(v1alpha1.ReasonExtensionRejected), msg: []string{"{ns}/bad-ext", "Syntax error"}},
+		cond: string(vocab.ConditionExtensionsLoaded), reason: string(vocab.ReasonExtensionRejected), msg: []string{"{ns}/bad-ext", "Syntax error"}},
 	{name: "cel not a bool", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Hooks[0].CEL.Expression = "1 + 1" }),
-		cond: string(v1alpha1.ConditionExtensionsLoaded), reason: string(v1alpha1.ReasonExtensionRejected), msg: []string{"{ns}/bad-ext", "bool"}},
+		cond: string(vocab.ConditionExtensionsLoaded), reason: string(vocab.ReasonExtensionRejected), msg: []string{"{ns}/bad-ext", "bool"}},
 	{name: "cel before hook reads result", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Hooks[0].CEL.Expression = "!result.isError" }),
-		cond: string(v1alpha1.ConditionExtensionsLoaded), reason: string(v1alpha1.ReasonExtensionRejected), msg: []string{"{ns}/bad-ext", "result"}},
+		cond: string(vocab.ConditionExtensionsLoaded), reason: string(vocab.ReasonExtensionRejected), msg: []string{"{ns}/bad-ext", "result"}},
 	{name: "cel unknown function", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Hooks[0].CEL.Expression = "call.name.frobnicate()" }),
-		cond: string(v1alpha1.ConditionExtensionsLoaded), reason: string(v1alpha1.ReasonExtensionRejected), msg: []string{"{ns}/bad-ext", "frobnicate"}},
+		cond: string(vocab.ConditionExtensionsLoaded), reason: string(vocab.ReasonExtensionRejected), msg: []string{"{ns}/bad-ext", "frobnicate"}},
 	// Tools.
 	{name: "extension tool takes a built-in name", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Tools[0].Name = "bash" }),
-		cond: string(v1alpha1.ConditionExtensionsLoaded), reason: string(v1alpha1.ReasonExtensionRejected), msg: []string{"{ns}/bad-ext", "bash"}},
+		cond: string(vocab.ConditionExtensionsLoaded), reason: string(vocab.ReasonExtensionRejected), msg: []string{"{ns}/bad-ext", "bash"}},
 	{name: "extension tool takes another extension's name", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Tools[0].Name = "guard_note" }),
-		cond: string(v1alpha1.ConditionExtensionsLoaded), reason: string(v1alpha1.ReasonExtensionRejected), msg: []string{`tool "guard_note" is already registered`}},
+		cond: string(vocab.ConditionExtensionsLoaded), reason: string(vocab.ReasonExtensionRejected), msg: []string{`tool "guard_note" is already registered`}},
 	{name: "tool input schema of type string", bad: addExtension(func(e *v1alpha1.Extension) {
 		e.Spec.Tools[0].InputSchema = &runtime.RawExtension{Raw: []byte(`{"type":"string"}`)}
-	}), cond: string(v1alpha1.ConditionExtensionsLoaded), reason: string(v1alpha1.ReasonExtensionRejected), msg: []string{"{ns}/bad-ext", "inputSchema"}},
+	}), cond: string(vocab.ConditionExtensionsLoaded), reason: string(vocab.ReasonExtensionRejected), msg: []string{"{ns}/bad-ext", "inputSchema"}},
 	{name: "service-backed extension whose Service does not answer", bad: addExtension(func(e *v1alpha1.Extension) {
 		e.Spec.Source = &v1alpha1.ExtensionSource{Service: v1alpha1.ServiceReference{Name: "nowhere", Port: 80, Path: "/manifest"}}
-	}), cond: string(v1alpha1.ConditionExtensionsLoaded), reason: string(v1alpha1.ReasonExtensionRejected), msg: []string{"{ns}/bad-ext", "nowhere.{ns}.svc"}},
+	}), cond: string(vocab.ConditionExtensionsLoaded), reason: string(vocab.ReasonExtensionRejected), msg: []string{"{ns}/bad-ext", "nowhere.{ns}.svc"}},
 	// Budget.
 	{name: "context over budget", bad: func(t *testing.T, ns, _ string) {
 		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) { w.Spec.Budget = &v1alpha1.WorkspaceBudget{MaxContextBytes: 1024} })
-	}, cond: string(v1alpha1.ConditionContextPublished), reason: string(v1alpha1.ReasonContextTooLarge), msg: []string{"over the budget of 1024 bytes"}},
+	}, cond: string(vocab.ConditionContextPublished), reason: string(vocab.ReasonContextTooLarge), msg: []string{"over the budget of 1024 bytes"}},
 	{name: "skill grows the context over budget", bad: func(t *testing.T, ns, _ string) {
 		// The activated skill's body and file enter both system-prompt.md and
 		// skills.json: one edit takes the context to about 1 MiB.
@@ -119,46 +120,46 @@ var wsCases = []wsCase{
 			s.Spec.Body = strings.Repeat("h", 250<<10)
 			s.Spec.Files[0].Content = strings.Repeat("f", 250<<10)
 		})
-	}, cond: string(v1alpha1.ConditionContextPublished), reason: string(v1alpha1.ReasonContextTooLarge), msg: []string{"over the budget of 524288 bytes"}},
+	}, cond: string(vocab.ConditionContextPublished), reason: string(vocab.ReasonContextTooLarge), msg: []string{"over the budget of 524288 bytes"}},
 	// Activation (rule R-ACT-1, R-ACT-4).
 	{name: "activate an unknown skill", bad: func(t *testing.T, ns, _ string) {
 		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) { w.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "no-such-skill"}} })
-	}, cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonActivationFailed), msg: []string{`"no-such-skill"`, "no such skill in the catalog"}},
-	{name: "activate an unknown file", bad: activate("missing.md"), cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonActivationFailed),
+	}, cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonActivationFailed), msg: []string{`"no-such-skill"`, "no such skill in the catalog"}},
+	{name: "activate an unknown file", bad: activate("missing.md"), cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonActivationFailed),
 		msg: []string{`"missing.md"`, "the skill has no such file"}},
-	{name: "activate a file through ../", bad: activate("../rules/AGENTS.md"), cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonActivationFailed),
+	{name: "activate a file through ../", bad: activate("../rules/AGENTS.md"), cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonActivationFailed),
 		msg: []string{"path leaves the skill root"}},
-	{name: "activate an absolute file", bad: activate("/etc/passwd"), cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonActivationFailed),
+	{name: "activate an absolute file", bad: activate("/etc/passwd"), cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonActivationFailed),
 		msg: []string{"absolute paths are refused"}},
-	{name: "activate a percent-encoded ../ (never decoded)", bad: activate("%2e%2e/checklist.md"), cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonActivationFailed),
+	{name: "activate a percent-encoded ../ (never decoded)", bad: activate("%2e%2e/checklist.md"), cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonActivationFailed),
 		msg: []string{`"%2e%2e/checklist.md"`, "the skill has no such file"}},
-	{name: "activate a backslash path", bad: activate(`..\checklist.md`), cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonActivationFailed),
+	{name: "activate a backslash path", bad: activate(`..\checklist.md`), cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonActivationFailed),
 		msg: []string{"no backslash"}},
-	{name: "activate the skill directory itself", bad: activate("checklist.md/.."), cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonActivationFailed),
+	{name: "activate the skill directory itself", bad: activate("checklist.md/.."), cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonActivationFailed),
 		msg: []string{"does not name a file inside the skill"}},
 	// Instructions.
 	{name: "instructions ConfigMap missing", bad: setInstructions(v1alpha1.ConfigMapKeyReference{Name: "gone", Key: "AGENTS.md"}),
-		cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonInstructionsNotFound), msg: []string{"ConfigMap {ns}/gone", `"AGENTS.md"`}},
+		cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonInstructionsNotFound), msg: []string{"ConfigMap {ns}/gone", `"AGENTS.md"`}},
 	{name: "instructions key missing", bad: setInstructions(v1alpha1.ConfigMapKeyReference{Name: "rules", Key: "MISSING.md"}),
-		cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonInstructionsNotFound), msg: []string{"ConfigMap {ns}/rules", `"MISSING.md"`}},
+		cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonInstructionsNotFound), msg: []string{"ConfigMap {ns}/rules", `"MISSING.md"`}},
 	{name: "instructions ConfigMap deleted", bad: func(t *testing.T, ns, _ string) {
 		if err := k8sClient.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rules"}}); err != nil {
 			t.Fatal(err)
 		}
-	}, cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonInstructionsNotFound), msg: []string{"ConfigMap {ns}/rules"}},
+	}, cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonInstructionsNotFound), msg: []string{"ConfigMap {ns}/rules"}},
 	// Tenancy: another tenant's namespace, through instructions or roots.
 	{name: "instructions from another tenant", bad: setInstructions(v1alpha1.ConfigMapKeyReference{Namespace: "{victim}", Name: "rules", Key: "AGENTS.md"}),
-		cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonRootNotPermitted), msg: []string{"spec.instructions[0].configMapKeyRef.namespace", `"{victim}"`}},
+		cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonRootNotPermitted), msg: []string{"spec.instructions[0].configMapKeyRef.namespace", `"{victim}"`}},
 	{name: "root aimed at another tenant", bad: func(t *testing.T, ns, victim string) {
 		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) {
 			w.Spec.Roots = append([]v1alpha1.WorkspaceRoot{{Name: "steal", Namespace: victim}}, w.Spec.Roots...)
 		})
-	}, cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonRootNotPermitted), msg: []string{"spec.roots[0].namespace", `"{victim}"`}},
+	}, cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonRootNotPermitted), msg: []string{"spec.roots[0].namespace", `"{victim}"`}},
 	{name: "root selector with an unknown operator", bad: func(t *testing.T, ns, _ string) {
 		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) {
 			w.Spec.Roots[0].Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: "Resembles", Values: []string{"a"}}}}
 		})
-	}, cond: string(v1alpha1.ConditionCatalogResolved), reason: string(v1alpha1.ReasonInvalidResource), msg: []string{"selector", "Resembles"}},
+	}, cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonInvalidResource), msg: []string{"selector", "Resembles"}},
 	// spec.output.configMapName is immutable (the API refuses a change), so
 	// an output that names a ConfigMap the Workspace does not own is a
 	// creation-time case: TestTenancy_ConfigMapNameConflicts.
@@ -173,7 +174,7 @@ func baseline(t *testing.T, ns string) (*v1alpha1.Workspace, *corev1.ConfigMap) 
 	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY", v1alpha1.SkillFile{Path: "checklist.md", Content: "CHECKLIST"}))
 	kit.Create(t, testenv.Template(ns, "review", "Review {{file}}."))
 	kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rules"}, Data: map[string]string{"AGENTS.md": "PROJECT RULES"}})
-	kit.Create(t, extension(ns, "guard", []v1alpha1.ExtensionTool{tool("guard_note")}, celHook("gate", v1alpha1.BeforeToolCall, "true")))
+	kit.Create(t, extension(ns, "guard", []v1alpha1.ExtensionTool{tool("guard_note")}, celHook("gate", vocab.BeforeToolCall, "true")))
 	ws := devWorkspace(ns)
 	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "notes", Files: []string{"checklist.md"}}}
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "rules", Key: "AGENTS.md"}}}
@@ -192,32 +193,32 @@ func TestBadInput_WorkspaceConditionsKeepLastGoodContext(t *testing.T) {
 	for _, tc := range wsCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			victim := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+			victim := kit.NewNamespace(t, vocab.TrustTrusted)
 			marker := victimMarker + " " + victim
 			kit.Create(t, testenv.Skill(victim, "notes", "Victim notes.", marker))
 			kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "rules"}, Data: map[string]string{"AGENTS.md": marker}})
-			ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+			ns := kit.NewNamespace(t, vocab.TrustTrusted)
 			good, goodCM := baseline(t, ns)
 			testenv.MustContain(t, "good context", goodCM.Data["system-prompt.md"], "PROJECT RULES", "NOTES BODY", "CHECKLIST", "guard_note")
 
 			tc.bad(t, ns, victim)
 
-			got := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionType(tc.cond), metav1.ConditionFalse, v1alpha1.ConditionReason(tc.reason)))
-			if err := testenv.Condition(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ConditionReason(tc.reason))(got); err != nil {
+			got := kit.WaitFor(t, ns, "dev", testenv.Condition(vocab.ConditionType(tc.cond), metav1.ConditionFalse, vocab.ConditionReason(tc.reason)))
+			if err := testenv.Condition(vocab.ConditionReady, metav1.ConditionFalse, vocab.ConditionReason(tc.reason))(got); err != nil {
 				t.Error(err)
 			}
-			msg := testenv.ConditionMessage(got, v1alpha1.ConditionType(tc.cond))
+			msg := testenv.ConditionMessage(got, vocab.ConditionType(tc.cond))
 			for _, m := range tc.msg {
 				testenv.MustContain(t, tc.cond+" message", msg, strings.NewReplacer("{ns}", ns, "{victim}", victim).Replace(m))
 			}
-			testenv.MustContain(t, "ContextPublished message", testenv.ConditionMessage(got, v1alpha1.ConditionContextPublished),
+			testenv.MustContain(t, "ContextPublished message", testenv.ConditionMessage(got, vocab.ConditionContextPublished),
 				"the last good context "+good.Status.Context.Hash+" stays published")
 			if got.Status.Context == nil || *got.Status.Context != *good.Status.Context {
 				t.Errorf("status.context = %+v, want the last good %+v", got.Status.Context, good.Status.Context)
 			}
 			cm := kit.ConfigMap(t, ns, "dev-context")
-			if cm.ResourceVersion != goodCM.ResourceVersion || cm.Annotations[v1alpha1.ContextHashAnnotation] != good.Status.Context.Hash {
-				t.Errorf("published ConfigMap changed: resourceVersion %s → %s, hash %s", goodCM.ResourceVersion, cm.ResourceVersion, cm.Annotations[v1alpha1.ContextHashAnnotation])
+			if cm.ResourceVersion != goodCM.ResourceVersion || cm.Annotations[vocab.ContextHashAnnotation] != good.Status.Context.Hash {
+				t.Errorf("published ConfigMap changed: resourceVersion %s → %s, hash %s", goodCM.ResourceVersion, cm.ResourceVersion, cm.Annotations[vocab.ContextHashAnnotation])
 			}
 			var list corev1.ConfigMapList
 			if err := k8sClient.List(context.Background(), &list); err != nil {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/testenv"
@@ -61,7 +62,7 @@ func activatedNotes(ns string) *v1alpha1.Workspace {
 func TestFault_APIServerRestartDuringBurstConverges(t *testing.T) {
 	mgrMu.Lock()
 	defer mgrMu.Unlock()
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "FIRST BODY"))
 	kit.Create(t, activatedNotes(ns))
 	kit.Published(t, ns, "dev", "FIRST BODY")
@@ -93,7 +94,7 @@ func TestFault_APIServerRestartDuringBurstConverges(t *testing.T) {
 // Ready=False/InvalidResource with no retry, so the Workspace stayed broken
 // until something else changed. Now it is retried with backoff.
 func TestFault_TransientReadFailureIsRetriedNotReported(t *testing.T) {
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	rules := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rules"}, Data: map[string]string{"AGENTS.md": "RULES V1"}}
 	kit.Create(t, rules)
 	ws := devWorkspace(ns)
@@ -125,7 +126,7 @@ func TestFault_TransientReadFailureIsRetriedNotReported(t *testing.T) {
 // is ours again and consistent.
 func TestFault_CompetingWritersDuringBurstConverge(t *testing.T) {
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "FIRST BODY"))
 	kit.Create(t, activatedNotes(ns))
 	kit.Published(t, ns, "dev", "FIRST BODY")
@@ -184,7 +185,7 @@ func TestFault_CompetingWritersDuringBurstConverge(t *testing.T) {
 // as the collector would (its owner is gone).
 func TestFault_WorkspaceDeletedAndRecreatedRepublishes(t *testing.T) {
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY"))
 	kit.Create(t, activatedNotes(ns))
 	old, _ := kit.Published(t, ns, "dev", "NOTES BODY")
@@ -237,7 +238,7 @@ func TestFault_RecreatedWorkspaceIsWrittenEvenIfItsDeletionWasNeverSeen(t *testi
 	ctx := context.Background()
 	mgrMu.Lock()
 	defer mgrMu.Unlock()
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY"))
 	if err := current.stop(); err != nil {
 		t.Fatal(err)
@@ -246,7 +247,7 @@ func TestFault_RecreatedWorkspaceIsWrittenEvenIfItsDeletionWasNeverSeen(t *testi
 
 	r := &controllers.WorkspaceReconciler{
 		Client: k8sClient, APIReader: k8sClient,
-		Policy:           workspace.Policy{PlatformNamespaces: []string{platformNS}, DefaultTrust: v1alpha1.TrustRestricted},
+		Policy:           workspace.Policy{PlatformNamespaces: []string{platformNS}, DefaultTrust: vocab.TrustRestricted},
 		Loader:           workspace.HostLoader{Resolve: resolved.resolve},
 		ReconcileTimeout: reconcileTimeout,
 	}
@@ -305,7 +306,7 @@ func TestFault_ManagerRestartMidwayConverges(t *testing.T) {
 	ctx := context.Background()
 	mgrMu.Lock()
 	defer mgrMu.Unlock()
-	changed, deleted, untouched := kit.NewNamespace(t, v1alpha1.TrustRestricted), kit.NewNamespace(t, v1alpha1.TrustRestricted), kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	changed, deleted, untouched := kit.NewNamespace(t, vocab.TrustRestricted), kit.NewNamespace(t, vocab.TrustRestricted), kit.NewNamespace(t, vocab.TrustRestricted)
 	for _, ns := range []string{changed, deleted, untouched} {
 		kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "FIRST BODY"))
 		kit.Create(t, activatedNotes(ns))

@@ -13,7 +13,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
@@ -45,7 +45,7 @@ var gitopsTracking = map[string]string{
 // ConfigMap carries only Loadout's own.
 func TestGitOps_PublishedConfigMapCarriesNoTrackingMetadata(t *testing.T) {
 	t.Parallel()
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	ws := devWorkspace(ns)
 	ws.Labels, ws.Annotations = map[string]string{}, map[string]string{}
 	for k, v := range gitopsTracking {
@@ -58,12 +58,12 @@ func TestGitOps_PublishedConfigMapCarriesNoTrackingMetadata(t *testing.T) {
 	kit.Create(t, ws)
 	_, cm := kit.Published(t, ns, "dev")
 	for k := range cm.Labels {
-		if k != v1alpha1.WorkspaceLabel {
+		if k != vocab.WorkspaceLabel {
 			t.Errorf("ConfigMap carries label %s", k)
 		}
 	}
 	for k := range cm.Annotations {
-		if k != v1alpha1.ContextHashAnnotation && k != v1alpha1.ContextSignersAnnotation {
+		if k != vocab.ContextHashAnnotation && k != vocab.ContextSignersAnnotation {
 			t.Errorf("ConfigMap carries annotation %s", k)
 		}
 	}
@@ -79,7 +79,7 @@ func TestGitOps_PublishedConfigMapCarriesNoTrackingMetadata(t *testing.T) {
 func TestGitOps_CompetingFieldManagerStartsNoWriteLoop(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY"))
 	kit.Create(t, devWorkspace(ns))
 	good, _ := kit.Published(t, ns, "dev", "Notes.")

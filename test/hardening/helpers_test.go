@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -35,7 +36,7 @@ func devWorkspace(ns string) *v1alpha1.Workspace {
 	}
 }
 
-func celHook(name string, event v1alpha1.HookEvent, expr string) v1alpha1.ExtensionHook {
+func celHook(name string, event vocab.HookEvent, expr string) v1alpha1.ExtensionHook {
 	return v1alpha1.ExtensionHook{Name: name, Event: event, TimeoutSeconds: 5, CEL: &v1alpha1.CELHook{Expression: expr, Message: "denied by " + name}}
 }
 

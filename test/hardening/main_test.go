@@ -25,6 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/exthost"
@@ -98,7 +99,7 @@ func runSuite(m *testing.M) int {
 	// As config/manager labels it: the manager honours a platform namespace
 	// only with its trust label.
 	if err := k8sClient.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: platformNS,
-		Labels: map[string]string{v1alpha1.TrustLabel: string(v1alpha1.TrustTrusted)}}}); err != nil {
+		Labels: map[string]string{vocab.TrustLabel: string(vocab.TrustTrusted)}}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -128,7 +129,7 @@ var contextSigner, contextAnchor = func() (*contextsig.Signer, *contextsig.Verif
 // managerPolicy is the test manager's trust configuration.
 var managerPolicy = workspace.Policy{
 	PlatformNamespaces: []string{platformNS, unclaimedPlatformNS},
-	DefaultTrust:       v1alpha1.TrustRestricted,
+	DefaultTrust:       vocab.TrustRestricted,
 }
 
 // zapLevel logs errors only, unless TEST_VERBOSE asks for the controllers' detail.

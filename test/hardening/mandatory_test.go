@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/testenv"
@@ -30,10 +31,10 @@ import (
 func TestTenancy_TenantCannotPublishAContextWithoutThePlatformsPolicy(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	// Selected by a label only the API server sets (tenants cannot edit
 	// their Namespace), so the guard stays out of the suite's other tests.
-	guard := extension(platformNS, "guard-"+ns, nil, celHook("no-rm", v1alpha1.BeforeToolCall, `!(string(call.arguments.command).contains('rm '))`))
+	guard := extension(platformNS, "guard-"+ns, nil, celHook("no-rm", vocab.BeforeToolCall, `!(string(call.arguments.command).contains('rm '))`))
 	guard.Spec.DeniedTools = []v1alpha1.ToolName{"curl"}
 	guard.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
 	kit.Create(t, guard)
@@ -73,7 +74,7 @@ func TestTenancy_TenantCannotPublishAContextWithoutThePlatformsPolicy(t *testing
 			t.Errorf("Workspace %s (%+v): the published deny list %v lacks the platform's curl", name, specs[i], m.Deny)
 		}
 		if !slices.ContainsFunc(ws.Status.Extensions, func(e v1alpha1.ExtensionState) bool {
-			return e.Name == guard.Name && e.Enforced && e.State == v1alpha1.ExtensionLoaded && slices.Equal(e.DeniedTools, []string{"curl"})
+			return e.Name == guard.Name && e.Enforced && e.State == vocab.ExtensionLoaded && slices.Equal(e.DeniedTools, []string{"curl"})
 		}) {
 			t.Errorf("Workspace %s: status.extensions %+v does not list the guard as enforced", name, ws.Status.Extensions)
 		}
@@ -87,7 +88,7 @@ func TestTenancy_TenantCannotPublishAContextWithoutThePlatformsPolicy(t *testing
 	}
 	ws.Spec.Output.ConfigMapName = "somewhere-else"
 	mustBeDenied(t, "renaming the output", c.Update(ctx, ws), "immutable")
-	testenv.MustContain(t, "the guard's own message", testenv.ConditionMessage(kit.WaitFor(t, ns, "ws-0", testenv.Ready), v1alpha1.ConditionExtensionsLoaded), "1 enforced by the platform")
+	testenv.MustContain(t, "the guard's own message", testenv.ConditionMessage(kit.WaitFor(t, ns, "ws-0", testenv.Ready), vocab.ConditionExtensionsLoaded), "1 enforced by the platform")
 }
 
 // TestTenancy_ConfigMapNameConflicts: a tenant creates Workspace "squat"
@@ -101,7 +102,7 @@ func TestTenancy_TenantCannotPublishAContextWithoutThePlatformsPolicy(t *testing
 // controllers TestPublish_OlderWorkspaceTakesItsNameOverFromAYoungerOne.
 func TestTenancy_ConfigMapNameConflicts(t *testing.T) {
 	t.Parallel()
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES"))
 	squat := devWorkspace(ns)
 	squat.Name = "squat"
@@ -112,14 +113,14 @@ func TestTenancy_ConfigMapNameConflicts(t *testing.T) {
 	// Workspace whose default name it is would count as the older.
 	time.Sleep(1100 * time.Millisecond)
 	kit.Create(t, devWorkspace(ns))
-	dev := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionContextPublished, metav1.ConditionFalse, v1alpha1.ReasonConfigMapNameConflict))
-	testenv.MustContain(t, "ContextPublished message", testenv.ConditionMessage(dev, v1alpha1.ConditionContextPublished),
+	dev := kit.WaitFor(t, ns, "dev", testenv.Condition(vocab.ConditionContextPublished, metav1.ConditionFalse, vocab.ReasonConfigMapNameConflict))
+	testenv.MustContain(t, "ContextPublished message", testenv.ConditionMessage(dev, vocab.ConditionContextPublished),
 		"ConfigMap "+ns+"/dev-context is the output of Workspace squat")
 	now := kit.ConfigMap(t, ns, "dev-context")
 	if ref := metav1.GetControllerOf(now); ref == nil || ref.Name != "squat" || now.ResourceVersion != cm.ResourceVersion {
 		t.Fatalf("the younger Workspace touched the older one's ConfigMap: controller %+v, resourceVersion %s → %s", ref, cm.ResourceVersion, now.ResourceVersion)
 	}
-	hash := now.Annotations[v1alpha1.ContextHashAnnotation]
+	hash := now.Annotations[vocab.ContextHashAnnotation]
 	if err := contextAnchor.Verify([]byte(now.Data[contract.KeySignature]), hash, contextsig.Subject{Namespace: ns, Name: "squat"}); err != nil {
 		t.Errorf("the owner's context does not verify for its owner: %v", err)
 	}

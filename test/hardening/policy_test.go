@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/demo"
@@ -49,7 +50,7 @@ func stripHooks(t *testing.T, cm *corev1.ConfigMap) {
 	hash := resources.ContextHash(cm.Data)
 	m["hash"] = hash
 	cm.Data[contract.KeyManifest] = encode()
-	cm.Annotations[v1alpha1.ContextHashAnnotation] = hash
+	cm.Annotations[vocab.ContextHashAnnotation] = hash
 	if resources.ContextHash(cm.Data) != hash {
 		t.Fatal("the forged context does not hash to its own hash: the attack is not well-formed")
 	}
@@ -64,9 +65,9 @@ func stripHooks(t *testing.T, cm *corev1.ConfigMap) {
 func TestTenancy_TenantCannotRewriteOrForgeItsPublishedContext(t *testing.T) {
 	ctx := context.Background()
 	installPolicy(t, "context_configmap_policy.yaml")
-	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	ns := kit.NewNamespace(t, vocab.TrustTrusted)
 	kit.Create(t, extension(ns, "guard", []v1alpha1.ExtensionTool{tool("guarded")},
-		celHook("no-secrets", v1alpha1.BeforeToolCall, `!call.arguments.text.contains('SECRET')`)))
+		celHook("no-secrets", vocab.BeforeToolCall, `!call.arguments.text.contains('SECRET')`)))
 	kit.Create(t, devWorkspace(ns))
 	ws, published := kit.Published(t, ns, "dev", "guarded")
 	if !strings.Contains(published.Data[contract.KeyManifest], "no-secrets") {
@@ -101,7 +102,7 @@ func TestTenancy_TenantCannotRewriteOrForgeItsPublishedContext(t *testing.T) {
 		"delete it": func() error { return c.Delete(ctx, published.DeepCopy()) },
 		"create a labelled ConfigMap": func() error {
 			forged := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "forged-context",
-				Labels: map[string]string{v1alpha1.WorkspaceLabel: "dev"}}, Data: published.Data}
+				Labels: map[string]string{vocab.WorkspaceLabel: "dev"}}, Data: published.Data}
 			return c.Create(ctx, forged)
 		},
 		"label an own ConfigMap": func() error {
@@ -109,7 +110,7 @@ func TestTenancy_TenantCannotRewriteOrForgeItsPublishedContext(t *testing.T) {
 			if err := c.Create(ctx, own); err != nil {
 				return err
 			}
-			own.Labels = map[string]string{v1alpha1.WorkspaceLabel: "dev"}
+			own.Labels = map[string]string{vocab.WorkspaceLabel: "dev"}
 			return c.Update(ctx, own)
 		},
 	} {
@@ -188,7 +189,7 @@ func TestRBAC_ManagerPublishesAsItsServiceAccountWithTheGeneratedRoleAndPolicies
 	}
 	sa := impersonate(t, demo.ManagerUser, "system:serviceaccounts", "system:serviceaccounts:"+demo.PlatformNamespace, "system:authenticated")
 
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY ONE"))
 	if err := current.stop(); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/testenv"
@@ -29,7 +30,7 @@ import (
 // the tenant's extension. An admin of loadout:trust-admins may.
 func TestTenancy_TenantCannotRaiseItsOwnTrust(t *testing.T) {
 	installPolicy(t, "trust_label_policy.yaml")
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, extension(ns, "own-ext", []v1alpha1.ExtensionTool{tool("own_tool")}))
 	kit.Create(t, devWorkspace(ns))
 	kit.WaitFor(t, ns, "dev", testenv.Ready)
@@ -41,26 +42,26 @@ func TestTenancy_TenantCannotRaiseItsOwnTrust(t *testing.T) {
 	setTrust := func(c client.Client, value string, opts ...client.UpdateOption) error {
 		return setNamespaceTrust(c, ns, value, func(n *corev1.Namespace) error { return c.Update(context.Background(), n, opts...) })
 	}
-	waitEnforced(t, "the trust policy", func() error { return setTrust(tenantClient, string(v1alpha1.TrustTrusted), client.DryRunAll) })
-	err := setTrust(tenantClient, string(v1alpha1.TrustTrusted))
+	waitEnforced(t, "the trust policy", func() error { return setTrust(tenantClient, string(vocab.TrustTrusted), client.DryRunAll) })
+	err := setTrust(tenantClient, string(vocab.TrustTrusted))
 	if err == nil {
 		t.Fatal("the tenant raised its own trust")
 	}
 	testenv.MustContain(t, "admission error", err.Error(), "loadout.dev/trust", "restricted", "trusted")
 	got := kit.WaitFor(t, ns, "dev", testenv.Ready)
 	for _, e := range got.Status.Extensions {
-		if e.Name == "own-ext" && e.State != v1alpha1.ExtensionSkippedUntrusted {
+		if e.Name == "own-ext" && e.State != vocab.ExtensionSkippedUntrusted {
 			t.Errorf("own-ext is %s, want SkippedUntrusted", e.State)
 		}
 	}
 	// An admin may raise it (the envtest admin is in system:masters, an
 	// admin group of the policy); the controller then loads the extension.
-	if err := setTrust(k8sClient, string(v1alpha1.TrustTrusted)); err != nil {
+	if err := setTrust(k8sClient, string(vocab.TrustTrusted)); err != nil {
 		t.Fatalf("an admin could not raise trust: %v", err)
 	}
 	kit.WaitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
 		for _, e := range ws.Status.Extensions {
-			if e.Name == "own-ext" && e.State == v1alpha1.ExtensionLoaded {
+			if e.Name == "own-ext" && e.State == vocab.ExtensionLoaded {
 				return nil
 			}
 		}
@@ -78,7 +79,7 @@ func setNamespaceTrust(c client.Client, ns, value string, write func(*corev1.Nam
 	if n.Labels == nil {
 		n.Labels = map[string]string{}
 	}
-	n.Labels[v1alpha1.TrustLabel] = value
+	n.Labels[vocab.TrustLabel] = value
 	return write(n)
 }
 
@@ -90,7 +91,7 @@ func setNamespaceTrust(c client.Client, ns, value string, write func(*corev1.Nam
 func TestTenancy_TrustLabelHoldsAgainstStatusAndFinalizeWrites(t *testing.T) {
 	ctx := context.Background()
 	installPolicy(t, "trust_label_policy.yaml")
-	ns := kit.NewNamespace(t, v1alpha1.TrustRestricted)
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	tenant := "tenant-sub-" + ns
 	grant(t, tenant, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"namespaces", "namespaces/status", "namespaces/finalize"},
 		ResourceNames: []string{ns}, Verbs: []string{"get", "update", "patch"}})
@@ -98,16 +99,16 @@ func TestTenancy_TrustLabelHoldsAgainstStatusAndFinalizeWrites(t *testing.T) {
 	// The policy object is shared with the other trust test: wait until the
 	// API server enforces it on the main resource.
 	waitEnforced(t, "the trust policy", func() error {
-		return setNamespaceTrust(c, ns, string(v1alpha1.TrustTrusted), func(n *corev1.Namespace) error { return c.Update(ctx, n, client.DryRunAll) })
+		return setNamespaceTrust(c, ns, string(vocab.TrustTrusted), func(n *corev1.Namespace) error { return c.Update(ctx, n, client.DryRunAll) })
 	})
 	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"loadout.dev/trust":"trusted"}}}`))
 	target := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
 	for what, write := range map[string]func() error{
 		"update namespaces/status": func() error {
-			return setNamespaceTrust(c, ns, string(v1alpha1.TrustTrusted), func(n *corev1.Namespace) error { return c.Status().Update(ctx, n) })
+			return setNamespaceTrust(c, ns, string(vocab.TrustTrusted), func(n *corev1.Namespace) error { return c.Status().Update(ctx, n) })
 		},
 		"update namespaces/finalize": func() error {
-			return setNamespaceTrust(c, ns, string(v1alpha1.TrustTrusted), func(n *corev1.Namespace) error { return c.SubResource("finalize").Update(ctx, n) })
+			return setNamespaceTrust(c, ns, string(vocab.TrustTrusted), func(n *corev1.Namespace) error { return c.SubResource("finalize").Update(ctx, n) })
 		},
 		"patch namespaces/status": func() error { return c.Status().Patch(ctx, target.DeepCopy(), patch) },
 	} {
@@ -117,7 +118,7 @@ func TestTenancy_TrustLabelHoldsAgainstStatusAndFinalizeWrites(t *testing.T) {
 	if err := k8sClient.Get(ctx, client.ObjectKey{Name: ns}, got); err != nil {
 		t.Fatal(err)
 	}
-	if l := got.Labels[v1alpha1.TrustLabel]; l != string(v1alpha1.TrustRestricted) {
+	if l := got.Labels[vocab.TrustLabel]; l != string(vocab.TrustRestricted) {
 		t.Errorf("the tenant changed its trust label through a subresource: %q", l)
 	}
 	// The subresources stay usable for what they are for: a status write
@@ -149,7 +150,7 @@ func TestTenancy_TenantCreatingAnAbsentPlatformNamespaceGainsNothing(t *testing.
 		rbacv1.PolicyRule{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"skills", "extensions"}, Verbs: []string{"get", "create"}})
 	c := impersonate(t, tenant, "system:authenticated")
 	labelled := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: unclaimedPlatformNS,
-		Labels: map[string]string{v1alpha1.TrustLabel: string(v1alpha1.TrustTrusted)}}}
+		Labels: map[string]string{vocab.TrustLabel: string(vocab.TrustTrusted)}}}
 	waitEnforced(t, "the trust policy", func() error { return c.Create(ctx, labelled.DeepCopy(), client.DryRunAll) })
 	mustBeDenied(t, "the tenant creates the platform namespace labelled trusted", c.Create(ctx, labelled.DeepCopy()),
 		"loadout.dev/trust", unclaimedPlatformNS)
@@ -169,14 +170,14 @@ func TestTenancy_TenantCreatingAnAbsentPlatformNamespaceGainsNothing(t *testing.
 			return e
 		}(),
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: unclaimedPlatformNS, Name: "lure-rules",
-			Labels: map[string]string{v1alpha1.InstructionsLabel: "true"}}, Data: map[string]string{"AGENTS.md": lure + " instructions."}},
+			Labels: map[string]string{vocab.InstructionsLabel: "true"}}, Data: map[string]string{"AGENTS.md": lure + " instructions."}},
 	} {
 		if err := c.Create(ctx, obj); err != nil {
 			t.Fatalf("the tenant could not fill its namespace: %v", err)
 		}
 	}
 
-	victim := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	victim := kit.NewNamespace(t, vocab.TrustTrusted)
 	kit.Create(t, testenv.Skill(victim, "notes", "Notes.", "VICTIM NOTES"))
 	kit.Create(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "dev"}, // default roots
 		Spec: v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
@@ -200,11 +201,11 @@ func TestTenancy_TenantCreatingAnAbsentPlatformNamespaceGainsNothing(t *testing.
 	testenv.MustNotContain(t, "the victim's context", allData(cm), lure, "lure_tool")
 	testenv.MustContain(t, "the victim's context", allData(cm), "VICTIM NOTES")
 	for _, e := range ws.Status.Extensions {
-		if e.Name == "lure-ext" && e.State != v1alpha1.ExtensionSkippedUntrusted {
+		if e.Name == "lure-ext" && e.State != vocab.ExtensionSkippedUntrusted {
 			t.Errorf("lure-ext is %s, want SkippedUntrusted", e.State)
 		}
 	}
-	testenv.MustContain(t, "CatalogResolved", testenv.ConditionMessage(ws, v1alpha1.ConditionCatalogResolved),
+	testenv.MustContain(t, "CatalogResolved", testenv.ConditionMessage(ws, vocab.ConditionCatalogResolved),
 		"platform namespace "+unclaimedPlatformNS+" is ignored", "loadout.dev/trust")
 
 	// A trust admin claims the namespace: the same objects now load.
@@ -212,7 +213,7 @@ func TestTenancy_TenantCreatingAnAbsentPlatformNamespaceGainsNothing(t *testing.
 		if n.Labels == nil {
 			n.Labels = map[string]string{}
 		}
-		n.Labels[v1alpha1.TrustLabel] = string(v1alpha1.TrustTrusted)
+		n.Labels[vocab.TrustLabel] = string(vocab.TrustTrusted)
 	})
 	_, cm = kit.Published(t, victim, "dev", lure+" instructions.")
 	testenv.MustContain(t, "the victim's context once the namespace is labelled", allData(cm), "lure_tool")
@@ -223,16 +224,16 @@ func TestTenancy_TenantCreatingAnAbsentPlatformNamespaceGainsNothing(t *testing.
 // nothing of it (RootNotPermitted), and the Workspace reads nothing there.
 func TestTenancy_RootsCannotReadAnotherNamespace(t *testing.T) {
 	t.Parallel()
-	victim := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	victim := kit.NewNamespace(t, vocab.TrustTrusted)
 	marker := victimMarker + " " + victim
 	kit.Create(t, testenv.Skill(victim, "private", "Private.", marker))
-	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	ns := kit.NewNamespace(t, vocab.TrustTrusted)
 	ws := devWorkspace(ns)
 	ws.Spec.Roots = []v1alpha1.WorkspaceRoot{{Name: "steal", Namespace: victim}, {Name: "project"}}
 	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "private"}}
 	kit.Create(t, ws)
-	got := kit.WaitFor(t, ns, "dev", testenv.Condition(v1alpha1.ConditionCatalogResolved, metav1.ConditionFalse, v1alpha1.ReasonRootNotPermitted))
-	testenv.MustContain(t, "message", testenv.ConditionMessage(got, v1alpha1.ConditionCatalogResolved), "spec.roots[0].namespace", victim)
+	got := kit.WaitFor(t, ns, "dev", testenv.Condition(vocab.ConditionCatalogResolved, metav1.ConditionFalse, vocab.ReasonRootNotPermitted))
+	testenv.MustContain(t, "message", testenv.ConditionMessage(got, vocab.ConditionCatalogResolved), "spec.roots[0].namespace", victim)
 	b, _ := json.Marshal(got.Status)
 	testenv.MustNotContain(t, "status", string(b), marker, "private")
 	if _, err := kit.GetConfigMap(ns, "dev-context"); !apierrors.IsNotFound(err) {
@@ -254,7 +255,7 @@ func TestTenancy_RootsCannotReadAnotherNamespace(t *testing.T) {
 // namespace or the Service's name.
 func TestTenancy_WebhooksResolveOnlyInTheExtensionsNamespace(t *testing.T) {
 	t.Parallel()
-	ns := kit.NewNamespace(t, v1alpha1.TrustTrusted)
+	ns := kit.NewNamespace(t, vocab.TrustTrusted)
 	svc := "guard-" + ns
 	e := extension(ns, "remote-guard", []v1alpha1.ExtensionTool{tool("guarded")})
 	e.Spec.Hooks = []v1alpha1.ExtensionHook{webhookHook(v1alpha1.ServiceReference{Name: svc, Port: 8443, Path: "/check"})}

@@ -1,4 +1,4 @@
-package v1alpha1
+package vocab
 
 // Limits of the Loadout objects, declared once. Kubebuilder markers cannot
 // name a constant, so the markers in the *_types.go files repeat these
@@ -36,4 +36,14 @@ const (
 	// tool's implementation.timeoutSeconds (minimum 1).
 	DefaultToolTimeoutSeconds = 30
 	MaxToolTimeoutSeconds     = 300
+)
+
+// Defaults and hard limits of a Workspace's published context.
+const (
+	// DefaultMaxContextBytes is the context budget when spec.budget is unset.
+	DefaultMaxContextBytes = 512 * 1024
+	// MaxContextBytesLimit is the hard cap, well under the 1 MiB ConfigMap limit.
+	MaxContextBytesLimit = 900 * 1024
+	// MaxStatusListItems bounds every list in WorkspaceStatus; totals sit beside them.
+	MaxStatusListItems = 256
 )

@@ -1,4 +1,4 @@
-package v1alpha1
+package vocab
 
 // ConditionType is the type of a metav1.Condition Loadout sets. The
 // constants below are the only ones; conditions of other types on our
