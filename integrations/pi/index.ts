@@ -9,7 +9,8 @@
 // - Every tool call, Pi's built-ins included, is asked of hostd
 //   (POST /v1/before) and blocked with hostd's reason when denied. No answer
 //   (unreachable, non-2xx, timeout, malformed) blocks too: the gate fails closed.
-//   Each result goes to POST /v1/after.
+//   Each result goes to POST /v1/after, unless hostd's before answer said no
+//   after hook observes the tool (afterHooks: false), where it would run nothing.
 // - Template slash commands render through hostd (POST /v1/render), so a
 //   missing {{var}} is an error the user sees, never a half-filled prompt.
 // - The Workspace's lifecycle hooks (docs/hooks.md) run at Pi's events:
@@ -277,6 +278,10 @@ function registerSystemPrompt(pi: ExtensionAPI, tree: Tree, session?: SessionHoo
 // Tool calls: hostd decides, failing closed
 
 function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>): void {
+	// Calls whose before answer said no after hook observes their tool
+	// (afterHooks: false): their results are not sent to POST /v1/after,
+	// which would run nothing. Bounded, for calls whose result never comes.
+	const unobserved = new Set<string>();
 	pi.on("tool_call", async (event, ctx) => {
 		// hostd runs a runnable tool's hooks itself, inside /v1/tools/{name}.
 		if (runnable.has(event.toolName)) return undefined;
@@ -309,11 +314,15 @@ function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>)
 			for (const k of Object.keys(input)) delete input[k];
 			Object.assign(input, body.arguments);
 		}
+		if (body.afterHooks === false) {
+			if (unobserved.size >= 1024) unobserved.delete(unobserved.values().next().value as string);
+			unobserved.add(event.toolCallId);
+		}
 		return undefined;
 	});
 
 	pi.on("tool_result", async (event, ctx) => {
-		if (runnable.has(event.toolName)) return undefined;
+		if (runnable.has(event.toolName) || unobserved.delete(event.toolCallId)) return undefined;
 		const call = { id: event.toolCallId, name: event.toolName, arguments: event.input ?? {} };
 		const result = {
 			toolCallId: event.toolCallId,

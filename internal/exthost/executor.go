@@ -69,6 +69,25 @@ func (h *Host) After(ctx context.Context, call ToolCall, result ToolResult) []Di
 	return h.after(ctx, h.reg.Load(), newView(call, h.workspace), &r)
 }
 
+// Observed reports whether any after hook (AfterToolResult or ToolFailure)
+// runs for a call of tool, matched as the hooks match it. An agent whose
+// before answer says no may skip reporting the result: After would run
+// nothing. A denied tool never runs, so nothing observes it.
+func (h *Host) Observed(tool string) bool {
+	if h.denied(tool) {
+		return false
+	}
+	reg := h.reg.Load()
+	for _, event := range []vocab.HookEvent{vocab.AfterToolResult, vocab.ToolFailure} {
+		for _, b := range reg.byEvent[event] {
+			if b.matches(tool) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ExecuteDecided is Execute that also returns the before hooks' decision:
 // what ran (Call) or why nothing did.
 func (h *Host) ExecuteDecided(ctx context.Context, call ToolCall, core CoreFunc) (ToolResult, Decision) {

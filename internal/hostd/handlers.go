@@ -56,7 +56,7 @@ func (s *Server) handleBefore(w http.ResponseWriter, r *http.Request, snap *snap
 		d.Blocked, d.Diagnostics = snap.host.Before(r.Context(), req.Call)
 	}
 	s.metrics.observeDiagnostics(d.Diagnostics)
-	resp := BeforeResponse{Allowed: d.Blocked == nil, Ask: d.Ask, Result: d.Blocked, Diagnostics: d.Diagnostics}
+	resp := BeforeResponse{Allowed: d.Blocked == nil, AfterHooks: d.Blocked == nil && snap.host.Observed(req.Call.Name), Ask: d.Ask, Result: d.Blocked, Diagnostics: d.Diagnostics}
 	if d.Rewritten {
 		resp.Arguments = d.Call.Arguments
 	}

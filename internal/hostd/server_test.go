@@ -27,8 +27,8 @@ func TestBefore_FixedExample_S9_RHK2(t *testing.T) {
 	if code := post(t, ts.URL+"/v1/before", callBody("n-1", "review_note", "looks good"), &raw); code != 200 {
 		t.Fatalf("status %d", code)
 	}
-	if len(raw) != 1 || raw["allowed"] != true {
-		t.Fatalf(`allowed call answered %v, want exactly {"allowed":true}`, raw)
+	if len(raw) != 2 || raw["allowed"] != true || raw["afterHooks"] != true {
+		t.Fatalf(`allowed call answered %v, want exactly {"allowed":true,"afterHooks":true}`, raw)
 	}
 	var resp BeforeResponse
 	post(t, ts.URL+"/v1/before", callBody("n-2", "review_note", "SECRET"), &resp)
@@ -219,4 +219,44 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A before answer says whether any after hook observes the tool, with the
+// hooks' own matching, so an agent skips POST /v1/after only when it would
+// run nothing: never for a tool an after hook names by class, and never on
+// the word of a blocked call.
+func TestBefore_AfterHooksSaysWhetherAnyAfterHookObservesTheTool(t *testing.T) {
+	reg := contract.Registry{
+		Tools: []contract.Tool{{Name: "bash", Builtin: true}, {Name: "read", Builtin: true}, {Name: "grep", Builtin: true}},
+		Hooks: []contract.Hook{
+			{Extension: "audit", Name: "shell-audit", Event: contract.EventAfterToolResult, Tools: []string{"shell"}, TimeoutSeconds: 10,
+				CEL: &contract.CELHook{Expression: "true"}},
+			{Extension: "audit", Name: "read-failures", Event: contract.EventToolFailure, Tools: []string{"READ"}, TimeoutSeconds: 10,
+				CEL: &contract.CELHook{Expression: "true"}},
+			{Extension: "audit", Name: "no-grep", Event: contract.EventBeforeToolCall, Tools: []string{"grep"}, TimeoutSeconds: 10,
+				CEL: &contract.CELHook{Expression: "false", Message: "no grep"}},
+			{Extension: "audit", Name: "grep-audit", Event: contract.EventAfterToolResult, Tools: []string{"grep"}, TimeoutSeconds: 10,
+				CEL: &contract.CELHook{Expression: "true"}},
+		},
+		Extensions: []string{"audit"},
+	}
+	_, ts, _ := newTestServer(t, reg)
+	for _, tc := range []struct {
+		tool              string
+		allowed, observed bool
+	}{
+		{"bash", true, true},   // the shell class
+		{"Bash", true, true},   // Claude Code's name for it
+		{"read", true, true},   // a ToolFailure hook, named in another case
+		{"edit", true, false},  // no after hook names it
+		{"grep", false, false}, // blocked: it will not run
+	} {
+		var resp BeforeResponse
+		if code := post(t, ts.URL+"/v1/before", map[string]any{"call": map[string]any{"id": "1", "name": tc.tool, "arguments": map[string]any{}}}, &resp); code != 200 {
+			t.Fatalf("%s: status %d", tc.tool, code)
+		}
+		if resp.Allowed != tc.allowed || resp.AfterHooks != tc.observed {
+			t.Errorf("%s: allowed %v afterHooks %v, want %v %v", tc.tool, resp.Allowed, resp.AfterHooks, tc.allowed, tc.observed)
+		}
+	}
 }

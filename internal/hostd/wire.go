@@ -31,9 +31,12 @@ type (
 	// BeforeResponse is {"allowed":true} or a paired blocked result. When
 	// hooks rewrote the call, arguments are the ones to run (docs/hooks.md);
 	// ask says the block is a question an agent with a user may ask, and on
-	// yes run arguments.
+	// yes run arguments. afterHooks says whether any after hook observes a
+	// result of this tool: when false, POST /v1/after would run nothing and
+	// an agent may skip it (absent, from an older hostd: call it).
 	BeforeResponse struct {
 		Allowed     bool                 `json:"allowed"`
+		AfterHooks  bool                 `json:"afterHooks"`
 		Ask         bool                 `json:"ask,omitempty"`
 		Arguments   map[string]any       `json:"arguments,omitempty"`
 		Result      *exthost.ToolResult  `json:"result,omitempty"`
