@@ -4,7 +4,12 @@
 // no disk or file-system package, so the engine can use it.
 package skillfile
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
 
 // Mode is a skill file's permission bits: ModeFile or ModeExecutable. It
 // converts to fs.FileMode where a file is written.
@@ -26,17 +31,73 @@ func ModeOf(perm uint32) Mode {
 }
 
 // File is one file of a skill besides its SKILL.md (or SKILL.md itself in an
-// artifact tree).
+// artifact tree). Its content is in memory (Content) or, for a fetched
+// external skill, stored on disk (Stored); Len, Open and Bytes read either.
 type File struct {
 	// Path is relative to the skill directory and slash-separated.
 	Path string
-	// Content is the file's bytes.
+	// Content is the file's bytes when they are held in memory; nil when the
+	// file is Stored.
 	Content []byte
 	// Mode is ModeFile or ModeExecutable (the zero value reads as ModeFile).
 	Mode Mode
 	// Binary marks content published base64-encoded and never placed in a
 	// prompt: bytes that are not UTF-8 text, or a Skill's binaryContent.
 	Binary bool
+	// Stored, when set, holds the content instead of Content: a file of a
+	// fetched skill that stays in the verified cache on disk, so a process
+	// holding the skill does not hold its bytes.
+	Stored *Stored
+}
+
+// Stored is content kept on disk: Size bytes that hash to SHA256. Open
+// returns a reader of exactly that content, which fails (rather than end)
+// when what it read is not Size bytes hashing to SHA256, so content changed
+// on disk since it was verified is an error, never served.
+type Stored struct {
+	Size   int64
+	SHA256 [32]byte
+	Open   func() (io.ReadCloser, error)
+}
+
+// Len is the length of the content, in memory or stored.
+func (f File) Len() int64 {
+	if f.Stored != nil {
+		return f.Stored.Size
+	}
+	return int64(len(f.Content))
+}
+
+// Open returns a reader of the content, in memory or stored; the caller
+// closes it. Read a large file through it (io.Copy) rather than Bytes.
+func (f File) Open() (io.ReadCloser, error) {
+	if f.Stored == nil {
+		return io.NopCloser(bytes.NewReader(f.Content)), nil
+	}
+	r, err := f.Stored.Open()
+	if err != nil {
+		return nil, fmt.Errorf("file %s: %w", f.Path, err)
+	}
+	return r, nil
+}
+
+// Bytes is the whole content: Content, or a stored file read into memory,
+// for a file that must be in memory anyway (one placed in a prompt).
+func (f File) Bytes() ([]byte, error) {
+	if f.Stored == nil {
+		return f.Content, nil
+	}
+	r, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var buf bytes.Buffer
+	buf.Grow(int(f.Stored.Size) + bytes.MinRead) // room for the read that sees the end
+	if _, err := buf.ReadFrom(r); err != nil {
+		return nil, fmt.Errorf("file %s: %w", f.Path, err)
+	}
+	return buf.Bytes(), nil
 }
 
 // New is a file of content with mode, Binary when content is not UTF-8.
@@ -47,5 +108,6 @@ func New(path string, content []byte, mode Mode) File {
 // Executable reports whether the file keeps its execute bit.
 func (f File) Executable() bool { return f.Mode == ModeExecutable }
 
-// Text is the content as text, for a prompt.
+// Text is the in-memory content as text, for a prompt; a Stored file's
+// content is read with Bytes.
 func (f File) Text() string { return string(f.Content) }
