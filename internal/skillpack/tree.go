@@ -38,11 +38,11 @@ type File = skillfile.File
 // Tree is a skill directory: its files sorted by path. SKILL.md is one of them.
 type Tree []File
 
-// Size is the total number of data bytes.
+// Size is the total number of data bytes, in memory or stored.
 func (t Tree) Size() int64 {
 	var n int64
 	for _, f := range t {
-		n += int64(len(f.Content))
+		n += f.Len()
 	}
 	return n
 }
