@@ -72,7 +72,11 @@ func workspaceMemory(in Input, bodies map[string]SkillContent) (string, error) {
 			if i < 0 {
 				return "", fmt.Errorf("manifest activeSkills: skill %q has no file %q", a.Name, f)
 			}
-			add("## " + a.Name + ": " + f + "\n\n" + string(content.Files[i].Content))
+			text, err := content.Files[i].Bytes() // a fetched skill's file is read from disk
+			if err != nil {
+				return "", fmt.Errorf("skill %q: %w", a.Name, err)
+			}
+			add("## " + a.Name + ": " + f + "\n\n" + string(text))
 		}
 	}
 	var guides []string

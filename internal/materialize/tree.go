@@ -140,7 +140,8 @@ func (t *Tree) Files() []File { return slices.Clone(t.files) }
 // Links returns the top-level names linked into the generation.
 func (t *Tree) Links() []string { return slices.Clone(t.links) }
 
-// Digest is the hex SHA-256 of the tree's paths, modes, contents and links.
+// Digest is the hex SHA-256 of the tree's paths, modes, contents (a stored
+// file's by its SHA-256) and links.
 func (t *Tree) Digest() string { return t.digest }
 
 // Build lays a context out as files. It is pure apart from what the content
@@ -190,7 +191,8 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 			if f.Path == SkillFile {
 				return nil, b.errorf("skill %q: file %q: collides with the SKILL.md written from the skill's body", s.Name, f.Path)
 			}
-			b.add(path.Join(dir, f.Path), f.Content, skillfile.ModeOf(uint32(f.Mode)))
+			f.Path, f.Mode = path.Join(dir, f.Path), skillfile.ModeOf(uint32(f.Mode))
+			b.addFile(f)
 		}
 		if b.err != nil {
 			return nil, b.errorf("skill %q: %w", s.Name, b.err)
@@ -267,22 +269,28 @@ type builder struct {
 }
 
 func (b *builder) add(p string, content []byte, mode skillfile.Mode) {
+	b.addFile(File{Path: p, Content: content, Mode: mode})
+}
+
+// addFile adds a file as it is: a skill's file keeps its content in memory
+// or stored on disk, to be streamed when written.
+func (b *builder) addFile(f File) {
 	if b.err != nil {
 		return
 	}
-	switch n := int64(len(content)); {
-	case b.seen[p]:
-		b.err = fmt.Errorf("file %q: listed twice", p)
+	switch n := f.Len(); {
+	case b.seen[f.Path]:
+		b.err = fmt.Errorf("file %q: listed twice", f.Path)
 	case n > b.limits.MaxFileBytes:
-		b.err = fmt.Errorf("file %q: %d bytes, over the %d-byte limit per file", p, n, b.limits.MaxFileBytes)
+		b.err = fmt.Errorf("file %q: %d bytes, over the %d-byte limit per file", f.Path, n, b.limits.MaxFileBytes)
 	case b.total+n > b.limits.MaxTreeBytes:
-		b.err = fmt.Errorf("file %q: the tree would hold more than its %d-byte limit", p, b.limits.MaxTreeBytes)
+		b.err = fmt.Errorf("file %q: the tree would hold more than its %d-byte limit", f.Path, b.limits.MaxTreeBytes)
 	case len(b.files) >= b.limits.MaxFiles:
-		b.err = fmt.Errorf("file %q: the tree would hold more than its %d-file limit", p, b.limits.MaxFiles)
+		b.err = fmt.Errorf("file %q: the tree would hold more than its %d-file limit", f.Path, b.limits.MaxFiles)
 	default:
-		b.seen[p] = true
+		b.seen[f.Path] = true
 		b.total += n
-		b.files = append(b.files, File{Path: p, Content: content, Mode: mode})
+		b.files = append(b.files, f)
 	}
 }
 
@@ -356,6 +364,8 @@ func checkFileDirClashes(files []File) error {
 	return nil
 }
 
+// digest hashes each file's path, mode and content; a stored file's content
+// by the SHA-256 verified with it, so a digest never reads a large file.
 func digest(files []File, links []string) string {
 	h := sha256.New()
 	var n [8]byte
@@ -365,8 +375,14 @@ func digest(files []File, links []string) string {
 		h.Write([]byte(f.Path))
 		binary.BigEndian.PutUint64(n[:], uint64(f.Mode))
 		h.Write(n[:])
-		binary.BigEndian.PutUint64(n[:], uint64(len(f.Content)))
+		binary.BigEndian.PutUint64(n[:], uint64(f.Len()))
 		h.Write(n[:])
+		if f.Stored != nil {
+			h.Write([]byte{1}) // marks a content hash, never equal to content
+			h.Write(f.Stored.SHA256[:])
+			continue
+		}
+		h.Write([]byte{0})
 		h.Write(f.Content)
 	}
 	h.Write([]byte(strings.Join(links, "\x00")))

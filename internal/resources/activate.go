@@ -76,7 +76,11 @@ func ActivateFiles(name, body, origin string, have []File, requests []string) (*
 		if f.Binary {
 			return nil, &ActivationError{Skill: name, File: req, Message: "binary file: agents read it from the materialized skill directory, not the prompt"}
 		}
-		out.Files = append(out.Files, ActivatedFile{Request: req, Source: clean, Content: f.Text()})
+		content, err := f.Bytes() // a fetched skill's file is read from disk
+		if err != nil {
+			return nil, &ActivationError{Skill: name, File: req, Message: "read", Err: err}
+		}
+		out.Files = append(out.Files, ActivatedFile{Request: req, Source: clean, Content: string(content)})
 	}
 	return out, nil
 }
