@@ -22,7 +22,7 @@ const reasonDisagrees = "content does not agree with its Skill (name, descriptio
 // contract.SkillSource.String(), which names the digest or commit).
 // Guarded by Server.mu.
 type sourceState struct {
-	tree     skillpack.Tree // verified content; nil until fetched
+	tree     skillpack.Tree // verified content, its files in the cache on disk; nil until fetched
 	fetching bool
 	// failure is the last failure, whole, for the log; reason is its short
 	// form (sources.Reason), the only form /readyz and metrics show.

@@ -42,6 +42,13 @@ type Options struct {
 // most once: afterwards it is read from the cache and verified again by hash,
 // so a tampered cache is refetched, never used.
 //
+// A fetched tree holds only SKILL.md in memory; every other file stays in
+// the cache (skillpack.UntarStored) and is streamed from there, checked
+// against the size and SHA-256 taken when its layer was verified, so memory
+// does not grow with the skill and a cache changed later fails the read
+// instead of serving the change. The cache directory must therefore outlive
+// the trees fetched into it.
+//
 // Fetches of different sources run concurrently and share no lock, so a
 // source that never answers holds up only its own fetch (the caller's
 // context bounds it). Two fetches of one source are safe too: each verifies
@@ -116,7 +123,7 @@ func (f *Fetcher) fetchOCI(ctx context.Context, reference string) (skillpack.Tre
 	if err != nil {
 		return nil, err
 	}
-	blob, err := f.cachedFile(layer.Digest.String(), layer.Size, func() (io.ReadCloser, error) {
+	blob, path, err := f.cachedFile(layer.Digest.String(), layer.Size, func() (io.ReadCloser, error) {
 		l, err := remote.Layer(ref.Context().Digest(layer.Digest.String()), opts...)
 		if err != nil {
 			return nil, err
@@ -127,7 +134,7 @@ func (f *Fetcher) fetchOCI(ctx context.Context, reference string) (skillpack.Tre
 		return nil, fmt.Errorf("layer: %w", err)
 	}
 	defer blob.Close()
-	return skillpack.Untar(blob)
+	return skillpack.UntarStored(blob, path)
 }
 
 // maxBlob bounds any blob read: a skill layer is at most the tree limit plus
@@ -139,7 +146,7 @@ const maxBlob = skillpack.MaxTreeBytes + skillpack.MaxFiles*1024 + 1<<20
 // stored. size is the expected length, or -1 when unknown. It holds the
 // blob in memory: for manifests; layers go through cachedFile.
 func (f *Fetcher) cached(digest string, size int64, fetch func() (io.ReadCloser, error)) ([]byte, error) {
-	blob, err := f.cachedFile(digest, size, fetch)
+	blob, _, err := f.cachedFile(digest, size, fetch)
 	if err != nil {
 		return nil, err
 	}
@@ -151,17 +158,25 @@ func (f *Fetcher) cached(digest string, size int64, fetch func() (io.ReadCloser,
 // streamed from the cache, or from fetch into a temporary file of the cache,
 // and hashed while it streams; only a blob that hashes to its digest (and
 // has the expected size) is renamed under it. It returns the verified blob
-// open at its start; the caller closes it.
-func (f *Fetcher) cachedFile(digest string, size int64, fetch func() (io.ReadCloser, error)) (*os.File, error) {
+// open at its start, which the caller closes, and its path in the cache.
+func (f *Fetcher) cachedFile(digest string, size int64, fetch func() (io.ReadCloser, error)) (*os.File, string, error) {
 	hexDigest, ok := strings.CutPrefix(digest, "sha256:")
 	if !ok || len(hexDigest) != 64 {
-		return nil, fmt.Errorf("digest %q is not sha256", digest)
+		return nil, "", fmt.Errorf("digest %q is not sha256", digest)
 	}
 	dir := filepath.Join(f.opts.CacheDir, "blobs", "sha256")
 	path := filepath.Join(dir, hexDigest)
 	if blob, err := openVerified(path, hexDigest); err == nil {
-		return blob, nil
+		return blob, path, nil
 	}
+	blob, err := fetchInto(dir, path, hexDigest, size, fetch)
+	return blob, path, err
+}
+
+// fetchInto streams fetch into a temporary file of dir, hashing it on the
+// way, and renames it to path only when it verifies.
+func fetchInto(dir, path, hexDigest string, size int64, fetch func() (io.ReadCloser, error)) (*os.File, error) {
+	digest := "sha256:" + hexDigest
 	rc, err := fetch()
 	if err != nil {
 		return nil, err

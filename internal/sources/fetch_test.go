@@ -1,8 +1,11 @@
 package sources
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -91,7 +94,8 @@ func (r *testRegistry) push(t *testing.T, dir, repo string) contract.SkillSource
 	return contract.SkillSource{OCI: &contract.OCISource{Reference: ref.String()}}
 }
 
-// writeTree writes a fetched tree below dir with its modes.
+// writeTree writes a fetched tree below dir with its modes, reading each
+// stored file from the cache.
 func writeTree(t *testing.T, dir string, tree skillpack.Tree) {
 	t.Helper()
 	for _, f := range tree {
@@ -99,7 +103,11 @@ func writeTree(t *testing.T, dir string, tree skillpack.Tree) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, f.Content, fs.FileMode(f.Mode)); err != nil {
+		content, err := f.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, content, fs.FileMode(f.Mode)); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.Chmod(p, fs.FileMode(f.Mode)); err != nil {
@@ -239,41 +247,97 @@ func writeDockerConfig(t *testing.T, host, user, password string) string {
 	return p
 }
 
-// TestFetch_LayerIsStreamedNotHeldTwice: fetching a skill whose layer is
-// 24 MiB allocates about the tree it returns, once: the layer is streamed to
-// the cache and verified while it streams, and each file is read into one
-// buffer of its size, instead of reading the layer into a []byte (growing
-// it) and then copying every file out of it. The same holds for a fetch
-// from the verified cache.
-func TestFetch_LayerIsStreamedNotHeldTwice(t *testing.T) {
+// TestFetch_MemoryDoesNotGrowWithTheSkill: fetching a skill allocates about
+// the same whether it holds 16 or 64 MiB of incompressible files, from the
+// registry and from the verified cache: the layer is streamed to the cache
+// and verified while it streams, and the tree keeps only SKILL.md in memory,
+// its other files read from the cache when they are used.
+func TestFetch_MemoryDoesNotGrowWithTheSkill(t *testing.T) {
 	reg := newTestRegistry(t)
+	f := New(Options{CacheDir: t.TempDir()})
+	const bound = 4 << 20 // a fixed allowance, well under the smaller skill
+	for _, size := range []int{16 << 20, 64 << 20} {
+		source := reg.push(t, writeRandomSkill(t, size), fmt.Sprintf("skills/big-%d", size>>20))
+		for _, from := range []string{"the registry", "the cache"} {
+			var m0, m1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m0)
+			tree, err := f.Fetch(context.Background(), source)
+			runtime.ReadMemStats(&m1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tree.Size() < int64(size) {
+				t.Fatalf("tree of %d bytes, want %d", tree.Size(), size)
+			}
+			alloc := m1.TotalAlloc - m0.TotalAlloc
+			t.Logf("a fetch from %s of a %d MiB skill allocated %.2f MiB", from, size>>20, float64(alloc)/(1<<20))
+			if alloc > bound {
+				t.Errorf("a fetch from %s of a %d MiB skill allocated %.1f MiB, want at most %d MiB whatever the size",
+					from, size>>20, float64(alloc)/(1<<20), bound>>20)
+			}
+		}
+	}
+}
+
+// writeRandomSkill writes a skill of size bytes of random data in 4 MiB
+// files and returns its directory.
+func writeRandomSkill(t *testing.T, size int) string {
+	t.Helper()
 	dir := t.TempDir()
-	const size = 24 << 20
 	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: big\ndescription: Big.\n---\nBig.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "data.bin"), make([]byte, size), 0o644); err != nil {
+	data := make([]byte, 4<<20)
+	for i := range size / len(data) {
+		_, _ = rand.Read(data)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("data-%02d.bin", i)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestFetch_CacheChangedAfterTheFetchIsNotServed: a fetched tree reads its
+// files from the cache; a cached layer changed afterwards makes reading a
+// file fail instead of returning the changed bytes, and the next fetch
+// refetches the layer, after which the tree reads the verified bytes again.
+func TestFetch_CacheChangedAfterTheFetchIsNotServed(t *testing.T) {
+	reg := newTestRegistry(t)
+	dir := t.TempDir()
+	packtest.Write(t, dir)
+	source := reg.push(t, filepath.Join(dir, "pdf"), "skills/pdf")
+	cache := t.TempDir()
+	f := New(Options{CacheDir: cache})
+	tree, err := f.Fetch(context.Background(), source)
+	if err != nil {
 		t.Fatal(err)
 	}
-	source := reg.push(t, dir, "skills/big")
-	f := New(Options{CacheDir: t.TempDir()})
-	for _, from := range []string{"the registry", "the cache"} {
-		var m0, m1 runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m0)
-		tree, err := f.Fetch(context.Background(), source)
-		runtime.ReadMemStats(&m1)
+	file, ok := tree.File("reference.md")
+	if !ok || file.Stored == nil {
+		t.Fatalf("reference.md is not stored in the cache: %+v", file)
+	}
+	want, err := file.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs, _ := filepath.Glob(filepath.Join(cache, "blobs", "sha256", "*"))
+	for _, b := range blobs {
+		content, err := os.ReadFile(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tree.Size() < size {
-			t.Fatalf("tree of %d bytes", tree.Size())
+		if err := os.WriteFile(b, bytes.ReplaceAll(content, want[:16], bytes.Repeat([]byte("X"), 16)), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		alloc := m1.TotalAlloc - m0.TotalAlloc
-		t.Logf("a fetch from %s of a %d MiB layer allocated %.2f× the layer", from, size>>20, float64(alloc)/size)
-		if alloc > size*5/4 {
-			t.Fatalf("a fetch from %s of a %d MiB layer allocated %.1f MiB (%.2f× the layer), want at most 1.25×",
-				from, size>>20, float64(alloc)/(1<<20), float64(alloc)/size)
-		}
+	}
+	if got, err := file.Bytes(); !errors.Is(err, skillpack.ErrStoredChanged) {
+		t.Fatalf("read from a changed cache: %d bytes, %v; want ErrStoredChanged", len(got), err)
+	}
+	if _, err := f.Fetch(context.Background(), source); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := file.Bytes(); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("after the refetch: %d bytes, %v; want the verified %d bytes", len(got), err, len(want))
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -61,45 +63,70 @@ func LoadGitCredentials(file string) (*GitCredentials, error) {
 
 // fetchGit reads the skill directory of a repository at one commit. The
 // commit is looked up by its full id in objects go-git hashed while reading
-// the pack, so the tree is the one that commit names.
+// the pack, so the tree is the one that commit names. The tree is cached as
+// a tar with its recorded hash and, like an OCI layer, served from there:
+// the tree returned holds only SKILL.md in memory.
 func (f *Fetcher) fetchGit(ctx context.Context, src contract.GitSource) (skillpack.Tree, error) {
 	if err := f.checkGitURL(src.URL); err != nil {
 		return nil, err
 	}
 	key := sha256Hex([]byte(src.URL + "\x00" + src.Commit + "\x00" + src.Path))
 	tarPath := filepath.Join(f.opts.CacheDir, "git", key+".tar")
-	if tree, ok := readCachedTree(tarPath); ok {
+	if tree, err := readCachedTree(tarPath); err == nil {
 		return tree, nil
 	}
 	tree, err := f.cloneTree(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	tarred, err := skillpack.Tar(tree)
-	if err != nil {
-		return nil, err
-	}
-	if err := writeAtomic(tarPath, tarred); err != nil {
+	if err := writeCachedTree(tarPath, tree); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	if err := writeAtomic(tarPath+".sha256", []byte(sha256Hex(tarred))); err != nil {
+	tree, err = readCachedTree(tarPath)
+	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
 	return tree, nil
 }
 
-// readCachedTree reads a cached git tree if it still matches its recorded hash.
-func readCachedTree(tarPath string) (skillpack.Tree, bool) {
-	b, err := os.ReadFile(tarPath)
+// writeCachedTree writes a tree as a tar at tarPath, hashing it on the way,
+// and then its hash next to it; each through a temporary file and a rename.
+func writeCachedTree(tarPath string, tree skillpack.Tree) error {
+	if err := os.MkdirAll(filepath.Dir(tarPath), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(tarPath), ".tmp-*")
 	if err != nil {
-		return nil, false
+		return err
 	}
+	defer os.Remove(tmp.Name())
+	h := sha256.New()
+	err = skillpack.WriteTar(io.MultiWriter(tmp, h), tree)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), tarPath); err != nil {
+		return err
+	}
+	return writeAtomic(tarPath+".sha256", []byte(hex.EncodeToString(h.Sum(nil))))
+}
+
+// readCachedTree reads a cached git tree if it still matches its recorded
+// hash, checked while the tar streams; its files stay in the tar.
+func readCachedTree(tarPath string) (skillpack.Tree, error) {
 	sum, err := os.ReadFile(tarPath + ".sha256")
-	if err != nil || string(sum) != sha256Hex(b) {
-		return nil, false
+	if err != nil {
+		return nil, err
 	}
-	tree, err := skillpack.Untar(bytes.NewReader(b))
-	return tree, err == nil
+	blob, err := openVerified(tarPath, string(sum))
+	if err != nil {
+		return nil, err
+	}
+	defer blob.Close()
+	return skillpack.UntarStored(blob, tarPath)
 }
 
 func (f *Fetcher) checkGitURL(raw string) error {
