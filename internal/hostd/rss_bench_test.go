@@ -194,6 +194,12 @@ func hostdArgs(bin string) []string {
 func startHostd(b *testing.B, bin, env string, data map[string]string, args ...string) (string, int) {
 	dir := b.TempDir()
 	writeConfigMapDir(b, dir, data)
+	return startHostdOn(b, bin, env, dir, args...)
+}
+
+// startHostdOn is startHostd on a context directory the caller writes (and
+// may write again, as a ConfigMap update does).
+func startHostdOn(b *testing.B, bin, env, dir string, args ...string) (string, int) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
