@@ -37,6 +37,8 @@ func commitAll(t *testing.T, repo *git.Repository, msg string) string {
 // TestFetch_GitDirectoryAtCommitComesOutByteIdentical: a local repository
 // holding the fixture under skills/ serves each skill by commit and path,
 // modes kept; a later commit does not change what the pinned one serves.
+// Fetched or read from the cache, the tree keeps its files other than
+// SKILL.md in the cached tar, not in memory.
 func TestFetch_GitDirectoryAtCommitComesOutByteIdentical(t *testing.T) {
 	work := t.TempDir()
 	packtest.Write(t, filepath.Join(work, "skills"))
@@ -53,15 +55,22 @@ func TestFetch_GitDirectoryAtCommitComesOutByteIdentical(t *testing.T) {
 	commitAll(t, repo, "change pdf")
 
 	f := New(Options{CacheDir: t.TempDir(), AllowLocalGit: true})
-	out := t.TempDir()
-	for _, s := range packtest.Skills() {
-		tree, err := f.Fetch(context.Background(), contract.SkillSource{Git: &contract.GitSource{URL: "file://" + work, Commit: first, Path: "skills/" + s.Name}})
-		if err != nil {
-			t.Fatal(err)
+	for _, from := range []string{"the repository", "the cache"} {
+		out := t.TempDir()
+		for _, s := range packtest.Skills() {
+			tree, err := f.Fetch(context.Background(), contract.SkillSource{Git: &contract.GitSource{URL: "file://" + work, Commit: first, Path: "skills/" + s.Name}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, file := range tree {
+				if (file.Stored == nil) != (file.Path == "SKILL.md") {
+					t.Fatalf("from %s: %s/%s: stored = %v, want only SKILL.md in memory", from, s.Name, file.Path, file.Stored != nil)
+				}
+			}
+			writeTree(t, filepath.Join(out, s.Name), tree)
 		}
-		writeTree(t, filepath.Join(out, s.Name), tree)
+		packtest.Equal(t, out, want)
 	}
-	packtest.Equal(t, out, want)
 }
 
 func TestFetch_GitRefusesUnknownCommitAndLocalURLsByDefault(t *testing.T) {
