@@ -20,7 +20,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
-	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/exthost/extobject"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
@@ -141,10 +141,10 @@ func checkExtension(ctx context.Context, c client.Reader, policy workspace.Polic
 		}
 	}
 	if workspace.LoadsExtensions(trust) {
-		return checked{errs: append(exthost.ValidateObject(e), selectorErr...)}, nil
+		return checked{errs: append(extobject.ValidateObject(e), selectorErr...)}, nil
 	}
 	return checked{
-		errs: exthost.ValidateObjectSyntax(e),
+		errs: extobject.ValidateObjectSyntax(e),
 		scope: fmt.Sprintf("; CEL hooks were parsed, not type-checked: namespace %s is %s and loads no extensions (they are checked in full once it is trusted)",
 			e.Namespace, trust),
 	}, nil

@@ -2,10 +2,8 @@ package exthost
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
@@ -56,38 +54,3 @@ func BenchmarkExecute_3CELBefore2CELAfter(b *testing.B) {
 // factory (schemas, CEL), commit. "memoised" is the steady case, where
 // every Workspace loads the same platform extension; "compiling" clears
 // the compile cache before each load, as every load did before it.
-func BenchmarkLoadObject(b *testing.B) {
-	ext := &v1alpha1.Extension{}
-	ext.Name, ext.Namespace = "policy", "loadout-system"
-	ext.Spec.Tools = []v1alpha1.ExtensionTool{{Name: "review_note", Description: "Adds a review note."}}
-	for i, expr := range []string{
-		"!has(call.arguments.text) || !call.arguments.text.contains('SECRET')",
-		"call.name != 'bash' || !call.arguments.command.startsWith('rm ')",
-		"workspace.namespace.startsWith('team-')",
-		"call.arguments.all(k, size(k) < 64)",
-		"!('force' in call.arguments)",
-	} {
-		ext.Spec.Hooks = append(ext.Spec.Hooks, v1alpha1.ExtensionHook{
-			Name: fmt.Sprintf("rule-%d", i), Event: vocab.BeforeToolCall, TimeoutSeconds: 10,
-			CEL: &v1alpha1.CELHook{Expression: expr, Message: "denied"},
-		})
-	}
-	load := func(b *testing.B, before func()) {
-		ctx := context.Background()
-		b.ReportAllocs()
-		for b.Loop() {
-			before()
-			if out := newTestHost("bash").Load(ctx, FromObject(ext, nil), true); out.State != vocab.ExtensionLoaded {
-				b.Fatalf("%s: %s", out.Reason, out.Message)
-			}
-		}
-	}
-	b.Run("memoised", func(b *testing.B) { load(b, func() {}) })
-	b.Run("compiling", func(b *testing.B) {
-		load(b, func() {
-			celPrograms.mu.Lock()
-			celPrograms.entries = nil
-			celPrograms.mu.Unlock()
-		})
-	})
-}

@@ -3,8 +3,6 @@ package exthost
 import (
 	"context"
 	"encoding/json"
-	"net/url"
-	"strings"
 	"testing"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
@@ -56,33 +54,3 @@ func FuzzCELHook(f *testing.F) {
 }
 
 // FuzzDecodeManifest: a service's manifest is untrusted input.
-func FuzzDecodeManifest(f *testing.F) {
-	f.Add(`{"tools":[{"name":"t","description":"d","inputSchema":{"type":"object"}}]}`)
-	f.Add(`{"hooks":[{"name":"h","event":"BeforeToolCall","cel":{"expression":"true"}}]}`)
-	f.Add(`{"hoooks":[]}`)
-	f.Add(`{} {}`)
-	f.Add(`[`)
-	f.Fuzz(func(t *testing.T, body string) {
-		spec, err := DecodeManifest([]byte(body))
-		if err != nil {
-			return
-		}
-		// Whatever decodes must compile to a verdict without panicking, and
-		// every webhook it compiles calls a Service of the extension's own
-		// namespace: the manifest never passed the API schema.
-		compiled, errs := compileSpec(spec, nil, specContext{extension: "fuzz", namespace: "ns", resolve: DefaultResolver})
-		if len(errs) > 0 || compiled == nil {
-			return
-		}
-		for _, h := range compiled.hooks {
-			w, ok := h.Handler.(*webhookHandler)
-			if !ok {
-				continue
-			}
-			u, err := url.Parse(w.target.URL)
-			if err != nil || u.User != nil || !strings.HasSuffix(u.Hostname(), ".ns.svc") || strings.Count(u.Hostname(), ".") != 2 {
-				t.Fatalf("webhook %q calls %q, outside namespace ns", h.Name, w.target.URL)
-			}
-		}
-	})
-}

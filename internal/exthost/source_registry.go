@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/outbound"
@@ -112,21 +111,21 @@ func registryImport(reg contract.Registry, id string) ImportFunc {
 }
 
 // hookFromContract compiles a published hook with the spec's compiler
-// (compileHook); only where a webhook's target comes from differs.
+// (CompileHook); only where a webhook's target comes from differs.
 func hookFromContract(ch contract.Hook, client outbound.Doer) (Hook, error) {
-	d := hookDecl{name: ch.Name, event: vocab.HookEvent(ch.Event), tools: slices.Clone(ch.Tools), timeoutSeconds: ch.TimeoutSeconds}
+	d := HookDecl{Name: ch.Name, Event: vocab.HookEvent(ch.Event), Tools: slices.Clone(ch.Tools), TimeoutSeconds: ch.TimeoutSeconds}
 	if ch.CEL != nil {
-		d.cel = &v1alpha1.CELHook{Expression: ch.CEL.Expression, Message: ch.CEL.Message}
+		d.CEL = &contract.CELHook{Expression: ch.CEL.Expression, Message: ch.CEL.Message}
 	}
 	p := field.NewPath("hooks").Key(ch.Name)
 	if ch.Webhook != nil {
-		d.webhook = func() (outbound.Target, *field.Error) {
+		d.Webhook = func() (outbound.Target, *field.Error) {
 			if ch.Webhook.URL == "" {
 				return outbound.Target{}, field.Required(p.Child("webhook", "url"), "the publishing controller resolves it")
 			}
 			return outbound.Target{URL: ch.Webhook.URL, CABundle: ch.Webhook.CABundle}, nil
 		}
 	}
-	h, errs := compileHook(d, p, ch.Extension, client)
+	h, errs := CompileHook(d, p, ch.Extension, client)
 	return h, errs.ToAggregate()
 }

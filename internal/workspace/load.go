@@ -6,6 +6,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/exthost/extobject"
 	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
@@ -21,8 +22,8 @@ type HostLoader struct {
 	// Outbound fetches service-backed manifests; nil uses exthost's default
 	// outbound.Client.
 	Outbound outbound.Doer
-	// Resolve turns Service references into URLs; nil uses exthost.DefaultResolver.
-	Resolve exthost.WebhookResolver
+	// Resolve turns Service references into URLs; nil uses extobject.DefaultResolver.
+	Resolve extobject.WebhookResolver
 }
 
 // LoadExtensions implements ExtensionLoader.
@@ -35,7 +36,7 @@ func (l HostLoader) LoadExtensions(ctx context.Context, ws *v1alpha1.Workspace, 
 	})
 	outcomes := make([]exthost.Outcome, 0, len(plan.Extensions))
 	for _, c := range plan.Extensions {
-		outcomes = append(outcomes, host.Load(ctx, exthost.FromObject(c.Extension, l.Resolve), c.Trusted))
+		outcomes = append(outcomes, host.Load(ctx, extobject.FromObject(c.Extension, l.Resolve), c.Trusted))
 	}
 	return host.Registry(), outcomes
 }

@@ -28,7 +28,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contextsig"
-	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/exthost/extobject"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/testenv"
@@ -189,7 +189,7 @@ func (m *managerRun) stop() error {
 }
 
 // resolverLog records every Service reference the controller resolves, with
-// the namespace it resolves it in, and answers like exthost.DefaultResolver
+// the namespace it resolves it in, and answers like extobject.DefaultResolver
 // unless a test registered a server for the Service.
 type resolverLog struct {
 	mu       sync.Mutex
@@ -204,7 +204,7 @@ type resolution struct {
 }
 
 func (l *resolverLog) resolve(namespace string, ref v1alpha1.ServiceReference) (string, error) {
-	url, err := exthost.DefaultResolver(namespace, ref)
+	url, err := extobject.DefaultResolver(namespace, ref)
 	if base, ok := l.services.Load(namespace + "/" + ref.Name); ok {
 		url = base.(string) + ref.Path
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/exthost/extobject"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -288,7 +288,7 @@ func TestTenancy_WebhooksResolveOnlyInTheExtensionsNamespace(t *testing.T) {
 	// The resolver itself refuses what the API would refuse: a fetched
 	// manifest never passes the API schema (internal/exthost tests this).
 	for _, name := range []string{"evil.other-ns", "http://169.254.169.254", "a/b", "x@y"} {
-		if u, err := exthost.DefaultResolver(ns, v1alpha1.ServiceReference{Name: name, Port: 80, Path: "/"}); err == nil {
+		if u, err := extobject.DefaultResolver(ns, v1alpha1.ServiceReference{Name: name, Port: 80, Path: "/"}); err == nil {
 			t.Errorf("DefaultResolver(%q) = %s, want an error", name, u)
 		}
 	}

@@ -1,4 +1,4 @@
-package exthost
+package extobject
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/exthost"
 )
 
 // reviewExtension is the extension of the fixed example (docs/rules.md).
@@ -87,12 +89,12 @@ func TestFromObject_InvalidRejectsWholeExtension(t *testing.T) {
 				t.Fatalf("ValidateObject = %v, want path %s", errs, tt.want)
 			}
 			h := newTestHost()
-			before := jsonOf(t, h.Registry())
+			before := h.Registry()
 			out := h.Load(context.Background(), FromObject(ext, nil), true)
-			if out.State != vocab.ExtensionRejected || out.Reason != ReasonInvalid || !strings.Contains(out.Message, tt.want) {
+			if out.State != vocab.ExtensionRejected || out.Reason != exthost.ReasonInvalid || !strings.Contains(out.Message, tt.want) {
 				t.Fatalf("outcome %+v", out)
 			}
-			if jsonOf(t, h.Registry()) != before {
+			if !reflect.DeepEqual(h.Registry(), before) {
 				t.Fatal("a rejected extension left registrations behind")
 			}
 		})
@@ -187,13 +189,13 @@ func TestServiceBacked_TrustedFetchesManifest_REXT1(t *testing.T) {
 
 func TestServiceBacked_BadManifestRejects(t *testing.T) {
 	for _, tt := range []struct{ name, manifest, reason, want string }{
-		{"unknown field", `{"tools":[],"hoooks":[]}`, ReasonInvalid, "unknown field"},
-		{"garbage", `<html>`, ReasonInvalid, "manifest"},
-		{"other name", `{"name":"someone-else"}`, ReasonInvalid, "someone-else"},
-		{"points elsewhere", `{"source":{"service":{"name":"x"}}}`, ReasonInvalid, "source"},
-		{"bad cel", `{"hooks":[{"name":"h","event":"BeforeToolCall","cel":{"expression":"call.("}}]}`, ReasonInvalid, "spec.hooks[0].cel.expression"},
-		{"bad tool name", `{"tools":[{"name":"no spaces","description":"d"}]}`, ReasonInvalid, "spec.tools[0].name"},
-		{"bad event", `{"hooks":[{"name":"h","event":"Whenever","cel":{"expression":"true"}}]}`, ReasonInvalid, "spec.hooks[0].event"},
+		{"unknown field", `{"tools":[],"hoooks":[]}`, exthost.ReasonInvalid, "unknown field"},
+		{"garbage", `<html>`, exthost.ReasonInvalid, "manifest"},
+		{"other name", `{"name":"someone-else"}`, exthost.ReasonInvalid, "someone-else"},
+		{"points elsewhere", `{"source":{"service":{"name":"x"}}}`, exthost.ReasonInvalid, "source"},
+		{"bad cel", `{"hooks":[{"name":"h","event":"BeforeToolCall","cel":{"expression":"call.("}}]}`, exthost.ReasonInvalid, "spec.hooks[0].cel.expression"},
+		{"bad tool name", `{"tools":[{"name":"no spaces","description":"d"}]}`, exthost.ReasonInvalid, "spec.tools[0].name"},
+		{"bad event", `{"hooks":[{"name":"h","event":"Whenever","cel":{"expression":"true"}}]}`, exthost.ReasonInvalid, "spec.hooks[0].event"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ext, _, resolve := serviceBacked(t, tt.manifest)
@@ -205,7 +207,7 @@ func TestServiceBacked_BadManifestRejects(t *testing.T) {
 	}
 	ext, _, resolve := serviceBacked(t, "{}")
 	ext.Spec.Source.Service.Path = "/missing"
-	if out := newTestHost().Load(context.Background(), FromObject(ext, resolve), true); out.Reason != ReasonImportFailed || !strings.Contains(out.Message, "404") {
+	if out := newTestHost().Load(context.Background(), FromObject(ext, resolve), true); out.Reason != exthost.ReasonImportFailed || !strings.Contains(out.Message, "404") {
 		t.Fatalf("outcome %+v", out)
 	}
 }
@@ -227,7 +229,7 @@ func TestServiceBacked_ManifestRedirectIsNotFollowed(t *testing.T) {
 	ext, _, _ := serviceBacked(t, `{}`)
 	resolve := func(string, v1alpha1.ServiceReference) (string, error) { return srv.URL + "/manifest.json", nil }
 	out := newTestHost().Load(context.Background(), FromObject(ext, resolve), true)
-	if out.State != vocab.ExtensionRejected || out.Reason != ReasonImportFailed || contacted.Load() ||
+	if out.State != vocab.ExtensionRejected || out.Reason != exthost.ReasonImportFailed || contacted.Load() ||
 		strings.Contains(out.Message, "AKIA") || !strings.Contains(out.Message, "redirects are not followed") {
 		t.Fatalf("outcome %+v (metadata contacted: %v)", out, contacted.Load())
 	}

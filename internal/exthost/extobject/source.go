@@ -1,4 +1,4 @@
-package exthost
+package extobject
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
@@ -76,22 +77,22 @@ func containsDotDot(path string) bool {
 	return false
 }
 
-// FromObject is the Source of an Extension object. Without spec.source the
+// FromObject is the exthost.Source of an Extension object. Without spec.source the
 // spec itself is the definition; with it, the import step fetches the
 // manifest (an ExtensionSpec as JSON, see docs/hostd.md) from that Service.
 // Either way nothing is read or contacted before Load has decided trust.
 // resolve may be nil for DefaultResolver.
-func FromObject(ext *v1alpha1.Extension, resolve WebhookResolver) Source {
+func FromObject(ext *v1alpha1.Extension, resolve WebhookResolver) exthost.Source {
 	if resolve == nil {
 		resolve = DefaultResolver
 	}
 	ext = ext.DeepCopy() // later edits to the caller's object cannot change what loads
 	id, ns := ext.LogicalName(), ext.Namespace
 	sc := specContext{extension: id, namespace: ns, resolve: resolve}
-	return Source{
+	return exthost.Source{
 		ID:        id,
 		Namespace: ns,
-		Import: func(ctx context.Context, env Env) (Factory, error) {
+		Import: func(ctx context.Context, env exthost.Env) (exthost.Factory, error) {
 			sc := sc // one per import: imports may run concurrently
 			sc.client = env.Outbound
 			spec := &ext.Spec
@@ -101,7 +102,7 @@ func FromObject(ext *v1alpha1.Extension, resolve WebhookResolver) Source {
 					return nil, err
 				}
 				if fetched.Name != "" && string(fetched.Name) != id {
-					return nil, &InvalidError{Errs: []error{fmt.Errorf("manifest names extension %q, expected %q", fetched.Name, id)}}
+					return nil, &exthost.InvalidError{Errs: []error{fmt.Errorf("manifest names extension %q, expected %q", fetched.Name, id)}}
 				}
 				spec = fetched
 			}
@@ -141,13 +142,13 @@ func DecodeManifest(body []byte) (*v1alpha1.ExtensionSpec, error) {
 	dec.DisallowUnknownFields()
 	var spec v1alpha1.ExtensionSpec
 	if err := dec.Decode(&spec); err != nil {
-		return nil, &InvalidError{Errs: []error{fmt.Errorf("manifest: %w", err)}}
+		return nil, &exthost.InvalidError{Errs: []error{fmt.Errorf("manifest: %w", err)}}
 	}
 	if dec.More() {
-		return nil, &InvalidError{Errs: []error{errors.New("manifest: trailing data after the JSON document")}}
+		return nil, &exthost.InvalidError{Errs: []error{errors.New("manifest: trailing data after the JSON document")}}
 	}
 	if spec.Source != nil {
-		return nil, &InvalidError{Errs: []error{errors.New("manifest: source must not be set; a manifest cannot point elsewhere")}}
+		return nil, &exthost.InvalidError{Errs: []error{errors.New("manifest: source must not be set; a manifest cannot point elsewhere")}}
 	}
 	return &spec, nil
 }

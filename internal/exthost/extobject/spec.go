@@ -1,30 +1,28 @@
-package exthost
+package extobject
 
 import (
-	"fmt"
 	"regexp"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
-	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
-// Admission enforces these patterns on Extension objects; a service-backed
-// manifest never passed admission, so the host checks them itself.
+// Admission enforces this pattern on Extension objects; a service-backed
+// manifest never passed admission, so the loader checks it itself.
 var (
 	toolNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
-	hookNamePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$`)
 )
 
 // compiled is an ExtensionSpec turned into registrations: schemas checked,
 // CEL compiled, webhook URLs resolved. Compiling happens once, at load.
 type compiled struct {
-	tools        []Tool
-	hooks        []Hook
+	tools        []exthost.Tool
+	hooks        []exthost.Hook
 	messageTypes []v1alpha1.MessageType
 	promptGuide  string
 }
@@ -61,11 +59,11 @@ func compileSpec(spec *v1alpha1.ExtensionSpec, path *field.Path, sc specContext)
 		var schema []byte
 		if t.InputSchema != nil {
 			schema = t.InputSchema.Raw
-			if _, err := CompileInputSchema(schema); err != nil {
+			if _, err := exthost.CompileInputSchema(schema); err != nil {
 				errs = append(errs, field.Invalid(p.Child("inputSchema"), "(the schema)", err.Error()))
 			}
 		}
-		tool := Tool{Name: name, Description: string(t.Description), ReadOnly: t.ReadOnly, InputSchema: schema}
+		tool := exthost.Tool{Name: name, Description: string(t.Description), ReadOnly: t.ReadOnly, InputSchema: schema}
 		if t.Implementation != nil {
 			svc, serr := compileImplementation(t.Implementation, p.Child("implementation"), sc)
 			errs = append(errs, serr...)
@@ -77,7 +75,7 @@ func compileSpec(spec *v1alpha1.ExtensionSpec, path *field.Path, sc specContext)
 	hooks := map[string]bool{}
 	for i := range spec.Hooks {
 		p := path.Child("hooks").Index(i)
-		h, herrs := compileHook(specHook(&spec.Hooks[i], p, sc), p, sc.extension, sc.client)
+		h, herrs := exthost.CompileHook(specHook(&spec.Hooks[i], p, sc), p, sc.extension, sc.client)
 		errs = append(errs, herrs...)
 		if hooks[h.Name] {
 			errs = append(errs, field.Duplicate(path.Child("hooks").Index(i).Child("name"), h.Name))
@@ -100,32 +98,19 @@ func compileSpec(spec *v1alpha1.ExtensionSpec, path *field.Path, sc specContext)
 	return out, errs
 }
 
-// hookDecl is a hook as declared: by an Extension spec (a webhook names a
-// Service, resolved here) or by a published registry (a webhook has the URL
-// the publishing controller resolved). compileHook is the one compiler of
-// both, so the controller and hostd accept and run exactly the same hooks.
-type hookDecl struct {
-	name           string
-	event          vocab.HookEvent
-	tools          []string
-	timeoutSeconds int32
-	cel            *v1alpha1.CELHook
-	// syntaxOnly: see specContext.
-	syntaxOnly bool
-	// webhook returns the webhook's target; nil for a hook without one.
-	webhook func() (outbound.Target, *field.Error)
-}
-
 // specHook declares a hook of an Extension spec.
-func specHook(in *v1alpha1.ExtensionHook, p *field.Path, sc specContext) hookDecl {
-	d := hookDecl{name: in.Name, event: in.Event, timeoutSeconds: in.TimeoutSeconds, cel: in.CEL, syntaxOnly: sc.syntaxOnly}
+func specHook(in *v1alpha1.ExtensionHook, p *field.Path, sc specContext) exthost.HookDecl {
+	d := exthost.HookDecl{Name: in.Name, Event: in.Event, TimeoutSeconds: in.TimeoutSeconds, SyntaxOnly: sc.syntaxOnly}
+	if in.CEL != nil {
+		d.CEL = &contract.CELHook{Expression: in.CEL.Expression, Message: in.CEL.Message}
+	}
 	if in.Match != nil {
 		for _, t := range in.Match.Tools {
-			d.tools = append(d.tools, string(t))
+			d.Tools = append(d.Tools, string(t))
 		}
 	}
 	if in.Webhook != nil {
-		d.webhook = func() (outbound.Target, *field.Error) {
+		d.Webhook = func() (outbound.Target, *field.Error) {
 			url, err := sc.resolve(sc.namespace, in.Webhook.Service)
 			if err != nil {
 				return outbound.Target{}, field.Invalid(p.Child("webhook", "service"), in.Webhook.Service.Name, err.Error())
@@ -136,56 +121,15 @@ func specHook(in *v1alpha1.ExtensionHook, p *field.Path, sc specContext) hookDec
 	return d
 }
 
-// compileHook validates and compiles one hook; every problem names its field
-// under p. extension and client are the webhook's caller identity and client.
-func compileHook(d hookDecl, p *field.Path, extension string, client outbound.Doer) (Hook, field.ErrorList) {
-	var errs field.ErrorList
-	h := Hook{Name: d.name, Event: d.event, Tools: d.tools, Timeout: time.Duration(d.timeoutSeconds) * time.Second}
-	if !hookNamePattern.MatchString(d.name) {
-		errs = append(errs, field.Invalid(p.Child("name"), d.name, "must match "+hookNamePattern.String()))
-	}
-	if !knownEvent(d.event) {
-		errs = append(errs, field.NotSupported(p.Child("event"), d.event, eventNames()))
-		return h, errs
-	}
-	if len(d.tools) > 0 && !d.event.IsToolEvent() {
-		errs = append(errs, field.Invalid(p.Child("match", "tools"), d.tools, fmt.Sprintf("hook %q: match applies to tool events only, not %s", d.name, d.event)))
-	}
-	if d.timeoutSeconds != 0 && (d.timeoutSeconds < 1 || h.Timeout > MaxTimeout) {
-		errs = append(errs, field.Invalid(p.Child("timeoutSeconds"), d.timeoutSeconds, fmt.Sprintf("must be between 1 and %d", vocab.MaxHookTimeoutSeconds)))
-	}
-	switch {
-	case (d.cel == nil) == (d.webhook == nil):
-		errs = append(errs, field.Invalid(p, d.name, "exactly one of cel or webhook must be set"))
-	case d.cel != nil && d.syntaxOnly:
-		if err := CheckCELSyntax(d.event, d.cel.Expression); err != nil {
-			errs = append(errs, field.Invalid(p.Child("cel", "expression"), d.cel.Expression, err.Error()))
-		}
-	case d.cel != nil:
-		handler, err := CompileCEL(d.event, d.cel.Expression, d.cel.Message)
-		if err != nil {
-			errs = append(errs, field.Invalid(p.Child("cel", "expression"), d.cel.Expression, fmt.Sprintf("hook %q: %v", d.name, err)))
-		}
-		h.Handler = handler
-	default:
-		target, err := d.webhook()
-		if err != nil {
-			errs = append(errs, err)
-		}
-		h.Handler = NewWebhook(target, extension, d.name, client)
-	}
-	return h, errs
-}
-
 // compileImplementation resolves a runnable tool's Service with the same
 // resolver, and so the same rules, as a webhook hook's.
 func compileImplementation(in *v1alpha1.ToolImplementation, p *field.Path, sc specContext) (*contract.ToolService, field.ErrorList) {
 	var errs field.ErrorList
 	timeout := in.TimeoutSeconds
 	if timeout == 0 {
-		timeout = int32(DefaultToolTimeout / time.Second)
+		timeout = int32(exthost.DefaultToolTimeout / time.Second)
 	}
-	if timeout < 1 || time.Duration(timeout)*time.Second > MaxToolTimeout {
+	if timeout < 1 || time.Duration(timeout)*time.Second > exthost.MaxToolTimeout {
 		errs = append(errs, field.Invalid(p.Child("timeoutSeconds"), in.TimeoutSeconds, "must be between 1 and 300"))
 	}
 	url, err := sc.resolve(sc.namespace, in.Service)
@@ -199,11 +143,11 @@ func compileImplementation(in *v1alpha1.ToolImplementation, p *field.Path, sc sp
 // spec (CEL, input schemas, webhook URLs) and registers the result. Any error
 // rejects the whole extension; collisions with other extensions are the
 // commit's job.
-func specFactory(spec *v1alpha1.ExtensionSpec, sc specContext) Factory {
-	return func(api API) error {
+func specFactory(spec *v1alpha1.ExtensionSpec, sc specContext) exthost.Factory {
+	return func(api exthost.API) error {
 		c, errs := compileSpec(spec, field.NewPath("spec"), sc)
 		if len(errs) > 0 {
-			return invalid(errs)
+			return exthost.Invalid(errs)
 		}
 		for _, t := range c.tools {
 			api.RegisterTool(t)
@@ -219,12 +163,4 @@ func specFactory(spec *v1alpha1.ExtensionSpec, sc specContext) Factory {
 		}
 		return nil
 	}
-}
-
-func invalid(errs field.ErrorList) error {
-	out := make([]error, len(errs))
-	for i, e := range errs {
-		out[i] = e
-	}
-	return &InvalidError{Errs: out}
 }
