@@ -1,0 +1,154 @@
+package hostd
+
+import (
+	"crypto/rand"
+	"encoding/pem"
+	"fmt"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources"
+)
+
+// otherBranchBytes is the data beside the pinned skill: 10 files of 15 MiB
+// of random bytes on another branch of the same repository.
+const otherBranchBytes = 150 << 20
+
+// BenchmarkHostd_PeakRSS_4ByteGitSkillBeside150MiB starts a real `loadout
+// hostd` with --materialize, reads its peak resident memory (VmHWM) idle,
+// then in each round publishes a context with one external skill whose
+// SKILL.md body is 4 bytes, pinned by commit in a git repository whose other
+// branch holds 150 MiB, waits until it is materialized, and publishes the
+// first context again. The repository is served over HTTPS by git's own
+// smart-HTTP backend, with uploadpack.allowReachableSHA1InWant as GitHub
+// serves commits by id. The issue's target is at most 32 MiB above idle.
+func BenchmarkHostd_PeakRSS_4ByteGitSkillBeside150MiB(b *testing.B) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		b.Skip("needs /proc (Linux) to read peak RSS")
+	}
+	backend := gitHTTPBackend(b)
+	bin := hostdBinary(b)
+	url, commit := serveGitRepository(b, backend)
+	source := &contract.SkillSource{Git: &contract.GitSource{URL: url, Commit: commit, Path: "skills/tiny"}}
+	b.Run("sample-128Mi-limit", func(b *testing.B) { peakRSSServingGitSkill(b, bin, "GOMEMLIMIT=107374182", source) })
+	b.Run("no-limit", func(b *testing.B) { peakRSSServingGitSkill(b, bin, "GOMEMLIMIT=off", source) })
+}
+
+func peakRSSServingGitSkill(b *testing.B, bin, env string, source *contract.SkillSource) {
+	dir, out := b.TempDir(), b.TempDir()
+	without, with := sourcedSkillContext(b, nil), sourcedSkillContext(b, source)
+	writeConfigMapDir(b, dir, without)
+	_, pid := startHostdOn(b, bin, env, dir, "--materialize", out, "--source-cache", b.TempDir(), "--poll-interval", "100ms")
+	idle := peakRSS(b, pid)
+	skill := filepath.Join(out, "skills", "tiny", "SKILL.md")
+	b.ResetTimer()
+	for range b.N {
+		writeConfigMapDir(b, dir, with)
+		awaitMaterialized(b, "the git skill materialized", func() bool {
+			body, err := os.ReadFile(skill)
+			return err == nil && strings.HasSuffix(string(body), "\nTiny")
+		})
+		writeConfigMapDir(b, dir, without)
+		awaitMaterialized(b, "the git skill gone again", func() bool {
+			_, err := os.Stat(skill)
+			return os.IsNotExist(err)
+		})
+	}
+	b.StopTimer()
+	peak := peakRSS(b, pid)
+	b.ReportMetric(float64(idle)/(1<<20), "idle-peak-MiB")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+	b.ReportMetric(float64(peak-idle)/(1<<20), "above-idle-MiB")
+}
+
+// sourcedSkillContext is a context holding the skill "tiny" fetched from
+// source, or no skill when source is nil.
+func sourcedSkillContext(b *testing.B, source *contract.SkillSource) map[string]string {
+	root := resources.Root{Name: "p"}
+	if source != nil {
+		root.Skills = []resources.Skill{{Name: "tiny", Description: "A tiny skill.", Source: source,
+			Origin: resources.Origin{Root: "p", Namespace: "p", Object: "tiny"}}}
+	}
+	res, err := resources.Render(resources.Input{Roots: []resources.Root{root}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res.Data
+}
+
+// gitHTTPBackend is git's smart-HTTP CGI program, or a skip without git.
+func gitHTTPBackend(b *testing.B) string {
+	out, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		b.Skip("needs git")
+	}
+	backend := filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
+	if _, err := os.Stat(backend); err != nil {
+		b.Skip("needs git-http-backend")
+	}
+	return backend
+}
+
+// serveGitRepository creates the repository (the skill on main, 150 MiB of
+// random files on the branch "big"), serves it over HTTPS for the
+// benchmark's life, points this process's and hostd's trust at the server's
+// certificate (SSL_CERT_FILE) and returns its URL and main's commit.
+func serveGitRepository(b *testing.B, backend string) (url, commit string) {
+	root := b.TempDir()
+	repo := filepath.Join(root, "skills.git")
+	run := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@example.com",
+			"GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write := func(name string, data []byte) {
+		p := filepath.Join(repo, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	run("init", "-q", "-b", "main")
+	write("skills/tiny/SKILL.md", []byte("---\nname: tiny\ndescription: A tiny skill.\n---\nTiny"))
+	run("add", ".")
+	run("commit", "-q", "-m", "tiny skill")
+	commit = run("rev-parse", "HEAD")
+	run("checkout", "-q", "-b", "big")
+	const files = 10
+	for i := range files {
+		data := make([]byte, otherBranchBytes/files)
+		_, _ = rand.Read(data)
+		write(fmt.Sprintf("data/blob-%d.bin", i), data)
+	}
+	run("add", ".")
+	run("commit", "-q", "-m", "150 MiB beside the skill")
+	run("checkout", "-q", "main")
+	run("config", "uploadpack.allowReachableSHA1InWant", "true")
+
+	srv := httptest.NewUnstartedServer(&cgi.Handler{Path: backend, Root: "/",
+		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}})
+	srv.StartTLS()
+	b.Cleanup(srv.Close)
+	certFile := filepath.Join(root, "ca.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Setenv("SSL_CERT_FILE", certFile) // inherited by hostd
+	return srv.URL + "/skills.git/.git", commit
+}
