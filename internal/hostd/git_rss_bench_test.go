@@ -65,6 +65,7 @@ func peakRSSServingGitSkill(b *testing.B, bin, env string, source *contract.Skil
 	b.ReportMetric(float64(idle)/(1<<20), "idle-peak-MiB")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 	b.ReportMetric(float64(peak-idle)/(1<<20), "above-idle-MiB")
+	b.ReportMetric(float64(peak-idle)/(32<<20), "x-target") // at most 32 MiB above idle
 }
 
 // sourcedSkillContext is a context holding the skill "tiny" fetched from

@@ -72,6 +72,7 @@ func peakRSSServingSource(b *testing.B, bin, env, reference string) {
 	b.ReportMetric(float64(idle)/(1<<20), "idle-peak-MiB")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 	b.ReportMetric(float64(peak-idle)/(1<<20), "above-idle-MiB")
+	b.ReportMetric(float64(peak-idle)/(64<<20), "x-target") // at most 64 MiB above idle
 }
 
 // pushBigSkill pushes the 120 MiB skill to a registry serving on loopback
