@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/resources"
 )
 
 // otherBranchBytes is the data beside the pinned skill: 10 files of 15 MiB
@@ -41,46 +40,11 @@ func BenchmarkHostd_PeakRSS_4ByteGitSkillBeside150MiB(b *testing.B) {
 }
 
 func peakRSSServingGitSkill(b *testing.B, bin, env string, source *contract.SkillSource) {
-	dir, out := b.TempDir(), b.TempDir()
-	without, with := sourcedSkillContext(b, nil), sourcedSkillContext(b, source)
-	writeConfigMapDir(b, dir, without)
-	_, pid := startHostdOn(b, bin, env, dir, "--materialize", out, "--source-cache", b.TempDir(), "--poll-interval", "100ms")
-	idle := peakRSS(b, pid)
-	skill := filepath.Join(out, "skills", "tiny", "SKILL.md")
-	b.ResetTimer()
-	for range b.N {
-		writeConfigMapDir(b, dir, with)
-		awaitMaterialized(b, "the git skill materialized", func() bool {
-			body, err := os.ReadFile(skill)
+	peakRSSServingExternalSkill(b, bin, env, externalSkillContext(b, "tiny", nil), externalSkillContext(b, "tiny", source), 32<<20,
+		func(out string) bool {
+			body, err := os.ReadFile(filepath.Join(out, "skills", "tiny", "SKILL.md"))
 			return err == nil && strings.HasSuffix(string(body), "\nTiny")
-		})
-		writeConfigMapDir(b, dir, without)
-		awaitMaterialized(b, "the git skill gone again", func() bool {
-			_, err := os.Stat(skill)
-			return os.IsNotExist(err)
-		})
-	}
-	b.StopTimer()
-	peak := peakRSS(b, pid)
-	b.ReportMetric(float64(idle)/(1<<20), "idle-peak-MiB")
-	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
-	b.ReportMetric(float64(peak-idle)/(1<<20), "above-idle-MiB")
-	b.ReportMetric(float64(peak-idle)/(32<<20), "x-target") // at most 32 MiB above idle
-}
-
-// sourcedSkillContext is a context holding the skill "tiny" fetched from
-// source, or no skill when source is nil.
-func sourcedSkillContext(b *testing.B, source *contract.SkillSource) map[string]string {
-	root := resources.Root{Name: "p"}
-	if source != nil {
-		root.Skills = []resources.Skill{{Name: "tiny", Description: "A tiny skill.", Source: source,
-			Origin: resources.Origin{Root: "p", Namespace: "p", Object: "tiny"}}}
-	}
-	res, err := resources.Render(resources.Input{Roots: []resources.Root{root}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return res.Data
+		}, filepath.Join("skills", "tiny"))
 }
 
 // gitHTTPBackend is git's smart-HTTP CGI program, or a skip without git.
