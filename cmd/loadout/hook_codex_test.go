@@ -3,9 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"net"
 	"strings"
 	"testing"
+
+	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
 // runCodexHook runs `loadout hook codex` with input on stdin and returns its
@@ -60,12 +61,7 @@ func TestHookCodex_DenialCarriesHostdReason(t *testing.T) {
 }
 
 func TestHookCodex_HostdDownOrUnreadableInputDenies_RAG3(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := "http://" + l.Addr().String()
-	_ = l.Close()
+	down := "http://" + testnet.FreeAddr(t) // nothing listens there
 	reason := decision(t, runCodexHook(t, preToolUse("Write", map[string]any{"file_path": "/a"}), "--hostd-url", down), "deny")
 	if !strings.Contains(reason, "could not get a policy decision from hostd") {
 		t.Fatalf("hostd down: %q", reason)
@@ -90,9 +86,7 @@ func TestHookCodex_OtherEventsAndPostToolUseAnswerAcceptedShapes(t *testing.T) {
 	if answer := runCodexHook(t, string(b), "--hostd-url", url); len(answer) != 0 {
 		t.Fatalf("PostToolUse: %v", answer)
 	}
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	down := "http://" + l.Addr().String()
-	_ = l.Close()
+	down := "http://" + testnet.FreeAddr(t)
 	answer := runCodexHook(t, string(b), "--hostd-url", down)
 	if msg, _ := answer["systemMessage"].(string); len(answer) != 1 || !strings.Contains(msg, "after hooks did not run") {
 		t.Fatalf("PostToolUse with hostd down: %v", answer)

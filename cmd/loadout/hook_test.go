@@ -2,11 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
 // claudeWorkspace is the samples' dev Workspace naming Claude Code's own
@@ -112,12 +113,7 @@ func TestHookClaudeCode_DenyAnswersDocumentedShapeWithHostdReason(t *testing.T) 
 }
 
 func TestHookClaudeCode_HostdDownOrUnreadableInputDenies(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := "http://" + l.Addr().String()
-	_ = l.Close() // nothing listens there now
+	down := "http://" + testnet.FreeAddr(t) // nothing listens there
 	reason := decision(t, runHook(t, preToolUse("Write", map[string]any{"file_path": "/a"}), "--hostd-url", down), "deny")
 	if !strings.Contains(reason, "could not get a policy decision from hostd") || !strings.Contains(reason, "blocked") {
 		t.Fatalf("hostd down: %q", reason)
@@ -147,9 +143,7 @@ func TestHookClaudeCode_PostToolUseReportsToAfterHooks(t *testing.T) {
 	if answer := post("Write"); len(answer) != 0 {
 		t.Fatalf("PostToolUse without diagnostics: %v", answer)
 	}
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	down := "http://" + l.Addr().String()
-	_ = l.Close()
+	down := "http://" + testnet.FreeAddr(t)
 	b, _ := json.Marshal(map[string]any{"hook_event_name": "PostToolUse", "tool_name": "Write", "tool_use_id": "t", "tool_response": "ok"})
 	answer := runHook(t, string(b), "--hostd-url", down)
 	if msg, _ := answer["systemMessage"].(string); !strings.Contains(msg, "after hooks did not run") || answer["hookSpecificOutput"] != nil {

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
 func TestHostd_RefusesAnAPIAddressOffLoopback(t *testing.T) {
@@ -20,60 +20,21 @@ func TestHostd_RefusesAnAPIAddressOffLoopback(t *testing.T) {
 	}
 }
 
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
-}
-
 // hostd --probe-addr serves the probes on a second listener while the API
 // stays on --addr; the probe listener has no /v1 routes.
 func TestHostd_ProbeAddrServesProbesOnASecondListener(t *testing.T) {
-	api, probes := freeLoopbackAddr(t), freeLoopbackAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := newRootCommand()
-	cmd.SetArgs([]string{"hostd", "--allow-unsigned-context", "--context-dir", t.TempDir(), "--addr", api, "--probe-addr", probes})
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(ctx) }()
+	api, probes := testnet.FreeAddr(t), testnet.FreeAddr(t)
+	startCommand(t, "hostd", "--allow-unsigned-context", "--context-dir", t.TempDir(), "--addr", api, "--probe-addr", probes)
 
-	waitStatus := func(url string, want int) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			resp, err := http.Get(url)
-			if err == nil {
-				_ = resp.Body.Close()
-				if resp.StatusCode == want {
-					return
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("GET %s: never %d (last: %v)", url, want, err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	waitStatus("http://"+probes+"/healthz", http.StatusOK)
+	testnet.WaitStatus(t, "http://"+probes+"/healthz", http.StatusOK)
 	// The empty directory holds no context: not ready, on both listeners.
-	waitStatus("http://"+probes+"/readyz", http.StatusServiceUnavailable)
-	waitStatus("http://"+api+"/readyz", http.StatusServiceUnavailable)
-	waitStatus("http://"+probes+"/metrics", http.StatusOK)
-	waitStatus("http://"+probes+"/v1/registry", http.StatusNotFound)
-	waitStatus("http://"+api+"/v1/registry", http.StatusServiceUnavailable)
-
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("hostd after cancel: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("hostd did not stop with its context")
-	}
+	testnet.WaitStatus(t, "http://"+probes+"/readyz", http.StatusServiceUnavailable)
+	testnet.WaitStatus(t, "http://"+api+"/readyz", http.StatusServiceUnavailable)
+	testnet.WaitStatus(t, "http://"+probes+"/metrics", http.StatusOK)
+	testnet.WaitStatus(t, "http://"+probes+"/v1/registry", http.StatusNotFound)
+	testnet.WaitStatus(t, "http://"+api+"/v1/registry", http.StatusServiceUnavailable)
+	// startCommand's cleanup checks that hostd stops, without an error, with
+	// its context.
 }
 
 func TestHostd_ProbeAddrInUseFailsNamingTheFlag(t *testing.T) {
@@ -83,7 +44,7 @@ func TestHostd_ProbeAddrInUseFailsNamingTheFlag(t *testing.T) {
 	}
 	defer func() { _ = l.Close() }()
 	cmd := newRootCommand()
-	cmd.SetArgs([]string{"hostd", "--allow-unsigned-context", "--context-dir", t.TempDir(), "--addr", freeLoopbackAddr(t), "--probe-addr", l.Addr().String()})
+	cmd.SetArgs([]string{"hostd", "--allow-unsigned-context", "--context-dir", t.TempDir(), "--addr", testnet.FreeAddr(t), "--probe-addr", l.Addr().String()})
 	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--probe-addr") {
 		t.Errorf("hostd with a busy --probe-addr: err = %v, want an error naming --probe-addr", err)
 	}
@@ -99,7 +60,7 @@ func TestHostd_RefusesToStartWithoutATrustAnchor(t *testing.T) {
 		"--context-keys=ed25519 !!!": "--context-keys",
 	} {
 		cmd := newRootCommand()
-		argv := []string{"hostd", "--context-dir", t.TempDir(), "--addr", freeLoopbackAddr(t)}
+		argv := []string{"hostd", "--context-dir", t.TempDir(), "--addr", testnet.FreeAddr(t)}
 		if args != "" {
 			argv = append(argv, args)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
 // capturedCall is one signed call exactly as hostd sent it.
@@ -64,29 +65,14 @@ func startCommand(t *testing.T, args ...string) {
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-done:
+		case err := <-done:
+			if err != nil {
+				t.Errorf("loadout %s after its context ended: %v", args[0], err)
+			}
 		case <-time.After(10 * time.Second):
 			t.Errorf("loadout %s did not stop", args[0])
 		}
 	})
-}
-
-func waitOK(t *testing.T, url string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET %s never answered 200 (last: %v)", url, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // replay sends a captured call again, byte for byte, to url.
@@ -167,9 +153,9 @@ func TestToolServer_RefusesReplayedStaleAndCrossToolCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	const notesURL = "http://review-notes.team-a.svc:8080/notes"
-	toolAddr := freeLoopbackAddr(t)
+	toolAddr := testnet.FreeAddr(t)
 	startCommand(t, "tool-server", "review-notes", "--addr", toolAddr, "--signing-key-file", keyFile, "--url", notesURL)
-	waitOK(t, "http://"+toolAddr+"/healthz")
+	testnet.WaitStatus(t, "http://"+toolAddr+"/healthz", http.StatusOK)
 
 	// hostd reaches review-notes through a recorder, as a network tap would.
 	var toReview, toDeploy recorder
@@ -187,10 +173,10 @@ func TestToolServer_RefusesReplayedStaleAndCrossToolCalls(t *testing.T) {
 	}))
 	t.Cleanup(deploy.Close)
 
-	hostdAddr := freeLoopbackAddr(t)
+	hostdAddr := testnet.FreeAddr(t)
 	startCommand(t, "hostd", "--allow-unsigned-context", "--context-dir", toolContextDir(t, deploy.URL+"/run"), "--addr", hostdAddr,
 		"--signing-key-file", keyFile, "--service-address", "review-notes.team-a.svc:8080="+strings.TrimPrefix(tap.URL, "http://"))
-	waitOK(t, "http://"+hostdAddr+"/readyz")
+	testnet.WaitStatus(t, "http://"+hostdAddr+"/readyz", http.StatusOK)
 
 	if got := runHostdTool(t, hostdAddr, "review_note", "first"); got != "note 1 recorded" {
 		t.Fatalf("hostd's signed call: %q", got)
@@ -243,7 +229,7 @@ func TestToolServer_RefusesReplayedStaleAndCrossToolCalls(t *testing.T) {
 // it could not tell a call for it from a call for another tool.
 func TestToolServer_SigningKeyNeedsItsURL(t *testing.T) {
 	cmd := newRootCommand()
-	cmd.SetArgs([]string{"tool-server", "review-notes", "--addr", freeLoopbackAddr(t), "--signing-key-file", "/nonexistent"})
+	cmd.SetArgs([]string{"tool-server", "review-notes", "--addr", testnet.FreeAddr(t), "--signing-key-file", "/nonexistent"})
 	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--url") {
 		t.Fatalf("err = %v, want one naming --url", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,6 +24,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/manifests"
 	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
 // The manager's metrics endpoint, as installed by config/default: HTTPS behind
@@ -72,12 +72,7 @@ func TestMetrics_SecuredEndpointNeedsTheMetricsReaderRole(t *testing.T) {
 	}
 
 	// The manager, as its ServiceAccount, serving metrics the way the flags say.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
+	addr := testnet.FreeAddr(t)
 	o, _, err := parseFlags([]string{"--metrics-bind-address=" + addr})
 	if err != nil {
 		t.Fatal(err)

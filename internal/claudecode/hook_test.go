@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
 // FuzzAnswer: the hook input comes from Claude Code, but a broken or hostile
@@ -30,12 +30,7 @@ func FuzzAnswer(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		f.Fatal(err)
-	}
-	down := "http://" + l.Addr().String()
-	_ = l.Close()
+	down := "http://" + testnet.FreeAddr(f) // nothing listens there
 	h := Hook{Policy: HostdClient{URL: down, Timeout: time.Second}, MCPServer: "loadout"}
 	f.Fuzz(func(t *testing.T, input string) {
 		out := h.AnswerJSON(context.Background(), strings.NewReader(input))

@@ -2,13 +2,13 @@ package hostd
 
 import (
 	"context"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
 // The probe listener (hostd --probe-addr, on the pod IP) answers the kubelet
@@ -24,7 +24,7 @@ func TestProbeHandler_ServesProbesAndMetricsButNotTheAPI(t *testing.T) {
 		"/readyz":  `"hash":"sha256:`,
 		"/metrics": "loadout_hostd_context_loaded 1",
 	} {
-		code, body := getStatus(t, probes.URL+path)
+		code, body := testnet.Get(t, probes.URL+path)
 		if code != http.StatusOK || !strings.Contains(body, want) {
 			t.Errorf("GET %s on the probe listener = %d %q, want 200 containing %q", path, code, body, want)
 		}
@@ -51,39 +51,21 @@ func TestProbeHandler_NotReadyUntilAContextLoads(t *testing.T) {
 	s := New(Options{ContextDir: t.TempDir()})
 	probes := httptest.NewServer(s.ProbeHandler())
 	t.Cleanup(probes.Close)
-	if code, _ := getStatus(t, probes.URL+"/healthz"); code != http.StatusOK {
+	if code, _ := testnet.Get(t, probes.URL+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz = %d before any load, want 200 (alive, so the kubelet does not restart it)", code)
 	}
-	if code, body := getStatus(t, probes.URL+"/readyz"); code != http.StatusServiceUnavailable {
+	if code, body := testnet.Get(t, probes.URL+"/readyz"); code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz = %d %q with no context, want 503", code, body)
 	}
 }
 
 func TestListenAndServeProbes_StopsWithTheContext(t *testing.T) {
 	s, _, _ := newTestServer(t, fixedRegistry())
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
+	addr := testnet.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.ListenAndServeProbes(ctx, addr) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("probe listener on %s never answered /readyz: %v", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testnet.WaitStatus(t, "http://"+addr+"/readyz", http.StatusOK)
 	cancel()
 	select {
 	case err := <-done:
@@ -93,19 +75,4 @@ func TestListenAndServeProbes_StopsWithTheContext(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("ListenAndServeProbes did not return after its context was cancelled")
 	}
-}
-
-// getStatus is get with the status code.
-func getStatus(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(body)
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
 // BenchmarkHostd_PeakRSS_32ConcurrentMaximalRequests starts a real
@@ -202,12 +203,7 @@ func startHostd(b *testing.B, bin, env string, data map[string]string, args ...s
 // startHostdOn is startHostd on a context directory the caller writes (and
 // may write again, as a ConfigMap update does).
 func startHostdOn(b *testing.B, bin, env, dir string, args ...string) (string, int) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
+	addr := testnet.FreeAddr(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	args = append(append(hostdArgs(bin), "--allow-unsigned-context", "--context-dir", dir, "--addr", addr), args...)
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -218,18 +214,7 @@ func startHostdOn(b *testing.B, bin, env, dir string, args ...string) (string, i
 	}
 	b.Cleanup(func() { cancel(); _ = cmd.Wait() })
 	base := "http://" + addr
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("hostd never ready: %v", err)
-		}
-	}
+	testnet.WaitStatus(b, base+"/readyz", http.StatusOK)
 	return base, cmd.Process.Pid
 }
 

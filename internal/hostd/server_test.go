@@ -3,7 +3,6 @@ package hostd
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
 func callBody(id, name, text string) map[string]any {
@@ -192,15 +192,11 @@ func TestConcurrentRequests(t *testing.T) {
 	wg.Wait()
 }
 
+// get is GET url's body, whatever its status.
 func get(t testing.TB, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	_, body := testnet.Get(t, url)
+	return body
 }
 
 func serve(s *Server, method, path, body string) *http.Response {

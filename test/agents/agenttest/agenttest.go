@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -21,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
 // RepoRoot is the repository's root directory.
@@ -166,18 +167,6 @@ func MountConfigMap(t testing.TB, dir string, data map[string]string) {
 	}
 }
 
-// FreeAddr returns a loopback address nothing listens on at the moment.
-func FreeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
-}
-
 // Process is a started loadout process; the test's cleanup stops it.
 type Process struct {
 	// URL is its base URL, http://127.0.0.1:PORT.
@@ -268,7 +257,7 @@ func StartHostd(t testing.TB, data map[string]string, extra ...string) *Hostd {
 	work := t.TempDir()
 	h := &Hostd{ContextDir: filepath.Join(work, "context"), TreeDir: filepath.Join(work, "tree")}
 	MountConfigMap(t, h.ContextDir, data)
-	addr := FreeAddr(t)
+	addr := testnet.FreeAddr(t)
 	args := append([]string{"hostd", "--allow-unsigned-context", "--context-dir", h.ContextDir,
 		"--addr", addr, "--materialize", h.TreeDir, "--poll-interval", "100ms"}, extra...)
 	h.Process = start(t, addr, "/readyz", args...)
@@ -311,7 +300,7 @@ func StartReviewNotes(t testing.TB, data map[string]string) *ReviewNotes {
 	if host == "" {
 		t.Fatal("the manifest has no runnable review_note tool")
 	}
-	addr := FreeAddr(t)
+	addr := testnet.FreeAddr(t)
 	p := start(t, addr, "/healthz", "tool-server", "review-notes", "--addr", addr)
 	return &ReviewNotes{Process: p, HostdArgs: []string{"--service-address", host + "=" + addr}}
 }

@@ -1,0 +1,62 @@
+// Package testnet holds the helpers of tests that run real listeners on
+// loopback (hostd, the tool server, the manager, the agent harnesses), so
+// that each of them waits for and reads a listener the same way.
+package testnet
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// FreeAddr returns a loopback address nothing listens on at the moment: for
+// a listener the test starts, or for a URL that must find nobody there.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return addr
+}
+
+// WaitStatus polls GET url until it answers want, for at most 30 seconds: a
+// listener started in a goroutine or in a new process is not up at once,
+// and a busy CI machine can take long to start one.
+func WaitStatus(t testing.TB, url string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == want {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s never answered %d (last: %v)", url, want, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Get is GET url's status code and body; it fails t when the request or the
+// read fails.
+func Get(t testing.TB, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
