@@ -17,6 +17,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 )
 
 // Kit holds what the envtest suites share to create objects and wait for the
@@ -210,15 +211,10 @@ func ConditionMessage(ws *v1alpha1.Workspace, condType vocab.ConditionType) stri
 	return ""
 }
 
-// MustContain reports each wanted substring that s lacks; what names s.
-func MustContain(t testing.TB, what, s string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(s, w) {
-			t.Errorf("%s does not contain %q:\n%s", what, w, s)
-		}
-	}
-}
+// MustContain reports each wanted substring that s lacks; what names s. It
+// is resourcestest's: the envtest suites and the engine's neighbours report
+// a missing substring the same way.
+var MustContain = resourcestest.MustContain
 
 // MustNotContain reports each unwanted substring that s holds. It does not
 // print s: leak checks pass whole ConfigMaps.

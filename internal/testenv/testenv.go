@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"testing"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -48,4 +49,19 @@ func Start(options ...func(*envtest.Environment)) (*envtest.Environment, *rest.C
 		return nil, nil, fmt.Errorf("starting envtest from %s: %w", assets, err)
 	}
 	return env, cfg, nil
+}
+
+// WriteKubeconfig writes u's kubeconfig to a fresh file and returns its path,
+// for the tests that run kubectl or helm against the control plane.
+func WriteKubeconfig(t testing.TB, u *envtest.AuthenticatedUser) string {
+	t.Helper()
+	kc, err := u.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

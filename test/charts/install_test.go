@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -30,6 +29,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/manifests"
 	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
 // cluster is one API server of the test's own (no CRDs: the charts install
@@ -59,20 +59,7 @@ func startCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &cluster{env: env, client: c, kubeconfig: writeKubeconfig(t, admin)}
-}
-
-func writeKubeconfig(t *testing.T, u *envtest.AuthenticatedUser) string {
-	t.Helper()
-	kc, err := u.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return &cluster{env: env, client: c, kubeconfig: testenv.WriteKubeconfig(t, admin)}
 }
 
 func (c *cluster) helm(t *testing.T, args ...string) string {
@@ -241,12 +228,7 @@ func (c *cluster) runManagerAsServiceAccount(t *testing.T) *syncBuffer {
 	if err := c.client.Get(ctx, client.ObjectKey{Namespace: demo.PlatformNamespace, Name: "loadout-manager"}, dep); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	probeAddr := l.Addr().String()
-	_ = l.Close()
+	probeAddr := testnet.FreeAddr(t)
 	var args []string
 	for _, a := range dep.Spec.Template.Spec.Containers[0].Args {
 		if !strings.HasPrefix(a, "--metrics-bind-address=") && !strings.HasPrefix(a, "--health-probe-bind-address=") {
@@ -263,7 +245,7 @@ func (c *cluster) runManagerAsServiceAccount(t *testing.T) *syncBuffer {
 	cmd := exec.Command(managerBinary(t), args...)
 	var log syncBuffer
 	cmd.Stdout, cmd.Stderr = &log, &log
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+writeKubeconfig(t, sa))
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+testenv.WriteKubeconfig(t, sa))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,15 @@
 package crdvalidation
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
 func TestCRDs_ServeShortNamesAndLoadoutCategory(t *testing.T) {
@@ -54,14 +54,7 @@ func TestKubectl_GetLoadoutListsEveryKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := testenv.WriteKubeconfig(t, user)
 	out, err := exec.Command(kubectl, "--kubeconfig", path, "api-resources", "--categories=loadout", "-o", "name").CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl api-resources: %v\n%s", err, out)

@@ -3,9 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -154,14 +152,7 @@ func TestInstall_KubectlApplyKustomizeDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kc, err := u.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := testenv.WriteKubeconfig(t, u)
 	// The Namespace first, so that the namespaced objects can be dry-run.
 	for _, args := range [][]string{
 		{"apply", "--server-side", "-f", "config/manager/namespace.yaml"},
