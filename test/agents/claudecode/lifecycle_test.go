@@ -1,14 +1,12 @@
 package claudecode
 
 import (
-	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/testnet"
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
 )
 
@@ -65,15 +63,7 @@ func lifecycleSettings(t *testing.T, wiring Wiring, hostdURL string) string {
 		}
 		hooks[event] = []any{map[string]any{"matcher": "*", "hooks": []any{h}}}
 	}
-	b, err := json.Marshal(map[string]any{"allowManagedHooksOnly": true, "hooks": hooks})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "settings.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeManagedHooks(t, hooks)
 }
 
 // A UserInput hook denies a prompt with a secret: nothing reaches the model
@@ -170,17 +160,9 @@ func TestClaudeCode_BeforeToolCallRewriteAskAndSchema(t *testing.T) {
 // metrics.
 func hookDiagnostics(t *testing.T, hostdURL, hook string) int {
 	t.Helper()
-	resp, err := http.Get(hostdURL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, body := testnet.Get(t, hostdURL+"/metrics")
 	n := 0
-	for _, line := range strings.Split(string(body), "\n") {
+	for _, line := range strings.Split(body, "\n") {
 		if strings.HasPrefix(line, "loadout_hostd_hook_diagnostics_total{") && strings.Contains(line, `hook="`+hook+`"`) && strings.Contains(line, `kind="audit"`) {
 			n++
 		}

@@ -111,8 +111,15 @@ func commandHookSettings(t *testing.T, hostdURL string) string {
 		}
 		return []any{map[string]any{"matcher": "*", "hooks": []any{h}}}
 	}
-	b, err := json.Marshal(map[string]any{"allowManagedHooksOnly": true, "hooks": map[string]any{
-		"PreToolUse": hook(true), "PostToolUse": hook(false), "PostToolUseFailure": hook(false)}})
+	return writeManagedHooks(t, map[string]any{
+		"PreToolUse": hook(true), "PostToolUse": hook(false), "PostToolUseFailure": hook(false)})
+}
+
+// writeManagedHooks writes settings that allow only these hooks, the way
+// managed settings do, to a fresh settings.json and returns its path.
+func writeManagedHooks(t *testing.T, hooks map[string]any) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"allowManagedHooksOnly": true, "hooks": hooks})
 	if err != nil {
 		t.Fatal(err)
 	}
