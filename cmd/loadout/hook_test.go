@@ -94,21 +94,30 @@ func TestHookClaudeCode_AllowCarriesNoDecisionUnlessAutoAllow(t *testing.T) {
 	}
 }
 
-// The sample platform hook denies a SECRET note when Claude Code calls the
+// The sample platform hook denies a SECRET note when the agent calls the
 // tool through hostd's MCP server (mcp__loadout__review_note is review_note
-// to match.tools), and tools.deny names Claude Code's Bash as Bash.
-func TestHookClaudeCode_DenyAnswersDocumentedShapeWithHostdReason(t *testing.T) {
+// to match.tools), and tools.deny names the agent's Bash as Bash. Claude
+// Code and Codex read the same PreToolUse deny shape, with hostd's reason.
+func TestHook_DenyAnswersDocumentedShapeWithHostdReason(t *testing.T) {
 	url := startSamplesHostd(t)
-	reason := decision(t, runHook(t, preToolUse("mcp__loadout__review_note", map[string]any{"text": "the SECRET is 42"}), "--hostd-url", url), "deny")
-	if reason != "review notes must not contain secrets" {
-		t.Fatalf("deny reason %q", reason)
+	for _, agent := range []string{"claude-code", "codex"} {
+		t.Run(agent, func(t *testing.T) {
+			reason := decision(t, runAgentHook(t, agent, preToolUse("mcp__loadout__review_note", map[string]any{"text": "the SECRET is 42"}), "--hostd-url", url), "deny")
+			if reason != "review notes must not contain secrets" {
+				t.Fatalf("deny reason %q", reason)
+			}
+			reason = decision(t, runAgentHook(t, agent, preToolUse("Bash", map[string]any{"command": "ls"}), "--hostd-url", url), "deny")
+			if !strings.Contains(reason, `tool "Bash" is denied`) {
+				t.Fatalf("tools.deny reason %q", reason)
+			}
+		})
 	}
-	reason = decision(t, runHook(t, preToolUse("Bash", map[string]any{"command": "ls"}), "--hostd-url", url), "deny")
-	if !strings.Contains(reason, `tool "Bash" is denied`) {
-		t.Fatalf("tools.deny reason %q", reason)
-	}
-	// Another MCP server's tools keep their full names: the hook renames only
-	// its own server's.
+}
+
+// Another MCP server's tools keep their full names: the hook renames only
+// its own server's.
+func TestHookClaudeCode_OtherMCPServersToolsKeepTheirNames(t *testing.T) {
+	url := startSamplesHostd(t)
 	decision(t, runHook(t, preToolUse("mcp__other__review_note", map[string]any{"text": "the SECRET is 42"}), "--hostd-url", url, "--auto-allow"), "allow")
 }
 
