@@ -81,15 +81,7 @@ func TestExternalSkills_PushPreviewMaterializeByteIdentical(t *testing.T) {
 		mustContain(t, "system-prompt.md", data[contract.KeySystemPrompt], "<!-- loadout:source body \""+s.Name+"\" -->")
 	}
 
-	ctxDir, out := t.TempDir(), filepath.Join(t.TempDir(), "tree")
-	for k, v := range data {
-		if err := os.WriteFile(filepath.Join(ctxDir, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, stderr, err := run(t, "materialize", "--context-dir", ctxDir, "--out", out, "--source-cache", t.TempDir()); err != nil {
-		t.Fatalf("materialize: %v\n%s", err, stderr)
-	}
+	out := materializeData(t, data)
 	packtest.Equal(t, filepath.Join(out, "skills"), src)
 	prompt, err := os.ReadFile(filepath.Join(out, "system-prompt.md"))
 	if err != nil {
@@ -128,15 +120,7 @@ func TestImportPush_OneFileSkillAndTruncatedDescriptionMaterialize(t *testing.T)
 	manifests := t.TempDir()
 	writeFiles(t, manifests, map[string]string{"skills.yaml": skills, "workspace.yaml": everySkillWorkspace([]packtest.Skill{{Name: "quick"}, {Name: "long"}, {Name: "deep"}})})
 	data := previewData(t, "-f", manifests)
-	ctxDir, out := t.TempDir(), filepath.Join(t.TempDir(), "tree")
-	for k, v := range data {
-		if err := os.WriteFile(filepath.Join(ctxDir, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, stderr, err := run(t, "materialize", "--context-dir", ctxDir, "--out", out, "--source-cache", t.TempDir()); err != nil {
-		t.Fatalf("materialize: %v\n%s", err, stderr)
-	}
+	out := materializeData(t, data)
 	got, err := os.ReadFile(filepath.Join(out, "skills", "quick", "SKILL.md"))
 	if err != nil || string(got) != quick {
 		t.Fatalf("materialized quick/SKILL.md = %q (%v), want the source file", got, err)
@@ -153,6 +137,19 @@ func TestImportPush_OneFileSkillAndTruncatedDescriptionMaterialize(t *testing.T)
 		t.Fatal(err)
 	}
 	mustContain(t, "materialized system-prompt.md", string(prompt), "QUICK BODY", "LONG BODY", "DEEP BODY")
+}
+
+// materializeData mounts previewed context data in a context directory and
+// runs `loadout materialize` on it with a fresh source cache, so that the
+// pinned sources are fetched; it returns the output directory.
+func materializeData(t *testing.T, data map[string]string) string {
+	t.Helper()
+	ctxDir, out := t.TempDir(), filepath.Join(t.TempDir(), "tree")
+	writeFiles(t, ctxDir, data)
+	if _, stderr, err := run(t, "materialize", "--context-dir", ctxDir, "--out", out, "--source-cache", t.TempDir()); err != nil {
+		t.Fatalf("materialize: %v\n%s", err, stderr)
+	}
+	return out
 }
 
 func TestPush_PrintsSkillPinnedToTheDigestAndIsDeterministic(t *testing.T) {
