@@ -114,13 +114,7 @@ func TestReload_HungSourceDelaysNeitherPolicyNorReadyz(t *testing.T) {
 	s := New(Options{ContextDir: dir, Logger: quietLogger(), SourceTimeout: 700 * time.Millisecond, SourceRetry: 50 * time.Millisecond,
 		Sources: sources.New(sources.Options{CacheDir: t.TempDir()})})
 	t.Cleanup(s.wait)
-	if err := s.Reload(context.Background(), true); err != nil {
-		t.Fatal(err)
-	}
-	api := httptest.NewServer(s.Handler())
-	t.Cleanup(api.Close)
-	probes := httptest.NewServer(s.ProbeHandler())
-	t.Cleanup(probes.Close)
+	api, probes := loadAndServe(t, s)
 	if !beforeAllowed(t, api.URL, "review_note") {
 		t.Fatal("review_note blocked before the deny list names it")
 	}
@@ -213,13 +207,7 @@ func TestReload_TamperedTreeCannotFreezePolicy(t *testing.T) {
 	policy := contract.Registry{Deny: []string{"bash"}}
 	writeConfigMapDir(t, dir, contextData(t, policy))
 	s := New(Options{ContextDir: dir, MaterializeDir: out, Logger: quietLogger()})
-	if err := s.Reload(context.Background(), true); err != nil {
-		t.Fatal(err)
-	}
-	api := httptest.NewServer(s.Handler())
-	t.Cleanup(api.Close)
-	probes := httptest.NewServer(s.ProbeHandler())
-	t.Cleanup(probes.Close)
+	api, probes := loadAndServe(t, s)
 
 	// The agent plants a directory on the temporary data link and points
 	// the skills link outside OUT.

@@ -113,6 +113,21 @@ func newTestServer(t testing.TB, reg contract.Registry) (*Server, *httptest.Serv
 	return s, ts, dir
 }
 
+// loadAndServe loads s's first context and serves its API and its probe
+// listener, for the tests that watch /readyz and the metrics while policy
+// changes.
+func loadAndServe(t *testing.T, s *Server) (api, probes *httptest.Server) {
+	t.Helper()
+	if err := s.Reload(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	api = httptest.NewServer(s.Handler())
+	t.Cleanup(api.Close)
+	probes = httptest.NewServer(s.ProbeHandler())
+	t.Cleanup(probes.Close)
+	return api, probes
+}
+
 // post sends body as JSON and decodes the answer into out; it returns the status.
 func post(t testing.TB, url string, body any, out any) int {
 	t.Helper()
@@ -137,3 +152,21 @@ func post(t testing.TB, url string, body any, out any) int {
 
 // quietLogger drops hostd's log lines.
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// mustRefuseReload reloads s, which must fail, and checks that the good
+// context (served hash good) is still the one served and still enforced: a
+// refused or broken context never replaces a working one.
+func mustRefuseReload(t *testing.T, s *Server, ts *httptest.Server, good string) {
+	t.Helper()
+	if err := s.Reload(context.Background(), false); err == nil {
+		t.Fatal("the refused context loaded")
+	}
+	if servedHash(s) != good {
+		t.Fatal("the refused context replaced the good one")
+	}
+	var resp BeforeResponse
+	post(t, ts.URL+"/v1/before", callBody("1", "review_note", "SECRET"), &resp)
+	if resp.Allowed {
+		t.Fatal("the good context's policy no longer holds")
+	}
+}

@@ -67,17 +67,7 @@ func TestReload_BadUpdateKeepsLastGood(t *testing.T) {
 	} {
 		t.Run(bad.name, func(t *testing.T) {
 			bad.write()
-			if err := s.Reload(context.Background(), false); err == nil {
-				t.Fatal("bad context loaded")
-			}
-			if servedHash(s) != good {
-				t.Fatal("bad reload replaced the good context")
-			}
-			var resp BeforeResponse
-			post(t, ts.URL+"/v1/before", callBody("1", "review_note", "SECRET"), &resp)
-			if resp.Allowed {
-				t.Fatal("policy of the good context no longer enforced")
-			}
+			mustRefuseReload(t, s, ts, good)
 			ready := get(t, ts.URL+"/readyz")
 			if !strings.Contains(ready, good) || !strings.Contains(ready, "lastReloadError") {
 				t.Fatalf("readyz = %s", ready)

@@ -100,17 +100,7 @@ func TestVerify_ForgedUnsignedOrCrossWorkspaceContextsAreRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			writeConfigMapDir(t, dir, tc.data)
-			if err := s.Reload(context.Background(), false); err == nil {
-				t.Fatal("loaded")
-			}
-			if servedHash(s) != good {
-				t.Fatal("the refused context replaced the good one")
-			}
-			var resp BeforeResponse
-			post(t, ts.URL+"/v1/before", callBody("1", "review_note", "SECRET"), &resp)
-			if resp.Allowed {
-				t.Fatal("the good context's hook no longer holds")
-			}
+			mustRefuseReload(t, s, ts, good)
 			if ready := get(t, ts.URL+"/readyz"); !strings.Contains(ready, "refused") {
 				t.Fatalf("readyz does not say the context was refused: %s", ready)
 			}
