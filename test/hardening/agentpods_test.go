@@ -109,11 +109,7 @@ func bindAgentPods(t *testing.T, ns string) map[string]string {
 func namespaceAdmin(t *testing.T, ns string) client.Client {
 	t.Helper()
 	user := "tenant-admin-" + ns
-	kit.Create(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}})
-	kit.Create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user}}})
+	grantInNamespace(t, ns, user, rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}})
 	return impersonate(t, user, "system:authenticated")
 }
 

@@ -19,7 +19,6 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
-	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/testenv"
 	"github.com/loadout-dev/loadout/internal/workspace"
@@ -245,24 +244,10 @@ func TestFault_RecreatedWorkspaceIsWrittenEvenIfItsDeletionWasNeverSeen(t *testi
 	}
 	defer restartManager(t)
 
-	r := &controllers.WorkspaceReconciler{
-		Client: k8sClient, APIReader: k8sClient,
-		Policy:           workspace.Policy{PlatformNamespaces: []string{platformNS}, DefaultTrust: vocab.TrustRestricted},
-		Loader:           workspace.HostLoader{Resolve: resolved.resolve},
-		ReconcileTimeout: reconcileTimeout,
-	}
+	r := handReconciler(k8sClient, workspace.Policy{PlatformNamespaces: []string{platformNS}, DefaultTrust: vocab.TrustRestricted})
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "dev"}}
-	reconcileOnce := func() *v1alpha1.Workspace {
-		t.Helper()
-		reconcileUntilSettled(t, r, req)
-		ws := &v1alpha1.Workspace{}
-		if err := k8sClient.Get(ctx, req.NamespacedName, ws); err != nil {
-			t.Fatal(err)
-		}
-		return ws
-	}
 	kit.Create(t, activatedNotes(ns))
-	first := reconcileOnce()
+	first := reconcileUntilSettled(t, r, req)
 	if err := testenv.Ready(first); err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +258,7 @@ func TestFault_RecreatedWorkspaceIsWrittenEvenIfItsDeletionWasNeverSeen(t *testi
 		t.Fatal(err)
 	}
 	kit.Create(t, activatedNotes(ns))
-	second := reconcileOnce()
+	second := reconcileUntilSettled(t, r, req)
 	if second.UID == first.UID {
 		t.Fatal("not re-created")
 	}

@@ -140,6 +140,16 @@ func grant(t *testing.T, user string, rules ...rbacv1.PolicyRule) {
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user}}})
 }
 
+// grantInNamespace gives user the rules in ns only, through a Role and a
+// RoleBinding named after it: a tenant with rights in its own namespace.
+func grantInNamespace(t *testing.T, ns, user string, rules ...rbacv1.PolicyRule) {
+	t.Helper()
+	kit.Create(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user}, Rules: rules})
+	kit.Create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user}}})
+}
+
 // mustBeDenied fails unless err is admission's refusal naming wants.
 func mustBeDenied(t *testing.T, what string, err error, wants ...string) {
 	t.Helper()

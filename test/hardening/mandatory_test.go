@@ -40,11 +40,7 @@ func TestTenancy_TenantCannotPublishAContextWithoutThePlatformsPolicy(t *testing
 	kit.Create(t, guard)
 
 	tenant := "tenant-ws-" + ns
-	kit.Create(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tenant},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"*"}, Verbs: []string{"*"}}}})
-	kit.Create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tenant},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: tenant},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: tenant}}})
+	grantInNamespace(t, ns, tenant, rbacv1.PolicyRule{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"*"}, Verbs: []string{"*"}})
 	c := impersonate(t, tenant, "system:authenticated")
 
 	nothing := &metav1.LabelSelector{MatchLabels: map[string]string{"selects": "nothing"}}

@@ -75,11 +75,7 @@ func TestTenancy_TenantCannotRewriteOrForgeItsPublishedContext(t *testing.T) {
 	}
 
 	tenant := "tenant-cm-" + ns
-	kit.Create(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tenant},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"*"}}}})
-	kit.Create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tenant},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: tenant},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: tenant}}})
+	grantInNamespace(t, ns, tenant, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"*"}})
 	c := impersonate(t, tenant, "system:authenticated")
 	key := client.ObjectKeyFromObject(published)
 	waitEnforced(t, "the context ConfigMap policy", func() error {
@@ -195,21 +191,12 @@ func TestRBAC_ManagerPublishesAsItsServiceAccountWithTheGeneratedRoleAndPolicies
 		t.Fatal(err)
 	}
 	defer restartManager(t)
-	r := &controllers.WorkspaceReconciler{
-		Client: sa, APIReader: sa,
-		Policy:           managerPolicy,
-		Loader:           workspace.HostLoader{Resolve: resolved.resolve},
-		ReconcileTimeout: reconcileTimeout,
-	}
+	r := handReconciler(sa, managerPolicy)
 	kit.Create(t, activatedNotes(ns))
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "dev"}}
 	reconcile := func(want string) {
 		t.Helper()
-		reconcileUntilSettled(t, r, req)
-		ws := &v1alpha1.Workspace{}
-		if err := k8sClient.Get(ctx, req.NamespacedName, ws); err != nil {
-			t.Fatal(err)
-		}
+		ws := reconcileUntilSettled(t, r, req)
 		if err := testenv.Ready(ws); err != nil {
 			t.Fatalf("as %s: %v (conditions %+v)", demo.ManagerUser, err, ws.Status.Conditions)
 		}
@@ -236,10 +223,22 @@ func TestRBAC_ManagerPublishesAsItsServiceAccountWithTheGeneratedRoleAndPolicies
 		"may only create and change ConfigMaps labelled loadout.dev/workspace")
 }
 
+// handReconciler is a WorkspaceReconciler reading and writing through c, for
+// the tests that drive one by hand with the manager stopped.
+func handReconciler(c client.Client, policy workspace.Policy) *controllers.WorkspaceReconciler {
+	return &controllers.WorkspaceReconciler{
+		Client: c, APIReader: c,
+		Policy:           policy,
+		Loader:           workspace.HostLoader{Resolve: resolved.resolve},
+		ReconcileTimeout: reconcileTimeout,
+	}
+}
+
 // reconcileUntilSettled runs r on req as the work queue would with the
 // manager stopped: a pass that wrote the context requeues itself to patch
-// the status afterwards, so it runs again until a pass asks for nothing.
-func reconcileUntilSettled(t *testing.T, r *controllers.WorkspaceReconciler, req ctrl.Request) {
+// the status afterwards, so it runs again until a pass asks for nothing. It
+// returns the Workspace as the last pass left it.
+func reconcileUntilSettled(t *testing.T, r *controllers.WorkspaceReconciler, req ctrl.Request) *v1alpha1.Workspace {
 	t.Helper()
 	for pass := 1; ; pass++ {
 		res, err := r.Reconcile(context.Background(), req)
@@ -247,7 +246,11 @@ func reconcileUntilSettled(t *testing.T, r *controllers.WorkspaceReconciler, req
 			t.Fatalf("reconcile %s (pass %d): %v", req, pass, err)
 		}
 		if res.IsZero() {
-			return
+			ws := &v1alpha1.Workspace{}
+			if err := k8sClient.Get(context.Background(), req.NamespacedName, ws); err != nil {
+				t.Fatal(err)
+			}
+			return ws
 		}
 		if pass == 5 {
 			t.Fatalf("reconcile %s still requeues after %d passes (%+v)", req, pass, res)
