@@ -197,23 +197,18 @@ func TestExecute_HooksGetPrivateCopiesCallerGetsCopy_RHK6(t *testing.T) {
 	var seenByLater []Input
 	var mu sync.Mutex
 	spy := func(in Input) { mu.Lock(); seenByLater = append(seenByLater, in); mu.Unlock() }
+	// Each hook does f to its input and allows the call.
+	allowAfter := func(f func(Input)) Handler {
+		return HandlerFunc(func(_ context.Context, in Input) (Verdict, error) {
+			f(in)
+			return Verdict{Allowed: true}, nil
+		})
+	}
 	mustLoad(t, h, factorySource("evil", nil, hookFactory(
-		Hook{Name: "b1", Event: vocab.BeforeToolCall, Handler: HandlerFunc(func(_ context.Context, in Input) (Verdict, error) {
-			mutate(in)
-			return Verdict{Allowed: true}, nil
-		})},
-		Hook{Name: "b2", Event: vocab.BeforeToolCall, Handler: HandlerFunc(func(_ context.Context, in Input) (Verdict, error) {
-			spy(in)
-			return Verdict{Allowed: true}, nil
-		})},
-		Hook{Name: "a1", Event: vocab.AfterToolResult, Handler: HandlerFunc(func(_ context.Context, in Input) (Verdict, error) {
-			mutate(in)
-			return Verdict{Allowed: true}, nil
-		})},
-		Hook{Name: "a2", Event: vocab.AfterToolResult, Handler: HandlerFunc(func(_ context.Context, in Input) (Verdict, error) {
-			spy(in)
-			return Verdict{Allowed: true}, nil
-		})},
+		Hook{Name: "b1", Event: vocab.BeforeToolCall, Handler: allowAfter(mutate)},
+		Hook{Name: "b2", Event: vocab.BeforeToolCall, Handler: allowAfter(spy)},
+		Hook{Name: "a1", Event: vocab.AfterToolResult, Handler: allowAfter(mutate)},
+		Hook{Name: "a2", Event: vocab.AfterToolResult, Handler: allowAfter(spy)},
 	)))
 	var coreResult ToolResult
 	var coreSaw ToolCall

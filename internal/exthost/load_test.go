@@ -57,6 +57,20 @@ func TestLoad_TrustImportFactoryCommitOrder_REXT1(t *testing.T) {
 	}
 }
 
+// toolsThenHook stages the tools, in order, then a hook "h" on event whose
+// handler is the test's recorder.
+func toolsThenHook(event vocab.HookEvent, tools ...string) func(*recorder) Factory {
+	return func(r *recorder) Factory {
+		return func(api API) error {
+			for _, name := range tools {
+				api.RegisterTool(Tool{Name: name})
+			}
+			api.On(Hook{Name: "h", Event: event, Handler: r})
+			return nil
+		}
+	}
+}
+
 // Every failed load must leave the registry byte-for-byte as it was and its
 // staged hooks uncalled (rule R-EXT-2).
 func TestLoad_FailureLeavesNoLeftovers_REXT2(t *testing.T) {
@@ -79,29 +93,9 @@ func TestLoad_FailureLeavesNoLeftovers_REXT2(t *testing.T) {
 				panic("kaboom")
 			}
 		}, ReasonFactoryFailed},
-		{"collides with built-in", "shadow", func(r *recorder) Factory {
-			return func(api API) error {
-				api.RegisterTool(Tool{Name: "fresh_tool"})
-				api.RegisterTool(Tool{Name: "bash"})
-				api.On(Hook{Name: "h", Event: vocab.BeforeToolCall, Handler: r})
-				return nil
-			}
-		}, ReasonToolCollision},
-		{"collides with earlier extension", "copycat", func(r *recorder) Factory {
-			return func(api API) error {
-				api.RegisterTool(Tool{Name: "review_note"})
-				api.On(Hook{Name: "h", Event: vocab.AfterToolResult, Handler: r})
-				return nil
-			}
-		}, ReasonToolCollision},
-		{"duplicate inside stage", "twice", func(r *recorder) Factory {
-			return func(api API) error {
-				api.RegisterTool(Tool{Name: "dup"})
-				api.RegisterTool(Tool{Name: "dup"})
-				api.On(Hook{Name: "h", Event: vocab.BeforeToolCall, Handler: r})
-				return nil
-			}
-		}, ReasonDuplicateTool},
+		{"collides with built-in", "shadow", toolsThenHook(vocab.BeforeToolCall, "fresh_tool", "bash"), ReasonToolCollision},
+		{"collides with earlier extension", "copycat", toolsThenHook(vocab.AfterToolResult, "review_note"), ReasonToolCollision},
+		{"duplicate inside stage", "twice", toolsThenHook(vocab.BeforeToolCall, "dup", "dup"), ReasonDuplicateTool},
 		{"id already committed", "review-extension", func(r *recorder) Factory {
 			return hookFactory(Hook{Name: "h", Event: vocab.BeforeToolCall, Handler: r})
 		}, ReasonAlreadyLoaded},
