@@ -26,6 +26,8 @@ func TestMatcher_ClassesAndNamesMatchCaseInsensitively(t *testing.T) {
 		{[]string{"search"}, []string{"grep", "Grep", "Glob", "find", "ls", "LS"}, []string{"Read", "bash"}},
 		{[]string{"web"}, []string{"WebFetch", "websearch", "web_search"}, []string{"Bash"}},
 		{[]string{"review_note"}, []string{"review_note", "Review_Note"}, []string{"review", "mcp__loadout__review_note"}},
+		{[]string{"Review_Note"}, []string{"review_note"}, []string{"review"}},
+		{[]string{"edit", "write"}, []string{"edit", "Edit", "MultiEdit", "Write", "apply_patch"}, []string{"Read", "bash"}},
 		{[]string{"mcp__github__create_issue"}, []string{"mcp__GitHub__create_issue"}, []string{"create_issue"}},
 		{nil, nil, []string{"bash", ""}},
 	} {
