@@ -10,8 +10,10 @@ import (
 
 // A hook's CEL may return a bool or a map of the outcomes its event allows;
 // a key another event owns, or a value of the wrong type, is refused when
-// the hook compiles, with the key named.
-func TestCompileCEL_OutcomeKeysCheckedPerEvent(t *testing.T) {
+// the hook compiles, with the key named. So are expressions that do not
+// parse, return another type, or read a variable the event does not
+// declare.
+func TestCompileCEL_OutcomeKeysAndVariablesCheckedPerEvent(t *testing.T) {
 	for _, tt := range []struct {
 		event   vocab.HookEvent
 		expr    string
@@ -34,6 +36,12 @@ func TestCompileCEL_OutcomeKeysCheckedPerEvent(t *testing.T) {
 		{vocab.BeforeToolCall, "'allow'", "must evaluate to bool or to a map of outcomes"},
 		{vocab.SessionStart, "call.name == 'x'", "undeclared reference to 'call'"},
 		{vocab.BeforeToolCall, "prompt.text == 'x'", "undeclared reference to 'prompt'"},
+		{vocab.BeforeToolCall, "call.name ==", "Syntax error"},
+		{vocab.BeforeToolCall, "call.name", ""}, // call.name is dyn: accepted at compile time, checked at run time
+		{vocab.BeforeToolCall, "'x' + 'y'", "must evaluate to bool"},
+		{vocab.BeforeToolCall, "result.isError", "undeclared reference to 'result'"},
+		{vocab.AfterToolResult, "request.user == 'x'", "undeclared reference"},
+		{vocab.HookEvent("Sometime"), "true", "unknown hook event"},
 	} {
 		t.Run(string(tt.event)+" "+tt.expr, func(t *testing.T) {
 			_, err := CompileCEL(tt.event, tt.expr, "")
