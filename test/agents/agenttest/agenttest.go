@@ -63,12 +63,14 @@ func Loadout(t testing.TB) string {
 	return built
 }
 
-// Cleanup removes the binary Loadout built; call it from TestMain after
-// m.Run.
-func Cleanup() {
+// Main is the TestMain of the agent test packages: it runs the tests, then
+// removes the binary Loadout built, and exits with the tests' code.
+func Main(m *testing.M) {
+	code := m.Run()
 	if built != "" {
 		_ = os.RemoveAll(filepath.Dir(built))
 	}
+	os.Exit(code)
 }
 
 // CLI returns the path of a pinned agent CLI (claude, codex) from

@@ -6,11 +6,7 @@ import (
 	"testing"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { Main(m) }
 
 // The harness serves what the agent tests rely on: hostd on the samples'
 // context with its tree, and the review-notes Service reached through hostd.

@@ -9,11 +9,7 @@ import (
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	agenttest.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { agenttest.Main(m) }
 
 // Wiring is how Claude Code reaches hostd's policy: docs/agents.md documents
 // both.

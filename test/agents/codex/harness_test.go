@@ -14,11 +14,7 @@ import (
 	"github.com/loadout-dev/loadout/test/agents/responses"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	agenttest.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { agenttest.Main(m) }
 
 // runTimeout bounds one `codex exec`: a hang fails the test instead of
 // holding the suite.
