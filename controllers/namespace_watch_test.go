@@ -9,8 +9,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
 // acceptRecorder records the Accept header of every GET of one path (a
@@ -49,10 +49,7 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // controller read its Namespace, so a full informer would show up here.
 func TestManagerWatchesNamespacesAsMetadataOnly(t *testing.T) {
 	ns := kit.NewNamespace(t, vocab.TrustTrusted)
-	ext := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "watch-probe"},
-		Spec: v1alpha1.ExtensionSpec{Hooks: []v1alpha1.ExtensionHook{
-			{Name: "ok", Event: vocab.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "true"}},
-		}}}
+	ext := testenv.Extension(ns, "watch-probe", nil, testenv.CELHook("ok", vocab.BeforeToolCall, "true"))
 	kit.Create(t, ext)
 	waitValid(t, ext, metav1.ConditionTrue)
 	deadline := time.Now().Add(10 * time.Second)

@@ -47,11 +47,9 @@ func TestTemplate_StatusListsVariablesAndValid(t *testing.T) {
 
 func TestExtension_CELCompileErrorIsInvalidWithFieldPath(t *testing.T) {
 	ns := kit.NewNamespace(t, vocab.TrustRestricted)
-	ext := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "broken"},
-		Spec: v1alpha1.ExtensionSpec{Hooks: []v1alpha1.ExtensionHook{
-			{Name: "ok", Event: vocab.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "true"}},
-			{Name: "bad", Event: vocab.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "call.name ==="}},
-		}}}
+	ext := testenv.Extension(ns, "broken", nil,
+		testenv.CELHook("ok", vocab.BeforeToolCall, "true"),
+		testenv.CELHook("bad", vocab.BeforeToolCall, "call.name ==="))
 	kit.Create(t, ext)
 	c := waitValid(t, ext, metav1.ConditionFalse)
 	if c.Reason != string(vocab.ReasonInvalid) || !strings.Contains(c.Message, "spec.hooks[1].cel.expression") {
@@ -95,10 +93,7 @@ func TestSkill_ValidConditionIsSet(t *testing.T) {
 // Extension, and the type error appears on its field.
 func TestExtension_UntrustedNamespaceIsOnlySyntaxCheckedUntilTrusted(t *testing.T) {
 	ns := kit.NewNamespace(t, vocab.TrustRestricted)
-	ext := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "typeless"},
-		Spec: v1alpha1.ExtensionSpec{Hooks: []v1alpha1.ExtensionHook{
-			{Name: "mistyped", Event: vocab.BeforeToolCall, TimeoutSeconds: 1, CEL: &v1alpha1.CELHook{Expression: "workspace.name + 1 > 0"}},
-		}}}
+	ext := testenv.Extension(ns, "typeless", nil, testenv.CELHook("mistyped", vocab.BeforeToolCall, "workspace.name + 1 > 0"))
 	kit.Create(t, ext)
 	c := waitValid(t, ext, metav1.ConditionTrue)
 	if !strings.Contains(c.Message, "parsed, not type-checked: namespace "+ns+" is restricted") {

@@ -20,9 +20,7 @@ import (
 // Workspace naming the extension, the hook and the key.
 func TestWorkspace_RejectedExtensionLoadIsAnEvent_RHK8(t *testing.T) {
 	ns := kit.NewNamespace(t, vocab.TrustTrusted)
-	kit.Create(t, &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "redactor"},
-		Spec: v1alpha1.ExtensionSpec{Hooks: []v1alpha1.ExtensionHook{{Name: "redact", Event: vocab.UserInput, TimeoutSeconds: 1,
-			CEL: &v1alpha1.CELHook{Expression: "{'arguments': {'text': prompt.text}}"}}}}})
+	kit.Create(t, testenv.Extension(ns, "redactor", nil, testenv.CELHook("redact", vocab.UserInput, "{'arguments': {'text': prompt.text}}")))
 	kit.Create(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"}})
 	got := kit.WaitFor(t, ns, "dev", testenv.Condition(vocab.ConditionExtensionsLoaded, metav1.ConditionFalse, vocab.ReasonExtensionRejected))
 	if err := stateIs(got, ns+"/redactor", vocab.ExtensionRejected); err != nil {

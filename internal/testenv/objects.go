@@ -4,6 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // Skill is a Skill object with a description, a body and optional files.
@@ -17,4 +18,16 @@ func Skill(ns, name, description, body string, files ...v1alpha1.SkillFile) *v1a
 // Template is a Template object with a body.
 func Template(ns, name, body string) *v1alpha1.Template {
 	return &v1alpha1.Template{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.TemplateSpec{Body: body}}
+}
+
+// CELHook is a CEL hook on event with a five-second timeout; its message
+// names it, so a test can tell which hook denied.
+func CELHook(name string, event vocab.HookEvent, expr string) v1alpha1.ExtensionHook {
+	return v1alpha1.ExtensionHook{Name: name, Event: event, TimeoutSeconds: 5, CEL: &v1alpha1.CELHook{Expression: expr, Message: "denied by " + name}}
+}
+
+// Extension is an Extension object with tools and hooks.
+func Extension(ns, name string, tools []v1alpha1.ExtensionTool, hooks ...v1alpha1.ExtensionHook) *v1alpha1.Extension {
+	return &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.ExtensionSpec{Tools: tools, Hooks: hooks}}
 }

@@ -34,7 +34,7 @@ func skillWith(change func(*v1alpha1.Skill)) func(string) client.Object {
 
 func extensionWith(change func(*v1alpha1.Extension)) func(string) client.Object {
 	return func(ns string) client.Object {
-		e := extension(ns, "bad-ext", []v1alpha1.ExtensionTool{tool("bad_tool")}, celHook("gate", vocab.BeforeToolCall, "true"))
+		e := testenv.Extension(ns, "bad-ext", []v1alpha1.ExtensionTool{tool("bad_tool")}, testenv.CELHook("gate", vocab.BeforeToolCall, "true"))
 		change(e)
 		return e
 	}

@@ -45,7 +45,7 @@ func activate(files ...string) func(*testing.T, string, string) {
 
 func addExtension(change func(*v1alpha1.Extension)) func(*testing.T, string, string) {
 	return func(t *testing.T, ns, _ string) {
-		e := extension(ns, "bad-ext", []v1alpha1.ExtensionTool{tool("bad_tool")}, celHook("gate", vocab.BeforeToolCall, "true"))
+		e := testenv.Extension(ns, "bad-ext", []v1alpha1.ExtensionTool{tool("bad_tool")}, testenv.CELHook("gate", vocab.BeforeToolCall, "true"))
 		change(e)
 		kit.Create(t, e)
 	}
@@ -174,7 +174,7 @@ func baseline(t *testing.T, ns string) (*v1alpha1.Workspace, *corev1.ConfigMap) 
 	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY", v1alpha1.SkillFile{Path: "checklist.md", Content: "CHECKLIST"}))
 	kit.Create(t, testenv.Template(ns, "review", "Review {{file}}."))
 	kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rules"}, Data: map[string]string{"AGENTS.md": "PROJECT RULES"}})
-	kit.Create(t, extension(ns, "guard", []v1alpha1.ExtensionTool{tool("guard_note")}, celHook("gate", vocab.BeforeToolCall, "true")))
+	kit.Create(t, testenv.Extension(ns, "guard", []v1alpha1.ExtensionTool{tool("guard_note")}, testenv.CELHook("gate", vocab.BeforeToolCall, "true")))
 	ws := devWorkspace(ns)
 	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "notes", Files: []string{"checklist.md"}}}
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "rules", Key: "AGENTS.md"}}}

@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
-	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -34,15 +33,6 @@ func devWorkspace(ns string) *v1alpha1.Workspace {
 			{Name: "project"}, {Name: "platform", Namespace: platformNS},
 		}},
 	}
-}
-
-func celHook(name string, event vocab.HookEvent, expr string) v1alpha1.ExtensionHook {
-	return v1alpha1.ExtensionHook{Name: name, Event: event, TimeoutSeconds: 5, CEL: &v1alpha1.CELHook{Expression: expr, Message: "denied by " + name}}
-}
-
-func extension(ns, name string, tools []v1alpha1.ExtensionTool, hooks ...v1alpha1.ExtensionHook) *v1alpha1.Extension {
-	return &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1alpha1.ExtensionSpec{Tools: tools, Hooks: hooks}}
 }
 
 func tool(name string) v1alpha1.ExtensionTool {

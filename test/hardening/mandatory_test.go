@@ -34,7 +34,7 @@ func TestTenancy_TenantCannotPublishAContextWithoutThePlatformsPolicy(t *testing
 	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	// Selected by a label only the API server sets (tenants cannot edit
 	// their Namespace), so the guard stays out of the suite's other tests.
-	guard := extension(platformNS, "guard-"+ns, nil, celHook("no-rm", vocab.BeforeToolCall, `!(string(call.arguments.command).contains('rm '))`))
+	guard := testenv.Extension(platformNS, "guard-"+ns, nil, testenv.CELHook("no-rm", vocab.BeforeToolCall, `!(string(call.arguments.command).contains('rm '))`))
 	guard.Spec.DeniedTools = []v1alpha1.ToolName{"curl"}
 	guard.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
 	kit.Create(t, guard)

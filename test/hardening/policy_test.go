@@ -66,8 +66,8 @@ func TestTenancy_TenantCannotRewriteOrForgeItsPublishedContext(t *testing.T) {
 	ctx := context.Background()
 	installPolicy(t, "context_configmap_policy.yaml")
 	ns := kit.NewNamespace(t, vocab.TrustTrusted)
-	kit.Create(t, extension(ns, "guard", []v1alpha1.ExtensionTool{tool("guarded")},
-		celHook("no-secrets", vocab.BeforeToolCall, `!call.arguments.text.contains('SECRET')`)))
+	kit.Create(t, testenv.Extension(ns, "guard", []v1alpha1.ExtensionTool{tool("guarded")},
+		testenv.CELHook("no-secrets", vocab.BeforeToolCall, `!call.arguments.text.contains('SECRET')`)))
 	kit.Create(t, devWorkspace(ns))
 	ws, published := kit.Published(t, ns, "dev", "guarded")
 	if !strings.Contains(published.Data[contract.KeyManifest], "no-secrets") {

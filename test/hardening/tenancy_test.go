@@ -31,7 +31,7 @@ import (
 func TestTenancy_TenantCannotRaiseItsOwnTrust(t *testing.T) {
 	installPolicy(t, "trust_label_policy.yaml")
 	ns := kit.NewNamespace(t, vocab.TrustRestricted)
-	kit.Create(t, extension(ns, "own-ext", []v1alpha1.ExtensionTool{tool("own_tool")}))
+	kit.Create(t, testenv.Extension(ns, "own-ext", []v1alpha1.ExtensionTool{tool("own_tool")}))
 	kit.Create(t, devWorkspace(ns))
 	kit.WaitFor(t, ns, "dev", testenv.Ready)
 
@@ -165,7 +165,7 @@ func TestTenancy_TenantCreatingAnAbsentPlatformNamespaceGainsNothing(t *testing.
 		// imposed one from an unlabelled platform namespace is not even
 		// listed (internal/workspace gatherEnforced).
 		func() client.Object {
-			e := extension(unclaimedPlatformNS, "lure-ext", []v1alpha1.ExtensionTool{tool("lure_tool")})
+			e := testenv.Extension(unclaimedPlatformNS, "lure-ext", []v1alpha1.ExtensionTool{tool("lure_tool")})
 			e.Spec.Optional = true
 			return e
 		}(),
@@ -257,7 +257,7 @@ func TestTenancy_WebhooksResolveOnlyInTheExtensionsNamespace(t *testing.T) {
 	t.Parallel()
 	ns := kit.NewNamespace(t, vocab.TrustTrusted)
 	svc := "guard-" + ns
-	e := extension(ns, "remote-guard", []v1alpha1.ExtensionTool{tool("guarded")})
+	e := testenv.Extension(ns, "remote-guard", []v1alpha1.ExtensionTool{tool("guarded")})
 	e.Spec.Hooks = []v1alpha1.ExtensionHook{webhookHook(v1alpha1.ServiceReference{Name: svc, Port: 8443, Path: "/check"})}
 	kit.Create(t, e)
 	kit.Create(t, devWorkspace(ns))
