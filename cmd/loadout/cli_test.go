@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
@@ -81,16 +83,6 @@ func mustNotContain(t *testing.T, what, s string, subs ...string) {
 	}
 }
 
-// writeFiles writes files (relative path → content) below dir.
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for p, c := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+// writeFiles writes files (relative path → content) below dir; it is
+// resourcestest.WriteTree, which the engine's neighbours use.
+var writeFiles = resourcestest.WriteTree
