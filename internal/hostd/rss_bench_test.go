@@ -45,45 +45,55 @@ func peakRSSUnderLoad(b *testing.B, bin, env string) {
 	idle := peakRSS(b, pid)
 
 	body := maximalCall()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
-	var (
-		mu       sync.Mutex
-		statuses = map[int]int{}
-	)
 	b.SetBytes(int64(len(body)) * 32)
+	statuses := postRounds(b, base+"/v1/before", body, 32, func(resp *http.Response) string {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return strconv.Itoa(resp.StatusCode)
+	})
+	// A valid call is served (200) or, when it waited QueueWait for the
+	// decode budget, told to retry (503); anything else is a defect.
+	served, busy := strconv.Itoa(http.StatusOK), strconv.Itoa(http.StatusServiceUnavailable)
+	for code, n := range statuses {
+		if code != served && code != busy {
+			b.Errorf("%d maximal calls were answered %s, want 200 or 503", n, code)
+		}
+	}
+	b.ReportMetric(float64(statuses[served])/float64(b.N), "served/round")
+	b.ReportMetric(float64(statuses[busy])/float64(b.N), "busy/round")
+	b.ReportMetric(float64(idle)/(1<<20), "idle-peak-MiB")
+	peak := peakRSS(b, pid)
+	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+	b.ReportMetric(float64(peak)/(80<<20), "x-target") // at most 80 MiB with the sample's limits
+}
+
+// postRounds sends b.N rounds of n concurrent POSTs of body to url, timed,
+// and counts the answers by what classify makes of each (classify may read
+// the body; postRounds closes it).
+func postRounds(b *testing.B, url string, body []byte, n int, classify func(*http.Response) string) map[string]int {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	var mu sync.Mutex
+	counts := map[string]int{}
 	b.ResetTimer()
 	for range b.N {
 		var wg sync.WaitGroup
-		for range 32 {
+		for range n {
 			wg.Go(func() {
-				resp, err := client.Post(base+"/v1/before", "application/json", bytes.NewReader(body))
+				resp, err := client.Post(url, "application/json", bytes.NewReader(body))
 				if err != nil {
 					b.Error(err)
 					return
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
+				outcome := classify(resp)
 				_ = resp.Body.Close()
 				mu.Lock()
-				statuses[resp.StatusCode]++
+				counts[outcome]++
 				mu.Unlock()
 			})
 		}
 		wg.Wait()
 	}
 	b.StopTimer()
-	// A valid call is served (200) or, when it waited QueueWait for the
-	// decode budget, told to retry (503); anything else is a defect.
-	for code := range statuses {
-		if code != http.StatusOK && code != http.StatusServiceUnavailable {
-			b.Errorf("%d maximal calls were answered %d, want 200 or 503", statuses[code], code)
-		}
-	}
-	b.ReportMetric(float64(statuses[http.StatusOK])/float64(b.N), "served/round")
-	b.ReportMetric(float64(statuses[http.StatusServiceUnavailable])/float64(b.N), "busy/round")
-	b.ReportMetric(float64(idle)/(1<<20), "idle-peak-MiB")
-	peak := peakRSS(b, pid)
-	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
-	b.ReportMetric(float64(peak)/(80<<20), "x-target") // at most 80 MiB with the sample's limits
+	return counts
 }
 
 // maximalCall is the costliest before call hostd accepts: just under
@@ -244,40 +254,17 @@ func toolAnswerAttack(b *testing.B, bin, env string, data map[string]string) {
 	base, pid := startHostd(b, bin, env, data)
 	idle := peakRSS(b, pid)
 	body := []byte(`{"call":{"id":"t","arguments":{"text":"hi"}}}`)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
-	var (
-		mu       sync.Mutex
-		outcomes = map[string]int{}
-	)
-	b.ResetTimer()
-	for range b.N {
-		var wg sync.WaitGroup
-		for range 16 {
-			wg.Go(func() {
-				resp, err := client.Post(base+"/v1/tools/review_note", "application/json", bytes.NewReader(body))
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				var out ToolRunResponse
-				err = json.NewDecoder(resp.Body).Decode(&out)
-				_ = resp.Body.Close()
-				outcome := strconv.Itoa(resp.StatusCode)
-				switch {
-				case err != nil:
-				case out.Result.IsError:
-					outcome = "refused"
-				default:
-					outcome = "decoded"
-				}
-				mu.Lock()
-				outcomes[outcome]++
-				mu.Unlock()
-			})
+	outcomes := postRounds(b, base+"/v1/tools/review_note", body, 16, func(resp *http.Response) string {
+		var out ToolRunResponse
+		switch err := json.NewDecoder(resp.Body).Decode(&out); {
+		case err != nil:
+			return strconv.Itoa(resp.StatusCode)
+		case out.Result.IsError:
+			return "refused"
+		default:
+			return "decoded"
 		}
-		wg.Wait()
-	}
-	b.StopTimer()
+	})
 	b.ReportMetric(float64(outcomes["refused"])/float64(b.N), "refused/round")
 	b.ReportMetric(float64(outcomes["decoded"])/float64(b.N), "decoded/round")
 	b.ReportMetric(float64(idle)/(1<<20), "idle-peak-MiB")
