@@ -13,13 +13,8 @@ func validateSkill(s Skill, checkNames bool) error {
 	invalid := func(field, msg string) error {
 		return &InvalidResourceError{Kind: KindSkill, Origin: s.Origin, Field: field, Message: msg}
 	}
-	if s.Name == "" {
-		return invalid("name", "must not be empty")
-	}
-	if checkNames {
-		if msg := skillmd.CheckName(s.Name); msg != "" {
-			return invalid("name", msg)
-		}
+	if msg := nameProblem(s.Name, checkNames); msg != "" {
+		return invalid("name", msg)
 	}
 	if msg := skillmd.CheckDescription(s.Description); msg != "" {
 		return invalid("description", msg)
@@ -53,18 +48,25 @@ func validateSkill(s Skill, checkNames bool) error {
 	return nil
 }
 
+// nameProblem says what is wrong with a skill's or a template's name, or "":
+// it must be set and, when checkNames, follow the Agent Skills naming rules.
+func nameProblem(name string, checkNames bool) string {
+	if name == "" {
+		return "must not be empty"
+	}
+	if checkNames {
+		return skillmd.CheckName(name)
+	}
+	return ""
+}
+
 // validateTemplate checks a template before it enters the catalog.
 func validateTemplate(t Template, checkNames bool) error {
 	invalid := func(field, msg string) error {
 		return &InvalidResourceError{Kind: KindTemplate, Origin: t.Origin, Field: field, Message: msg}
 	}
-	if t.Name == "" {
-		return invalid("name", "must not be empty")
-	}
-	if checkNames {
-		if msg := skillmd.CheckName(t.Name); msg != "" {
-			return invalid("name", msg)
-		}
+	if msg := nameProblem(t.Name, checkNames); msg != "" {
+		return invalid("name", msg)
 	}
 	if t.Body == "" {
 		return invalid("body", "must not be empty")
