@@ -15,7 +15,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 )
@@ -89,35 +91,24 @@ func Memory(ctx context.Context, e *Env, profilePath string) (*MemoryResult, err
 		}
 	}
 
-	var skills v1alpha1.SkillList
-	if err := e.Client.List(ctx, &skills); err != nil {
-		return nil, err
-	}
-	for i := range skills.Items {
-		r.CachedBytes += jsonSize(&skills.Items[i])
-	}
-	r.Skills = len(skills.Items)
-	var workspaces v1alpha1.WorkspaceList
-	if err := e.Client.List(ctx, &workspaces); err != nil {
-		return nil, err
-	}
-	for i := range workspaces.Items {
-		r.CachedBytes += jsonSize(&workspaces.Items[i])
-	}
-	r.Workspaces = len(workspaces.Items)
-	var templates v1alpha1.TemplateList
-	if err := e.Client.List(ctx, &templates); err != nil {
-		return nil, err
-	}
-	for i := range templates.Items {
-		r.CachedBytes += jsonSize(&templates.Items[i])
-	}
-	var extensions v1alpha1.ExtensionList
-	if err := e.Client.List(ctx, &extensions); err != nil {
-		return nil, err
-	}
-	for i := range extensions.Items {
-		r.CachedBytes += jsonSize(&extensions.Items[i])
+	// The manager caches whole Skills, Workspaces, Templates and Extensions.
+	for _, kind := range []struct {
+		list  client.ObjectList
+		count *int // where the report keeps how many there are, if it does
+	}{
+		{&v1alpha1.SkillList{}, &r.Skills},
+		{&v1alpha1.WorkspaceList{}, &r.Workspaces},
+		{&v1alpha1.TemplateList{}, nil},
+		{&v1alpha1.ExtensionList{}, nil},
+	} {
+		n, size, err := listJSONSize(ctx, e.Client, kind.list)
+		if err != nil {
+			return nil, err
+		}
+		r.CachedBytes += size
+		if kind.count != nil {
+			*kind.count = n
+		}
 	}
 	// ConfigMaps and Namespaces are cached as metadata only: list them so.
 	for _, kind := range []string{"ConfigMapList", "NamespaceList"} {
@@ -134,6 +125,23 @@ func Memory(ctx context.Context, e *Env, profilePath string) (*MemoryResult, err
 		}
 	}
 	return r, nil
+}
+
+// listJSONSize lists every object of list's kind and returns how many there
+// are and the sum of their JSON sizes.
+func listJSONSize(ctx context.Context, c client.Client, list client.ObjectList) (int, int64, error) {
+	if err := c.List(ctx, list); err != nil {
+		return 0, 0, err
+	}
+	items, err := apimeta.ExtractList(list)
+	if err != nil {
+		return 0, 0, err
+	}
+	var size int64
+	for _, item := range items {
+		size += jsonSize(item)
+	}
+	return len(items), size, nil
 }
 
 func jsonSize(v any) int64 {
