@@ -19,6 +19,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/reviewnotes"
 	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
@@ -210,17 +211,9 @@ func TestToolServer_RefusesReplayedStaleAndCrossToolCalls(t *testing.T) {
 		t.Errorf("call for deploy replayed to review-notes: %d %q, want 401 (signed for another receiver)", code, body)
 	}
 
-	resp, err := http.Get(notes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	var list struct {
-		Notes []struct {
-			Text string `json:"text"`
-		} `json:"notes"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Notes) != 1 || list.Notes[0].Text != "first" {
+	_, body := testnet.Get(t, notes)
+	var list reviewnotes.List
+	if err := json.Unmarshal([]byte(body), &list); err != nil || len(list.Notes) != 1 || list.Notes[0].Text != "first" {
 		t.Fatalf("recorded notes %+v (%v), want only hostd's one call", list.Notes, err)
 	}
 }

@@ -92,9 +92,7 @@ func (d *demo) runTools(ctx context.Context, base string, ts *toolServer, res *R
 		run.call.Name = sampleTool
 	}
 	d.step("GET http://%s/notes (what the review-notes Service recorded)", ts.addr)
-	var notes struct {
-		Notes []reviewnotes.Note `json:"notes"`
-	}
+	var notes reviewnotes.List
 	raw, err := httpGet(ctx, "http://"+ts.addr+"/notes")
 	if err == nil {
 		err = json.Unmarshal(raw, &notes)

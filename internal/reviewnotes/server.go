@@ -25,6 +25,11 @@ type Note struct {
 	Text   string `json:"text"`
 }
 
+// List is what GET /notes answers: the recorded notes, oldest first.
+type List struct {
+	Notes []Note `json:"notes"`
+}
+
 // ToolName is the tool this Service implements: what hostd signs its calls
 // for.
 const ToolName = "review_note"
@@ -111,7 +116,7 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) list(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"notes": s.Notes()})
+	_ = json.NewEncoder(w).Encode(List{Notes: s.Notes()})
 }
 
 func answer(w http.ResponseWriter, a exthost.ToolAnswer) {

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout-dev/loadout/internal/reviewnotes"
 	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
@@ -310,21 +311,13 @@ func StartReviewNotes(t testing.TB, data map[string]string) *ReviewNotes {
 // Notes are the notes the Service recorded, as their texts.
 func (r *ReviewNotes) Notes(t testing.TB) []string {
 	t.Helper()
-	resp, err := http.Get(r.URL + "/notes")
-	if err != nil {
+	_, body := testnet.Get(t, r.URL+"/notes")
+	var list reviewnotes.List
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = resp.Body.Close() }()
-	var body struct {
-		Notes []struct {
-			Text string `json:"text"`
-		} `json:"notes"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		t.Fatal(err)
-	}
-	texts := make([]string, 0, len(body.Notes))
-	for _, n := range body.Notes {
+	texts := make([]string, 0, len(list.Notes))
+	for _, n := range list.Notes {
 		texts = append(texts, n.Text)
 	}
 	return texts
