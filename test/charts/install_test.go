@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -190,33 +189,8 @@ func TestHelmInstall_BothChartsFromTheRepoThenTheSamples(t *testing.T) {
 	}
 }
 
-var (
-	managerOnce sync.Once
-	managerBin  string
-	managerErr  error
-)
-
-// managerBinary builds cmd/manager once per test binary.
-func managerBinary(t *testing.T) string {
-	t.Helper()
-	managerOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "loadout-charts-manager-")
-		if err != nil {
-			managerErr = err
-			return
-		}
-		managerBin = filepath.Join(dir, "manager")
-		cmd := exec.Command("go", "build", "-o", managerBin, "./cmd/manager")
-		cmd.Dir = testenv.RepoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			managerErr = fmt.Errorf("go build ./cmd/manager: %v\n%s", err, out)
-		}
-	})
-	if managerErr != nil {
-		t.Fatal(managerErr)
-	}
-	return managerBin
-}
+// managerBinary is cmd/manager, built once for the tests that run it.
+var managerBinary = &testenv.Binary{Package: "./cmd/manager"}
 
 // runManagerAsServiceAccount runs the manager binary with the installed
 // Deployment's arguments (addresses moved to loopback), authenticated as the
@@ -242,7 +216,7 @@ func (c *cluster) runManagerAsServiceAccount(t *testing.T) *syncBuffer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(managerBinary(t), args...)
+	cmd := exec.Command(managerBinary.Path(t), args...)
 	var log syncBuffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+testenv.WriteKubeconfig(t, sa))

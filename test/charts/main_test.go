@@ -11,5 +11,7 @@ import (
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(crzap.New(crzap.WriteTo(io.Discard))) // envtest's progress lines; failures come back as errors
-	os.Exit(m.Run())
+	code := m.Run()
+	managerBinary.Remove()
+	os.Exit(code)
 }

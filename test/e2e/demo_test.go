@@ -5,7 +5,6 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,15 +20,7 @@ import (
 func buildBinaries(t *testing.T) (manager, loadout string) {
 	t.Helper()
 	dir := t.TempDir()
-	for _, b := range []struct{ out, pkg string }{{"manager", "./cmd/manager"}, {"loadout", "./cmd/loadout"}} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b.out), b.pkg)
-		cmd.Dir = testenv.RepoRoot()
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", b.pkg, err, out)
-		}
-	}
-	return filepath.Join(dir, "manager"), filepath.Join(dir, "loadout")
+	return testenv.GoBuild(t, dir, "./cmd/manager"), testenv.GoBuild(t, dir, "./cmd/loadout")
 }
 
 // syncBuffer is an output buffer the demo writes while the test reads it.

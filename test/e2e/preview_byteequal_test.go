@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -37,7 +36,7 @@ import (
 // data bytes under every key, the same hash annotation, the same label. A
 // GitOps user can therefore diff preview output against the cluster.
 func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
-	loadout := buildLoadout(t)
+	loadout := testenv.GoBuild(t, t.TempDir(), "./cmd/loadout")
 	env, cfg, err := testenv.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -86,19 +85,6 @@ func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 				want.Namespace, want.Name, live.Labels, live.Annotations, want.Labels, want.Annotations)
 		}
 	}
-}
-
-// buildLoadout builds the loadout CLI as `make build` does.
-func buildLoadout(t *testing.T) string {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), "loadout")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/loadout")
-	cmd.Dir = testenv.RepoRoot()
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/loadout: %v\n%s", err, b)
-	}
-	return out
 }
 
 // startManager runs the Loadout controllers in process, configured as the

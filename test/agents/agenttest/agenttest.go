@@ -15,62 +15,39 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/reviewnotes"
+	"github.com/loadout-dev/loadout/internal/testenv"
 	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
 // RepoRoot is the repository's root directory.
-func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
-}
+var RepoRoot = testenv.RepoRoot
 
-var (
-	buildOnce sync.Once
-	built     string
-	buildErr  error
-)
+// loadoutBinary is the loadout binary the tests build when $LOADOUT_BIN is
+// not set.
+var loadoutBinary = &testenv.Binary{Package: "./cmd/loadout"}
 
 // Loadout returns the loadout binary: $LOADOUT_BIN when set (make builds
 // bin/loadout), else one built once per test process into a temporary
-// directory that Cleanup removes.
+// directory that Main removes.
 func Loadout(t testing.TB) string {
 	t.Helper()
 	if bin := os.Getenv("LOADOUT_BIN"); bin != "" {
 		return bin
 	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "loadout-agenttest-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		built = filepath.Join(dir, "loadout")
-		cmd := exec.Command("go", "build", "-o", built, "./cmd/loadout")
-		cmd.Dir = RepoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/loadout: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return built
+	return loadoutBinary.Path(t)
 }
 
 // Main is the TestMain of the agent test packages: it runs the tests, then
 // removes the binary Loadout built, and exits with the tests' code.
 func Main(m *testing.M) {
 	code := m.Run()
-	if built != "" {
-		_ = os.RemoveAll(filepath.Dir(built))
-	}
+	loadoutBinary.Remove()
 	os.Exit(code)
 }
 
