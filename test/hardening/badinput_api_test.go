@@ -174,10 +174,7 @@ var apiCases = []apiCase{
 func TestBadInput_RejectedByAPIKeepsLastGoodContext(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, vocab.TrustTrusted)
-	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY"))
-	kit.Create(t, devWorkspace(ns))
-	good, goodCM := kit.Published(t, ns, "dev", "Notes.")
+	ns, good, goodCM := publishedNotes(t, vocab.TrustTrusted)
 
 	for _, tc := range apiCases {
 		t.Run(tc.name, func(t *testing.T) {

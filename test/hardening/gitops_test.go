@@ -79,10 +79,7 @@ func TestGitOps_PublishedConfigMapCarriesNoTrackingMetadata(t *testing.T) {
 func TestGitOps_CompetingFieldManagerStartsNoWriteLoop(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, vocab.TrustRestricted)
-	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY"))
-	kit.Create(t, devWorkspace(ns))
-	good, _ := kit.Published(t, ns, "dev", "Notes.")
+	ns, good, _ := publishedNotes(t, vocab.TrustRestricted)
 	cmPath := "/api/v1/namespaces/" + ns + "/configmaps/dev-context"
 	statusPath := "/apis/loadout.dev/v1alpha1/namespaces/" + ns + "/workspaces/dev/status"
 	cmBefore, statusBefore := writes.Total(cmPath), writes.Total(statusPath)

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
@@ -33,6 +34,17 @@ func devWorkspace(ns string) *v1alpha1.Workspace {
 			{Name: "project"}, {Name: "platform", Namespace: platformNS},
 		}},
 	}
+}
+
+// publishedNotes is a fresh namespace of trust holding the notes skill and
+// devWorkspace, once the Workspace has published its context.
+func publishedNotes(t *testing.T, trust vocab.TrustLevel) (string, *v1alpha1.Workspace, *corev1.ConfigMap) {
+	t.Helper()
+	ns := kit.NewNamespace(t, trust)
+	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY"))
+	kit.Create(t, devWorkspace(ns))
+	ws, cm := kit.Published(t, ns, "dev", "Notes.")
+	return ns, ws, cm
 }
 
 func tool(name string) v1alpha1.ExtensionTool {
