@@ -67,14 +67,21 @@ func Update[T client.Object](t testing.TB, k *Kit, obj T, change func(T)) {
 // error when Timeout passes.
 func (k *Kit) Eventually(t testing.TB, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(k.Timeout)
+	Eventually(t, k.Timeout, f)
+}
+
+// Eventually retries f until it returns nil, or fails the test with f's last
+// error when timeout passes.
+func Eventually(t testing.TB, timeout time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
 	for {
 		err := f()
 		if err == nil {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s: %v", k.Timeout, err)
+			t.Fatalf("timed out after %s: %v", timeout, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

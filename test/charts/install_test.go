@@ -92,17 +92,12 @@ func (c *cluster) createNamespace(t *testing.T, name string, labels map[string]s
 // manager share two cores with other tests, and no test asserts a timing.
 func eventually(t *testing.T, what string, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		err := f()
-		if err == nil {
-			return
+	testenv.Eventually(t, time.Minute, func() error {
+		if err := f(); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func (c *cluster) waitEstablished(t *testing.T, crds ...string) {
