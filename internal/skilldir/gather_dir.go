@@ -39,12 +39,17 @@ type Options struct {
 
 // dirLoader reads one directory root and collects its diagnostics.
 type dirLoader struct {
-	name  string   // root name, for origins
-	base  string   // root directory, absolute
-	root  *os.Root // base, opened: every read goes through it (stays inside)
-	shown string   // root directory as the caller wrote it, for diagnostics
-	opts  Options
-	diags []resources.Diagnostic
+	name string   // root name, for origins
+	base string   // root directory, absolute
+	root *os.Root // base, opened: every read goes through it (stays inside)
+	// skillsDir is the skills directory being searched (skillsRel, relative
+	// to the root), opened below root while it is: the paths of the skills
+	// directly in it are opened from there, sparing the walk down from root.
+	skillsDir *os.Root
+	skillsRel string
+	shown     string // root directory as the caller wrote it, for diagnostics
+	opts      Options
+	diags     []resources.Diagnostic
 	// strictErr is the first rule broken in strict mode.
 	strictErr error
 }
@@ -86,7 +91,7 @@ func LoadSkills(name, dir string, opts Options) ([]resources.Skill, []resources.
 	defer l.close()
 	var skills []resources.Skill
 	if _, err := l.root.Stat(skillFileName); err == nil {
-		s, ok, err := l.skill(".")
+		s, ok, err := l.skill(".", nil)
 		if ok {
 			skills = append(skills, s)
 		}
@@ -123,7 +128,7 @@ func (l *dirLoader) close() { _ = l.root.Close() }
 // child is a loader for one part of the same root, with diagnostics of its
 // own, so that parts can be read concurrently and merged with adopt.
 func (l *dirLoader) child() *dirLoader {
-	return &dirLoader{name: l.name, base: l.base, root: l.root, shown: l.shown, opts: l.opts}
+	return &dirLoader{name: l.name, base: l.base, root: l.root, skillsDir: l.skillsDir, skillsRel: l.skillsRel, shown: l.shown, opts: l.opts}
 }
 
 // adopt appends a child's diagnostics and keeps the first strict error.
@@ -183,10 +188,41 @@ func (l *dirLoader) readOptional(rel string) ([]byte, error) {
 	return b, nil
 }
 
+// inSkillsDir returns the name of rel in the open skills directory when rel
+// is directly in it.
+func (l *dirLoader) inSkillsDir(rel string) (string, bool) {
+	return filepath.Base(rel), l.skillsDir != nil && filepath.Dir(rel) == l.skillsRel
+}
+
+// openSkillRoot opens the directory rel as a root of its own: from the open
+// skills directory when rel is directly in it, else (or when that fails: a
+// link leaving the skills directory but not the root) from the root. Both are
+// os.Root opens, so containment is checked all the same.
+func (l *dirLoader) openSkillRoot(rel string) (*os.Root, error) {
+	if name, ok := l.inSkillsDir(rel); ok {
+		if r, err := l.skillsDir.OpenRoot(name); err == nil {
+			return r, nil
+		}
+	}
+	return l.root.OpenRoot(rel)
+}
+
+// readDir lists the directory rel in name order, from the open skills
+// directory when rel is directly in it, else (or when that fails) from the
+// root, whose error is returned.
+func (l *dirLoader) readDir(rel string) ([]fs.DirEntry, error) {
+	if name, ok := l.inSkillsDir(rel); ok {
+		if entries, err := readDirSorted(l.skillsDir, name); err == nil {
+			return entries, nil
+		}
+	}
+	return readDirSorted(l.root, rel)
+}
+
 // readDirOptional lists a directory of the root; a missing one is empty, and
 // so is one that resolves outside the root (reported as skipped).
 func (l *dirLoader) readDirOptional(rel string) ([]fs.DirEntry, error) {
-	entries, err := fs.ReadDir(l.root.FS(), filepath.ToSlash(rel))
+	entries, err := readDirSorted(l.root, rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

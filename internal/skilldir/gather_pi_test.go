@@ -235,3 +235,36 @@ func TestDirRoot_IgnoreFilesArePrefixedAsPiDoes(t *testing.T) {
 		t.Fatalf("skills %v, want %v (diagnostics %v)", got, want, diags)
 	}
 }
+
+// TestDirRoot_SkillFileLinkedFromElsewhereInTheRootLoads: a SKILL.md that is
+// a link to a file elsewhere in the root (outside its skill directory) loads,
+// as Pi loads it, while the skill's other files stay read through the skill
+// directory; a SKILL.md linked from outside the root is still left out.
+func TestDirRoot_SkillFileLinkedFromElsewhereInTheRootLoads(t *testing.T) {
+	dir := t.TempDir()
+	resourcestest.WriteTree(t, dir, map[string]string{
+		"shared/one.md":     resourcestest.SkillMD("one", "Its SKILL.md lives in shared/.", "ONE BODY"),
+		"skills/one/ref.md": "REF",
+		"skills/two/ref.md": "REF",
+	})
+	outside := t.TempDir()
+	resourcestest.WriteTree(t, outside, map[string]string{"two.md": resourcestest.SkillMD("two", "Outside the root.", "LEAKED")})
+	symlink(t, "../../shared/one.md", filepath.Join(dir, "skills", "one", "SKILL.md"))
+	symlink(t, filepath.Join(outside, "two.md"), filepath.Join(dir, "skills", "two", "SKILL.md"))
+
+	root, diags, err := LoadRoot("r", dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(root.Skills) != 1 {
+		t.Fatalf("skills %v, want only one; diagnostics %v", skillOrigins(root.Skills), diags)
+	}
+	one := root.Skills[0]
+	if one.Name != "one" || one.Body != "ONE BODY" || len(one.Files) != 1 || one.Files[0].Text() != "REF" {
+		t.Errorf("one: name %q, body %q, files %v; want its linked body and ref.md", one.Name, one.Body, one.Files)
+	}
+	got := diagFor(diags, filepath.Join(dir, "skills", "two", "SKILL.md"))
+	if len(got) != 1 || !strings.Contains(got[0].String(), "skipped: left out: it resolves outside its root") {
+		t.Errorf("skills/two/SKILL.md: diagnostics %v, want it left out as outside the root", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -46,6 +47,13 @@ func (l *dirLoader) skills(top string) ([]resources.Skill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read directory %s: %w", l.file(top), err)
 	}
+	if dir, err := l.root.OpenRoot(top); err == nil {
+		l.skillsDir, l.skillsRel = dir, top
+		defer func() {
+			_ = dir.Close()
+			l.skillsDir, l.skillsRel = nil, ""
+		}()
+	}
 	w := &skillWalk{l: l, top: top, seen: map[string]string{}}
 	if _, err := w.walk(top, real, entries, []string{real}); err != nil {
 		l.adoptAll(w.jobs)
@@ -55,7 +63,7 @@ func (l *dirLoader) skills(top string) ([]resources.Skill, error) {
 	parallel(len(jobs), func(i int) {
 		switch j := jobs[i]; j.kind {
 		case jobDir:
-			j.s, j.ok, j.err = j.child.skill(j.rel)
+			j.s, j.ok, j.err = j.child.skill(j.rel, j.entries)
 		case jobFile:
 			j.s, j.ok, j.err = j.child.fileSkill(j.rel)
 		}
@@ -92,12 +100,15 @@ const (
 // skillJob is one thing discovery found, in order: a skill to read or a
 // diagnostic. child holds its diagnostics.
 type skillJob struct {
-	kind  jobKind
-	rel   string
-	child *dirLoader
-	s     resources.Skill
-	ok    bool
-	err   error
+	kind jobKind
+	rel  string
+	// entries of a skill directory, as discovery listed them: reading the
+	// skill does not list the directory again.
+	entries []fs.DirEntry
+	child   *dirLoader
+	s       resources.Skill
+	ok      bool
+	err     error
 }
 
 // skillWalk is one discovery below a skills directory.
@@ -122,15 +133,16 @@ func (w *skillWalk) note(kind jobKind, rel string, sev resources.Severity, forma
 	w.jobs = append(w.jobs, j)
 }
 
-// add records a skill to read, unless its file (real path real) was already
-// found through another path.
-func (w *skillWalk) add(kind jobKind, rel, fileRel, real string) {
+// add records a skill to read (with the entries of its directory, for a skill
+// directory), unless its file (real path real) was already found through
+// another path.
+func (w *skillWalk) add(kind jobKind, rel, fileRel, real string, entries []fs.DirEntry) {
 	if first, ok := w.seen[real]; ok {
 		w.note(jobNote, fileRel, resources.SeverityWarning, "the same file as %s (through a symbolic link): loaded once, from there", w.l.file(first))
 		return
 	}
 	w.seen[real] = fileRel
-	w.jobs = append(w.jobs, &skillJob{kind: kind, rel: rel, child: w.l.child()})
+	w.jobs = append(w.jobs, &skillJob{kind: kind, rel: rel, entries: entries, child: w.l.child()})
 }
 
 // walk searches the directory rel, whose real path is real and whose entries
@@ -171,7 +183,7 @@ func (w *skillWalk) walk(rel, real string, entries []fs.DirEntry, stack []string
 				w.note(jobNote, childRel, resources.SeverityWarning, "left out: a symbolic link to a directory that holds it (a cycle)")
 				continue
 			}
-			sub, err := fs.ReadDir(w.l.root.FS(), filepath.ToSlash(childRel))
+			sub, err := w.l.readDir(childRel)
 			if err != nil {
 				return count, fmt.Errorf("read directory %s: %w", w.l.file(childRel), classifyRootErr(w.l.root, childRel, err))
 			}
@@ -193,7 +205,7 @@ func (w *skillWalk) walk(rel, real string, entries []fs.DirEntry, stack []string
 			}
 			count += n
 		case isFile && strings.HasSuffix(name, ".md") && rel == w.top:
-			w.add(jobFile, childRel, childRel, childReal)
+			w.add(jobFile, childRel, childRel, childReal, nil)
 			count++
 		case isFile && strings.HasSuffix(name, ".md"):
 			w.note(jobNote, childRel, resources.SeverityWarning, "not a skill: a *.md file is a skill only directly in the skills directory (as in Pi)")
@@ -233,7 +245,7 @@ func (w *skillWalk) skillDir(rel, real string, entries []fs.DirEntry) (bool, err
 	if !isFile || w.ignored(fileRel, false) {
 		return false, nil
 	}
-	w.add(jobDir, rel, fileRel, fileReal)
+	w.add(jobDir, rel, fileRel, fileReal, entries)
 	return true, nil
 }
 
@@ -405,11 +417,23 @@ func TruncateDescription(d string) string {
 	return d[:i]
 }
 
-// skill reads the skill directory rel (rule R-SK-2, R-SK-3). ok is false when
-// the skill is skipped with a diagnostic.
-func (l *dirLoader) skill(rel string) (resources.Skill, bool, error) {
+// skill reads the skill directory rel (rule R-SK-2, R-SK-3), whose entries
+// discovery listed (nil: list them here). ok is false when the skill is
+// skipped with a diagnostic.
+func (l *dirLoader) skill(rel string, entries []fs.DirEntry) (resources.Skill, bool, error) {
+	// The skill directory as a root of its own: a file of the skill must stay
+	// inside the skill (R-ACT-4), checked atomically on every read. Opened
+	// once, it also spares every read below the walk from the root down to
+	// the skill. If it cannot be opened, the reads take the long way and
+	// report what is wrong.
+	skillRoot, err := l.openSkillRoot(rel)
+	if err != nil {
+		skillRoot = nil
+	} else {
+		defer func() { _ = skillRoot.Close() }()
+	}
 	fileRel := filepath.Join(rel, skillFileName)
-	raw, err := l.readOptional(fileRel)
+	raw, err := l.readSkillFile(skillRoot, fileRel)
 	if errors.Is(err, errReported) {
 		return resources.Skill{}, false, nil
 	}
@@ -431,7 +455,7 @@ func (l *dirLoader) skill(rel string) (resources.Skill, bool, error) {
 	}
 	var files []resources.File
 	if !l.opts.SkipFiles {
-		if files, err = l.skillFiles(rel); err != nil {
+		if files, err = l.skillFiles(skillRoot, rel, entries); err != nil {
 			return resources.Skill{}, false, err
 		}
 	}
@@ -516,39 +540,48 @@ func skillNameProblem(fm skillmd.Frontmatter, name, dirName string) string {
 	return ""
 }
 
-// skillFiles reads every file of a skill directory except its SKILL.md, in
-// lexical order (R-SK-3: other .md files are files, not skills). Hidden
-// entries are left out. A regular file reached by walking the real directory
-// is inside it; a symlink is followed only if it passes both containment
-// checks (R-ACT-4), else it is left out with a warning. Files that are not
-// UTF-8 text are kept as binary files (published base64-encoded), and the
-// executable bit is kept, so nothing of a skill is dropped silently.
-func (l *dirLoader) skillFiles(rel string) ([]resources.File, error) {
-	// The skill directory as a root of its own: a file of the skill must stay
-	// inside the skill (R-ACT-4), checked atomically on every read.
-	skillRoot, err := l.root.OpenRoot(rel)
-	if err != nil {
-		return nil, fmt.Errorf("read skill %s: %w", l.file(rel), err)
+// readSkillFile reads the SKILL.md fileRel of a skill through the skill's own
+// root when it is open and the file is inside the skill, as it nearly always
+// is; otherwise (a SKILL.md linked from elsewhere in the root, a missing or
+// refused file) through the root, which follows links that stay inside the
+// root and reports the others, as readOptional does.
+func (l *dirLoader) readSkillFile(skillRoot *os.Root, fileRel string) ([]byte, error) {
+	if skillRoot != nil {
+		if b, err := readRegular(skillRoot, skillFileName); err == nil {
+			return b, nil
+		}
 	}
-	defer func() { _ = skillRoot.Close() }()
+	return l.readOptional(fileRel)
+}
+
+// skillFiles reads every file of a skill directory except its SKILL.md, in
+// lexical order (R-SK-3: other .md files are files, not skills), through
+// skillRoot, the skill directory opened as a root (nil: open it here).
+// entries are the directory's own, as discovery listed them (nil: list them
+// here). Hidden entries are left out. A regular file reached by walking the
+// real directory is inside it; a symlink is followed only if it passes both
+// containment checks (R-ACT-4), else it is left out with a warning. Files
+// that are not UTF-8 text are kept as binary files (published
+// base64-encoded), and the executable bit is kept, so nothing of a skill is
+// dropped silently.
+func (l *dirLoader) skillFiles(skillRoot *os.Root, rel string, entries []fs.DirEntry) ([]resources.File, error) {
+	if skillRoot == nil {
+		var err error
+		if skillRoot, err = l.root.OpenRoot(rel); err != nil {
+			return nil, fmt.Errorf("read skill %s: %w", l.file(rel), err)
+		}
+		defer func() { _ = skillRoot.Close() }()
+	}
+	if entries == nil {
+		var err error
+		if entries, err = readDirSorted(skillRoot, "."); err != nil {
+			return nil, l.skillReadError(rel, err)
+		}
+	}
 	var files []resources.File
-	err = fs.WalkDir(skillRoot.FS(), ".", func(inSkill string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if inSkill == "." {
-			return nil
-		}
+	visit := func(inSkill string, d fs.DirEntry) error {
 		shown := filepath.Join(rel, filepath.FromSlash(inSkill))
-		switch {
-		case hidden(d.Name()):
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		case d.IsDir():
-			return nil
-		case inSkill == skillFileName:
+		if d.IsDir() || inSkill == skillFileName {
 			return nil
 		}
 		symlink := d.Type()&fs.ModeSymlink != 0
@@ -556,7 +589,7 @@ func (l *dirLoader) skillFiles(rel string) ([]resources.File, error) {
 			l.report(shown, resources.SeverityWarning, "left out of the skill: not a regular file")
 			return nil
 		}
-		b, err := readRegular(skillRoot, inSkill)
+		b, perm, err := readRegularWithMode(skillRoot, inSkill)
 		switch {
 		case errors.Is(err, errOutsideRoot):
 			l.report(shown, resources.SeverityWarning, "left out of the skill: path resolves outside the skill root through a symlink")
@@ -571,15 +604,52 @@ func (l *dirLoader) skillFiles(rel string) ([]resources.File, error) {
 		case err != nil:
 			return fmt.Errorf("read %s: %w", l.file(shown), err)
 		}
-		info, err := skillRoot.Stat(inSkill)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", l.file(shown), err)
-		}
-		files = append(files, skillfile.New(path.Clean(inSkill), b, skillfile.ModeOf(uint32(info.Mode().Perm()))))
+		files = append(files, skillfile.New(path.Clean(inSkill), b, skillfile.ModeOf(uint32(perm))))
 		return nil
-	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read skill %s: %w", l.file(rel), err)
+	}
+	if err := walkSkillDir(skillRoot, ".", entries, visit); err != nil {
+		if err = l.skillReadError(rel, err); err != nil {
+			return nil, err
+		}
 	}
 	return files, nil
+}
+
+// skillReadError is err met while reading the skill directory rel, or nil
+// when the directory (or a file in it) went missing meanwhile: the skill
+// then has the files read so far, as when fs.WalkDir met it.
+func (l *dirLoader) skillReadError(rel string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return fmt.Errorf("read skill %s: %w", l.file(rel), err)
+}
+
+// walkSkillDir calls visit for the entries of the directory dir of skillRoot, in
+// order, and for the entries below each subdirectory, depth first, as
+// fs.WalkDir does; it starts from entries already listed, so dir is not
+// listed again. Hidden entries are passed over, a hidden directory with
+// everything below it. Symbolic links are not followed (visit gets them as
+// links).
+func walkSkillDir(skillRoot *os.Root, dir string, entries []fs.DirEntry, visit func(inSkill string, d fs.DirEntry) error) error {
+	for _, d := range entries {
+		if hidden(d.Name()) {
+			continue
+		}
+		inSkill := path.Join(dir, d.Name())
+		if err := visit(inSkill, d); err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			continue
+		}
+		sub, err := readDirSorted(skillRoot, filepath.FromSlash(inSkill))
+		if err != nil {
+			return err
+		}
+		if err := walkSkillDir(skillRoot, inSkill, sub, visit); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -30,29 +32,55 @@ var errTooLarge = fmt.Errorf("larger than %d bytes", maxRootFileBytes)
 // problems the caller reports; fs.ErrNotExist means no such file; anything
 // else is an I/O error.
 func readRegular(root *os.Root, rel string) ([]byte, error) {
+	b, _, err := readRegularWithMode(root, rel)
+	return b, err
+}
+
+// readRegularWithMode is readRegular that also returns the file's permission
+// bits, taken from the open file: a caller that keeps the executable bit
+// needs no second lookup of the path, which could also meet another file.
+func readRegularWithMode(root *os.Root, rel string) ([]byte, fs.FileMode, error) {
 	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, classifyRootErr(root, rel, err)
+		return nil, 0, classifyRootErr(root, rel, err)
 	}
 	defer func() { _ = f.Close() }()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !info.Mode().IsRegular() {
-		return nil, errNotRegular
+		return nil, 0, errNotRegular
 	}
 	if info.Size() > maxRootFileBytes {
-		return nil, errTooLarge
+		return nil, 0, errTooLarge
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxRootFileBytes+1))
+	b, err := readBounded(f, info.Size())
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if len(b) > maxRootFileBytes {
-		return nil, errTooLarge
+	return b, info.Mode().Perm(), nil
+}
+
+// readBounded reads f whole, refusing more than maxRootFileBytes: the file
+// may have grown since it was stat'ed. The buffer is sized from the stat, so
+// a file that did not change is read into one allocation.
+func readBounded(f *os.File, size int64) ([]byte, error) {
+	b := make([]byte, 0, min(size, maxRootFileBytes)+1)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		switch {
+		case len(b) > maxRootFileBytes:
+			return nil, errTooLarge
+		case err == io.EOF:
+			return b, nil
+		case err != nil:
+			return nil, err
+		case len(b) == cap(b):
+			b = slices.Grow(b, min(cap(b), maxRootFileBytes+1-len(b)))
+		}
 	}
-	return b, nil
 }
 
 var errNotRegular = errors.New("not a regular file")
@@ -103,4 +131,19 @@ func insideRoot(root *os.Root, resolved string) bool {
 // on) rather than the root as a whole (fail).
 func perFileProblem(err error) bool {
 	return errors.Is(err, errOutsideRoot) || errors.Is(err, errTooLarge) || errors.Is(err, errNotRegular)
+}
+
+// readDirSorted lists the directory rel of root in name order, as fs.ReadDir
+// on root.FS() does. The directory is opened non-blocking: os.File would
+// otherwise switch the descriptor to non-blocking itself, two more system
+// calls for every directory listed.
+func readDirSorted(root *os.Root, rel string) ([]fs.DirEntry, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
 }
