@@ -142,26 +142,38 @@ func Parse(content string) (Frontmatter, string, error) {
 	if len(header) > MaxFrontmatterBytes {
 		return Frontmatter{}, "", fmt.Errorf("YAML frontmatter is %d bytes, over the limit of %d", len(header), MaxFrontmatterBytes)
 	}
+	if fm, ok := parsePlainHeader(header); ok {
+		return fm, body, nil
+	}
+	fm, err := parseYAMLHeader(header)
+	if err != nil {
+		return Frontmatter{}, "", err
+	}
+	return fm, body, nil
+}
+
+// parseYAMLHeader reads a frontmatter header with the YAML parser.
+func parseYAMLHeader(header string) (Frontmatter, error) {
 	var doc any
 	if err := yaml.Unmarshal([]byte(header), &doc); err != nil {
-		return Frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: %w", err)
+		return Frontmatter{}, fmt.Errorf("invalid YAML frontmatter: %w", err)
 	}
 	var fm Frontmatter
 	if doc == nil {
-		return fm, body, nil
+		return fm, nil
 	}
 	fields, ok := doc.(map[string]any)
 	if !ok {
-		return Frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: expected a mapping of string keys, got %s", jsonKind(doc))
+		return Frontmatter{}, fmt.Errorf("invalid YAML frontmatter: expected a mapping of string keys, got %s", jsonKind(doc))
 	}
 	// The typed fields decode through JSON so that Scalar and ToolList keep
 	// one set of rules for every source of frontmatter.
 	raw, err := json.Marshal(doc)
 	if err != nil {
-		return Frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: %w", err)
+		return Frontmatter{}, fmt.Errorf("invalid YAML frontmatter: %w", err)
 	}
 	if err := json.Unmarshal(raw, &fm); err != nil {
-		return Frontmatter{}, "", fmt.Errorf("invalid YAML frontmatter: %w", err)
+		return Frontmatter{}, fmt.Errorf("invalid YAML frontmatter: %w", err)
 	}
 	for k := range fields {
 		if !knownFrontmatterFields[k] {
@@ -169,8 +181,70 @@ func Parse(content string) (Frontmatter, string, error) {
 		}
 	}
 	slices.Sort(fm.Unknown)
-	return fm, body, nil
+	return fm, nil
 }
+
+// parsePlainHeader reads the common header, one "key: text" line per field,
+// without the YAML parser, which costs most of the time of loading a skill
+// directory. It accepts only lines whose meaning under YAML 1.2 is not in
+// doubt (ok is false otherwise, and the caller parses with YAML): a key among
+// name, description, license and compatibility, each at most once, and a
+// value of printable ASCII that starts with a letter, is no YAML keyword and
+// holds nothing that YAML reads as syntax (':', '#', brackets, braces) or
+// trims (trailing blanks). Such a value is a plain scalar YAML reads as this
+// very string. TestParsePlainHeader_AgreesWithYAML holds it to that.
+func parsePlainHeader(header string) (Frontmatter, bool) {
+	var fm Frontmatter
+	fields := 0
+	for line := range strings.SplitSeq(strings.TrimSuffix(header, "\n"), "\n") {
+		key, value, ok := strings.Cut(line, ": ")
+		field := fm.plainField(key)
+		if !ok || field == nil || *field != "" || !plainText(value) {
+			return Frontmatter{}, false // not plain, or a repeated key (a YAML error)
+		}
+		*field = Scalar(value)
+		fields++
+	}
+	return fm, fields > 0
+}
+
+// plainField is the field parsePlainHeader fills for key, or nil.
+func (fm *Frontmatter) plainField(key string) *Scalar {
+	switch key {
+	case "name":
+		return &fm.Name
+	case "description":
+		return &fm.Description
+	case "license":
+		return &fm.License
+	case "compatibility":
+		return &fm.Compatibility
+	}
+	return nil
+}
+
+// yamlKeywords are plain words YAML 1.2 (or, for safety, YAML 1.1) reads as
+// something other than a string; compared in lower case.
+var yamlKeywords = map[string]bool{
+	"true": true, "false": true, "null": true, "yes": true, "no": true, "on": true, "off": true, "y": true, "n": true,
+}
+
+// plainText reports whether value is a YAML plain scalar that reads as
+// itself: see parsePlainHeader.
+func plainText(value string) bool {
+	if value == "" || !isASCIILetter(value[0]) || value[len(value)-1] == ' ' || yamlKeywords[strings.ToLower(value)] {
+		return false
+	}
+	for i := 0; i < len(value); i++ {
+		c := value[i]
+		if c < 0x20 || c > 0x7e || strings.IndexByte(":#[]{}", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // MetadataMap converts the frontmatter metadata map, keeping nil for none.
 func (fm Frontmatter) MetadataMap() map[string]string {
