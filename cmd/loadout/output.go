@@ -1,13 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/loadout-dev/loadout/internal/jsonindent"
 )
 
 // configMap is a context ConfigMap as printed: the shape the controller
@@ -46,14 +46,13 @@ func writeConfigMaps(w io.Writer, format string, cms []configMap) error {
 		} else {
 			v = map[string]any{"apiVersion": "v1", "kind": "List", "items": cms}
 		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(v); err != nil {
+		// What a json.Encoder without HTML escaping, indented by two
+		// spaces, writes; in less time on contexts of long strings.
+		b, err := jsonindent.Encode(v, "  ")
+		if err != nil {
 			return err
 		}
-		_, err := w.Write(buf.Bytes())
+		_, err = w.Write(b)
 		return err
 	}
 	return fmt.Errorf("--output %q: must be %s or %s", format, outputYAML, outputJSON)
