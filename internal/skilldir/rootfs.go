@@ -134,16 +134,32 @@ func perFileProblem(err error) bool {
 }
 
 // readDirSorted lists the directory rel of root in name order, as fs.ReadDir
-// on root.FS() does. The directory is opened non-blocking: os.File would
-// otherwise switch the descriptor to non-blocking itself, two more system
-// calls for every directory listed.
+// on root.FS() does, with fewer system calls: the directory is opened
+// non-blocking (os.File would otherwise switch the descriptor itself, two
+// calls per directory), and on Linux entries are typed from the directory
+// itself rather than lstat'ed one by one (readDirEntries).
 func readDirSorted(root *os.Root, rel string) ([]fs.DirEntry, error) {
 	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }()
-	entries, err := f.ReadDir(-1)
+	entries, err := readDirEntries(root, rel, f)
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return entries, err
 }
+
+// rootDirEntry is a directory entry listed from its raw entry, typed from
+// d_type: Info looks the entry up through the root it was listed in.
+type rootDirEntry struct {
+	root *os.Root
+	path string // relative to root
+	name string
+	typ  fs.FileMode
+}
+
+func (e rootDirEntry) Name() string               { return e.name }
+func (e rootDirEntry) IsDir() bool                { return e.typ.IsDir() }
+func (e rootDirEntry) Type() fs.FileMode          { return e.typ }
+func (e rootDirEntry) Info() (fs.FileInfo, error) { return e.root.Lstat(e.path) }
+func (e rootDirEntry) String() string             { return fs.FormatDirEntry(e) }
