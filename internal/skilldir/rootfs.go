@@ -62,25 +62,26 @@ func readRegularWithMode(root *os.Root, rel string) ([]byte, fs.FileMode, error)
 	return b, info.Mode().Perm(), nil
 }
 
-// readBounded reads f whole, refusing more than maxRootFileBytes: the file
-// may have grown since it was stat'ed. The buffer is sized from the stat, so
-// a file that did not change is read into one allocation.
+// readBounded reads f, a regular file of size bytes by its fstat (at most
+// maxRootFileBytes). It reads those size bytes into one buffer and stops,
+// without the read that would confirm the end of the file (one system call
+// per file): a file that grows while it is read is read as of its fstat, one
+// that shrinks as far as it goes. A file whose fstat says 0 bytes (as /proc
+// files do) is read to its end, refusing more than maxRootFileBytes.
 func readBounded(f *os.File, size int64) ([]byte, error) {
-	b := make([]byte, 0, min(size, maxRootFileBytes)+1)
-	for {
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		switch {
-		case len(b) > maxRootFileBytes:
+	if size <= 0 {
+		b, err := io.ReadAll(io.LimitReader(f, maxRootFileBytes+1))
+		if err == nil && len(b) > maxRootFileBytes {
 			return nil, errTooLarge
-		case err == io.EOF:
-			return b, nil
-		case err != nil:
-			return nil, err
-		case len(b) == cap(b):
-			b = slices.Grow(b, min(cap(b), maxRootFileBytes+1-len(b)))
 		}
+		return b, err
 	}
+	b := make([]byte, min(size, maxRootFileBytes))
+	n, err := io.ReadFull(f, b)
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return b[:n], nil
+	}
+	return b, err
 }
 
 var errNotRegular = errors.New("not a regular file")
