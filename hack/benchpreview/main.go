@@ -31,6 +31,13 @@ type command struct {
 	cpus  []time.Duration // user + system, children included
 }
 
+// alsoFlag collects -also label=binary: more loadout binaries to time the
+// same preview with (say, one per commit of a series).
+type alsoFlag []string
+
+func (a *alsoFlag) String() string     { return strings.Join(*a, ",") }
+func (a *alsoFlag) Set(v string) error { *a = append(*a, v); return nil }
+
 // sample is one run's wall-clock and CPU time.
 type sample struct {
 	wall, cpu time.Duration
@@ -42,18 +49,20 @@ func main() {
 	current := flag.String("current", "", "loadout binary built from the current tree")
 	before := flag.String("before", "", "loadout binary built from the version to compare against (optional)")
 	dir := flag.String("dir", "", "directory for the generated roots (default: a temporary one, removed afterwards)")
+	var also alsoFlag
+	flag.Var(&also, "also", "label=binary: another loadout to time preview --root with (repeatable)")
 	flag.Parse()
 	if *current == "" {
 		fmt.Fprintln(os.Stderr, "benchpreview: -current is required")
 		os.Exit(2)
 	}
-	if err := run(*n, *rounds, *current, *before, *dir); err != nil {
+	if err := run(*n, *rounds, *current, *before, *dir, also); err != nil {
 		fmt.Fprintln(os.Stderr, "benchpreview:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, rounds int, current, before, dir string) error {
+func run(n, rounds int, current, before, dir string, also []string) error {
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "benchpreview-")
 		if err != nil {
@@ -66,7 +75,10 @@ func run(n, rounds int, current, before, dir string) error {
 	if err != nil {
 		return err
 	}
-	cmds := commands(roots, current, before)
+	cmds, err := commands(roots, current, before, also)
+	if err != nil {
+		return err
+	}
 	if err := checkSameOutput(cmds); err != nil {
 		return err
 	}
@@ -93,10 +105,10 @@ func run(n, rounds int, current, before, dir string) error {
 }
 
 // commands are the yardstick (cat of every file), the current binary's
-// preview and start-up, and the same for the binary compared against. Both
-// binaries accept these flags; the budget is lifted so that no output is
-// refused.
-func commands(roots []string, current, before string) []*command {
+// preview and start-up, the same for the binary compared against, and the
+// preview of every -also binary. Every binary accepts these flags; the budget
+// is lifted so that no output is refused.
+func commands(roots []string, current, before string, also []string) ([]*command, error) {
 	quoted := make([]string, len(roots))
 	for i, r := range roots {
 		quoted[i] = "'" + r + "'"
@@ -115,15 +127,23 @@ func commands(roots []string, current, before string) []*command {
 	if before != "" {
 		cmds = append(cmds, &command{label: "preview --root, before", argv: preview(before)})
 	}
+	for _, a := range also {
+		label, bin, ok := strings.Cut(a, "=")
+		if !ok {
+			return nil, fmt.Errorf("-also %q: want label=binary", a)
+		}
+		cmds = append(cmds, &command{label: "preview --root, " + label, argv: preview(bin)})
+	}
 	cmds = append(cmds, &command{label: "loadout version, current", argv: []string{current, "version"}})
 	if before != "" {
 		cmds = append(cmds, &command{label: "loadout version, before", argv: []string{before, "version"}})
 	}
-	return cmds
+	return cmds, nil
 }
 
-// checkSameOutput fails unless both binaries print the same preview: the
-// comparison is only fair if they do the same work.
+// checkSameOutput fails unless every binary prints the same preview: the
+// comparison is only fair if they do the same work, and no change may alter
+// the output.
 func checkSameOutput(cmds []*command) error {
 	var outputs [][]byte
 	for _, c := range cmds {
@@ -138,7 +158,7 @@ func checkSameOutput(cmds []*command) error {
 	}
 	for _, o := range outputs[1:] {
 		if string(o) != string(outputs[0]) {
-			return errors.New("the two binaries print different previews")
+			return errors.New("the binaries print different previews")
 		}
 	}
 	return nil
@@ -171,12 +191,23 @@ func report(w io.Writer, cmds []*command) {
 			ms(median(c.cpus)), ms(slices.Min(c.cpus)), ms(slices.Max(c.cpus)))
 	}
 	_ = tw.Flush()
-	cat, current := cmds[0], cmds[1]
-	fmt.Fprintf(w, "\ncurrent / cat:    wall %.2f×, CPU %.2f×\n", ratio(current.walls, cat.walls), ratio(current.cpus, cat.cpus))
-	if len(cmds) > 3 && cmds[2].label == "preview --root, before" {
-		before := cmds[2]
-		fmt.Fprintf(w, "current / before: wall %.2f×, CPU %.2f×\n", ratio(current.walls, before.walls), ratio(current.cpus, before.cpus))
-		fmt.Fprintf(w, "before / cat:     wall %.2f×, CPU %.2f×\n", ratio(before.walls, cat.walls), ratio(before.cpus, cat.cpus))
+	cat := cmds[0]
+	var before *command
+	for _, c := range cmds {
+		if c.label == "preview --root, before" {
+			before = c
+		}
+	}
+	fmt.Fprintln(w)
+	for _, c := range cmds {
+		if !strings.HasPrefix(c.label, "preview") {
+			continue
+		}
+		fmt.Fprintf(w, "%s / cat: wall %.2f×, CPU %.2f×", c.label, ratio(c.walls, cat.walls), ratio(c.cpus, cat.cpus))
+		if before != nil && c != before {
+			fmt.Fprintf(w, "; / before: wall %.2f×, CPU %.2f×", ratio(c.walls, before.walls), ratio(c.cpus, before.cpus))
+		}
+		fmt.Fprintln(w)
 	}
 }
 
