@@ -73,7 +73,6 @@ keeps the last good context when one is refused. See docs/hostd.md.`,
 				return err
 			}
 			hostd.SetMemoryLimitFromCgroup(hostd.CgroupMemoryMax)
-			hostd.SetGCPercent()
 			fetcher, err := src.Fetcher()
 			if err != nil {
 				return err

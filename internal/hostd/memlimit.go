@@ -38,20 +38,10 @@ func SetMemoryLimitFromCgroup(path string) int64 {
 	return soft
 }
 
-// DefaultGCPercent is the garbage collector's target hostd runs with unless
-// GOGC says otherwise: the heap grows by half its live size between
-// collections instead of doubling. hostd's live heap is small and its
-// garbage comes in bursts (a 1 MiB call allocates ~20 MiB while decoded), so
-// the Go default let a burst of maximal calls double the heap to the
-// container's limit; the extra collections cost little CPU next to decoding.
-const DefaultGCPercent = 50
-
-// SetGCPercent sets DefaultGCPercent unless GOGC is set; it returns the
-// percentage it set, or 0.
-func SetGCPercent() int {
-	if os.Getenv("GOGC") != "" {
-		return 0
-	}
-	debug.SetGCPercent(DefaultGCPercent)
-	return DefaultGCPercent
-}
+// hostd leaves the collector at Go's default pace (GOGC=100). It ran at
+// GOGC=50 while a burst of maximal calls could hold 16 bodies at once; since
+// the bodies held at once are bounded by bytes (4 MiB), 32 concurrent
+// maximal calls peak at 58-62 MiB at the default pace, and the halved pace
+// only doubled the collections of the small steady-state heap, which set the
+// tail of every call: p99 1.2-1.4 ms at GOGC=50 against 0.7 ms at 100 over a
+// process boundary (docs/benchmarks.md). GOGC=200 would peak over 80 MiB.

@@ -37,24 +37,3 @@ func TestSetMemoryLimitFromCgroup_TakesEightyPercentOfTheContainerLimit(t *testi
 		t.Errorf("with GOMEMLIMIT set: set %d, want the runtime's own", got)
 	}
 }
-
-// TestSetGCPercent_HalvesTheHeapGrowthUnlessGOGCIsSet: hostd collects at
-// GOGC=50 by default; an explicit GOGC wins.
-func TestSetGCPercent_HalvesTheHeapGrowthUnlessGOGCIsSet(t *testing.T) {
-	before := debug.SetGCPercent(100)
-	t.Cleanup(func() { debug.SetGCPercent(before) })
-	t.Setenv("GOGC", "")
-	if got := SetGCPercent(); got != DefaultGCPercent {
-		t.Fatalf("SetGCPercent() = %d, want %d", got, DefaultGCPercent)
-	}
-	if got := debug.SetGCPercent(100); got != DefaultGCPercent {
-		t.Fatalf("GC percent in force %d, want %d", got, DefaultGCPercent)
-	}
-	t.Setenv("GOGC", "200")
-	if got := SetGCPercent(); got != 0 {
-		t.Fatalf("with GOGC set, SetGCPercent() = %d, want 0", got)
-	}
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Fatalf("with GOGC set, the GC percent changed to %d", got)
-	}
-}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
@@ -320,4 +321,27 @@ func BenchmarkHostd_PeakRSS_MCPSessionFlood(b *testing.B) {
 	b.ReportMetric(float64(accepted), "sessions-accepted-total")
 	b.ReportMetric(float64(idle)/(1<<20), "idle-peak-MiB")
 	b.ReportMetric(float64(peakRSS(b, pid))/(1<<20), "peak-MiB")
+}
+
+// BenchmarkHostd_RoundTrip_Process measures what an agent pays per before
+// call to a real hostd process (the shipped sidecar binary) over loopback
+// with keep-alive, with a shell-aware guard that parses the command, at Go's
+// default collector pace and at GOGC=50 (what hostd ran with before), side
+// by side. Across a process boundary a collection cycle of the small heap
+// shows in the tail. The target is hostd's own p99 ≤ 0.5 ms.
+func BenchmarkHostd_RoundTrip_Process(b *testing.B) {
+	bin := hostdBinary(b)
+	reg := fixedRegistry()
+	reg.Deny = nil
+	reg.Hooks = append(reg.Hooks, contract.Hook{Extension: "review-extension", Name: "no-recursive-force", Event: contract.EventBeforeToolCall,
+		Tools: []string{"shell"}, TimeoutSeconds: 10, CEL: &contract.CELHook{Message: "no rm -rf",
+			Expression: "!shell.commands(call.arguments.command).exists(c, c.name == 'rm' && c.hasFlag('r', 'recursive') && c.hasFlag('f', 'force'))"}})
+	body := []byte(`{"call":{"id":"c","name":"bash","arguments":{"command":"ls -la"}},"acceptArguments":true}`)
+	for _, pace := range []struct{ name, env string }{{"default-pace", "GOGC="}, {"GOGC=50", "GOGC=50"}} {
+		b.Run(pace.name, func(b *testing.B) {
+			base, _ := startHostd(b, bin, pace.env, contextData(b, reg))
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+			measure(b, func() { postOK(b, client, base+"/v1/before", body) })
+		})
+	}
 }

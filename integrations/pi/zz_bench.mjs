@@ -1,0 +1,149 @@
+// `make bench`'s Pi numbers (docs/benchmarks.md):
+//  1. Start-up: a Pi session on a Workspace that resolves 3 roots × N skills
+//     (same names in every root, so N winners), loading the materialized
+//     winners through this package, against plain Pi scanning the 3 roots.
+//     Both are measured in one process, from a new DefaultResourceLoader to a
+//     session whose system prompt lists the skills (resources_discover done).
+//  2. The latency a tool call gains through the package: Pi's own before and
+//     after tool-call hooks (what Pi runs around every call) with the package
+//     and a real hostd on the samples' context, minus the same without it.
+//   LOADOUT_BIN=../../bin/loadout node bench.mjs [N=1000] [ITERATIONS=9] [CALLS=2000]
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { AuthStorage, createAgentSession, DefaultResourceLoader, ModelRegistry, SessionManager, SettingsManager } from "@mariozechner/pi-coding-agent";
+import { registerFauxProvider } from "@mariozechner/pi-ai";
+import { captureUI, loadoutBinary, mountConfigMap, packageDir, previewSamples, startHostd } from "./harness.mjs";
+
+const [n = 1000, iterations = 9, calls = 2000] = process.argv.slice(2).map(Number);
+const work = mkdtempSync(join(tmpdir(), "loadout-pi-bench-"));
+const say = (s = "") => process.stdout.write(s + "\n");
+
+/** 3 roots × n skills, as internal/resources/benchtree writes them. */
+function writeRoots() {
+	const roots = [];
+	for (let r = 0; r < 3; r++) {
+		const root = join(work, `root${r}`);
+		for (let i = 0; i < n; i++) {
+			const name = `skill-${String(i).padStart(5, "0")}`;
+			const dir = join(root, "skills", name);
+			mkdirSync(dir, { recursive: true });
+			writeFileSync(join(dir, "SKILL.md"), `---\nname: ${name}\ndescription: Skill ${i} of root ${r}, for benchmarks.\n---\n# Skill ${i}\n\nDo the thing carefully.\n`);
+			writeFileSync(join(dir, "ref.md"), "Reference material.\n");
+		}
+		roots.push(root);
+	}
+	return roots;
+}
+
+const faux = registerFauxProvider();
+const authStorage = AuthStorage.inMemory ? AuthStorage.inMemory() : AuthStorage.create(join(work, "auth.json"));
+authStorage.setRuntimeApiKey?.(faux.getModel().provider, "faux");
+
+/** One Pi session start-up; returns [ms, skills loaded, session]. */
+async function startSession(loaderOptions) {
+	const cwd = mkdtempSync(join(work, "cwd-"));
+	const agentDir = mkdtempSync(join(work, "agent-"));
+	const t0 = process.hrtime.bigint();
+	const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false } });
+	const resourceLoader = new DefaultResourceLoader({ cwd, agentDir, settingsManager, ...loaderOptions });
+	await resourceLoader.reload();
+	const { session } = await createAgentSession({
+		cwd,
+		agentDir,
+		model: faux.getModel(),
+		thinkingLevel: "off",
+		authStorage,
+		modelRegistry: ModelRegistry.inMemory(authStorage),
+		resourceLoader,
+		sessionManager: SessionManager.inMemory(cwd),
+		settingsManager,
+	});
+	await session.bindExtensions({ uiContext: captureUI().ui });
+	const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+	const skills = resourceLoader.getSkills().skills.length;
+	return [ms, skills, session];
+}
+
+async function measure(label, loaderOptions) {
+	const times = [];
+	let skills;
+	for (let i = 0; i <= iterations; i++) {
+		const [ms, count, session] = await startSession(loaderOptions);
+		if (!session.systemPrompt.includes("<name>skill-00000</name>")) throw new Error(`${label}: the system prompt lists no skills`);
+		session.dispose();
+		skills = count;
+		times.push(ms);
+	}
+	const cold = times.shift();
+	times.sort((a, b) => a - b);
+	return { label, cold, median: times[Math.floor(times.length / 2)], min: times[0], skills };
+}
+
+function quantile(sorted, q) {
+	return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+try {
+	const version = (await import("@mariozechner/pi-coding-agent")).VERSION;
+	say(`Pi ${version ?? "?"}, node ${process.version}; ${n} skills × 3 roots, ${iterations} warm start-ups each`);
+
+	// 1. Start-up.
+	const roots = writeRoots();
+	const contextDir = join(work, "context");
+	const tree = join(work, "tree");
+	const out = execFileSync(loadoutBinary(), ["preview", ...roots.flatMap((r) => ["--root", r]), "--max-context-bytes", "0", "-o", "json"], { encoding: "utf8", maxBuffer: 64 << 20, stdio: ["ignore", "pipe", "ignore"] });
+	const doc = JSON.parse(out);
+	mountConfigMap(contextDir, (doc.kind === "List" ? doc.items[0] : doc).data);
+	execFileSync(loadoutBinary(), ["materialize", "--context-dir", contextDir, "--out", tree], { stdio: "ignore" });
+	process.env.LOADOUT_CONTEXT_DIR = tree;
+	process.env.LOADOUT_HOSTD_URL = "http://127.0.0.1:9"; // start-up makes no hostd call
+	const plain = await measure("plain Pi, 3 roots", { additionalSkillPaths: roots.map((r) => join(r, "skills")), noExtensions: true });
+	const loadout = await measure("Pi + Loadout package, materialized winners", { additionalExtensionPaths: [packageDir], noExtensions: true });
+	if (plain.skills !== n || loadout.skills !== n) throw new Error(`skills loaded: plain ${plain.skills}, loadout ${loadout.skills}; want ${n} each`);
+	say();
+	say("| Pi session start-up | warm median | warm min | cold (first) | skills loaded |");
+	say("|---|---|---|---|---|");
+	for (const r of [plain, loadout]) say(`| ${r.label} | ${r.median.toFixed(1)} ms | ${r.min.toFixed(1)} ms | ${r.cold.toFixed(1)} ms | ${r.skills} |`);
+	say(`\nplain / materialized: ${(plain.median / loadout.median).toFixed(1)}× (warm median), ${(plain.cold / loadout.cold).toFixed(1)}× (cold)`);
+
+	// 2. Added latency per tool call.
+	const hostd = await startHostd(previewSamples());
+	try {
+		process.env.LOADOUT_HOSTD_URL = hostd.url;
+		process.env.LOADOUT_CONTEXT_DIR = hostd.treeDir;
+		const timeCalls = async (session) => {
+			const ds = [];
+			for (let i = 0; i < calls + 200; i++) {
+				const toolCall = { type: "toolCall", id: `c${i}`, name: "bash", arguments: { command: "ls -la" } };
+				const args = toolCall.arguments;
+				const t0 = process.hrtime.bigint();
+				const verdict = await session.agent.beforeToolCall?.({ toolCall, args }); const t1 = process.hrtime.bigint(); globalThis.bt = (globalThis.bt||[]); if (i>=200) globalThis.bt.push(Number(t1 - t0)/1e6);
+				if (verdict?.block) throw new Error("ls was blocked: " + verdict.reason);
+				await session.agent.afterToolCall?.({ toolCall, args, result: { content: [{ type: "text", text: "ok" }], details: {} }, isError: false });
+				if (i >= 200) ds.push(Number(process.hrtime.bigint() - t0) / 1e6); // the first 200 warm up
+			}
+			return ds.sort((a, b) => a - b);
+		};
+		const [, , bare] = await startSession({ noExtensions: true, noSkills: true });
+		const [, , gated] = await startSession({ additionalExtensionPaths: [packageDir], noExtensions: true });
+		const without = await timeCalls(bare);
+		const withPkg = await timeCalls(gated);
+		bare.dispose();
+		gated.dispose();
+		say();
+		say(`| ${calls} bash calls through Pi's tool hooks | p50 | p99 | max |`);
+		say("|---|---|---|---|");
+		say(`| without the package | ${quantile(without, 0.5).toFixed(3)} ms | ${quantile(without, 0.99).toFixed(3)} ms | ${without.at(-1).toFixed(3)} ms |`);
+		say(`| with the package (hostd /v1/before + /v1/after) | ${quantile(withPkg, 0.5).toFixed(3)} ms | ${quantile(withPkg, 0.99).toFixed(3)} ms | ${withPkg.at(-1).toFixed(3)} ms |`);
+		const addedP99 = quantile(withPkg, 0.99) - quantile(without, 0.99);
+		say(`\nadded per tool call: p50 ${(quantile(withPkg, 0.5) - quantile(without, 0.5)).toFixed(3)} ms, p99 ${addedP99.toFixed(3)} ms (${(addedP99 / 2).toFixed(2)}× the 2 ms target; load average ${loadavg()[0].toFixed(1)})`);
+	} finally {
+		await hostd.cleanup();
+	}
+} finally {
+	faux.unregister();
+	rmSync(work, { recursive: true, force: true });
+}
+{ const a = (globalThis.bt||[]).slice(-2000).sort((x,y)=>x-y); console.log(`before only (gated): p50 ${a[1000]?.toFixed(3)} p99 ${a[1980]?.toFixed(3)}`); }
