@@ -30,7 +30,8 @@
 //   Tools are registered at start-up: a context that adds one needs a new session.
 //
 // Configuration (environment):
-//   LOADOUT_HOSTD_URL        hostd's base URL (default http://127.0.0.1:8181)
+//   LOADOUT_HOSTD_URL        hostd's base URL (default http://127.0.0.1:8181), or
+//                            unix:PATH for hostd's --unix-socket
 //   LOADOUT_CONTEXT_DIR      the materialized tree (default /var/run/loadout/tree)
 //   LOADOUT_HOSTD_TIMEOUT_MS deadline per hostd call (default 35000: above the
 //                            30 s longest hook timeout, so a slow hook is not
@@ -98,7 +99,7 @@ export class Hostd {
 	async post(path: string, body: unknown): Promise<HostdAnswer> {
 		let res: { status: number; text: string };
 		try {
-			res = await postJSON(this.cfg.hostdUrl + path, JSON.stringify(body), this.cfg.timeoutMs);
+			res = await postJSON(this.cfg.hostdUrl, path, JSON.stringify(body), this.cfg.timeoutMs);
 		} catch (err: any) {
 			if (err?.name === "TimeoutError") {
 				return { ok: false, why: `hostd at ${this.cfg.hostdUrl} did not answer ${path} within ${this.cfg.timeoutMs} ms` };
@@ -132,23 +133,38 @@ export class Hostd {
 // tail (docs/benchmarks.md, Pi with the Loadout package).
 const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 16 });
 
+/**
+ * Where a request to hostd goes: base is http://HOST:PORT, or unix:PATH
+ * (also unix://PATH) for hostd's --unix-socket, which skips the loopback TCP
+ * stack on every call.
+ */
+function target(base: string, path: string): { url?: string; socketPath?: string; path?: string } {
+	if (base.startsWith("unix:")) return { socketPath: base.replace(/^unix:(\/\/)?/, ""), path };
+	return { url: base + path };
+}
+
 /** POSTs a JSON body; rejects with a TimeoutError, a BrokenAnswer or the socket's error. */
-function postJSON(url: string, body: string, timeoutMs: number): Promise<{ status: number; text: string }> {
+function postJSON(base: string, path: string, body: string, timeoutMs: number): Promise<{ status: number; text: string }> {
+	const to = target(base, path);
+	const options: http.RequestOptions = {
+		method: "POST",
+		agent: keepAlive,
+		headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+	};
 	return new Promise((resolve, reject) => {
-		const req = http.request(
-			url,
-			{ method: "POST", agent: keepAlive, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
-			(res) => {
-				const chunks: Buffer[] = [];
-				res.on("data", (c: Buffer) => chunks.push(c));
-				res.on("end", () => {
-					clearTimeout(timer);
-					resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") });
-				});
-				res.on("aborted", () => fail(Object.assign(new Error("connection closed mid-answer"), { name: "BrokenAnswer" })));
-				res.on("error", (err) => fail(Object.assign(err, { name: "BrokenAnswer" })));
-			},
-		);
+		const onResponse = (res: http.IncomingMessage) => {
+			const chunks: Buffer[] = [];
+			res.on("data", (c: Buffer) => chunks.push(c));
+			res.on("end", () => {
+				clearTimeout(timer);
+				resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") });
+			});
+			res.on("aborted", () => fail(Object.assign(new Error("connection closed mid-answer"), { name: "BrokenAnswer" })));
+			res.on("error", (err) => fail(Object.assign(err, { name: "BrokenAnswer" })));
+		};
+		const req = to.url
+			? http.request(to.url, options, onResponse)
+			: http.request({ ...options, socketPath: to.socketPath, path: to.path, host: "localhost" }, onResponse);
 		const fail = (err: Error) => {
 			clearTimeout(timer);
 			req.destroy();

@@ -30,6 +30,7 @@ func NewHostdCommand() *cobra.Command {
 		treeDir string
 		// probeAddr is the second listener, for the kubelet and Prometheus.
 		probeAddr  string
+		socket     string
 		claudeCode bool
 		codex      bool
 		signKey    string
@@ -60,7 +61,8 @@ within --source-timeout, verified, and served as they arrive (a skill keeps
 its previous version meanwhile); a failing source is named in /readyz and the
 metrics. It loads only contexts the manager signed for the Workspace it serves
 (--context-keys, --workspace; the agent-pod admission policy sets both), and
-keeps the last good context when one is refused. See docs/hostd.md.`,
+keeps the last good context when one is refused. With --unix-socket it also
+serves the API on a Unix socket. See docs/hostd.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
@@ -80,7 +82,7 @@ keeps the last good context when one is refused. See docs/hostd.md.`,
 			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
 				MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, "http://"+addr),
 				SigningKeyFile: signKey, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits})
-			return serveHostd(ctx, srv, addr, probeAddr)
+			return serveHostd(ctx, srv, addr, socket, probeAddr)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "context-dir", DefaultContextDir, "directory where the context ConfigMap is mounted")
@@ -89,6 +91,8 @@ keeps the last good context when one is refused. See docs/hostd.md.`,
 	cmd.Flags().StringVar(&probeAddr, "probe-addr", "",
 		"second address serving only /healthz, /readyz and /metrics, e.g. :8182 for the kubelet's probes and Prometheus; empty: none")
 	cmd.Flags().StringToStringVar(&svcAddrs, "service-address", nil, "dial a Service at another address, e.g. review-notes.team-a.svc:8080=127.0.0.1:9000 (repeatable; for running outside a cluster, where .svc names do not resolve)")
+	cmd.Flags().StringVar(&socket, "unix-socket", "",
+		"also serve the API on a Unix socket at this path (agents set LOADOUT_HOSTD_URL=unix:PATH): no TCP stack per call and unreachable from a browser; anyone who can open the path can call hostd")
 	cmd.Flags().DurationVar(&poll, "poll-interval", time.Second, "how often to check the context directory for changes")
 	cmd.Flags().StringVar(&treeDir, "materialize", "", "keep this directory holding the context as files agents read (skills/, prompts/, AGENTS.md)")
 	cmd.Flags().DurationVar(&srcTimeout, "source-timeout", hostd.DefaultSourceTimeout,
@@ -156,26 +160,38 @@ func (f *contextTrustFlags) verifier() (*contextsig.Verifier, error) {
 		"(ConfigMap loadout-system/loadout-hostd, key contextKeys), or pass --allow-unsigned-context for local development")
 }
 
-// serveHostd serves the API on addr and, when probeAddr is set, the probes on
-// probeAddr; the first to fail stops both.
-func serveHostd(ctx context.Context, srv *hostd.Server, addr, probeAddr string) error {
-	if probeAddr == "" {
-		return srv.ListenAndServe(ctx, addr)
-	}
+// serveHostd serves the API on addr and, when set, on the Unix socket and
+// the probes on probeAddr; the first to fail stops them all.
+func serveHostd(ctx context.Context, srv *hostd.Server, addr, socket, probeAddr string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 2)
-	go func() { errc <- srv.ListenAndServe(ctx, addr) }()
-	go func() {
-		if err := srv.ListenAndServeProbes(ctx, probeAddr); err != nil {
-			errc <- fmt.Errorf("--probe-addr=%s: %w", probeAddr, err)
-			return
-		}
-		errc <- nil
-	}()
-	first := <-errc
+	serving := []func() error{func() error { return srv.ListenAndServe(ctx, addr) }}
+	if socket != "" {
+		serving = append(serving, func() error {
+			if err := srv.ServeUnixSocket(ctx, socket); err != nil {
+				return fmt.Errorf("--unix-socket=%s: %w", socket, err)
+			}
+			return nil
+		})
+	}
+	if probeAddr != "" {
+		serving = append(serving, func() error {
+			if err := srv.ListenAndServeProbes(ctx, probeAddr); err != nil {
+				return fmt.Errorf("--probe-addr=%s: %w", probeAddr, err)
+			}
+			return nil
+		})
+	}
+	errc := make(chan error, len(serving))
+	for _, serve := range serving {
+		go func() { errc <- serve() }()
+	}
+	errs := []error{<-errc}
 	cancel()
-	return errors.Join(first, <-errc)
+	for range serving[1:] {
+		errs = append(errs, <-errc)
+	}
+	return errors.Join(errs...)
 }
 
 // requireLoopback refuses an API address other hosts could reach: the /v1

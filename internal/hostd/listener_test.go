@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -147,5 +149,73 @@ func TestAPI_IdleKeepAliveConnectionIsClosed(t *testing.T) {
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
 		t.Fatalf("idle connection: read %v, want EOF (closed by the server)", err)
+	}
+}
+
+// On a Unix socket hostd serves the same API with the same checks: a call is
+// decided, a browser-style request with a foreign Host is refused, a stale
+// socket from a previous run is replaced and any other file is left alone.
+func TestAPI_UnixSocketServesTheSameAPI(t *testing.T) {
+	dir := t.TempDir()
+	writeConfigMapDir(t, dir, contextData(t, fixedRegistry()))
+	s := New(Options{ContextDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := s.Reload(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(t.TempDir(), "hostd.sock")
+	stale, err := net.Listen("unix", sock) // a previous run's socket
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.(*net.UnixListener).SetUnlinkOnClose(false)
+	_ = stale.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServeUnixSocket(ctx, sock) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ServeUnixSocket: %v", err)
+		}
+	})
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}}
+	post := func(host string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, "http://"+host+"/v1/before", strings.NewReader(`{"call":{"id":"1","name":"review_note","arguments":{"text":"the SECRET"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		var resp *http.Response
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if resp, err = client.Do(req); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := post("localhost"); code != http.StatusOK || !strings.Contains(body, `"allowed":false`) || !strings.Contains(body, "notes must not contain secrets") {
+		t.Fatalf("over the socket: %d %s", code, body)
+	}
+	if code, _ := post("evil.example"); code != http.StatusForbidden {
+		t.Fatalf("a foreign Host over the socket: %d, want 403", code)
+	}
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o666 {
+		t.Fatalf("socket mode: %v %v", fi, err)
+	}
+
+	file := filepath.Join(t.TempDir(), "not-a-socket")
+	if err := os.WriteFile(file, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ServeUnixSocket(context.Background(), file); err == nil || !strings.Contains(err.Error(), "not a socket") {
+		t.Fatalf("a regular file at the path: %v", err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "keep" {
+		t.Fatal("a regular file at the path was replaced")
 	}
 }

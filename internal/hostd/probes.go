@@ -31,14 +31,15 @@ func (s *Server) ProbeHandler() http.Handler {
 // neither loads nor reloads the context: ListenAndServe does, and the probes
 // report what it serves.
 func (s *Server) ListenAndServeProbes(ctx context.Context, addr string) error {
-	return serveUntilDone(ctx, &http.Server{Addr: addr, Handler: s.ProbeHandler(), ReadHeaderTimeout: 5 * time.Second})
+	srv := &http.Server{Addr: addr, Handler: s.ProbeHandler(), ReadHeaderTimeout: 5 * time.Second}
+	return serveUntilDone(ctx, srv, srv.ListenAndServe)
 }
 
-// serveUntilDone runs srv until it fails or ctx is done, then shuts it down
-// gracefully.
-func serveUntilDone(ctx context.Context, srv *http.Server) error {
+// serveUntilDone runs serve (srv's ListenAndServe, or its Serve on a
+// listener) until it fails or ctx is done, then shuts srv down gracefully.
+func serveUntilDone(ctx context.Context, srv *http.Server, serve func() error) error {
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- serve() }()
 	select {
 	case err := <-errc:
 		return err

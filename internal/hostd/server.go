@@ -3,7 +3,10 @@ package hostd
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -311,7 +314,36 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go s.Run(ctx)
-	return serveUntilDone(ctx, srv)
+	return serveUntilDone(ctx, srv, srv.ListenAndServe)
+}
+
+// ServeUnixSocket serves the same API, with the same limits and checks, on
+// a Unix socket at path until ctx is done; ListenAndServe reloads. A socket
+// skips the loopback TCP stack (a lower tail per call, docs/benchmarks.md)
+// and no browser can reach it. Whoever can open path can call hostd, as any
+// process in the pod can reach the loopback address, so the socket is
+// created read-write for all (the agent's container may run as another
+// user); keep it in a volume only the pod mounts. A stale socket left at path
+// is replaced; any other file there is an error.
+func (s *Server) ServeUnixSocket(ctx context.Context, path string) error {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode().Type() != fs.ModeSocket {
+			return fmt.Errorf("%s exists and is not a socket", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(path, 0o666); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	srv := newHTTPServer("", s.Handler(), s.opts.Limits)
+	return serveUntilDone(ctx, srv, func() error { return srv.Serve(ln) })
 }
 
 // status reports what /readyz says: the served context and its health. It

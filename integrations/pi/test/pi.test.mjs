@@ -2,8 +2,9 @@
 // against a real `loadout hostd` serving the samples' context (config/samples,
 // published by `loadout preview`, mounted as the kubelet mounts a ConfigMap).
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall, piSession, previewSamples, startHostd, startReviewNotes, textOf } from "../harness.mjs";
@@ -95,6 +96,30 @@ describe("Pi on the samples' Workspace, with hostd running", () => {
 			assert.equal(await afterRequests(hostd.url), afterBefore, "a result no after hook observes was sent to /v1/after");
 		} finally {
 			pi.dispose();
+		}
+	});
+
+	test("over hostd's Unix socket (LOADOUT_HOSTD_URL=unix:PATH) the gate decides the same", async () => {
+		const sock = join(mkdtempSync(join(tmpdir(), "loadout-sock-")), "hostd.sock");
+		const onSocket = await startHostd(data, ["--unix-socket", sock]);
+		try {
+			const denied = await piSession({ hostdUrl: "unix:" + sock, treeDir: onSocket.treeDir, responses: callThenStop("bash", { command: "touch MARKER && rm -rf build" }) });
+			try {
+				await denied.session.prompt("clean up");
+				assert.ok(!existsSync(join(denied.cwd, "MARKER")), "the denied bash command ran");
+				assert.equal(textOf(denied.toolResults()[0]), platformReason);
+			} finally {
+				denied.dispose();
+			}
+			const allowed = await piSession({ hostdUrl: "unix:" + sock, treeDir: onSocket.treeDir, responses: callThenStop("bash", { command: "echo allowed > ALLOWED" }) });
+			try {
+				await allowed.session.prompt("write a file");
+				assert.equal(readFileSync(join(allowed.cwd, "ALLOWED"), "utf8"), "allowed\n");
+			} finally {
+				allowed.dispose();
+			}
+		} finally {
+			await onSocket.cleanup();
 		}
 	});
 
