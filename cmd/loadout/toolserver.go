@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loadout-dev/loadout/internal/httpserve"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/reviewnotes"
 )
@@ -55,7 +55,8 @@ tools).`,
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "review-notes listening on %s\n", l.Addr())
-			return serveUntilDone(ctx, l, srv.Handler())
+			hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+			return httpserve.UntilDone(ctx, hs, func() error { return hs.Serve(l) })
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", ":8080", "address to listen on")
@@ -63,25 +64,4 @@ tools).`,
 	cmd.Flags().StringVar(&srv.URL, "url", "", "this Service's URL as the registry names it (http://review-notes.team-a.svc:8080/notes); a signed call must be signed for it")
 	cmd.Flags().DurationVar(&srv.Tolerance, "tolerance", outbound.DefaultTolerance, "refuse signed calls whose timestamp is further than this from now, either way")
 	return cmd
-}
-
-// serveUntilDone serves h on l until ctx is done, then shuts down gracefully.
-func serveUntilDone(ctx context.Context, l net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(l) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(shutdown); err != nil {
-			return err
-		}
-		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	}
 }

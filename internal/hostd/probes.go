@@ -2,10 +2,10 @@ package hostd
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
+	"github.com/loadout-dev/loadout/internal/httpserve"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -32,26 +32,5 @@ func (s *Server) ProbeHandler() http.Handler {
 // report what it serves.
 func (s *Server) ListenAndServeProbes(ctx context.Context, addr string) error {
 	srv := &http.Server{Addr: addr, Handler: s.ProbeHandler(), ReadHeaderTimeout: 5 * time.Second}
-	return serveUntilDone(ctx, srv, srv.ListenAndServe)
-}
-
-// serveUntilDone runs serve (srv's ListenAndServe, or its Serve on a
-// listener) until it fails or ctx is done, then shuts srv down gracefully.
-func serveUntilDone(ctx context.Context, srv *http.Server, serve func() error) error {
-	errc := make(chan error, 1)
-	go func() { errc <- serve() }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)
-		defer done()
-		if err := srv.Shutdown(shutdown); err != nil {
-			return err
-		}
-		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	}
+	return httpserve.UntilDone(ctx, srv, srv.ListenAndServe)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/httpserve"
 	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/sources"
@@ -314,7 +315,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go s.Run(ctx)
-	return serveUntilDone(ctx, srv, srv.ListenAndServe)
+	return httpserve.UntilDone(ctx, srv, srv.ListenAndServe)
 }
 
 // ServeUnixSocket serves the same API, with the same limits and checks, on
@@ -343,7 +344,7 @@ func (s *Server) ServeUnixSocket(ctx context.Context, path string) error {
 		return err
 	}
 	srv := newHTTPServer("", s.Handler(), s.opts.Limits)
-	return serveUntilDone(ctx, srv, func() error { return srv.Serve(ln) })
+	return httpserve.UntilDone(ctx, srv, func() error { return srv.Serve(ln) })
 }
 
 // status reports what /readyz says: the served context and its health. It
