@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -230,7 +229,7 @@ func (w *writer) writeFile(name string, f File) error {
 	if err != nil {
 		return err
 	}
-	err = copyContent(fh, f)
+	err = f.CopyTo(fh) // a stored file that no longer verifies fails here, so its generation is never swapped in
 	if cerr := fh.Close(); err == nil {
 		err = cerr
 	}
@@ -239,19 +238,6 @@ func (w *writer) writeFile(name string, f File) error {
 	}
 	// The umask may have cleared bits of the mode; the tree's modes are kept.
 	return w.root.Chmod(name, fs.FileMode(f.Mode))
-}
-
-// copyContent writes f's content to w, streaming a stored file from disk. A
-// stored file that no longer verifies fails the copy, so the generation it
-// was written into is never swapped in.
-func copyContent(w io.Writer, f File) error {
-	r, err := f.Open()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	_, err = io.Copy(w, r)
-	return err
 }
 
 // collect removes every generation directory except keep and previous, and

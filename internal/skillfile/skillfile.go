@@ -81,6 +81,18 @@ func (f File) Open() (io.ReadCloser, error) {
 	return r, nil
 }
 
+// CopyTo streams the whole content to w: a stored file from disk, checked
+// as it streams (a file that no longer verifies fails the copy).
+func (f File) CopyTo(w io.Writer) error {
+	r, err := f.Open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	_, err = io.Copy(w, r)
+	return err
+}
+
 // Bytes is the whole content: Content, or a stored file read into memory,
 // for a file that must be in memory anyway (one placed in a prompt).
 func (f File) Bytes() ([]byte, error) {

@@ -62,13 +62,7 @@ func writeEntry(tw *tar.Writer, f File) error {
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err
 	}
-	r, err := f.Open()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	_, err = io.Copy(tw, r)
-	return err
+	return f.CopyTo(tw)
 }
 
 // Untar reads a skill layer back into a tree, every file in memory. Only

@@ -247,9 +247,10 @@ func sha256Hex(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// writeAtomic writes a cache file through a temporary file and a rename, so a
-// crash never leaves a half-written blob under its digest.
-func writeAtomic(path string, b []byte) error {
+// writeAtomic writes a cache file, streamed by write, through a temporary
+// file and a rename, so a crash never leaves a half-written file under its
+// name.
+func writeAtomic(path string, write func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -258,11 +259,11 @@ func writeAtomic(path string, b []byte) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
+	err = write(tmp)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
+	if err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)

@@ -92,26 +92,15 @@ func (f *Fetcher) fetchGit(ctx context.Context, src contract.GitSource) (skillpa
 // writeCachedTree writes a tree as a tar at tarPath, hashing it on the way,
 // and then its hash next to it; each through a temporary file and a rename.
 func writeCachedTree(tarPath string, tree skillpack.Tree) error {
-	if err := os.MkdirAll(filepath.Dir(tarPath), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(tarPath), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
 	h := sha256.New()
-	err = skillpack.WriteTar(io.MultiWriter(tmp, h), tree)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := writeAtomic(tarPath, func(w io.Writer) error { return skillpack.WriteTar(io.MultiWriter(w, h), tree) }); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), tarPath); err != nil {
+	sum := hex.EncodeToString(h.Sum(nil))
+	return writeAtomic(tarPath+".sha256", func(w io.Writer) error {
+		_, err := io.WriteString(w, sum)
 		return err
-	}
-	return writeAtomic(tarPath+".sha256", []byte(hex.EncodeToString(h.Sum(nil))))
+	})
 }
 
 // readCachedTree reads a cached git tree if it still matches its recorded
