@@ -26,7 +26,7 @@ const otherBranchBytes = 150 << 20
 // branch holds 150 MiB, waits until it is materialized, and publishes the
 // first context again. The repository is served over HTTPS by git's own
 // smart-HTTP backend, with uploadpack.allowReachableSHA1InWant as GitHub
-// serves commits by id. The target is at most 32 MiB above idle.
+// serves commits by id. The target (docs/benchmarks.md) is at most 32 MiB above idle.
 func BenchmarkHostd_PeakRSS_4ByteGitSkillBeside150MiB(b *testing.B) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		b.Skip("needs /proc (Linux) to read peak RSS")

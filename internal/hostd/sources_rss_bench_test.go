@@ -34,7 +34,7 @@ const (
 // one external skill of 120 MiB pinned in a local registry, waits until the
 // skill is materialized whole, and publishes the first context again. It
 // reports the peak after the rounds and the peak above idle: what holding,
-// verifying and materializing the skill costs (the target is at most
+// verifying and materializing the skill costs (the target, docs/benchmarks.md, is at most
 // 64 MiB above idle for this skill). The first round fetches from the
 // registry, the others from hostd's verified cache.
 func BenchmarkHostd_PeakRSS_120MiBExternalSkill(b *testing.B) {
