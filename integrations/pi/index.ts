@@ -41,11 +41,11 @@
 // Each concern is one register* function below; new ones (runnable tools) are
 // added the same way in loadoutExtension.
 
-import * as http from "node:http";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { postJSON } from "./hostd-http.ts";
 
 export interface LoadoutConfig {
 	hostdUrl: string;
@@ -126,57 +126,6 @@ export class Hostd {
 		}
 		return { ok: true, body: parsed };
 	}
-}
-
-// hostd is on loopback and called twice per tool call: node:http with a
-// keep-alive agent costs a fraction of fetch's per-request overhead and
-// tail (docs/benchmarks.md, Pi with the Loadout package).
-const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 16 });
-
-/**
- * Where a request to hostd goes: base is http://HOST:PORT, or unix:PATH
- * (also unix://PATH) for hostd's --unix-socket, which skips the loopback TCP
- * stack on every call.
- */
-function target(base: string, path: string): { url?: string; socketPath?: string; path?: string } {
-	if (base.startsWith("unix:")) return { socketPath: base.replace(/^unix:(\/\/)?/, ""), path };
-	return { url: base + path };
-}
-
-/** POSTs a JSON body; rejects with a TimeoutError, a BrokenAnswer or the socket's error. */
-function postJSON(base: string, path: string, body: string, timeoutMs: number): Promise<{ status: number; text: string }> {
-	const to = target(base, path);
-	const options: http.RequestOptions = {
-		method: "POST",
-		agent: keepAlive,
-		headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
-	};
-	return new Promise((resolve, reject) => {
-		const onResponse = (res: http.IncomingMessage) => {
-			const chunks: Buffer[] = [];
-			res.on("data", (c: Buffer) => chunks.push(c));
-			res.on("end", () => {
-				clearTimeout(timer);
-				resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") });
-			});
-			res.on("aborted", () => fail(Object.assign(new Error("connection closed mid-answer"), { name: "BrokenAnswer" })));
-			res.on("error", (err) => fail(Object.assign(err, { name: "BrokenAnswer" })));
-		};
-		const req = to.url
-			? http.request(to.url, options, onResponse)
-			: http.request({ ...options, socketPath: to.socketPath, path: to.path, host: "localhost" }, onResponse);
-		const fail = (err: Error) => {
-			clearTimeout(timer);
-			req.destroy();
-			reject(err);
-		};
-		const timer = setTimeout(() => fail(Object.assign(new Error("timeout"), { name: "TimeoutError" })), timeoutMs);
-		req.on("error", (err) => {
-			clearTimeout(timer);
-			reject(err);
-		});
-		req.end(body);
-	});
 }
 
 function texts(content: unknown): string {

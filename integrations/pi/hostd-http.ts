@@ -1,0 +1,336 @@
+// A small HTTP/1.1 client for hostd: JSON POSTs over a few kept-alive
+// connections, to loopback TCP or to hostd's Unix socket.
+//
+// Why not node:http: every tool call makes a round trip to hostd, and in a
+// session's first few thousand calls most of the added tail was V8 optimizing
+// node:http's general client (its request, stream and parser machinery), not
+// the round trip itself: p99 2.4-2.8 ms against 1.0-1.5 ms for this client,
+// one fresh process each (docs/benchmarks.md, Pi with the Loadout package).
+// hostd is one known peer on loopback, so the client speaks only what it
+// needs: POST with a Content-Length body; answers framed by Content-Length,
+// chunked encoding or connection close. Anything else is a broken answer, and
+// the caller fails closed on it.
+import * as net from "node:net";
+
+/** The longest answer read: hostd's largest (a rewritten call's arguments, a tool's result) is a few MiB. */
+export const maxAnswerBytes = 64 << 20;
+/** The longest status line and headers read. */
+const maxHeadBytes = 64 << 10;
+/** Connections to one hostd kept at once; more concurrent calls wait for one. */
+const maxConnections = 16;
+/**
+ * An idle connection is closed after this long, well inside hostd's own idle
+ * timeout (--idle-timeout, 60 s by default), so a call never races hostd
+ * closing the connection it is written to.
+ */
+export const idleCloseMs = 5000;
+
+export interface Answer {
+	status: number;
+	text: string;
+}
+
+/** What a failed call was: the caller words its reason from the name. */
+function failure(name: "TimeoutError" | "BrokenAnswer", message: string): Error {
+	return Object.assign(new Error(message), { name });
+}
+
+/** Where base (http://HOST:PORT[/prefix] or unix:PATH, also unix://PATH) points. */
+interface Endpoint {
+	key: string;
+	host: string;
+	pathPrefix: string;
+	connect(): net.Socket;
+}
+
+function endpointOf(base: string): Endpoint {
+	if (base.startsWith("unix:")) {
+		const path = base.replace(/^unix:(\/\/)?/, "");
+		return { key: base, host: "localhost", pathPrefix: "", connect: () => net.connect({ path }) };
+	}
+	const u = new URL(base);
+	if (u.protocol !== "http:") throw new Error(`LOADOUT_HOSTD_URL ${base}: hostd is reached over http:// or unix:PATH, not ${u.protocol}`);
+	const hostname = u.hostname.replace(/^\[(.*)\]$/, "$1");
+	const port = Number(u.port || 80);
+	return { key: base, host: u.host, pathPrefix: u.pathname.replace(/\/$/, ""), connect: () => net.connect({ host: hostname, port }) };
+}
+
+/**
+ * Reads one HTTP/1.1 answer from the bytes a connection receives. push
+ * returns true once the answer is whole; it throws on anything that is not a
+ * well-formed answer.
+ */
+export class AnswerReader {
+	status = 0;
+	/** The connection may carry the next request. */
+	keepAlive = true;
+	private buf: Buffer = Buffer.alloc(0);
+	private headDone = false;
+	/** Content-Length's bytes left, or -1 for chunked, or -2 for until the connection closes. */
+	private remaining = 0;
+	private body: Buffer[] = [];
+	private bodyBytes = 0;
+	private chunkLeft = -1;
+	private inTrailers = false;
+	/** Bytes after the answer: a peer that sends them cannot be trusted with the next request. */
+	extra = false;
+
+	push(data: Buffer): boolean {
+		this.buf = this.buf.length ? Buffer.concat([this.buf, data]) : data;
+		if (!this.headDone && !this.readHead()) return false;
+		return this.readBody();
+	}
+
+	/** The connection closed: whether that ends the answer (framed by close) rather than breaking it. */
+	closeEnds(): boolean {
+		return this.headDone && this.remaining === -2;
+	}
+
+	text(): string {
+		return Buffer.concat(this.body, this.bodyBytes).toString("utf8");
+	}
+
+	private readHead(): boolean {
+		for (;;) {
+			const end = this.buf.indexOf("\r\n\r\n");
+			if (end < 0) {
+				if (this.buf.length > maxHeadBytes) throw failure("BrokenAnswer", `answer headers over ${maxHeadBytes} bytes`);
+				return false;
+			}
+			const lines = this.buf.subarray(0, end).toString("latin1").split("\r\n");
+			this.buf = this.buf.subarray(end + 4);
+			const m = /^HTTP\/1\.([01]) (\d{3})(?: |$)/.exec(lines[0]);
+			if (!m) throw failure("BrokenAnswer", `not an HTTP/1.1 answer: ${JSON.stringify(lines[0].slice(0, 80))}`);
+			const status = Number(m[2]);
+			if (status >= 100 && status < 200) continue; // an interim answer; the real one follows
+			const headers = new Map<string, string[]>();
+			for (const line of lines.slice(1)) {
+				const colon = line.indexOf(":");
+				if (colon <= 0) throw failure("BrokenAnswer", `malformed answer header ${JSON.stringify(line.slice(0, 80))}`);
+				const name = line.slice(0, colon).trim().toLowerCase();
+				headers.set(name, [...(headers.get(name) ?? []), line.slice(colon + 1).trim()]);
+			}
+			this.status = status;
+			const connection = (headers.get("connection") ?? []).join(",").toLowerCase();
+			this.keepAlive = m[1] === "1" ? !/\bclose\b/.test(connection) : /\bkeep-alive\b/.test(connection);
+			const encoding = (headers.get("transfer-encoding") ?? []).join(",").toLowerCase();
+			const lengths = new Set(headers.get("content-length") ?? []);
+			if (encoding) {
+				if (encoding.trim() !== "chunked") throw failure("BrokenAnswer", `unsupported transfer encoding ${JSON.stringify(encoding)}`);
+				this.remaining = -1;
+			} else if (lengths.size > 1) {
+				throw failure("BrokenAnswer", "conflicting Content-Length headers");
+			} else if (lengths.size === 1) {
+				const [v] = lengths;
+				if (!/^\d{1,15}$/.test(v)) throw failure("BrokenAnswer", `malformed Content-Length ${JSON.stringify(v.slice(0, 20))}`);
+				this.remaining = Number(v);
+				if (this.remaining > maxAnswerBytes) throw failure("BrokenAnswer", `answer of ${v} bytes is over ${maxAnswerBytes}`);
+			} else if (status === 204 || status === 304) {
+				this.remaining = 0;
+			} else {
+				this.remaining = -2;
+				this.keepAlive = false;
+			}
+			this.headDone = true;
+			return true;
+		}
+	}
+
+	private take(n: number): void {
+		if (this.bodyBytes + n > maxAnswerBytes) throw failure("BrokenAnswer", `answer over ${maxAnswerBytes} bytes`);
+		this.body.push(this.buf.subarray(0, n));
+		this.bodyBytes += n;
+		this.buf = this.buf.subarray(n);
+	}
+
+	private readBody(): boolean {
+		if (this.remaining === -2) {
+			this.take(this.buf.length);
+			return false;
+		}
+		if (this.remaining >= 0) {
+			const n = Math.min(this.remaining, this.buf.length);
+			this.take(n);
+			this.remaining -= n;
+			return this.finishIf(this.remaining === 0);
+		}
+		return this.readChunks();
+	}
+
+	private readChunks(): boolean {
+		for (;;) {
+			if (this.chunkLeft > 0) {
+				const n = Math.min(this.chunkLeft, this.buf.length);
+				this.take(n);
+				this.chunkLeft -= n;
+				if (this.chunkLeft > 0) return false;
+				this.chunkLeft = -2; // the CRLF after the data
+			}
+			const eol = this.buf.indexOf("\r\n");
+			if (eol < 0) {
+				if (this.buf.length > 4096) throw failure("BrokenAnswer", "malformed chunked answer");
+				return false;
+			}
+			const line = this.buf.subarray(0, eol).toString("latin1");
+			this.buf = this.buf.subarray(eol + 2);
+			if (this.inTrailers) {
+				if (line === "") return this.finishIf(true);
+				continue;
+			}
+			if (this.chunkLeft === -2) {
+				if (line !== "") throw failure("BrokenAnswer", "malformed chunked answer");
+				this.chunkLeft = -1;
+				continue;
+			}
+			const size = /^([0-9a-fA-F]{1,8})(?:;.*)?$/.exec(line);
+			if (!size) throw failure("BrokenAnswer", `malformed chunk size ${JSON.stringify(line.slice(0, 20))}`);
+			this.chunkLeft = parseInt(size[1], 16);
+			if (this.chunkLeft === 0) this.inTrailers = true;
+		}
+	}
+
+	private finishIf(done: boolean): boolean {
+		if (done && this.buf.length > 0) this.extra = true;
+		return done;
+	}
+}
+
+/** One kept-alive connection and the exchange on it, if any. */
+class Connection {
+	readonly socket: net.Socket;
+	private onData?: (d: Buffer) => void;
+	private onGone?: (err?: Error) => void;
+	private error?: Error;
+	private idleTimer?: NodeJS.Timeout;
+	gone = false;
+
+	constructor(ep: Endpoint, private readonly onClose: (c: Connection) => void) {
+		this.socket = ep.connect();
+		this.socket.setNoDelay(true);
+		this.socket.on("data", (d: Buffer) => (this.onData ? this.onData(d) : this.socket.destroy()));
+		this.socket.on("error", (err) => (this.error = err));
+		this.socket.on("close", () => {
+			this.gone = true;
+			clearTimeout(this.idleTimer);
+			const gone = this.onGone;
+			this.onData = this.onGone = undefined;
+			gone?.(this.error);
+			this.onClose(this);
+		});
+	}
+
+	/** Sends one request and reads its answer. */
+	exchange(request: string, timeoutMs: number): Promise<Answer> {
+		clearTimeout(this.idleTimer);
+		this.socket.ref();
+		const reader = new AnswerReader();
+		return new Promise<Answer>((resolve, reject) => {
+			const timer = setTimeout(() => settle(failure("TimeoutError", "timeout")), timeoutMs);
+			const settle = (err?: Error, answer?: Answer) => {
+				clearTimeout(timer);
+				this.onData = this.onGone = undefined;
+				if (err || !answer) {
+					this.socket.destroy();
+					reject(err);
+					return;
+				}
+				if (!reader.keepAlive || reader.extra) this.socket.destroy();
+				resolve(answer);
+			};
+			this.onData = (d) => {
+				try {
+					if (reader.push(d)) settle(undefined, { status: reader.status, text: reader.text() });
+				} catch (err: any) {
+					settle(err);
+				}
+			};
+			this.onGone = (err) => {
+				if (reader.closeEnds()) settle(undefined, { status: reader.status, text: reader.text() });
+				else settle(err ?? failure("BrokenAnswer", "connection closed mid-answer"));
+			};
+			this.socket.write(request);
+		});
+	}
+
+	/** Back in the pool: closed by us after idleCloseMs, and never keeps the process alive. */
+	idle(): void {
+		this.socket.unref();
+		this.idleTimer = setTimeout(() => this.socket.destroy(), idleCloseMs);
+		this.idleTimer.unref();
+	}
+}
+
+/** The connections to one hostd: idle ones reused, at most maxConnections at once. */
+class Pool {
+	private idle: Connection[] = [];
+	private open = 0;
+	private waiting: ((c: Connection) => void)[] = [];
+
+	constructor(private readonly ep: Endpoint) {}
+
+	async post(path: string, body: string, timeoutMs: number): Promise<Answer> {
+		const request =
+			`POST ${this.ep.pathPrefix}${path} HTTP/1.1\r\nHost: ${this.ep.host}\r\n` +
+			`Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+		const deadline = Date.now() + timeoutMs;
+		const conn = await this.acquire(timeoutMs);
+		try {
+			return await conn.exchange(request, Math.max(1, deadline - Date.now()));
+		} finally {
+			this.done(conn);
+		}
+	}
+
+	private acquire(timeoutMs: number): Promise<Connection> {
+		for (let c = this.idle.pop(); c; c = this.idle.pop()) if (!c.gone) return Promise.resolve(c);
+		if (this.open < maxConnections) {
+			this.open++;
+			return Promise.resolve(new Connection(this.ep, (c) => this.lost(c)));
+		}
+		return new Promise((resolve, reject) => {
+			const take = (c: Connection) => {
+				clearTimeout(timer);
+				resolve(c);
+			};
+			const timer = setTimeout(() => {
+				this.waiting = this.waiting.filter((w) => w !== take);
+				reject(failure("TimeoutError", "timeout"));
+			}, timeoutMs);
+			this.waiting.push(take);
+		});
+	}
+
+	private done(conn: Connection): void {
+		if (conn.gone || conn.socket.destroyed) return; // lost() accounts for it
+		const next = this.waiting.shift();
+		if (next) return next(conn);
+		conn.idle();
+		this.idle.push(conn);
+	}
+
+	/** A connection closed: its slot goes to a waiting call, on a new connection. */
+	private lost(conn: Connection): void {
+		this.idle = this.idle.filter((c) => c !== conn);
+		this.open--;
+		const next = this.waiting.shift();
+		if (next) {
+			this.open++;
+			next(new Connection(this.ep, (c) => this.lost(c)));
+		}
+	}
+}
+
+const pools = new Map<string, Pool>();
+
+/**
+ * POSTs a JSON body to hostd at base (http://HOST:PORT or unix:PATH); rejects
+ * with a TimeoutError, a BrokenAnswer or the socket's error.
+ */
+export function postJSON(base: string, path: string, body: string, timeoutMs: number): Promise<Answer> {
+	let pool = pools.get(base);
+	if (!pool) {
+		pool = new Pool(endpointOf(base));
+		pools.set(base, pool);
+	}
+	return pool.post(path, body, timeoutMs);
+}

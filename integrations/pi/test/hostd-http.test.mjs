@@ -1,0 +1,250 @@
+// The package's HTTP/1.1 client for hostd (hostd-http.ts) against scripted
+// servers: every framing hostd's Go server uses, connection reuse, the
+// connection cap and idle close, and every broken answer the gate must fail
+// closed on.
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createJiti } from "jiti";
+
+const jiti = createJiti(import.meta.url);
+const { postJSON, maxAnswerBytes, idleCloseMs, AnswerReader } = await jiti.import("../hostd-http.ts");
+
+/**
+ * A server that reads each request whole (headers and Content-Length body)
+ * and answers with script(request, socket). It counts connections.
+ */
+async function scripted(script, listenOn = 0) {
+	const requests = [];
+	const sockets = new Set();
+	let connections = 0;
+	let open = 0;
+	let maxOpen = 0;
+	const server = createServer((socket) => {
+		connections++;
+		open++;
+		maxOpen = Math.max(maxOpen, open);
+		sockets.add(socket);
+		socket.on("close", () => {
+			open--;
+			sockets.delete(socket);
+		});
+		socket.on("error", () => {});
+		let buf = Buffer.alloc(0);
+		socket.on("data", (d) => {
+			buf = Buffer.concat([buf, d]);
+			for (;;) {
+				const end = buf.indexOf("\r\n\r\n");
+				if (end < 0) return;
+				const head = buf.subarray(0, end).toString();
+				const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+				if (buf.length < end + 4 + length) return;
+				const request = { head, body: buf.subarray(end + 4, end + 4 + length).toString() };
+				buf = buf.subarray(end + 4 + length);
+				requests.push(request);
+				script(request, socket);
+			}
+		});
+	});
+	await new Promise((r) => server.listen(listenOn, ...(typeof listenOn === "number" ? ["127.0.0.1"] : []), r));
+	const url = typeof listenOn === "number" ? `http://127.0.0.1:${server.address().port}` : "unix:" + listenOn;
+	return {
+		url,
+		requests,
+		get connections() {
+			return connections;
+		},
+		get open() {
+			return open;
+		},
+		get maxOpen() {
+			return maxOpen;
+		},
+		async close() {
+			for (const s of sockets) s.destroy();
+			await new Promise((r) => server.close(r));
+		},
+	};
+}
+
+const json = (status, body, extra = "") => `HTTP/1.1 ${status} X\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
+const rejection = (p) => p.then(() => assert.fail("the call succeeded"), (err) => err);
+const servers = [];
+const serve = async (script, on) => {
+	const s = await scripted(script, on);
+	servers.push(s);
+	return s;
+};
+after(async () => {
+	for (const s of servers) await s.close();
+});
+
+describe("answers hostd's server frames", () => {
+	test("Content-Length answers; the request carries Host, the JSON body and its length; one connection serves every call", async () => {
+		const s = await serve((req, sock) => sock.write(json(200, `{"echo":${req.body}}`)));
+		for (let i = 0; i < 3; i++) {
+			const a = await postJSON(s.url, "/v1/before", `{"n":${i}}`, 2000);
+			assert.deepEqual([a.status, JSON.parse(a.text)], [200, { echo: { n: i } }]);
+		}
+		assert.match(s.requests[0].head, /^POST \/v1\/before HTTP\/1\.1\r\n/);
+		assert.match(s.requests[0].head, new RegExp(`\\r\\nHost: ${new URL(s.url).host}\\r\\n`));
+		assert.match(s.requests[0].head, /\r\nContent-Type: application\/json\r\nContent-Length: 7/);
+		assert.equal(s.connections, 1);
+	});
+
+	test("chunked answers, with chunk extensions and trailers, split at every byte", async () => {
+		const answer = 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\n{"a":\r\n3\r\n"b"\r\n1\r\n}\r\n0\r\nX-Trailer: 1\r\n\r\n';
+		const s = await serve(async (req, sock) => {
+			for (const ch of answer) {
+				sock.write(ch);
+				await new Promise((r) => setImmediate(r));
+			}
+		});
+		const first = await postJSON(s.url, "/p", "{}", 5000);
+		assert.deepEqual(JSON.parse(first.text), { a: "b" });
+		await postJSON(s.url, "/p", "{}", 5000);
+		assert.equal(s.connections, 1, "a whole chunked answer leaves the connection reusable");
+	});
+
+	test("an answer framed by closing the connection; the next call opens a new one", async () => {
+		const s = await serve((req, sock) => sock.end('HTTP/1.1 200 OK\r\n\r\n{"closed":true}'));
+		assert.deepEqual(JSON.parse((await postJSON(s.url, "/p", "{}", 2000)).text), { closed: true });
+		assert.deepEqual(JSON.parse((await postJSON(s.url, "/p", "{}", 2000)).text), { closed: true });
+		assert.equal(s.connections, 2);
+	});
+
+	test("Connection: close is honoured; an interim 100 answer is skipped", async () => {
+		const s = await serve((req, sock) => sock.write("HTTP/1.1 100 Continue\r\n\r\n" + json(503, '{"error":"busy"}', "Connection: close\r\n")));
+		const a = await postJSON(s.url, "/p", "{}", 2000);
+		assert.deepEqual([a.status, a.text], [503, '{"error":"busy"}']);
+		await postJSON(s.url, "/p", "{}", 2000);
+		assert.equal(s.connections, 2);
+	});
+
+	test("over hostd's Unix socket (unix:PATH and unix://PATH)", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "hostd-http-"));
+		try {
+			const s = await serve((req, sock) => sock.write(json(200, '{"ok":1}')), join(dir, "hostd.sock"));
+			assert.equal((await postJSON(s.url, "/p", "{}", 2000)).text, '{"ok":1}');
+			assert.equal((await postJSON(s.url.replace("unix:", "unix://"), "/p", "{}", 2000)).text, '{"ok":1}');
+			assert.match(s.requests[0].head, /\r\nHost: localhost\r\n/);
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+});
+
+describe("a broken answer is an error the gate fails closed on", () => {
+	for (const { name, answer, error } of [
+		{ name: "not HTTP", answer: "SSH-2.0-OpenSSH\r\n\r\n", error: /not an HTTP\/1\.1 answer/ },
+		{ name: "a malformed header", answer: "HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", error: /malformed answer header/ },
+		{ name: "two different lengths", answer: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", error: /conflicting Content-Length/ },
+		{ name: "a length that is not a number", answer: "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", error: /malformed Content-Length/ },
+		{ name: "a length over the limit", answer: `HTTP/1.1 200 OK\r\nContent-Length: ${maxAnswerBytes + 1}\r\n\r\n`, error: new RegExp(`over ${maxAnswerBytes}`) },
+		{ name: "an unknown transfer encoding", answer: "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", error: /unsupported transfer encoding/ },
+		{ name: "a malformed chunk", answer: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", error: /malformed chunk size/ },
+		{ name: "chunk data longer than its size", answer: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{}\r\n0\r\n\r\n", error: /malformed chunked answer/ },
+		{ name: "headers that never end", answer: "HTTP/1.1 200 OK\r\n" + "X: y\r\n".repeat(20000), error: /answer headers over/ },
+	]) {
+		test(name, async () => {
+			const s = await serve((req, sock) => sock.write(answer));
+			const err = await rejection(postJSON(s.url, "/p", "{}", 2000));
+			assert.equal(err.name, "BrokenAnswer");
+			assert.match(err.message, error);
+			await new Promise((r) => setTimeout(r, 20));
+			assert.equal(s.open, 0, "the connection of a broken answer is closed");
+		});
+	}
+
+	test("a connection closed mid-answer", async () => {
+		const s = await serve((req, sock) => sock.end("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}"));
+		const err = await rejection(postJSON(s.url, "/p", "{}", 2000));
+		assert.deepEqual([err.name, err.message], ["BrokenAnswer", "connection closed mid-answer"]);
+	});
+
+	test("no answer within the deadline is a TimeoutError, and the connection is closed", async () => {
+		const s = await serve(() => {});
+		const err = await rejection(postJSON(s.url, "/p", "{}", 150));
+		assert.equal(err.name, "TimeoutError");
+		await new Promise((r) => setTimeout(r, 50));
+		assert.equal(s.open, 0);
+	});
+
+	test("nothing listening is the socket's own error", async () => {
+		const s = await serve(() => {});
+		await s.close();
+		const err = await rejection(postJSON(s.url, "/p", "{}", 2000));
+		assert.equal(err.code, "ECONNREFUSED");
+	});
+
+	test("https:// is refused with a message naming the URL", async () => {
+		const err = await rejection(Promise.resolve().then(() => postJSON("https://127.0.0.1:1", "/p", "{}", 2000)));
+		assert.match(err.message, /https:\/\/127\.0\.0\.1:1: hostd is reached over http:\/\/ or unix:PATH/);
+	});
+
+	test("bytes after a whole answer: the answer stands, the connection is not reused", async () => {
+		const s = await serve((req, sock) => sock.write(json(200, "{}") + "HTTP/1.1 200 OK\r\n"));
+		assert.equal((await postJSON(s.url, "/p", "{}", 2000)).text, "{}");
+		await postJSON(s.url, "/p", "{}", 2000);
+		assert.equal(s.connections, 2);
+	});
+});
+
+describe("connections", () => {
+	test("at most 16 at once: 40 concurrent calls all answered over 16 connections", async () => {
+		// Answers are held until no request has come for 20 ms, so every
+		// connection the client may open is open at once.
+		const held = [];
+		let flush;
+		const s = await serve((req, sock) => {
+			held.push(() => sock.write(json(200, req.body)));
+			clearTimeout(flush);
+			flush = setTimeout(() => held.splice(0).forEach((f) => f()), 20);
+		});
+		const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => postJSON(s.url, "/p", String(i), 5000)));
+		assert.deepEqual(
+			answers.map((a) => Number(a.text)),
+			Array.from({ length: 40 }, (_, i) => i),
+		);
+		assert.equal(s.maxOpen, 16);
+	});
+
+	test("a call waiting for a connection times out with the rest of its deadline", async () => {
+		const s = await serve(() => {});
+		const calls = Array.from({ length: 17 }, () => rejection(postJSON(s.url, "/p", "{}", 200)));
+		for (const err of await Promise.all(calls)) assert.equal(err.name, "TimeoutError");
+	});
+
+	test("a connection hostd closes while idle is dropped; the next call opens a new one", async () => {
+		const s = await serve((req, sock) => {
+			sock.write(json(200, "{}"));
+			setTimeout(() => sock.end(), 10);
+		});
+		await postJSON(s.url, "/p", "{}", 2000);
+		await new Promise((r) => setTimeout(r, 50));
+		assert.equal((await postJSON(s.url, "/p", "{}", 2000)).status, 200);
+		assert.equal(s.connections, 2);
+	});
+
+	test(`an idle connection is closed after ${idleCloseMs} ms, inside hostd's idle timeout`, async () => {
+		const s = await serve((req, sock) => sock.write(json(200, "{}")));
+		await postJSON(s.url, "/p", "{}", 2000);
+		assert.equal(s.open, 1);
+		await new Promise((r) => setTimeout(r, idleCloseMs + 300));
+		assert.equal(s.open, 0);
+	});
+});
+
+test("AnswerReader reads an answer pushed in pieces of every size", () => {
+	const answer = Buffer.from(json(200, '{"x":"' + "y".repeat(300) + '"}'));
+	for (const size of [1, 2, 7, 64, answer.length]) {
+		const r = new AnswerReader();
+		let done = false;
+		for (let i = 0; i < answer.length; i += size) done = r.push(answer.subarray(i, i + size));
+		assert.ok(done, `size ${size}`);
+		assert.equal(JSON.parse(r.text()).x.length, 300);
+	}
+});
