@@ -4,8 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/pem"
 	"fmt"
-	"net/http/cgi"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,30 +11,53 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
-// otherBranchBytes is the data beside the pinned skill: 10 files of 15 MiB
-// of random bytes on another branch of the same repository.
-const otherBranchBytes = 150 << 20
+// bigDataBytes is the data beside the pinned skill: 10 files of 15 MiB of
+// random bytes in the same repository.
+const bigDataBytes = 150 << 20
+
+// gitLayout is where a benchmark repository keeps its 150 MiB, and whether
+// its server serves a commit by its id.
+type gitLayout struct {
+	name string
+	// sameCommit puts the data in the pinned commit, outside the skill's
+	// path; otherwise it is on another branch.
+	sameCommit bool
+	// noSHAInWant serves no commit by its id (uploadpack's
+	// allowReachableSHA1InWant off), so the fetch falls back to a clone.
+	noSHAInWant bool
+}
 
 // BenchmarkHostd_PeakRSS_4ByteGitSkillBeside150MiB starts a real `loadout
 // hostd` with --materialize, reads its peak resident memory (VmHWM) idle,
 // then in each round publishes a context with one external skill whose
-// SKILL.md body is 4 bytes, pinned by commit in a git repository whose other
-// branch holds 150 MiB, waits until it is materialized, and publishes the
-// first context again. The repository is served over HTTPS by git's own
-// smart-HTTP backend, with uploadpack.allowReachableSHA1InWant as GitHub
-// serves commits by id. The target (docs/benchmarks.md) is at most 32 MiB above idle.
+// SKILL.md body is 4 bytes, pinned by commit in a git repository that holds
+// 150 MiB besides, waits until it is materialized, and publishes the first
+// context again. The repository is served over HTTPS by git's own smart-HTTP
+// backend. Layouts: the data on another branch, with
+// uploadpack.allowReachableSHA1InWant as GitHub serves commits by id; the
+// data in the pinned commit itself, outside the skill's path; and the data
+// on another branch of a server that serves no commit by id (a full clone).
+// The target (docs/benchmarks.md) is at most 32 MiB above idle in each.
 func BenchmarkHostd_PeakRSS_4ByteGitSkillBeside150MiB(b *testing.B) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		b.Skip("needs /proc (Linux) to read peak RSS")
 	}
-	backend := gitHTTPBackend(b)
 	bin := hostdBinary(b)
-	url, commit := serveGitRepository(b, backend)
-	source := &contract.SkillSource{Git: &contract.GitSource{URL: url, Commit: commit, Path: "skills/tiny"}}
-	b.Run("sample-128Mi-limit", func(b *testing.B) { peakRSSServingGitSkill(b, bin, "GOMEMLIMIT=107374182", source) })
-	b.Run("no-limit", func(b *testing.B) { peakRSSServingGitSkill(b, bin, "GOMEMLIMIT=off", source) })
+	for _, layout := range []gitLayout{
+		{name: "other-branch"},
+		{name: "same-commit", sameCommit: true},
+		{name: "no-sha-in-want", noSHAInWant: true},
+	} {
+		b.Run(layout.name, func(b *testing.B) {
+			url, commit := serveGitRepository(b, layout)
+			source := &contract.SkillSource{Git: &contract.GitSource{URL: url, Commit: commit, Path: "skills/tiny"}}
+			b.Run("sample-128Mi-limit", func(b *testing.B) { peakRSSServingGitSkill(b, bin, "GOMEMLIMIT=107374182", source) })
+			b.Run("no-limit", func(b *testing.B) { peakRSSServingGitSkill(b, bin, "GOMEMLIMIT=off", source) })
+		})
+	}
 }
 
 func peakRSSServingGitSkill(b *testing.B, bin, env string, source *contract.SkillSource) {
@@ -47,24 +68,11 @@ func peakRSSServingGitSkill(b *testing.B, bin, env string, source *contract.Skil
 		}, filepath.Join("skills", "tiny"))
 }
 
-// gitHTTPBackend is git's smart-HTTP CGI program, or a skip without git.
-func gitHTTPBackend(b *testing.B) string {
-	out, err := exec.Command("git", "--exec-path").Output()
-	if err != nil {
-		b.Skip("needs git")
-	}
-	backend := filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
-	if _, err := os.Stat(backend); err != nil {
-		b.Skip("needs git-http-backend")
-	}
-	return backend
-}
-
 // serveGitRepository creates the repository (the skill on main, 150 MiB of
-// random files on the branch "big"), serves it over HTTPS for the
-// benchmark's life, points this process's and hostd's trust at the server's
-// certificate (SSL_CERT_FILE) and returns its URL and main's commit.
-func serveGitRepository(b *testing.B, backend string) (url, commit string) {
+// random files where layout says), serves it over HTTPS for the benchmark's
+// life, points this process's and hostd's trust at the server's certificate
+// (SSL_CERT_FILE) and returns its URL and the skill's commit.
+func serveGitRepository(b *testing.B, layout gitLayout) (url, commit string) {
 	root := b.TempDir()
 	repo := filepath.Join(root, "skills.git")
 	run := func(args ...string) string {
@@ -89,27 +97,32 @@ func serveGitRepository(b *testing.B, backend string) (url, commit string) {
 	if err := os.MkdirAll(repo, 0o755); err != nil {
 		b.Fatal(err)
 	}
+	writeData := func() {
+		const files = 10
+		for i := range files {
+			data := make([]byte, bigDataBytes/files)
+			_, _ = rand.Read(data)
+			write(fmt.Sprintf("data/blob-%d.bin", i), data)
+		}
+	}
 	run("init", "-q", "-b", "main")
 	write("skills/tiny/SKILL.md", []byte("---\nname: tiny\ndescription: A tiny skill.\n---\nTiny"))
+	if layout.sameCommit {
+		writeData()
+	}
 	run("add", ".")
 	run("commit", "-q", "-m", "tiny skill")
 	commit = run("rev-parse", "HEAD")
-	run("checkout", "-q", "-b", "big")
-	const files = 10
-	for i := range files {
-		data := make([]byte, otherBranchBytes/files)
-		_, _ = rand.Read(data)
-		write(fmt.Sprintf("data/blob-%d.bin", i), data)
+	if !layout.sameCommit {
+		run("checkout", "-q", "-b", "big")
+		writeData()
+		run("add", ".")
+		run("commit", "-q", "-m", "150 MiB beside the skill")
+		run("checkout", "-q", "main")
 	}
-	run("add", ".")
-	run("commit", "-q", "-m", "150 MiB beside the skill")
-	run("checkout", "-q", "main")
-	run("config", "uploadpack.allowReachableSHA1InWant", "true")
+	run("config", "uploadpack.allowReachableSHA1InWant", fmt.Sprint(!layout.noSHAInWant))
 
-	srv := httptest.NewUnstartedServer(&cgi.Handler{Path: backend, Root: "/",
-		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}})
-	srv.StartTLS()
-	b.Cleanup(srv.Close)
+	srv := testnet.GitServer(b, root, true)
 	certFile := filepath.Join(root, "ca.pem")
 	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
 		b.Fatal(err)

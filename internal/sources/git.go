@@ -15,16 +15,19 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport/http"
-	"github.com/go-git/go-git/v5/storage/memory"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/skillfile"
+	"github.com/loadout-dev/loadout/internal/skillmd"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 )
 
@@ -65,7 +68,8 @@ func LoadGitCredentials(file string) (*GitCredentials, error) {
 // commit is looked up by its full id in objects go-git hashed while reading
 // the pack, so the tree is the one that commit names. The tree is cached as
 // a tar with its recorded hash and, like an OCI layer, served from there:
-// the tree returned holds only SKILL.md in memory.
+// the tree returned holds only SKILL.md in memory. The clone itself is on
+// disk, beside the cache, only until the tar is written.
 func (f *Fetcher) fetchGit(ctx context.Context, src contract.GitSource) (skillpack.Tree, error) {
 	if err := f.checkGitURL(src.URL); err != nil {
 		return nil, err
@@ -75,14 +79,10 @@ func (f *Fetcher) fetchGit(ctx context.Context, src contract.GitSource) (skillpa
 	if tree, err := readCachedTree(tarPath); err == nil {
 		return tree, nil
 	}
-	tree, err := f.cloneTree(ctx, src)
-	if err != nil {
+	if err := f.cloneToCache(ctx, src, tarPath); err != nil {
 		return nil, err
 	}
-	if err := writeCachedTree(tarPath, tree); err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
-	tree, err = readCachedTree(tarPath)
+	tree, err := readCachedTree(tarPath)
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
@@ -128,47 +128,86 @@ func (f *Fetcher) checkGitURL(raw string) error {
 	return fmt.Errorf("git url %q: only https:// and ssh:// are fetched", raw)
 }
 
-func (f *Fetcher) cloneTree(ctx context.Context, src contract.GitSource) (skillpack.Tree, error) {
+// cloneToCache clones the pinned commit into a temporary object store on
+// disk under the cache directory and writes the skill directory's tree to
+// tarPath, streaming each file from the store. Nothing of the repository is
+// held whole in memory: the pack goes to disk as it arrives, and objects
+// over gitLargeObject bytes are read from it when needed, so memory stays
+// flat whatever the commit (or, from a server that serves no commit by its
+// id, the whole repository) holds besides the skill.
+func (f *Fetcher) cloneToCache(ctx context.Context, src contract.GitSource, tarPath string) error {
 	opts := &git.CloneOptions{URL: src.URL, NoCheckout: true, Tags: git.NoTags}
 	if u, err := url.Parse(src.URL); err == nil && f.opts.GitAuth != nil {
 		if a, ok := f.opts.GitAuth.byHost[u.Host]; ok && u.Scheme == "https" {
 			opts.Auth = a
 		}
 	}
-	repo, err := fetchCommit(ctx, src.Commit, opts)
+	if err := os.MkdirAll(filepath.Dir(tarPath), 0o755); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	dir, err := os.MkdirTemp(filepath.Dir(tarPath), "clone-")
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	repo, err := fetchCommit(ctx, gitStore(filepath.Join(dir, "commit")), src.Commit, opts)
 	if errors.Is(err, git.ErrExactSHA1NotSupported) {
 		// The server does not serve a commit by its id: clone everything.
-		repo, err = git.CloneContext(ctx, memory.NewStorage(), nil, opts)
+		repo, err = git.CloneContext(ctx, gitStore(filepath.Join(dir, "all")), nil, opts)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("clone: %w", err)
+		return fmt.Errorf("clone: %w", err)
 	}
 	commit, err := repo.CommitObject(plumbing.NewHash(src.Commit))
 	if err != nil {
-		return nil, fmt.Errorf("commit %s: %w", src.Commit, err)
+		return fmt.Errorf("commit %s: %w", src.Commit, err)
 	}
 	if commit.Hash.String() != src.Commit {
-		return nil, fmt.Errorf("%w: commit %s resolved to %s", errVerification, src.Commit, commit.Hash)
+		return fmt.Errorf("%w: commit %s resolved to %s", errVerification, src.Commit, commit.Hash)
 	}
 	root, err := commit.Tree()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if src.Path != "" {
 		if root, err = root.Tree(src.Path); err != nil {
-			return nil, fmt.Errorf("path %q at commit %s: %w", src.Path, src.Commit, err)
+			return fmt.Errorf("path %q at commit %s: %w", src.Path, src.Commit, err)
 		}
 	}
-	return treeFromGit(root)
+	tree, err := treeFromGit(root)
+	if err != nil {
+		return err
+	}
+	if err := writeCachedTree(tarPath, tree); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	return nil
+}
+
+const (
+	// gitObjectCache bounds go-git's cache of decoded objects (96 MiB by default).
+	gitObjectCache = 4 * cache.MiByte
+	// gitLargeObject is the size over which an object is read from the pack
+	// on disk when needed instead of decoded into memory.
+	gitLargeObject = 1 << 20
+)
+
+// gitStore is an object store in dir on disk with a small object cache.
+// It keeps no file open between reads (go-git's default), so removing dir
+// afterwards is all the cleanup it needs.
+func gitStore(dir string) *filesystem.Storage {
+	return filesystem.NewStorageWithOptions(osfs.New(dir, osfs.WithBoundOS()), cache.NewObjectLRU(gitObjectCache),
+		filesystem.Options{ExclusiveAccess: true, LargeObjectThreshold: gitLargeObject})
 }
 
 // fetchCommit fetches only the pinned commit and its tree (depth 1, the
-// commit named by its id, no branches or tags), so memory follows the size
-// of that one commit rather than of the repository's whole history. Servers
-// that do not serve a commit by its id (no allow-reachable-sha1-in-want or
-// allow-tip-sha1-in-want) answer git.ErrExactSHA1NotSupported.
-func fetchCommit(ctx context.Context, commit string, clone *git.CloneOptions) (*git.Repository, error) {
-	repo, err := git.Init(memory.NewStorage(), nil)
+// commit named by its id, no branches or tags) into store, so what is
+// fetched follows the size of that one commit rather than of the
+// repository's whole history. Servers that do not serve a commit by its id
+// (no allow-reachable-sha1-in-want or allow-tip-sha1-in-want) answer
+// git.ErrExactSHA1NotSupported.
+func fetchCommit(ctx context.Context, store *filesystem.Storage, commit string, clone *git.CloneOptions) (*git.Repository, error) {
+	repo, err := git.Init(store, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -209,12 +248,17 @@ func treeFromGit(t *object.Tree) (skillpack.Tree, error) {
 		if size += file.Size; size > skillpack.MaxTreeBytes || len(out) >= skillpack.MaxFiles {
 			return errors.New("skill directory is too large")
 		}
+		if file.Name != skillmd.FileName {
+			out = append(out, skillfile.File{Path: file.Name, Mode: mode, Stored: gitBlob(file)})
+			return nil
+		}
+		// SKILL.md is held in memory, as in every tree.
 		r, err := file.Reader()
 		if err != nil {
 			return err
 		}
 		defer r.Close()
-		data, err := io.ReadAll(r)
+		data, err := io.ReadAll(io.LimitReader(r, file.Size+1))
 		if err != nil {
 			return err
 		}
@@ -227,6 +271,45 @@ func treeFromGit(t *object.Tree) (skillpack.Tree, error) {
 	sortTree(out)
 	return out, out.Validate()
 }
+
+// gitBlob is a file of a cloned tree, read from the clone's object store
+// when the cache tar is written rather than held in memory. Its reader
+// checks the blob's size and git object id as it streams: the check Stored
+// asks of every opener, against the id the commit's tree names instead of a
+// SHA-256 (left zero; the cache tar written from it records its own hash).
+func gitBlob(file *object.File) *skillfile.Stored {
+	return &skillfile.Stored{Size: file.Size, Open: func() (io.ReadCloser, error) {
+		r, err := file.Reader()
+		if err != nil {
+			return nil, err
+		}
+		return &gitBlobReader{r: r, hasher: plumbing.NewHasher(plumbing.BlobObject, file.Size), want: file.Hash, left: file.Size}, nil
+	}}
+}
+
+// gitBlobReader fails the read that reaches the end when the bytes read are
+// not the blob its id names.
+type gitBlobReader struct {
+	r      io.ReadCloser
+	hasher plumbing.Hasher
+	want   plumbing.Hash
+	left   int64
+}
+
+func (g *gitBlobReader) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	g.hasher.Write(p[:n])
+	g.left -= int64(n)
+	if g.left < 0 {
+		return n, fmt.Errorf("%w: blob %s is longer than its size", errVerification, g.want)
+	}
+	if errors.Is(err, io.EOF) && (g.left != 0 || g.hasher.Sum() != g.want) {
+		return n, fmt.Errorf("%w: blob %s does not match its id", errVerification, g.want)
+	}
+	return n, err
+}
+
+func (g *gitBlobReader) Close() error { return g.r.Close() }
 
 func hiddenPath(p string) bool {
 	for _, seg := range strings.Split(p, "/") {

@@ -3,6 +3,9 @@ package sources
 import (
 	"context"
 	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,10 +14,12 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/skillpack/packtest"
+	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
 // commitAll commits the whole work tree of repo and returns the commit id.
@@ -98,65 +103,131 @@ func TestFetch_GitRefusesUnknownCommitAndLocalURLsByDefault(t *testing.T) {
 	}
 }
 
-// TestFetch_GitFetchesOnlyThePinnedCommit: a 4-byte skill in a repository
-// whose other branch holds 16 MiB of incompressible data is fetched without
-// that data: only the pinned commit and its tree come over (depth 1, by id),
-// so the fetch allocates a small fraction of the repository.
-func TestFetch_GitFetchesOnlyThePinnedCommit(t *testing.T) {
-	work := t.TempDir()
-	repo, err := git.PlainInit(work, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := repo.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// What GitHub and most servers allow: serving a commit by its id.
-	cfg.Raw.Section("uploadpack").SetOption("allowReachableSHA1InWant", "true")
-	if err := repo.SetConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	skill := filepath.Join(work, "skills", "tiny")
-	if err := os.MkdirAll(skill, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: tiny\ndescription: Tiny.\n---\nTiny"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	pinned := commitAll(t, repo, "tiny skill")
-	wt, err := repo.Worktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := wt.Checkout(&git.CheckoutOptions{Branch: "refs/heads/big", Create: true}); err != nil {
-		t.Fatal(err)
-	}
-	const big = 16 << 20
-	data := make([]byte, big)
-	if _, err := rand.Read(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(work, "big.bin"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	commitAll(t, repo, "big data on another branch")
+// TestFetch_GitMemoryDoesNotFollowTheRepository: a 4-byte skill in a
+// repository that holds 16 MiB of incompressible data besides (64 files) is fetched
+// allocating a fraction of that data, wherever it is: on another branch
+// (only the pinned commit comes over: depth 1, by id), in the pinned commit
+// itself outside the skill's path, or on another branch of a server that
+// serves no commit by id (a full clone). The pack goes to a store on disk,
+// not to memory, and only the skill's files are read from it. git's own
+// server (in another process) serves the repository, so what the test
+// process allocates is the fetch's alone.
+func TestFetch_GitMemoryDoesNotFollowTheRepository(t *testing.T) {
+	for _, layout := range []struct {
+		name                  string
+		sameCommit, shaInWant bool
+	}{
+		{name: "other branch", shaInWant: true},
+		{name: "same commit", sameCommit: true, shaInWant: true},
+		{name: "no commit by id", shaInWant: false},
+	} {
+		t.Run(layout.name, func(t *testing.T) {
+			served := t.TempDir()
+			work := filepath.Join(served, "skills")
+			repo, err := git.PlainInit(work, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := repo.Config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What GitHub and most servers allow: serving a commit by its id.
+			cfg.Raw.Section("uploadpack").SetOption("allowReachableSHA1InWant", fmt.Sprint(layout.shaInWant))
+			if err := repo.SetConfig(cfg); err != nil {
+				t.Fatal(err)
+			}
+			skill := filepath.Join(work, "skills", "tiny")
+			if err := os.MkdirAll(skill, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: tiny\ndescription: Tiny.\n---\nTiny"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// 64 files of 256 KiB: go-git decodes one object at a time
+			// while it indexes the pack, so memory may follow the largest
+			// file but never the repository.
+			const big, files = 16 << 20, 64
+			writeBig := func() {
+				for i := range files {
+					data := make([]byte, big/files)
+					if _, err := rand.Read(data); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(filepath.Join(work, fmt.Sprintf("big-%d.bin", i)), data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if layout.sameCommit {
+				writeBig()
+			}
+			pinned := commitAll(t, repo, "tiny skill")
+			if !layout.sameCommit {
+				wt, err := repo.Worktree()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := wt.Checkout(&git.CheckoutOptions{Branch: "refs/heads/big", Create: true}); err != nil {
+					t.Fatal(err)
+				}
+				writeBig()
+				commitAll(t, repo, "big data on another branch")
+			}
 
-	f := New(Options{CacheDir: t.TempDir(), AllowLocalGit: true})
-	var m0, m1 runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&m0)
-	tree, err := f.Fetch(context.Background(), contract.SkillSource{Git: &contract.GitSource{URL: "file://" + work, Commit: pinned, Path: "skills/tiny"}})
-	runtime.ReadMemStats(&m1)
-	if err != nil {
-		t.Fatal(err)
+			url := testnet.GitServer(t, served, false).URL + "/skills/.git"
+			cacheDir := t.TempDir()
+			f := New(Options{CacheDir: cacheDir, AllowLocalGit: true}) // AllowLocalGit: the test server is plain http
+			var m0, m1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m0)
+			tree, err := f.Fetch(context.Background(), contract.SkillSource{Git: &contract.GitSource{URL: url, Commit: pinned, Path: "skills/tiny"}})
+			runtime.ReadMemStats(&m1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if file, ok := tree.File("SKILL.md"); !ok || !strings.HasSuffix(string(file.Content), "Tiny") {
+				t.Fatalf("tree %+v", tree)
+			}
+			alloc := m1.TotalAlloc - m0.TotalAlloc
+			t.Logf("fetching a 4-byte skill from a repository with %d MiB besides (%s) allocated %.2f MiB (%.3f× the data)", big>>20, layout.name, float64(alloc)/(1<<20), float64(alloc)/big)
+			if alloc > big/4 {
+				t.Fatalf("the fetch allocated %.1f MiB for a repository holding %d MiB besides the skill", float64(alloc)/(1<<20), big>>20)
+			}
+			left, err := os.ReadDir(filepath.Join(cacheDir, "git"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range left {
+				if strings.HasPrefix(e.Name(), "clone-") {
+					t.Errorf("the clone %s is left in the cache", e.Name())
+				}
+			}
+		})
 	}
-	if file, ok := tree.File("SKILL.md"); !ok || !strings.HasSuffix(string(file.Content), "Tiny") {
-		t.Fatalf("tree %+v", tree)
-	}
-	alloc := m1.TotalAlloc - m0.TotalAlloc
-	t.Logf("fetching a 4-byte skill from a repository with %d MiB on another branch allocated %.2f MiB (%.3f× the other branch)", big>>20, float64(alloc)/(1<<20), float64(alloc)/big)
-	if alloc > big/4 {
-		t.Fatalf("the fetch allocated %.1f MiB: more than the pinned commit (the other branch is %d MiB)", float64(alloc)/(1<<20), big>>20)
+}
+
+// TestGitBlobReader_RefusesContentThatIsNotTheBlob: a file streamed from the
+// clone's store is checked against its blob id and size as it is read.
+func TestGitBlobReader_RefusesContentThatIsNotTheBlob(t *testing.T) {
+	want := plumbing.ComputeHash(plumbing.BlobObject, []byte("right"))
+	for _, tc := range []struct {
+		content string
+		size    int64
+		ok      bool
+	}{
+		{"right", 5, true},
+		{"wrong", 5, false},
+		{"right!", 5, false},
+		{"righ", 5, false},
+	} {
+		r := &gitBlobReader{r: io.NopCloser(strings.NewReader(tc.content)), hasher: plumbing.NewHasher(plumbing.BlobObject, tc.size), want: want, left: tc.size}
+		_, err := io.ReadAll(r)
+		if (err == nil) != tc.ok {
+			t.Errorf("content %q of size %d: err = %v, want ok=%v", tc.content, tc.size, err, tc.ok)
+		}
+		if err != nil && !errors.Is(err, errVerification) {
+			t.Errorf("content %q: %v is not a verification error", tc.content, err)
+		}
 	}
 }

@@ -7,6 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -59,4 +65,30 @@ func Get(t testing.TB, url string) (int, string) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, string(body)
+}
+
+// GitServer serves the git repositories under root (each its own directory,
+// URL path /NAME/.git for a work tree) with git's own smart-HTTP backend
+// (git-http-backend run as a CGI program), over TLS when tls is set, until
+// the test ends. Each request runs a git process, so the server's memory is
+// never the test process's. The test is skipped where git is not installed.
+func GitServer(t testing.TB, root string, tls bool) *httptest.Server {
+	t.Helper()
+	out, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Skip("needs git")
+	}
+	backend := filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
+	if _, err := os.Stat(backend); err != nil {
+		t.Skip("needs git-http-backend")
+	}
+	srv := httptest.NewUnstartedServer(&cgi.Handler{Path: backend, Root: "/",
+		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}})
+	if tls {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
+	t.Cleanup(srv.Close)
+	return srv
 }
