@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Issue 11 item 7: YAML 1.1 turned `name: y` into "true" and `name: no` into
+// YAML 1.1 turned `name: y` into "true" and `name: no` into
 // "false"; the Pi agent and the Agent Skills spec read YAML 1.2.
 func TestParseFrontmatter_YAML12ScalarsStayStrings(t *testing.T) {
 	for in, want := range map[string]string{"y": "y", "no": "no", "yes": "yes", "on": "on", "off": "off", "true": "true", "42": "42", "1.5": "1.5"} {
