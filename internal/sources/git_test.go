@@ -191,7 +191,10 @@ func TestFetch_GitMemoryDoesNotFollowTheRepository(t *testing.T) {
 			}
 			alloc := m1.TotalAlloc - m0.TotalAlloc
 			t.Logf("fetching a 4-byte skill from a repository with %d MiB besides (%s) allocated %.2f MiB (%.3f× the data)", big>>20, layout.name, float64(alloc)/(1<<20), float64(alloc)/big)
-			if alloc > big/4 {
+			// A clone held in memory allocates at least the whole pack
+			// (over 1×); on disk it is 0.05-0.1× on a quiet machine and
+			// up to 0.33× seen under load, so half is the line.
+			if alloc > big/2 {
 				t.Fatalf("the fetch allocated %.1f MiB for a repository holding %d MiB besides the skill", float64(alloc)/(1<<20), big>>20)
 			}
 			left, err := os.ReadDir(filepath.Join(cacheDir, "git"))
