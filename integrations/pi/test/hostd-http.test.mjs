@@ -70,6 +70,15 @@ async function scripted(script, listenOn = 0) {
 	};
 }
 
+/** Waits until cond() holds, polling; fails after ms. */
+async function eventually(what, cond, ms = 3000) {
+	const deadline = Date.now() + ms;
+	while (!cond()) {
+		if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
+		await new Promise((r) => setTimeout(r, 10));
+	}
+}
+
 const json = (status, body, extra = "") => `HTTP/1.1 ${status} X\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
 const rejection = (p) => p.then(() => assert.fail("the call succeeded"), (err) => err);
 const servers = [];
@@ -154,8 +163,7 @@ describe("a broken answer is an error the gate fails closed on", () => {
 			const err = await rejection(postJSON(s.url, "/p", "{}", 2000));
 			assert.equal(err.name, "BrokenAnswer");
 			assert.match(err.message, error);
-			await new Promise((r) => setTimeout(r, 20));
-			assert.equal(s.open, 0, "the connection of a broken answer is closed");
+			await eventually("the connection of a broken answer is closed", () => s.open === 0);
 		});
 	}
 
@@ -169,8 +177,7 @@ describe("a broken answer is an error the gate fails closed on", () => {
 		const s = await serve(() => {});
 		const err = await rejection(postJSON(s.url, "/p", "{}", 150));
 		assert.equal(err.name, "TimeoutError");
-		await new Promise((r) => setTimeout(r, 50));
-		assert.equal(s.open, 0);
+		await eventually("the timed-out connection is closed", () => s.open === 0);
 	});
 
 	test("nothing listening is the socket's own error", async () => {
@@ -195,14 +202,16 @@ describe("a broken answer is an error the gate fails closed on", () => {
 
 describe("connections", () => {
 	test("at most 16 at once: 40 concurrent calls all answered over 16 connections", async () => {
-		// Answers are held until no request has come for 20 ms, so every
-		// connection the client may open is open at once.
+		// Answers are held until 16 requests wait or none has come for
+		// 200 ms, so every connection the client may open is open at once.
 		const held = [];
 		let flush;
+		const answerAll = () => held.splice(0).forEach((f) => f());
 		const s = await serve((req, sock) => {
 			held.push(() => sock.write(json(200, req.body)));
 			clearTimeout(flush);
-			flush = setTimeout(() => held.splice(0).forEach((f) => f()), 20);
+			if (held.length >= 16) answerAll();
+			else flush = setTimeout(answerAll, 200);
 		});
 		const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => postJSON(s.url, "/p", String(i), 5000)));
 		assert.deepEqual(
@@ -224,7 +233,8 @@ describe("connections", () => {
 			setTimeout(() => sock.end(), 10);
 		});
 		await postJSON(s.url, "/p", "{}", 2000);
-		await new Promise((r) => setTimeout(r, 50));
+		// Both ends have closed once the server's socket has.
+		await eventually("hostd's side has closed", () => s.open === 0);
 		assert.equal((await postJSON(s.url, "/p", "{}", 2000)).status, 200);
 		assert.equal(s.connections, 2);
 	});
@@ -232,9 +242,10 @@ describe("connections", () => {
 	test(`an idle connection is closed after ${idleCloseMs} ms, inside hostd's idle timeout`, async () => {
 		const s = await serve((req, sock) => sock.write(json(200, "{}")));
 		await postJSON(s.url, "/p", "{}", 2000);
+		const t0 = Date.now();
 		assert.equal(s.open, 1);
-		await new Promise((r) => setTimeout(r, idleCloseMs + 300));
-		assert.equal(s.open, 0);
+		await eventually("the idle connection is closed", () => s.open === 0, idleCloseMs + 3000);
+		assert.ok(Date.now() - t0 >= idleCloseMs - 100, `closed after ${Date.now() - t0} ms, before ${idleCloseMs}`);
 	});
 });
 
