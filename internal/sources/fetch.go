@@ -55,6 +55,8 @@ type Options struct {
 // what it read and the cache is written by rename, never in place.
 type Fetcher struct {
 	opts Options
+	// gitFetchBytes bounds what one git fetch may write to its clone store.
+	gitFetchBytes int64
 }
 
 // New returns a Fetcher.
@@ -65,7 +67,7 @@ func New(opts Options) *Fetcher {
 	if opts.Transport == nil {
 		opts.Transport = http.DefaultTransport
 	}
-	return &Fetcher{opts: opts}
+	return &Fetcher{opts: opts, gitFetchBytes: gitMaxFetchBytes}
 }
 
 // Fetch returns the verified skill tree of a source.

@@ -150,10 +150,10 @@ func (f *Fetcher) cloneToCache(ctx context.Context, src contract.GitSource, tarP
 		return fmt.Errorf("cache: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	repo, err := fetchCommit(ctx, gitStore(filepath.Join(dir, "commit")), src.Commit, opts)
+	repo, err := fetchCommit(ctx, f.gitStore(filepath.Join(dir, "commit")), src.Commit, opts)
 	if errors.Is(err, git.ErrExactSHA1NotSupported) {
 		// The server does not serve a commit by its id: clone everything.
-		repo, err = git.CloneContext(ctx, gitStore(filepath.Join(dir, "all")), nil, opts)
+		repo, err = git.CloneContext(ctx, f.gitStore(filepath.Join(dir, "all")), nil, opts)
 	}
 	if err != nil {
 		return fmt.Errorf("clone: %w", err)
@@ -190,13 +190,19 @@ const (
 	// gitLargeObject is the size over which an object is read from the pack
 	// on disk when needed instead of decoded into memory.
 	gitLargeObject = 1 << 20
+	// gitMaxFetchBytes bounds the pack (and its index) one fetch writes to
+	// disk: room for a commit, or from a server that serves no commit by
+	// id a whole repository, of twice the largest skill tree.
+	gitMaxFetchBytes = 2 * skillpack.MaxTreeBytes
 )
 
-// gitStore is an object store in dir on disk with a small object cache.
-// It keeps no file open between reads (go-git's default), so removing dir
-// afterwards is all the cleanup it needs.
-func gitStore(dir string) *filesystem.Storage {
-	return filesystem.NewStorageWithOptions(osfs.New(dir, osfs.WithBoundOS()), cache.NewObjectLRU(gitObjectCache),
+// gitStore is an object store in dir on disk with a small object cache,
+// which may receive at most gitFetchBytes. It keeps no file open between
+// reads (go-git's default), so removing dir afterwards is all the cleanup it
+// needs.
+func (f *Fetcher) gitStore(dir string) *filesystem.Storage {
+	fs := newBudgetFS(osfs.New(dir, osfs.WithBoundOS()), f.gitFetchBytes)
+	return filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(gitObjectCache),
 		filesystem.Options{ExclusiveAccess: true, LargeObjectThreshold: gitLargeObject})
 }
 

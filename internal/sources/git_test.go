@@ -234,3 +234,49 @@ func TestGitBlobReader_RefusesContentThatIsNotTheBlob(t *testing.T) {
 		}
 	}
 }
+
+// TestFetch_GitServerSendingTooMuchFailsTheFetch: a git server that sends
+// more than the fetch's budget (here 1 MiB, for a commit of 4 MiB) fails the
+// fetch with a reason that says so, and leaves no clone behind, instead of
+// filling the cache volume.
+func TestFetch_GitServerSendingTooMuchFailsTheFetch(t *testing.T) {
+	served := t.TempDir()
+	work := filepath.Join(served, "skills")
+	repo, err := git.PlainInit(work, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(work, "skills", "big"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "skills", "big", "SKILL.md"), []byte("---\nname: big\ndescription: Big.\n---\nBig"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 4<<20)
+	if _, err := rand.Read(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "skills", "big", "data.bin"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pinned := commitAll(t, repo, "big skill")
+	url := testnet.GitServer(t, served, false).URL + "/skills/.git"
+
+	cacheDir := t.TempDir()
+	f := New(Options{CacheDir: cacheDir, AllowLocalGit: true})
+	f.gitFetchBytes = 1 << 20
+	_, err = f.Fetch(context.Background(), contract.SkillSource{Git: &contract.GitSource{URL: url, Commit: pinned, Path: "skills/big"}})
+	if err == nil {
+		t.Fatal("a fetch over its budget succeeded")
+	}
+	if got, want := Reason(err), "the repository sent over 1048576 bytes: pin a commit of a smaller repository"; got != want {
+		t.Errorf("reason %q, want %q (error: %v)", got, want, err)
+	}
+	left, err := os.ReadDir(filepath.Join(cacheDir, "git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Errorf("the cache holds %v after a refused fetch", left)
+	}
+}

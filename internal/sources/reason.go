@@ -58,6 +58,7 @@ func reasonOf(err error) string {
 		hostname x509.HostnameError
 		certErr  *tls.CertificateVerificationError
 		netErr   net.Error
+		tooLarge errFetchTooLarge
 	)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
@@ -68,6 +69,8 @@ func reasonOf(err error) string {
 		return "verification failed: the content does not match its pinned digest or commit"
 	case errors.Is(err, errNoSkillFile):
 		return errNoSkillFile.Error()
+	case errors.As(err, &tooLarge):
+		return tooLarge.Error()
 	case errors.As(err, &registry):
 		return fmt.Sprintf("registry answered HTTP %d", registry.StatusCode)
 	case errors.As(err, &gitHTTP) && gitHTTP.Response != nil:
