@@ -17,8 +17,10 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -104,7 +106,9 @@ func Start(opts Options) (*Env, error) {
 	mgrCfg := rest.CopyConfig(cfg)
 	mgrCfg.QPS, mgrCfg.Burst = opts.QPS, opts.Burst
 	mgrCfg.Wrap(e.Writes.wrap)
-	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		// A process may run the harness more than once (go test -count=N).
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,6 +71,9 @@ func userClient(t *testing.T, env *envtest.Environment, admin client.Client, nam
 		if err := admin.Create(ctx, o); err != nil {
 			t.Fatalf("creating %s %s: %v", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), err)
 		}
+		// Cluster-scoped, so another run of the test in this API server
+		// (go test -count=N) finds the name free.
+		t.Cleanup(func() { _ = admin.Delete(context.Background(), o) })
 	}
 	u, err := env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
 	if err != nil {
@@ -100,6 +105,8 @@ func namespace(name string, labels map[string]string) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 }
 
+var trustPolicyRuns atomic.Int32
+
 func TestTrustPolicy_TenantCannotSetOwnTrustAdminGroupCan(t *testing.T) { // docs/security.md, trust levels
 	env, cfg := apiServer(t)
 	ctx := context.Background()
@@ -107,6 +114,11 @@ func TestTrustPolicy_TenantCannotSetOwnTrustAdminGroupCan(t *testing.T) { // doc
 	tenant := userClient(t, env, admin, "tenant-alice", "team-b:developers")
 	trustAdmin := userClient(t, env, admin, "platform-bob", adminGroup)
 	applyTrustPolicy(t, admin, tenant)
+	// Namespaces are never deleted in envtest (no namespace controller), so
+	// each run of the test (go test -count=N) names its own.
+	run := fmt.Sprint(trustPolicyRuns.Add(1))
+	tenantTrusted, tenantOwn := "e2e-tenant-trusted-"+run, "e2e-tenant-own-"+run
+	adminTrusted, mastersTrusted := "e2e-admin-trusted-"+run, "e2e-masters-trusted-"+run
 
 	denied := func(t *testing.T, what string, err error) {
 		t.Helper()
@@ -126,24 +138,24 @@ func TestTrustPolicy_TenantCannotSetOwnTrustAdminGroupCan(t *testing.T) { // doc
 
 	t.Run("tenant", func(t *testing.T) {
 		denied(t, "tenant creates a trusted Namespace",
-			tenant.Create(ctx, namespace("e2e-tenant-trusted", map[string]string{trustLabel: "trusted"})))
+			tenant.Create(ctx, namespace(tenantTrusted, map[string]string{trustLabel: "trusted"})))
 		allowed(t, "tenant creates a Namespace without the trust label",
-			tenant.Create(ctx, namespace("e2e-tenant-own", map[string]string{"team": "b"})))
-		denied(t, "tenant labels its Namespace trusted", setTrust(tenant, "e2e-tenant-own", "trusted"))
+			tenant.Create(ctx, namespace(tenantOwn, map[string]string{"team": "b"})))
+		denied(t, "tenant labels its Namespace trusted", setTrust(tenant, tenantOwn, "trusted"))
 		denied(t, "tenant patches the label onto its Namespace",
-			tenant.Patch(ctx, namespace("e2e-tenant-own", nil), client.RawPatch("application/merge-patch+json",
+			tenant.Patch(ctx, namespace(tenantOwn, nil), client.RawPatch("application/merge-patch+json",
 				[]byte(`{"metadata":{"labels":{"loadout.dev/trust":"trusted"}}}`))))
 
-		allowed(t, "trust admin sets restricted", setTrust(trustAdmin, "e2e-tenant-own", "restricted"))
+		allowed(t, "trust admin sets restricted", setTrust(trustAdmin, tenantOwn, "restricted"))
 		ns := &corev1.Namespace{}
-		allowed(t, "tenant reads its Namespace", tenant.Get(ctx, client.ObjectKey{Name: "e2e-tenant-own"}, ns))
+		allowed(t, "tenant reads its Namespace", tenant.Get(ctx, client.ObjectKey{Name: tenantOwn}, ns))
 		ns.Labels["team"] = "b2"
 		allowed(t, "tenant changes another label, trust unchanged", tenant.Update(ctx, ns))
-		denied(t, "tenant raises restricted to trusted", setTrust(tenant, "e2e-tenant-own", "trusted"))
-		denied(t, "tenant removes the trust label", setTrust(tenant, "e2e-tenant-own", ""))
+		denied(t, "tenant raises restricted to trusted", setTrust(tenant, tenantOwn, "trusted"))
+		denied(t, "tenant removes the trust label", setTrust(tenant, tenantOwn, ""))
 
 		got := &corev1.Namespace{}
-		allowed(t, "reading the Namespace back", admin.Get(ctx, client.ObjectKey{Name: "e2e-tenant-own"}, got))
+		allowed(t, "reading the Namespace back", admin.Get(ctx, client.ObjectKey{Name: tenantOwn}, got))
 		if got.Labels[trustLabel] != "restricted" || got.Labels["team"] != "b2" {
 			t.Errorf("labels = %v, want trust restricted (the admin's) and team b2 (the tenant's)", got.Labels)
 		}
@@ -151,14 +163,14 @@ func TestTrustPolicy_TenantCannotSetOwnTrustAdminGroupCan(t *testing.T) { // doc
 
 	t.Run("trust admin group", func(t *testing.T) {
 		allowed(t, "trust admin creates a trusted Namespace",
-			trustAdmin.Create(ctx, namespace("e2e-admin-trusted", map[string]string{trustLabel: "trusted"})))
-		allowed(t, "trust admin lowers trusted to untrusted", setTrust(trustAdmin, "e2e-admin-trusted", "untrusted"))
-		allowed(t, "trust admin removes the label", setTrust(trustAdmin, "e2e-admin-trusted", ""))
+			trustAdmin.Create(ctx, namespace(adminTrusted, map[string]string{trustLabel: "trusted"})))
+		allowed(t, "trust admin lowers trusted to untrusted", setTrust(trustAdmin, adminTrusted, "untrusted"))
+		allowed(t, "trust admin removes the label", setTrust(trustAdmin, adminTrusted, ""))
 	})
 
 	t.Run("system:masters", func(t *testing.T) {
 		allowed(t, "cluster admin creates a trusted Namespace",
-			admin.Create(ctx, namespace("e2e-masters-trusted", map[string]string{trustLabel: "trusted"})))
-		allowed(t, "cluster admin changes it", setTrust(admin, "e2e-masters-trusted", "restricted"))
+			admin.Create(ctx, namespace(mastersTrusted, map[string]string{trustLabel: "trusted"})))
+		allowed(t, "cluster admin changes it", setTrust(admin, mastersTrusted, "restricted"))
 	})
 }
