@@ -16,6 +16,7 @@ type SourceFlags struct {
 	cache          string
 	registryConfig string
 	gitCredentials string
+	credentialsDir string
 }
 
 // Add registers the flags on cmd.
@@ -23,6 +24,7 @@ func (f *SourceFlags) Add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.cache, "source-cache", filepath.Join(os.TempDir(), "loadout-sources"), "directory caching fetched external skills by digest (an emptyDir in a pod)")
 	cmd.Flags().StringVar(&f.registryConfig, "registry-config", "", "docker config.json with registry credentials (a mounted kubernetes.io/dockerconfigjson Secret); empty means anonymous")
 	cmd.Flags().StringVar(&f.gitCredentials, "git-credentials", "", "git-credential-store file (https://USER:TOKEN@HOST lines) for private git sources")
+	cmd.Flags().StringVar(&f.credentialsDir, "source-credentials", "", "directory read at each fetch, before --registry-config and --git-credentials: a mounted Secret with .dockerconfigjson and/or git-credentials keys (the agent-pod policy mounts the optional Secret loadout-source-credentials of the pod's namespace here); missing files mean none")
 }
 
 // Fetcher builds the fetcher the flags describe.
@@ -35,7 +37,7 @@ func (f *SourceFlags) Fetcher() (*sources.Fetcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sources.New(sources.Options{CacheDir: f.cache, Keychain: kc, GitAuth: git}), nil
+	return sources.New(sources.Options{CacheDir: f.cache, Keychain: kc, GitAuth: git, CredentialsDir: f.credentialsDir}), nil
 }
 
 // MaterializeOptions are the tree options of `loadout materialize` and

@@ -31,6 +31,11 @@ type Options struct {
 	Keychain authn.Keychain
 	// GitAuth authenticates git over https; nil means anonymous.
 	GitAuth *GitCredentials
+	// CredentialsDir, when set, is a directory (an optional Secret volume)
+	// read at each fetch: CredentialsDockerConfig for registries and
+	// CredentialsGit for git, tried before Keychain and GitAuth. A missing
+	// file means none.
+	CredentialsDir string
 	// Transport carries registry requests; nil means http.DefaultTransport.
 	Transport http.RoundTripper
 	// AllowLocalGit accepts file:// and plain-path git URLs, which the Skill
@@ -110,7 +115,11 @@ func (f *Fetcher) fetchOCI(ctx context.Context, reference string) (skillpack.Tre
 	if err != nil {
 		return nil, fmt.Errorf("reference must be pinned by digest: %w", err)
 	}
-	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(f.opts.Keychain), remote.WithTransport(f.opts.Transport)}
+	keychain, _, err := f.credentials()
+	if err != nil {
+		return nil, err
+	}
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(keychain), remote.WithTransport(f.opts.Transport)}
 	manifest, err := f.cached(ref.DigestStr(), -1, func() (io.ReadCloser, error) {
 		desc, err := remote.Get(ref, opts...)
 		if err != nil {

@@ -228,6 +228,43 @@ func TestFetch_CredentialsComeOnlyFromThePodsDockerConfig(t *testing.T) {
 	}
 }
 
+// TestFetch_CredentialsDirIsReadAtEachFetch: with a credentials directory
+// (the optional Secret volume the agent-pod policy mounts into hostd), a
+// fetch before the Secret exists is refused by the registry; once its
+// .dockerconfigjson appears the next fetch by the same fetcher logs in; a
+// malformed file fails the fetch with a reason naming the file, not its
+// content.
+func TestFetch_CredentialsDirIsReadAtEachFetch(t *testing.T) {
+	reg := newTestRegistry(t)
+	dir := t.TempDir()
+	packtest.Write(t, dir)
+	source := reg.push(t, filepath.Join(dir, "pdf"), "skills/pdf")
+	reg.user, reg.password = "team-a", "s3cret"
+
+	creds := t.TempDir()
+	f := New(Options{CacheDir: t.TempDir(), CredentialsDir: creds})
+	_, err := f.Fetch(context.Background(), source)
+	if got := Reason(err); got != "registry answered HTTP 401" {
+		t.Fatalf("fetch before the Secret exists: reason %q (%v), want the registry's 401", got, err)
+	}
+
+	file := filepath.Join(creds, CredentialsDockerConfig)
+	if err := os.WriteFile(file, []byte(`{"auths": not json, s3cret-looking`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Fetch(context.Background(), source)
+	if got, want := Reason(err), "the source credentials "+file+" cannot be read (see hostd's log)"; got != want {
+		t.Fatalf("malformed credentials: reason %q, want %q", got, want)
+	}
+
+	if err := os.Rename(writeDockerConfig(t, reg.host(), "team-a", "s3cret"), file); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Fetch(context.Background(), source); err != nil {
+		t.Fatalf("fetch once the Secret's config is there: %v", err)
+	}
+}
+
 func fetchWith(t *testing.T, config string, source contract.SkillSource) (skillpack.Tree, error) {
 	t.Helper()
 	kc, err := LoadDockerConfig(config)
@@ -339,5 +376,36 @@ func TestFetch_CacheChangedAfterTheFetchIsNotServed(t *testing.T) {
 	}
 	if got, err := file.Bytes(); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("after the refetch: %d bytes, %v; want the verified %d bytes", len(got), err, len(want))
+	}
+}
+
+// TestFetch_GitCredentialsFromTheDirComeBeforeTheFlags: for git, a host in
+// the credentials directory's git-credentials wins over --git-credentials;
+// other hosts keep the flag's; a host in neither gets none.
+func TestFetch_GitCredentialsFromTheDirComeBeforeTheFlags(t *testing.T) {
+	creds := t.TempDir()
+	if err := os.WriteFile(filepath.Join(creds, CredentialsGit), []byte("https://dir:tok@git.example.com\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flagFile := filepath.Join(t.TempDir(), "git-credentials")
+	if err := os.WriteFile(flagFile, []byte("https://flag:x@git.example.com\nhttps://flag:y@other.example.com\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flag, err := LoadGitCredentials(flagFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, git, err := New(Options{CacheDir: t.TempDir(), GitAuth: flag, CredentialsDir: creds}).credentials()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]string{"git.example.com": "dir", "other.example.com": "flag", "third.example.com": ""} {
+		got := ""
+		if a, ok := git.auth(host); ok {
+			got = a.Username
+		}
+		if got != want {
+			t.Errorf("%s: user %q, want %q (empty: none)", host, got, want)
+		}
 	}
 }

@@ -137,8 +137,12 @@ func (f *Fetcher) checkGitURL(raw string) error {
 // id, the whole repository) holds besides the skill.
 func (f *Fetcher) cloneToCache(ctx context.Context, src contract.GitSource, tarPath string) error {
 	opts := &git.CloneOptions{URL: src.URL, NoCheckout: true, Tags: git.NoTags}
-	if u, err := url.Parse(src.URL); err == nil && f.opts.GitAuth != nil {
-		if a, ok := f.opts.GitAuth.byHost[u.Host]; ok && u.Scheme == "https" {
+	_, creds, err := f.credentials()
+	if err != nil {
+		return err
+	}
+	if u, err := url.Parse(src.URL); err == nil && u.Scheme == "https" {
+		if a, ok := creds.auth(u.Host); ok {
 			opts.Auth = a
 		}
 	}

@@ -52,13 +52,14 @@ func Reason(err error) string {
 // and are kept; messages are not.
 func reasonOf(err error) string {
 	var (
-		registry *transport.Error
-		gitHTTP  *githttp.Err
-		unknown  x509.UnknownAuthorityError
-		hostname x509.HostnameError
-		certErr  *tls.CertificateVerificationError
-		netErr   net.Error
-		tooLarge errFetchTooLarge
+		registry    *transport.Error
+		gitHTTP     *githttp.Err
+		unknown     x509.UnknownAuthorityError
+		hostname    x509.HostnameError
+		certErr     *tls.CertificateVerificationError
+		netErr      net.Error
+		tooLarge    errFetchTooLarge
+		credentials errCredentials
 	)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
@@ -71,6 +72,8 @@ func reasonOf(err error) string {
 		return errNoSkillFile.Error()
 	case errors.As(err, &tooLarge):
 		return tooLarge.Error()
+	case errors.As(err, &credentials):
+		return credentials.Error()
 	case errors.As(err, &registry):
 		return fmt.Sprintf("registry answered HTTP %d", registry.StatusCode)
 	case errors.As(err, &gitHTTP) && gitHTTP.Response != nil:

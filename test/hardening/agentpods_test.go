@@ -44,12 +44,14 @@ const (
 	contextVolume                     = "loadout-context"
 	treeVolume                        = "loadout-tree"
 	sourceCacheVolume                 = "loadout-source-cache"
+	sourceCredentialsVolume           = "loadout-source-credentials"
 	keysEnv, bindingEnv, configMapEnv = "LOADOUT_CONTEXT_KEYS", "LOADOUT_WORKSPACE", "LOADOUT_CONTEXT_CONFIGMAP"
 )
 
 var hostdCommand = []string{"/loadout-hostd",
 	"--context-dir=/var/run/loadout/context", "--addr=127.0.0.1:8181", "--materialize=/var/run/loadout/tree",
-	"--probe-addr=:8182", "--source-cache=/var/run/loadout/source-cache"}
+	"--probe-addr=:8182", "--source-cache=/var/run/loadout/source-cache",
+	"--source-credentials=/var/run/loadout/source-credentials"}
 
 // tenantAnchor is a trust anchor of the tenant's own: a fresh key.
 func tenantAnchor(t *testing.T) string {
@@ -203,6 +205,7 @@ func checkBound(t *testing.T, pod *corev1.Pod, workspace, contextConfigMap strin
 		{Name: contextVolume, MountPath: "/var/run/loadout/context", ReadOnly: true},
 		{Name: treeVolume, MountPath: treePath},
 		{Name: sourceCacheVolume, MountPath: "/var/run/loadout/source-cache"},
+		{Name: sourceCredentialsVolume, MountPath: "/var/run/loadout/source-credentials", ReadOnly: true},
 	}
 	if !reflect.DeepEqual(h.VolumeMounts, wantMounts) {
 		t.Errorf("hostd volumeMounts %+v, want %+v", h.VolumeMounts, wantMounts)
@@ -231,6 +234,11 @@ func checkBound(t *testing.T, pod *corev1.Pod, workspace, contextConfigMap strin
 		if v := volume(pod, name); v == nil || v.EmptyDir == nil {
 			t.Errorf("volume %s = %+v, want an emptyDir", name, v)
 		}
+	}
+	// The pod's own optional Secret: a pod starts whether or not it exists.
+	if v := volume(pod, sourceCredentialsVolume); v == nil || v.Secret == nil || v.Secret.SecretName != sourceCredentialsVolume ||
+		!ptr.Deref(v.Secret.Optional, false) {
+		t.Errorf("volume %s = %+v, want the optional Secret %s", sourceCredentialsVolume, v, sourceCredentialsVolume)
 	}
 }
 
@@ -370,6 +378,12 @@ func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t
 		{"shares the tree with other pods", func(p *corev1.Pod) {
 			volume(p, treeVolume).VolumeSource = corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/tmp/tree"}}
 		}, []string{"spec.volumes[loadout-tree]"}},
+		{"feeds hostd node files as source credentials", func(p *corev1.Pod) {
+			volume(p, sourceCredentialsVolume).VolumeSource = corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc/kubernetes"}}
+		}, []string{"spec.volumes[loadout-source-credentials]", "Secret loadout-source-credentials"}},
+		{"feeds hostd another Secret as source credentials", func(p *corev1.Pod) {
+			volume(p, sourceCredentialsVolume).Secret.SecretName = "someone-elses"
+		}, []string{"spec.volumes[loadout-source-credentials]"}},
 		{"runs hostd as a regular container", func(p *corev1.Pod) {
 			h := *hostd(p)
 			h.RestartPolicy, h.StartupProbe = nil, nil
@@ -684,8 +698,8 @@ func TestAgentPods_ReinvokedInjectionAddsNothingTwice(t *testing.T) {
 			hostds++
 		}
 	}
-	if hostds != 1 || len(pod.Spec.Volumes) != 3 {
-		t.Errorf("after re-invocation: %d hostd sidecars and volumes %v, want 1 and the three injected", hostds, pod.Spec.Volumes)
+	if hostds != 1 || len(pod.Spec.Volumes) != 4 {
+		t.Errorf("after re-invocation: %d hostd sidecars and volumes %v, want 1 and the four injected", hostds, pod.Spec.Volumes)
 	}
 	checkBound(t, pod, "dev", "dev-context", params)
 }
