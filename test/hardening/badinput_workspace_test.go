@@ -53,6 +53,7 @@ func addExtension(change func(*v1alpha1.Extension)) func(*testing.T, string, str
 
 func setInstructions(ref v1alpha1.ConfigMapKeyReference) func(*testing.T, string, string) {
 	return func(t *testing.T, ns, victim string) {
+		ref := ref // each run fills in its own victim
 		if ref.Namespace == "{victim}" {
 			ref.Namespace = victim
 		}

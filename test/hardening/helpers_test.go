@@ -136,10 +136,20 @@ func impersonate(t *testing.T, user string, groups ...string) client.Client {
 // ClusterRoleBinding named after it.
 func grant(t *testing.T, user string, rules ...rbacv1.PolicyRule) {
 	t.Helper()
-	kit.Create(t, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules})
-	kit.Create(t, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user}}})
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user}}}
+	for _, o := range []client.Object{role, binding} {
+		kit.Create(t, o)
+		deleteWhenDone(t, o)
+	}
+}
+
+// deleteWhenDone deletes a cluster-scoped object when the test ends, so
+// another run in this API server (go test -count=N) finds its name free.
+func deleteWhenDone(t *testing.T, o client.Object) {
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), o) })
 }
 
 // grantInNamespace gives user the rules in ns only, through a Role and a

@@ -182,6 +182,7 @@ func TestRBAC_ManagerPublishesAsItsServiceAccountWithTheGeneratedRoleAndPolicies
 		if err := k8sClient.Create(ctx, obj); err != nil {
 			t.Fatalf("creating %s: %v", file, err)
 		}
+		deleteWhenDone(t, obj)
 	}
 	sa := impersonate(t, demo.ManagerUser, "system:serviceaccounts", "system:serviceaccounts:"+demo.PlatformNamespace, "system:authenticated")
 
