@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/google/go-containerregistry/pkg/authn"
 )
 
@@ -30,23 +29,31 @@ func (e errCredentials) Error() string {
 	return fmt.Sprintf("the source credentials %s cannot be read (see hostd's log)", e.file)
 }
 
-// credentials are the registry keychain and git credentials of one fetch:
-// those of the options, and before them those of the credentials directory
-// as it is now, so a Secret created or changed after start-up applies to
-// the next fetch.
-func (f *Fetcher) credentials() (authn.Keychain, *GitCredentials, error) {
+// registryKeychain is the keychain of one registry fetch: the credentials
+// directory's docker config as it is now (so a Secret created or changed
+// after start-up applies to the next fetch), then the options'.
+func (f *Fetcher) registryKeychain() (authn.Keychain, error) {
 	if f.opts.CredentialsDir == "" {
-		return f.opts.Keychain, f.opts.GitAuth, nil
+		return f.opts.Keychain, nil
 	}
-	docker := filepath.Join(f.opts.CredentialsDir, CredentialsDockerConfig)
-	kc, err := LoadDockerConfig(existing(docker))
+	file := filepath.Join(f.opts.CredentialsDir, CredentialsDockerConfig)
+	kc, err := LoadDockerConfig(existing(file))
 	if err != nil {
-		return nil, nil, errors.Join(errCredentials{file: docker}, err)
+		return nil, errors.Join(errCredentials{file: file}, err)
 	}
-	gitFile := filepath.Join(f.opts.CredentialsDir, CredentialsGit)
-	git, err := LoadGitCredentials(existing(gitFile))
+	return authn.NewMultiKeychain(kc, f.opts.Keychain), nil
+}
+
+// gitCredentials are the git credentials of one fetch: the credentials
+// directory's as they are now, then the options' for other hosts.
+func (f *Fetcher) gitCredentials() (*GitCredentials, error) {
+	if f.opts.CredentialsDir == "" {
+		return f.opts.GitAuth, nil
+	}
+	file := filepath.Join(f.opts.CredentialsDir, CredentialsGit)
+	git, err := LoadGitCredentials(existing(file))
 	if err != nil {
-		return nil, nil, errors.Join(errCredentials{file: gitFile}, err)
+		return nil, errors.Join(errCredentials{file: file}, err)
 	}
 	if f.opts.GitAuth != nil {
 		for host, a := range f.opts.GitAuth.byHost {
@@ -55,7 +62,7 @@ func (f *Fetcher) credentials() (authn.Keychain, *GitCredentials, error) {
 			}
 		}
 	}
-	return authn.NewMultiKeychain(kc, f.opts.Keychain), git, nil
+	return git, nil
 }
 
 // existing is path if a file is there, else "" (no credentials): the
@@ -65,13 +72,4 @@ func existing(path string) string {
 		return ""
 	}
 	return path
-}
-
-// auth is the https credentials for a git host, if any.
-func (g *GitCredentials) auth(host string) (*http.BasicAuth, bool) {
-	if g == nil {
-		return nil, false
-	}
-	a, ok := g.byHost[host]
-	return a, ok
 }

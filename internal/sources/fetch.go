@@ -115,7 +115,7 @@ func (f *Fetcher) fetchOCI(ctx context.Context, reference string) (skillpack.Tre
 	if err != nil {
 		return nil, fmt.Errorf("reference must be pinned by digest: %w", err)
 	}
-	keychain, _, err := f.credentials()
+	keychain, err := f.registryKeychain()
 	if err != nil {
 		return nil, err
 	}

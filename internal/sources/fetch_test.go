@@ -204,16 +204,24 @@ func TestFetch_WrongDigestIsRefused(t *testing.T) {
 	}
 }
 
-// TestFetch_CredentialsComeOnlyFromThePodsDockerConfig: the registry needs a
-// login; the fetcher has it only when the agent pod's mounted docker config
-// holds it for that registry host. Nothing in a source can supply or select
-// another credential.
-func TestFetch_CredentialsComeOnlyFromThePodsDockerConfig(t *testing.T) {
+// loginRegistry is a test registry holding the fixture's pdf skill that,
+// once it is pushed, needs the login team-a / s3cret.
+func loginRegistry(t *testing.T) (*testRegistry, contract.SkillSource) {
+	t.Helper()
 	reg := newTestRegistry(t)
 	dir := t.TempDir()
 	packtest.Write(t, dir)
 	source := reg.push(t, filepath.Join(dir, "pdf"), "skills/pdf")
 	reg.user, reg.password = "team-a", "s3cret"
+	return reg, source
+}
+
+// TestFetch_CredentialsComeOnlyFromThePodsDockerConfig: the registry needs a
+// login; the fetcher has it only when the agent pod's mounted docker config
+// holds it for that registry host. Nothing in a source can supply or select
+// another credential.
+func TestFetch_CredentialsComeOnlyFromThePodsDockerConfig(t *testing.T) {
+	reg, source := loginRegistry(t)
 
 	if _, err := New(Options{CacheDir: t.TempDir()}).Fetch(context.Background(), source); err == nil {
 		t.Fatal("fetched without credentials from a registry that needs them")
@@ -235,11 +243,7 @@ func TestFetch_CredentialsComeOnlyFromThePodsDockerConfig(t *testing.T) {
 // malformed file fails the fetch with a reason naming the file, not its
 // content.
 func TestFetch_CredentialsDirIsReadAtEachFetch(t *testing.T) {
-	reg := newTestRegistry(t)
-	dir := t.TempDir()
-	packtest.Write(t, dir)
-	source := reg.push(t, filepath.Join(dir, "pdf"), "skills/pdf")
-	reg.user, reg.password = "team-a", "s3cret"
+	reg, source := loginRegistry(t)
 
 	creds := t.TempDir()
 	f := New(Options{CacheDir: t.TempDir(), CredentialsDir: creds})
@@ -395,7 +399,7 @@ func TestFetch_GitCredentialsFromTheDirComeBeforeTheFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, git, err := New(Options{CacheDir: t.TempDir(), GitAuth: flag, CredentialsDir: creds}).credentials()
+	git, err := New(Options{CacheDir: t.TempDir(), GitAuth: flag, CredentialsDir: creds}).gitCredentials()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,15 @@ type GitCredentials struct {
 	byHost map[string]*http.BasicAuth
 }
 
+// auth is the https credentials for a git host, if any.
+func (g *GitCredentials) auth(host string) (*http.BasicAuth, bool) {
+	if g == nil {
+		return nil, false
+	}
+	a, ok := g.byHost[host]
+	return a, ok
+}
+
 // LoadGitCredentials reads a git-credential-store file; "" means none.
 func LoadGitCredentials(file string) (*GitCredentials, error) {
 	c := &GitCredentials{byHost: map[string]*http.BasicAuth{}}
@@ -137,7 +146,7 @@ func (f *Fetcher) checkGitURL(raw string) error {
 // id, the whole repository) holds besides the skill.
 func (f *Fetcher) cloneToCache(ctx context.Context, src contract.GitSource, tarPath string) error {
 	opts := &git.CloneOptions{URL: src.URL, NoCheckout: true, Tags: git.NoTags}
-	_, creds, err := f.credentials()
+	creds, err := f.gitCredentials()
 	if err != nil {
 		return err
 	}
