@@ -109,6 +109,12 @@ func IsClass(name string) bool {
 // Claude Code's Bash) and a policy must not be dodged by spelling.
 func Fold(name string) string { return strings.ToLower(name) }
 
+// All is the entry that matches every tool. The API's tool names cannot
+// spell it: only the manager writes it, into the deny list of a context that
+// denies everything (a Workspace being deleted, a platform policy that cannot
+// be built).
+const All = "*"
+
 // Matcher decides whether a tool call's name is one a list names. An entry
 // matches a call when it is the call's tool name, ignoring case, or a class
 // the tool belongs to: [shell] matches bash, Bash and exec_command; [Bash]
@@ -117,12 +123,16 @@ func Fold(name string) string { return strings.ToLower(name) }
 // into the set of folded names it matches, so a call costs one lookup.
 type Matcher struct {
 	names map[string]struct{}
+	all   bool
 }
 
 // NewMatcher resolves list (tool names and classes, any case).
 func NewMatcher(list []string) Matcher {
 	m := Matcher{names: make(map[string]struct{}, len(list))}
 	for _, e := range list {
+		if e == All {
+			m.all = true
+		}
 		f := Fold(e)
 		m.names[f] = struct{}{}
 		for _, n := range members[f] {
@@ -134,6 +144,9 @@ func NewMatcher(list []string) Matcher {
 
 // Match reports whether the list names tool, directly or by its class.
 func (m Matcher) Match(tool string) bool {
+	if m.all {
+		return true
+	}
 	_, ok := m.names[Fold(tool)]
 	return ok
 }

@@ -98,3 +98,15 @@ func markdown() string {
 	}
 	return b.String()
 }
+
+func TestMatcher_AllMatchesEveryTool(t *testing.T) {
+	m := NewMatcher([]string{All})
+	for _, tool := range []string{"bash", "Bash", "read", "mcp__github__create_issue", "review-notes"} {
+		if !m.Match(tool) {
+			t.Errorf("[%s] does not match %q", All, tool)
+		}
+	}
+	if NewMatcher([]string{"shell"}).Match("read") {
+		t.Error("[shell] matches read")
+	}
+}

@@ -1,0 +1,69 @@
+package resources
+
+import (
+	"errors"
+	"maps"
+	"testing"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+)
+
+// Repolicy must give exactly the bytes Render gives for the same content
+// with the new registry: the held content is the last good content, and the
+// policy is the current one, with nothing of the old policy left.
+func TestRepolicy_IsRenderWithTheNewRegistry(t *testing.T) {
+	guard := contract.Registry{
+		Hooks:        []contract.Hook{{Extension: "platform-guard", Name: "no-rm", Event: contract.EventBeforeToolCall, Tools: []string{"shell"}, TimeoutSeconds: 10, CEL: &contract.CELHook{Expression: "true"}}},
+		PromptGuides: []contract.PromptGuide{{Extension: "platform-guard", Text: "NEW-PLATFORM-GUIDE"}},
+		Extensions:   []string{"platform-guard"},
+		Deny:         []string{"web"},
+	}
+	for name, regs := range map[string][2]contract.Registry{
+		"tools to tools and guides": {exampleInput().Registry, guard},
+		"empty to guard":            {{}, guard},
+		"guard to empty":            {guard, {}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := exampleInput()
+			in.Registry = regs[0]
+			old, err := Render(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in.Registry = regs[1]
+			want, err := Render(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Repolicy(old.Data, regs[1], 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(got.Data, want.Data) || got.Hash != want.Hash || got.Bytes != want.Bytes {
+				t.Fatalf("Repolicy differs from Render:\n got %q\nwant %q", got.Data[contract.KeySystemPrompt], want.Data[contract.KeySystemPrompt])
+			}
+		})
+	}
+}
+
+func TestRepolicy_RefusesWhatItCannotTakeApart(t *testing.T) {
+	old, err := Render(exampleInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := maps.Clone(old.Data)
+	edited[contract.KeySystemPrompt] += "TRAILING TEXT\n"
+	for name, data := range map[string]map[string]string{
+		"no manifest":            {contract.KeySystemPrompt: "x\n"},
+		"prompt after the tools": edited,
+		"another kind":           {contract.KeyManifest: `{"apiVersion":"v1","kind":"ConfigMap"}`},
+	} {
+		if _, err := Repolicy(data, contract.Registry{}, 0); !errors.Is(err, ErrNotRepolicyable) {
+			t.Errorf("%s: err = %v, want ErrNotRepolicyable", name, err)
+		}
+	}
+	var tooLarge *TooLargeError
+	if _, err := Repolicy(old.Data, contract.Registry{}, 100); !errors.As(err, &tooLarge) {
+		t.Errorf("over budget: err = %v, want a *TooLargeError", err)
+	}
+}
