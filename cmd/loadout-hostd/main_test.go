@@ -1,9 +1,14 @@
 package main
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/loadout-dev/loadout/internal/contextsig"
 )
 
 // The sidecar binary exists to be small: it must not link the Kubernetes
@@ -50,6 +55,44 @@ func TestSidecarIsHostd(t *testing.T) {
 	for _, want := range []string{"hostd is the agent-side extension host", "--context-dir", "--context-keys", "hook", "version"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("loadout-hostd --help does not mention %q:\n%s", want, out)
+		}
+	}
+}
+
+// The sidecar binary is hostd and its agent-side helpers only: none of the
+// full CLI's commands (materialize, preview, push, ...) that an exec probe
+// or a lifecycle hook could run in hostd's container.
+func TestSidecarHasOnlyHostdsCommands(t *testing.T) {
+	var names []string
+	for _, c := range newRootCommand().Commands() {
+		if c.Name() != "help" && c.Name() != "completion" {
+			names = append(names, c.Name())
+		}
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"hook", "version"}) {
+		t.Errorf("loadout-hostd subcommands %v, want hook and version only", names)
+	}
+}
+
+// Trust keys without a Workspace would load a context the manager signed
+// for any Workspace and any ConfigMap: hostd refuses to start, saying so.
+func TestSidecarRefusesTrustKeysWithoutAWorkspace(t *testing.T) {
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("LOADOUT_WORKSPACE", "")
+	t.Setenv("LOADOUT_CONTEXT_KEYS", "")
+	for _, args := range [][]string{
+		{"--context-keys", contextsig.FormatPublicKey(pub)},
+		{"--context-keys", contextsig.FormatPublicKey(pub), "--workspace", "just-a-name"},
+	} {
+		cmd := newRootCommand()
+		cmd.SetArgs(append([]string{"--context-dir", t.TempDir(), "--addr", "127.0.0.1:0"}, args...))
+		err := cmd.Execute()
+		if err == nil || !strings.Contains(err.Error(), "--workspace") {
+			t.Errorf("loadout-hostd %v: err = %v, want a refusal naming --workspace", args, err)
 		}
 	}
 }

@@ -152,6 +152,16 @@ func (f *contextTrustFlags) verifier() (*contextsig.Verifier, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--context-keys: %w", err)
 		}
+		// Keys alone say who signed a context, not for whom: a host that
+		// does not know its Workspace would load one signed for any
+		// Workspace and any ConfigMap.
+		if strings.TrimSpace(f.workspace) == "" {
+			return nil, errors.New("--context-keys without --workspace: set --workspace (or $LOADOUT_WORKSPACE) to NAMESPACE/NAME " +
+				"of the Workspace this host serves; with the keys alone a context the manager signed for any Workspace would load")
+		}
+		if err := hostd.CheckWorkspace(f.workspace); err != nil {
+			return nil, fmt.Errorf("--workspace: %w", err)
+		}
 		return v, nil
 	case f.allowUnsigned:
 		return nil, nil

@@ -145,9 +145,12 @@ func (s *Server) handleRegistry(w http.ResponseWriter, _ *http.Request, snap *sn
 	writeJSON(w, http.StatusOK, RegistryResponse{Hash: snap.hash, Registry: snap.host.Registry()})
 }
 
-// handleReady is ready while a context is served and, with
-// --materialize, the tree holds it. The newest update failing to load
-// leaves hostd ready (the last good context serves) and says why. External
+// handleReady is ready while the newest context is served and, with
+// --materialize, the tree holds it. The newest update failing to load or
+// refused (unsigned, signed for another Workspace, ...) makes it answer 503
+// naming why, while the last good context keeps serving its policy: an agent
+// is never left running on a policy the platform has replaced with nothing
+// red to show for it. External
 // skills not at their pinned version yet are listed with a short reason;
 // they leave hostd ready, since their policy already applies. Nothing here
 // quotes a remote answer: the probe listener is unauthenticated.
@@ -167,6 +170,8 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 	body := map[string]any{"hash": snap.hash}
 	if r.loadErr != nil {
 		body["lastReloadError"] = r.loadErr.Error()
+		body["error"] = "the newest context was refused, the last good one (" + snap.hash +
+			") still serves: " + r.loadErr.Error()
 	}
 	if len(r.sources) > 0 {
 		body["skillSources"] = r.sources
@@ -179,7 +184,12 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 		body["failingSkillSources"] = fmt.Sprint(failing)
 	}
 	if r.treeErr != nil {
-		body["error"] = "the materialized tree does not hold the served context (its policy applies): " + r.treeErr.Error()
+		body["treeError"] = "the materialized tree does not hold the served context (its policy applies): " + r.treeErr.Error()
+		if r.loadErr == nil {
+			body["error"] = body["treeError"]
+		}
+	}
+	if r.loadErr != nil || r.treeErr != nil {
 		writeJSON(w, http.StatusServiceUnavailable, body)
 		return
 	}

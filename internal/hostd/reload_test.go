@@ -2,6 +2,7 @@ package hostd
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
 func servedHash(s *Server) string { return s.current.Load().hash }
@@ -39,8 +41,9 @@ func TestReload_SwapsOnKubeletUpdate(t *testing.T) {
 	}
 }
 
-// A bad update keeps the last good context serving and says why in /readyz
-// and the metrics; fixing it recovers.
+// A bad update keeps the last good context serving its policy, and /readyz
+// answers 503 naming why (the agent must not run on a replaced policy with
+// nothing red) as do the metrics; fixing it recovers.
 func TestReload_BadUpdateKeepsLastGood(t *testing.T) {
 	s, ts, dir := newTestServer(t, fixedRegistry())
 	good := servedHash(s)
@@ -68,9 +71,10 @@ func TestReload_BadUpdateKeepsLastGood(t *testing.T) {
 		t.Run(bad.name, func(t *testing.T) {
 			bad.write()
 			mustRefuseReload(t, s, ts, good)
-			ready := get(t, ts.URL+"/readyz")
-			if !strings.Contains(ready, good) || !strings.Contains(ready, "lastReloadError") {
-				t.Fatalf("readyz = %s", ready)
+			code, ready := testnet.Get(t, ts.URL+"/readyz")
+			if code != http.StatusServiceUnavailable || !strings.Contains(ready, good) || !strings.Contains(ready, "lastReloadError") ||
+				!strings.Contains(ready, "the newest context was refused") {
+				t.Fatalf("readyz = %d %s, want 503 naming the refusal and the last good hash", code, ready)
 			}
 		})
 	}
@@ -81,8 +85,8 @@ func TestReload_BadUpdateKeepsLastGood(t *testing.T) {
 	if err := s.Reload(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(get(t, ts.URL+"/readyz"), "lastReloadError") {
-		t.Fatal("recovered reload still reports an error")
+	if code, ready := testnet.Get(t, ts.URL+"/readyz"); code != http.StatusOK || strings.Contains(ready, "lastReloadError") {
+		t.Fatalf("recovered reload: readyz = %d %s, want 200 without an error", code, ready)
 	}
 }
 

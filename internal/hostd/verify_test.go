@@ -6,12 +6,14 @@ import (
 	"crypto/rand"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/testnet"
 )
 
 func signingKey(t *testing.T) ed25519.PrivateKey {
@@ -101,13 +103,22 @@ func TestVerify_ForgedUnsignedOrCrossWorkspaceContextsAreRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			writeConfigMapDir(t, dir, tc.data)
 			mustRefuseReload(t, s, ts, good)
-			if ready := get(t, ts.URL+"/readyz"); !strings.Contains(ready, "refused") {
-				t.Fatalf("readyz does not say the context was refused: %s", ready)
+			if code, ready := testnet.Get(t, ts.URL+"/readyz"); code != http.StatusServiceUnavailable ||
+				!strings.Contains(ready, "the newest context was refused") || !strings.Contains(ready, good) {
+				t.Fatalf("readyz = %d %s, want 503 saying the newest context was refused, and the last good hash", code, ready)
 			}
 			if m := get(t, ts.URL+"/metrics"); !strings.Contains(m, `loadout_hostd_context_refusals_total{reason="`+tc.reason+`"} 1`) {
 				t.Fatalf("refusal not counted as %s:\n%s", tc.reason, grepLines(m, "refusals"))
 			}
 		})
+	}
+	// The manager's next context loads, and /readyz is green again.
+	writeConfigMapDir(t, dir, signed(t, manager, fixedRegistry(), servedWS))
+	if err := s.Reload(context.Background(), false); err != nil {
+		t.Fatalf("the manager's signed context after the refusals: %v", err)
+	}
+	if code, ready := testnet.Get(t, ts.URL+"/readyz"); code != http.StatusOK {
+		t.Fatalf("readyz after a good context = %d %s, want 200", code, ready)
 	}
 	// A pod admitted for team-a/ws never serves team-b/ws, even one the
 	// manager signed, whatever ConfigMap it mounts.
@@ -157,5 +168,21 @@ func TestVerify_KeyRotationCausesNoOutage(t *testing.T) {
 	writeConfigMapDir(t, dir, signed(t, signerOf(t, newKey), fixedRegistry(), servedWS))
 	if err := newOnly.Reload(context.Background(), true); err != nil {
 		t.Errorf("after the rotation: %v", err)
+	}
+}
+
+// A host given trust keys but no Workspace would load a context the manager
+// signed for any Workspace and any ConfigMap: it loads none, saying why.
+func TestVerify_TrustKeysWithoutAWorkspaceLoadNothing(t *testing.T) {
+	key := signingKey(t)
+	dir := t.TempDir()
+	writeConfigMapDir(t, dir, signed(t, signerOf(t, key), fixedRegistry(), servedWS))
+	s := New(Options{ContextDir: dir, ContextKeys: anchorOf(t, key), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	err := s.Reload(context.Background(), true)
+	if err == nil || !strings.Contains(err.Error(), "no Workspace") {
+		t.Fatalf("a host with keys and no Workspace: %v, want the context refused naming the missing Workspace", err)
+	}
+	if s.current.Load() != nil {
+		t.Fatal("a host with keys and no Workspace serves a context")
 	}
 }
