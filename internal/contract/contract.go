@@ -47,13 +47,24 @@ type Manifest struct {
 	Workspace  WorkspaceRef `json:"workspace"`
 	// Hash is the context hash: "sha256:" and the hex digest over every key's
 	// data, this document taken with Hash empty.
-	Hash         string         `json:"hash"`
-	Instructions []string       `json:"instructions"`
-	Catalog      []CatalogEntry `json:"catalog"`
-	Shadowed     []Shadowed     `json:"shadowed"`
-	ActiveSkills []ActiveSkill  `json:"activeSkills"`
-	Templates    []TemplateInfo `json:"templates"`
-	Commands     []Command      `json:"commands"`
+	Hash string `json:"hash"`
+	// Instructions are the origins of the instructions, in the order their
+	// bodies open system-prompt.md.
+	Instructions []string `json:"instructions"`
+	// InstructionSources say where each instruction came from and where its
+	// body is in system-prompt.md, in the order of Instructions. An agent
+	// side slices the bodies out by these ranges; it never re-derives them
+	// from the rest of the prompt.
+	InstructionSources []InstructionSource `json:"instructionSources"`
+	// InstructionsLength is the byte length of the instructions at the head
+	// of system-prompt.md, every body and the blank lines between them; the
+	// rest of the prompt starts after the blank line that follows them.
+	InstructionsLength int            `json:"instructionsLength"`
+	Catalog            []CatalogEntry `json:"catalog"`
+	Shadowed           []Shadowed     `json:"shadowed"`
+	ActiveSkills       []ActiveSkill  `json:"activeSkills"`
+	Templates          []TemplateInfo `json:"templates"`
+	Commands           []Command      `json:"commands"`
 	Registry
 }
 
@@ -65,12 +76,70 @@ type WorkspaceRef struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
+// Authorities of context text (Provenance.Authority). Platform text comes
+// from a platform namespace and may be given to an agent as organisation
+// policy; project text (a tenant's namespace, a directory root) is project
+// content only, whatever it says about itself.
+const (
+	AuthorityPlatform = "platform"
+	AuthorityProject  = "project"
+)
+
+// Kinds of objects a Provenance names.
+const (
+	ProvenanceWorkspace = "Workspace" // an inline instruction: Key is its field
+	ProvenanceConfigMap = "ConfigMap" // an instructions ConfigMap: Key is its key
+	ProvenanceObject    = "Object"    // a Skill or Template object
+	ProvenanceFile      = "File"      // a file of a directory root: Name is its path
+	ProvenanceExtension = "Extension" // an extension's prompt guide: Name is its id
+)
+
+// Provenance says where one part of the context came from.
+type Provenance struct {
+	// Authority is AuthorityPlatform or AuthorityProject.
+	Authority string `json:"authority"`
+	// Namespace is the object's namespace; empty for a directory root.
+	Namespace string `json:"namespace,omitempty"`
+	// Kind is one of the Provenance* kinds.
+	Kind string `json:"kind"`
+	// Name is the object's name (a file's path in its root, an extension's
+	// id).
+	Name string `json:"name"`
+	// Key is the ConfigMap key or the Workspace field the text is in.
+	Key string `json:"key,omitempty"`
+	// Root is the name of the root a skill, template or file came from.
+	Root string `json:"root,omitempty"`
+}
+
+// Platform reports whether the text has the platform's authority.
+func (p Provenance) Platform() bool { return p.Authority == AuthorityPlatform }
+
+// InstructionSource is one instruction of system-prompt.md: where it came
+// from and the byte range of its body in the prompt (its text without the
+// newlines around it; Length 0 for an empty one).
+type InstructionSource struct {
+	Origin     string     `json:"origin"`
+	Provenance Provenance `json:"provenance"`
+	Offset     int        `json:"offset"`
+	Length     int        `json:"length"`
+}
+
+// Slice returns the instruction's body in prompt, or false when its range
+// is not inside prompt.
+func (s InstructionSource) Slice(prompt string) (string, bool) {
+	if s.Offset < 0 || s.Length < 0 || s.Offset > len(prompt) || s.Length > len(prompt)-s.Offset {
+		return "", false
+	}
+	return prompt[s.Offset : s.Offset+s.Length], true
+}
+
 // CatalogEntry is a winning skill or template: metadata only, never a body.
 type CatalogEntry struct {
-	Kind        string `json:"kind"`
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Origin      string `json:"origin"`
+	Kind        string     `json:"kind"`
+	Name        string     `json:"name"`
+	Description string     `json:"description,omitempty"`
+	Origin      string     `json:"origin"`
+	Provenance  Provenance `json:"provenance"`
 }
 
 // Shadowed is a resource that lost to a same-named one in an earlier root.
@@ -153,6 +222,11 @@ type Hook struct {
 	TimeoutSeconds int32        `json:"timeoutSeconds"`
 	CEL            *CELHook     `json:"cel,omitempty"`
 	Webhook        *WebhookHook `json:"webhook,omitempty"`
+	// Imposed marks a hook of a platform extension imposed on the
+	// Workspace. Imposed hooks run after every other hook of their event,
+	// so the platform judges the call or prompt as it will run
+	// (docs/hooks.md, "Order").
+	Imposed bool `json:"imposed,omitempty"`
 }
 
 // CELHook is an in-process CEL policy: expression true allows.
@@ -182,6 +256,9 @@ type MessageType struct {
 type PromptGuide struct {
 	Extension string `json:"extension"`
 	Text      string `json:"text"`
+	// Provenance is set in a published manifest: a guide of a platform
+	// namespace's extension is platform text, any other guide project text.
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // Skills is skills.json: the bodies and files of every winning skill, for

@@ -17,10 +17,12 @@ type EventRequest struct {
 	Prompt *Prompt
 }
 
-// EventOutcome is what an event's hooks decided, composed in registration
-// order: the first denial (or, for a blocking event, failure) wins; input
-// rewrites chain, each hook seeing the text the one before it left; context
-// texts accumulate.
+// EventOutcome is what an event's hooks decided, composed in run order (the
+// tenant's hooks in registration order, then the platform's imposed ones, so
+// the platform judges the prompt as it goes on): the first denial (or, for a
+// blocking event, failure) wins; input rewrites chain, each hook seeing the
+// text the one before it left, and a rewrite after another hook asked blocks;
+// context texts accumulate.
 type EventOutcome struct {
 	// Allowed false stops what the event guards, with Message as the reason.
 	// Observing events are always allowed: their denials are audit findings.
@@ -77,6 +79,13 @@ func (h *Host) Event(ctx context.Context, req EventRequest) (EventOutcome, error
 			out.Ask, out.Message, out.Extension, out.Hook = true, verdict.Message, b.extension, b.hook.Name
 		}
 		if verdict.Input != nil && prompt != nil && allowsKey(req.Event, OutcomeInput) {
+			if out.Ask && *verdict.Input != prompt.Text && (out.Extension != b.extension || out.Hook != b.hook.Name) {
+				// An ask answers for the exact prompt that goes on: a
+				// rewrite after another hook asked would spend its yes
+				// on a prompt it never saw (docs/hooks.md, "Order").
+				return denied(out, b, fmt.Sprintf("hook %s/%s rewrote the prompt after hook %s/%s asked about it, so the question would not be about the prompt that goes on; %s is blocked",
+					b.extension, b.hook.Name, out.Extension, out.Hook, req.Event)), nil
+			}
 			prompt.Text = *verdict.Input
 			text := prompt.Text
 			out.Input = &text

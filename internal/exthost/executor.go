@@ -3,14 +3,16 @@ package exthost
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // Execute runs one tool call under the hook rules (docs/rules.md): the permission policy, then before
-// hooks in registration order (the first denial or failure blocks the call
-// with a paired result; rewrites chain), then the core exactly once on the
+// hooks in run order, the tenant's before the platform's imposed ones (the
+// first denial or failure blocks the call with a paired result; rewrites
+// chain), then the core exactly once on the
 // call as rewritten, then the after hooks, which only observe it. An ask has
 // no one to ask here and blocks. The caller gets a deep copy of the core's
 // result.
@@ -137,7 +139,17 @@ func (h *Host) decide(ctx context.Context, reg *registry, call ToolCall) (Decisi
 		}
 		if verdict.Arguments != nil {
 			// Later hooks, the core and the after hooks see the rewritten call.
-			d.Call = d.Call.merged(verdict.Arguments)
+			next := d.Call.merged(verdict.Arguments)
+			if asked >= 0 && asked < i && !reflect.DeepEqual(next.Arguments, d.Call.Arguments) {
+				// An ask answers for the exact call that runs: a hook
+				// that asked about one call must not see its yes spent
+				// on another (docs/hooks.md, "Order").
+				a := before[asked]
+				return block(fmt.Sprintf("hook %s/%s rewrote the call after hook %s/%s asked about it, so the question would not be about the call that runs; the call is blocked",
+					b.extension, b.hook.Name, a.extension, a.hook.Name),
+					map[string]any{"extension": b.extension, "hook": b.hook.Name, "askedBy": a.extension + "/" + a.hook.Name})
+			}
+			d.Call = next
 			d.Rewritten = true
 			v = newView(d.Call, h.workspace)
 		}

@@ -94,12 +94,15 @@ type Hook struct {
 // its tool list resolved once into a matcher.
 type boundHook struct {
 	extension string
-	hook      Hook
-	tools     toolclass.Matcher
+	// imposed: the hook's extension is platform policy imposed on the
+	// Workspace; it runs after the hooks that are not.
+	imposed bool
+	hook    Hook
+	tools   toolclass.Matcher
 }
 
-func bind(extension string, h Hook) boundHook {
-	return boundHook{extension: extension, hook: h, tools: toolclass.NewMatcher(h.Tools)}
+func bind(extension string, imposed bool, h Hook) boundHook {
+	return boundHook{extension: extension, imposed: imposed, hook: h, tools: toolclass.NewMatcher(h.Tools)}
 }
 
 // matches reports whether the hook runs for a call of tool: the call's name
@@ -134,6 +137,7 @@ func (b boundHook) contract() contract.Hook {
 		Event:          string(b.hook.Event),
 		Tools:          slices.Clone(b.hook.Tools),
 		TimeoutSeconds: int32(b.timeout() / time.Second),
+		Imposed:        b.imposed,
 	}
 	if out.TimeoutSeconds < 1 {
 		out.TimeoutSeconds = 1

@@ -51,6 +51,11 @@ type Source struct {
 	ID        string
 	Namespace string
 	Import    ImportFunc
+	// Imposed marks a platform extension imposed on the Workspace: its
+	// hooks run after every hook that is not, on every event, so the
+	// platform judges what the tenant's hooks made of a call or prompt
+	// (docs/hooks.md, "Order").
+	Imposed bool
 }
 
 // Outcome is what became of one extension (the Workspace's status.extensions).
@@ -92,7 +97,7 @@ func (h *Host) Load(ctx context.Context, src Source, trusted bool) Outcome {
 	if err != nil {
 		return reject(classify(err, ReasonImportFailed), err)
 	}
-	api := &stagingAPI{stage: &stage{id: src.ID}, workspace: h.workspace}
+	api := &stagingAPI{stage: &stage{id: src.ID, imposed: src.Imposed}, workspace: h.workspace}
 	err = safeFactory(factory, api)
 	st := api.seal()
 	if err != nil {

@@ -15,7 +15,10 @@ import (
 type registry struct {
 	tools     []contract.Tool
 	toolIndex map[string]struct{}
-	// byEvent holds each event's hooks in registration order.
+	// byEvent holds each event's hooks in run order: the hooks of
+	// extensions that are not imposed in registration order, then the
+	// imposed (platform) ones in registration order, so the platform
+	// judges last (docs/hooks.md, "Order").
 	byEvent map[vocab.HookEvent][]boundHook
 	hooks   []boundHook // every event, in registration order, for publishing
 	// schemas are the compiled input schemas of the tools that have one:
@@ -81,9 +84,9 @@ func (r *registry) with(s *stage) *registry {
 		n.addSchema(t.Name, t.InputSchema)
 	}
 	for _, h := range s.hooks {
-		b := bind(s.id, h)
+		b := bind(s.id, s.imposed, h)
 		n.hooks = append(n.hooks, b)
-		n.byEvent[h.Event] = append(n.byEvent[h.Event], b)
+		n.byEvent[h.Event] = insertInRunOrder(n.byEvent[h.Event], b)
 	}
 	for _, m := range s.messageTypes {
 		n.messageTypes = append(n.messageTypes, contract.MessageType{Extension: s.id, Type: m.typ, InContext: m.inContext})
@@ -92,6 +95,22 @@ func (r *registry) with(s *stage) *registry {
 		n.promptGuides = append(n.promptGuides, contract.PromptGuide{Extension: s.id, Text: s.promptGuide})
 	}
 	return n
+}
+
+// insertInRunOrder adds b to an event's hooks in run order: an imposed hook
+// after every hook, any other hook before the first imposed one. Load order
+// stays what it is (platform extensions commit first, so a project extension
+// cannot take a platform id); only the order hooks run in puts the platform
+// last.
+func insertInRunOrder(hooks []boundHook, b boundHook) []boundHook {
+	if b.imposed {
+		return append(hooks, b)
+	}
+	i := slices.IndexFunc(hooks, func(x boundHook) bool { return x.imposed })
+	if i < 0 {
+		return append(hooks, b)
+	}
+	return slices.Insert(hooks, i, b)
 }
 
 // addSchema compiles a tool's input schema. Extension specs are checked

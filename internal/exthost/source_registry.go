@@ -40,9 +40,16 @@ func NewHostFromRegistry(ctx context.Context, reg contract.Registry, ws Workspac
 func RegistrySources(reg contract.Registry) []Source {
 	var out []Source
 	for _, id := range registryOrder(reg) {
-		out = append(out, Source{ID: id, Import: registryImport(reg, id)})
+		out = append(out, Source{ID: id, Import: registryImport(reg, id), Imposed: imposedIn(reg, id)})
 	}
 	return out
+}
+
+// imposedIn reports whether the registry marks extension id's hooks imposed:
+// the publisher marks every hook of an imposed extension, so one marked hook
+// makes the whole extension run last again.
+func imposedIn(reg contract.Registry, id string) bool {
+	return slices.ContainsFunc(reg.Hooks, func(h contract.Hook) bool { return h.Extension == id && h.Imposed })
 }
 
 func registryOrder(reg contract.Registry) []string {

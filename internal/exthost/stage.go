@@ -41,6 +41,7 @@ type stagedMessageType struct {
 // stage collects one extension's registrations during its factory.
 type stage struct {
 	id           string
+	imposed      bool
 	tools        []Tool
 	hooks        []Hook
 	messageTypes []stagedMessageType

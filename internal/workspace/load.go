@@ -36,7 +36,11 @@ func (l HostLoader) LoadExtensions(ctx context.Context, ws *v1alpha1.Workspace, 
 	})
 	outcomes := make([]exthost.Outcome, 0, len(plan.Extensions))
 	for _, c := range plan.Extensions {
-		outcomes = append(outcomes, host.Load(ctx, extobject.FromObject(c.Extension, l.Resolve), c.Trusted))
+		src := extobject.FromObject(c.Extension, l.Resolve)
+		// An imposed platform extension's hooks run after the tenant's
+		// (docs/hooks.md, "Order").
+		src.Imposed = c.Enforced
+		outcomes = append(outcomes, host.Load(ctx, src, c.Trusted))
 	}
 	return host.Registry(), outcomes
 }
