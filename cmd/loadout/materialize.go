@@ -19,6 +19,7 @@ func newMaterializeCommand() *cobra.Command {
 		codex      bool
 		hostdURL   string
 		src        agentcmd.SourceFlags
+		trust      agentcmd.ContextTrust
 	)
 	cmd := &cobra.Command{
 		Use:   "materialize",
@@ -55,12 +56,25 @@ Run it once in an init container, or use 'loadout hostd --materialize OUT' to
 keep OUT current as the context changes. Skills with an external source
 (spec.source) are fetched once per digest or commit into --source-cache,
 verified, and written byte for byte with their modes; if one cannot be
-fetched or verified, nothing is written and OUT keeps its last good tree.`,
+fetched or verified, nothing is written and OUT keeps its last good tree.
+
+Given the platform's public keys (--context-keys or $LOADOUT_CONTEXT_KEYS,
+with --workspace NAMESPACE/NAME and, for a custom output name,
+--context-configmap), the context is verified as hostd verifies it before
+anything is written or fetched: one the manager did not sign for that
+Workspace and ConfigMap is refused. Without keys nothing is checked (local
+development with 'loadout preview' output).`,
 		Example: `  loadout materialize --context-dir /var/run/loadout/context --out /var/run/loadout/tree`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pc, err := published.LoadDir(dir)
 			if err != nil {
+				return err
+			}
+			// Before anything of it is used or fetched: given the keys, a
+			// context the manager did not sign for this Workspace writes
+			// nothing.
+			if err := trust.Verify(pc); err != nil {
 				return err
 			}
 			fetcher, err := src.Fetcher()
@@ -97,6 +111,7 @@ fetched or verified, nothing is written and OUT keeps its last good tree.`,
 	cmd.Flags().StringVar(&hostdURL, "hostd-url", materialize.DefaultHostdURL, "with --claude-code: hostd's base URL in the managed settings")
 	cmd.Flags().BoolVar(&codex, "codex", false, "the Codex layout, for --out at CODEX_HOME: each skill linked into a skills directory shared with Codex's own, AGENTS.md as CLAUDE.md, hooks.json and requirements.toml")
 	src.Add(cmd)
+	trust.Add(cmd)
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
 }

@@ -1,10 +1,16 @@
 package main
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loadout-dev/loadout/internal/contextsig"
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/published"
 )
 
 func TestMaterialize_SamplesWinnersOnlyThenUnchanged(t *testing.T) {
@@ -62,5 +68,71 @@ func TestMaterialize_CodexIntoACodexHomeWithSystemSkills(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(home, "config.toml")); string(b) != "model = \"o3\"\n" {
 		t.Errorf("Codex's config.toml changed: %q", b)
+	}
+}
+
+// Given the platform's public keys, materialize verifies the context as hostd
+// does before it writes anything: the manager's context signed for the
+// Workspace and ConfigMap named loads; an unsigned one, one signed for
+// another Workspace or ConfigMap, and keys without a Workspace write
+// nothing. Without keys nothing is checked (local development).
+func TestMaterialize_VerifiesTheContextWhenGivenTrustKeys(t *testing.T) {
+	t.Setenv("LOADOUT_CONTEXT_KEYS", "")
+	t.Setenv("LOADOUT_WORKSPACE", "")
+	t.Setenv("LOADOUT_CONTEXT_CONFIGMAP", "")
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := contextsig.NewSigner([]ed25519.PrivateKey{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := mountSamples(t)
+	pc, err := published.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := pc.Manifest().Workspace
+	subject := contextsig.Subject{Namespace: ws.Namespace, Name: ws.Name, UID: "uid-1", ConfigMap: ws.Name + "-context"}
+	binding := ws.Namespace + "/" + ws.Name
+	keys := []string{"--context-keys", signer.TrustAnchor()}
+	sign := func(s contextsig.Subject) {
+		if err := os.WriteFile(filepath.Join(dir, contract.KeySignature), signer.Sign(pc.Hash, s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	materialize := func(args ...string) (string, error) {
+		out := filepath.Join(t.TempDir(), "tree")
+		_, _, err := run(t, append([]string{"materialize", "--context-dir", dir, "--out", out}, args...)...)
+		return out, err
+	}
+	refused := func(what, want string, args ...string) {
+		t.Helper()
+		out, err := materialize(args...)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want a refusal naming %q", what, err, want)
+		}
+		if _, statErr := os.Stat(out); !os.IsNotExist(statErr) {
+			t.Errorf("%s: the tree was written (%v)", what, statErr)
+		}
+	}
+
+	refused("an unsigned context with the keys", "refused", append(keys, "--workspace", binding)...)
+	sign(subject)
+	if _, err := materialize(append(keys, "--workspace", binding)...); err != nil {
+		t.Fatalf("the manager's context, signed for %s: %v", binding, err)
+	}
+	refused("keys without a Workspace", "--workspace", keys...)
+	refused("a context signed for another Workspace", "refused", append(keys, "--workspace", "team-b/"+ws.Name)...)
+	refused("a context signed for another ConfigMap", "refused", append(keys, "--workspace", binding, "--context-configmap", "old-copy")...)
+	refused("a context signed by a key outside the anchor", "refused",
+		"--context-keys", contextsig.FormatPublicKey(other), "--workspace", binding)
+	if _, err := materialize(); err != nil {
+		t.Errorf("without keys (local development): %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/hostd"
+	"github.com/loadout-dev/loadout/internal/published"
 )
 
 // DefaultContextDir is where the agent-pod admission policy and the sample
@@ -168,6 +169,32 @@ func (f *contextTrustFlags) verifier() (*contextsig.Verifier, error) {
 	}
 	return nil, errors.New("no trust anchor: set --context-keys (or $LOADOUT_CONTEXT_KEYS, or --context-keys-file) to the manager's public keys " +
 		"(ConfigMap loadout-system/loadout-hostd, key contextKeys), or pass --allow-unsigned-context for local development")
+}
+
+// ContextTrust is the trust flags of a command that reads a mounted context
+// once (`loadout materialize`): --context-keys, --context-keys-file,
+// --workspace and --context-configmap, with hostd's defaults from the
+// environment. Given keys, the context must verify as hostd would verify
+// it; without keys nothing is checked (local development).
+type ContextTrust struct{ f contextTrustFlags }
+
+// Add registers the flags on cmd.
+func (t *ContextTrust) Add(cmd *cobra.Command) {
+	t.f.add(cmd)
+	_ = cmd.Flags().MarkHidden("allow-unsigned-context")
+}
+
+// Verify refuses pc unless the manager signed it for the Workspace and
+// ConfigMap of the flags, when keys are given (hostd.VerifyContext).
+func (t *ContextTrust) Verify(pc *published.Context) error {
+	if strings.TrimSpace(t.f.keys) == "" && t.f.keysFile == "" {
+		return nil
+	}
+	keys, err := t.f.verifier()
+	if err != nil {
+		return err
+	}
+	return hostd.VerifyContext(keys, t.f.workspace, t.f.configMap, pc)
 }
 
 // serveHostd serves the API on addr and, when set, on the Unix socket and
