@@ -20,9 +20,12 @@ import (
 // a real parse (package shell), so a policy matches commands, never
 // substrings (docs/hostd.md, Shell commands):
 //
-//	shell.commands(string) -> list(shell.Command)
-//	shell.Command.name -> string, shell.Command.argv -> list(string)
-//	<shell.Command>.hasFlag(string, ...) -> bool   (one to four names)
+//	shell.commands(string) -> list(shell.Command)          (bash)
+//	shell.commands(string, string) -> list(shell.Command)  (the line, the tool's name: its dialect)
+//	shell.Command.name, .argv, .opaque, .reason, .via, .dialect
+//	<shell.Command>.hasFlag(string, ...) -> bool   (one to eight names)
+//	<shell.Command>.hasArg(string, ...) -> bool    (one to eight words)
+//	<shell.Command>.mentions(string, ...) -> bool  (one to eight identifiers)
 //
 // A line that does not parse or breaks a bound of package shell makes
 // shell.commands an error: the expression errs, so a before hook fails
@@ -33,11 +36,30 @@ import (
 var shellCommandType = cel.ObjectType("shell.Command")
 
 const (
-	overloadShellCommands = "shell_commands_string"
-	// overloadHasFlag is followed by the number of names.
-	overloadHasFlag = "shell_command_has_flag_"
-	maxFlagNames    = 4
+	overloadShellCommands        = "shell_commands_string"
+	overloadShellCommandsDialect = "shell_commands_string_string"
+	// overloadHasFlag, overloadHasArg and overloadMentions are followed by
+	// the number of names.
+	overloadHasFlag  = "shell_command_has_flag_"
+	overloadHasArg   = "shell_command_has_arg_"
+	overloadMentions = "shell_command_mentions_"
+	maxFlagNames     = 8
 )
+
+// shellMembers are the member functions of shell.Command that take one to
+// maxFlagNames strings and answer a bool. hasArg and mentions read the
+// command's words, which shell.commands has already paid to make (its
+// argv budget), once per name; they are charged like hasFlag, per byte of
+// the names.
+var shellMembers = []struct {
+	name, overload string
+	fn             func(*shell.Command, ...string) bool
+	perByte        uint64 // cost per byte of the names
+}{
+	{"hasFlag", overloadHasFlag, (*shell.Command).HasFlag, shellCostPerFlagByte},
+	{"hasArg", overloadHasArg, (*shell.Command).HasArg, shellCostPerWordByte},
+	{"mentions", overloadMentions, (*shell.Command).Mentions, shellCostPerWordByte},
+}
 
 // Costs, in CEL cost units (about 50 ns each): parsing a dense line costs
 // 100 to 300 ns a byte, depending on load (BenchmarkCommands in
@@ -49,6 +71,8 @@ const (
 	shellArgvBytesPerCost  = 8
 	// hasFlag looks each name's prefixes up among the command's long flags.
 	shellCostPerFlagByte = 2
+	// hasArg and mentions compare each name with the command's words.
+	shellCostPerWordByte = 1
 )
 
 // shellCommandsCost is the cost of shell.commands on a string of n bytes.
@@ -61,59 +85,76 @@ func shellCommandsCost(n uint64) uint64 {
 
 // shellLibrary declares the functions and their costs.
 func shellLibrary() []cel.EnvOption {
-	hasFlag := []cel.FunctionOpt{}
 	var estimates []checker.CostOption
-	for n := 1; n <= maxFlagNames; n++ {
-		args := []*cel.Type{shellCommandType}
-		for range n {
-			args = append(args, cel.StringType)
+	opts := []cel.EnvOption{ext.NativeTypes(reflect.TypeFor[shell.Command](), ext.ParseStructTags(true))}
+	for _, m := range shellMembers {
+		var overloads []cel.FunctionOpt
+		for n := 1; n <= maxFlagNames; n++ {
+			args := []*cel.Type{shellCommandType}
+			for range n {
+				args = append(args, cel.StringType)
+			}
+			id := fmt.Sprint(m.overload, n)
+			overloads = append(overloads, cel.MemberOverload(id, args, cel.BoolType, cel.FunctionBinding(shellMember(m.fn))))
+			estimates = append(estimates, checker.OverloadCostEstimate(id, estimateNames(m.perByte)))
 		}
-		id := fmt.Sprint(overloadHasFlag, n)
-		hasFlag = append(hasFlag, cel.MemberOverload(id, args, cel.BoolType, cel.FunctionBinding(shellHasFlag)))
-		estimates = append(estimates, checker.OverloadCostEstimate(id, estimateHasFlag))
+		opts = append(opts, cel.Function(m.name, overloads...))
 	}
-	estimates = append(estimates, checker.OverloadCostEstimate(overloadShellCommands, estimateShellCommands))
-	return []cel.EnvOption{
-		ext.NativeTypes(reflect.TypeFor[shell.Command](), ext.ParseStructTags(true)),
-		cel.Function("shell.commands", cel.Overload(overloadShellCommands, []*cel.Type{cel.StringType}, cel.ListType(shellCommandType),
-			cel.UnaryBinding(shellCommands))),
-		cel.Function("hasFlag", hasFlag...),
+	estimates = append(estimates, checker.OverloadCostEstimate(overloadShellCommands, estimateShellCommands),
+		checker.OverloadCostEstimate(overloadShellCommandsDialect, estimateShellCommands))
+	return append(opts,
+		cel.Function("shell.commands",
+			cel.Overload(overloadShellCommands, []*cel.Type{cel.StringType}, cel.ListType(shellCommandType),
+				cel.UnaryBinding(func(line ref.Val) ref.Val { return shellCommands(line, types.String("")) })),
+			cel.Overload(overloadShellCommandsDialect, []*cel.Type{cel.StringType, cel.StringType}, cel.ListType(shellCommandType),
+				cel.BinaryBinding(shellCommands))),
 		cel.CostEstimatorOptions(estimates...),
-	}
+	)
 }
 
 // shellCostTrackers charge the same costs when cel-go tracks cost at run
 // time (hostd does not: it proves the bound before evaluating).
 func shellCostTrackers() cel.ProgramOption {
-	opts := []interpreter.CostTrackerOption{
-		interpreter.OverloadCostTracker(overloadShellCommands, func(args []ref.Val, _ ref.Val) *uint64 {
-			c := shellCommandsCost(0)
-			if s, ok := args[0].(types.String); ok {
-				c = shellCommandsCost(uint64(len(s)))
-			}
-			return &c
-		}),
+	commands := func(args []ref.Val, _ ref.Val) *uint64 {
+		c := shellCommandsCost(0)
+		if s, ok := args[0].(types.String); ok {
+			c = shellCommandsCost(uint64(len(s)))
+		}
+		return &c
 	}
-	for n := 1; n <= maxFlagNames; n++ {
-		opts = append(opts, interpreter.OverloadCostTracker(fmt.Sprint(overloadHasFlag, n), func(args []ref.Val, _ ref.Val) *uint64 {
-			c := uint64(1)
-			for _, a := range args[1:] {
-				if s, ok := a.(types.String); ok {
-					c += shellCostPerFlagByte * uint64(len(s))
+	opts := []interpreter.CostTrackerOption{
+		interpreter.OverloadCostTracker(overloadShellCommands, commands),
+		interpreter.OverloadCostTracker(overloadShellCommandsDialect, commands),
+	}
+	for _, m := range shellMembers {
+		for n := 1; n <= maxFlagNames; n++ {
+			opts = append(opts, interpreter.OverloadCostTracker(fmt.Sprint(m.overload, n), func(args []ref.Val, _ ref.Val) *uint64 {
+				c := uint64(1)
+				for _, a := range args[1:] {
+					if s, ok := a.(types.String); ok {
+						c += m.perByte * uint64(len(s))
+					}
 				}
-			}
-			return &c
-		}))
+				return &c
+			}))
+		}
 	}
 	return cel.CostTrackerOptions(opts...)
 }
 
-func shellCommands(arg ref.Val) ref.Val {
+// shellCommands: the commands of a line, in the dialect of the tool named
+// by tool (shell.DialectOf: PowerShell for Claude Code's PowerShell tool,
+// bash for the others and for the one-argument form).
+func shellCommands(arg, tool ref.Val) ref.Val {
 	s, ok := arg.(types.String)
 	if !ok {
 		return types.MaybeNoSuchOverloadErr(arg)
 	}
-	cmds, err := shell.Commands(string(s))
+	t, ok := tool.(types.String)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(tool)
+	}
+	cmds, err := shell.CommandsIn(shell.DialectOf(string(t)), string(s))
 	if err != nil {
 		return types.NewErr("shell.commands: %v", err)
 	}
@@ -124,20 +165,23 @@ func shellCommands(arg ref.Val) ref.Val {
 	return types.NewRefValList(types.DefaultTypeAdapter, vals)
 }
 
-func shellHasFlag(args ...ref.Val) ref.Val {
-	c, ok := args[0].(commandVal)
-	if !ok {
-		return types.MaybeNoSuchOverloadErr(args[0])
-	}
-	names := make([]string, 0, len(args)-1)
-	for _, a := range args[1:] {
-		s, ok := a.(types.String)
+// shellMember binds a member function of shell.Command taking names.
+func shellMember(fn func(*shell.Command, ...string) bool) func(args ...ref.Val) ref.Val {
+	return func(args ...ref.Val) ref.Val {
+		c, ok := args[0].(commandVal)
 		if !ok {
-			return types.MaybeNoSuchOverloadErr(a)
+			return types.MaybeNoSuchOverloadErr(args[0])
 		}
-		names = append(names, string(s))
+		names := make([]string, 0, len(args)-1)
+		for _, a := range args[1:] {
+			s, ok := a.(types.String)
+			if !ok {
+				return types.MaybeNoSuchOverloadErr(a)
+			}
+			names = append(names, string(s))
+		}
+		return types.Bool(fn(c.Command, names...))
 	}
-	return types.Bool(c.HasFlag(names...))
 }
 
 // commandVal is a shell.Command as a CEL value. ext.NativeTypes declares
@@ -188,12 +232,16 @@ func estimateShellCommands(e checker.CostEstimator, _ *checker.AstNode, args []c
 	}
 }
 
-func estimateHasFlag(e checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
-	est := checker.CostEstimate{Min: 1, Max: 1}
-	for _, a := range args {
-		est = est.Add(sizeOf(e, a).MultiplyByCostFactor(shellCostPerFlagByte))
+// estimateNames: 1 plus perByte a byte of the names (the arguments; the
+// command is the target).
+func estimateNames(perByte uint64) checker.FunctionEstimator {
+	return func(e checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+		est := checker.CostEstimate{Min: 1, Max: 1}
+		for _, a := range args {
+			est = est.Add(sizeOf(e, a).MultiplyByCostFactor(float64(perByte)))
+		}
+		return &checker.CallEstimate{CostEstimate: est}
 	}
-	return &checker.CallEstimate{CostEstimate: est}
 }
 
 // sizeOf is a node's size: exact for a constant, else the estimator's,

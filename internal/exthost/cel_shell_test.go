@@ -12,8 +12,9 @@ import (
 	"github.com/loadout-dev/loadout/internal/shell"
 )
 
-// recursiveForceGuard is the samples' platform guard
-// (config/samples/platform_extension_guard.yaml).
+// recursiveForceGuard is the samples' first platform guard, before it
+// denied what it cannot see and every recursive delete
+// (samplesGuard reads today's).
 const recursiveForceGuard = "!shell.commands(call.arguments.command).exists(c, c.name == 'rm' && c.hasFlag('r', 'R', 'recursive') && c.hasFlag('f', 'force'))"
 
 func shellCall(command any) Input {
@@ -25,17 +26,18 @@ func shellCall(command any) Input {
 // with the shell functions, denies a recursive force remove however it is
 // spelled or wrapped, and allows the commands that only mention one.
 func TestCELShell_GuardDeniesEveryRecursiveForceSpellingOnly_RLC3(t *testing.T) {
-	h := mustCEL(t, vocab.BeforeToolCall, recursiveForceGuard)
+	h := mustCEL(t, vocab.BeforeToolCall, samplesGuard(t))
 	for _, cmd := range []string{
 		"rm -rf build", "rm -fr build", "rm -r -f build", "rm -Rf build", "rm --recursive --force build", "bash -c 'rm -rf x'",
 		"/bin/rm -rf /", "env X=1 rm -rf /", "sudo rm -rf /", "cd /w && rm build -rf", "echo ok; (rm --rec --for x)",
 		"sh -c \"bash -c 'rm -rf x'\"", "find . -exec rm -rf {} +", "echo 'rm -rf /' | sh", "x=$(rm -rf y)", "rm -{r,f} x",
+		"rm -r build", "git rm -rf x",
 	} {
 		if v, err := h.Evaluate(context.Background(), shellCall(cmd)); err != nil || v.Allowed {
 			t.Errorf("%q: %+v, %v; want denied", cmd, v, err)
 		}
 	}
-	for _, cmd := range []string{"grep -rn 'rm -rf' docs", `echo "rm -rf"`, "ls -la", "rm build.log", "rm -r build", "git rm -rf x"} {
+	for _, cmd := range []string{"grep -rn 'rm -rf' docs", `echo "rm -rf"`, "ls -la", "rm build.log", "git rm --cached -r x", "rmdir build"} {
 		if v, err := h.Evaluate(context.Background(), shellCall(cmd)); err != nil || !v.Allowed {
 			t.Errorf("%q: %+v, %v; want allowed", cmd, v, err)
 		}
@@ -66,7 +68,10 @@ func TestCELShell_FunctionsFieldsAndTypes(t *testing.T) {
 	for _, expr := range []string{
 		"shell.commands(1).size() == 0",
 		"'rm'.hasFlag('r')",
-		"shell.commands('x')[0].hasFlag('a', 'b', 'c', 'd', 'e')",
+		"shell.commands('x')[0].hasFlag('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i')",
+		"shell.commands('x')[0].mentions(1)",
+		"shell.commands('x', 1)",
+		"shell.commands('x')[0].hasArg()",
 		"shell.commands('x')[0].hasFlag(1)",
 		"shell.commands('x')[0].env == 'y'",
 		"shell.commands('x')[0].name",
@@ -98,8 +103,8 @@ func TestCELShell_CommandThatDoesNotParseFailsClosed_RHK3(t *testing.T) {
 	} {
 		h := newTestHost()
 		mustLoad(t, h, factorySource("platform-guard", nil, hookFactory(Hook{Name: "no-recursive-delete", Event: vocab.BeforeToolCall,
-			Tools: []string{"shell"}, Handler: mustCEL(t, vocab.BeforeToolCall, recursiveForceGuard)})))
-		audit := mustCEL(t, vocab.AfterToolResult, recursiveForceGuard)
+			Tools: []string{"shell"}, Handler: mustCEL(t, vocab.BeforeToolCall, samplesGuard(t))})))
+		audit := mustCEL(t, vocab.AfterToolResult, samplesGuard(t))
 		mustLoad(t, h, factorySource("audit", nil, hookFactory(Hook{Name: "audit", Event: vocab.AfterToolResult, Handler: audit})))
 		core := &coreCounter{}
 		c := ToolCall{ID: "c1", Name: "Bash", Arguments: map[string]any{"command": tc.command}}
@@ -121,12 +126,13 @@ func TestCELShell_CommandThatDoesNotParseFailsClosed_RHK3(t *testing.T) {
 // the bound it proves is never below what cel-go's tracker charges; and a
 // costlier guard over a long command is refused before it runs.
 func TestCELShell_CostIsDeclaredAndBoundsTheTrackedCost_RHK7(t *testing.T) {
-	h, err := compileCEL(vocab.BeforeToolCall, recursiveForceGuard, "")
+	h, err := compileCEL(vocab.BeforeToolCall, samplesGuard(t), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	guard := h.(*celHandler)
 	bound := guard.estimate(MaxInputSize)
+	t.Logf("the samples' guard: a proven bound of %d for every input", bound)
 	if !guard.static || bound > CELCostLimit || bound < shellCommandsCost(shell.MaxInput) {
 		t.Fatalf("guard: static %v, bound %d; want a static bound under %d that covers parsing", guard.static, bound, CELCostLimit)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path"
 	"runtime"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -68,43 +69,107 @@ var ErrUnparsable = errors.New("shell command line not understood")
 type Command struct {
 	// Name is the program: the last path element of argv[0] (/bin/rm is rm).
 	// When argv[0] is only known at run time ($RM, $(which rm)), Name is
-	// argv[0] as written.
+	// argv[0] as written. In PowerShell, a cmdlet's alias is resolved to the
+	// cmdlet (ri is Remove-Item).
 	Name string `cel:"name"`
 	// Argv is the command's words after quote removal and brace expansion;
 	// a word with an expansion keeps it as written ("$HOME/build").
 	Argv []string `cel:"argv"`
+	// Opaque is set when the line does not show what the command does: its
+	// name is only known at run time, it runs a script or a command line
+	// the line does not show (bash script.sh, source, eval "$x", curl … |
+	// sh), it defines an alias, or it evaluates a value the line does not
+	// show as an expression (arithmetic). Reason says which.
+	Opaque bool   `cel:"opaque"`
+	Reason string `cel:"reason"`
+	// Via is the program that completes the command's argv at run time:
+	// find (-exec), xargs or parallel, through any wrappers in between; in
+	// PowerShell, the command whose output is piped into it. Empty when
+	// the line shows every word.
+	Via string `cel:"via"`
+	// Subcommand is the command's first operand (git -C x clean -fdx:
+	// clean; for git, after its global options): its first argument not
+	// beginning with "-".
+	Subcommand string `cel:"subcommand"`
+	// Dialect is the language whose rules read the command's flags:
+	// "powershell" for a PowerShell cmdlet, "bash" for a program.
+	Dialect string `cel:"dialect"`
 
 	flags flags
+	// script is the program an interpreter reads from a here-document or
+	// an echo piped into it (python3 <<EOF …): Mentions reads it too.
+	script string
+	// dynamic: an argument is only known at run time; it may be any word.
+	dynamic bool
+}
+
+// Dialect is the language a command line is written in.
+type Dialect string
+
+const (
+	// Bash: POSIX shells and bash.
+	Bash Dialect = "bash"
+	// PowerShell: Windows PowerShell and pwsh.
+	PowerShell Dialect = "powershell"
+)
+
+// DialectOf is the language of a shell tool's command line, by the tool's
+// name as the agent reports it: PowerShell for Claude Code's PowerShell tool
+// (and any tool named powershell or pwsh, any case), Bash for every other.
+func DialectOf(tool string) Dialect {
+	switch strings.ToLower(tool) {
+	case "powershell", "pwsh", "powershell.exe", "pwsh.exe":
+		return PowerShell
+	}
+	return Bash
 }
 
 // Commands returns every simple command line runs, in order of appearance,
 // each command line before the command lines inside it: the commands of
 // lists, pipelines, subshells, groups, functions and command substitutions;
 // the command a wrapper runs (env, sudo, doas, nice, nohup, setsid, timeout,
-// time, stdbuf, ionice, chroot, command, builtin, exec, xargs, busybox) after
-// the wrapper itself; find's -exec/-execdir/-ok/-okdir commands; and the
+// time, stdbuf, ionice, chroot, command, builtin, exec, xargs, busybox,
+// taskset, flock, script -c, chrt, runuser, … see wrappers) after the
+// wrapper itself; find's -exec/-execdir/-ok/-okdir commands; and the
 // commands of a command line a shell runs: sh, bash, dash, zsh, ksh, mksh
 // and ash with -c, or reading a here-document, here-string or `echo …` piped
-// to it; `su -c`; eval's and watch's arguments. Assignments before a command (FOO=1 rm)
-// are not words of it.
+// to it; `su -c`; eval's, trap's and watch's arguments when they are
+// literal. Assignments before a command (FOO=1 rm) are not words of it.
+// A program the package does not know that has a known program among its
+// arguments (docker exec c rm -rf x) is listed as running it too.
 //
-// A line that does not parse, or breaks a bound, is an error wrapping
-// ErrUnparsable. What the line cannot show is not seen: the value of a
-// variable, a script file, input piped from anything but echo, another
-// language's -c (python -c, perl -e).
-func Commands(line string) ([]Command, error) {
+// What the line cannot show is marked Opaque rather than guessed: a
+// command name or a script built at run time, a script file, input piped
+// from anything but echo, source, aliases, arithmetic on values the line
+// does not show. A line that does not parse, or breaks a bound, is an error
+// wrapping ErrUnparsable.
+func Commands(line string) ([]Command, error) { return CommandsIn(Bash, line) }
+
+// CommandsIn is Commands for a line in the given dialect. A PowerShell line
+// is read by a PowerShell tokenizer (pwsh.go), never as bash: what it cannot
+// follow is Opaque.
+func CommandsIn(d Dialect, line string) ([]Command, error) {
 	if len(line) > MaxInput {
 		return nil, fmt.Errorf("%w: it is %d bytes, over the limit of %d", ErrUnparsable, len(line), MaxInput)
 	}
 	w := &walker{parseLeft: ParseBudget(len(line)), argvLeft: ArgvBudget(len(line))}
 	defer w.release()
-	queue := []nested{{line: line}}
+	queue := []nested{{line: line, dialect: d}}
+	if d != PowerShell {
+		queue[0].dialect = Bash
+	}
 	for len(queue) > 0 {
 		// Command lines inside a line are parsed after it, one at a time,
 		// so at most one syntax tree is alive.
 		n := queue[0]
 		queue = queue[1:]
-		inner, err := w.line(n)
+		var inner []nested
+		var err error
+		if n.dialect == PowerShell {
+			inner, err = w.pwshLine(n)
+		} else {
+			inner, err = w.line(n)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -115,8 +180,13 @@ func Commands(line string) ([]Command, error) {
 
 // nested is a command line to parse and how deep it is.
 type nested struct {
-	line  string
-	depth int
+	line    string
+	depth   int
+	dialect Dialect
+	// guess: a word of a program the package does not know that looks like
+	// a command line (tmux send-keys 'rm -rf x' Enter). It is read only if
+	// it parses; it makes no error.
+	guess bool
 }
 
 type walker struct {
@@ -125,6 +195,7 @@ type walker struct {
 	pending             []nested
 	err                 error
 	big                 bool // holds a bigLines slot
+	dialect             Dialect
 }
 
 func (w *walker) release() {
@@ -158,9 +229,13 @@ func (w *walker) line(n nested) ([]nested, error) {
 		return nil, fmt.Errorf("%w: it nests too deeply (subshells, groups, substitutions, compound commands)", ErrUnparsable)
 	}
 	if err != nil {
+		if n.guess {
+			return nil, nil
+		}
 		return nil, fmt.Errorf("%w: %v", ErrUnparsable, err)
 	}
 	w.pending = nil
+	w.dialect = Bash
 	var pipedFrom map[*syntax.Stmt]*syntax.Stmt
 	depth := 0
 	syntax.Walk(f, func(node syntax.Node) bool {
@@ -188,6 +263,8 @@ func (w *walker) line(n nested) ([]nested, error) {
 			if call, ok := node.Cmd.(*syntax.CallExpr); ok {
 				w.call(n, node, call, pipedFrom[node])
 			}
+		default:
+			w.evaluates(n.line, node)
 		}
 		return true
 	})
@@ -196,52 +273,88 @@ func (w *walker) line(n nested) ([]nested, error) {
 
 // call records a simple command and what it runs.
 func (w *walker) call(n nested, stmt *syntax.Stmt, call *syntax.CallExpr, from *syntax.Stmt) {
-	var argv []string
+	var c cmd
 	for _, word := range call.Args {
-		argv = w.words(n.line, word, argv)
+		c = w.words(n.line, word, c)
 	}
-	if len(argv) == 0 || w.err != nil {
+	if len(c.argv) == 0 || w.err != nil {
 		return // only assignments: FOO=1
 	}
-	w.run(n, argv, stmt, from, 0)
+	w.run(n, c, stmt, from, 0, "")
+}
+
+// cmd is an argv and, for each word, what the line shows of it.
+type cmd struct {
+	argv []string
+	info []wordInfo
+}
+
+func (c cmd) from(i int) cmd { return cmd{c.argv[i:], c.info[i:]} }
+
+// literal reports whether every word from i on is known before run time.
+func (c cmd) literal(i int) bool {
+	for _, f := range c.info[min(i, len(c.info)):] {
+		if f&wDynamic != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // run records argv and, in turn, what it runs: command lines to parse later,
 // find's commands, and the command a wrapper runs. stmt and from are argv's
 // statement and the one piped into it, nil for a command find runs;
-// wrapped counts the wrappers and finds around argv.
-func (w *walker) run(n nested, argv []string, stmt, from *syntax.Stmt, wrapped int) {
+// wrapped counts the wrappers and finds around argv; via is the program
+// that completes argv at run time (find, xargs), if any.
+func (w *walker) run(n nested, c cmd, stmt, from *syntax.Stmt, wrapped int, via string) {
 	for {
-		w.add(argv)
+		r := runs(c)
+		if r.via != "" {
+			via = r.via
+		}
+		if r.stdin {
+			// A program reading a script from standard input: visible
+			// only from a here-document, a here-string or an echo.
+			l, ok := "", false
+			if stmt != nil {
+				l, ok = stdinLine(n.line, stmt, from)
+			}
+			switch {
+			case !ok && r.opaque == "":
+				r.opaque = "it reads a script from standard input, which the line does not show"
+			case ok && r.code:
+				r.script = l
+			case ok:
+				r.lines = append(r.lines, l)
+			}
+		}
+		w.add(c, r, via)
 		if w.err != nil {
 			return
 		}
-		r := runs(argv)
 		for _, l := range r.lines {
-			w.pending = append(w.pending, nested{line: l, depth: n.depth + 1})
+			w.pending = append(w.pending, nested{line: l, depth: n.depth + 1, dialect: r.lineDialect()})
 		}
-		if r.stdin && stmt != nil {
-			if l, ok := stdinLine(n.line, stmt, from); ok {
-				w.pending = append(w.pending, nested{line: l, depth: n.depth + 1})
-			}
+		for _, l := range r.guesses {
+			w.pending = append(w.pending, nested{line: l, depth: n.depth + 1, dialect: Bash, guess: true})
 		}
-		if (r.argv != nil || len(r.execs) > 0) && wrapped == MaxWrappers {
+		if (r.at > 0 || len(r.execs) > 0) && wrapped == MaxWrappers {
 			w.fail("more than %d wrappers around one command", MaxWrappers)
 			return
 		}
 		wrapped++
 		for _, sub := range r.execs {
-			w.run(n, sub, nil, nil, wrapped)
+			w.run(n, sub, nil, nil, wrapped, "find")
 		}
-		if r.argv == nil || w.err != nil {
+		if r.at == 0 || r.at >= len(c.argv) || w.err != nil {
 			return
 		}
-		argv = r.argv
+		c = c.from(r.at)
 	}
 }
 
 // add records one command; its argv counts against the argv budget.
-func (w *walker) add(argv []string) {
+func (w *walker) add(c cmd, r running, via string) {
 	if w.err != nil {
 		return
 	}
@@ -249,15 +362,54 @@ func (w *walker) add(argv []string) {
 		w.fail("it runs more than %d commands", MaxCommands)
 		return
 	}
-	size := len(argv)
-	for _, a := range argv {
+	size := len(c.argv) + len(r.script)
+	for _, a := range c.argv {
 		size += len(a)
 	}
 	if w.argvLeft -= size; w.argvLeft < 0 {
 		w.fail("its commands' words are too long")
 		return
 	}
-	w.out = append(w.out, Command{Name: name(argv[0]), Argv: argv, flags: parseFlags(argv)})
+	d := w.dialect
+	if d == "" {
+		d = Bash
+	}
+	out := Command{Name: r.name, Argv: c.argv, Via: via, Dialect: string(d), flags: parseFlags(c.argv, c.info), script: r.script}
+	if out.Name == "" {
+		out.Name = name(c.argv[0])
+	}
+	if !c.literal(1) {
+		out.dynamic = true
+	}
+	sub := 0
+	if out.Name == "git" {
+		sub = gitSubcommand(c.argv)
+	} else {
+		sub = slices.IndexFunc(c.argv[1:], func(a string) bool { return !strings.HasPrefix(a, "-") }) + 1
+	}
+	if sub > 0 {
+		out.Subcommand = c.argv[sub]
+		if c.info[sub]&wDynamic != 0 && out.Name == "git" && r.opaque == "" {
+			r.opaque = "its subcommand is only known at run time"
+		}
+	}
+	if c.info[0]&wDynamic != 0 {
+		r.opaque = "its name is only known at run time"
+	}
+	if r.opaque != "" {
+		out.Opaque, out.Reason = true, r.opaque
+	}
+	w.out = append(w.out, out)
+}
+
+// opaque records something the line runs or evaluates that it does not
+// show, as a command of its own: argv is the construct as written.
+func (w *walker) opaque(argv []string, reason string) {
+	if w.err != nil {
+		return
+	}
+	c := cmd{argv: argv, info: make([]wordInfo, len(argv))}
+	w.add(c, running{opaque: reason}, "")
 }
 
 // name is the program argv0 runs: its last path element, or argv0 itself

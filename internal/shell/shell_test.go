@@ -42,7 +42,7 @@ func TestCommands_FindsEverySimpleCommandTheLineRuns(t *testing.T) {
 		{"if true; then rm -rf x; fi; for f in a; do rm $f; done; f() { rm -rf y; }", [][]string{{"true"}, {"rm", "-rf", "x"}, {"rm", "$f"}, {"rm", "-rf", "y"}}},
 		{"case $x in a) rm -rf z;; esac; while false; do :; done", [][]string{{"rm", "-rf", "z"}, {"false"}, {":"}}},
 		{"bash -c 'rm -rf x'", [][]string{{"bash", "-c", "rm -rf x"}, {"rm", "-rf", "x"}}},
-		{`sh -lc "cd /w && rm -rf $D" name arg`, [][]string{{"sh", "-lc", "cd /w && rm -rf $D", "name", "arg"}, {"cd", "/w"}, {"rm", "-rf", "$D"}}},
+		{`sh -lc 'cd /w && rm -rf $D' name arg`, [][]string{{"sh", "-lc", "cd /w && rm -rf $D", "name", "arg"}, {"cd", "/w"}, {"rm", "-rf", "$D"}}},
 		{`bash -c "bash -c 'rm -rf x'"`, [][]string{{"bash", "-c", "bash -c 'rm -rf x'"}, {"bash", "-c", "rm -rf x"}, {"rm", "-rf", "x"}}},
 		{"bash -o pipefail -c 'ls | wc'", [][]string{{"bash", "-o", "pipefail", "-c", "ls | wc"}, {"ls"}, {"wc"}}},
 		{"bash script.sh -c 'rm -rf x'", [][]string{{"bash", "script.sh", "-c", "rm -rf x"}}},
@@ -118,7 +118,7 @@ func TestHasFlag_EverySpellingOfRecursiveForce(t *testing.T) {
 		}
 	}
 	c := Command{Argv: []string{"x", "-a", "--long=v"}}
-	c.flags = parseFlags(c.Argv)
+	c.flags = parseFlags(c.Argv, nil)
 	for _, tc := range []struct {
 		names []string
 		want  bool

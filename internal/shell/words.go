@@ -9,44 +9,107 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// words appends the fields of word to argv: its text after quote removal,
+// wordInfo is what the line shows of a word.
+type wordInfo uint8
+
+const (
+	// wDynamic: the word's value is only known at run time (an expansion,
+	// a substitution, a glob).
+	wDynamic wordInfo = 1 << iota
+	// wLeading: it may begin with "-" at run time (it begins with an
+	// expansion or a glob: "$F", *, which a file named -rf matches), so it
+	// may be any option.
+	wLeading
+)
+
+// info is what the line shows of a word made of parts.
+func info(parts []syntax.WordPart) wordInfo {
+	var f wordInfo
+	for i, p := range parts {
+		dynamic, leading := false, false
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if j := globAt(p.Value); j >= 0 {
+				dynamic, leading = true, j == 0
+			}
+		case *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			for k, q := range p.Parts {
+				if _, ok := q.(*syntax.Lit); !ok {
+					dynamic = true
+					leading = leading || k == 0
+				}
+			}
+		default:
+			dynamic, leading = true, true
+		}
+		if dynamic {
+			f |= wDynamic
+			if i == 0 && leading {
+				f |= wLeading
+			}
+		}
+	}
+	return f
+}
+
+// globAt is where an unescaped glob character is in an unquoted literal,
+// or -1: *, ?, or [ with a ] after it.
+func globAt(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '*', '?':
+			return i
+		case '[':
+			if strings.IndexByte(s[i+1:], ']') >= 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// words appends the fields of word to c: its text after quote removal,
 // once per brace expansion (bash expands {a,b} before running anything:
 // rm -{r,f} is rm -r -f). Each field counts against the argv budget as it is
 // made, so an expansion cannot allocate past it.
-func (w *walker) words(src string, word *syntax.Word, argv []string) []string {
-	field := func(s string) bool {
+func (w *walker) words(src string, word *syntax.Word, c cmd) cmd {
+	field := func(s string, f wordInfo) bool {
 		if w.argvLeft -= len(s) + 1; w.argvLeft < 0 {
 			w.fail("its words are too long once braces are expanded")
 			return false
 		}
-		argv = append(argv, s)
+		c.argv = append(c.argv, s)
+		c.info = append(c.info, f)
 		return true
 	}
 	braced := *word // SplitBraces rewrites the word: keep the tree as parsed
 	if !syntax.SplitBraces(&braced) {
-		field(text(src, word.Parts))
-		return argv
+		field(text(src, word.Parts), info(word.Parts))
+		return c
 	}
 	// Expanding costs time in the number of brace expressions squared per
 	// word made, and the words made multiply: refuse before expanding.
 	if n := braceExps(braced.Parts); n > MaxBraces {
 		w.fail("a word has more than %d brace expansions", MaxBraces)
-		return argv
+		return c
 	}
 	if expansions(braced.Parts, w.argvLeft) > w.argvLeft {
 		w.fail("its words are too many once braces are expanded")
-		return argv
+		return c
 	}
 	for expanded, err := range expand.BracesSeq(nil, &braced) {
 		if err != nil {
 			w.fail("%v", err)
 			break
 		}
-		if !field(text(src, expanded.Parts)) {
+		if !field(text(src, expanded.Parts), info(expanded.Parts)) {
 			break
 		}
 	}
-	return argv
+	return c
 }
 
 // MaxBraces caps the brace expressions in one word, nested ones included.
@@ -198,7 +261,9 @@ func source(src string, n syntax.Node) string {
 
 // stdinLine is the command line a shell reading its script from standard
 // input gets, when the line shows it: a here-document or here-string on the
-// statement, or the words of an echo piped into it.
+// statement, or the words of an echo piped into it. A script with an
+// expansion the outer shell makes first (<<EOF with $x, <<< "$x", echo $x)
+// is not shown: ok is false.
 func stdinLine(src string, stmt, from *syntax.Stmt) (string, bool) {
 	for i := len(stmt.Redirs) - 1; i >= 0; i-- {
 		r := stmt.Redirs[i]
@@ -207,16 +272,18 @@ func stdinLine(src string, stmt, from *syntax.Stmt) (string, bool) {
 		}
 		switch r.Op {
 		case syntax.Hdoc, syntax.DashHdoc:
-			return heredoc(src, r), true
+			return heredoc(src, r)
 		case syntax.WordHdoc:
-			return text(src, r.Word.Parts), true
+			return text(src, r.Word.Parts), info(r.Word.Parts)&wDynamic == 0
+		case syntax.RdrIn, syntax.RdrInOut:
+			return "", false // a file
 		}
 	}
 	if from == nil {
 		return "", false
 	}
 	call, ok := from.Cmd.(*syntax.CallExpr)
-	if !ok || len(call.Args) == 0 || name(text(src, call.Args[0].Parts)) != "echo" {
+	if !ok || len(call.Args) == 0 || name(text(src, call.Args[0].Parts)) != "echo" || len(from.Redirs) > 0 {
 		return "", false
 	}
 	args := call.Args[1:]
@@ -224,21 +291,27 @@ func stdinLine(src string, stmt, from *syntax.Stmt) (string, bool) {
 		if a := text(src, args[0].Parts); len(a) < 2 || a[0] != '-' || strings.Trim(a[1:], "neE") != "" {
 			break
 		}
+		if strings.ContainsAny(text(src, args[0].Parts), "e") {
+			return "", false // echo -e: escapes the script would hold
+		}
 		args = args[1:]
 	}
 	words := make([]string, len(args))
 	for i, a := range args {
+		if info(a.Parts)&wDynamic != 0 {
+			return "", false
+		}
 		words[i] = text(src, a.Parts)
 	}
 	return strings.Join(words, " "), true
 }
 
 // heredoc is a here-document's body as the shell reads it: as written when
-// its delimiter is quoted, otherwise with \$, \` and \\ unescaped and
-// expansions kept as written.
-func heredoc(src string, r *syntax.Redirect) string {
+// its delimiter is quoted, otherwise with \$, \` and \\ unescaped; a body
+// with an expansion the shell makes first is not shown (ok is false).
+func heredoc(src string, r *syntax.Redirect) (string, bool) {
 	if r.Hdoc == nil {
-		return ""
+		return "", true
 	}
 	quoted := false
 	for _, p := range r.Word.Parts {
@@ -254,9 +327,11 @@ func heredoc(src string, r *syntax.Redirect) string {
 			b.WriteString(lit.Value)
 		case ok:
 			unescape(&b, lit.Value, func(c byte) bool { return strings.IndexByte("\\$`", c) >= 0 })
-		default:
+		case quoted:
 			b.WriteString(source(src, p))
+		default:
+			return "", false
 		}
 	}
-	return b.String()
+	return b.String(), true
 }
