@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/loadout-dev/loadout/internal/contract"
@@ -119,8 +120,9 @@ func (f *Fetcher) fetchOCI(ctx context.Context, reference string) (skillpack.Tre
 	if err != nil {
 		return nil, err
 	}
-	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(keychain), remote.WithTransport(f.opts.Transport)}
-	manifest, err := f.cached(ref.DigestStr(), -1, func() (io.ReadCloser, error) {
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(keychain),
+		remote.WithTransport(boundManifests{next: f.opts.Transport})}
+	manifest, err := f.cached(ref.DigestStr(), -1, MaxManifestBytes, func() (io.ReadCloser, error) {
 		desc, err := remote.Get(ref, opts...)
 		if err != nil {
 			return nil, err
@@ -129,6 +131,10 @@ func (f *Fetcher) fetchOCI(ctx context.Context, reference string) (skillpack.Tre
 	})
 	if err != nil {
 		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	if m, err := v1.ParseManifest(bytes.NewReader(manifest)); err == nil && m.Config.Size > MaxManifestBytes {
+		// Never fetched, but a manifest naming one is not a skill's.
+		return nil, errManifestTooLarge{what: "config blob", size: m.Config.Size}
 	}
 	layer, err := skillpack.LayerOf(manifest)
 	if err != nil {
@@ -154,15 +160,19 @@ const maxBlob = skillpack.MaxTreeBytes + skillpack.MaxFiles*1024 + 1<<20
 
 // cached returns the blob with that digest ("sha256:<hex>") from the cache if
 // the cached bytes still hash to it, else from fetch, verified and then
-// stored. size is the expected length, or -1 when unknown. It holds the
-// blob in memory: for manifests; layers go through cachedFile.
-func (f *Fetcher) cached(digest string, size int64, fetch func() (io.ReadCloser, error)) ([]byte, error) {
+// stored. size is the expected length, or -1 when unknown; a blob over
+// maxBytes is refused. It holds the blob in memory: for manifests; layers
+// go through cachedFile.
+func (f *Fetcher) cached(digest string, size, maxBytes int64, fetch func() (io.ReadCloser, error)) ([]byte, error) {
 	blob, _, err := f.cachedFile(digest, size, fetch)
 	if err != nil {
 		return nil, err
 	}
 	defer blob.Close()
-	return io.ReadAll(blob)
+	if fi, err := blob.Stat(); err == nil && fi.Size() > maxBytes {
+		return nil, errManifestTooLarge{what: "manifest", size: fi.Size()}
+	}
+	return io.ReadAll(io.LimitReader(blob, maxBytes))
 }
 
 // cachedFile is cached without holding the blob in memory: the blob is

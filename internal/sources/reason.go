@@ -59,6 +59,7 @@ func reasonOf(err error) string {
 		certErr     *tls.CertificateVerificationError
 		netErr      net.Error
 		tooLarge    errFetchTooLarge
+		bigManifest errManifestTooLarge
 		credentials errCredentials
 	)
 	switch {
@@ -72,6 +73,8 @@ func reasonOf(err error) string {
 		return errNoSkillFile.Error()
 	case errors.As(err, &tooLarge):
 		return tooLarge.Error()
+	case errors.As(err, &bigManifest):
+		return bigManifest.Error()
 	case errors.As(err, &credentials):
 		return credentials.Error()
 	case errors.As(err, &registry):
