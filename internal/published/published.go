@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
@@ -311,41 +310,50 @@ func valuesInKeyOrder[T any](m map[string]T) []T {
 	return out
 }
 
-// InstructionsText returns the instruction bodies at the head of
-// system-prompt.md, joined by blank lines, as the Workspace lists them. The
-// manifest keeps only their origins, so the text is what remains of the
-// prompt once the parts derived from the manifest and skills.json (the skill
-// list, the active skills, the tools section) are taken off its end; a
-// prompt that does not end with exactly those parts is an error.
-func (c *Context) InstructionsText() (string, error) {
-	active := make([]resources.ActivatedSkill, 0, len(c.manifest.ActiveSkills))
-	for _, a := range c.manifest.ActiveSkills {
-		s, err := c.activateForPrompt(a)
-		if err != nil {
-			return "", fmt.Errorf("%s: active skill %q: %w", contract.KeyManifest, a.Name, err)
-		}
-		active = append(active, *s)
-	}
-	slices.SortFunc(active, func(a, b resources.ActivatedSkill) int { return strings.Compare(a.Name, b.Name) })
-	derived := resources.DerivedTail(c.manifest.Catalog, active, c.manifest.Registry)
-	switch {
-	case derived == "":
-		return strings.TrimSuffix(c.SystemPrompt, "\n"), nil
-	case c.SystemPrompt == derived:
-		return "", nil
-	case strings.HasSuffix(c.SystemPrompt, "\n\n"+derived):
-		return strings.TrimSuffix(c.SystemPrompt, "\n\n"+derived), nil
-	}
-	return "", fmt.Errorf("%s does not end with the skills, active skills and tools that %s describes", contract.KeySystemPrompt, contract.KeyManifest)
+// Instruction is one instruction of the context: its body, sliced out of
+// system-prompt.md, and where it came from.
+type Instruction struct {
+	Body   string
+	Source contract.InstructionSource
 }
 
-// activateForPrompt activates an active skill as the system prompt holds
-// it: a pending external skill (WithAvailableExternal) as the markers still
-// standing in for its body and files.
-func (c *Context) activateForPrompt(a contract.ActiveSkill) (*resources.ActivatedSkill, error) {
-	s, ok := c.skills[a.Name]
-	if _, fetched := c.external[a.Name]; ok && s.Source != nil && !fetched {
-		return resources.ActivatePending(s.Name, a.Files)
+// Instructions returns every instruction in the Workspace's order, each
+// body sliced out of system-prompt.md by the byte range manifest.json gives
+// it (contract.InstructionSource), with its provenance. Nothing is derived
+// from the rest of the prompt: a range outside the instructions at the head
+// of the prompt, or a manifest without ranges, is an error.
+func (c *Context) Instructions() ([]Instruction, error) {
+	head, err := c.instructionsHead()
+	if err != nil {
+		return nil, err
 	}
-	return c.Activate(a.Name, a.Files)
+	if len(c.manifest.InstructionSources) != len(c.manifest.Instructions) {
+		return nil, fmt.Errorf("%s lists %d instructions but gives %d instructionSources: it was published by an older manager, which does not say where each instruction is", contract.KeyManifest, len(c.manifest.Instructions), len(c.manifest.InstructionSources))
+	}
+	out := make([]Instruction, 0, len(c.manifest.InstructionSources))
+	for i, src := range c.manifest.InstructionSources {
+		body, ok := src.Slice(head)
+		if !ok {
+			return nil, fmt.Errorf("%s: instructionSources[%d] (%s): bytes %d+%d are not inside the %d bytes of instructions", contract.KeyManifest, i, src.Origin, src.Offset, src.Length, len(head))
+		}
+		out = append(out, Instruction{Body: body, Source: src})
+	}
+	return out, nil
+}
+
+// InstructionsText returns the instruction bodies at the head of
+// system-prompt.md, joined by blank lines, as the Workspace lists them: the
+// first instructionsLength bytes of the prompt (manifest.json).
+func (c *Context) InstructionsText() (string, error) {
+	return c.instructionsHead()
+}
+
+// instructionsHead is the first instructionsLength bytes of the prompt,
+// checked to end where a part of the prompt ends.
+func (c *Context) instructionsHead() (string, error) {
+	n := c.manifest.InstructionsLength
+	if n < 0 || (n > 0 && (n >= len(c.SystemPrompt) || c.SystemPrompt[n] != '\n')) {
+		return "", fmt.Errorf("%s: instructionsLength %d does not end a part of the %d-byte %s", contract.KeyManifest, n, len(c.SystemPrompt), contract.KeySystemPrompt)
+	}
+	return c.SystemPrompt[:n], nil
 }

@@ -113,8 +113,56 @@ func TestPublishedContext_InstructionsTextIsThePromptsHead(t *testing.T) { // R-
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The tail does not matter: the instructions are sliced, not derived.
 	pc.SystemPrompt = strings.Replace(pc.SystemPrompt, "CHECKLIST", "EDITED", 1)
+	if got, err := pc.InstructionsText(); err != nil || got != "WORKSPACE-RULES" {
+		t.Errorf("InstructionsText() = %q, %v", got, err)
+	}
+	pc.manifest.InstructionsLength = 3
 	if _, err := pc.InstructionsText(); err == nil {
-		t.Error("a prompt whose tail the manifest does not describe gave instructions")
+		t.Error("a length that does not end a part of the prompt gave instructions")
+	}
+}
+
+func TestPublishedContext_InstructionsAreSlicedWithProvenance(t *testing.T) { // R-CTX-1
+	in := resourcestest.ExampleInput()
+	in.PlatformNamespaces = []string{"platform"}
+	in.Instructions = append([]resources.Instruction{
+		{Body: "\nPLATFORM RULES\n", Origin: resources.Origin{Root: "configmap", Namespace: "platform", Object: "org-rules/AGENTS.md"}},
+		{Body: "\n\n", Origin: resources.Origin{Root: "workspace", Namespace: "team-a", Object: "dev/spec.instructions[1]"}},
+	}, in.Instructions...)
+	r, err := resources.Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := Parse(r.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pc.Instructions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ body, authority, ns, kind, name, key string }{
+		{"PLATFORM RULES", "platform", "platform", "ConfigMap", "org-rules", "AGENTS.md"},
+		{"", "project", "team-a", "Workspace", "dev", "spec.instructions[1]"},
+		{"WORKSPACE-RULES", "project", "team-a", "Workspace", "dev", ""},
+	}
+	if len(got) < len(want) {
+		t.Fatalf("Instructions() = %+v", got)
+	}
+	for i, w := range want {
+		p := got[i].Source.Provenance
+		if got[i].Body != w.body || p.Authority != w.authority || p.Namespace != w.ns || p.Kind != w.kind || p.Name != w.name || p.Key != w.key {
+			t.Errorf("instruction %d = %q %+v, want %+v", i, got[i].Body, p, w)
+		}
+	}
+	pc.manifest.InstructionSources[0].Length = 1 << 20
+	if _, err := pc.Instructions(); err == nil {
+		t.Error("a range past the instructions was sliced")
+	}
+	pc.manifest.InstructionSources = nil
+	if _, err := pc.Instructions(); err == nil {
+		t.Error("a manifest without ranges gave instructions")
 	}
 }

@@ -139,11 +139,3 @@ func toolsSection(reg contract.Registry) string {
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
-
-// DerivedTail is the end of a system prompt that the manifest describes: the
-// skill list, the active skills and the tools section, joined as BuildContext
-// joins them. The agent side takes it off the published prompt to recover the
-// instructions.
-func DerivedTail(catalog []contract.CatalogEntry, active []ActivatedSkill, reg contract.Registry) string {
-	return joinParts(derivedParts(catalog, active, reg))
-}

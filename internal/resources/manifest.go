@@ -11,18 +11,26 @@ import (
 // buildManifest assembles manifest.json: metadata of everything, bodies of
 // nothing. Only the names and requested files of active skills appear, so
 // an inactive body can never reach it (R-CAT-4).
-func buildManifest(ws contract.WorkspaceRef, instructions []Instruction, cat *Catalog, active []ActivatedSkill, reg contract.Registry) contract.Manifest {
+//
+// Every instruction, catalog entry and prompt guide carries its provenance
+// (contract.Provenance), and every instruction the byte range of its body in
+// system-prompt.md, so an agent side tells the platform's text from a
+// tenant's by slicing, never by re-deriving the prompt.
+func buildManifest(ws contract.WorkspaceRef, instructions []Instruction, cat *Catalog, active []ActivatedSkill, reg contract.Registry, platform []string) contract.Manifest {
+	sources, length := instructionSources(instructions, platform)
 	m := contract.Manifest{
-		APIVersion:   contract.APIVersion,
-		Kind:         contract.ManifestKind,
-		Workspace:    ws,
-		Instructions: make([]string, 0, len(instructions)),
-		Catalog:      cat.Entries,
-		Shadowed:     cat.Shadowed,
-		ActiveSkills: make([]contract.ActiveSkill, 0, len(active)),
-		Templates:    []contract.TemplateInfo{},
-		Commands:     []contract.Command{},
-		Registry:     reg,
+		APIVersion:         contract.APIVersion,
+		Kind:               contract.ManifestKind,
+		Workspace:          ws,
+		Instructions:       make([]string, 0, len(instructions)),
+		InstructionSources: sources,
+		InstructionsLength: length,
+		Catalog:            catalogWithProvenance(cat, platform),
+		Shadowed:           cat.Shadowed,
+		ActiveSkills:       make([]contract.ActiveSkill, 0, len(active)),
+		Templates:          []contract.TemplateInfo{},
+		Commands:           []contract.Command{},
+		Registry:           reg,
 	}
 	for _, in := range instructions {
 		m.Instructions = append(m.Instructions, in.Origin.String())
@@ -40,6 +48,24 @@ func buildManifest(ws contract.WorkspaceRef, instructions []Instruction, cat *Ca
 		m.Commands = append(m.Commands, contract.Command{Name: t.Name, Template: t.Name, Description: t.Description})
 	}
 	return m
+}
+
+// catalogWithProvenance is the catalog's entries, each with the provenance
+// of its winner.
+func catalogWithProvenance(cat *Catalog, platform []string) []contract.CatalogEntry {
+	out := make([]contract.CatalogEntry, len(cat.Entries))
+	for i, e := range cat.Entries {
+		var o Origin
+		switch e.Kind {
+		case KindSkill:
+			o = cat.skills[e.Name].Origin
+		case KindTemplate:
+			o = cat.templates[e.Name].Origin
+		}
+		e.Provenance = ProvenanceOf(o, platform)
+		out[i] = e
+	}
+	return out
 }
 
 // skillsDoc is skills.json: every winning skill in full, sorted by name, for

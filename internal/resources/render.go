@@ -26,6 +26,12 @@ type Input struct {
 	Registry contract.Registry
 	// MaxContextBytes is the budget of the published data; 0 means unlimited.
 	MaxContextBytes int64
+	// PlatformNamespaces are the namespaces whose text has the platform's
+	// authority (contract.Provenance); any other text is project content.
+	PlatformNamespaces []string
+	// ExtensionNamespaces maps the id of each extension in Registry to its
+	// namespace, which decides the authority of its prompt guide.
+	ExtensionNamespaces map[string]string
 }
 
 // Result is the published ConfigMap data and what it was made from.
@@ -70,11 +76,12 @@ func Render(in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	guideProvenance(reg, in.ExtensionNamespaces, in.PlatformNamespaces)
 	prompt, err := BuildContext(instructions, cat, active, reg)
 	if err != nil {
 		return nil, err
 	}
-	m := buildManifest(in.Workspace, instructions, cat, active, reg)
+	m := buildManifest(in.Workspace, instructions, cat, active, reg, in.PlatformNamespaces)
 	data, err := encodeData(prompt, m, cat, in.MaxContextBytes)
 	if err != nil {
 		return nil, err

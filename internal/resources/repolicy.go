@@ -39,6 +39,7 @@ func Repolicy(old map[string]string, reg contract.Registry, maxContextBytes int6
 	if err != nil {
 		return nil, err
 	}
+	keepGuideProvenance(newReg, m.Registry)
 	m.Registry = newReg
 	m.Hash = ""
 	data := map[string]string{

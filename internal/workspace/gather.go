@@ -99,6 +99,16 @@ func Gather(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Polic
 		}
 	}
 	plan.Extensions = loadOrder(exts, pol.PlatformNamespaces)
+	// Provenance (docs/context-contract.md): text of a platform namespace is
+	// the platform's, and an extension's prompt guide is its namespace's (the
+	// first in load order takes an id, as at commit).
+	plan.Input.PlatformNamespaces = slices.Clone(pol.PlatformNamespaces)
+	plan.Input.ExtensionNamespaces = make(map[string]string, len(plan.Extensions))
+	for _, c := range plan.Extensions {
+		if id := c.Extension.LogicalName(); plan.Input.ExtensionNamespaces[id] == "" {
+			plan.Input.ExtensionNamespaces[id] = c.Extension.Namespace
+		}
+	}
 	instructions, err := gatherInstructions(ctx, ws, reads, objs, trust)
 	if err != nil {
 		return nil, err
