@@ -1,8 +1,18 @@
-# Build the manager, the loadout CLI and loadout-hostd (the lean build of
-# `loadout hostd` the agent-pod policy runs as the sidecar) as static
-# binaries. The builder runs on the build machine's platform and cross-compiles
-# for TARGETPLATFORM, so `make docker-buildx` builds linux/amd64 and
-# linux/arm64 without emulating the compiler.
+# Two images from one build:
+#
+#   docker build --target hostd -t ghcr.io/loadout-dev/loadout-hostd:TAG .
+#       the agent-pod sidecar: /loadout-hostd alone (`loadout hostd` as a
+#       lean binary with only hostd, its command hooks and version). Nothing
+#       else in it can run in hostd's container: no /loadout materialize, no
+#       /manager (the agent-pod policy also refuses exec probes and lifecycle
+#       hooks on it).
+#   docker build -t ghcr.io/loadout-dev/loadout:TAG .   (target manager, the default)
+#       the manager (/manager, the entrypoint) and the full CLI (/loadout).
+#
+# `make docker-build` builds both (IMG and HOSTD_IMG); the manager's
+# --hostd-image names the second. The builder runs on the build machine's
+# platform and cross-compiles for TARGETPLATFORM, so `make docker-buildx`
+# builds linux/amd64 and linux/arm64 without emulating the compiler.
 FROM --platform=$BUILDPLATFORM golang:1.26 AS builder
 WORKDIR /workspace
 COPY go.mod go.sum ./
@@ -24,11 +34,18 @@ RUN pkg=github.com/loadout-dev/loadout/internal/buildinfo \
  && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="$ldflags" -o loadout ./cmd/loadout \
  && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="$ldflags" -o loadout-hostd ./cmd/loadout-hostd
 
-# Distroless static, non-root: no shell, no package manager.
-FROM gcr.io/distroless/static:nonroot
+# The sidecar image: distroless static, non-root, /loadout-hostd only.
+FROM gcr.io/distroless/static:nonroot AS hostd
+WORKDIR /
+COPY --from=builder /workspace/loadout-hostd /loadout-hostd
+USER 65532:65532
+ENTRYPOINT ["/loadout-hostd"]
+
+# The manager image (the default target): distroless static, non-root, no
+# shell, no package manager; /loadout is the CLI.
+FROM gcr.io/distroless/static:nonroot AS manager
 WORKDIR /
 COPY --from=builder /workspace/manager /manager
 COPY --from=builder /workspace/loadout /loadout
-COPY --from=builder /workspace/loadout-hostd /loadout-hostd
 USER 65532:65532
 ENTRYPOINT ["/manager"]

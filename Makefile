@@ -15,6 +15,8 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
 IMG ?= ghcr.io/loadout-dev/loadout:dev
+# The agent-pod sidecar image (Dockerfile target hostd): /loadout-hostd only.
+HOSTD_IMG ?= ghcr.io/loadout-dev/loadout-hostd:dev
 # Stamped into both binaries (`loadout version`, `manager --version`).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -173,18 +175,20 @@ demo: build $(PI_MODULES) ## Run Loadout end to end on a local control plane, wi
 	@$(LOCALBIN)/loadout-demo --assets "$$(bash hack/envtest/build.sh)" --manager $(LOCALBIN)/manager --loadout $(LOCALBIN)/loadout --pi $(PI_DIR) $(if $(filter 1 true yes,$(KEEP)),--keep)
 
 .PHONY: docker-build
-docker-build: ## Build the manager image (needs a Docker engine).
+docker-build: ## Build the manager image IMG and the hostd sidecar image HOSTD_IMG (needs a Docker engine).
 	@command -v docker >/dev/null 2>&1 || { echo "docker-build: no docker CLI on PATH; install Docker to build the image"; exit 1; }
-	docker build $(DOCKER_BUILD_ARGS) -t $(IMG) .
+	docker build $(DOCKER_BUILD_ARGS) --target manager -t $(IMG) .
+	docker build $(DOCKER_BUILD_ARGS) --target hostd -t $(HOSTD_IMG) .
 
 DOCKER_BUILD_ARGS = --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg BUILD_DATE=$(BUILD_DATE)
 
 .PHONY: docker-buildx
-docker-buildx: ## Build and push IMG for PLATFORMS (linux/amd64,linux/arm64) with docker buildx.
+docker-buildx: ## Build and push IMG and HOSTD_IMG for PLATFORMS (linux/amd64,linux/arm64) with docker buildx.
 	@command -v docker >/dev/null 2>&1 || { echo "docker-buildx: no docker CLI on PATH; a Docker engine with the buildx plugin is needed for multi-arch images"; exit 1; }
 	@docker buildx version >/dev/null 2>&1 || { echo "docker-buildx: 'docker buildx' is not available; install the buildx plugin (Docker Desktop and docker-ce ship it)"; exit 1; }
 	@docker buildx inspect loadout-builder >/dev/null 2>&1 || docker buildx create --name loadout-builder --driver docker-container >/dev/null
-	docker buildx build --builder loadout-builder --platform $(PLATFORMS) $(DOCKER_BUILD_ARGS) --tag $(IMG) --push .
+	docker buildx build --builder loadout-builder --platform $(PLATFORMS) $(DOCKER_BUILD_ARGS) --target manager --tag $(IMG) --push .
+	docker buildx build --builder loadout-builder --platform $(PLATFORMS) $(DOCKER_BUILD_ARGS) --target hostd --tag $(HOSTD_IMG) --push .
 
 ##@ Deployment
 

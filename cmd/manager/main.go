@@ -105,8 +105,8 @@ Flags:
 		"Secret in --namespace holding the Ed25519 keys every published context is signed with (one PKCS #8 PEM key per data entry; created with one new key if missing). Add a key and restart to rotate (docs/security.md).")
 	fs.StringVar(&o.hostdConfigMap, "hostd-configmap", controllers.DefaultHostdConfigMap,
 		"ConfigMap in --namespace the manager writes for the agent-pod admission policies: the hostd image and the trust anchor (the signing keys' public keys).")
-	fs.StringVar(&o.hostdImage, "hostd-image", "ghcr.io/loadout-dev/loadout:"+buildinfo.Get().Version,
-		"Image of the hostd sidecar the admission policy injects into agent pods.")
+	fs.StringVar(&o.hostdImage, "hostd-image", "ghcr.io/loadout-dev/loadout-hostd:"+buildinfo.Get().Version,
+		"Image of the hostd sidecar the admission policy injects into agent pods (the Dockerfile's target hostd: /loadout-hostd alone).")
 	zopts := zap.Options{}
 	zopts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
