@@ -145,6 +145,16 @@ var guardLines = []guardLine{
 	{line: "perl -e '`rm -rf x`'", deletes: true, needs: []string{"perl"}},
 	{line: `awk 'BEGIN{system("rm -rf x")}'`, deletes: true, needs: []string{"awk"}},
 	{line: "mkdir -p e && rsync -a --delete e/ x/", deletes: true, needs: []string{"rsync"}},
+	{line: "tar --remove-files -cf t.tar x", deletes: true, needs: []string{"tar"}},
+	{line: "zip -qrm t.zip x", deletes: true, needs: []string{"zip"}},
+	{line: "sed -n '1e rm -r x' README", deletes: true, needs: []string{"sed"}},
+	{line: "sed 's/.*/rm -r x/e' README", deletes: true, needs: []string{"sed"}},
+	{line: "npm exec -- rimraf x"},
+	{line: "npx -c 'rm -rf x'"},
+	{line: "git config alias.nuke '!rm -rf x'"},
+	{line: "ssh host rm -rf x"},
+	{line: "ssh -o ProxyCommand='rm -rf x' host"},
+	{line: "vim -c '!rm -rf x' -c q README"},
 	// Wrappers, known and unknown.
 	{line: "taskset -c 0 rm -rf x", deletes: true, needs: []string{"taskset"}},
 	{line: "flock ./lock rm -rf x", deletes: true, needs: []string{"flock"}},
@@ -203,6 +213,8 @@ var guardLines = []guardLine{
 	{line: "cd docs && ls", allow: true},
 	{line: "touch ./-r; rm -- -r", allow: true},
 	{line: "sed -n 1p README | head -1", allow: true},
+	{line: "sed -i 's/mentioned/named/' README", allow: true},
+	{line: "tar -cf t.tar x && tar -tf t.tar", allow: true},
 	{line: "git log --oneline -1 || true", allow: true, git: true, needs: []string{"git"}},
 }
 
@@ -300,4 +312,48 @@ func tree(t *testing.T, root string) []string {
 		return nil
 	})
 	return out
+}
+
+// TestSamplesGuard_PowerShellIsReadAsPowerShellOrFailsClosed_RHK3: a line
+// of Claude Code's PowerShell tool is read as PowerShell, never as bash:
+// every recursive delete (Remove-Item -Recurse in any spelling or alias,
+// a pipeline into Remove-Item, the native rm -r of pwsh on Linux) and
+// everything the tokenizer cannot follow (.NET calls, iex of a variable,
+// & $x, cmd.exe, encoded commands, scripts, aliases) is denied; ordinary
+// cmdlets are allowed.
+func TestSamplesGuard_PowerShellIsReadAsPowerShellOrFailsClosed_RHK3(t *testing.T) {
+	h := mustCEL(t, vocab.BeforeToolCall, samplesGuard(t))
+	call := func(line string) Input {
+		in := shellCall(line)
+		in.Call.Name = "PowerShell"
+		return in
+	}
+	for _, line := range []string{
+		"Remove-Item -Recurse -Force x", "Remove-Item x -Recurse", "remove-item x -rec", "rm -r -fo x", "ri x -r", "del /s x",
+		"rd x -Recurse", "erase -Recurse x", "Remove-Item -Path x -Recurse:$true", "Microsoft.PowerShell.Management\\Remove-Item x -Recurse",
+		"Get-ChildItem x -Recurse | Remove-Item", "gci x -r | rm -Force", "gci x | % { Remove-Item $_ -Recurse }", "rm -rf x",
+		"[IO.Directory]::Delete('x', $true)", "(Get-Item x).Delete($true)", "$d = Get-Item x; $d.Delete($true)", "gci x | % Delete",
+		"iex 'Remove-Item -r x'", "Invoke-Expression $s", "iex (Get-Content s.ps1 -Raw)", "& $cmd x", "& (\"Remove\" + \"-Item\") x -Recurse",
+		". ./script.ps1", "cmd /c rd /s /q x", "cmd.exe /c \"rd /s /q x\"", "pwsh -EncodedCommand abc", "powershell -enc abc",
+		"pwsh -File s.ps1", "pwsh -c 'Remove-Item -Recurse x'", "Start-Process rm -ArgumentList '-rf x'", "Set-Alias ls Remove-Item",
+		"New-Item -Path function:ls -Value { Remove-Item -r x }", "$p = @{Recurse=$true}; Remove-Item x @p",
+		"Invoke-Command { Remove-Item x -Recurse }", "Invoke-Command -FilePath s.ps1", "Start-Job { Remove-Item -r x }",
+		"bash -c 'rm -rf x'", "if ($true) { Remove-Item x -Recurse }", "foreach ($d in 'x') { Remove-Item $d -Recurse }",
+		"Write-Output \"$(Remove-Item x -Recurse)\"", "Add-Type -TypeDefinition $src", "Import-Module ./evil.psm1",
+		"python3 -c 'import shutil; shutil.rmtree(\"x\")'", "git clean -fdx", "find x -delete",
+	} {
+		if v, err := h.Evaluate(context.Background(), call(line)); err == nil && v.Allowed {
+			t.Errorf("PowerShell %q: allowed; want denied", line)
+		}
+	}
+	for _, line := range []string{
+		"Get-ChildItem", "Get-ChildItem -Recurse docs", "Remove-Item build.log", "del build.log", "ls", "Get-Content README",
+		"git status", "Write-Output 'rm -rf x'", "echo 'Remove-Item -Recurse x'", "Select-String -Pattern 'rm -rf' -Path docs",
+		"$x = 1; Write-Host $x", "Get-ChildItem -Filter *.go | Measure-Object", "Test-Path x; if ($?) { Write-Host yes }",
+		"# Remove-Item -Recurse x\nGet-Date", "Get-Process | Sort-Object CPU | Select-Object -First 5",
+	} {
+		if v, err := h.Evaluate(context.Background(), call(line)); err != nil || !v.Allowed {
+			t.Errorf("PowerShell %q: %+v, %v; want allowed", line, v, err)
+		}
+	}
 }

@@ -24,12 +24,14 @@ func (w *walker) evaluates(src string, node syntax.Node) {
 		w.arithm(src, "((", n.X, n)
 	case *syntax.LetClause:
 		for _, x := range n.Exprs {
-			w.arithm(src, "let", x, n)
+			if w.arithm(src, "let", x, n) {
+				break
+			}
 		}
 	case *syntax.CStyleLoop:
 		for _, x := range []syntax.ArithmExpr{n.Init, n.Cond, n.Post} {
-			if x != nil {
-				w.arithm(src, "for ((", x, n)
+			if x != nil && w.arithm(src, "for ((", x, n) {
+				break
 			}
 		}
 	case *syntax.ParamExp:
@@ -44,8 +46,8 @@ func (w *walker) evaluates(src string, node syntax.Node) {
 		}
 		if n.Slice != nil {
 			for _, x := range []syntax.ArithmExpr{n.Slice.Offset, n.Slice.Length} {
-				if x != nil {
-					w.arithm(src, "${:", x, n)
+				if x != nil && w.arithm(src, "${:", x, n) {
+					break
 				}
 			}
 		}
@@ -96,8 +98,9 @@ func (w *walker) evaluates(src string, node syntax.Node) {
 	}
 }
 
-// arithm records arithmetic x as opaque unless every operand is a number.
-func (w *walker) arithm(src, kind string, x syntax.ArithmExpr, whole syntax.Node) {
+// arithm records arithmetic x as opaque unless every operand is a number;
+// it reports whether it did.
+func (w *walker) arithm(src, kind string, x syntax.ArithmExpr, whole syntax.Node) bool {
 	bad := ""
 	syntax.Walk(x, func(m syntax.Node) bool {
 		if bad != "" {
@@ -114,6 +117,7 @@ func (w *walker) arithm(src, kind string, x syntax.ArithmExpr, whole syntax.Node
 	if bad != "" {
 		w.opaque([]string{kind, source(src, whole)}, "arithmetic evaluates "+bad+", whose value the line does not show, as an expression")
 	}
+	return bad != ""
 }
 
 // numeric: a number (decimal, 0x…, base#…), @ or *, or a special

@@ -60,6 +60,11 @@ type psWord struct {
 	// method: it calls a .NET method or static member ($x.Delete(),
 	// [IO.Directory]::Delete(…), (gi x).Delete()).
 	method bool
+	// quoted: it begins with a quote (a string, not a command name).
+	quoted bool
+	// glob: it has a wildcard (a cmdlet gets it as written; pwsh on Unix
+	// expands it for a native program).
+	glob bool
 }
 
 // psMethod finds a member call outside quotes.
@@ -115,9 +120,15 @@ func (w *walker) psStatement(n nested, stmt []psWord, via string) string {
 		return ""
 	}
 	first := stmt[0]
-	// $x = <pipeline>, return <pipeline>
-	if len(stmt) > 2 && strings.HasPrefix(first.text, "$") && strings.HasSuffix(stmt[1].text, "=") && stmt[1].info == 0 {
+	// $x = <pipeline>, key = <pipeline> in @{…}, return <pipeline>
+	if len(stmt) > 2 && (strings.HasPrefix(first.text, "$") || isName(first.text)) && strings.HasSuffix(stmt[1].text, "=") && stmt[1].info == 0 && !stmt[1].quoted {
 		return w.psStatement(n, stmt[2:], via)
+	}
+	if k, _, ok := strings.Cut(first.text, "="); ok && isName(k) && !first.quoted {
+		return "" // key=value in @{…}: an expression
+	}
+	if first.quoted {
+		return "" // "text": an expression
 	}
 	if k := strings.ToLower(first.text); first.info == 0 && !first.block && (k == "return" || k == "throw" || k == "exit") && len(stmt) > 1 {
 		return w.psStatement(n, stmt[1:], via)
@@ -139,10 +150,11 @@ func (w *walker) psStatement(n nested, stmt []psWord, via string) string {
 		case first.text == ".":
 			w.psAdd(stmt, "", "it dot-sources a script, which the line does not show", via)
 			return ""
-		case target.info&wDynamic != 0 || target.group:
+		case target.info&wDynamic != 0 || target.group || target.method:
 			w.psAdd(stmt[1:], "", "its name is only known at run time", via)
 			return ""
 		}
+		stmt[1].quoted = false // & "C:\Program Files\x.exe": a name
 		stmt = stmt[1:]
 		first = stmt[0]
 	}
@@ -167,7 +179,7 @@ func (w *walker) psStatement(n nested, stmt []psWord, via string) string {
 	if canon == "" {
 		// A native program: read as it would be from bash (sudo, find -exec,
 		// bash -c…); lower stays for the name of pwsh.exe etc.
-		c := psCmd(stmt)
+		c := psCmd(stmt, true)
 		if strings.EqualFold(name(c.argv[0]), "cmd") || strings.EqualFold(name(c.argv[0]), "cmd.exe") {
 			w.psAdd(stmt, "", "cmd.exe runs a line in another language, which the guard does not read", via)
 			return "cmd"
@@ -217,18 +229,22 @@ func (w *walker) psStatement(n nested, stmt []psWord, via string) string {
 	if lower == "rm" {
 		// On Linux and macOS, pwsh's rm is the native rm.
 		w.dialect = Bash
-		w.run(n, psCmd(stmt), nil, nil, 0, "")
+		w.run(n, psCmd(stmt, true), nil, nil, 0, "")
 		w.dialect = PowerShell
 	}
 	return canon
 }
 
-// psCmd is a statement's words as a cmd.
-func psCmd(stmt []psWord) cmd {
+// psCmd is a statement's words as a cmd; for a native program, pwsh on
+// Unix expands wildcards, so a leading one may make any option.
+func psCmd(stmt []psWord, native bool) cmd {
 	var c cmd
 	for _, s := range stmt {
 		f := s.info
 		if s.group {
+			f |= wDynamic | wLeading
+		}
+		if s.glob && native && (strings.HasPrefix(s.text, "*") || strings.HasPrefix(s.text, "?") || strings.HasPrefix(s.text, "[")) {
 			f |= wDynamic | wLeading
 		}
 		c.argv = append(c.argv, s.text)
@@ -239,7 +255,7 @@ func psCmd(stmt []psWord) cmd {
 
 // psAdd records a PowerShell command.
 func (w *walker) psAdd(stmt []psWord, canon, reason, via string) {
-	c := psCmd(stmt)
+	c := psCmd(stmt, false)
 	for i, s := range stmt[1:] {
 		if strings.HasPrefix(s.text, "@") && !s.group && s.info&wDynamic != 0 {
 			c.info[i+1] |= wLeading // @splat: any parameters
@@ -497,16 +513,14 @@ func psWordAt(s string, i int) (psParsed, int, error) {
 			i += end + 1
 		default:
 			if c == '*' || c == '?' {
-				w.info |= wDynamic
-				if i == start {
-					w.info |= wLeading
-				}
+				w.glob = true
 			}
 			b.WriteByte(c)
 			i++
 		}
 	}
 	w.text = b.String()
+	w.quoted = s[start] == '\'' || s[start] == '"' || strings.HasPrefix(s[start:], "@'") || strings.HasPrefix(s[start:], "@\"")
 	w.method = psMethod.MatchString(unquoted(s[start:i]))
 	if i == start {
 		return w, i + 1, fmt.Errorf("unexpected %q", s[i])

@@ -189,6 +189,10 @@ func runs(c cmd) running {
 		return parallel(c)
 	case name == "git":
 		return git(c)
+	case name == "sed" || name == "gsed":
+		return sed(c)
+	case name == "ssh":
+		return ssh(c)
 	case runners[name] != nil:
 		r = optionRunner(c, runners[name])
 	default:
@@ -352,7 +356,7 @@ var leaves = []string{
 	"locale", "tput", "clear", "reset", "set", "shopt", "export", "declare", "local", "readonly", "typeset", "shift",
 	"return", "exit", "break", "continue", "jobs", "fg", "bg", "disown", "kill", "ulimit", "umask", "history", "dirs",
 	"sed", "tsort", "rmdir", "rm", "unlink", "shred", "mkfifo", "mknod", "install", "rsync", "scp", "dd", "truncate",
-	"git", "diffstat", "patch", "make", "go", "gofmt", "cargo", "rustc", "npm", "yarn", "pnpm", "pip", "pip3", "mvn",
+	"git", "diffstat", "patch", "make", "go", "gofmt", "cargo", "rustc", "pip", "pip3", "mvn",
 	"gradle", "javac", "java", "gcc", "cc", "clang", "ld", "ar", "nm", "objdump", "strings",
 	"openssl", "ssh-keygen", "gpg", "tree", "fd", "fdfind", "locate", "iconv", "dos2unix", "unix2dos", "cal", "bc", "dc",
 	"expr", "factor", "numfmt", "shuf", "nproc", "lsof", "netstat", "ss", "ip", "ping", "dig", "nslookup", "host",
@@ -549,6 +553,15 @@ func git(c cmd) running {
 	case "bisect":
 		if len(rest.argv) > 2 && rest.argv[1] == "run" {
 			return running{at: sub + 2}
+		}
+	case "config":
+		for _, a := range rest.argv[1:] {
+			k := strings.ToLower(a)
+			for _, p := range []string{"alias.", "core.", "filter.", "diff.", "merge.", "credential.", "sequence.", "gpg.", "pager.", "include", "remote."} {
+				if strings.HasPrefix(k, p) {
+					return running{opaque: "git config " + a + " can make git run commands later"}
+				}
+			}
 		}
 	case "filter-branch", "difftool", "mergetool", "daemon", "web--browse":
 		return running{opaque: "git " + argv[sub] + " runs commands the line does not show"}
@@ -856,4 +869,167 @@ func isAssignment(a string) bool {
 	return strings.IndexFunc(n, func(r rune) bool {
 		return !(r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
 	}) < 0
+}
+
+// ssh HOST [COMMAND…] runs COMMAND's words, joined, in the remote user's
+// shell; -o ProxyCommand and LocalCommand run here.
+func ssh(c cmd) running {
+	argv := c.argv
+	i := 1
+	for ; i < len(argv); i++ {
+		a := argv[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			break
+		}
+		if strings.HasPrefix(a, "-o") {
+			v := a[2:]
+			if v == "" && i+1 < len(argv) {
+				i++
+				v = argv[i]
+			}
+			k := strings.ToLower(strings.TrimSpace(strings.FieldsFunc(v, func(r rune) bool { return r == '=' || r == ' ' })[0:1][0]))
+			if k == "proxycommand" || k == "localcommand" || k == "knownhostscommand" || k == "remotecommand" || k == "permitlocalcommand" {
+				return running{opaque: "ssh -o " + k + " runs a command the guard does not read"}
+			}
+			continue
+		}
+		if strings.ContainsAny(a[len(a)-1:], "bcDEeFIiJLlmOpQRSWw") {
+			i++ // the option's value is the next word
+		}
+	}
+	i++ // the host
+	if i >= len(argv) {
+		return running{}
+	}
+	if !c.literal(i) {
+		return running{opaque: "ssh runs a remote command built at run time"}
+	}
+	return running{lines: []string{strings.Join(argv[i:], " ")}}
+}
+
+// sed: GNU sed's e command and the e flag of s run a shell command; a
+// script file (-f) is not shown.
+func sed(c cmd) running {
+	argv := c.argv
+	var scripts []string
+	explicit := false
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "--sandbox":
+			return running{}
+		case a == "-f" || strings.HasPrefix(a, "--file") || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "f")):
+			return running{opaque: "sed runs a script file, which the line does not show"}
+		case a == "-e" || a == "--expression":
+			if i+1 < len(argv) {
+				i++
+				if c.info[i]&wDynamic != 0 {
+					return running{opaque: "sed runs a script only known at run time"}
+				}
+				scripts, explicit = append(scripts, argv[i]), true
+			}
+		case strings.HasPrefix(a, "--expression="):
+			scripts, explicit = append(scripts, a[len("--expression="):]), true
+		case strings.HasPrefix(a, "-e") && !strings.HasPrefix(a, "--"):
+			scripts, explicit = append(scripts, a[2:]), true
+		case a == "-l" || a == "--line-length":
+			i++
+		case len(a) > 1 && a[0] == '-':
+		case !explicit && len(scripts) == 0:
+			if c.info[i]&wDynamic != 0 {
+				return running{opaque: "sed runs a script only known at run time"}
+			}
+			scripts = append(scripts, a)
+		}
+	}
+	for _, s := range scripts {
+		if sedExecutes(s) {
+			return running{opaque: "sed's e command runs a shell command"}
+		}
+	}
+	return running{}
+}
+
+// sedExecutes reports whether a sed script has an e command or an s
+// command with the e flag.
+func sedExecutes(s string) bool {
+	i := 0
+	skipRegex := func(d byte) {
+		for i < len(s) && s[i] != d {
+			if s[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		i++
+	}
+	for i < len(s) {
+		// an address: numbers, $, /re/, \cREc, first~step, a,b, !
+		for i < len(s) {
+			switch ch := s[i]; {
+			case ch == ' ' || ch == '\t' || ch == ';' || ch == '\n' || ch == '{' || ch == '}' || ch == '!' || ch == ',' || ch == '~' || ch == '+' || ch == '$' || (ch >= '0' && ch <= '9'):
+				i++
+				continue
+			case ch == '/':
+				i++
+				skipRegex('/')
+				for i < len(s) && (s[i] == 'I' || s[i] == 'M') {
+					i++
+				}
+				continue
+			case ch == '\\' && i+1 < len(s):
+				d := s[i+1]
+				i += 2
+				skipRegex(d)
+				continue
+			}
+			break
+		}
+		if i >= len(s) {
+			return false
+		}
+		switch s[i] {
+		case 'e':
+			return true
+		case 's', 'y':
+			cmd := s[i]
+			i++
+			if i >= len(s) {
+				return false
+			}
+			d := s[i]
+			i++
+			skipRegex(d)
+			skipRegex(d)
+			for i < len(s) && s[i] != ';' && s[i] != '\n' && s[i] != '}' {
+				if cmd == 's' && s[i] == 'e' {
+					return true
+				}
+				if s[i] == 'w' {
+					break // a file name to the end of the line
+				}
+				i++
+			}
+		default:
+			// a, i, c, r, w, b, t, :label… take the rest of the line (or
+			// to ; for labels): skip it
+			for i < len(s) && s[i] != '\n' && (s[i] != ';' || strings.IndexByte("aicrwRW:", s[i]) >= 0) {
+				if s[i] == ';' {
+					break
+				}
+				i++
+			}
+			if i < len(s) && s[i] != '\n' && s[i] != ';' {
+				i++
+			}
+		}
+		for i < len(s) && s[i] != ';' && s[i] != '\n' && s[i] != '}' && s[i] != '{' {
+			i++
+		}
+	}
+	return false
 }

@@ -393,7 +393,7 @@ func (w *walker) add(c cmd, r running, via string) {
 			r.opaque = "its subcommand is only known at run time"
 		}
 	}
-	if c.info[0]&wDynamic != 0 {
+	if c.info[0]&wDynamic != 0 && r.opaque == "" {
 		r.opaque = "its name is only known at run time"
 	}
 	if r.opaque != "" {
@@ -412,13 +412,21 @@ func (w *walker) opaque(argv []string, reason string) {
 	w.add(c, running{opaque: reason}, "")
 }
 
-// name is the program argv0 runs: its last path element, or argv0 itself
-// when it has an expansion.
+// name is the program argv0 runs: its last path element (/ or \, so
+// C:\Git\bin\git.exe is git too), without a Windows program suffix
+// (.exe, .com); argv0 itself when it has an expansion.
 func name(argv0 string) string {
 	if argv0 == "" || strings.ContainsAny(argv0, "$`") {
 		return argv0
 	}
-	return path.Base(argv0)
+	b := argv0[strings.LastIndexAny(argv0, `/\`)+1:]
+	if b == "" {
+		return path.Base(argv0)
+	}
+	if e := strings.ToLower(path.Ext(b)); (e == ".exe" || e == ".com") && len(b) > len(e) {
+		b = b[:len(b)-len(e)]
+	}
+	return b
 }
 
 // readChunk is how many bytes limitedReader hands the parser at a time:
