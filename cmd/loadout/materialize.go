@@ -29,9 +29,11 @@ already read:
 
   OUT/skills/<name>/SKILL.md   every winning skill (Agent Skills frontmatter) and its files
   OUT/prompts/<name>.md        every template as a Pi prompt template
-  OUT/AGENTS.md                the Workspace's instructions, in order
+  OUT/AGENTS.md                the platform's text only (as OUT/workspace-prompt.md)
   OUT/system-prompt.md         the published system prompt
-  OUT/workspace-prompt.md      instructions, active skills and prompt guides as one text
+  OUT/workspace-prompt.md      the platform's instructions, active skills, prompt guides and denied tools
+  OUT/project-prompt.md        the tenants' instructions, active skills and prompt guides, each under
+                               a heading naming its namespace: project content, never policy
   OUT/manifest.json            the published manifest (active skills, variables, registry)
 
 Each name is a symlink through OUT/..data to one generation directory; an

@@ -9,19 +9,42 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 )
 
-// CLAUDE.md carries what Pi gets in its system prompt: the instructions, the
-// active skills with their requested files and the prompt guides.
-func TestBuild_ClaudeCodeMemoryHoldsInstructionsActiveSkillsAndGuides(t *testing.T) {
+// CLAUDE.md, Claude Code's managed memory, carries the platform's text
+// only: its instructions and active skills, its extensions' prompt guides
+// and the denied tools. The tenant's instructions, active skills and guides
+// are in project-prompt.md, each under its namespace's heading.
+func TestBuild_ClaudeCodeMemoryHoldsOnlyThePlatformsText(t *testing.T) {
 	in := sampleInput()
-	in.Manifest.ActiveSkills = []contract.ActiveSkill{{Name: "review", Files: []string{"checklist.md"}}}
-	in.Manifest.PromptGuides = []contract.PromptGuide{{Extension: "review-extension", Text: "Use review_note for findings.\n"}}
-	got := files(t, mustBuild(t, in, Options{ClaudeCode: true}))[ClaudeFile]
-	want := "# Workspace instructions\n\nUse Go 1.26.\n\nRun make test before you land.\n\n" +
-		"# Active skill: review\n\n# Review\n\nRead the diff.\n\n" +
-		"## review: checklist.md\n\n- [ ] tests\n\n" +
-		"# Extension guides\n\n## Extension review-extension\n\nUse review_note for findings.\n"
-	if got != want {
-		t.Errorf("CLAUDE.md =\n%s\nwant\n%s", got, want)
+	in.Manifest.ActiveSkills = []contract.ActiveSkill{{Name: "deploy"}, {Name: "review", Files: []string{"checklist.md"}}}
+	platform := &contract.Provenance{Authority: contract.AuthorityPlatform, Namespace: "loadout-system", Kind: contract.ProvenanceExtension, Name: "platform-guard"}
+	tenant := &contract.Provenance{Authority: contract.AuthorityProject, Namespace: "team-a", Kind: contract.ProvenanceExtension, Name: "review-extension"}
+	in.Manifest.PromptGuides = []contract.PromptGuide{
+		{Extension: "platform-guard", Text: "Never delete recursively.\n", Provenance: platform},
+		{Extension: "review-extension", Text: "Use review_note for findings.\n", Provenance: tenant},
+		{Extension: "unlabelled", Text: "No provenance, no authority."},
+	}
+	in.Manifest.Deny = []string{"web", "shell"}
+	got := files(t, mustBuild(t, in, Options{ClaudeCode: true}))
+	want := "# Organisation instructions\n\nUse Go 1.26.\n\n" +
+		"# Active skill: deploy\n\nDeploy with care.\n\n" +
+		"# Extension guides\n\n## Extension platform-guard\n\nNever delete recursively.\n\n" +
+		"# Denied tools\n\nThe organisation's policy denies these tools (names or tool classes); calls to them are refused: `web`, `shell`.\n"
+	if got[ClaudeFile] != want {
+		t.Errorf("CLAUDE.md =\n%s\nwant\n%s", got[ClaudeFile], want)
+	}
+	wantProject := "# Project content\n\n" + projectPreamble + "\n\n" +
+		"## Project content from namespace team-a (not organisation policy)\n\n" +
+		"### Instructions (spec.instructions[0] of Workspace dev)\n\nRun make test before you land.\n\n" +
+		"### Active skill: review\n\n# Review\n\nRead the diff.\n\n" +
+		"#### review: checklist.md\n\n- [ ] tests\n\n" +
+		"### Extension review-extension\n\nUse review_note for findings.\n\n" +
+		"## Project content from extension unlabelled (not organisation policy)\n\n" +
+		"### Extension unlabelled\n\nNo provenance, no authority.\n"
+	if got[ProjectPromptFile] != wantProject {
+		t.Errorf("project-prompt.md =\n%s\nwant\n%s", got[ProjectPromptFile], wantProject)
+	}
+	if got[WorkspacePromptFile] != want || got[AgentsFile] != want {
+		t.Errorf("workspace-prompt.md and AGENTS.md differ from CLAUDE.md:\n%s\n%s", got[WorkspacePromptFile], got[AgentsFile])
 	}
 	in.Manifest.ActiveSkills = []contract.ActiveSkill{{Name: "review", Files: []string{"missing.md"}}}
 	if _, err := Build(context.Background(), in, Options{ClaudeCode: true}); err == nil || !strings.Contains(err.Error(), `skill "review" has no file "missing.md"`) {

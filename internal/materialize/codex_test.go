@@ -128,19 +128,22 @@ func TestWrite_CodexLayoutReplacesItsOwnSkillsLink(t *testing.T) {
 	}
 }
 
-// Codex gets no system prompt from Loadout, so its AGENTS.md carries what
-// Claude Code's CLAUDE.md does: the instructions, the active skills with
-// their requested files and the prompt guides. Without --codex, AGENTS.md
-// stays the instructions alone.
-func TestBuild_CodexAgentsFileIsTheWorkspaceMemory(t *testing.T) {
+// Codex gets no system prompt from Loadout, so its AGENTS.md (its global
+// instructions) carries what Claude Code's CLAUDE.md does: the platform's
+// text only. The tenant's text is project content, in project-prompt.md.
+func TestBuild_CodexAgentsFileIsThePlatformMemory(t *testing.T) {
 	in := sampleInput()
 	in.Manifest.ActiveSkills = []contract.ActiveSkill{{Name: "review", Files: []string{"checklist.md"}}}
 	in.Manifest.PromptGuides = []contract.PromptGuide{{Extension: "review-extension", Text: "Use review_note for findings.\n"}}
-	codex := files(t, mustBuild(t, in, Options{Codex: true}))[AgentsFile]
+	tree := files(t, mustBuild(t, in, Options{Codex: true}))
+	codex := tree[AgentsFile]
 	claude := files(t, mustBuild(t, in, Options{ClaudeCode: true}))[ClaudeFile]
-	for _, want := range []string{"Run make test before you land.", "# Active skill: review\n\n# Review\n\nRead the diff.", "## review: checklist.md\n\n- [ ] tests", "Use review_note for findings."} {
-		if !strings.Contains(codex, want) {
-			t.Errorf("AGENTS.md lacks %q:\n%s", want, codex)
+	if codex != "# Organisation instructions\n\nUse Go 1.26.\n" {
+		t.Errorf("AGENTS.md = %q, want the platform's instruction alone", codex)
+	}
+	for _, want := range []string{"Run make test before you land.", "### Active skill: review\n\n# Review\n\nRead the diff.", "#### review: checklist.md\n\n- [ ] tests", "Use review_note for findings."} {
+		if !strings.Contains(tree[ProjectPromptFile], want) {
+			t.Errorf("project-prompt.md lacks %q:\n%s", want, tree[ProjectPromptFile])
 		}
 	}
 	if codex != claude {
@@ -149,7 +152,7 @@ func TestBuild_CodexAgentsFileIsTheWorkspaceMemory(t *testing.T) {
 	if both := files(t, mustBuild(t, in, Options{Codex: true, ClaudeCode: true})); both[AgentsFile] != both[ClaudeFile] {
 		t.Error("with both layouts AGENTS.md and CLAUDE.md differ")
 	}
-	if plain := files(t, mustBuild(t, in, Options{}))[AgentsFile]; plain != "Use Go 1.26.\n\nRun make test before you land.\n" {
+	if plain := files(t, mustBuild(t, in, Options{}))[AgentsFile]; plain != codex {
 		t.Errorf("AGENTS.md without --codex = %q", plain)
 	}
 	in.Manifest.ActiveSkills = []contract.ActiveSkill{{Name: "nope"}}

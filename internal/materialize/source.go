@@ -3,9 +3,12 @@ package materialize
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/published"
+	"github.com/loadout-dev/loadout/internal/resources"
 )
 
 // SkillContent is what a skill's directory holds besides its frontmatter: the
@@ -44,4 +47,27 @@ func (InlineContent) SkillContent(_ context.Context, s contract.SkillDoc) (Skill
 		return SkillContent{}, err
 	}
 	return SkillContent{Body: s.Body, Files: decoded}, nil
+}
+
+// MemoryOf is the memory texts (composeMemory) of a published context as it
+// is served: each active skill activated from it, so an external skill's
+// body is there once its source has arrived. hostd gives Memory.Project to
+// Claude Code and Codex as SessionStart context.
+func MemoryOf(pc *published.Context) (Memory, error) {
+	instructions, err := pc.Instructions()
+	if err != nil {
+		return Memory{}, err
+	}
+	m := pc.Manifest()
+	active := slices.Clone(m.ActiveSkills)
+	slices.SortFunc(active, func(a, b contract.ActiveSkill) int { return strings.Compare(a.Name, b.Name) })
+	skills := make([]resources.ActivatedSkill, 0, len(active))
+	for _, a := range active {
+		s, err := pc.Activate(a.Name, a.Files)
+		if err != nil {
+			return Memory{}, fmt.Errorf("active skill %q: %w", a.Name, err)
+		}
+		skills = append(skills, *s)
+	}
+	return composeMemory(instructions, m, skills), nil
 }

@@ -23,13 +23,22 @@ import (
 const (
 	SkillsDir  = "skills"
 	PromptsDir = "prompts"
+	// AgentsFile is the platform's text (Memory.Platform), the same as
+	// CLAUDE.md: Codex reads it as its global instructions.
 	AgentsFile = "AGENTS.md"
-	// WorkspacePromptFile is the Workspace's part of an agent's system prompt
-	// for agents that keep their own (Pi): the instructions, the active skills
-	// with their requested files and the extensions' prompt guides, as one
-	// text. Claude Code's CLAUDE.md and Codex's AGENTS.md hold the same text.
+	// WorkspacePromptFile is the platform's part of an agent's system
+	// prompt for agents that keep their own (Pi): the platform's
+	// instructions and active skills, its extensions' prompt guides and the
+	// denied tools (Memory.Platform). Claude Code's CLAUDE.md and Codex's
+	// AGENTS.md hold the same text.
 	WorkspacePromptFile = "workspace-prompt.md"
-	SystemPromptFile    = contract.KeySystemPrompt // the published keys, as they are
+	// ProjectPromptFile is the tenants' text (Memory.Project): their
+	// instructions, active skills and prompt guides, each under a heading
+	// naming its namespace and saying it is project content. No managed
+	// file includes it: Pi adds it to its prompt's project section, Claude
+	// Code and Codex get it from hostd as SessionStart context.
+	ProjectPromptFile = "project-prompt.md"
+	SystemPromptFile  = contract.KeySystemPrompt // the published keys, as they are
 	// ManifestFile is the context's manifest.json (contract.Manifest): which
 	// skills are active, the templates' variables, the tool registry. An
 	// agent reads it from the same generation as the files it describes.
@@ -55,9 +64,9 @@ type Input struct {
 	// Hash is the context hash, named in errors.
 	Hash         string
 	SystemPrompt string
-	// Instructions are the instruction bodies in the Workspace's order,
-	// joined by blank lines: AGENTS.md.
-	Instructions string
+	// Instructions are the instructions in the Workspace's order, each
+	// with its provenance.
+	Instructions []Instruction
 	// Manifest is manifest.json.
 	Manifest contract.Manifest
 	// Skills are the winning skills; Templates the winning templates.
@@ -65,9 +74,12 @@ type Input struct {
 	Templates []contract.TemplateDoc
 }
 
+// Instruction is one instruction with its provenance (published.Instruction).
+type Instruction = published.Instruction
+
 // InputFrom takes a tree's input from a loaded published context.
 func InputFrom(pc *published.Context) (Input, error) {
-	instructions, err := pc.InstructionsText()
+	instructions, err := pc.Instructions()
 	if err != nil {
 		return Input{}, fmt.Errorf("materialize context %s: %w", pc.Hash, err)
 	}
@@ -218,24 +230,23 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 		return nil, b.errorf("%w", b.err)
 	}
 
-	// The Workspace's part of the system prompt, written once: the Pi package
-	// reads it whole, and the agents that get no system prompt from Loadout
-	// read it in their memory file (Codex in AGENTS.md, Claude Code in
-	// CLAUDE.md).
-	agents := agentsMarkdown(in.Instructions)
-	memory, err := workspaceMemory(in, bodies)
+	// The Workspace's text, split by authority and written once: the
+	// platform's part is what an agent may treat as organisation policy
+	// (the Pi package's system prompt addition, Codex's AGENTS.md, Claude
+	// Code's managed CLAUDE.md); the tenants' part is project content in a
+	// file none of them includes.
+	active, err := activeSkills(in.Manifest, skills, bodies)
 	if err != nil {
 		return nil, b.errorf("%w", err)
 	}
-	b.add(WorkspacePromptFile, []byte(memory), 0o644)
-	if opts.Codex {
-		agents = memory
-	}
-	b.add(AgentsFile, []byte(agents), 0o644)
+	memory := composeMemory(in.Instructions, in.Manifest, active)
+	b.add(WorkspacePromptFile, []byte(memory.Platform), 0o644)
+	b.add(ProjectPromptFile, []byte(memory.Project), 0o644)
+	b.add(AgentsFile, []byte(memory.Platform), 0o644)
 
-	links := []string{AgentsFile, ManifestFile, PromptsDir, SkillsDir, SystemPromptFile, WorkspacePromptFile}
+	links := []string{AgentsFile, ManifestFile, ProjectPromptFile, PromptsDir, SkillsDir, SystemPromptFile, WorkspacePromptFile}
 	if opts.ClaudeCode {
-		if err := b.addClaudeCode(in, memory, opts.HostdURL); err != nil {
+		if err := b.addClaudeCode(in, memory.Platform, opts.HostdURL); err != nil {
 			return nil, b.errorf("%w", err)
 		}
 		links = append(links, claudeCodeLinks...)

@@ -16,8 +16,19 @@ func sampleInput() Input {
 	return Input{
 		Hash:         "sha256:test",
 		SystemPrompt: "# Skills\n\n- review: Review code.\n",
-		Instructions: "Use Go 1.26.\n\nRun make test before you land.",
-		Manifest:     contract.Manifest{Instructions: []string{"workspace/team-a/dev/spec.instructions[0]"}},
+		Instructions: []Instruction{
+			{Body: "Use Go 1.26.", Source: contract.InstructionSource{Origin: "configmap/loadout-system/org/AGENTS.md",
+				Provenance: contract.Provenance{Authority: contract.AuthorityPlatform, Namespace: "loadout-system", Kind: contract.ProvenanceConfigMap, Name: "org", Key: "AGENTS.md"}}},
+			{Body: "Run make test before you land.", Source: contract.InstructionSource{Origin: "workspace/team-a/dev/spec.instructions[0]",
+				Provenance: contract.Provenance{Authority: contract.AuthorityProject, Namespace: "team-a", Kind: contract.ProvenanceWorkspace, Name: "dev", Key: "spec.instructions[0]"}}},
+		},
+		Manifest: contract.Manifest{
+			Instructions: []string{"configmap/loadout-system/org/AGENTS.md", "workspace/team-a/dev/spec.instructions[0]"},
+			Catalog: []contract.CatalogEntry{
+				{Kind: "skill", Name: "deploy", Origin: "platform/loadout-system/deploy", Provenance: contract.Provenance{Authority: contract.AuthorityPlatform, Namespace: "loadout-system", Kind: contract.ProvenanceObject, Name: "deploy", Root: "platform"}},
+				{Kind: "skill", Name: "review", Origin: "project/team-a/review", Provenance: contract.Provenance{Authority: contract.AuthorityProject, Namespace: "team-a", Kind: contract.ProvenanceObject, Name: "review", Root: "project"}},
+			},
+		},
 		Skills: []contract.SkillDoc{
 			{
 				Name: "review", Description: "Review code: when asked for a review.", Origin: "project/team-a/review",
@@ -52,10 +63,15 @@ func TestBuild_WritesAgentSkillsAndPiPromptFormats(t *testing.T) {
 	}
 	got := files(t, tree)
 	want := map[string]string{
-		"AGENTS.md":        "Use Go 1.26.\n\nRun make test before you land.\n",
+		// The platform's text only: Codex's global instructions.
+		"AGENTS.md":        "# Organisation instructions\n\nUse Go 1.26.\n",
 		"system-prompt.md": "# Skills\n\n- review: Review code.\n",
 		// What Pi adds to its system prompt, read whole by the Pi package.
-		"workspace-prompt.md": "# Workspace instructions\n\nUse Go 1.26.\n\nRun make test before you land.\n",
+		"workspace-prompt.md": "# Organisation instructions\n\nUse Go 1.26.\n",
+		// The tenant's text, labelled with its namespace: Pi's project section.
+		"project-prompt.md": "# Project content\n\n" + projectPreamble + "\n\n" +
+			"## Project content from namespace team-a (not organisation policy)\n\n" +
+			"### Instructions (spec.instructions[0] of Workspace dev)\n\nRun make test before you land.\n",
 		"skills/review/SKILL.md": "---\n" +
 			"name: review\n" +
 			"description: 'Review code: when asked for a review.'\n" +

@@ -143,7 +143,7 @@ func TestWrite_ReaderNeverSeesAMix(t *testing.T) {
 	out := t.TempDir()
 	trees := make([]*Tree, 2)
 	for i := range trees {
-		in := Input{SystemPrompt: fmt.Sprintf("gen %d", i), Instructions: fmt.Sprintf("gen %d", i)}
+		in := Input{SystemPrompt: fmt.Sprintf("gen %d", i), Instructions: []Instruction{{Body: fmt.Sprintf("gen %d", i)}}}
 		for s := range 20 {
 			in.Skills = append(in.Skills, contract.SkillDoc{Name: fmt.Sprintf("skill-%d", s), Description: "d", Body: fmt.Sprintf("gen %d", i),
 				Files: []contract.FileDoc{{Path: "ref.md", Content: fmt.Sprintf("gen %d", i)}}})
@@ -383,7 +383,7 @@ func TestWrite_ClaudeCodeLayoutServesSkillsAndMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(memory), "# Workspace instructions\n\nUse Go 1.26.") {
+	if !strings.HasPrefix(string(memory), "# Organisation instructions\n\nUse Go 1.26.") {
 		t.Errorf("CLAUDE.md = %q, want the instructions", memory)
 	}
 	if _, err := os.ReadFile(filepath.Join(home, ".claude", "commands", "hello.md")); err != nil {
