@@ -389,13 +389,17 @@ func psWordAt(s string, i int) (psParsed, int, error) {
 			i += 2
 		case c == '\'' || (c == '@' && strings.HasPrefix(s[i:], "@'\n")) || (c == '@' && strings.HasPrefix(s[i:], "@'\r\n")):
 			if c == '@' {
-				j := strings.Index(s[i:], "\n'@")
+				k := i + strings.IndexByte(s[i:], '\n') + 1
+				if strings.HasPrefix(s[k:], "'@") {
+					i = k + 2 // an empty here-string
+					continue
+				}
+				j := strings.Index(s[k:], "\n'@")
 				if j < 0 {
 					return w, 0, fmt.Errorf("an unclosed here-string")
 				}
-				body := s[i+strings.IndexByte(s[i:], '\n')+1 : i+j]
-				b.WriteString(body)
-				i += j + 3
+				b.WriteString(s[k : k+j])
+				i = k + j + 3
 				continue
 			}
 			j := i + 1
@@ -420,9 +424,14 @@ func psWordAt(s string, i int) (psParsed, int, error) {
 			if here {
 				j = i + strings.IndexByte(s[i:], '\n') + 1
 			}
+			bodyStart := j
 			for {
 				if j >= len(s) {
 					return w, 0, fmt.Errorf("an unclosed quote")
+				}
+				if here && j == bodyStart && strings.HasPrefix(s[j:], "\"@") {
+					j += 2 // an empty here-string
+					break
 				}
 				d := s[j]
 				if here && d == '\n' && strings.HasPrefix(s[j:], "\n\"@") {
@@ -519,12 +528,16 @@ func psWordAt(s string, i int) (psParsed, int, error) {
 			i++
 		}
 	}
+	i = min(i, len(s))
+	if i == start {
+		if i >= len(s) {
+			return w, i, fmt.Errorf("a redirection with no target")
+		}
+		return w, i + 1, fmt.Errorf("unexpected %q", s[i])
+	}
 	w.text = b.String()
 	w.quoted = s[start] == '\'' || s[start] == '"' || strings.HasPrefix(s[start:], "@'") || strings.HasPrefix(s[start:], "@\"")
 	w.method = psMethod.MatchString(unquoted(s[start:i]))
-	if i == start {
-		return w, i + 1, fmt.Errorf("unexpected %q", s[i])
-	}
 	return w, i, nil
 }
 

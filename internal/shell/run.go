@@ -755,6 +755,9 @@ func interpreter(c cmd) running {
 			// python -c, -m; perl -e, -E; node -e, -p, --eval; ruby -e
 			for _, code := range []string{"-c", "-e", "-E", "-p", "--eval", "--print", "-r", "-m"} {
 				if a == code || (len(code) == 2 && strings.HasPrefix(a, code) && !strings.HasPrefix(a, "--")) {
+					if a == code && i+1 < len(argv) && c.info[i+1]&wDynamic != 0 {
+						return running{opaque: "its program is only known at run time"}
+					}
 					return running{}
 				}
 			}
@@ -891,7 +894,9 @@ func ssh(c cmd) running {
 				i++
 				v = argv[i]
 			}
-			k := strings.ToLower(strings.TrimSpace(strings.FieldsFunc(v, func(r rune) bool { return r == '=' || r == ' ' })[0:1][0]))
+			k := strings.ToLower(strings.TrimSpace(v))
+			k, _, _ = strings.Cut(k, "=")
+			k, _, _ = strings.Cut(k, " ")
 			if k == "proxycommand" || k == "localcommand" || k == "knownhostscommand" || k == "remotecommand" || k == "permitlocalcommand" {
 				return running{opaque: "ssh -o " + k + " runs a command the guard does not read"}
 			}

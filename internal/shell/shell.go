@@ -187,6 +187,9 @@ type nested struct {
 	// a command line (tmux send-keys 'rm -rf x' Enter). It is read only if
 	// it parses; it makes no error.
 	guess bool
+	// via: the program that completes the argv of the line's commands
+	// (find -exec bash -c '…', parallel 'rm {}').
+	via string
 }
 
 type walker struct {
@@ -280,7 +283,7 @@ func (w *walker) call(n nested, stmt *syntax.Stmt, call *syntax.CallExpr, from *
 	if len(c.argv) == 0 || w.err != nil {
 		return // only assignments: FOO=1
 	}
-	w.run(n, c, stmt, from, 0, "")
+	w.run(n, c, stmt, from, 0, n.via)
 }
 
 // cmd is an argv and, for each word, what the line shows of it.
@@ -333,10 +336,10 @@ func (w *walker) run(n nested, c cmd, stmt, from *syntax.Stmt, wrapped int, via 
 			return
 		}
 		for _, l := range r.lines {
-			w.pending = append(w.pending, nested{line: l, depth: n.depth + 1, dialect: r.lineDialect()})
+			w.pending = append(w.pending, nested{line: l, depth: n.depth + 1, dialect: r.lineDialect(), via: via})
 		}
 		for _, l := range r.guesses {
-			w.pending = append(w.pending, nested{line: l, depth: n.depth + 1, dialect: Bash, guess: true})
+			w.pending = append(w.pending, nested{line: l, depth: n.depth + 1, dialect: Bash, guess: true, via: via})
 		}
 		if (r.at > 0 || len(r.execs) > 0) && wrapped == MaxWrappers {
 			w.fail("more than %d wrappers around one command", MaxWrappers)
