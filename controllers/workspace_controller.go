@@ -98,13 +98,15 @@ func (r *WorkspaceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		}
 		return ctrl.Result{}, err
 	}
-	if !ws.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil // the ConfigMap goes with it through its owner reference
-	}
 	if r.ReconcileTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.ReconcileTimeout)
 		defer cancel()
+	}
+	if !ws.DeletionTimestamp.IsZero() {
+		// The ConfigMap goes with the Workspace through its owner reference;
+		// until it is gone, it denies everything.
+		return ctrl.Result{}, r.publishDenyAll(ctx, ws)
 	}
 	before := ws.DeepCopy()
 	result, applied, err := r.reconcile(ctx, ws)
@@ -139,11 +141,17 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 		return ctrl.Result{}, false, err
 	}
 	setResolvedStatus(ws, res)
+	if res.RetrySoon {
+		result = ctrl.Result{RequeueAfter: importRetryInterval}
+	}
+	published, held := res.Result, (*v1alpha1.HeldContent)(nil)
 	if !res.Publishable() {
-		if res.RetrySoon {
-			return ctrl.Result{RequeueAfter: importRetryInterval}, false, nil
+		if !res.TenantFailure(r.Policy) {
+			return result, false, nil // the platform's own policy is broken: the last good context stays
 		}
-		return ctrl.Result{}, false, nil
+		if published, held, err = r.heldContext(ctx, ws, res); err != nil || published == nil {
+			return result, false, err
+		}
 	}
 	owner, err := r.olderClaimant(ctx, ws)
 	if err != nil {
@@ -153,7 +161,7 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 		keepLastGood(ws, vocab.ReasonConfigMapNameConflict, conflictMessage(ws, owner))
 		return ctrl.Result{}, false, nil
 	}
-	w, err := r.publish(ctx, ws, res.Result)
+	w, err := r.publish(ctx, ws, published)
 	if err != nil {
 		var notOwned *notOwnedError
 		if errors.As(err, &notOwned) {
@@ -163,13 +171,17 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 		setCondition(ws, vocab.ConditionContextPublished, false, vocab.ReasonPublishFailed, err.Error())
 		return ctrl.Result{}, false, err
 	}
-	setPublishedStatus(ws, res)
+	if held != nil {
+		setHeldStatus(ws, published, held)
+	} else {
+		setPublishedStatus(ws, res)
+	}
 	if w.overlapped {
 		// Someone else wrote the ConfigMap while our write was in flight;
 		// look again rather than trust that ours came last.
 		return ctrl.Result{RequeueAfter: overlapRecheck}, w.applied, nil
 	}
-	return ctrl.Result{}, w.applied, nil
+	return result, w.applied, nil
 }
 
 // statusPriority is the work-queue priority of a status patch deferred

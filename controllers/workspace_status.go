@@ -177,13 +177,8 @@ func setPublishedStatus(ws *v1alpha1.Workspace, resolution *workspace.Resolution
 	for _, s := range m.Shadowed[:min(len(m.Shadowed), vocab.MaxStatusListItems)] {
 		ws.Status.Shadowed = append(ws.Status.Shadowed, v1alpha1.ShadowedEntry{Kind: s.Kind, Name: s.Name, Origin: s.Origin, ShadowedBy: s.ShadowedBy})
 	}
-	ws.Status.Tools = nil
-	for _, t := range registry.Tools[:min(len(registry.Tools), vocab.MaxStatusListItems)] {
-		ws.Status.Tools = append(ws.Status.Tools, v1alpha1.ToolEntry{
-			Name: t.Name, Extension: t.Extension, Builtin: t.Builtin,
-			Description: truncate(t.Description, 1024), ReadOnly: t.ReadOnly, Runnable: t.Runnable(),
-		})
-	}
+	setToolsStatus(ws, registry)
+	ws.Status.HeldContent = nil
 	setCondition(ws, vocab.ConditionContextPublished, true, vocab.ReasonPublished,
 		fmt.Sprintf("ConfigMap %s holds context %s (%d bytes)", ws.ConfigMapName(), res.Hash, res.Bytes))
 }
@@ -203,6 +198,7 @@ func (r *WorkspaceReconciler) recordTransitions(before, ws *v1alpha1.Workspace) 
 	if now != nil && (old == nil || old.Status != now.Status || old.Reason != now.Reason) && now.Status != metav1.ConditionTrue {
 		r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", truncate(now.Message, 1024))
 	}
+	r.recordHeld(before, ws)
 	for _, e := range newlyRejected(before.Status.Extensions, ws.Status.Extensions) {
 		r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, string(vocab.ReasonExtensionRejected), "LoadExtension",
 			"extension %s/%s was rejected (%s): %s", e.Namespace, e.Name, e.Reason, truncate(e.Message, 1024))

@@ -205,6 +205,43 @@ type WorkspaceStatus struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256
 	Tools []ToolEntry `json:"tools,omitempty"`
+
+	// heldContent is set while the Workspace's own input is invalid. The
+	// platform's policy is never held back: the published context carries
+	// the platform's current policy with the tenant content of the last good
+	// context (mode Content), or the policy alone (mode PolicyOnly).
+	// +optional
+	HeldContent *HeldContent `json:"heldContent,omitempty"`
+}
+
+// HeldContentMode says what a held context keeps of the tenant's content.
+// +kubebuilder:validation:Enum=Content;PolicyOnly
+type HeldContentMode string
+
+const (
+	// HeldContentContent keeps the last good context's content.
+	HeldContentContent HeldContentMode = "Content"
+	// HeldContentPolicyOnly keeps none: there was no good content to keep,
+	// or it does not fit under the current policy and budget.
+	HeldContentPolicyOnly HeldContentMode = "PolicyOnly"
+)
+
+// HeldContent describes tenant content held back while the Workspace's input
+// is invalid.
+type HeldContent struct {
+	// mode is what the published context keeps of the tenant's content.
+	Mode HeldContentMode `json:"mode"`
+	// from is the hash of the last good context whose content is kept
+	// (mode Content).
+	// +optional
+	From string `json:"from,omitempty"`
+	// reason is why the current input was not published, a condition reason
+	// such as DuplicateName or ContextTooLarge.
+	Reason string `json:"reason"`
+	// message says what to fix.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Message string `json:"message,omitempty"`
 }
 
 // ContextStatus identifies the published context.
@@ -320,6 +357,7 @@ type ToolEntry struct {
 // +kubebuilder:printcolumn:name="Skills",type=integer,JSONPath=`.status.catalog.skills`
 // +kubebuilder:printcolumn:name="Tools",type=integer,JSONPath=`.status.catalog.tools`
 // +kubebuilder:printcolumn:name="Context hash",type=string,JSONPath=`.status.context.hash`
+// +kubebuilder:printcolumn:name="Held",type=string,JSONPath=`.status.heldContent.mode`,priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Workspace struct {

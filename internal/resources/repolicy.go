@@ -15,7 +15,8 @@ import (
 // publishes a policy-only context instead.
 var ErrNotRepolicyable = errors.New("the published context cannot be re-rendered with a new policy")
 
-// Repolicy re-renders a published context with another tool registry. The
+// Repolicy re-renders a published context with the tool registry that
+// policy makes of its old one. The
 // content (instructions, the catalog, skills.json, templates.json, the
 // active skills) stays byte for byte; the registry in manifest.json and the
 // tools section at the end of system-prompt.md (tools and prompt guides)
@@ -23,7 +24,7 @@ var ErrNotRepolicyable = errors.New("the published context cannot be re-rendered
 // good content is published under the platform's current policy while the
 // tenant's input is invalid (docs/concepts.md, "Policy apart from
 // content"). Over budget it returns a *TooLargeError, like Render.
-func Repolicy(old map[string]string, reg contract.Registry, maxContextBytes int64) (*Result, error) {
+func Repolicy(old map[string]string, policy func(old contract.Registry) contract.Registry, maxContextBytes int64) (*Result, error) {
 	var m contract.Manifest
 	if err := json.Unmarshal([]byte(old[contract.KeyManifest]), &m); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotRepolicyable, contract.KeyManifest, err)
@@ -35,7 +36,7 @@ func Repolicy(old map[string]string, reg contract.Registry, maxContextBytes int6
 	if !ok {
 		return nil, fmt.Errorf("%w: %s does not end in the tools section of its manifest", ErrNotRepolicyable, contract.KeySystemPrompt)
 	}
-	newReg, err := normalizeRegistry(reg)
+	newReg, err := normalizeRegistry(policy(m.Registry))
 	if err != nil {
 		return nil, err
 	}

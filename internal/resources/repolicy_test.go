@@ -35,7 +35,7 @@ func TestRepolicy_IsRenderWithTheNewRegistry(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := Repolicy(old.Data, regs[1], 0)
+			got, err := Repolicy(old.Data, func(contract.Registry) contract.Registry { return regs[1] }, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,12 +58,12 @@ func TestRepolicy_RefusesWhatItCannotTakeApart(t *testing.T) {
 		"prompt after the tools": edited,
 		"another kind":           {contract.KeyManifest: `{"apiVersion":"v1","kind":"ConfigMap"}`},
 	} {
-		if _, err := Repolicy(data, contract.Registry{}, 0); !errors.Is(err, ErrNotRepolicyable) {
+		if _, err := Repolicy(data, func(r contract.Registry) contract.Registry { return r }, 0); !errors.Is(err, ErrNotRepolicyable) {
 			t.Errorf("%s: err = %v, want ErrNotRepolicyable", name, err)
 		}
 	}
 	var tooLarge *TooLargeError
-	if _, err := Repolicy(old.Data, contract.Registry{}, 100); !errors.As(err, &tooLarge) {
+	if _, err := Repolicy(old.Data, func(r contract.Registry) contract.Registry { return r }, 100); !errors.As(err, &tooLarge) {
 		t.Errorf("over budget: err = %v, want a *TooLargeError", err)
 	}
 }

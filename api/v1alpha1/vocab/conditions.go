@@ -89,6 +89,17 @@ const (
 	// ReasonConfigMapNameConflict: another Workspace of the namespace, created
 	// earlier, publishes to the same ConfigMap name; the older keeps it.
 	ReasonConfigMapNameConflict ConditionReason = "ConfigMapNameConflict"
+	// ReasonContentHeld: the Workspace's input is invalid; the ConfigMap holds
+	// its last good content under the platform's current policy
+	// (status.heldContent says which content and why).
+	ReasonContentHeld ConditionReason = "ContentHeld"
+	// ReasonPolicyOnly: the Workspace's input is invalid and no good content
+	// of it could be kept; the ConfigMap holds the platform's current policy
+	// alone.
+	ReasonPolicyOnly ConditionReason = "PolicyOnly"
+	// ReasonWorkspaceDeleting: the Workspace is being deleted; the ConfigMap
+	// holds a context that denies every tool call and prompt.
+	ReasonWorkspaceDeleting ConditionReason = "WorkspaceDeleting"
 	// ReasonPublishFailed: writing the ConfigMap failed; it will be retried.
 	ReasonPublishFailed ConditionReason = "PublishFailed"
 	// ReasonRetrying: a pass failed transiently (a read or the API server); it

@@ -1,0 +1,188 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/toolclass"
+)
+
+// Policy apart from content (docs/concepts.md): what the platform imposes on
+// a Workspace (the hooks, denied tools and prompt guides of the imposed
+// platform extensions) always publishes at its current version. When the
+// tenant's own input is invalid, the controller keeps the tenant's last good
+// content and publishes it under this policy (HeldRegistry and
+// resources.Repolicy), or, with no good content to keep, the policy alone.
+
+// Imposed is the platform's current policy for one Workspace, loaded without
+// anything the tenant wrote.
+type Imposed struct {
+	// Registry holds the imposed extensions, loaded, and their denied tools.
+	Registry contract.Registry
+	// IDs are the ids of the imposed extensions that loaded.
+	IDs []string
+	// Broken, when set, says why the platform's own policy does not load:
+	// an imposed extension was rejected. Nothing a tenant writes causes it.
+	Broken string
+}
+
+// ImposedPolicy gathers and loads the platform extensions imposed on ws,
+// reading nothing of the Workspace's own roots or instructions, so no
+// tenant input can make it fail. The error is transient only.
+func ImposedPolicy(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy, loader ExtensionLoader) (*Imposed, error) {
+	plan := &Plan{}
+	trust := func(ns string) (vocab.TrustLevel, error) {
+		l, err := objs.NamespaceLabels(ctx, ns)
+		if err != nil {
+			return "", fmt.Errorf("reading namespace %s: %w", ns, err)
+		}
+		if pol.UnlabelledPlatform(ns, l) {
+			plan.UnlabelledPlatform = append(plan.UnlabelledPlatform, ns)
+		}
+		return pol.TrustOf(ns, l), nil
+	}
+	exts, err := gatherEnforced(ctx, ws, objs, pol, plan, trust)
+	if err != nil {
+		return nil, err
+	}
+	plan.Extensions = loadOrder(exts, pol.PlatformNamespaces)
+	for _, c := range plan.Extensions {
+		if c.Trusted {
+			for _, d := range c.Extension.Spec.DeniedTools {
+				plan.Deny = append(plan.Deny, string(d))
+			}
+		}
+	}
+	reg, outcomes := loader.LoadExtensions(ctx, ws, plan)
+	imp := &Imposed{Registry: reg}
+	var broken []string
+	for _, o := range outcomes {
+		switch o.State {
+		case vocab.ExtensionRejected:
+			broken = append(broken, fmt.Sprintf("%s/%s: %s", o.Namespace, o.Extension, o.Message))
+		case vocab.ExtensionLoaded:
+			imp.IDs = append(imp.IDs, o.Extension)
+		}
+	}
+	imp.Broken = strings.Join(broken, "; ")
+	return imp, nil
+}
+
+// TenantFailure reports whether the Resolution failed on input a tenant can
+// write (anything but an imposed platform extension that was rejected). Such
+// a failure must not hold the platform's policy back.
+func (r *Resolution) TenantFailure(pol Policy) bool {
+	if r.Failure == nil {
+		return false
+	}
+	if r.Plan == nil || r.Failure.Phase != PhaseLoad {
+		return true
+	}
+	for i, o := range r.Extensions {
+		if o.State == vocab.ExtensionRejected && i < len(r.Plan.Extensions) && r.Plan.Extensions[i].Enforced {
+			return false
+		}
+	}
+	return true
+}
+
+// HeldRegistry is the registry of a context that keeps a tenant's last good
+// content under the platform's current policy: the built-in tools and the
+// tenant's own extensions (tenantIDs, the ids of the extensions in the
+// Workspace's namespace now) as the last good context had them, and the
+// imposed extensions as they are now. Entries of any other extension (a
+// platform extension removed or changed since) are dropped: the old policy
+// never outlives the new one. deny is the Workspace's and its extensions'
+// current deny list, added to the platform's.
+func HeldRegistry(old contract.Registry, imp *Imposed, tenantIDs, deny []string) contract.Registry {
+	keep := func(id string) bool { return id != "" && slices.Contains(tenantIDs, id) && !slices.Contains(imp.IDs, id) }
+	out := contract.Registry{
+		Extensions: slices.Clone(imp.IDs),
+		Deny:       slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(imp.Registry.Deny), deny...)))),
+	}
+	for _, id := range old.Extensions {
+		if keep(id) {
+			out.Extensions = append(out.Extensions, id)
+		}
+	}
+	denied := toolclass.NewMatcher(out.Deny)
+	for _, t := range old.Tools {
+		if t.Builtin && !denied.Match(t.Name) {
+			out.Tools = append(out.Tools, t)
+		}
+	}
+	for _, list := range [][]contract.Tool{imp.Registry.Tools, old.Tools} {
+		for _, t := range list {
+			if !t.Builtin && (slices.Contains(imp.IDs, t.Extension) || keep(t.Extension)) && !denied.Match(t.Name) &&
+				!slices.ContainsFunc(out.Tools, func(o contract.Tool) bool { return o.Name == t.Name }) {
+				out.Tools = append(out.Tools, t)
+			}
+		}
+	}
+	out.Hooks = heldEntries(imp.Registry.Hooks, old.Hooks, keep, func(h contract.Hook) string { return h.Extension })
+	out.MessageTypes = heldEntries(imp.Registry.MessageTypes, old.MessageTypes, keep, func(m contract.MessageType) string { return m.Extension })
+	out.PromptGuides = heldEntries(imp.Registry.PromptGuides, old.PromptGuides, keep, func(g contract.PromptGuide) string { return g.Extension })
+	return out
+}
+
+// heldEntries is the platform's current entries, then the old entries of the
+// extensions kept.
+func heldEntries[T any](platform, old []T, keep func(string) bool, extensionOf func(T) string) []T {
+	out := slices.Clone(platform)
+	for _, e := range old {
+		if keep(extensionOf(e)) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// DenyAllExtension is the id of the hooks of a deny-all context.
+const DenyAllExtension = "loadout-deny-all"
+
+// DenyAllRegistry is the registry of a context that lets the agent do
+// nothing: every tool is denied and every prompt refused, with reason. It is
+// published for a Workspace being deleted and where the platform's policy
+// cannot be built.
+func DenyAllRegistry(reason string) contract.Registry {
+	reg := contract.Registry{Extensions: []string{DenyAllExtension}, Deny: []string{toolclass.All}}
+	for _, ev := range []string{contract.EventSessionStart, contract.EventUserInput, contract.EventBeforeAgentStart} {
+		reg.Hooks = append(reg.Hooks, contract.Hook{Extension: DenyAllExtension, Name: "deny-" + strings.ToLower(ev), Event: ev,
+			TimeoutSeconds: 1, CEL: &contract.CELHook{Expression: "false", Message: reason}})
+	}
+	return reg
+}
+
+// TenantPolicy is what a held context keeps of the tenant's own policy: the
+// ids of the extensions in the Workspace's namespace, if that namespace
+// loads extensions now, and the tools they and the Workspace deny now.
+func TenantPolicy(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy) (ids, deny []string, err error) {
+	if t := ws.Spec.Tools; t != nil {
+		for _, d := range t.Deny {
+			deny = append(deny, string(d))
+		}
+	}
+	labels, err := objs.NamespaceLabels(ctx, ws.Namespace)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading namespace %s: %w", ws.Namespace, err)
+	}
+	if !LoadsExtensions(pol.TrustOf(ws.Namespace, labels)) {
+		return nil, deny, nil
+	}
+	exts, err := objs.Extensions(ctx, ws.Namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range exts {
+		ids = append(ids, exts[i].LogicalName())
+		for _, d := range exts[i].Spec.DeniedTools {
+			deny = append(deny, string(d))
+		}
+	}
+	return ids, deny, nil
+}
