@@ -117,3 +117,35 @@ func TestCommands_BigLinesWaitForASlotSmallOnesNever(t *testing.T) {
 		t.Fatalf("%d slots still held after every parse ended", len(bigLines))
 	}
 }
+
+// TestCommandsIn_PowerShellHugeOrDeeplyNestedLinesStayBounded_RHK7: the
+// PowerShell reader answers every pathological line, and PowerShell's own
+// nesting (script blocks, subexpressions, here-strings), within a hook's
+// time and a bounded heap.
+func TestCommandsIn_PowerShellHugeOrDeeplyNestedLinesStayBounded_RHK7(t *testing.T) {
+	lines := pathological()
+	deep := func(open, mid, close string) string {
+		n := (MaxInput - len(mid)) / (len(open) + len(close))
+		return strings.Repeat(open, n) + mid + strings.Repeat(close, n)
+	}
+	lines["blocks"] = deep("& { ", "ri x -r", " }")
+	lines["subexpressions"] = deep("$(", "x", ")")
+	lines["quoted subexpressions"] = deep(`"$(`, "x", `)"`)
+	lines["here-strings"] = strings.Repeat("@'\nx\n'@\n", MaxInput/8)
+	lines["siblings"] = strings.Repeat("(a) ", MaxInput/4)
+	lines["methods"] = strings.Repeat("$a.b(c).d(e) ", MaxInput/13)
+	for name, line := range lines {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		cmds, err := CommandsIn(PowerShell, line)
+		took := time.Since(start)
+		runtime.ReadMemStats(&after)
+		heap := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%-22s %6d bytes: %4d commands in %9v, allocated %6d KiB; err %v", name, len(line), len(cmds), took, heap>>10, err)
+		if heap > 64<<20 || took > 2*time.Second {
+			t.Errorf("%s: %v, %d KiB", name, took, heap>>10)
+		}
+	}
+}

@@ -79,6 +79,10 @@ func (w *walker) pwshLine(n nested) ([]nested, error) {
 	if w.parseLeft -= len(n.line); w.parseLeft < 0 {
 		return nil, fmt.Errorf("%w: the command lines inside it are too long to parse", ErrUnparsable)
 	}
+	if len(n.line) >= BigLine && !w.big {
+		bigLines <- struct{}{}
+		w.big = true
+	}
 	w.pending = nil
 	words, groups, err := psTokens(n.line)
 	if err != nil {
