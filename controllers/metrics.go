@@ -44,10 +44,16 @@ var (
 		Name: "loadout_workspace_extensions",
 		Help: "Extensions visible to each Workspace, by state (Loaded, SkippedUntrusted, Rejected); only with --metrics-per-workspace.",
 	}, []string{"namespace", "workspace", "state"})
+	// platformNamespaceTrusted names platform namespaces only, which the
+	// manager's flags list: no tenant's name appears in it.
+	platformNamespaceTrusted = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "loadout_platform_namespace_trusted",
+		Help: "1 when the platform namespace exists with a valid loadout.dev/trust label, 0 when it is missing or unlabelled: its platform policy then reaches no Workspace.",
+	}, []string{"namespace"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(reconcilesTotal, resolutionDuration, publishedBytes, configMapApplies, extensionsTotal, workspaceExtensions)
+	metrics.Registry.MustRegister(reconcilesTotal, resolutionDuration, publishedBytes, configMapApplies, extensionsTotal, workspaceExtensions, platformNamespaceTrusted)
 }
 
 var extensionStates = []vocab.ExtensionLoadState{vocab.ExtensionLoaded, vocab.ExtensionSkippedUntrusted, vocab.ExtensionRejected}

@@ -62,5 +62,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*WorkspaceReconcil
 	if err := SetupValidationReconcilers(mgr, o.Policy); err != nil {
 		return nil, fmt.Errorf("setting up the validation controllers: %w", err)
 	}
+	pn := &PlatformNamespaceReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(EventSource), Policy: o.Policy}
+	if err := pn.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the platform namespace check: %w", err)
+	}
 	return ws, nil
 }

@@ -94,6 +94,7 @@ func setResolvedStatus(ws *v1alpha1.Workspace, res *workspace.Resolution) {
 	if res.Plan != nil {
 		setExtensionsStatus(ws, res.Plan.Extensions, res.Extensions)
 	}
+	setPlatformPolicyCondition(ws, res.Plan)
 	f := res.Failure
 	if f != nil && (f.Phase == workspace.PhaseGather || f.Phase == workspace.PhaseResolve) {
 		setCondition(ws, vocab.ConditionCatalogResolved, false, f.Reason, f.Error())

@@ -52,8 +52,10 @@ Extensions and Workspaces. The controller's trust rules apply: a namespace's
 loadout.dev/trust label says untrusted (its resources are ignored),
 restricted (skills, templates and instructions load, extensions do not) or
 trusted. Without a label, a project namespace gets --default-trust and a
-platform namespace is untrusted; a platform namespace with no Namespace
-manifest is taken as installed, labelled trusted. A Workspace's roots
+platform namespace is untrusted: preview warns on stderr that no Workspace
+gets its platform policy. A platform namespace with no Namespace manifest is
+taken as installed, labelled trusted, with a warning. With --strict either
+warning is an error. A Workspace's roots
 default to [its own namespace, the platform namespace]; a root in any other
 namespace fails with RootNotPermitted. Extensions load through the same host
 as in the controller (platform extensions first). A rejected trusted
@@ -83,7 +85,7 @@ Output is deterministic: the same input prints the same bytes.`,
 	f.StringVar(&o.defaultTrust, "default-trust", string(vocab.TrustRestricted), "trust of project namespaces without a loadout.dev/trust label: untrusted, restricted or trusted")
 	f.StringVar(&o.workspace, "workspace", "preview", "--root mode: Workspace name")
 	f.StringArrayVar(&o.activate, "activate", nil, "--root mode: activate SKILL or SKILL=FILE,FILE... (repeatable)")
-	f.BoolVar(&o.strict, "strict", false, "--root mode: a skill name breaking the Agent Skills rules is an error, not a warning")
+	f.BoolVar(&o.strict, "strict", false, "warnings are errors: -f mode, a platform namespace missing from the manifests or without a valid loadout.dev/trust label; --root mode, a skill name breaking the Agent Skills rules")
 	f.BoolVar(&o.truncate, "truncate-descriptions", false, "--root mode: cut a skill description over 1,024 characters to 1,024, with a warning, instead of skipping the skill")
 	f.Int64Var(&o.maxBytes, "max-context-bytes", vocab.DefaultMaxContextBytes, "--root mode: context budget in bytes (0: unlimited)")
 	cmd.MarkFlagsMutuallyExclusive("filename", "root")
@@ -120,14 +122,8 @@ func (o *previewOptions) fromManifests(stderr io.Writer) ([]configMap, error) {
 		return nil, errors.New("no Workspace in the manifests")
 	}
 	policy := workspace.Policy{PlatformNamespaces: o.platform, DefaultTrust: def}
-	// The controller honours a platform namespace only with its trust label,
-	// which an installation sets. Without a Namespace manifest for it,
-	// preview assumes the installed one; with one, its label decides.
-	for _, ns := range o.platform {
-		if _, ok := set.namespaces[ns]; !ok {
-			set.namespaces[ns] = corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
-				Labels: map[string]string{vocab.TrustLabel: string(vocab.TrustTrusted)}}}
-		}
+	if err := checkPlatformNamespaces(set, policy, o.strict, stderr); err != nil {
+		return nil, err
 	}
 	slices.SortFunc(set.workspaces, func(a, b v1alpha1.Workspace) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
@@ -155,6 +151,36 @@ func (o *previewOptions) fromManifests(stderr io.Writer) ([]configMap, error) {
 		cms = append(cms, workspace.ContextConfigMap(ws, r))
 	}
 	return cms, nil
+}
+
+// checkPlatformNamespaces says on stderr which platform namespaces the
+// manifests leave without the platform's policy; with strict, any is an
+// error. The controller honours a platform namespace only with its trust
+// label, which an installation sets: a Namespace manifest without a valid
+// label counts for nothing, so no Workspace gets its hooks, denied tools or
+// prompt guides. A platform namespace with no Namespace manifest is taken as
+// the installed one, labelled trusted, and said so.
+func checkPlatformNamespaces(set *objectSet, policy workspace.Policy, strict bool, stderr io.Writer) error {
+	var problems []string
+	for _, ns := range policy.PlatformNamespaces {
+		n, ok := set.namespaces[ns]
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("platform namespace %s has no Namespace manifest: preview takes it as installed with %s=%s; a cluster honours it only with that label", ns, vocab.TrustLabel, vocab.TrustTrusted))
+			set.namespaces[ns] = corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
+				Labels: map[string]string{vocab.TrustLabel: string(vocab.TrustTrusted)}}}
+		case policy.UnlabelledPlatform(ns, n.Labels):
+			problems = append(problems, fmt.Sprintf("platform namespace %s has no valid %s label: it counts for nothing, so no Workspace gets its platform policy (hooks, denied tools, prompt guides); a trust admin must label it %s=%s",
+				ns, vocab.TrustLabel, vocab.TrustLabel, vocab.TrustTrusted))
+		}
+	}
+	for _, p := range problems {
+		fmt.Fprintln(stderr, "warning: "+p)
+	}
+	if strict && len(problems) > 0 {
+		return fmt.Errorf("--strict: %s", strings.Join(problems, "; "))
+	}
+	return nil
 }
 
 // fromRoots publishes one Workspace from directory roots, each named after
