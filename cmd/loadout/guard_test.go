@@ -42,14 +42,16 @@ func startHostdOnPreview(t *testing.T, manifests string) string {
 	return ts.URL
 }
 
-const guardReason = "platform policy: recursive force deletes (rm -rf) are not allowed"
+const guardReason = "platform policy: recursive deletes (rm -r, find -delete, git clean, rmtree, Remove-Item -Recurse)"
 
 // TestSamplesGuard_DeniesEveryRecursiveForceSpellingForEveryAgentsShell_RLC3:
 // through hostd, the samples' platform guard (match.tools: [shell]) denies a
 // recursive force remove in every spelling, for Pi's bash (the Pi package
 // asks /v1/before) and for Claude Code's and Codex's Bash (through `loadout
-// hook claude-code`; Codex with --pass-on-allow), and lets the commands that
-// only mention one run. A command that does not parse is blocked too.
+// hook claude-code`; Codex with --pass-on-allow) and for Claude Code's
+// PowerShell (read as PowerShell: Remove-Item -Recurse too), and lets the
+// commands that only mention one run. A command that does not parse is
+// blocked too.
 func TestSamplesGuard_DeniesEveryRecursiveForceSpellingForEveryAgentsShell_RLC3(t *testing.T) {
 	url := startHostdOnSamples(t)
 	denied := []string{
@@ -79,6 +81,9 @@ func TestSamplesGuard_DeniesEveryRecursiveForceSpellingForEveryAgentsShell_RLC3(
 		"Claude Code Bash": func(command string) guardVerdict {
 			return hookVerdict(t, runHook(t, preToolUse("Bash", map[string]any{"command": command, "description": "x"}), "--hostd-url", url))
 		},
+		"Claude Code PowerShell": func(command string) guardVerdict {
+			return hookVerdict(t, runHook(t, preToolUse("PowerShell", map[string]any{"command": command, "description": "x"}), "--hostd-url", url))
+		},
 		"Codex Bash": func(command string) guardVerdict {
 			input, _ := json.Marshal(map[string]any{
 				"session_id": "s", "transcript_path": nil, "cwd": "/work", "hook_event_name": "PreToolUse", "model": "gpt",
@@ -89,6 +94,13 @@ func TestSamplesGuard_DeniesEveryRecursiveForceSpellingForEveryAgentsShell_RLC3(
 		},
 	}
 	for agent, ask := range agents {
+		if agent == "Claude Code PowerShell" {
+			for _, command := range []string{"Remove-Item -Recurse -Force build", "ri build -r", "gci build -r | rm", "iex $s"} {
+				if v := ask(command); !v.denied || !strings.Contains(v.reason, guardReason) {
+					t.Errorf("%s %q: %+v, want denied by the platform guard", agent, command, v)
+				}
+			}
+		}
 		for _, command := range denied {
 			if v := ask(command); !v.denied || !strings.Contains(v.reason, guardReason) {
 				t.Errorf("%s %q: %+v, want denied by the platform guard", agent, command, v)
