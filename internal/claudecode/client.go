@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/exthost"
 )
 
@@ -66,6 +67,11 @@ func (c HostdClient) Event(ctx context.Context, req exthost.EventRequest) (extho
 	body := map[string]any{"session": req.Session}
 	if req.Prompt != nil {
 		body["prompt"] = req.Prompt
+	}
+	if req.Event == vocab.SessionStart {
+		// The managed memory of Claude Code and Codex holds only the
+		// platform's text: the tenants' comes as the session's context.
+		body["projectContext"] = true
 	}
 	err := c.post(ctx, "/v1/events/"+string(req.Event), body, &out)
 	return out, err

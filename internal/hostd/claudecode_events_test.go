@@ -1,6 +1,10 @@
 package hostd
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 // hostd's http hook carries Claude Code's lifecycle events: a prompt with a
 // secret is blocked, a rewrite is updatedInput, SessionStart adds context.
@@ -14,7 +18,10 @@ func TestClaudeCodeHook_LifecycleEvents(t *testing.T) {
 	}
 	out = nil
 	post(t, url, map[string]any{"hook_event_name": "SessionStart", "source": "startup"}, &out)
-	if s, _ := out["hookSpecificOutput"].(map[string]any); s["additionalContext"] != "you work for team-a" {
+	// The hooks' context follows the Workspace's project content (here the
+	// unlabelled extension's guide, project text without a namespace).
+	if s, _ := out["hookSpecificOutput"].(map[string]any); !strings.HasSuffix(fmt.Sprint(s["additionalContext"]), "Use review_note.\n\nyou work for team-a") ||
+		!strings.HasPrefix(fmt.Sprint(s["additionalContext"]), "# Project content\n\n") {
 		t.Errorf("SessionStart: %v", out)
 	}
 	out = nil

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/claudecode"
 	"github.com/loadout-dev/loadout/internal/exthost"
 )
@@ -47,6 +48,11 @@ func (p snapshotPolicy) Event(ctx context.Context, req exthost.EventRequest) (ex
 	}
 	out, err := p.snap.host.Event(ctx, req)
 	p.s.metrics.observeDiagnostics(out.Diagnostics)
+	if err == nil && req.Event == vocab.SessionStart && out.Allowed {
+		// Claude Code's managed memory holds only the platform's text; the
+		// tenants' comes in as the session's context (docs/agents.md).
+		out.Context = joinContext(p.snap.projectContext(), out.Context)
+	}
 	return out, err
 }
 

@@ -87,6 +87,9 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request, snap *snaps
 		return
 	}
 	s.metrics.observeDiagnostics(out.Diagnostics)
+	if req.ProjectContext && event == vocab.SessionStart && out.Allowed {
+		out.Context = joinContext(snap.projectContext(), out.Context)
+	}
 	writeJSON(w, http.StatusOK, EventResponse{
 		Allowed: out.Allowed, Ask: out.Ask, Message: out.Message, Extension: out.Extension, Hook: out.Hook,
 		Input: out.Input, Context: out.Context, Diagnostics: out.Diagnostics,

@@ -53,6 +53,11 @@ func contextData(t testing.TB, reg contract.Registry) map[string]string {
 		Workspace: contract.WorkspaceRef{Name: "ws", Namespace: "team-a"},
 		Templates: []contract.TemplateInfo{{Name: "review", Variables: []string{"file", "owner"}}},
 		Registry:  reg,
+		// The prompt's one instruction, the platform's.
+		Instructions: []string{"configmap/loadout-system/org/AGENTS.md"},
+		InstructionSources: []contract.InstructionSource{{Origin: "configmap/loadout-system/org/AGENTS.md", Length: len("# Instructions"),
+			Provenance: contract.Provenance{Authority: contract.AuthorityPlatform, Namespace: "loadout-system", Kind: contract.ProvenanceConfigMap, Name: "org", Key: "AGENTS.md"}}},
+		InstructionsLength: len("# Instructions"),
 	}
 	data := map[string]string{
 		contract.KeySystemPrompt: "# Instructions\n",

@@ -51,7 +51,7 @@ func TestReload_MaterializesEveryLoadAndKeepsTheLastGoodTree(t *testing.T) {
 	if got := read("skills/review/SKILL.md"); !strings.Contains(got, "name: review\n") || !strings.HasSuffix(got, "Project review body") {
 		t.Errorf("SKILL.md = %q", got)
 	}
-	if got := read("AGENTS.md"); got != "# Instructions\n" {
+	if got := read("AGENTS.md"); got != "# Organisation instructions\n\n# Instructions\n" {
 		t.Errorf("AGENTS.md = %q", got)
 	}
 	if got := read("skills/review/checklist.md"); got != "- tests" {

@@ -47,6 +47,11 @@ type (
 	EventRequest struct {
 		Session exthost.SessionInfo `json:"session"`
 		Prompt  *exthost.Prompt     `json:"prompt,omitempty"`
+		// ProjectContext (SessionStart) asks for the Workspace's project
+		// content (the tenants' text, labelled with its namespaces) ahead of
+		// the hooks' context: Claude Code's and Codex's command hooks ask,
+		// since their managed memory holds only the platform's text.
+		ProjectContext bool `json:"projectContext,omitempty"`
 	}
 	// EventResponse is what the event's hooks decided: allowed (false with
 	// message: stop; with ask: ask the user, or stop when headless), the

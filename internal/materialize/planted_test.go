@@ -1,0 +1,82 @@
+package materialize
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/loadout-dev/loadout/internal/published"
+	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
+)
+
+// managedFiles are the tree's files an agent treats as organisation policy
+// or the platform's own text: Claude Code's managed memory, settings, MCP
+// configuration and commands, Codex's global instructions, managed
+// requirements and hooks, and what the Pi package adds to Pi's system
+// prompt. (OUT/skills is the Workspace's skill library, read on demand.)
+func managedFile(path string) bool {
+	switch path {
+	case ClaudeFile, ManagedSettingsFile, ManagedMCPFile, AgentsFile, CodexRequirementsFile, CodexHooksFile, WorkspacePromptFile:
+		return true
+	}
+	return strings.HasPrefix(path, CommandsDir+"/")
+}
+
+// The planted fixture (issue 31): a tenant's instruction, skill body, skill
+// file and prompt guide that claim the administrator's authority appear,
+// byte for byte, in no managed file of any layout, and all of them reach
+// project-prompt.md (and the memory hostd gives Claude Code and Codex)
+// under the heading naming their namespace; the platform's text is in the
+// managed files.
+func TestBuild_PlantedTenantTextIsNeverManagedAndAlwaysLabelled(t *testing.T) {
+	r, err := resources.Render(resourcestest.PlantedInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := published.Parse(r.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := InputFrom(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []Options{{}, {ClaudeCode: true}, {Codex: true}, {ClaudeCode: true, Codex: true}} {
+		got := files(t, mustBuild(t, in, opts))
+		managed := 0
+		for path, content := range got {
+			if !managedFile(path) {
+				continue
+			}
+			managed++
+			for _, planted := range resourcestest.Planted() {
+				if strings.Contains(content, planted) {
+					t.Errorf("%+v: managed file %s holds the tenant's %q", opts, path, planted)
+				}
+			}
+		}
+		if managed < 2 {
+			t.Fatalf("%+v: only %d managed files", opts, managed)
+		}
+		resourcestest.MustContain(t, "platform memory", got[WorkspacePromptFile],
+			resourcestest.PlatformRule, resourcestest.PlatformGuide, resourcestest.PlatformSkillBody, "`web`")
+		if opts.ClaudeCode && got[ClaudeFile] != got[WorkspacePromptFile] {
+			t.Errorf("CLAUDE.md differs from workspace-prompt.md")
+		}
+		project := got[ProjectPromptFile]
+		_, labelled, ok := strings.Cut(project, resourcestest.PlantedHeading+"\n\n")
+		if !ok {
+			t.Fatalf("project-prompt.md has no %q:\n%s", resourcestest.PlantedHeading, project)
+		}
+		resourcestest.MustContain(t, "team-a's project content", labelled, resourcestest.Planted()...)
+		resourcestest.MustNotContain(t, "project-prompt.md", project, resourcestest.PlatformRule, resourcestest.PlatformGuide, resourcestest.PlatformSkillBody)
+	}
+	m, err := MemoryOf(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := files(t, mustBuild(t, in, Options{}))
+	if m.Project != tree[ProjectPromptFile] || m.Platform != tree[WorkspacePromptFile] {
+		t.Errorf("hostd's memory differs from the tree's:\n%s\n---\n%s", m.Project, tree[ProjectPromptFile])
+	}
+}
