@@ -150,11 +150,12 @@ export async function startReviewNotes(manifest) {
 /** Captures what Pi shows the user through its extension UI. */
 export function captureUI() {
 	const notes = [];
+	const statuses = {};
 	const ui = new Proxy(
-		{ notify: (message, type) => notes.push({ message, type }) },
+		{ notify: (message, type) => notes.push({ message, type }), setStatus: (key, text) => (statuses[key] = text) },
 		{ get: (t, k) => (k in t ? t[k] : () => undefined) },
 	);
-	return { ui, notes };
+	return { ui, notes, statuses };
 }
 
 /**
@@ -196,7 +197,7 @@ export async function piSession({ hostdUrl, treeDir, responses = [], timeoutMs }
 		sessionManager: SessionManager.inMemory(cwd),
 		settingsManager,
 	});
-	const { ui, notes } = captureUI();
+	const { ui, notes, statuses } = captureUI();
 	const errors = [];
 	await session.bindExtensions({ uiContext: ui, onError: (e) => errors.push(e) });
 	return {
@@ -205,6 +206,7 @@ export async function piSession({ hostdUrl, treeDir, responses = [], timeoutMs }
 		cwd,
 		calls,
 		notes,
+		statuses,
 		errors,
 		faux,
 		extensionsResult,

@@ -3,14 +3,18 @@
 // - Skills and prompt templates come from the materialized tree
 //   (`loadout hostd --materialize DIR`), contributed through resources_discover,
 //   so Pi's own skill list is the Workspace's winners.
-// - The Workspace's instructions, always-active skills and extension prompt
-//   guides join Pi's system prompt in before_agent_start (Pi already lists the
-//   skills, so they are not listed again).
+// - The platform's text (its instructions and always-active skills, its
+//   extensions' prompt guides, the denied tools) joins Pi's system prompt in
+//   before_agent_start; the tenants' (their instructions, skills and guides)
+//   goes in Pi's project section, each part under a heading naming its
+//   namespace and saying it is project content (Pi already lists the skills,
+//   so they are not listed again).
 // - Every tool call, Pi's built-ins included, is asked of hostd
 //   (POST /v1/before) and blocked with hostd's reason when denied. No answer
 //   (unreachable, non-2xx, timeout, malformed) blocks too: the gate fails closed.
 //   Each result goes to POST /v1/after, unless hostd's before answer said no
-//   after hook observes the tool (afterHooks: false), where it would run nothing.
+//   after hook observes the tool (afterHooks: false), where it would run nothing;
+//   after hooks that did not run and their diagnostics are shown and counted.
 // - Template slash commands render through hostd (POST /v1/render), so a
 //   missing {{var}} is an error the user sees, never a half-filled prompt.
 // - The Workspace's lifecycle hooks (docs/hooks.md) run at Pi's events:
@@ -203,20 +207,57 @@ function registerResources(pi: ExtensionAPI, tree: Tree): void {
 }
 
 // ---------------------------------------------------------------------------
-// System prompt: instructions, active skills, extension prompt guides
+// System prompt: the platform's text, and the tenants' in the project section
 
-/** The Workspace's part of the system prompt, cached per generation. */
-let promptCache: { gen: string; text: string } | undefined;
+/** The Workspace's texts, cached per generation. */
+let promptCache: { gen: string; text: string; project: string } | undefined;
 
-export function workspacePrompt(tree: Tree, gen: string): string {
-	if (promptCache?.gen === gen) return promptCache.text;
-	// Written by hostd (internal/materialize, workspace-prompt.md): the
-	// instructions, the active skills with their requested files and the
-	// extensions' prompt guides, composed once in Go for every agent; the
-	// package adds it as it is and parses no Markdown.
+function readPrompts(tree: Tree, gen: string): { text: string; project: string } {
+	if (promptCache?.gen === gen) return promptCache;
+	// Written by hostd (internal/materialize), composed once in Go for every
+	// agent from the manifest's provenance; the package adds them as they
+	// are and parses no Markdown. workspace-prompt.md is the platform's text
+	// only (its instructions and active skills, its extensions' prompt
+	// guides, the denied tools), the same as Claude Code's managed CLAUDE.md;
+	// project-prompt.md is the tenants' text, each part under a heading
+	// naming its namespace and saying it is project content.
 	const text = trimNewlines(tree.read(gen, "workspace-prompt.md"));
-	promptCache = { gen, text };
-	return text;
+	let project = "";
+	if (existsSync(join(gen, "project-prompt.md"))) project = trimNewlines(tree.read(gen, "project-prompt.md"));
+	promptCache = { gen, text, project };
+	return promptCache;
+}
+
+/** The platform's part of the system prompt (workspace-prompt.md). */
+export function workspacePrompt(tree: Tree, gen: string): string {
+	return readPrompts(tree, gen).text;
+}
+
+/** The tenants' part (project-prompt.md): project content, never policy. */
+export function projectPrompt(tree: Tree, gen: string): string {
+	return readPrompts(tree, gen).project;
+}
+
+/** Pi's project section and the line that opens its list (Pi's buildSystemPrompt). */
+const projectSection = "# Project Context\n\nProject-specific instructions and guidelines:\n\n";
+
+/**
+ * Puts the tenants' text in Pi's project section, where Pi puts the
+ * project's own AGENTS.md files: at the top of that section, or in a new one
+ * where Pi would have put it (before its skill list and the closing date
+ * line). The platform's text is appended after Pi's own prompt.
+ */
+export function withProjectContent(systemPrompt: string, project: string): string {
+	if (!project) return systemPrompt;
+	const i = systemPrompt.indexOf("\n\n" + projectSection);
+	if (i >= 0) {
+		const at = i + 2 + projectSection.length;
+		return systemPrompt.slice(0, at) + project + "\n\n" + systemPrompt.slice(at);
+	}
+	let at = systemPrompt.indexOf("\n\nThe following skills provide specialized instructions");
+	if (at < 0) at = systemPrompt.lastIndexOf("\nCurrent date: ");
+	if (at < 0) at = systemPrompt.length;
+	return systemPrompt.slice(0, at) + "\n\n" + projectSection + project + "\n\n" + systemPrompt.slice(at);
 }
 
 function registerSystemPrompt(pi: ExtensionAPI, tree: Tree, session?: SessionHooks): void {
@@ -227,15 +268,18 @@ function registerSystemPrompt(pi: ExtensionAPI, tree: Tree, session?: SessionHoo
 		const context = session?.takeContext();
 		const message = context ? { message: { customType: contextMessageType, content: context, display: false } } : {};
 		if (!tree.present()) return context ? message : undefined;
-		let extra: string;
+		let platform: string;
+		let project: string;
 		try {
-			extra = workspacePrompt(tree, tree.generation());
+			({ text: platform, project } = readPrompts(tree, tree.generation()));
 		} catch (err: any) {
 			notify(ctx, `Loadout: reading the Workspace context in ${tree.dir}: ${err?.message ?? err}`, "error");
 			return context ? message : undefined;
 		}
-		if (!extra) return context ? message : undefined;
-		return { ...message, systemPrompt: event.systemPrompt + "\n\n" + extra + "\n" };
+		if (!platform && !project) return context ? message : undefined;
+		let systemPrompt = withProjectContent(event.systemPrompt, project);
+		if (platform) systemPrompt += "\n\n" + platform + "\n";
+		return { ...message, systemPrompt };
 	});
 }
 
@@ -297,12 +341,38 @@ function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>)
 			details: event.details ?? {},
 		};
 		const answer = await hostd.post("/v1/after", { call, result });
+		// After hooks observe; the tool already ran, so its result stands.
+		// Nothing is silent: a failure to run them, and every diagnostic they
+		// report (an error, a timeout, an audit note), is shown to the user and
+		// counted, as Claude Code and Codex show them as a systemMessage.
 		if (!answer.ok) {
-			// After hooks observe; the tool already ran, so its result stands.
-			notify(ctx, `Loadout: after hooks for ${event.toolName} did not run: ${answer.why}`, "warning");
+			afterHookProblems.failures++;
+			reportAfter(ctx, `Loadout: after hooks for ${event.toolName} did not run: ${answer.why}`);
+			return undefined;
+		}
+		const diagnostics = Array.isArray(answer.body?.diagnostics) ? answer.body.diagnostics : [];
+		if (diagnostics.length > 0) {
+			afterHookProblems.diagnostics += diagnostics.length;
+			const lines = diagnostics.map((d: any) => `${d?.extensionId}/${d?.hook} ${d?.kind}: ${d?.message}`);
+			reportAfter(ctx, `Loadout after hooks for ${event.toolName}: ${lines.join("; ")}`);
 		}
 		return undefined;
 	});
+}
+
+/**
+ * What the after hooks did not do quietly in this process: calls whose
+ * after hooks did not run (hostd unreachable, an error answer) and the
+ * diagnostics they reported. Shown in Pi's status line as they change.
+ */
+export const afterHookProblems = { failures: 0, diagnostics: 0 };
+
+function reportAfter(ctx: ExtensionContext, message: string): void {
+	notify(ctx, message, "warning");
+	if (ctx.hasUI) {
+		const { failures, diagnostics } = afterHookProblems;
+		ctx.ui.setStatus("loadout-after-hooks", `Loadout after hooks: ${failures} not run, ${diagnostics} diagnostics`);
+	}
 }
 
 // ---------------------------------------------------------------------------

@@ -13,7 +13,8 @@ const data = previewSamples();
 const manifest = JSON.parse(data["manifest.json"]);
 const winners = manifest.catalog.filter((e) => e.kind === "skill");
 const instructions = "You work on team-a's parser and runtime. Run `make test` before you\nsay a change is done.";
-const platformReason = "platform policy: recursive force deletes (rm -rf) are not allowed; delete specific files instead";
+// The platform guard's message, as the samples publish it.
+const platformReason = manifest.hooks.find((h) => h.extension === "platform-guard").cel.message;
 
 /** A model turn that calls one tool, then one that ends the turn. */
 function callThenStop(name, args) {
