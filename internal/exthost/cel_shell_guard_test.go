@@ -149,6 +149,19 @@ var guardLines = []guardLine{
 	{line: "zip -qrm t.zip x", deletes: true, needs: []string{"zip"}},
 	{line: "sed -n '1e rm -r x' README", deletes: true, needs: []string{"sed"}},
 	{line: "sed 's/.*/rm -r x/e' README", deletes: true, needs: []string{"sed"}},
+	{line: "ln -s /bin/rm del && ./del -r x", deletes: true},
+	{line: "cp /bin/rm del && ./del -r x", deletes: true},
+	{line: "script -q /dev/null <<< 'rm -r x'", deletes: true, needs: []string{"script"}},
+	{line: "python3 /dev/stdin <<< 'import shutil; shutil.rmtree(\"x\")'", deletes: true, needs: []string{"python3"}},
+	{line: `python3 -c 'import pathlib; [p.unlink() for p in pathlib.Path("x").glob("**/*") if p.is_file()]'`, deletes: true, needs: []string{"python3"}},
+	{line: `awk '{ print | "sh" }' <<< 'rm -r x'`, deletes: true, needs: []string{"awk"}},
+	{line: `awk 'BEGIN { "rm -r x" | getline }'`, deletes: true, needs: []string{"awk"}},
+	{line: "ed -s README <<< '!rm -r x'", deletes: true, needs: []string{"ed"}},
+	{line: "echo '!rm -r x' | dc", deletes: true, needs: []string{"dc"}},
+	{line: "make -f - <<< $'all:\n\trm -r x'", deletes: true, needs: []string{"make"}},
+	{line: "GIT_EDITOR='rm -r x; :' git commit --allow-empty -q", deletes: true, git: true, needs: []string{"git"}},
+	{line: "LD_PRELOAD=./evil.so ls"},
+	{line: "echo '* * * * * rm -rf ~/x' | crontab -"},
 	{line: "npm exec -- rimraf x"},
 	{line: "npx -c 'rm -rf x'"},
 	{line: "git config alias.nuke '!rm -rf x'"},
@@ -276,7 +289,8 @@ func runInScratch(t *testing.T, bash string, tc guardLine) bool {
 	if err := os.Mkdir(filepath.Join(dir, "e"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com"}
 	if tc.git {
 		git := exec.Command("git", "init", "-q", ".")
 		git.Dir, git.Env = dir, env

@@ -51,6 +51,11 @@ func TestCommands_WhatTheLineDoesNotShowIsOpaque_RHK3(t *testing.T) {
 		// other programs' ways of running commands
 		"sed -n '1e rm -rf x' f", "sed 's/a/b/e' f", "ssh -o ProxyCommand='rm -rf x' h", "tar -I \"$z\" -cf t.tar d", "vim -c 'call system(\"x\")'",
 		"make SHELL=/tmp/s", "git filter-branch --tree-filter 'rm -rf x'",
+		// shells behind wrappers, copies of programs, other command languages
+		"script -q /dev/null", "unshare -r", "chroot /", "newgrp g", "ln -s /bin/rm del", "cp \"$(which rm)\" del",
+		"python3 /dev/stdin", "awk '{ print | \"sh\" }'", "awk 'BEGIN { \"ls\" | getline }'", "awk '{ x = 1/2; print | c; y = 3/4 }'", "awk '$1 ~ /a/ { print | c }'", "ed -s f <<< '!ls'", "echo x | dc",
+		"sqlite3 db '.shell ls'", "psql < dump.sql", "make -f - <<< x", "crontab f", "fc -s", "LD_PRELOAD=./x.so ls",
+		"GIT_EDITOR=x git commit", "GIT_CONFIG_COUNT=1 git x",
 	} {
 		if op, _ := opaqueIn(t, Bash, line); !op {
 			t.Errorf("%q: nothing opaque", line)
@@ -63,6 +68,8 @@ func TestCommands_WhatTheLineDoesNotShowIsOpaque_RHK3(t *testing.T) {
 		"printf -v out '%s' x", "declare -a list", "export PATH=$PATH:/x", "alias", "git status", "git -C sub log", "sed -n 1p f",
 		"sed -i 's/e/E/g' f", "ssh host ls", "tar -czf t.tgz d", "vim -c 'wq' f", "flock l ls", "script -qc 'ls' /dev/null",
 		"env -S 'ls -l' x", `echo "$HOME"`, "cd $HOME && ls", "rm -- $f",
+		"script -qc ls /dev/null", "cp a b", "ln -s ../lib lib", "awk '{ print $1 }' f", "awk -F'|' '/a|b/ { print }' f", "crontab -l",
+		"git log | less", "node --eval='1'", "make test",
 	} {
 		if op, why := opaqueIn(t, Bash, line); op {
 			t.Errorf("%q: opaque: %q", line, why)

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -33,6 +34,8 @@ type running struct {
 	via string
 	// name overrides the command's name (a PowerShell alias's cmdlet).
 	name string
+	// escaper: fed a script on standard input, it is opaque (escapers).
+	escaper bool
 }
 
 func (r running) lineDialect() Dialect {
@@ -55,6 +58,11 @@ type wrapper struct {
 	line string
 	// none: with this option the wrapper runs no command (taskset -p).
 	none string
+	// shell: given no command, it runs a shell, which reads its script
+	// from standard input (unshare, chroot DIR, script without -c).
+	shell bool
+	// noArgv: its operands are files, never a command (script FILE).
+	noArgv bool
 }
 
 var wrappers = map[string]wrapper{
@@ -68,7 +76,7 @@ var wrappers = map[string]wrapper{
 	"time":             {short: "fo", long: []string{"format", "output"}},
 	"stdbuf":           {short: "ioe", long: []string{"input", "output", "error"}},
 	"ionice":           {short: "cnp", long: []string{"class", "classdata", "pid", "pgid", "uid"}},
-	"chroot":           {long: []string{"userspec", "groups"}, operands: 1},
+	"chroot":           {long: []string{"userspec", "groups"}, operands: 1, shell: true},
 	"command":          {},
 	"builtin":          {},
 	"exec":             {short: "a"},
@@ -76,18 +84,18 @@ var wrappers = map[string]wrapper{
 	"busybox":          {},
 	"taskset":          {operands: 1, none: "p"},
 	"flock":            {short: "wE", long: []string{"timeout", "wait", "conflict-exit-code"}, operands: 1, line: "c"},
-	"script":           {short: "EIOTBm", long: []string{"echo", "log-in", "log-out", "log-io", "log-timing", "logging-format"}, line: "c"},
+	"script":           {short: "EIOTBm", long: []string{"echo", "log-in", "log-out", "log-io", "log-timing", "logging-format"}, line: "c", shell: true, noArgv: true},
 	"chrt":             {short: "TPD", long: []string{"sched-runtime", "sched-period", "sched-deadline"}, operands: 1, none: "p"},
-	"runuser":          {short: "ugGsw", long: []string{"user", "group", "supp-group", "shell", "whitelist-environment"}, line: "c"},
+	"runuser":          {short: "ugGsw", long: []string{"user", "group", "supp-group", "shell", "whitelist-environment"}, line: "c", shell: true},
 	"setpriv":          {},
-	"unshare":          {short: "SGRw", long: []string{"setuid", "setgid", "root", "wd", "propagation"}},
-	"nsenter":          {short: "tSG", long: []string{"target", "setuid", "setgid"}},
+	"unshare":          {short: "SGRw", long: []string{"setuid", "setgid", "root", "wd", "propagation"}, shell: true},
+	"nsenter":          {short: "tSG", long: []string{"target", "setuid", "setgid"}, shell: true},
 	"prlimit":          {short: "p", long: []string{"pid"}},
 	"strace":           {short: "eoOpPsuIbEXaS"},
 	"ltrace":           {short: "eoOpPsuIbEXaSlnA"},
-	"sg":               {operands: 1, line: "c"},
+	"sg":               {operands: 1, line: "c", shell: true},
 	"pkexec":           {long: []string{"user"}},
-	"fakeroot":         {short: "is", long: []string{"lib", "faked"}},
+	"fakeroot":         {short: "is", long: []string{"lib", "faked"}, shell: true},
 	"eatmydata":        {},
 	"xvfb-run":         {short: "nsfpe", long: []string{"server-num", "server-args", "auth-file", "xauth-protocol", "error-file"}},
 	"caffeinate":       {short: "tw"},
@@ -95,8 +103,8 @@ var wrappers = map[string]wrapper{
 	"chronic":          {},
 	"numactl":          {short: "CNmMpPi"},
 	"cgexec":           {short: "g"},
-	"firejail":         {},
-	"proot":            {short: "rbwq"},
+	"firejail":         {shell: true},
+	"proot":            {short: "rbwq", shell: true},
 	"torsocks":         {},
 	"proxychains":      {short: "f"},
 	"proxychains4":     {short: "f"},
@@ -115,6 +123,40 @@ var shells = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash"
 // interpreters run a program of another language given with -c or -e, or
 // read from standard input.
 var interpreters = []string{"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "php", "lua", "tclsh", "Rscript", "osascript", "deno", "bun", "awk", "gawk", "mawk", "nawk"}
+
+// awkRuns: an awk program that runs a command: print | "cmd",
+// "cmd" | getline, |&, system().
+var awkRuns = regexp.MustCompile(`(^|[^|])\|\s*["&(a-zA-Z_$]|"\s*\||\bsystem\s*\(|\bgetline\b`)
+
+// awkCode is an awk program without its regular expression literals, so
+// /a|b/ reads as no pipe; a slash after an operand is a division, kept.
+func awkCode(p string) string {
+	var b strings.Builder
+	last := byte(0) // the last byte written that is not a space
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c == '/' && strings.IndexByte("~(,!&|{;\n\x00", last) >= 0 {
+			j := i + 1
+			for j < len(p) && p[j] != '/' && p[j] != '\n' {
+				if p[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j < len(p) && p[j] == '/' {
+				i = j
+				b.WriteString("//")
+				last = '/'
+				continue
+			}
+		}
+		b.WriteByte(c)
+		if c != ' ' && c != '\t' {
+			last = c
+		}
+	}
+	return b.String()
+}
 
 // isInterpreter: python3.12 is python too.
 func isInterpreter(name string) bool {
@@ -156,12 +198,33 @@ func runs(c cmd) running {
 				return running{opaque: "it defines an alias, which changes what a command name runs"}
 			}
 		}
-	case name == "hash" || name == "enable" || name == "fc" || name == "compgen" || name == "complete" || name == "bind":
+	case name == "fc":
+		return running{opaque: "fc runs commands from the history, which the line does not show"}
+	case name == "hash" || name == "enable" || name == "compgen" || name == "complete" || name == "bind":
 		if f := parseFlags(argv, c.info); f.set('p') || f.set('f') || f.set('C') || f.set('F') || f.set('x') || f.set('s') || f.set('e') {
 			return running{opaque: name + " can make a name run another command, or run one the line does not show"}
 		}
 	case name == "trap":
 		return trap(c)
+	case name == "newgrp":
+		return running{stdin: true}
+	case name == "crontab":
+		if !parseFlags(c.argv, c.info).set('l') {
+			return running{opaque: "crontab schedules commands the line does not show"}
+		}
+	case name == "make" || name == "gmake":
+		for i, a := range argv[1:] {
+			if (a == "-f" || a == "--file" || a == "--makefile") && i+2 < len(argv) && (argv[i+2] == "-" || strings.HasPrefix(argv[i+2], "/dev/") || strings.HasPrefix(argv[i+2], "/proc/")) {
+				return running{opaque: "make reads a makefile from standard input, which the line does not show"}
+			}
+		}
+		r = optionRunner(c, runners[name])
+	case name == "ln" || name == "cp" || name == "install" || name == "link" || name == "mv":
+		for i, a := range argv[1:] {
+			if copiesProgram(a, c.info[i+1]) {
+				return running{opaque: "it copies or links a program under another name, which then runs what the line does not show"}
+			}
+		}
 	case name == "mapfile" || name == "readarray" || name == "read" || name == "unset" || name == "getopts" || name == "wait" || name == "printf" || name == "test" || name == "[":
 		return variables(c)
 	case name == "at" || name == "batch":
@@ -205,6 +268,15 @@ func runs(c cmd) running {
 	if name == "xargs" {
 		r.via = "xargs"
 	}
+	if slices.Contains(escapers, name) && r.opaque == "" {
+		r.escaper = true
+		for i, a := range argv[1:] {
+			if c.info[i+1]&wDynamic != 0 || strings.Contains(a, "!") || strings.Contains(a, "shell") || strings.Contains(a, "system") || strings.Contains(a, "exec") {
+				r.opaque = name + " runs commands of its own, which may run a shell command"
+				break
+			}
+		}
+	}
 	if r.opaque == "" {
 		r.opaque = dangerousAssignments(c, name)
 	}
@@ -221,10 +293,10 @@ func (w wrapper) run(c cmd) running {
 				break
 			}
 			if len(a) < 2 || a[0] != '-' {
-				if w.operands == 0 {
+				if w.operands == 0 && !w.noArgv {
 					break
 				}
-				continue // flock FILE -c 'line'
+				continue // flock FILE -c 'line', script FILE -c 'line'
 			}
 			if w.none != "" && strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a[1:], w.none) {
 				return running{}
@@ -259,8 +331,36 @@ func (w wrapper) run(c cmd) running {
 			return running{lines: []string{value}}
 		}
 	}
-	return running{at: w.command(argv)}
+	if w.noArgv {
+		return running{stdin: w.shell}
+	}
+	at := w.command(argv)
+	if at == 0 && w.shell {
+		return running{stdin: true}
+	}
+	return running{at: at}
 }
+
+// copiesProgram: a word naming a program in a system directory, or found
+// at run time (cp /bin/rm ./del, ln -s "$(which rm)" del).
+func copiesProgram(a string, f wordInfo) bool {
+	if f&wDynamic != 0 && (strings.Contains(a, "which") || strings.Contains(a, "command -v") || strings.Contains(a, "type -")) {
+		return true
+	}
+	for _, d := range []string{"/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/", "/usr/libexec/"} {
+		if strings.HasPrefix(a, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// escapers are programs that read commands of their own from standard
+// input or their arguments, with a way to run a shell command (ed's !,
+// gdb's shell, sqlite3's .shell, psql's \!, dc's !): fed a script, or
+// given one with !, shell or system, they are opaque.
+var escapers = []string{"ed", "red", "ex", "vi", "vim", "nvim", "view", "gdb", "lldb", "sqlite3", "mysql", "mariadb", "psql",
+	"ftp", "lftp", "sftp", "expect", "dc", "irb", "ghci", "jshell"}
 
 // runners are options of otherwise plain programs whose value is a
 // command they run (tar -I 'zstd -19', ssh -o ProxyCommand=…, vim -c '!…').
@@ -404,10 +504,16 @@ func known(n string) bool {
 // a new shell, PS4 is expanded (substitutions and all) under set -x,
 // PROMPT_COMMAND runs before a prompt; BASH_ALIASES and BASH_CMDS set
 // aliases and hashed paths; BASH_FUNC_x%% imports a function.
-var dangerousNames = []string{"BASH_ENV", "ENV", "PS4", "PS0", "PS1", "PS2", "PROMPT_COMMAND", "BASH_ALIASES", "BASH_CMDS", "BASH_LOADABLES_PATH", "SHELLOPTS", "BASHOPTS"}
+var dangerousNames = []string{"BASH_ENV", "ENV", "PS4", "PS0", "PS1", "PS2", "PROMPT_COMMAND", "BASH_ALIASES", "BASH_CMDS", "BASH_LOADABLES_PATH", "SHELLOPTS", "BASHOPTS",
+	// programs that load or run code a variable names: the dynamic
+	// loader, git's configuration, editors and commands, interpreters'
+	// startup options
+	"LD_PRELOAD", "LD_AUDIT", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND",
+	"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_ASKPASS", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "EDITOR", "VISUAL",
+	"PERL5OPT", "NODE_OPTIONS", "RUBYOPT", "PYTHONSTARTUP", "PYTHONINSPECT"}
 
 func dangerousName(n string) bool {
-	return slices.Contains(dangerousNames, n) || strings.HasPrefix(n, "BASH_FUNC_")
+	return slices.Contains(dangerousNames, n) || strings.HasPrefix(n, "BASH_FUNC_") || strings.HasPrefix(n, "GIT_CONFIG_KEY_") || strings.HasPrefix(n, "GIT_CONFIG_VALUE_")
 }
 
 // dangerousAssignments: env and sudo set variables for the command they run.
@@ -735,8 +841,10 @@ func interpreter(c cmd) running {
 			return running{opaque: "its program is only known at run time"}
 		}
 		switch {
-		case a == "-":
+		case a == "-" || a == "/dev/stdin" || a == "/dev/fd/0" || a == "/proc/self/fd/0":
 			return running{stdin: true, code: true}
+		case strings.HasPrefix(a, "--eval=") || strings.HasPrefix(a, "--print=") || strings.HasPrefix(a, "--command="):
+			return running{}
 		case a == "--":
 			if i+1 < len(argv) {
 				return running{}
@@ -746,6 +854,9 @@ func interpreter(c cmd) running {
 			return running{opaque: "it runs a program file, which the line does not show"}
 		case awk:
 			if len(a) < 2 || a[0] != '-' {
+				if awkRuns.MatchString(awkCode(a)) {
+					return running{opaque: "its program runs a command (| \"cmd\", system)"}
+				}
 				return running{} // the program text is this word
 			}
 			if a == "-v" || a == "-F" {

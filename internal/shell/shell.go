@@ -315,6 +315,11 @@ func (w *walker) run(n nested, c cmd, stmt, from *syntax.Stmt, wrapped int, via 
 		if r.via != "" {
 			via = r.via
 		}
+		if r.escaper && stmt != nil && (from != nil || slices.ContainsFunc(stmt.Redirs, func(rd *syntax.Redirect) bool {
+			return (rd.N == nil || rd.N.Value == "0") && (rd.Op == syntax.Hdoc || rd.Op == syntax.DashHdoc || rd.Op == syntax.WordHdoc || rd.Op == syntax.RdrIn || rd.Op == syntax.DplIn)
+		})) && r.opaque == "" {
+			r.opaque = name(c.argv[0]) + " reads commands of its own from standard input, which may run a shell command"
+		}
 		if r.stdin {
 			// A program reading a script from standard input: visible
 			// only from a here-document, a here-string or an echo.
