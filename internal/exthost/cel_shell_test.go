@@ -178,6 +178,7 @@ func BenchmarkCEL_RecursiveForceGuard(b *testing.B) {
 	for _, g := range []struct{ name, expr string }{
 		{"substring", "!call.arguments.command.contains('rm -rf')"},
 		{"shell.commands", recursiveForceGuard},
+		{"samples", samplesGuard(b)},
 	} {
 		h := mustCEL(b, vocab.BeforeToolCall, g.expr)
 		b.Run(g.name, func(b *testing.B) {
