@@ -1,6 +1,9 @@
 package hostd
 
 import (
+	"log/slog"
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -33,6 +36,41 @@ type metrics struct {
 	// context; treeFailures counts the writes that could not bring it there.
 	treeCurrent  prometheus.Gauge
 	treeFailures prometheus.Counter
+	// hookFailures counts every hook failure (a diagnostic of kind error
+	// or timeout), by kind; failureLog logs each once per context.
+	hookFailures *prometheus.CounterVec
+	failureLog   *failureLog
+}
+
+// failureLog logs a hook failure once per context, extension, hook and
+// kind: a hook that fails on every call is one log line for the context
+// it fails in, not one per call, while hookFailures counts every call.
+// Without a logger it logs nothing.
+type failureLog struct {
+	logger *slog.Logger
+	// hash returns the served context's hash; the lines seen are
+	// forgotten when it changes, so a new context logs its failures again.
+	hash func() string
+	mu   sync.Mutex
+	at   string
+	seen map[[3]string]struct{}
+}
+
+// first reports whether d is the first failure of its hook and kind in the
+// context being served, and that context's hash.
+func (l *failureLog) first(d exthost.Diagnostic) (string, bool) {
+	hash := l.hash()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if hash != l.at || l.seen == nil {
+		l.at, l.seen = hash, map[[3]string]struct{}{}
+	}
+	key := [3]string{d.ExtensionID, d.Hook, string(d.Kind)}
+	if _, ok := l.seen[key]; ok {
+		return hash, false
+	}
+	l.seen[key] = struct{}{}
+	return hash, true
 }
 
 func newMetrics() *metrics {
@@ -82,15 +120,32 @@ func newMetrics() *metrics {
 	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "loadout_hostd_context_refusals_total", Help: "Contexts refused by signature verification, by reason (Unsigned, MalformedSignature, HashMismatch, WrongWorkspace, BadSignature).",
 	}, []string{"reason"})
+	m.hookFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "loadout_hostd_hook_failures_total", Help: "Hook failures (a hook that errored or timed out), on every event, by kind (error, timeout).",
+	}, []string{"kind"})
 	m.registry.MustRegister(m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded,
-		m.sourcesFailing, m.sourceFailing, m.sourcesPending, m.sourceFailures, m.treeCurrent, m.treeFailures, m.refusals,
+		m.sourcesFailing, m.sourceFailing, m.sourcesPending, m.sourceFailures, m.treeCurrent, m.treeFailures, m.refusals, m.hookFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
+// observeDiagnostics counts every diagnostic, and every failure among them
+// (error, timeout) again in hookFailures; each failure is logged once per
+// context, extension, hook and kind (failureLog).
 func (m *metrics) observeDiagnostics(diags []exthost.Diagnostic) {
 	for _, d := range diags {
 		m.diagnostics.WithLabelValues(d.ExtensionID, d.Hook, string(d.Kind)).Inc()
+		if d.Kind != exthost.DiagnosticError && d.Kind != exthost.DiagnosticTimeout {
+			continue
+		}
+		m.hookFailures.WithLabelValues(string(d.Kind)).Inc()
+		if l := m.failureLog; l != nil && l.logger != nil {
+			if hash, first := l.first(d); first {
+				l.logger.Warn("Hook failed; further failures of this hook in this context are counted, not logged",
+					"extension", d.ExtensionID, "hook", d.Hook, "kind", string(d.Kind), "message", d.Message, "hash", hash,
+					"metric", "loadout_hostd_hook_failures_total")
+			}
+		}
 	}
 }
 

@@ -144,6 +144,12 @@ func New(opts Options) *Server {
 	opts.Limits = opts.Limits.withDefaults()
 	s := &Server{opts: opts, metrics: newMetrics(), limits: newLimiter(opts.Limits), mcp: newMCPServer("v1alpha1"),
 		sources: map[string]*sourceState{}}
+	s.metrics.failureLog = &failureLog{logger: opts.Logger, hash: func() string {
+		if snap := s.current.Load(); snap != nil {
+			return snap.hash
+		}
+		return ""
+	}}
 	s.ready.Store(&readiness{})
 	s.mux = s.routes()
 	return s
