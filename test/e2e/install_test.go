@@ -40,8 +40,9 @@ func TestInstall_KustomizeDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 		// loadout-leader-election, loadout-signing
 		"Role": 2, "RoleBinding": 2, "Deployment": 1, "Service": 1,
 		// loadout-trust-label, loadout-context-configmaps, loadout-manager-configmaps,
-		// loadout-agent-pods, loadout-agent-pod-updates; the mutating loadout-agent-pods
-		"ValidatingAdmissionPolicy": 6, "ValidatingAdmissionPolicyBinding": 6,
+		// loadout-agent-pods, loadout-agent-pod-updates, loadout-hostd-exec, loadout-workspace-deletion,
+		// loadout-agent-pod-workspace; the mutating loadout-agent-pods
+		"ValidatingAdmissionPolicy": 9, "ValidatingAdmissionPolicyBinding": 9,
 		"MutatingAdmissionPolicy": 1, "MutatingAdmissionPolicyBinding": 1,
 	}
 	for kind, n := range want {

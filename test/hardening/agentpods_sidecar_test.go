@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -180,5 +184,46 @@ func TestAgentPods_TenantCannotResizeHostd(t *testing.T) {
 		p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("200m")
 	}); err != nil {
 		t.Errorf("the tenant resizing its agent container: %v", err)
+	}
+}
+
+// A command run in hostd's container (kubectl exec or attach) could write
+// the tree agents read: refused for the container loadout-hostd, whatever
+// the command; exec into the agent's container is not the policy's business
+// (here it fails later, for want of a node).
+func TestAgentPods_TenantCannotExecIntoHostd(t *testing.T) {
+	ctx := context.Background()
+	ns := kit.NewNamespace(t, "")
+	bindAgentPods(t, ns)
+	user := "tenant-admin-" + ns
+	namespaceAdmin(t, ns)
+	tenantCfg := rest.CopyConfig(cfg)
+	tenantCfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
+	tenant, err := kubernetes.NewForConfig(tenantCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := agentPod(ns, "bound", "dev")
+	if err := k8sClient.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	connect := func(subresource, container string) error {
+		req := tenant.CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name(pod.Name).SubResource(subresource)
+		if subresource == "exec" {
+			req = req.VersionedParams(&corev1.PodExecOptions{Container: container, Stdout: true, Stderr: true,
+				Command: []string{"/loadout-hostd", "--allow-unsigned-context", "--context-dir=/var/run/loadout/source-credentials",
+					"--materialize=" + treePath, "--addr=127.0.0.1:9999"}}, clientgoscheme.ParameterCodec)
+		} else {
+			req = req.VersionedParams(&corev1.PodAttachOptions{Container: container, Stdout: true}, clientgoscheme.ParameterCodec)
+		}
+		return req.Do(ctx).Error()
+	}
+	waitEnforced(t, "the ValidatingAdmissionPolicy loadout-hostd-exec", func() error { return connect("exec", hostdContainer) })
+	for _, sub := range []string{"exec", "attach"} {
+		mustBeDenied(t, "the tenant runs a command in hostd's container through pods/"+sub, connect(sub, hostdContainer),
+			"ValidatingAdmissionPolicy 'loadout-hostd-exec'", sub+" into container loadout-hostd")
+	}
+	if err := connect("exec", "agent"); err != nil && strings.Contains(err.Error(), "loadout-hostd-exec") {
+		t.Errorf("exec into the agent container: %v, want it past the policy", err)
 	}
 }
