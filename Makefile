@@ -201,10 +201,10 @@ uninstall: ## Remove the CRDs (and every Loadout object) from the cluster.
 	kubectl delete --ignore-not-found -f config/crd/bases
 
 .PHONY: build-installer
-build-installer: manifests $(KUSTOMIZE) ## Write dist/install.yaml (namespace, CRDs, RBAC, manager with image IMG, trust policy).
+build-installer: manifests $(KUSTOMIZE) ## Write dist/install.yaml (namespace, CRDs, RBAC, manager with image IMG and hostd image HOSTD_IMG, policies).
 	@rm -rf dist/overlay && mkdir -p dist/overlay
 	@cd dist/overlay && $(KUSTOMIZE) create --resources ../../config/default && $(KUSTOMIZE) edit set image ghcr.io/loadout-dev/loadout=$(IMG)
-	$(KUSTOMIZE) build dist/overlay > dist/install.yaml
+	$(KUSTOMIZE) build dist/overlay | sed 's|--hostd-image=ghcr.io/loadout-dev/loadout-hostd:dev|--hostd-image=$(HOSTD_IMG)|' > dist/install.yaml
 	@rm -rf dist/overlay
 
 .PHONY: deploy
