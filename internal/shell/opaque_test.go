@@ -186,6 +186,8 @@ func TestCommandsIn_PowerShellIsNotBash(t *testing.T) {
 		"Microsoft.PowerShell.Management\\Remove-Item x -Recurse", "gci x -r | rm", "if ($a) { ri x -Recurse }", "& { ri x -r }",
 		"Write-Output \"$(ri x -r)\"", "$r = Remove-Item x -Recurse", "Invoke-Command -ScriptBlock { ri x -r }", "iex 'ri x -r'",
 		"pwsh -Command 'ri x -r'", "Remove-Item x `\n  -Recurse", "Remove-Item @args x", "ri $_ -r", "function f { ri x -r }; f",
+		"Remove-Item x \u2013Recurse", "Remove\u2014Item x -Recurse", "Remove-Item<# c #> x -Recurse", "Remove-Item x -Recurse:(1 -eq 1)",
+		"[void](Remove-Item x -Recurse)", "$null = ri x -r", "Remove-Item (gci x -r)", "& 'Remove-Item' x -Recurse", "$sb = { ri x -r }",
 	} {
 		if !recursive(line) {
 			t.Errorf("%q: no recursive Remove-Item", line)
@@ -200,7 +202,8 @@ func TestCommandsIn_PowerShellIsNotBash(t *testing.T) {
 		"[IO.Directory]::Delete('x', $true)", "(Get-Item x).Delete($true)", "$d.Delete($true)", "iex $s", "Invoke-Expression (gc s.ps1 -Raw)",
 		"& $c x", "& ('ri') x", ". ./s.ps1", "cmd /c rd /s /q x", "pwsh -enc abc", "pwsh -File s.ps1", "Start-Process rm", "Set-Alias ls ri",
 		"New-Item function:ls -Value { ri x -r }", "gci | % Delete", "Add-Type -TypeDefinition $s", "Import-Module ./m.psm1", "bash -c \"$(x)\"",
-		"Invoke-Command -FilePath s.ps1",
+		"Invoke-Command -FilePath s.ps1", "Set-Content function:ls 'ri x -r'", "& $sb", "iex -Command 'ri x'",
+		"Invoke-Command -ScriptBlock ([scriptblock]::Create('ri x -r'))", "$ExecutionContext.InvokeCommand.InvokeScript('ri x -r')",
 	} {
 		if op, _ := opaqueIn(t, PowerShell, line); !op {
 			t.Errorf("PowerShell %q: nothing opaque", line)

@@ -221,12 +221,11 @@ func (w *walker) psStatement(n nested, stmt []psWord, via string) string {
 		if len(args) > 0 && !hasBlock {
 			reason = "ForEach-Object calls a member on each input (% Delete)"
 		}
-	case "New-Item", "Set-Item", "Set-Variable":
-		for _, a := range args {
-			l := strings.ToLower(a.text)
-			if strings.HasPrefix(l, "alias:") || strings.HasPrefix(l, "function:") || strings.Contains(l, "executioncontext") {
-				reason = "it defines a function or alias, which changes what a name runs"
-			}
+	}
+	for _, a := range args {
+		l := strings.ToLower(a.text)
+		if strings.HasPrefix(l, "alias:") || strings.HasPrefix(l, "function:") || strings.Contains(l, "executioncontext") {
+			reason = "it defines a function or alias, which changes what a name runs"
 		}
 	}
 	w.psAdd(stmt, canon, reason, via)
@@ -382,8 +381,13 @@ func psWordAt(s string, i int) (psParsed, int, error) {
 		if c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ';' || c == '|' || c == ')' || c == '}' || (c == '&' && i > start) {
 			break
 		}
-		if c == '#' && i == start {
-			break
+		if (c == '#' && i == start) || strings.HasPrefix(s[i:], "<#") {
+			break // a comment, even inside a word
+		}
+		if d := psDash(s[i:]); d > 0 {
+			b.WriteByte('-') // PowerShell reads –, — and ― as -
+			i += d
+			continue
 		}
 		switch {
 		case c == '`':
@@ -611,4 +615,15 @@ func unquoted(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// psDash is the length of an en dash, em dash or horizontal bar at s,
+// which PowerShell reads as a hyphen; 0 if there is none.
+func psDash(s string) int {
+	for _, d := range []string{"\u2013", "\u2014", "\u2015"} {
+		if strings.HasPrefix(s, d) {
+			return len(d)
+		}
+	}
+	return 0
 }
