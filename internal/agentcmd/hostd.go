@@ -112,7 +112,7 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 	cmd.Flags().DurationVar(&limits.MCPSessionIdleTimeout, "mcp-session-idle-timeout", d.MCPSessionIdleTimeout,
 		"close an MCP session that received no request for this long (a client that went away without ending it); its client must initialize again")
 	src.Add(cmd)
-	trust.add(cmd)
+	trust.add(cmd, true)
 	return cmd
 }
 
@@ -123,7 +123,7 @@ type contextTrustFlags struct {
 	allowUnsigned                        bool
 }
 
-func (f *contextTrustFlags) add(cmd *cobra.Command) {
+func (f *contextTrustFlags) add(cmd *cobra.Command, allowUnsigned bool) {
 	cmd.Flags().StringVar(&f.keys, "context-keys", os.Getenv("LOADOUT_CONTEXT_KEYS"),
 		"trust anchor: the manager's public keys, one \"ed25519 <base64>\" per line (default $LOADOUT_CONTEXT_KEYS, which the agent-pod admission policy sets); a context loads only if one of them signed it")
 	cmd.Flags().StringVar(&f.keysFile, "context-keys-file", "", "read the trust anchor from this file instead")
@@ -131,8 +131,10 @@ func (f *contextTrustFlags) add(cmd *cobra.Command) {
 		"NAMESPACE/NAME of the Workspace this host serves (default $LOADOUT_WORKSPACE); a context signed for another Workspace is refused")
 	cmd.Flags().StringVar(&f.configMap, "context-configmap", os.Getenv("LOADOUT_CONTEXT_CONFIGMAP"),
 		"name of the mounted context ConfigMap (default $LOADOUT_CONTEXT_CONFIGMAP, else <workspace name>-context); a context signed for another ConfigMap is refused")
-	cmd.Flags().BoolVar(&f.allowUnsigned, "allow-unsigned-context", false,
-		"load contexts without checking their signature (local development with `loadout preview` output only: anyone who can write the context directory then decides the policy)")
+	if allowUnsigned {
+		cmd.Flags().BoolVar(&f.allowUnsigned, "allow-unsigned-context", false,
+			"load contexts without checking their signature (local development with `loadout preview` output only: anyone who can write the context directory then decides the policy)")
+	}
 }
 
 // verifier returns the trust anchor, or nil when unsigned contexts are
@@ -179,10 +181,7 @@ func (f *contextTrustFlags) verifier() (*contextsig.Verifier, error) {
 type ContextTrust struct{ f contextTrustFlags }
 
 // Add registers the flags on cmd.
-func (t *ContextTrust) Add(cmd *cobra.Command) {
-	t.f.add(cmd)
-	_ = cmd.Flags().MarkHidden("allow-unsigned-context")
-}
+func (t *ContextTrust) Add(cmd *cobra.Command) { t.f.add(cmd, false) }
 
 // Verify refuses pc unless the manager signed it for the Workspace and
 // ConfigMap of the flags, when keys are given (hostd.VerifyContext).
