@@ -295,19 +295,33 @@ func TestWorkspace_DuplicateNameInOneRootKeepsLastGoodContext(t *testing.T) {
 	kit.WaitFor(t, ns, "dev", testenv.Ready)
 }
 
-// TestWorkspace_ContextTooLargePublishesNothing: over budget, no partial
-// ConfigMap is written.
-func TestWorkspace_ContextTooLargePublishesNothing(t *testing.T) {
+// TestWorkspace_ContextTooLargePublishesOnlyThePolicy: over budget on its
+// first pass, nothing of the content is written: the context holds the
+// platform's policy alone (there is no good content to keep).
+func TestWorkspace_ContextTooLargePublishesOnlyThePolicy(t *testing.T) {
 	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, testenv.Skill(ns, "big", "Big.", strings.Repeat("x", 4096)))
 	ws := workspaceWithRoots(ns, "dev", platformOtherNS)
 	ws.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "big"}}
 	ws.Spec.Budget = &v1alpha1.WorkspaceBudget{MaxContextBytes: 2048}
 	kit.Create(t, ws)
-	kit.WaitFor(t, ns, "dev", testenv.Condition(vocab.ConditionContextPublished, metav1.ConditionFalse, vocab.ReasonContextTooLarge))
-	err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "dev-context"}, &corev1.ConfigMap{})
-	if err == nil || !strings.Contains(err.Error(), "not found") {
-		t.Errorf("ConfigMap exists or unexpected error: %v", err)
+	got := kit.WaitFor(t, ns, "dev", testenv.Condition(vocab.ConditionContextPublished, metav1.ConditionFalse, vocab.ReasonContextTooLarge))
+	mustHoldPolicyOnly(t, got, strings.Repeat("x", 64))
+}
+
+// mustHoldPolicyOnly checks that ws published the platform's policy alone:
+// its ConfigMap carries none of the tenant's content (absent).
+func mustHoldPolicyOnly(t *testing.T, ws *v1alpha1.Workspace, absent ...string) {
+	t.Helper()
+	if ws.Status.HeldContent == nil || ws.Status.HeldContent.Mode != v1alpha1.HeldContentPolicyOnly {
+		t.Fatalf("status.heldContent = %+v, want mode PolicyOnly", ws.Status.HeldContent)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: ws.Namespace, Name: ws.ConfigMapName()}, cm); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range cm.Data {
+		testenv.MustNotContain(t, "the policy-only context", v, absent...)
 	}
 }
 
@@ -335,9 +349,13 @@ func TestWorkspace_RootOutsideOwnAndPlatformNamespacesIsRefused(t *testing.T) {
 		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project"}, {Name: "steal", Namespace: victim}}}})
 	got := kit.WaitFor(t, ns, "dev", testenv.Condition(vocab.ConditionCatalogResolved, metav1.ConditionFalse, vocab.ReasonRootNotPermitted))
 	testenv.MustContain(t, "message", testenv.ConditionMessage(got, vocab.ConditionCatalogResolved), "spec.roots[1].namespace", victim)
-	if err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "dev-context"}, &corev1.ConfigMap{}); err == nil {
-		t.Error("a context was published from a refused root")
-	}
+	got = kit.WaitFor(t, ns, "dev", func(w *v1alpha1.Workspace) error {
+		if w.Status.HeldContent == nil {
+			return fmt.Errorf("no policy-only context yet")
+		}
+		return nil
+	})
+	mustHoldPolicyOnly(t, got, "VICTIM BODY", "secret-skill")
 }
 
 // TestWorkspace_InstructionsFromConfigMapFollowChanges: instructions are

@@ -36,13 +36,13 @@ func TestBadInput_PlatformPolicyIsNeverHeldBack(t *testing.T) {
 		byName[c.name] = c
 	}
 	for _, name := range []string{
-		"duplicate skill name in one root",            // DuplicateName
-		"context over budget",                         // ContextTooLarge: a 1 KiB budget
-		"instructions ConfigMap missing",              // InstructionsNotFound
-		"activate an unknown skill",                   // ActivationFailed
-		"cel syntax error",                            // a trusted tenant's broken Extension
-		"root aimed at another tenant",                // RootNotPermitted
-		"skill file path ./x",                         // InvalidResource
+		"duplicate skill name in one root",                       // DuplicateName
+		"context over budget",                                    // ContextTooLarge: a 1 KiB budget
+		"instructions ConfigMap missing",                         // InstructionsNotFound
+		"activate an unknown skill",                              // ActivationFailed
+		"cel syntax error",                                       // a trusted tenant's broken Extension
+		"root aimed at another tenant",                           // RootNotPermitted
+		"skill file path ./x",                                    // InvalidResource
 		"service-backed extension whose Service does not answer", // an import that fails
 	} {
 		tc, ok := byName[name]
