@@ -144,7 +144,7 @@ func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { //
 	}
 	if withPi {
 		for _, want := range []string{"The model is SCRIPTED", "Pi's own skill list", "  review: team-a's review method",
-			"tool bash -> BLOCKED: platform policy: recursive force deletes (rm -rf) are not allowed"} {
+			"tool bash -> BLOCKED: platform policy: recursive deletes (rm -r, find -delete, git clean, rmtree, Remove-Item -Recurse)"} {
 			if !strings.Contains(shown, want) {
 				t.Errorf("demo output lacks the Pi session's %q:\n%s", want, shown)
 			}

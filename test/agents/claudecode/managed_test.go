@@ -49,7 +49,7 @@ func TestClaudeCode_UserCannotOverrideTheManagedHooks(t *testing.T) { // R-AG-4
 			if _, err := os.Stat(marker); err != nil {
 				t.Errorf("rm -rf build ran: %v", err)
 			}
-			if rm := a.Model.ToolResults()["toolu_rm"]; !strings.Contains(rm.Text, "platform policy: recursive force deletes (rm -rf) are not allowed") {
+			if rm := a.Model.ToolResults()["toolu_rm"]; !strings.Contains(rm.Text, "platform policy: recursive deletes (rm -r, find -delete, git clean, rmtree, Remove-Item -Recurse)") {
 				t.Errorf("the model got %+v for rm -rf build, want the guard's reason", rm)
 			}
 			if _, err := os.Stat(ran); err == nil {

@@ -18,7 +18,7 @@ func shell(id, cmd string) responses.Turn {
 }
 
 // guardReason is the samples' platform-guard message.
-const guardReason = "recursive force deletes (rm -rf) are not allowed"
+const guardReason = "recursive deletes (rm -r, find -delete, git clean, rmtree, Remove-Item -Recurse)"
 
 // modelGot fails unless the model read want in the output of call id.
 func modelGot(t *testing.T, model *responses.Server, id, want, out string) {
