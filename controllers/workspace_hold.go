@@ -59,7 +59,7 @@ func (r *WorkspaceReconciler) heldContext(ctx context.Context, ws *v1alpha1.Work
 			}
 			result, err := resources.Repolicy(old.Data, func(reg contract.Registry) contract.Registry {
 				return workspace.HeldRegistry(reg, imp, ids, deny)
-			}, heldMaxBytes)
+			}, imp.Digest(), heldMaxBytes)
 			if err == nil {
 				return result, held, nil
 			}
@@ -69,6 +69,7 @@ func (r *WorkspaceReconciler) heldContext(ctx context.Context, ws *v1alpha1.Work
 	result, err := resources.Render(resources.Input{
 		Workspace:       contract.WorkspaceRef{Name: ws.Name, Namespace: ws.Namespace},
 		Registry:        workspace.HeldRegistry(contract.Registry{}, imp, nil, deny),
+		PlatformPolicy:  imp.Digest(),
 		MaxContextBytes: heldMaxBytes,
 	})
 	if err != nil {

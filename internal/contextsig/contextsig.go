@@ -273,3 +273,27 @@ func ParsePrivateKey(b []byte) (ed25519.PrivateKey, error) {
 	}
 	return ek, nil
 }
+
+// EpochSubject is what a namespace's policy epoch (contract.PolicyEpoch) is
+// signed for: the namespace and the epoch ConfigMap, with no Workspace name
+// and no UID. A Workspace's name is never empty, so an epoch's signature
+// never passes for a context's (hostd verifies contexts for the non-empty
+// name it serves), nor a context's for an epoch's.
+func EpochSubject(namespace, configMap string) Subject {
+	return Subject{Namespace: namespace, ConfigMap: configMap}
+}
+
+// SignEpoch signs the hash of a namespace's epoch document
+// (contract.EpochHash) for EpochSubject.
+func (s *Signer) SignEpoch(hash, namespace, configMap string) []byte {
+	return s.Sign(hash, EpochSubject(namespace, configMap))
+}
+
+// VerifyEpoch checks the signature document of an epoch of hash for
+// namespace and configMap, as Verify checks a context's.
+func (v *Verifier) VerifyEpoch(doc []byte, hash, namespace, configMap string) error {
+	if namespace == "" || configMap == "" {
+		return refuse(ReasonWrongWorkspace, "the policy epoch needs a namespace and a ConfigMap name to be verified for")
+	}
+	return v.Verify(doc, hash, EpochSubject(namespace, configMap))
+}

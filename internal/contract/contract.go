@@ -48,6 +48,14 @@ type Manifest struct {
 	// Hash is the context hash: "sha256:" and the hex digest over every key's
 	// data, this document taken with Hash empty.
 	Hash string `json:"hash"`
+	// PlatformPolicy is the digest of the platform policy this context
+	// carries ("sha256:" and hex; workspace.PlatformPolicyDigest): the
+	// hooks, message types and prompt guides of the imposed platform
+	// extensions and the platform's denied tools. hostd given the
+	// namespace's policy epoch (PolicyEpoch) serves the context only while
+	// the epoch names this digest. Empty in a deny-all context, which
+	// carries no platform policy.
+	PlatformPolicy string `json:"platformPolicy,omitempty"`
 	// Instructions are the origins of the instructions, in the order their
 	// bodies open system-prompt.md.
 	Instructions []string `json:"instructions"`

@@ -32,6 +32,10 @@ type Input struct {
 	// ExtensionNamespaces maps the id of each extension in Registry to its
 	// namespace, which decides the authority of its prompt guide.
 	ExtensionNamespaces map[string]string
+	// PlatformPolicy is the digest of the platform policy in Registry
+	// (workspace.PlatformPolicyDigest), written to the manifest; empty for
+	// a context that carries none (deny-all).
+	PlatformPolicy string
 }
 
 // Result is the published ConfigMap data and what it was made from.
@@ -82,6 +86,7 @@ func Render(in Input) (*Result, error) {
 		return nil, err
 	}
 	m := buildManifest(in.Workspace, instructions, cat, active, reg, in.PlatformNamespaces)
+	m.PlatformPolicy = in.PlatformPolicy
 	data, err := encodeData(prompt, m, cat, in.MaxContextBytes)
 	if err != nil {
 		return nil, err

@@ -23,8 +23,11 @@ var ErrNotRepolicyable = errors.New("the published context cannot be re-rendered
 // are replaced, and the hash is computed again. It is how a tenant's last
 // good content is published under the platform's current policy while the
 // tenant's input is invalid (docs/concepts.md, "Policy apart from
-// content"). Over budget it returns a *TooLargeError, like Render.
-func Repolicy(old map[string]string, policy func(old contract.Registry) contract.Registry, maxContextBytes int64) (*Result, error) {
+// content"). platformPolicy is the digest of the platform policy in the
+// registry policy returns (workspace.PlatformPolicyDigest); the manifest
+// carries it in place of the old one. Over budget it returns a
+// *TooLargeError, like Render.
+func Repolicy(old map[string]string, policy func(old contract.Registry) contract.Registry, platformPolicy string, maxContextBytes int64) (*Result, error) {
 	var m contract.Manifest
 	if err := json.Unmarshal([]byte(old[contract.KeyManifest]), &m); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotRepolicyable, contract.KeyManifest, err)
@@ -42,6 +45,7 @@ func Repolicy(old map[string]string, policy func(old contract.Registry) contract
 	}
 	keepGuideProvenance(newReg, m.Registry)
 	m.Registry = newReg
+	m.PlatformPolicy = platformPolicy
 	m.Hash = ""
 	data := map[string]string{
 		contract.KeySystemPrompt: joinParts(appendPart(appendPart(nil, content), toolsSection(newReg))),

@@ -25,19 +25,22 @@ func TestRepolicy_IsRenderWithTheNewRegistry(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			in := exampleInput()
-			in.Registry = regs[0]
+			in.Registry, in.PlatformPolicy = regs[0], "sha256:old"
 			old, err := Render(in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			in.Registry = regs[1]
+			in.Registry, in.PlatformPolicy = regs[1], "sha256:new"
 			want, err := Render(in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := Repolicy(old.Data, func(contract.Registry) contract.Registry { return regs[1] }, 0)
+			got, err := Repolicy(old.Data, func(contract.Registry) contract.Registry { return regs[1] }, "sha256:new", 0)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if got.Manifest.PlatformPolicy != "sha256:new" {
+				t.Errorf("platformPolicy = %q, want the new policy's digest", got.Manifest.PlatformPolicy)
 			}
 			if !maps.Equal(got.Data, want.Data) || got.Hash != want.Hash || got.Bytes != want.Bytes {
 				t.Fatalf("Repolicy differs from Render:\n got %q\nwant %q", got.Data[contract.KeySystemPrompt], want.Data[contract.KeySystemPrompt])
@@ -58,12 +61,12 @@ func TestRepolicy_RefusesWhatItCannotTakeApart(t *testing.T) {
 		"prompt after the tools": edited,
 		"another kind":           {contract.KeyManifest: `{"apiVersion":"v1","kind":"ConfigMap"}`},
 	} {
-		if _, err := Repolicy(data, func(r contract.Registry) contract.Registry { return r }, 0); !errors.Is(err, ErrNotRepolicyable) {
+		if _, err := Repolicy(data, func(r contract.Registry) contract.Registry { return r }, "", 0); !errors.Is(err, ErrNotRepolicyable) {
 			t.Errorf("%s: err = %v, want ErrNotRepolicyable", name, err)
 		}
 	}
 	var tooLarge *TooLargeError
-	if _, err := Repolicy(old.Data, func(r contract.Registry) contract.Registry { return r }, 100); !errors.As(err, &tooLarge) {
+	if _, err := Repolicy(old.Data, func(r contract.Registry) contract.Registry { return r }, "", 100); !errors.As(err, &tooLarge) {
 		t.Errorf("over budget: err = %v, want a *TooLargeError", err)
 	}
 }

@@ -26,6 +26,9 @@ type Imposed struct {
 	Registry contract.Registry
 	// IDs are the ids of the imposed extensions that loaded.
 	IDs []string
+	// Deny is the platform's denied tools: the spec.deniedTools of the
+	// imposed extensions.
+	Deny []string
 	// Broken, when set, says why the platform's own policy does not load:
 	// an imposed extension was rejected. Nothing a tenant writes causes it.
 	Broken string
@@ -59,7 +62,7 @@ func ImposedPolicy(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, po
 		}
 	}
 	reg, outcomes := loader.LoadExtensions(ctx, ws, plan)
-	imp := &Imposed{Registry: reg}
+	imp := &Imposed{Registry: reg, Deny: slices.Clone(plan.Deny)}
 	var broken []string
 	for _, o := range outcomes {
 		switch o.State {

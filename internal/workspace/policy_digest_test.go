@@ -1,0 +1,123 @@
+package workspace
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/contract"
+)
+
+// policyDigestObjects is a platform with two imposed extensions (hooks, a
+// message type, a prompt guide, a tool and denied tools) and a trusted tenant
+// namespace with an extension of its own carrying the same kinds of entries.
+func policyDigestObjects() *fakeObjects {
+	platform := guard("loadout-system", "platform-guard")
+	platform.Spec.PromptGuide = "Never delete trees."
+	platform.Spec.MessageTypes = []v1alpha1.MessageType{{Type: "audit", InContext: true}}
+	platform.Spec.Tools = []v1alpha1.ExtensionTool{{Name: "jira", Description: "File a ticket."}}
+	second := ext("loadout-system", "prompt-guard")
+	second.Spec.Hooks = []v1alpha1.ExtensionHook{{Name: "no-secrets", Event: vocab.UserInput, CEL: &v1alpha1.CELHook{Expression: "true"}}}
+	second.Spec.DeniedTools = []v1alpha1.ToolName{"wget", "curl"}
+	tenant := ext("team", "team-tools")
+	tenant.Spec.PromptGuide = "Use notes."
+	tenant.Spec.MessageTypes = []v1alpha1.MessageType{{Type: "note"}}
+	tenant.Spec.Hooks = []v1alpha1.ExtensionHook{{Name: "rewrite", Event: vocab.BeforeToolCall, CEL: &v1alpha1.CELHook{Expression: "true"}}}
+	tenant.Spec.DeniedTools = []v1alpha1.ToolName{"ssh"}
+	return &fakeObjects{
+		extensions: []v1alpha1.Extension{platform, second, tenant},
+		labels: map[string]map[string]string{
+			"loadout-system": {vocab.TrustLabel: "trusted"},
+			"team":           {vocab.TrustLabel: "trusted"},
+		},
+	}
+}
+
+// The digest of the platform's policy a Workspace's context carries is the
+// same whether it comes from the Workspace's full pass (with a trusted
+// tenant extension and a tenant deny list that drops a platform tool) or
+// from the imposed extensions alone, as the epoch reconciler computes it
+// for the namespace with no Workspace's input.
+func TestPlatformPolicyDigest_FullPassEqualsImposedPolicy(t *testing.T) {
+	ctx := context.Background()
+	objs := policyDigestObjects()
+	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev", UID: "u1"},
+		Spec: v1alpha1.WorkspaceSpec{Tools: &v1alpha1.WorkspaceTools{Deny: []v1alpha1.ToolName{"jira", "rm"}}}}
+	res, err := Resolve(ctx, ws, objs, policy, HostLoader{})
+	if err != nil || res.Failure != nil {
+		t.Fatalf("Resolve: %v %v", err, res.Failure)
+	}
+	if len(res.Registry.Extensions) != 3 {
+		t.Fatalf("registry extensions %v, want the two platform ones and team-tools", res.Registry.Extensions)
+	}
+	full := res.PlatformPolicy()
+	if got := res.Result.Manifest.PlatformPolicy; got != full {
+		t.Errorf("manifest platformPolicy %q, want the pass's digest %q", got, full)
+	}
+	// The epoch's view: a Workspace of the namespace that says nothing.
+	synthetic := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "loadout-policy"}}
+	imp, err := ImposedPolicy(ctx, synthetic, objs, policy, HostLoader{})
+	if err != nil || imp.Broken != "" {
+		t.Fatalf("ImposedPolicy: %v %s", err, imp.Broken)
+	}
+	if got := imp.Digest(); got != full {
+		t.Errorf("ImposedPolicy digest %s, full pass %s", got, full)
+	}
+	if !strings.HasPrefix(full, contract.HashPrefix) || len(full) != len(contract.HashPrefix)+64 {
+		t.Errorf("digest %q is not sha256:<hex>", full)
+	}
+
+	// Each part of the platform's policy moves the digest; the tenant's
+	// own entries, its deny list and the platform's tools do not.
+	digestWith := func(change func(o *fakeObjects, ws *v1alpha1.Workspace)) string {
+		o, w := policyDigestObjects(), ws.DeepCopy()
+		change(o, w)
+		r, err := Resolve(ctx, w, o, policy, HostLoader{})
+		if err != nil || r.Failure != nil {
+			t.Fatalf("Resolve: %v %v", err, r.Failure)
+		}
+		imp, err := ImposedPolicy(ctx, synthetic, o, policy, HostLoader{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if imp.Digest() != r.PlatformPolicy() {
+			t.Errorf("after the change: ImposedPolicy %s, full pass %s", imp.Digest(), r.PlatformPolicy())
+		}
+		return r.PlatformPolicy()
+	}
+	for name, tc := range map[string]struct {
+		change func(o *fakeObjects, ws *v1alpha1.Workspace)
+		moves  bool
+	}{
+		"platform hook":         {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[0].Spec.Hooks[0].CEL.Expression = "false" }, true},
+		"platform denied tool":  {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[1].Spec.DeniedTools = []v1alpha1.ToolName{"curl"} }, true},
+		"platform prompt guide": {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[0].Spec.PromptGuide = "Other." }, true},
+		"platform message type": {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[0].Spec.MessageTypes[0].InContext = false }, true},
+		"platform tool":         {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[0].Spec.Tools[0].Description = "Other." }, false},
+		"tenant hook":           {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[2].Spec.Hooks[0].CEL.Expression = "false" }, false},
+		"tenant guide":          {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[2].Spec.PromptGuide = "Other." }, false},
+		"tenant denied tool":    {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[2].Spec.DeniedTools = nil }, false},
+		"workspace deny list":   {func(_ *fakeObjects, w *v1alpha1.Workspace) { w.Spec.Tools = nil }, false},
+		"denied tools' order":   {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[1].Spec.DeniedTools = []v1alpha1.ToolName{"curl", "wget"} }, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := digestWith(tc.change) != full; got != tc.moves {
+				t.Errorf("digest changed %v, want %v", got, tc.moves)
+			}
+		})
+	}
+}
+
+// A context that carries no platform policy (deny-all) has no digest, and
+// a namespace with no imposed extension still has one (the empty policy):
+// hostd tells "no policy yet" from "the empty policy".
+func TestPlatformPolicyDigest_EmptyPolicyHasADigest(t *testing.T) {
+	d := PlatformPolicyDigest(contract.Registry{}, nil, nil)
+	if d == "" || d != PlatformPolicyDigest(DenyAllRegistry("x"), nil, nil) {
+		t.Errorf("empty policy digest %q; entries of no imposed extension must not count", d)
+	}
+}
