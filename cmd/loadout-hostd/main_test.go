@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -94,5 +95,47 @@ func TestSidecarRefusesTrustKeysWithoutAWorkspace(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "--workspace") {
 			t.Errorf("loadout-hostd %v: err = %v, want a refusal naming --workspace", args, err)
 		}
+	}
+}
+
+// The sidecar image (Dockerfile target hostd) holds /loadout-hostd alone,
+// so nothing else can run in hostd's container, and the install names that
+// image as the manager's --hostd-image.
+func TestSidecarImageHoldsOnlyTheSidecar(t *testing.T) {
+	raw, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stage string
+	copies := map[string][]string{}
+	entrypoints := map[string]string{}
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 4 && f[0] == "FROM" && strings.EqualFold(f[len(f)-2], "AS"):
+			stage = f[len(f)-1]
+		case len(f) > 0 && f[0] == "FROM":
+			stage = ""
+		case len(f) >= 3 && f[0] == "COPY":
+			copies[stage] = append(copies[stage], f[len(f)-1])
+		case len(f) >= 2 && f[0] == "ENTRYPOINT":
+			entrypoints[stage] = strings.Join(f[1:], " ")
+		}
+	}
+	if got := copies["hostd"]; !slices.Equal(got, []string{"/loadout-hostd"}) {
+		t.Errorf("the hostd image copies %v, want /loadout-hostd only", got)
+	}
+	if got := entrypoints["hostd"]; got != `["/loadout-hostd"]` {
+		t.Errorf("the hostd image's entrypoint is %s, want /loadout-hostd", got)
+	}
+	if got := copies["manager"]; slices.Contains(got, "/loadout-hostd") || !slices.Contains(got, "/manager") {
+		t.Errorf("the manager image copies %v, want /manager and not the sidecar", got)
+	}
+	manager, err := os.ReadFile("../../config/manager/manager.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(manager), "--hostd-image=ghcr.io/loadout-dev/loadout-hostd:") {
+		t.Error("config/manager/manager.yaml does not name the hostd image (ghcr.io/loadout-dev/loadout-hostd) as --hostd-image")
 	}
 }
