@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -123,16 +124,93 @@ func (c *cluster) waitEstablished(t *testing.T, crds ...string) {
 
 var loadoutCRDs = []string{"skills.loadout.dev", "templates.loadout.dev", "extensions.loadout.dev", "workspaces.loadout.dev"}
 
-// From the repository directory, as the README says: helm install of both
-// charts, an upgrade that changes nothing, the samples with exactly
-// `kubectl apply -k config/samples`, and an uninstall that keeps the CRDs.
-func TestHelmInstall_BothChartsFromTheRepoThenTheSamples(t *testing.T) {
+// readmeInstall returns the commands of the README's "Install on a cluster"
+// block, each split into words (continuation lines joined, comments cut).
+func readmeInstall(t *testing.T) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "## Install on a cluster\n")
+	_, block, ok2 := strings.Cut(section, "```sh\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README.md has no sh block under \"## Install on a cluster\"")
+	}
+	var cmds [][]string
+	for _, line := range strings.Split(strings.ReplaceAll(block, "\\\n", " "), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if f := strings.Fields(line); len(f) > 0 {
+			cmds = append(cmds, f)
+		}
+	}
+	return cmds
+}
+
+// From the repository directory, exactly as the README says: helm install of
+// both charts (the loadout chart creating and labelling the platform
+// namespace), the samples with `kubectl apply -k config/samples`, the
+// manager running as its ServiceAccount imposing the samples' platform guard
+// on the tenant's Workspace; then an upgrade that changes nothing and an
+// uninstall that keeps the CRDs and the platform namespace.
+func TestHelmInstall_AsTheREADMESaysYieldsWorkspacesUnderThePlatformsPolicy(t *testing.T) {
 	c := startCluster(t)
 	ctx := context.Background()
 
-	c.helm(t, "install", "loadout-crds", "charts/loadout-crds")
-	c.waitEstablished(t, loadoutCRDs...)
-	c.helm(t, "install", "loadout", "charts/loadout", "--namespace", "loadout-system", "--create-namespace")
+	var ran []string
+	for _, cmd := range readmeInstall(t) {
+		ran = append(ran, strings.Join(cmd, " "))
+		switch cmd[0] {
+		case "helm":
+			c.helm(t, cmd[1:]...)
+		case "kubectl":
+			if slices.Contains(cmd, "config/samples") {
+				// The platform namespace is labelled by the chart, before
+				// the samples (which carry the label too) are applied.
+				ns := &corev1.Namespace{}
+				if err := c.client.Get(ctx, client.ObjectKey{Name: "loadout-system"}, ns); err != nil || ns.Labels[vocab.TrustLabel] != string(vocab.TrustTrusted) {
+					t.Fatalf("after %q the platform namespace is %v (%v); want it labelled %s=trusted by the chart", ran, ns.Labels, err, vocab.TrustLabel)
+				}
+				c.waitEstablished(t, loadoutCRDs...)
+			}
+			c.kubectl(t, cmd[1:]...)
+		default:
+			t.Fatalf("README.md's install runs %q: this test knows helm and kubectl", cmd)
+		}
+	}
+	if want := "helm install loadout charts/loadout"; !slices.ContainsFunc(ran, func(s string) bool { return strings.HasPrefix(s, want) }) ||
+		!slices.Contains(ran, "kubectl apply -k config/samples") {
+		t.Fatalf("README.md's install block ran %q; want %q and kubectl apply -k config/samples", ran, want)
+	}
+
+	log := c.runManagerAsServiceAccount(t)
+	eventually(t, "Workspace team-a/dev under the platform's policy", func() error {
+		ws := &v1alpha1.Workspace{}
+		if err := c.client.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "dev"}, ws); err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(ws.Status.Conditions, string(vocab.ConditionPlatformPolicy)) {
+			return fmt.Errorf("PlatformPolicy not True: %+v", ws.Status.Conditions)
+		}
+		if !slices.ContainsFunc(ws.Status.Extensions, func(e v1alpha1.ExtensionState) bool {
+			return e.Namespace == "loadout-system" && e.Enforced && e.State == vocab.ExtensionLoaded
+		}) {
+			return fmt.Errorf("no imposed platform extension loaded: %+v", ws.Status.Extensions)
+		}
+		cm := &corev1.ConfigMap{}
+		if err := c.client.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "dev-context"}, cm); err != nil {
+			return err
+		}
+		if !strings.Contains(cm.Data["manifest.json"], `"imposed": true`) {
+			return fmt.Errorf("the published context has no imposed platform hook")
+		}
+		return nil
+	})
+	if strings.Contains(log.String(), string(vocab.ReasonPlatformNamespaceUnlabelled)) {
+		t.Errorf("the manager warned about an unlabelled platform namespace:\n%s", log.String())
+	}
+
 	if out := c.helm(t, "upgrade", "loadout", "charts/loadout", "--namespace", "loadout-system"); !strings.Contains(out, "has been upgraded") {
 		t.Errorf("helm upgrade with the same values: %s", out)
 	}
@@ -157,7 +235,6 @@ func TestHelmInstall_BothChartsFromTheRepoThenTheSamples(t *testing.T) {
 	}
 
 	t.Run("kubectl apply -k config/samples", func(t *testing.T) {
-		c.kubectl(t, "apply", "-k", "config/samples")
 		ws := &v1alpha1.Workspace{}
 		if err := c.client.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "dev"}, ws); err != nil {
 			t.Fatalf("after kubectl apply -k config/samples: Workspace team-a/dev: %v", err)
@@ -175,6 +252,10 @@ func TestHelmInstall_BothChartsFromTheRepoThenTheSamples(t *testing.T) {
 	})
 
 	c.helm(t, "uninstall", "loadout", "--namespace", "loadout-system")
+	ns := &corev1.Namespace{}
+	if err := c.client.Get(ctx, client.ObjectKey{Name: "loadout-system"}, ns); err != nil || !ns.DeletionTimestamp.IsZero() {
+		t.Errorf("after helm uninstall loadout the platform namespace is gone or going (%v): the chart keeps it", err)
+	}
 	c.helm(t, "uninstall", "loadout-crds")
 	crd := &unstructured.Unstructured{}
 	crd.SetAPIVersion("apiextensions.k8s.io/v1")
@@ -273,17 +354,14 @@ func TestNamespaceScope_ManagerAsServiceAccountServesOnlyWatchedNamespaces(t *te
 		{"helm rbac.scope=namespace", func(t *testing.T, c *cluster) {
 			c.helm(t, "install", "loadout-crds", "charts/loadout-crds")
 			c.waitEstablished(t, loadoutCRDs...)
-			c.helm(t, "install", "loadout", "charts/loadout", "--namespace", demo.PlatformNamespace, "--create-namespace",
+			// As the README installs: the namespace first, unlabelled;
+			// the chart adopts and labels it.
+			c.createNamespace(t, demo.PlatformNamespace, nil)
+			c.helm(t, "install", "loadout", "charts/loadout", "--namespace", demo.PlatformNamespace, "--take-ownership",
 				"--set", "rbac.scope=namespace", "--set", "rbac.watchNamespaces={team-a}")
-			// Helm created the namespace unlabelled: the install step a
-			// trust admin takes (NOTES.txt, docs/operations.md).
 			ns := &corev1.Namespace{}
-			if err := c.client.Get(context.Background(), client.ObjectKey{Name: demo.PlatformNamespace}, ns); err != nil {
-				t.Fatal(err)
-			}
-			ns.Labels[vocab.TrustLabel] = string(vocab.TrustTrusted)
-			if err := c.client.Update(context.Background(), ns); err != nil {
-				t.Fatal(err)
+			if err := c.client.Get(context.Background(), client.ObjectKey{Name: demo.PlatformNamespace}, ns); err != nil || ns.Labels[vocab.TrustLabel] != string(vocab.TrustTrusted) {
+				t.Fatalf("platform namespace %v (%v); want it labelled by the chart", ns.Labels, err)
 			}
 		}},
 		{"kustomize config/namespaced", func(t *testing.T, c *cluster) {
