@@ -80,6 +80,21 @@ func (w *walker) evaluates(src string, node syntax.Node) {
 		}
 	case *syntax.TestClause:
 		syntax.Walk(n.X, func(m syntax.Node) bool {
+			if u, ok := m.(*syntax.UnaryTest); ok && u.Op == syntax.TsVarSet {
+				if word, ok := u.X.(*syntax.Word); ok {
+					v := text(src, word.Parts)
+					j := strings.IndexByte(v, '[')
+					if info(word.Parts)&wDynamic != 0 && (j < 0 || !literalSubscript(strings.TrimSuffix(v[j+1:], "]"))) {
+						w.opaque([]string{source(src, n)}, "[[ -v ]] evaluates "+v+", which the line does not show")
+						return false
+					}
+					if j > 0 && !literalSubscript(strings.TrimSuffix(v[j+1:], "]")) {
+						w.opaque([]string{source(src, n)}, "[[ -v ]] evaluates the array subscript of "+v)
+						return false
+					}
+				}
+				return true
+			}
 			b, ok := m.(*syntax.BinaryTest)
 			if !ok {
 				return true

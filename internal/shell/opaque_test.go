@@ -46,7 +46,7 @@ func TestCommands_WhatTheLineDoesNotShowIsOpaque_RHK3(t *testing.T) {
 		"git $sub -fdx", "git config alias.nuke '!rm -rf x'", "mapfile -C cb -c 1 < f", "compgen -C 'rm -rf x' y", "enable -f ./x.so x",
 		// arithmetic on values the line does not show
 		"echo $((v))", "(( v ))", "let v", "v=1; echo $((v + 1))", "[[ $v -eq 0 ]]", "echo ${a[v]}", "a[$i]=1", "echo ${s:$i}",
-		"read 'a[$(rm -rf x)]' <<< 1", "printf -v 'a[$x]' %s 1", "unset \"$n\"", "echo ${!v}", "echo ${v@P}", "declare -n r=v", "declare -i n",
+		"read 'a[$(rm -rf x)]' <<< 1", "printf -v 'a[$x]' %s 1", "unset \"$n\"", "wait -p \"$v\" $!", "printf -v \"$n\" x", "[[ -v a[$i] ]]", "echo ${!v}", "echo ${v@P}", "declare -n r=v", "declare -i n",
 		"for ((i = 0; i < n; i++)); do :; done",
 		// other programs' ways of running commands
 		"sed -n '1e rm -rf x' f", "sed 's/a/b/e' f", "ssh -o ProxyCommand='rm -rf x' h", "tar -I \"$z\" -cf t.tar d", "vim -c 'call system(\"x\")'",
@@ -69,7 +69,7 @@ func TestCommands_WhatTheLineDoesNotShowIsOpaque_RHK3(t *testing.T) {
 		"sed -i 's/e/E/g' f", "ssh host ls", "tar -czf t.tgz d", "vim -c 'wq' f", "flock l ls", "script -qc 'ls' /dev/null",
 		"env -S 'ls -l' x", `echo "$HOME"`, "cd $HOME && ls", "rm -- $f",
 		"script -qc ls /dev/null", "cp a b", "ln -s ../lib lib", "awk '{ print $1 }' f", "awk -F'|' '/a|b/ { print }' f", "crontab -l",
-		"git log | less", "node --eval='1'", "make test",
+		"git log | less", "node --eval='1'", "make test", "sleep 1 & wait $!", "printf 'a[i]=%d\\n' \"$n\"", "[ -v x ]",
 	} {
 		if op, why := opaqueIn(t, Bash, line); op {
 			t.Errorf("%q: opaque: %q", line, why)

@@ -225,7 +225,21 @@ func runs(c cmd) running {
 				return running{opaque: "it copies or links a program under another name, which then runs what the line does not show"}
 			}
 		}
-	case name == "mapfile" || name == "readarray" || name == "read" || name == "unset" || name == "getopts" || name == "wait" || name == "printf" || name == "test" || name == "[":
+	case name == "wait":
+		// only wait -p NAME takes a variable name
+		if i := slices.Index(argv, "-p"); i > 0 && i+1 < len(argv) {
+			return variables(cmd{[]string{"wait", argv[i+1]}, []wordInfo{0, c.info[i+1]}})
+		}
+	case name == "printf" || name == "test" || name == "[":
+		// only printf -v NAME and test -v NAME take a variable name
+		for i := 1; i+1 < len(argv); i++ {
+			if argv[i] == "-v" {
+				if r := variables(cmd{[]string{name, argv[i+1]}, []wordInfo{0, c.info[i+1]}}); r.opaque != "" {
+					return r
+				}
+			}
+		}
+	case name == "mapfile" || name == "readarray" || name == "read" || name == "unset" || name == "getopts":
 		return variables(c)
 	case name == "at" || name == "batch":
 		return atJob(c)
@@ -559,7 +573,7 @@ func variables(c cmd) running {
 		return running{opaque: n + " -C runs a callback the line does not show"}
 	}
 	for i, a := range c.argv[1:] {
-		if c.info[i+1]&wDynamic != 0 && name(c.argv[0]) != "printf" && name(c.argv[0]) != "test" && name(c.argv[0]) != "[" {
+		if c.info[i+1]&wDynamic != 0 {
 			return running{opaque: "it takes a variable name only known at run time (its subscript would be evaluated)"}
 		}
 		if j := strings.IndexByte(a, '['); j > 0 && isName(a[:j]) && !literalSubscript(strings.TrimSuffix(a[j+1:], "]")) {
