@@ -265,8 +265,10 @@ func selected[T any](items []T, sel labels.Selector, labelsOf func(*T) map[strin
 
 // loadOrder puts platform extensions first. Extension ids do not follow layer
 // precedence: a project extension may neither shadow nor pre-empt a platform
-// policy of the same id (the later one is rejected at commit, rule R-EXT-2),
-// and platform hooks run before project hooks.
+// policy of the same id (the later one is rejected at commit, rule R-EXT-2).
+// Load order is not run order: the hooks of imposed platform extensions run
+// after every other hook of their event (HostLoader marks them imposed;
+// docs/hooks.md, "Order"), so the platform judges last.
 func loadOrder(exts []Candidate, platform []string) []Candidate {
 	rank := func(c Candidate) int {
 		if i := slices.Index(platform, c.Extension.Namespace); i >= 0 {
