@@ -11,7 +11,8 @@ import (
 )
 
 // The Workspace's winning skills, instructions, active skill and prompt guide
-// reach the model through the materialized CLAUDE.md and skills; the
+// reach the model through the materialized skills and the SessionStart
+// context (the tenant's text; CLAUDE.md holds only the platform's); the
 // platform's shadowed skill does not. hostd's MCP tool is loaded up front
 // (alwaysLoad), not behind a tool search.
 func TestClaudeCode_WorkspaceContextReachesTheModel(t *testing.T) { // R-AG-1, R-AG-5

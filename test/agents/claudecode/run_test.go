@@ -42,7 +42,9 @@ func NewSession(t testing.TB, model *Model) *Session {
 	}
 	s.Env = []string{
 		"HOME=" + s.Home,
-		"PATH=" + os.Getenv("PATH"),
+		// `loadout hook claude-code` (the managed SessionStart hook, which
+		// brings the tenants' project content) runs from the PATH.
+		"PATH=" + filepath.Dir(agenttest.Loadout(t)) + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"ANTHROPIC_BASE_URL=" + model.URL,
 		"ANTHROPIC_API_KEY=sk-ant-scripted",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",

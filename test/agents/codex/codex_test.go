@@ -48,9 +48,9 @@ func TestCodex_WorkspaceSkillsAndInstructionsReachTheModel_RAG5(t *testing.T) {
 		"- review: ",                                  // the Workspace's review skill, listed
 		filepath.Join(s.home, "skills"),               // from the skills directory in CODEX_HOME
 		"review/SKILL.md",                             // with the path Codex reads it from
-		"You work on team-a's parser",                 // the Workspace's instructions (AGENTS.md)
+		"You work on team-a's parser",                 // the Workspace's instructions (SessionStart context)
 		"skill-creator",                               // Codex's own system skills still there
-		"PROJECT-REVIEW-BODY",                         // the active skill's body (AGENTS.md)
+		"PROJECT-REVIEW-BODY",                         // the active skill's body (SessionStart context)
 		"No buffer outlives its owner.",               // the active skill's requested file
 		"Record each review finding with review_note", // the extension's prompt guide
 	} {
