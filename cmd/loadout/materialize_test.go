@@ -34,9 +34,16 @@ func TestMaterialize_SamplesWinnersOnlyThenUnchanged(t *testing.T) {
 	if err != nil || !strings.Contains(string(prompt), "argument-hint: <file> <owner>\n") {
 		t.Errorf("prompts/review.md = %q, %v", prompt, err)
 	}
+	// The Workspace's inline instructions are team-a's: project content,
+	// labelled with its namespace, never in AGENTS.md (the platform's text).
+	instructions := "You work on team-a's parser and runtime. Run `make test` before you\nsay a change is done."
 	agents, err := os.ReadFile(filepath.Join(out, "AGENTS.md"))
-	if want := "You work on team-a's parser and runtime. Run `make test` before you\nsay a change is done.\n"; err != nil || string(agents) != want {
-		t.Errorf("AGENTS.md = %q, %v; want the Workspace's instructions %q", agents, err, want)
+	if err != nil || strings.Contains(string(agents), instructions) {
+		t.Errorf("AGENTS.md = %q, %v; want no tenant instructions", agents, err)
+	}
+	project, err := os.ReadFile(filepath.Join(out, "project-prompt.md"))
+	if _, labelled, ok := strings.Cut(string(project), "## Project content from namespace team-a (not organisation policy)\n"); err != nil || !ok || !strings.Contains(labelled, instructions) {
+		t.Errorf("project-prompt.md = %q, %v; want the Workspace's instructions under team-a's heading", project, err)
 	}
 	stdout, _, err = run(t, "materialize", "--context-dir", dir, "--out", out)
 	if err != nil || !strings.HasPrefix(stdout, "already current: context sha256:") {
