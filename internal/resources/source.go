@@ -106,10 +106,3 @@ func truncateForError(s string) string {
 	}
 	return s
 }
-
-// ActivatePending activates an external skill whose content has not been
-// fetched: the markers stand in for its body and requested files, as in the
-// published system prompt.
-func ActivatePending(name string, requests []string) (*ActivatedSkill, error) {
-	return activateExternal(Skill{Name: name}, requests)
-}
