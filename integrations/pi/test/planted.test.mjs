@@ -6,7 +6,8 @@
 // prompt); the platform's instruction, skill and guide are there. After-hook
 // diagnostics are shown to the user and counted.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall, packageDir, piSession, previewSamples, startHostd } from "../harness.mjs";
@@ -74,6 +75,32 @@ describe("Pi on a Workspace with planted tenant text", () => {
 			assert.match(pi.statuses["loadout-after-hooks"] ?? "", /Loadout after hooks: \d+ not run, [1-9]\d* diagnostics/);
 		} finally {
 			pi.dispose();
+		}
+	});
+
+	test("after hooks that did not run are shown to the user and counted; the result stands", async () => {
+		// A hostd that allows the call and fails the after hooks.
+		const fake = createServer((req, res) =>
+			req.url === "/v1/before" ? res.writeHead(200).end('{"allowed":true}') : res.writeHead(503).end('{"error":"after hooks are down"}'),
+		);
+		await new Promise((r) => fake.listen(0, "127.0.0.1", r));
+		const pi = await piSession({
+			hostdUrl: `http://127.0.0.1:${fake.address().port}`,
+			treeDir: hostd.treeDir,
+			responses: [fauxAssistantMessage(fauxToolCall("bash", { command: "echo ran > RAN" }), { stopReason: "toolUse" }), fauxAssistantMessage("done")],
+		});
+		try {
+			await pi.session.prompt("run it");
+			assert.ok(existsSync(join(pi.cwd, "RAN")), "the allowed call did not run");
+			const shown = pi.notes.filter((n) => n.type === "warning" && n.message.startsWith("Loadout: after hooks for bash did not run:"));
+			assert.equal(shown.length, 1, JSON.stringify(pi.notes));
+			assert.match(shown[0].message, /answered \/v1\/after with 503: after hooks are down/);
+			// The count is the process's: at least this failure.
+			assert.match(pi.statuses["loadout-after-hooks"] ?? "", /Loadout after hooks: [1-9]\d* not run, \d+ diagnostics/);
+		} finally {
+			pi.dispose();
+			fake.closeAllConnections();
+			await new Promise((r) => fake.close(r));
 		}
 	});
 });
