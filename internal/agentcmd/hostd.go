@@ -40,6 +40,7 @@ func NewHostdCommand() *cobra.Command {
 		limits     hostd.Limits
 		trust      contextTrustFlags
 		srcTimeout time.Duration
+		policyDir  string
 	)
 	cmd := &cobra.Command{
 		Use:   "hostd",
@@ -62,7 +63,10 @@ within --source-timeout, verified, and served as they arrive (a skill keeps
 its previous version meanwhile); a failing source is named in /readyz and the
 metrics. It loads only contexts the manager signed for the Workspace it serves
 (--context-keys, --workspace; the agent-pod admission policy sets both), and
-keeps the last good context when one is refused. With --unix-socket it also
+keeps the last good context when one is refused. With --policy-dir it serves a
+context only while the namespace's signed policy epoch (the loadout-policy
+ConfigMap) names the platform policy the context carries, and denies every
+tool call and event otherwise. With --unix-socket it also
 serves the API on a Unix socket. See docs/hostd.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -81,12 +85,14 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 				return err
 			}
 			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
-				MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, "http://"+addr),
+				PolicyDir: policyDir, MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, "http://"+addr),
 				SigningKeyFile: signKey, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits})
 			return serveHostd(ctx, srv, addr, socket, probeAddr)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "context-dir", DefaultContextDir, "directory where the context ConfigMap is mounted")
+	cmd.Flags().StringVar(&policyDir, "policy-dir", "",
+		"directory where the namespace's policy epoch (ConfigMap loadout-policy) is mounted: a context is served only while the epoch, verified with --context-keys, names the platform policy it carries (or the previous one within its grace); missing or unreadable, every tool call and event is denied. The agent-pod admission policy sets it")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8181", "address to listen on; keep it on loopback")
 	cmd.Flags().StringVar(&signKey, "signing-key-file", "", "file (a mounted Secret) of Standard Webhooks secrets (whsec_...) that sign every webhook and tool call for its target; see docs/hostd.md")
 	cmd.Flags().StringVar(&probeAddr, "probe-addr", "",

@@ -77,6 +77,11 @@ func (s *Server) handleClaudeCodeHook(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, claudecode.Block("Loadout could not read the hook input ("+err.Error()+"); the call is blocked", in.HookEventName))
 		return
 	}
+	if err := s.policyRefused(); err != nil {
+		s.metrics.decisions.WithLabelValues("blocked").Inc()
+		writeJSON(w, http.StatusOK, claudecode.Block(err.Error(), in.HookEventName))
+		return
+	}
 	q := r.URL.Query()
 	if q.Has("mcpServer") {
 		h.MCPServer = q.Get("mcpServer")

@@ -25,9 +25,14 @@ type fileStamp struct {
 var contextKeys = [4]string{contract.KeySystemPrompt, contract.KeyManifest, contract.KeySkills, contract.KeyTemplates}
 
 func takeFingerprint(dir string) fingerprint {
+	return takeDirFingerprint(dir, contextKeys[:]...)
+}
+
+// takeDirFingerprint is the fingerprint of up to four keys of a directory.
+func takeDirFingerprint(dir string, keys ...string) fingerprint {
 	var fp fingerprint
 	fp.data, _ = os.Readlink(filepath.Join(dir, "..data"))
-	for i, key := range contextKeys {
+	for i, key := range keys[:min(len(keys), len(fp.files))] {
 		info, err := os.Stat(filepath.Join(dir, key))
 		if err != nil {
 			fp.files[i].missing = true

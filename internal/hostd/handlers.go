@@ -39,9 +39,45 @@ func (s *Server) withContext(h snapshotHandler) http.HandlerFunc {
 			writeError(w, http.StatusServiceUnavailable, errors.New("no context loaded yet"))
 			return
 		}
+		if err := s.policyRefused(); err != nil {
+			s.denyStale(w, r, err)
+			return
+		}
 		h(w, r, snap)
 	}
 }
+
+// denyStale answers a request while the served context's platform policy is
+// stale (Options.PolicyDir): a tool call is blocked and an event stopped,
+// with the reason; anything else is unavailable, with the reason.
+func (s *Server) denyStale(w http.ResponseWriter, r *http.Request, err error) {
+	switch r.Pattern {
+	case "POST /v1/before":
+		req, derr := DecodeCall(r.Body, false)
+		if derr != nil {
+			writeError(w, statusFor(derr), derr)
+			return
+		}
+		s.metrics.decisions.WithLabelValues("blocked").Inc()
+		writeJSON(w, http.StatusOK, BeforeResponse{Allowed: false,
+			Result: ptrTo(exthost.BlockedResult(req.Call, err.Error(), map[string]any{"reason": ReasonStalePolicy}))})
+	case "POST /v1/events/{event}":
+		writeJSON(w, http.StatusOK, EventResponse{Allowed: false, Message: err.Error()})
+	case "POST /v1/tools/{name}":
+		var req ToolRequest
+		if derr := decode(r.Body, &req); derr != nil {
+			writeError(w, statusFor(derr), derr)
+			return
+		}
+		req.Call.Name = r.PathValue("name")
+		s.metrics.toolRuns.WithLabelValues("denied").Inc()
+		writeJSON(w, http.StatusOK, ToolRunResponse{Call: req.Call, Result: exthost.BlockedResult(req.Call, err.Error(), map[string]any{"reason": ReasonStalePolicy})})
+	default:
+		writeError(w, http.StatusServiceUnavailable, err)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 func (s *Server) handleBefore(w http.ResponseWriter, r *http.Request, snap *snapshot) {
 	req, err := DecodeCall(r.Body, false)
@@ -159,6 +195,12 @@ func (s *Server) handleRegistry(w http.ResponseWriter, _ *http.Request, snap *sn
 // quotes a remote answer: the probe listener is unauthenticated.
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 	snap, r := s.status()
+	if err := s.policyRefused(); err != nil && snap != nil {
+		// The served context is not served: its platform policy is stale.
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"hash": snap.hash, "reason": ReasonStalePolicy,
+			"error": "every tool call and event is denied: " + err.Error()})
+		return
+	}
 	if snap == nil || !r.published {
 		msg := "no context loaded"
 		if snap != nil {

@@ -229,6 +229,11 @@ func (s *Server) mcpCall(name string) mcp.ToolHandler {
 			code = "503"
 			return errorToolResult("no context loaded yet"), nil
 		}
+		if err := s.policyRefused(); err != nil {
+			code = "503"
+			s.metrics.toolRuns.WithLabelValues("denied").Inc()
+			return errorToolResult(err.Error()), nil
+		}
 		call := exthost.ToolCall{ID: newMCPCallID(), Name: name}
 		if args := bytes.TrimSpace(req.Params.Arguments); len(args) > 0 && !bytes.Equal(args, []byte("null")) {
 			if err := json.Unmarshal(args, &call.Arguments); err != nil {

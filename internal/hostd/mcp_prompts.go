@@ -48,6 +48,9 @@ func (s *Server) mcpGetPrompt(name string) mcp.PromptHandler {
 		if snap == nil {
 			return nil, errors.New("no context loaded yet")
 		}
+		if err := s.policyRefused(); err != nil {
+			return nil, err
+		}
 		msg, err := snap.context.Render(name, req.Params.Arguments, s.opts.Now())
 		if err != nil {
 			return nil, err

@@ -118,7 +118,7 @@ func newMetrics() *metrics {
 		}),
 	}
 	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "loadout_hostd_context_refusals_total", Help: "Contexts refused by signature verification, by reason (Unsigned, MalformedSignature, HashMismatch, WrongWorkspace, BadSignature).",
+		Name: "loadout_hostd_context_refusals_total", Help: "Contexts refused, by reason: signature verification (Unsigned, MalformedSignature, HashMismatch, WrongWorkspace, WrongConfigMap, BadSignature) or the namespace's policy epoch (StalePolicy: a new context refused, or the served one stopped).",
 	}, []string{"reason"})
 	m.hookFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "loadout_hostd_hook_failures_total", Help: "Hook failures (a hook that errored or timed out), on every event, by kind (error, timeout).",

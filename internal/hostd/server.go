@@ -76,6 +76,13 @@ type Options struct {
 	// SourceTimeout bounds one fetch of an external skill source. Zero means
 	// DefaultSourceTimeout.
 	SourceTimeout time.Duration
+	// PolicyDir is the mounted policy epoch of the Workspace's namespace
+	// (the loadout-policy ConfigMap, docs/hostd.md "Policy epoch"). When
+	// set, a context is served only while the epoch, verified with
+	// ContextKeys, names the platform policy it carries; otherwise every
+	// tool call and event is denied and /readyz answers 503. A missing or
+	// unreadable epoch refuses every context.
+	PolicyDir string
 	// SourceRetry is how long after a failed fetch a source is tried again.
 	// Zero means 10 seconds.
 	SourceRetry time.Duration
@@ -94,8 +101,15 @@ type Server struct {
 	mcp     *mcpTools
 	fetches sync.WaitGroup
 
+	// refused, when set, is why the served context is not served: the
+	// namespace's policy epoch does not accept its platform policy.
+	refused atomic.Pointer[refusal]
+
 	mu         sync.Mutex // guards the fields below and serialises reloads
 	lastSource fingerprint
+	lastPolicy fingerprint
+	// epoch is the policy epoch last read from PolicyDir.
+	epoch policyEpoch
 	// loadErr is why the newest context did not load (the last good one
 	// serves); treeErr is why MaterializeDir does not hold the served one.
 	loadErr error
@@ -172,14 +186,19 @@ func (s *Server) Handler() http.Handler { return localOnly(s.limits.wrap(s.mux))
 func (s *Server) Reload(ctx context.Context, force bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fp := takeFingerprint(s.opts.ContextDir)
-	if !force && fp == s.lastSource {
+	fp, pfp := takeFingerprint(s.opts.ContextDir), s.policyFingerprint()
+	if !force && fp == s.lastSource && pfp == s.lastPolicy {
 		s.retry(ctx)
-		return errors.Join(s.loadErr, s.treeErr)
+		s.judgeServed() // the previous policy's grace may have run out
+		return errors.Join(s.loadErr, s.treeErr, s.policyRefused())
 	}
-	s.lastSource = fp
+	if s.opts.PolicyDir != "" && (force || pfp != s.lastPolicy || s.epoch == (policyEpoch{})) {
+		s.epoch = loadEpoch(s.opts.PolicyDir, s.opts.ContextKeys)
+	}
+	s.lastSource, s.lastPolicy = fp, pfp
 	snap, err := loadSnapshot(ctx, s.opts.ContextDir, s.verifyContext, s.opts.Outbound)
 	if err != nil {
+		s.judgeServed()
 		s.loadErr = err
 		s.metrics.reloads.WithLabelValues("failure").Inc()
 		if old := s.current.Load(); old != nil {
@@ -206,6 +225,7 @@ func (s *Server) Reload(ctx context.Context, force bool) error {
 func (s *Server) serve(ctx context.Context, snap *snapshot) error {
 	next := s.withContent(snap, s.current.Load())
 	s.current.Store(next)
+	s.judgeServed()
 	s.syncMCP(next)
 	s.treeErr = s.materialize(ctx, next)
 	s.fetchMissing(ctx, next)

@@ -29,7 +29,12 @@ func (s *Server) verifyContext(pc *published.Context) error {
 	case errors.Is(err, errWrongWorkspace):
 		s.metrics.refusals.WithLabelValues(contextsig.ReasonWrongWorkspace).Inc()
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// Signed for this Workspace, and carrying the platform's current
+	// policy for its namespace (Options.PolicyDir).
+	return s.checkPolicy(pc.Hash, pc.Manifest())
 }
 
 // errWrongWorkspace marks a context that names another Workspace than the

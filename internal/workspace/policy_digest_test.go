@@ -93,8 +93,10 @@ func TestPlatformPolicyDigest_FullPassEqualsImposedPolicy(t *testing.T) {
 		change func(o *fakeObjects, ws *v1alpha1.Workspace)
 		moves  bool
 	}{
-		"platform hook":         {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[0].Spec.Hooks[0].CEL.Expression = "false" }, true},
-		"platform denied tool":  {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[1].Spec.DeniedTools = []v1alpha1.ToolName{"curl"} }, true},
+		"platform hook": {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[0].Spec.Hooks[0].CEL.Expression = "false" }, true},
+		"platform denied tool": {func(o *fakeObjects, _ *v1alpha1.Workspace) {
+			o.extensions[1].Spec.DeniedTools = []v1alpha1.ToolName{"curl"}
+		}, true},
 		"platform prompt guide": {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[0].Spec.PromptGuide = "Other." }, true},
 		"platform message type": {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[0].Spec.MessageTypes[0].InContext = false }, true},
 		"platform tool":         {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[0].Spec.Tools[0].Description = "Other." }, false},
@@ -102,7 +104,9 @@ func TestPlatformPolicyDigest_FullPassEqualsImposedPolicy(t *testing.T) {
 		"tenant guide":          {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[2].Spec.PromptGuide = "Other." }, false},
 		"tenant denied tool":    {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[2].Spec.DeniedTools = nil }, false},
 		"workspace deny list":   {func(_ *fakeObjects, w *v1alpha1.Workspace) { w.Spec.Tools = nil }, false},
-		"denied tools' order":   {func(o *fakeObjects, _ *v1alpha1.Workspace) { o.extensions[1].Spec.DeniedTools = []v1alpha1.ToolName{"curl", "wget"} }, false},
+		"denied tools' order": {func(o *fakeObjects, _ *v1alpha1.Workspace) {
+			o.extensions[1].Spec.DeniedTools = []v1alpha1.ToolName{"curl", "wget"}
+		}, false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := digestWith(tc.change) != full; got != tc.moves {

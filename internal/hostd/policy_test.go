@@ -1,0 +1,217 @@
+package hostd
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadout-dev/loadout/internal/contextsig"
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources"
+)
+
+const (
+	policyA = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	policyB = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+)
+
+// signedWithPolicy is a context of reg carrying platform policy digest,
+// signed by s for the served Workspace.
+func signedWithPolicy(t *testing.T, s *contextsig.Signer, reg contract.Registry, digest string) map[string]string {
+	t.Helper()
+	data := contextData(t, reg)
+	var m contract.Manifest
+	if err := json.Unmarshal([]byte(data[contract.KeyManifest]), &m); err != nil {
+		t.Fatal(err)
+	}
+	m.PlatformPolicy, m.Hash = digest, ""
+	enc := func() string {
+		b, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b) + "\n"
+	}
+	data[contract.KeyManifest] = enc()
+	m.Hash = resources.ContextHash(data)
+	data[contract.KeyManifest] = enc()
+	data[contract.KeySignature] = string(s.Sign(m.Hash, servedWS))
+	return data
+}
+
+// epochData is a policy epoch, signed by s (nil: unsigned) for namespace
+// signedFor.
+func epochData(t *testing.T, s *contextsig.Signer, ep contract.PolicyEpoch, signedFor string) map[string]string {
+	t.Helper()
+	raw, err := json.Marshal(ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := map[string]string{contract.KeyPolicy: string(raw)}
+	if s != nil {
+		data[contract.KeySignature] = string(s.SignEpoch(contract.EpochHash(raw), signedFor, contract.EpochConfigMap))
+	}
+	return data
+}
+
+// hostd given the namespace's policy epoch serves a context only while the
+// epoch names the platform policy it carries, or names it as the previous
+// one within its grace; a forged, unsigned or other namespace's epoch, or
+// none, refuses every context.
+func TestPolicyEpoch_AcceptsOnlyTheCurrentPolicy(t *testing.T) {
+	key := signingKey(t)
+	manager, intruder := signerOf(t, key), signerOf(t, signingKey(t))
+	now := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
+	for name, tc := range map[string]struct {
+		epoch  map[string]string // nil: no policy directory at all
+		served bool
+		reason string
+	}{
+		"current": {epoch: epochData(t, manager, contract.PolicyEpoch{Namespace: "team-a", PlatformPolicy: policyA}, "team-a"), served: true},
+		"previous within grace": {epoch: epochData(t, manager, contract.PolicyEpoch{Namespace: "team-a", PlatformPolicy: policyB,
+			Previous: &contract.PreviousPolicy{PlatformPolicy: policyA, Until: now.Add(time.Minute)}}, "team-a"), served: true},
+		"previous after grace": {epoch: epochData(t, manager, contract.PolicyEpoch{Namespace: "team-a", PlatformPolicy: policyB,
+			Previous: &contract.PreviousPolicy{PlatformPolicy: policyA, Until: now.Add(-time.Second)}}, "team-a"), reason: "was accepted until"},
+		"other digest":    {epoch: epochData(t, manager, contract.PolicyEpoch{Namespace: "team-a", PlatformPolicy: policyB}, "team-a"), reason: policyB},
+		"forged epoch":    {epoch: epochData(t, intruder, contract.PolicyEpoch{Namespace: "team-a", PlatformPolicy: policyA}, "team-a"), reason: contextsig.ReasonBadSignature},
+		"unsigned epoch":  {epoch: epochData(t, nil, contract.PolicyEpoch{Namespace: "team-a", PlatformPolicy: policyA}, ""), reason: "unsigned"},
+		"other namespace": {epoch: epochData(t, manager, contract.PolicyEpoch{Namespace: "team-b", PlatformPolicy: policyA}, "team-b"), reason: "namespace team-b's"},
+		"epoch claiming the namespace, signed for another": {epoch: epochData(t, manager, contract.PolicyEpoch{Namespace: "team-a", PlatformPolicy: policyA}, "team-b"),
+			reason: contextsig.ReasonWrongWorkspace},
+		"missing dir": {reason: "cannot be read"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctxDir, policyDir := t.TempDir(), filepath.Join(t.TempDir(), "policy")
+			writeConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, fixedRegistry(), policyA))
+			if tc.epoch != nil {
+				policyDir = t.TempDir()
+				writeConfigMapDir(t, policyDir, tc.epoch)
+			}
+			s := New(Options{ContextDir: ctxDir, PolicyDir: policyDir, ContextKeys: anchorOf(t, key), Workspace: "team-a/ws",
+				Now: func() time.Time { return now }, Logger: quietLogger()})
+			err := s.Reload(context.Background(), true)
+			api, probes := serveOnly(t, s)
+			code, ready := quickGet(t, probes.URL+"/readyz")
+			var resp BeforeResponse
+			callCode := post(t, api.URL+"/v1/before", callBody("1", "review_note", "fine"), &resp)
+			if tc.served {
+				if err != nil || code != http.StatusOK || !resp.Allowed {
+					t.Fatalf("refused: reload %v, /readyz %d %s, call allowed %v", err, code, ready, resp.Allowed)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "stale platform policy") || !strings.Contains(err.Error(), tc.reason) {
+				t.Fatalf("reload error %v, want a stale platform policy naming %q", err, tc.reason)
+			}
+			if code != http.StatusServiceUnavailable || !strings.Contains(ready, "stale platform policy") {
+				t.Errorf("/readyz = %d %s, want 503 naming the stale policy", code, ready)
+			}
+			if callCode == http.StatusOK && resp.Allowed {
+				t.Errorf("a tool call was allowed with no context accepted")
+			}
+			if m := get(t, probes.URL+"/metrics"); !strings.Contains(m, `loadout_hostd_context_refusals_total{reason="StalePolicy"}`) {
+				t.Errorf("refusal not counted as StalePolicy:\n%s", grepLines(m, "refusals"))
+			}
+		})
+	}
+}
+
+// serveOnly serves s's API and probes without loading.
+func serveOnly(t *testing.T, s *Server) (api, probes *httptest.Server) {
+	t.Helper()
+	api, probes = httptest.NewServer(s.Handler()), httptest.NewServer(s.ProbeHandler())
+	t.Cleanup(api.Close)
+	t.Cleanup(probes.Close)
+	return api, probes
+}
+
+// A served context stops being served when the epoch moves on and its grace
+// runs out: every tool call, event and Claude Code hook is denied naming the
+// stale policy, /readyz answers 503, and the refusal is counted. The new
+// context, refused while it was ahead of the epoch, is tried again when the
+// epoch changes and then serves.
+func TestPolicyEpoch_StaleServedContextIsDeniedUntilTheCurrentOneLoads(t *testing.T) {
+	key := signingKey(t)
+	manager := signerOf(t, key)
+	now := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
+	ctxDir, policyDir := t.TempDir(), t.TempDir()
+	writeConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, fixedRegistry(), policyA))
+	writeConfigMapDir(t, policyDir, epochData(t, manager, contract.PolicyEpoch{Namespace: "team-a", PlatformPolicy: policyA}, "team-a"))
+	s := New(Options{ContextDir: ctxDir, PolicyDir: policyDir, ContextKeys: anchorOf(t, key), Workspace: "team-a/ws",
+		Now: func() time.Time { return now }, Logger: quietLogger()})
+	api, probes := loadAndServe(t, s)
+	reload := func() error { return s.Reload(context.Background(), false) }
+	allowed := func() bool {
+		var resp BeforeResponse
+		post(t, api.URL+"/v1/before", callBody("1", "review_note", "fine"), &resp)
+		return resp.Allowed
+	}
+
+	// The platform changes; the context volume updates first: the new
+	// context is ahead of the epoch and refused, the current one serves.
+	reg := fixedRegistry()
+	reg.Hooks[0].CEL.Expression = "!call.arguments.text.contains('PASSWORD')"
+	next := signedWithPolicy(t, manager, reg, policyB)
+	writeConfigMapDir(t, ctxDir, next)
+	if err := reload(); err == nil || !strings.Contains(err.Error(), "stale platform policy") {
+		t.Fatalf("a context ahead of the epoch: %v, want refused", err)
+	}
+	if !allowed() {
+		t.Fatal("the context the epoch names stopped serving")
+	}
+	// The epoch follows: the refused context is tried again and serves.
+	writeConfigMapDir(t, policyDir, epochData(t, manager, contract.PolicyEpoch{Namespace: "team-a", PlatformPolicy: policyB,
+		Previous: &contract.PreviousPolicy{PlatformPolicy: policyA, Until: now.Add(2 * time.Minute)}}, "team-a"))
+	if err := reload(); err != nil {
+		t.Fatalf("the new context once the epoch names it: %v", err)
+	}
+	if servedHash(s) != manifestHashOf(t, next) {
+		t.Fatal("the new context is not served")
+	}
+
+	// A frozen context (the old one, put back) serves within the grace only.
+	writeConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, fixedRegistry(), policyA))
+	if err := reload(); err != nil || !allowed() {
+		t.Fatalf("the previous policy within its grace: %v", err)
+	}
+	now = now.Add(3 * time.Minute)
+	if err := reload(); err == nil {
+		t.Fatal("the previous policy after its grace still serves")
+	}
+	var before BeforeResponse
+	post(t, api.URL+"/v1/before", callBody("2", "review_note", "fine"), &before)
+	if before.Allowed || before.Result == nil || !strings.Contains(before.Result.Content[0].Text, "stale platform policy") {
+		t.Errorf("a tool call under a stale policy: %+v, want blocked naming it", before)
+	}
+	var ev EventResponse
+	post(t, api.URL+"/v1/events/UserInput", map[string]any{"prompt": map[string]any{"text": "hi"}}, &ev)
+	if ev.Allowed || !strings.Contains(ev.Message, "stale platform policy") {
+		t.Errorf("a prompt under a stale policy: %+v, want stopped naming it", ev)
+	}
+	var cc map[string]any
+	post(t, api.URL+ClaudeCodeHookPath, map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": map[string]any{"command": "ls"}}, &cc)
+	if b, _ := json.Marshal(cc); !strings.Contains(string(b), "deny") || !strings.Contains(string(b), "stale platform policy") {
+		t.Errorf("Claude Code's hook under a stale policy: %s, want a deny naming it", b)
+	}
+	code, ready := quickGet(t, probes.URL+"/readyz")
+	if code != http.StatusServiceUnavailable || !strings.Contains(ready, ReasonStalePolicy) {
+		t.Errorf("/readyz = %d %s, want 503 naming the stale policy", code, ready)
+	}
+	if m := get(t, probes.URL+"/metrics"); !strings.Contains(m, `loadout_hostd_context_refusals_total{reason="StalePolicy"}`) {
+		t.Errorf("refusal not counted:\n%s", grepLines(m, "refusals"))
+	}
+
+	// The current context comes back: served again.
+	writeConfigMapDir(t, ctxDir, next)
+	if err := reload(); err != nil || !allowed() {
+		t.Fatalf("the current context again: %v", err)
+	}
+	if code, ready := quickGet(t, probes.URL+"/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz = %d %s after the current context loaded", code, ready)
+	}
+}
