@@ -60,6 +60,8 @@ type guardLine struct {
 	needs []string
 	// git: the scratch tree is a git repository.
 	git bool
+	// judged: never run here (it would change the machine).
+	judged bool
 }
 
 // guardLines: every line that deletes a tree, whatever its spelling or
@@ -229,6 +231,9 @@ var guardLines = []guardLine{
 	{line: "sed -i 's/mentioned/named/' README", allow: true},
 	{line: "tar -cf t.tar x && tar -tf t.tar", allow: true},
 	{line: "git log --oneline -1 || true", allow: true, git: true, needs: []string{"git"}},
+	{line: "kubectl exec ls -- rm -rf x"},
+	{line: "apt-get install -y python3 bash make", allow: true, judged: true},
+	{line: "docker build -t img .", allow: true, needs: []string{"docker"}},
 }
 
 // TestSamplesGuard_DeniesEveryLineThatDeletesATreeRunByRealBash_RHK3:
@@ -262,7 +267,7 @@ func TestSamplesGuard_DeniesEveryLineThatDeletesATreeRunByRealBash_RHK3(t *testi
 			t.Logf("%q: judged only (needs %v)", tc.line, tc.needs)
 			continue
 		}
-		if !tc.deletes && !tc.allow {
+		if (!tc.deletes && !tc.allow) || tc.judged {
 			continue // denied, and not run here (sudo, docker, su…)
 		}
 		deleted := runInScratch(t, bash, tc)

@@ -189,7 +189,7 @@ func (w *walker) psStatement(n nested, stmt []psWord, via string) string {
 			return "cmd"
 		}
 		w.dialect = Bash
-		w.run(n, c, nil, nil, 0, "")
+		w.run(n, c, nil, nil, 0, "", false)
 		w.dialect = PowerShell
 		return name(c.argv[0])
 	}
@@ -232,7 +232,7 @@ func (w *walker) psStatement(n nested, stmt []psWord, via string) string {
 	if lower == "rm" {
 		// On Linux and macOS, pwsh's rm is the native rm.
 		w.dialect = Bash
-		w.run(n, psCmd(stmt, true), nil, nil, 0, "")
+		w.run(n, psCmd(stmt, true), nil, nil, 0, "", false)
 		w.dialect = PowerShell
 	}
 	return canon

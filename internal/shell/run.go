@@ -36,6 +36,9 @@ type running struct {
 	name string
 	// escaper: fed a script on standard input, it is opaque (escapers).
 	escaper bool
+	// alsos are commands a program the package does not know may run
+	// (unknown): guessed, each to the end of its argv.
+	alsos []cmd
 }
 
 func (r running) lineDialect() Dialect {
@@ -282,7 +285,7 @@ func runs(c cmd) running {
 	if name == "xargs" {
 		r.via = "xargs"
 	}
-	if slices.Contains(escapers, name) && r.opaque == "" {
+	if escapers(name) && r.opaque == "" {
 		r.escaper = true
 		for i, a := range argv[1:] {
 			if c.info[i+1]&wDynamic != 0 || strings.Contains(a, "!") || strings.Contains(a, "shell") || strings.Contains(a, "system") || strings.Contains(a, "exec") {
@@ -373,7 +376,7 @@ func copiesProgram(a string, f wordInfo) bool {
 // input or their arguments, with a way to run a shell command (ed's !,
 // gdb's shell, sqlite3's .shell, psql's \!, dc's !): fed a script, or
 // given one with !, shell or system, they are opaque.
-var escapers = []string{"ed", "red", "ex", "vi", "vim", "nvim", "view", "gdb", "lldb", "sqlite3", "mysql", "mariadb", "psql",
+var escaperNames = []string{"ed", "red", "ex", "vi", "vim", "nvim", "view", "gdb", "lldb", "sqlite3", "mysql", "mariadb", "psql",
 	"ftp", "lftp", "sftp", "expect", "dc", "irb", "ghci", "jshell"}
 
 // runners are options of otherwise plain programs whose value is a
@@ -480,9 +483,13 @@ var leaves = []string{
 
 // unknown: a program the package does not know may run its arguments as a
 // command (docker exec c rm -rf x, kubectl exec p -- rm -rf x, tmux
-// send-keys 'rm -rf x' Enter): the first argument that names a program the
-// package knows runs it, from there on; an argument that reads as a command
-// line beginning with one is parsed as one when it parses.
+// send-keys 'rm -rf x' Enter). Which argument starts the command is not
+// known either (kubectl exec ls -- rm -rf x: the pod is named ls), so every
+// argument that names a program the package knows starts a command it may
+// run, to the end of the line; an argument that reads as a command line
+// beginning with a known program or a shell builtin is parsed as one when
+// it parses. What these commands read on standard input counts only when
+// the line feeds it (guessed).
 func unknown(c cmd) running {
 	var r running
 	for i := 1; i < len(c.argv); i++ {
@@ -491,11 +498,11 @@ func unknown(c cmd) running {
 			continue
 		}
 		if known(name(a)) {
-			r.at = i
-			return r
+			r.alsos = append(r.alsos, c.from(i))
+			continue
 		}
 		if f := strings.FieldsFunc(a, func(r rune) bool { return strings.ContainsRune(" \t\n;&|()", r) }); len(f) > 1 || (len(f) == 1 && f[0] != a) {
-			if known(name(f[0])) {
+			if known(name(f[0])) || slices.Contains(builtins, f[0]) {
 				r.guesses = append(r.guesses, a)
 			}
 		}
@@ -503,15 +510,21 @@ func unknown(c cmd) running {
 	return r
 }
 
+// builtins are shell builtins that run or define code; no other program
+// can run them, but a line typed into a shell can.
+var builtins = []string{"eval", "source", ".", "alias", "trap", "fc", "hash", "enable", "let", "declare", "typeset", "export", "mapfile", "readarray", "read", "exec", "command", "builtin"}
+
 // known reports whether the package knows what the program named n does.
 func known(n string) bool {
-	if n == "" {
+	if n == "" || n == "." || slices.Contains(builtins, n) && n != "exec" && n != "command" && n != "builtin" {
 		return false
 	}
 	_, w := wrappers[n]
-	return w || slices.Contains(shells, n) || isInterpreter(n) || slices.Contains(leaves, n) ||
-		slices.Contains([]string{"eval", "source", "alias", "su", "find", "env", "watch", "trap", "at", "batch", "pwsh", "powershell", "rimraf", "git"}, n) || runners[n] != nil
+	return w || slices.Contains(shells, n) || isInterpreter(n) || slices.Contains(leaves, n) || escapers(n) ||
+		slices.Contains([]string{"su", "find", "env", "watch", "at", "batch", "pwsh", "powershell", "git", "newgrp", "crontab"}, n) || runners[n] != nil
 }
+
+func escapers(n string) bool { return slices.Contains(escaperNames, n) }
 
 // dangerousNames are variables that make a shell run code the line does
 // not show, or a name run another command: BASH_ENV and ENV are sourced by
@@ -838,8 +851,13 @@ func shell(c cmd) running {
 	case s || i >= len(argv):
 		return running{stdin: true}
 	}
-	return running{opaque: "it runs a script file, which the line does not show"}
+	return running{opaque: scriptFile}
 }
+
+// scriptFile is why a shell given a script operand is opaque. For a
+// guessed command (a program the package does not know may run it) the
+// operand is only perhaps a script: apt-get install bash make.
+const scriptFile = "it runs a script file, which the line does not show"
 
 // interpreter: python -c CODE, perl -e CODE, node -e CODE…: the code is
 // among its words (Mentions reads it); with no code and no script file it

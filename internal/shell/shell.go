@@ -283,7 +283,7 @@ func (w *walker) call(n nested, stmt *syntax.Stmt, call *syntax.CallExpr, from *
 	if len(c.argv) == 0 || w.err != nil {
 		return // only assignments: FOO=1
 	}
-	w.run(n, c, stmt, from, 0, n.via)
+	w.run(n, c, stmt, from, 0, n.via, false)
 }
 
 // cmd is an argv and, for each word, what the line shows of it.
@@ -308,16 +308,17 @@ func (c cmd) literal(i int) bool {
 // find's commands, and the command a wrapper runs. stmt and from are argv's
 // statement and the one piped into it, nil for a command find runs;
 // wrapped counts the wrappers and finds around argv; via is the program
-// that completes argv at run time (find, xargs), if any.
-func (w *walker) run(n nested, c cmd, stmt, from *syntax.Stmt, wrapped int, via string) {
+// that completes argv at run time (find, xargs), if any; guessed: argv
+// is only perhaps a command (a program the package does not know may run
+// it), so what it would read on standard input counts only when the line
+// feeds it some.
+func (w *walker) run(n nested, c cmd, stmt, from *syntax.Stmt, wrapped int, via string, guessed bool) {
 	for {
 		r := runs(c)
 		if r.via != "" {
 			via = r.via
 		}
-		if r.escaper && stmt != nil && (from != nil || slices.ContainsFunc(stmt.Redirs, func(rd *syntax.Redirect) bool {
-			return (rd.N == nil || rd.N.Value == "0") && (rd.Op == syntax.Hdoc || rd.Op == syntax.DashHdoc || rd.Op == syntax.WordHdoc || rd.Op == syntax.RdrIn || rd.Op == syntax.DplIn)
-		})) && r.opaque == "" {
+		if r.escaper && feedsStdin(stmt, from) && r.opaque == "" {
 			r.opaque = name(c.argv[0]) + " reads commands of its own from standard input, which may run a shell command"
 		}
 		if r.stdin {
@@ -328,13 +329,16 @@ func (w *walker) run(n nested, c cmd, stmt, from *syntax.Stmt, wrapped int, via 
 				l, ok = stdinLine(n.line, stmt, from)
 			}
 			switch {
-			case !ok && r.opaque == "":
+			case !ok && r.opaque == "" && (!guessed || feedsStdin(stmt, from)):
 				r.opaque = "it reads a script from standard input, which the line does not show"
 			case ok && r.code:
 				r.script = l
 			case ok:
 				r.lines = append(r.lines, l)
 			}
+		}
+		if guessed && r.opaque == scriptFile {
+			r.opaque = ""
 		}
 		w.add(c, r, via)
 		if w.err != nil {
@@ -346,19 +350,37 @@ func (w *walker) run(n nested, c cmd, stmt, from *syntax.Stmt, wrapped int, via 
 		for _, l := range r.guesses {
 			w.pending = append(w.pending, nested{line: l, depth: n.depth + 1, dialect: Bash, guess: true, via: via})
 		}
-		if (r.at > 0 || len(r.execs) > 0) && wrapped == MaxWrappers {
+		if (r.at > 0 || len(r.execs) > 0 || len(r.alsos) > 0) && wrapped == MaxWrappers {
 			w.fail("more than %d wrappers around one command", MaxWrappers)
 			return
 		}
 		wrapped++
 		for _, sub := range r.execs {
-			w.run(n, sub, nil, nil, wrapped, "find")
+			w.run(n, sub, nil, nil, wrapped, "find", guessed)
+		}
+		for _, sub := range r.alsos {
+			w.run(n, sub, stmt, from, wrapped, via, true)
+			if w.err != nil {
+				return
+			}
 		}
 		if r.at == 0 || r.at >= len(c.argv) || w.err != nil {
 			return
 		}
 		c = c.from(r.at)
 	}
+}
+
+// feedsStdin reports whether the line feeds stmt's standard input: a pipe
+// into it, a here-document or here-string, or a redirection.
+func feedsStdin(stmt, from *syntax.Stmt) bool {
+	if stmt == nil {
+		return false
+	}
+	return from != nil || slices.ContainsFunc(stmt.Redirs, func(rd *syntax.Redirect) bool {
+		return (rd.N == nil || rd.N.Value == "0") && (rd.Op == syntax.Hdoc || rd.Op == syntax.DashHdoc || rd.Op == syntax.WordHdoc ||
+			rd.Op == syntax.RdrIn || rd.Op == syntax.DplIn || rd.Op == syntax.RdrInOut)
+	})
 }
 
 // add records one command; its argv counts against the argv budget.
