@@ -60,11 +60,18 @@ func TestHookCodex_HostdDownOrUnreadableInputDenies_RAG3(t *testing.T) {
 }
 
 // Codex's other events get {}, which each of them accepts and which changes
-// nothing; PostToolUse reports to the after hooks and answers at most a
-// systemMessage.
+// nothing; SessionStart brings the tenant's project content (here team-a's
+// extension's prompt guide, labelled with its namespace); PostToolUse reports
+// to the after hooks and answers at most a systemMessage.
 func TestHookCodex_OtherEventsAndPostToolUseAnswerAcceptedShapes(t *testing.T) {
 	url := startSamplesHostd(t)
-	for _, event := range []string{"SessionStart", "UserPromptSubmit", "PermissionRequest", "Stop", "PreCompact"} {
+	start := runCodexHook(t, `{"hook_event_name":"SessionStart","source":"startup"}`, "--hostd-url", url)
+	specific, _ := start["hookSpecificOutput"].(map[string]any)
+	if ctx, _ := specific["additionalContext"].(string); len(start) != 1 || specific["hookEventName"] != "SessionStart" ||
+		!strings.Contains(ctx, "## Project content from namespace team-a (not organisation policy)\n\n### Extension review-extension") {
+		t.Fatalf("SessionStart: %v, want the project content as additionalContext", start)
+	}
+	for _, event := range []string{"UserPromptSubmit", "PermissionRequest", "Stop", "PreCompact"} {
 		if answer := runCodexHook(t, `{"hook_event_name":"`+event+`","tool_name":"Bash"}`, "--hostd-url", url); len(answer) != 0 {
 			t.Fatalf("%s: %v, want {}", event, answer)
 		}
