@@ -161,10 +161,16 @@ var guardLines = []guardLine{
 	{line: "ed -s README <<< '!rm -r x'", deletes: true, needs: []string{"ed"}},
 	{line: "echo '!rm -r x' | dc", deletes: true, needs: []string{"dc"}},
 	{line: "make -f - <<< $'all:\n\trm -r x'", deletes: true, needs: []string{"make"}},
-	{line: "GIT_EDITOR='rm -r x; :' git commit --allow-empty -q", deletes: true, git: true, needs: []string{"git"}},
 	{line: "LD_PRELOAD=./evil.so ls"},
 	{line: "echo '* * * * * rm -rf ~/x' | crontab -"},
 	{line: "npm exec -- rimraf x"},
+	{line: "cmake -E remove_directory x", deletes: true, needs: []string{"cmake"}},
+	{line: "cmake -E rm -r x", deletes: true, needs: []string{"cmake"}},
+	{line: "trash-put x", deletes: true, needs: []string{"trash-put"}},
+	{line: "srm -r x", deletes: true, needs: []string{"srm"}},
+	{line: "go build -toolexec 'rm -rf x' ."},
+	{line: "GIT_EDITOR='rm -r x; :' git commit --allow-empty -q", deletes: true, git: true, needs: []string{"git"}},
+	{line: "LESSOPEN='|rm -r x %s' less README", deletes: true, needs: []string{"less"}},
 	{line: "npx -c 'rm -rf x'"},
 	{line: "git config alias.nuke '!rm -rf x'"},
 	{line: "ssh host rm -rf x"},
@@ -234,6 +240,8 @@ var guardLines = []guardLine{
 	{line: "kubectl exec ls -- rm -rf x"},
 	{line: "apt-get install -y python3 bash make", allow: true, judged: true},
 	{line: "docker build -t img .", allow: true, needs: []string{"docker"}},
+	{line: "GIT_EDITOR=true git commit --allow-empty -q -m m", allow: true, git: true, needs: []string{"git"}},
+	{line: "PAGER=cat git log -1 || true", allow: true, git: true, needs: []string{"git"}},
 }
 
 // TestSamplesGuard_DeniesEveryLineThatDeletesATreeRunByRealBash_RHK3:

@@ -52,7 +52,7 @@ func (w *walker) evaluates(src string, node syntax.Node) {
 			}
 		}
 	case *syntax.Assign:
-		if n.Name != nil && dangerousName(n.Name.Value) {
+		if n.Name != nil && dangerousAssignment(n.Name.Value, assigned(src, n), n.Value != nil && info(n.Value.Parts)&wDynamic != 0) {
 			w.opaque([]string{source(src, n)}, "it sets "+n.Name.Value+", which makes a shell run code the line does not show")
 		}
 		if n.Index != nil {
@@ -157,4 +157,12 @@ func numeric(word *syntax.Word) bool {
 			(p.Param.Value == "?" || p.Param.Value == "#" || p.Param.Value == "$" || p.Param.Value == "!")
 	}
 	return false
+}
+
+// assigned is the value an assignment gives, quotes removed.
+func assigned(src string, a *syntax.Assign) string {
+	if a.Value == nil {
+		return ""
+	}
+	return text(src, a.Value.Parts)
 }

@@ -55,7 +55,8 @@ func TestCommands_WhatTheLineDoesNotShowIsOpaque_RHK3(t *testing.T) {
 		"script -q /dev/null", "unshare -r", "chroot /", "newgrp g", "ln -s /bin/rm del", "cp \"$(which rm)\" del",
 		"python3 /dev/stdin", "awk '{ print | \"sh\" }'", "awk 'BEGIN { \"ls\" | getline }'", "awk '{ x = 1/2; print | c; y = 3/4 }'", "awk '$1 ~ /a/ { print | c }'", "ed -s f <<< '!ls'", "echo x | dc",
 		"sqlite3 db '.shell ls'", "psql < dump.sql", "make -f - <<< x", "crontab f", "fc -s", "LD_PRELOAD=./x.so ls",
-		"GIT_EDITOR=x git commit", "GIT_CONFIG_COUNT=1 git x",
+		"GIT_EDITOR='rm -rf x; :' git commit", "GIT_CONFIG_COUNT=1 git x", "LESSOPEN='|rm -rf x %s' less f", "PAGER=\"$p\" man ls",
+		"go test -exec \"$x\" .",
 	} {
 		if op, _ := opaqueIn(t, Bash, line); !op {
 			t.Errorf("%q: nothing opaque", line)
@@ -69,7 +70,8 @@ func TestCommands_WhatTheLineDoesNotShowIsOpaque_RHK3(t *testing.T) {
 		"sed -i 's/e/E/g' f", "ssh host ls", "tar -czf t.tgz d", "vim -c 'wq' f", "flock l ls", "script -qc 'ls' /dev/null",
 		"env -S 'ls -l' x", `echo "$HOME"`, "cd $HOME && ls", "rm -- $f",
 		"script -qc ls /dev/null", "cp a b", "ln -s ../lib lib", "awk '{ print $1 }' f", "awk -F'|' '/a|b/ { print }' f", "crontab -l",
-		"git log | less", "node --eval='1'", "make test", "sleep 1 & wait $!", "apt-get install -y python3 bash sqlite3 make", "docker build -t img .", "npm install rimraf", "printf 'a[i]=%d\\n' \"$n\"", "[ -v x ]",
+		"git log | less", "node --eval='1'", "make test", "sleep 1 & wait $!", "apt-get install -y python3 bash sqlite3 make", "docker build -t img .", "npm install rimraf", "GIT_EDITOR=true git rebase --continue", "PAGER=cat git log",
+		"EDITOR=/usr/bin/vim git commit", "go test ./...", "go build -o bin/x .", "printf 'a[i]=%d\\n' \"$n\"", "[ -v x ]",
 	} {
 		if op, why := opaqueIn(t, Bash, line); op {
 			t.Errorf("%q: opaque: %q", line, why)
@@ -88,7 +90,7 @@ func TestCommands_WrappersRunTheirCommand(t *testing.T) {
 		"sg wheel -c 'rm -rf x'", "pkexec rm -rf x", "fakeroot rm -rf x", "eatmydata rm -rf x", "xvfb-run -a rm -rf x", "setarch x86_64 rm -rf x",
 		"systemd-run --user rm -rf x", "parallel 'rm -rf {}' ::: x", "npx -c 'rm -rf x'", "toybox rm -rf x", "git bisect run rm -rf x",
 		"git rebase --exec 'rm -rf x' main", "git submodule foreach rm -rf x", "docker exec box rm -rf x", "kubectl exec pod -- rm -rf x",
-		"tmux send-keys 'rm -rf x' Enter", "mytool --flag sh -c 'rm -rf x'", "kubectl exec ls -- rm -rf x", "docker exec cat rm -rf x", "tar -I 'rm -rf x' -cf t d", "ssh host rm -rf x",
+		"tmux send-keys 'rm -rf x' Enter", "mytool --flag sh -c 'rm -rf x'", "kubectl exec ls -- rm -rf x", "docker exec cat rm -rf x", "go build -toolexec 'rm -rf x' .", "tar -I 'rm -rf x' -cf t d", "ssh host rm -rf x",
 		"vim -c '!rm -rf x' f", "trap 'rm -rf x' EXIT", "C:\\\\Git\\\\usr\\\\bin\\\\rm.exe -rf x",
 	} {
 		cmds, err := Commands(line)

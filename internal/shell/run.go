@@ -399,6 +399,7 @@ var runners = map[string][]string{
 	"less":  {"+"},
 	"emacs": {"--eval", "-eval", "--execute", "-l", "--load", "-f", "--funcall"},
 	"make":  {"SHELL", "--eval", "MAKESHELL"},
+	"go":    {"-toolexec", "-exec"},
 }
 
 // optionRunner: the commands a runner option gives, read as command lines
@@ -536,11 +537,28 @@ var dangerousNames = []string{"BASH_ENV", "ENV", "PS4", "PS0", "PS1", "PS2", "PR
 	// loader, git's configuration, editors and commands, interpreters'
 	// startup options
 	"LD_PRELOAD", "LD_AUDIT", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND",
-	"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_ASKPASS", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "EDITOR", "VISUAL",
-	"PERL5OPT", "NODE_OPTIONS", "RUBYOPT", "PYTHONSTARTUP", "PYTHONINSPECT"}
+	"GIT_ASKPASS", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "PERL5OPT", "NODE_OPTIONS", "RUBYOPT", "PYTHONSTARTUP", "PYTHONINSPECT",
+	"LESSOPEN", "LESSCLOSE"}
+
+// commandNames are variables naming a command that programs run (git's
+// editor, man's pager): dangerous unless they name a plain program
+// (GIT_EDITOR=true, PAGER=cat).
+var commandNames = []string{"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "EDITOR", "VISUAL", "PAGER", "MANPAGER", "SYSTEMD_PAGER"}
+
+// plainCommands are the values of commandNames that run nothing else.
+var plainCommands = []string{"", "true", "false", ":", "cat", "less", "more", "head", "tail", "vi", "vim", "nvim", "nano", "emacs", "code", "ed", "most"}
 
 func dangerousName(n string) bool {
 	return slices.Contains(dangerousNames, n) || strings.HasPrefix(n, "BASH_FUNC_") || strings.HasPrefix(n, "GIT_CONFIG_KEY_") || strings.HasPrefix(n, "GIT_CONFIG_VALUE_")
+}
+
+// dangerousAssignment reports whether NAME=value makes a program run code
+// the line does not show.
+func dangerousAssignment(n, value string, dynamic bool) bool {
+	if dangerousName(n) {
+		return true
+	}
+	return slices.Contains(commandNames, n) && (dynamic || !slices.Contains(plainCommands, name(strings.TrimSpace(value))))
 }
 
 // dangerousAssignments: env and sudo set variables for the command they run.
@@ -548,8 +566,8 @@ func dangerousAssignments(c cmd, name string) string {
 	if name != "env" && name != "sudo" && name != "doas" {
 		return ""
 	}
-	for _, a := range c.argv[1:] {
-		if n, _, ok := strings.Cut(a, "="); ok && dangerousName(n) {
+	for i, a := range c.argv[1:] {
+		if n, v, ok := strings.Cut(a, "="); ok && dangerousAssignment(n, v, c.info[i+1]&wDynamic != 0) {
 			return "it sets " + n + ", which makes a shell run code the line does not show"
 		}
 	}
