@@ -55,7 +55,7 @@ func TestCommands_WhatTheLineDoesNotShowIsOpaque_RHK3(t *testing.T) {
 		"script -q /dev/null", "unshare -r", "chroot /", "newgrp g", "ln -s /bin/rm del", "cp \"$(which rm)\" del",
 		"python3 /dev/stdin", "awk '{ print | \"sh\" }'", "awk 'BEGIN { \"ls\" | getline }'", "awk '{ x = 1/2; print | c; y = 3/4 }'", "awk '$1 ~ /a/ { print | c }'", "ed -s f <<< '!ls'", "echo x | dc",
 		"sqlite3 db '.shell ls'", "psql < dump.sql", "make -f - <<< x", "crontab f", "fc -s", "LD_PRELOAD=./x.so ls",
-		"GIT_EDITOR='rm -rf x; :' git commit", "GIT_CONFIG_COUNT=1 git x", "LESSOPEN='|rm -rf x %s' less f", "PAGER=\"$p\" man ls",
+		"zsh -c '=rm -r x'", "fish -c 'rm -r x'", "echo ls | zsh", "=rm -r x", "GIT_EDITOR='rm -rf x; :' git commit", "GIT_CONFIG_COUNT=1 git x", "LESSOPEN='|rm -rf x %s' less f", "PAGER=\"$p\" man ls",
 		"go test -exec \"$x\" .",
 	} {
 		if op, _ := opaqueIn(t, Bash, line); !op {

@@ -123,6 +123,10 @@ var wrappers = map[string]wrapper{
 // shells run a command line given with -c, or read from standard input.
 var shells = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "posh", "csh", "tcsh", "fish", "ksh93", "oksh", "loksh"}
 
+// otherShells are shells whose language is not bash's (zsh's =rm is
+// /bin/rm; csh and fish differ more): a line they run is opaque.
+var otherShells = []string{"zsh", "csh", "tcsh", "fish"}
+
 // interpreters run a program of another language given with -c or -e, or
 // read from standard input.
 var interpreters = []string{"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "php", "lua", "tclsh", "Rscript", "osascript", "deno", "bun", "awk", "gawk", "mawk", "nawk"}
@@ -181,7 +185,15 @@ func runs(c cmd) running {
 	var r running
 	switch {
 	case slices.Contains(shells, name):
-		return shell(c)
+		r := shell(c)
+		if len(r.lines) > 0 || r.stdin {
+			if slices.Contains(otherShells, name) {
+				return running{opaque: name + " runs a line in its own language, which the guard reads as bash only"}
+			}
+		}
+		return r
+	case strings.HasPrefix(argv[0], "=") && len(argv[0]) > 1:
+		return running{opaque: "zsh expands =name to a program's path"}
 	case isInterpreter(name):
 		return interpreter(c)
 	case name == "pwsh" || name == "powershell" || name == "pwsh.exe" || name == "powershell.exe":
