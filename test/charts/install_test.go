@@ -432,3 +432,23 @@ func TestNamespaceScope_ManagerAsServiceAccountServesOnlyWatchedNamespaces(t *te
 		})
 	}
 }
+
+// An installation made when the chart did not own the namespace (Helm's
+// --create-namespace, unlabelled) upgrades with --take-ownership as
+// docs/operations.md says: the chart adopts the namespace and labels it.
+func TestHelmUpgrade_TakeOwnershipAdoptsAndLabelsAnUnownedPlatformNamespace(t *testing.T) {
+	c := startCluster(t)
+	c.helm(t, "install", "loadout-crds", "charts/loadout-crds")
+	c.waitEstablished(t, loadoutCRDs...)
+	c.helm(t, "install", "loadout", "charts/loadout", "--namespace", "loadout-system", "--create-namespace", "--set", "namespace.create=false")
+	ns := &corev1.Namespace{}
+	if err := c.client.Get(context.Background(), client.ObjectKey{Name: "loadout-system"}, ns); err != nil || ns.Labels[vocab.TrustLabel] != "" {
+		t.Fatalf("before: %v %v", ns.Labels, err)
+	}
+	// Helm reuses the release's values on an upgrade that sets none, so
+	// namespace.create must be set again.
+	c.helm(t, "upgrade", "loadout", "charts/loadout", "--namespace", "loadout-system", "--reuse-values", "--set", "namespace.create=true", "--take-ownership")
+	if err := c.client.Get(context.Background(), client.ObjectKey{Name: "loadout-system"}, ns); err != nil || ns.Labels[vocab.TrustLabel] != string(vocab.TrustTrusted) {
+		t.Fatalf("after helm upgrade --take-ownership the platform namespace is %v (%v); want it labelled by the chart", ns.Labels, err)
+	}
+}
