@@ -167,7 +167,8 @@ type WorkspaceStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: Ready, CatalogResolved, ExtensionsLoaded, ContextPublished.
+	// conditions: Ready, Reconciling, Stalled, CatalogResolved, ExtensionsLoaded,
+	// ContextPublished, PlatformPolicy.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
