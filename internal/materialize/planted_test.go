@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/published"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
@@ -79,4 +80,32 @@ func TestBuild_PlantedTenantTextIsNeverManagedAndAlwaysLabelled(t *testing.T) {
 	if m.Project != tree[ProjectPromptFile] || m.Platform != tree[WorkspacePromptFile] {
 		t.Errorf("hostd's memory differs from the tree's:\n%s\n---\n%s", m.Project, tree[ProjectPromptFile])
 	}
+}
+
+// Until an active external skill's source arrives, hostd's memory still
+// holds every other part, and the skill's section says its content is not
+// there yet.
+func TestMemoryOf_PendingExternalSkillLeavesTheRest(t *testing.T) {
+	in := resourcestest.PlantedInput()
+	in.Roots[0].Skills[0].Body, in.Roots[0].Skills[0].Files = "", nil
+	in.Roots[0].Skills[0].Source = &contract.SkillSource{OCI: &contract.OCISource{Reference: "ghcr.io/acme/review@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}}
+	in.Activate[0].Files = nil
+	r, err := resources.Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := published.Parse(r.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := MemoryOf(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, labelled, ok := strings.Cut(m.Project, resourcestest.PlantedHeading)
+	if !ok {
+		t.Fatalf("no heading:\n%s", m.Project)
+	}
+	resourcestest.MustContain(t, "project content", labelled, resourcestest.PlantedInstruction, "### Active skill: review\n\n(Loadout cannot give this skill's content yet:", resourcestest.PlantedGuide)
+	resourcestest.MustContain(t, "platform memory", m.Platform, resourcestest.PlatformRule, resourcestest.PlatformSkillBody)
 }

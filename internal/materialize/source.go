@@ -51,7 +51,8 @@ func (InlineContent) SkillContent(_ context.Context, s contract.SkillDoc) (Skill
 
 // MemoryOf is the memory texts (composeMemory) of a published context as it
 // is served: each active skill activated from it, so an external skill's
-// body is there once its source has arrived. hostd gives Memory.Project to
+// body is there once its source has arrived (until then its section says
+// so, and the rest of the text is there). hostd gives Memory.Project to
 // Claude Code and Codex as SessionStart context.
 func MemoryOf(pc *published.Context) (Memory, error) {
 	instructions, err := pc.Instructions()
@@ -65,7 +66,9 @@ func MemoryOf(pc *published.Context) (Memory, error) {
 	for _, a := range active {
 		s, err := pc.Activate(a.Name, a.Files)
 		if err != nil {
-			return Memory{}, fmt.Errorf("active skill %q: %w", a.Name, err)
+			// An external skill whose source has not arrived: the rest of
+			// the text is given, and the model is told what is missing.
+			s = &resources.ActivatedSkill{Name: a.Name, Body: fmt.Sprintf("(Loadout cannot give this skill's content yet: %v)", err)}
 		}
 		skills = append(skills, *s)
 	}
