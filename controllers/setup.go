@@ -35,6 +35,9 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// PerWorkspaceMetrics labels the publish metrics by Workspace.
 	PerWorkspaceMetrics bool
+	// PolicyGrace is how long a namespace's policy epoch keeps accepting
+	// the platform policy it replaced; zero means DefaultPolicyGrace.
+	PolicyGrace time.Duration
 }
 
 // Setup registers every Loadout controller with mgr: the Workspace
@@ -61,6 +64,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*WorkspaceReconcil
 	}
 	if err := SetupValidationReconcilers(mgr, o.Policy); err != nil {
 		return nil, fmt.Errorf("setting up the validation controllers: %w", err)
+	}
+	epoch := &PolicyEpochReconciler{Client: mgr.GetClient(), APIReader: reader, Policy: o.Policy, Loader: o.Loader, Signer: o.Signer, Grace: o.PolicyGrace}
+	if err := epoch.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the policy epoch controller: %w", err)
 	}
 	pn := &PlatformNamespaceReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(EventSource), Policy: o.Policy}
 	if err := pn.SetupWithManager(mgr); err != nil {

@@ -55,6 +55,7 @@ type options struct {
 	signingSecret           string
 	hostdConfigMap          string
 	hostdImage              string
+	policyGrace             time.Duration
 }
 
 func parseFlags(args []string) (*options, zap.Options, error) {
@@ -107,6 +108,8 @@ Flags:
 		"ConfigMap in --namespace the manager writes for the agent-pod admission policies: the hostd image and the trust anchor (the signing keys' public keys).")
 	fs.StringVar(&o.hostdImage, "hostd-image", "ghcr.io/loadout-dev/loadout-hostd:"+buildinfo.Get().Version,
 		"Image of the hostd sidecar the admission policy injects into agent pods (the Dockerfile's target hostd: /loadout-hostd alone).")
+	fs.DurationVar(&o.policyGrace, "policy-grace", controllers.DefaultPolicyGrace,
+		"How long a namespace's policy epoch (ConfigMap loadout-policy) keeps accepting the platform policy it replaced, so agents' context and epoch volumes may update in either order; a context still carrying the old policy after it is denied by hostd.")
 	zopts := zap.Options{}
 	zopts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -253,6 +256,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, o *options) error {
 		ReconcileTimeout:        o.reconcileTimeout,
 		MaxConcurrentReconciles: o.maxConcurrentReconciles,
 		PerWorkspaceMetrics:     o.metricsPerWorkspace,
+		PolicyGrace:             o.policyGrace,
 	})
 	return err
 }

@@ -42,6 +42,7 @@ const (
 	treePath                          = "/var/run/loadout/tree"
 	testHostdImage                    = "registry.example.com/loadout:hostd-test"
 	contextVolume                     = "loadout-context"
+	policyVolume                      = "loadout-policy"
 	treeVolume                        = "loadout-tree"
 	sourceCacheVolume                 = "loadout-source-cache"
 	sourceCredentialsVolume           = "loadout-source-credentials"
@@ -49,7 +50,7 @@ const (
 )
 
 var hostdCommand = []string{"/loadout-hostd",
-	"--context-dir=/var/run/loadout/context", "--addr=127.0.0.1:8181", "--materialize=/var/run/loadout/tree",
+	"--context-dir=/var/run/loadout/context", "--policy-dir=/var/run/loadout/policy", "--addr=127.0.0.1:8181", "--materialize=/var/run/loadout/tree",
 	"--probe-addr=:8182", "--source-cache=/var/run/loadout/source-cache",
 	"--source-credentials=/var/run/loadout/source-credentials"}
 
@@ -203,6 +204,7 @@ func checkBound(t *testing.T, pod *corev1.Pod, workspace, contextConfigMap strin
 	}
 	wantMounts := []corev1.VolumeMount{
 		{Name: contextVolume, MountPath: "/var/run/loadout/context", ReadOnly: true},
+		{Name: policyVolume, MountPath: "/var/run/loadout/policy", ReadOnly: true},
 		{Name: treeVolume, MountPath: treePath},
 		{Name: sourceCacheVolume, MountPath: "/var/run/loadout/source-cache"},
 		{Name: sourceCredentialsVolume, MountPath: "/var/run/loadout/source-credentials", ReadOnly: true},
@@ -229,6 +231,11 @@ func checkBound(t *testing.T, pod *corev1.Pod, workspace, contextConfigMap strin
 	}
 	if v := volume(pod, contextVolume); v == nil || v.ConfigMap == nil || v.ConfigMap.Name != contextConfigMap {
 		t.Errorf("volume %s = %+v, want ConfigMap %s", contextVolume, v, contextConfigMap)
+	}
+	// The namespace's policy epoch, not optional: without it hostd serves
+	// nothing, and the kubelet does not start the pod.
+	if v := volume(pod, policyVolume); v == nil || v.ConfigMap == nil || v.ConfigMap.Name != "loadout-policy" || ptr.Deref(v.ConfigMap.Optional, false) {
+		t.Errorf("volume %s = %+v, want the ConfigMap loadout-policy, not optional", policyVolume, v)
 	}
 	for _, name := range []string{treeVolume, sourceCacheVolume} {
 		if v := volume(pod, name); v == nil || v.EmptyDir == nil {
@@ -375,6 +382,15 @@ func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t
 		{"fills loadout-context itself", func(p *corev1.Pod) {
 			volume(p, contextVolume).VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
 		}, []string{"spec.volumes[loadout-context]", "dev-context"}},
+		{"mounts an epoch of its own", func(p *corev1.Pod) {
+			volume(p, policyVolume).VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+		}, []string{"spec.volumes[loadout-policy]", "ConfigMap loadout-policy"}},
+		{"makes the epoch optional", func(p *corev1.Pod) {
+			volume(p, policyVolume).ConfigMap.Optional = ptr.To(true)
+		}, []string{"spec.volumes[loadout-policy]", "not optional"}},
+		{"drops hostd's policy directory", editHostd(func(h *corev1.Container) {
+			h.Command = slices.DeleteFunc(slices.Clone(h.Command), func(a string) bool { return strings.HasPrefix(a, "--policy-dir") })
+		}), []string{"spec.initContainers[loadout-hostd].command"}},
 		{"shares the tree with other pods", func(p *corev1.Pod) {
 			volume(p, treeVolume).VolumeSource = corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/tmp/tree"}}
 		}, []string{"spec.volumes[loadout-tree]"}},
@@ -698,8 +714,8 @@ func TestAgentPods_ReinvokedInjectionAddsNothingTwice(t *testing.T) {
 			hostds++
 		}
 	}
-	if hostds != 1 || len(pod.Spec.Volumes) != 4 {
-		t.Errorf("after re-invocation: %d hostd sidecars and volumes %v, want 1 and the four injected", hostds, pod.Spec.Volumes)
+	if hostds != 1 || len(pod.Spec.Volumes) != 5 {
+		t.Errorf("after re-invocation: %d hostd sidecars and volumes %v, want 1 and the five injected", hostds, pod.Spec.Volumes)
 	}
 	checkBound(t, pod, "dev", "dev-context", params)
 }
