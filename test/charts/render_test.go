@@ -256,7 +256,7 @@ func TestCharts_ConfigMapPoliciesNameTheReleaseNamespacesManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"loadout-context-configmaps", "loadout-manager-configmaps"} {
+	for _, name := range []string{"loadout-context-configmaps", "loadout-manager-configmaps", "loadout-policy-epochs"} {
 		vap := find(objs, "ValidatingAdmissionPolicy", name)
 		if vap == nil || find(objs, "ValidatingAdmissionPolicyBinding", name) == nil {
 			t.Fatalf("the chart renders no policy and binding %s", name)
