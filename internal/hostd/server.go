@@ -49,6 +49,12 @@ type Options struct {
 	// set, every webhook and tool call is signed with it for its target
 	// (outbound.Sign, docs/hostd.md).
 	SigningKeyFile string
+	// ServiceTokenFile is a projected ServiceAccount token (audience
+	// toolauth.Audience) that the kubelet rotates; when set, every webhook
+	// and tool call presents it as a bearer token, so the Service can verify
+	// with a TokenReview that it came from this pod's hostd
+	// (outbound.Options.ServiceTokenFile, docs/hostd.md).
+	ServiceTokenFile string
 	// ServiceAddresses dials Service host:port pairs at local addresses
 	// (outbound.Options.Addresses), for running outside a cluster.
 	ServiceAddresses map[string]string
@@ -138,7 +144,8 @@ func New(opts Options) *Server {
 		opts.PollInterval = time.Second
 	}
 	if opts.Outbound == nil {
-		opts.Outbound = outbound.New(outbound.Options{SigningKeyFile: opts.SigningKeyFile, Addresses: opts.ServiceAddresses})
+		opts.Outbound = outbound.New(outbound.Options{SigningKeyFile: opts.SigningKeyFile, ServiceTokenFile: opts.ServiceTokenFile,
+			Addresses: opts.ServiceAddresses})
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

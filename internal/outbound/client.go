@@ -97,6 +97,16 @@ type Options struct {
 	// restart; a missing or bad file fails the call rather than sending it
 	// unsigned.
 	SigningKeyFile string
+	// ServiceTokenFile, when set, names a projected ServiceAccount token
+	// (the kubelet writes and rotates it) sent as "Authorization: Bearer" on
+	// every call, so a Service can verify with a TokenReview that the call
+	// came from this pod's hostd (internal/toolauth, docs/hostd.md). It is
+	// read again every TokenTTL; a missing or empty file fails the call
+	// rather than sending it without the token. The token is never logged.
+	ServiceTokenFile string
+	// TokenTTL is how long a read token is reused; zero means
+	// DefaultTokenTTL.
+	TokenTTL time.Duration
 	// Now stamps signed calls; nil means time.Now.
 	Now func() time.Time
 	// Addresses dials some Service host:port pairs at other addresses
@@ -110,6 +120,8 @@ type Options struct {
 // Client is safe for concurrent use.
 type Client struct {
 	opts Options
+
+	token *tokenSource
 
 	mu         sync.Mutex
 	transports map[[sha256.Size]byte]*http.Transport
@@ -126,7 +138,15 @@ func New(opts Options) *Client {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Client{opts: opts, transports: map[[sha256.Size]byte]*http.Transport{}}
+	c := &Client{opts: opts, transports: map[[sha256.Size]byte]*http.Transport{}}
+	if opts.ServiceTokenFile != "" {
+		ttl := opts.TokenTTL
+		if ttl <= 0 {
+			ttl = DefaultTokenTTL
+		}
+		c.token = &tokenSource{file: opts.ServiceTokenFile, ttl: ttl, now: opts.Now}
+	}
+	return c
 }
 
 // Do sends req and returns its 2xx answer. Any other status is a
@@ -168,6 +188,13 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 		hreq.Header[k] = append([]string(nil), vs...)
 	}
 	hreq.Header.Set("User-Agent", "loadout")
+	if c.token != nil {
+		tok, err := c.token.get()
+		if err != nil {
+			return nil, err
+		}
+		hreq.Header.Set("Authorization", "Bearer "+tok)
+	}
 	if c.opts.SigningKeyFile != "" {
 		if err := c.sign(hreq, req.Body); err != nil {
 			return nil, err
