@@ -87,7 +87,7 @@ development with 'loadout preview' output).`,
 			if err != nil {
 				return err
 			}
-			in, opts, err := fetched.Materialize(agentcmd.MaterializeOptions(claudeCode, codex, hostdURL))
+			in, opts, err := fetched.Materialize(agentcmd.MaterializeOptions(claudeCode, codex, false, hostdURL))
 			if err != nil {
 				return err
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/hostd"
+	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/published"
 )
 
@@ -34,7 +35,9 @@ func NewHostdCommand() *cobra.Command {
 		socket     string
 		claudeCode bool
 		codex      bool
+		managedEtc bool
 		signKey    string
+		tokenFile  string
 		svcAddrs   map[string]string
 		src        SourceFlags
 		limits     hostd.Limits
@@ -84,9 +87,21 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 			if err != nil {
 				return err
 			}
+			if managedEtc {
+				if treeDir == "" {
+					return errors.New("--managed-etc needs --materialize")
+				}
+				if codex {
+					return errors.New("--managed-etc and --codex: the managed /etc layout is not CODEX_HOME; use one")
+				}
+				// Before the first tree: no hook names a program that is not there.
+				if err := materialize.InstallHookProgram(treeDir); err != nil {
+					return err
+				}
+			}
 			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
-				PolicyDir: policyDir, MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, "http://"+addr),
-				SigningKeyFile: signKey, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits})
+				PolicyDir: policyDir, MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, managedEtc, "http://"+addr),
+				SigningKeyFile: signKey, ServiceTokenFile: tokenFile, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits})
 			return serveHostd(ctx, srv, addr, socket, probeAddr)
 		},
 	}
@@ -95,6 +110,8 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 		"directory where the namespace's policy epoch (ConfigMap loadout-policy) is mounted: a context is served only while the epoch, verified with --context-keys, names the platform policy it carries (or the previous one within its grace); missing or unreadable, every tool call and event is denied. The agent-pod admission policy sets it")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8181", "address to listen on; keep it on loopback")
 	cmd.Flags().StringVar(&signKey, "signing-key-file", "", "file (a mounted Secret) of Standard Webhooks secrets (whsec_...) that sign every webhook and tool call for its target; see docs/hostd.md")
+	cmd.Flags().StringVar(&tokenFile, "service-token-file", "",
+		"projected ServiceAccount token (audience loadout.dev/hostd) presented as a bearer token on every webhook and tool call, re-read as the kubelet rotates it, so Services verify the call came through this pod's hostd (TokenReview; docs/hostd.md). The agent-pod admission policy sets it")
 	cmd.Flags().StringVar(&probeAddr, "probe-addr", "",
 		"second address serving only /healthz, /readyz and /metrics, e.g. :8182 for the kubelet's probes and Prometheus; empty: none")
 	cmd.Flags().StringToStringVar(&svcAddrs, "service-address", nil, "dial a Service at another address, e.g. review-notes.team-a.svc:8080=127.0.0.1:9000 (repeatable; for running outside a cluster, where .svc names do not resolve)")
@@ -106,6 +123,8 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 		"deadline of one fetch of an external skill source; a source that does not answer in time is reported and retried, and delays nothing else")
 	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "with --materialize: also write Claude Code's CLAUDE.md, commands/ and managed settings (naming this hostd's --addr)")
 	cmd.Flags().BoolVar(&codex, "codex", false, "with --materialize: the Codex layout for a tree in CODEX_HOME (skills shared with Codex's own, hooks.json, requirements.toml)")
+	cmd.Flags().BoolVar(&managedEtc, "managed-etc", false,
+		"with --materialize: the tree a bound pod mounts read-only as /etc/claude-code and /etc/codex (Claude Code's managed settings, memory, skills and commands; Codex's requirements.toml and config.toml), its hooks running this program's copy in OUT/bin; the agent-pod admission policy sets it (docs/agents.md#every-agent-in-a-bound-pod)")
 	d := hostd.DefaultLimits
 	cmd.Flags().IntVar(&limits.MaxConcurrentRequests, "max-concurrent-requests", d.MaxConcurrentRequests,
 		"requests with a body served at once; more wait --queue-wait, then get 503 (bounds memory: each may carry 1 MiB)")

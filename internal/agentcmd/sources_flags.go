@@ -42,6 +42,6 @@ func (f *SourceFlags) Fetcher() (*sources.Fetcher, error) {
 
 // MaterializeOptions are the tree options of `loadout materialize` and
 // `loadout hostd --materialize`, so both write the same tree.
-func MaterializeOptions(claudeCode, codex bool, hostdURL string) materialize.Options {
-	return materialize.Options{ClaudeCode: claudeCode, Codex: codex, HostdURL: hostdURL}
+func MaterializeOptions(claudeCode, codex, managedEtc bool, hostdURL string) materialize.Options {
+	return materialize.Options{ClaudeCode: claudeCode, Codex: codex, ManagedEtc: managedEtc, HostdURL: hostdURL}
 }

@@ -44,7 +44,9 @@ var claudeCodeLinks = []string{ClaudeFile, CommandsDir, ManagedMCPFile, ManagedS
 
 // addClaudeCode adds the Claude Code layout's files; memory is
 // workspaceMemory's text, CLAUDE.md.
-func (b *builder) addClaudeCode(in Input, memory, hostdURL string) error {
+// program runs the SessionStart command hook: "loadout" from the PATH, or
+// the tree's own (ManagedEtcHookProgram).
+func (b *builder) addClaudeCode(in Input, memory, hostdURL, program string) error {
 	b.add(ClaudeFile, []byte(memory), 0o644)
 	for _, t := range in.Templates {
 		md, err := claudeCommand(t)
@@ -57,7 +59,7 @@ func (b *builder) addClaudeCode(in Input, memory, hostdURL string) error {
 		hostdURL = DefaultHostdURL
 	}
 	hostdURL = strings.TrimRight(hostdURL, "/")
-	settings, err := json.MarshalIndent(claudeManagedSettings(hostdURL), "", "  ")
+	settings, err := json.MarshalIndent(claudeManagedSettings(hostdURL, program), "", "  ")
 	if err != nil {
 		return err
 	}
@@ -117,7 +119,7 @@ func claudeCommand(t contract.TemplateDoc) ([]byte, error) {
 // do not block. SessionStart is the command hook: Claude Code runs no http
 // hook there. allowManagedHooksOnly drops the hooks of user, project and
 // plugin settings, so nothing can answer "allow" around hostd.
-func claudeManagedSettings(hostdURL string) map[string]any {
+func claudeManagedSettings(hostdURL, program string) map[string]any {
 	hook := func(matcher string, block bool) []any {
 		h := map[string]any{"type": "http", "url": hostdURL + claudeCodeHookPath, "timeout": claudeHookTimeout}
 		if block {
@@ -129,7 +131,7 @@ func claudeManagedSettings(hostdURL string) map[string]any {
 		}
 		return []any{entry}
 	}
-	sessionStart := map[string]any{"type": "command", "command": "loadout hook claude-code --hostd-url " + hostdURL,
+	sessionStart := map[string]any{"type": "command", "command": program + " hook claude-code --hostd-url " + hostdURL,
 		"timeout": claudeHookTimeout}
 	return map[string]any{
 		"allowManagedHooksOnly": true,

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -49,36 +50,24 @@ const codexHooksJSON = `{
 // codexRequirementsTOML makes the hooks managed: allow_managed_hooks_only
 // drops every hook from user, project and plugin configuration, so nothing a
 // user writes runs around a tool call or replaces Loadout's hook.
-const codexRequirementsTOML = `# Codex managed requirements from Loadout (docs/agents.md#codex).
+var codexRequirementsTOML = codexRequirements(CodexHookCommand)
+
+// codexRequirements is requirements.toml with command as the hook: `loadout
+// hook codex` from the PATH in the Codex layout, the tree's own program with
+// hostd's URL in the managed /etc layout (Options.ManagedEtc).
+func codexRequirements(command string) string {
+	hook := func(event, extra string) string {
+		return "[[hooks." + event + "]]\n[[hooks." + event + ".hooks]]\ntype = \"command\"\ncommand = " +
+			strconv.Quote(command) + "\ntimeout = 60\n" + extra
+	}
+	return `# Codex managed requirements from Loadout (docs/agents.md#codex).
 # Install as /etc/codex/requirements.toml; user and project configuration
 # cannot remove these hooks or add their own.
 allow_managed_hooks_only = true
 
-[[hooks.SessionStart]]
-[[hooks.SessionStart.hooks]]
-type = "command"
-command = "loadout hook codex"
-timeout = 60
-
-[[hooks.UserPromptSubmit]]
-[[hooks.UserPromptSubmit.hooks]]
-type = "command"
-command = "loadout hook codex"
-timeout = 60
-
-[[hooks.PreToolUse]]
-[[hooks.PreToolUse.hooks]]
-type = "command"
-command = "loadout hook codex"
-timeout = 60
-statusMessage = "Loadout policy"
-
-[[hooks.PostToolUse]]
-[[hooks.PostToolUse.hooks]]
-type = "command"
-command = "loadout hook codex"
-timeout = 60
-`
+` + hook("SessionStart", "") + "\n" + hook("UserPromptSubmit", "") + "\n" +
+		hook("PreToolUse", "statusMessage = \"Loadout policy\"\n") + "\n" + hook("PostToolUse", "")
+}
 
 // codexLayout adds the Codex files to the tree and returns its top-level
 // links. OUT/skills is not one of them: Codex keeps its own system skills in

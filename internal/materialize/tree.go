@@ -123,6 +123,15 @@ type Options struct {
 	// link in a skills directory Codex shares, plus Codex's hooks.json and
 	// requirements.toml (see codexLayout and docs/agents.md#codex).
 	Codex bool
+	// ManagedEtc writes the tree a bound pod mounts whole, read-only, as
+	// Claude Code's /etc/claude-code and Codex's /etc/codex: the Claude Code
+	// layout, .claude/skills and .claude/commands for Claude Code's managed
+	// skills and commands, Codex's requirements.toml and config.toml (hostd's
+	// MCP server), and every hook naming the tree's own program with hostd's
+	// URL, so a stock agent image needs nothing of Loadout's (etc.go,
+	// docs/agents.md#every-agent-in-a-bound-pod). It implies ClaudeCode and
+	// replaces Codex: /etc/codex is not CODEX_HOME.
+	ManagedEtc bool
 	// HostdURL is hostd's base URL in the Claude Code managed settings;
 	// empty means DefaultHostdURL.
 	HostdURL string
@@ -137,9 +146,12 @@ type File = skillfile.File
 // Tree is a built, validated tree: its files sorted by path, the top-level
 // links and a digest of both. Same input, same tree, same digest.
 type Tree struct {
-	files  []File
-	links  []string
-	digest string
+	files []File
+	links []string
+	// genLinks are symbolic links inside the generation (ManagedEtc's
+	// .claude/skills -> ../skills), written after its files.
+	genLinks []GenLink
+	digest   string
 	// codex is the Codex layout: skills are linked one by one into
 	// OUT/skills, whose names are in skills.
 	codex  bool
@@ -245,8 +257,13 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 	b.add(AgentsFile, []byte(memory.Platform), 0o644)
 
 	links := []string{AgentsFile, ManifestFile, ProjectPromptFile, PromptsDir, SkillsDir, SystemPromptFile, WorkspacePromptFile}
+	claudeProgram := "loadout"
+	if opts.ManagedEtc {
+		opts.ClaudeCode, opts.Codex = true, false
+		claudeProgram = path.Join(EtcClaudeCode, ManagedEtcHookProgram)
+	}
 	if opts.ClaudeCode {
-		if err := b.addClaudeCode(in, memory.Platform, opts.HostdURL); err != nil {
+		if err := b.addClaudeCode(in, memory.Platform, opts.HostdURL, claudeProgram); err != nil {
 			return nil, b.errorf("%w", err)
 		}
 		links = append(links, claudeCodeLinks...)
@@ -258,11 +275,17 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 			return nil, b.errorf("%w", b.err)
 		}
 	}
+	if opts.ManagedEtc {
+		links = managedEtcLayout(b, links, opts.HostdURL)
+		if b.err != nil {
+			return nil, b.errorf("%w", b.err)
+		}
+	}
 	slices.SortFunc(b.files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	if err := checkFileDirClashes(b.files); err != nil {
 		return nil, b.errorf("%w", err)
 	}
-	t := &Tree{files: b.files, links: links, digest: digest(b.files, links), codex: opts.Codex}
+	t := &Tree{files: b.files, links: links, genLinks: b.genLinks, digest: digest(b.files, links, b.genLinks), codex: opts.Codex}
 	if opts.Codex {
 		t.skills = skillNames(b.files)
 	}
@@ -271,12 +294,13 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 
 // builder collects files and the first size error.
 type builder struct {
-	limits Limits
-	hash   string
-	files  []File
-	seen   map[string]bool
-	total  int64
-	err    error
+	genLinks []GenLink
+	limits   Limits
+	hash     string
+	files    []File
+	seen     map[string]bool
+	total    int64
+	err      error
 }
 
 func (b *builder) add(p string, content []byte, mode skillfile.Mode) {
@@ -377,7 +401,7 @@ func checkFileDirClashes(files []File) error {
 
 // digest hashes each file's path, mode and content; a stored file's content
 // by the SHA-256 verified with it, so a digest never reads a large file.
-func digest(files []File, links []string) string {
+func digest(files []File, links []string, genLinks []GenLink) string {
 	h := sha256.New()
 	var n [8]byte
 	for _, f := range files {
@@ -397,5 +421,8 @@ func digest(files []File, links []string) string {
 		h.Write(f.Content)
 	}
 	h.Write([]byte(strings.Join(links, "\x00")))
+	for _, l := range genLinks {
+		h.Write([]byte("\x00\x01" + l.Path + "\x00" + l.Target))
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }

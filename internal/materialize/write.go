@@ -221,6 +221,15 @@ func (w *writer) writeGeneration(t *Tree) (string, error) {
 			return "", w.errorf("file %s: %w", f.Path, err)
 		}
 	}
+	for _, l := range t.genLinks {
+		name := path.Join(gen, l.Path)
+		if err := w.root.MkdirAll(path.Dir(name), 0o755); err != nil {
+			return "", w.errorf("link %s: %w", l.Path, err)
+		}
+		if err := w.root.Symlink(l.Target, name); err != nil {
+			return "", w.errorf("link %s: %w", l.Path, err)
+		}
+	}
 	return gen, nil
 }
 
