@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
+	"github.com/loadout-dev/loadout/internal/shard"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -35,6 +36,11 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// PerWorkspaceMetrics labels the publish metrics by Workspace.
 	PerWorkspaceMetrics bool
+	// Shard is the slice of namespaces this process owns (internal/shard);
+	// nil owns every namespace. The manager's cache and client are the
+	// shard's (shard.Ownership.Configure); the controllers also skip
+	// objects of platform namespaces another shard owns.
+	Shard *shard.Ownership
 	// PolicyGrace is how long a namespace's policy epoch keeps accepting
 	// the platform policy it replaced; zero means DefaultPolicyGrace.
 	PolicyGrace time.Duration
@@ -62,7 +68,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*WorkspaceReconcil
 	if err := ws.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Workspace controller: %w", err)
 	}
-	if err := SetupValidationReconcilers(mgr, o.Policy); err != nil {
+	if err := SetupValidationReconcilers(mgr, o.Policy, ownedBy(o.Shard)...); err != nil {
 		return nil, fmt.Errorf("setting up the validation controllers: %w", err)
 	}
 	epoch := &PolicyEpochReconciler{Client: mgr.GetClient(), APIReader: reader, Policy: o.Policy, Loader: o.Loader, Signer: o.Signer, Grace: o.PolicyGrace}

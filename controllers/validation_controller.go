@@ -76,10 +76,10 @@ func (v *validationReconciler[T]) Reconcile(ctx context.Context, req ctrl.Reques
 	return ctrl.Result{}, nil
 }
 
-func (v *validationReconciler[T]) setup(mgr ctrl.Manager, name string) error {
+func (v *validationReconciler[T]) setup(mgr ctrl.Manager, name string, preds []predicate.Predicate) error {
 	v.Client = mgr.GetClient()
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(v.newObj(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(v.newObj(), builder.WithPredicates(append([]predicate.Predicate{predicate.GenerationChangedPredicate{}}, preds...)...)).
 		Named(name)
 	if v.watches != nil {
 		b = v.watches(b)
@@ -88,8 +88,9 @@ func (v *validationReconciler[T]) setup(mgr ctrl.Manager, name string) error {
 }
 
 // SetupValidationReconcilers registers the Skill, Template and Extension
-// reconcilers; policy decides which namespaces' Extensions can load.
-func SetupValidationReconcilers(mgr ctrl.Manager, policy workspace.Policy) error {
+// reconcilers; policy decides which namespaces' Extensions can load. preds
+// filter the objects each reconciles (a shard's own namespaces).
+func SetupValidationReconcilers(mgr ctrl.Manager, policy workspace.Policy, preds ...predicate.Predicate) error {
 	skills := &validationReconciler[*v1alpha1.Skill]{
 		kind:   "Skill",
 		newObj: func() *v1alpha1.Skill { return &v1alpha1.Skill{} },
@@ -116,7 +117,7 @@ func SetupValidationReconcilers(mgr ctrl.Manager, policy workspace.Policy) error
 		return b.Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(extensionsIn(extensions.Client)),
 			builder.OnlyMetadata, builder.WithPredicates(trustLabelChanged()))
 	}
-	return errors.Join(skills.setup(mgr, "skill"), templates.setup(mgr, "template"), extensions.setup(mgr, "extension"))
+	return errors.Join(skills.setup(mgr, "skill", preds), templates.setup(mgr, "template", preds), extensions.setup(mgr, "extension", preds))
 }
 
 // checkExtension validates an Extension as far as its namespace's trust

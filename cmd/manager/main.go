@@ -24,6 +24,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/buildinfo"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
+	"github.com/loadout-dev/loadout/internal/shard"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -56,6 +57,7 @@ type options struct {
 	hostdConfigMap          string
 	hostdImage              string
 	policyGrace             time.Duration
+	shard                   shardOptions
 }
 
 func parseFlags(args []string) (*options, zap.Options, error) {
@@ -110,6 +112,7 @@ Flags:
 		"Image of the hostd sidecar the admission policy injects into agent pods (the Dockerfile's target hostd: /loadout-hostd alone).")
 	fs.DurationVar(&o.policyGrace, "policy-grace", controllers.DefaultPolicyGrace,
 		"How long a namespace's policy epoch (ConfigMap loadout-policy) keeps accepting the platform policy it replaced, so agents' context and epoch volumes may update in either order; a context still carrying the old policy after it is denied by hostd.")
+	o.shard.bind(fs)
 	zopts := zap.Options{}
 	zopts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -186,7 +189,12 @@ func run() error {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
 	cfg.QPS, cfg.Burst = float32(o.kubeAPIQPS), o.kubeAPIBurst
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	ctx := ctrl.SetupSignalHandler()
+	owner, err := o.shard.ownership(o.platform())
+	if err != nil {
+		return err
+	}
+	mopts := ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 o.metricsOptions(),
 		Cache:                   o.cacheOptions(),
@@ -194,13 +202,29 @@ func run() error {
 		LeaderElection:          o.leaderElection,
 		LeaderElectionID:        controllers.LeaderElectionID,
 		LeaderElectionNamespace: o.leaderElectionNamespace,
-	})
+	}
+	leaseNamespace := o.leaderElectionNamespace
+	if leaseNamespace == "" {
+		leaseNamespace = o.namespace
+	}
+	if err := o.shard.configure(ctx, owner, cfg, &mopts, leaseNamespace); err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, mopts)
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	ctx := ctrl.SetupSignalHandler()
-	if err := setup(ctx, mgr, o); err != nil {
+	if err := setup(ctx, mgr, o, owner); err != nil {
 		return err
+	}
+	if owner != nil {
+		w, err := owner.NewWatcher(cfg, leaseNamespace)
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(w); err != nil {
+			return err
+		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
@@ -245,7 +269,7 @@ func signer(ctx context.Context, mgr ctrl.Manager, o *options) (*contextsig.Sign
 }
 
 // setup registers every Loadout controller with the manager.
-func setup(ctx context.Context, mgr ctrl.Manager, o *options) error {
+func setup(ctx context.Context, mgr ctrl.Manager, o *options, owner *shard.Ownership) error {
 	s, err := signer(ctx, mgr, o)
 	if err != nil {
 		return err
@@ -256,6 +280,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, o *options) error {
 		ReconcileTimeout:        o.reconcileTimeout,
 		MaxConcurrentReconciles: o.maxConcurrentReconciles,
 		PerWorkspaceMetrics:     o.metricsPerWorkspace,
+		Shard:                   owner,
 		PolicyGrace:             o.policyGrace,
 	})
 	return err

@@ -1,0 +1,20 @@
+package controllers
+
+import (
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/loadout-dev/loadout/internal/shard"
+)
+
+// ownedBy keeps the objects of the shard's own namespaces. A shard's cache
+// also holds the platform namespaces (every Workspace reads them), but only
+// the shard that owns a platform namespace writes there; the client refuses
+// any other write (shard.Ownership.Guard), and this predicate keeps the
+// controllers from trying.
+func ownedBy(o *shard.Ownership) []predicate.Predicate {
+	if o == nil {
+		return nil
+	}
+	return []predicate.Predicate{predicate.NewPredicateFuncs(func(obj client.Object) bool { return o.Owns(obj.GetNamespace()) })}
+}
