@@ -10,10 +10,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/loadout-dev/loadout/internal/httpserve"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/reviewnotes"
+	"github.com/loadout-dev/loadout/internal/toolauth"
 )
 
 // newToolServerCommand runs the samples' tool Services.
@@ -29,8 +32,10 @@ func newToolServerCommand() *cobra.Command {
 
 func newReviewNotesCommand() *cobra.Command {
 	var (
-		addr string
-		srv  reviewnotes.Server
+		addr        string
+		srv         reviewnotes.Server
+		verifyToken bool
+		tokenOpts   toolauth.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "review-notes",
@@ -41,12 +46,31 @@ the server records the note and answers "note N recorded". GET /notes lists
 the recorded notes. With --signing-key-file it refuses (401) any call that is
 not signed the Standard Webhooks way with that key for review_note at --url
 (the URL hostd calls, as the registry names it), whose timestamp is more than
---tolerance away, or that it already received. See docs/hostd.md (Runnable
-tools).`,
+--tolerance away, or that it already received. With --verify-token it refuses
+any call without hostd's projected ServiceAccount token: 401 without a token or
+with one the API server refuses for --token-audience (TokenReview), 403 for a
+token of another namespace than --token-namespace (default: its own) or of a
+pod not bound to a Workspace; it needs create on tokenreviews and get on pods
+(config/samples/team-a_tool_review-notes.yaml). See docs/hostd.md (Runnable
+tools; Knowing a call came through hostd).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if srv.SigningKeyFile != "" && srv.URL == "" {
 				return errors.New("--signing-key-file needs --url, the URL hostd calls this Service at (e.g. http://review-notes.team-a.svc:8080/notes): signed calls are bound to it")
+			}
+			if verifyToken {
+				cfg, err := ctrl.GetConfig()
+				if err != nil {
+					return fmt.Errorf("--verify-token needs the API server: %w", err)
+				}
+				cs, err := kubernetes.NewForConfig(cfg)
+				if err != nil {
+					return err
+				}
+				tokenOpts.Client = cs
+				if srv.Tokens, err = toolauth.New(tokenOpts); err != nil {
+					return fmt.Errorf("--verify-token: %w", err)
+				}
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -62,6 +86,11 @@ tools).`,
 	cmd.Flags().StringVar(&addr, "addr", ":8080", "address to listen on")
 	cmd.Flags().StringVar(&srv.SigningKeyFile, "signing-key-file", "", "refuse calls not signed with this key file (the one hostd signs with: Standard Webhooks secrets, whsec_...)")
 	cmd.Flags().StringVar(&srv.URL, "url", "", "this Service's URL as the registry names it (http://review-notes.team-a.svc:8080/notes); a signed call must be signed for it")
+	cmd.Flags().BoolVar(&verifyToken, "verify-token", false,
+		"refuse calls without hostd's projected ServiceAccount token, checked with a TokenReview (in a pod: its own ServiceAccount; else $KUBECONFIG)")
+	cmd.Flags().StringVar(&tokenOpts.Audience, "token-audience", toolauth.Audience, "with --verify-token: the audience hostd's token must carry")
+	cmd.Flags().StringSliceVar(&tokenOpts.Namespaces, "token-namespace", nil,
+		"with --verify-token: namespaces whose agent pods may call (repeatable); default: this pod's own namespace")
 	cmd.Flags().DurationVar(&srv.Tolerance, "tolerance", outbound.DefaultTolerance, "refuse signed calls whose timestamp is further than this from now, either way")
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/toolauth"
 )
 
 // maxRequest bounds one invocation; hostd sends at most 1 MiB of call.
@@ -23,6 +24,9 @@ type Note struct {
 	ID     int    `json:"id"`
 	CallID string `json:"callId"`
 	Text   string `json:"text"`
+	// From is the agent pod whose hostd made the call, "namespace/pod"
+	// (workspace name), when the Service verifies hostd's token.
+	From string `json:"from,omitempty"`
 }
 
 // List is what GET /notes answers: the recorded notes, oldest first.
@@ -50,6 +54,13 @@ type Server struct {
 	// Tolerance bounds a signed call's age; zero means
 	// outbound.DefaultTolerance.
 	Tolerance time.Duration
+	// Tokens, when set, makes the server refuse any call without a token
+	// it accepts: hostd's projected ServiceAccount token (audience
+	// loadout.dev/hostd) of a pod bound to a Workspace in an allowed
+	// namespace, checked with a TokenReview. No token or one the API server
+	// refuses (another audience, expired, its pod gone) is a 401; a valid
+	// token of another namespace or of a pod no hostd governs is a 403.
+	Tokens *toolauth.Verifier
 
 	verifier *outbound.Verifier
 	mu       sync.Mutex
@@ -77,6 +88,16 @@ func (s *Server) Notes() []Note {
 }
 
 func (s *Server) record(w http.ResponseWriter, r *http.Request) {
+	// Who is calling, before reading what they send.
+	var from string
+	if s.Tokens != nil {
+		c, err := s.Tokens.VerifyRequest(r)
+		if err != nil {
+			toolauth.Refuse(w, err)
+			return
+		}
+		from = fmt.Sprintf("%s/%s (workspace %s)", c.Namespace, c.Pod, c.Workspace)
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
 	if err != nil || len(body) > maxRequest {
 		http.Error(w, "unreadable or oversized request", http.StatusBadRequest)
@@ -105,7 +126,7 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 		answer(w, exthost.ToolAnswer{IsError: true, Content: []exthost.Content{{Type: "text", Text: "the note book is full"}}})
 		return
 	}
-	n := Note{ID: len(s.notes) + 1, CallID: inv.Call.ID, Text: text}
+	n := Note{ID: len(s.notes) + 1, CallID: inv.Call.ID, Text: text, From: from}
 	s.notes = append(s.notes, n)
 	s.mu.Unlock()
 	answer(w, exthost.ToolAnswer{

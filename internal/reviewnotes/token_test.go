@@ -1,0 +1,182 @@
+package reviewnotes
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/toolauth"
+)
+
+// tokenCluster is an envtest API server with, in each of team-a and team-b,
+// the ServiceAccount agent and its pods: "agent" bound to Workspace dev (the
+// loadout.dev/workspace label) and "plain", which no hostd governs.
+type tokenCluster struct {
+	cs   kubernetes.Interface
+	pods map[string]*corev1.Pod // "ns/name"
+}
+
+func startTokenCluster(t *testing.T) *tokenCluster {
+	t.Helper()
+	env, cfg, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c := &tokenCluster{cs: cs, pods: map[string]*corev1.Pod{}}
+	for _, ns := range []string{"team-a", "team-b"} {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "agent"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for name, labels := range map[string]map[string]string{"agent": {toolauth.WorkspaceLabel: "dev"}, "plain": nil} {
+			p, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+				Spec: corev1.PodSpec{ServiceAccountName: "agent", AutomountServiceAccountToken: ptr.To(false),
+					Containers: []corev1.Container{{Name: "agent", Image: "agent:dev"}}},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.pods[ns+"/"+name] = p
+		}
+	}
+	return c
+}
+
+// token is what the kubelet projects for pod ns/pod (bound to the pod) with
+// audience aud; pod "" requests an unbound token of the ServiceAccount.
+func (c *tokenCluster) token(t *testing.T, ns, pod, aud string) string {
+	t.Helper()
+	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		Audiences: []string{aud}, ExpirationSeconds: ptr.To[int64](600)}}
+	if pod != "" {
+		p := c.pods[ns+"/"+pod]
+		req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: p.Name, UID: p.UID}
+	}
+	tr, err := c.cs.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), "agent", req, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
+}
+
+// TestServer_HostdTokenOnEnvtest: with Tokens set, review-notes records a
+// call hostd made with its projected token (audience loadout.dev/hostd, its
+// bound pod in team-a) and names the pod and Workspace; it refuses a call
+// without a token, with a token of another audience, from another namespace,
+// from a pod no hostd governs, and with a token bound to no pod, each with a
+// reason. Tokens are the API server's (TokenRequest), checked with a
+// TokenReview.
+func TestServer_HostdTokenOnEnvtest(t *testing.T) {
+	c := startTokenCluster(t)
+	v, err := toolauth.New(toolauth.Options{Client: c.cs, Namespaces: []string{"team-a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Tokens: v}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	body := invocation(t, "looks good", outbound.Audience{Kind: outbound.AudienceTool, Name: ToolName, URL: testURL})
+
+	// hostd: the token file its container mounts, presented by its client.
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(c.token(t, "team-a", "agent", toolauth.Audience)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hostdClient := outbound.New(outbound.Options{ServiceTokenFile: tokenFile})
+	resp, err := hostdClient.Do(context.Background(), outbound.Request{Target: outbound.Target{URL: ts.URL + "/notes"}, Body: body,
+		Header: http.Header{"Content-Type": {"application/json"}}})
+	if err != nil {
+		t.Fatalf("hostd's call: %v", err)
+	}
+	var a exthost.ToolAnswer
+	if err := json.Unmarshal(resp.Body, &a); err != nil || a.IsError || a.Content[0].Text != "note 1 recorded" {
+		t.Fatalf("hostd's call: %s", resp.Body)
+	}
+	if n := s.Notes(); len(n) != 1 || n[0].From != "team-a/agent (workspace dev)" {
+		t.Fatalf("notes %+v", n)
+	}
+
+	refused := []struct {
+		name, token string
+		status      int
+		reason      string
+	}{
+		{"no token", "", http.StatusUnauthorized, "no bearer token"},
+		{"not a token", "not-a-token", http.StatusUnauthorized, "does not accept the token"},
+		{"another audience", c.token(t, "team-a", "agent", "https://kubernetes.default.svc"), http.StatusUnauthorized, "audience loadout.dev/hostd"},
+		{"another namespace", c.token(t, "team-b", "agent", toolauth.Audience), http.StatusForbidden, "a call from namespace team-b; this Service serves team-a"},
+		{"a pod no hostd governs", c.token(t, "team-a", "plain", toolauth.Audience), http.StatusForbidden, "not bound to a Workspace"},
+		{"a token bound to no pod", c.token(t, "team-a", "", toolauth.Audience), http.StatusForbidden, "not bound to a pod"},
+	}
+	for _, tc := range refused {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/notes", bytes.NewReader(body))
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Error string }
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || !strings.Contains(e.Error, tc.reason) {
+			t.Errorf("%s: %d %q, want %d and %q", tc.name, resp.StatusCode, e.Error, tc.status, tc.reason)
+		}
+		if tc.token != "" && strings.Contains(e.Error, tc.token) {
+			t.Errorf("%s: the refusal repeats the token", tc.name)
+		}
+	}
+	if n := s.Notes(); len(n) != 1 {
+		t.Fatalf("a refused call was recorded: %+v", n)
+	}
+
+	// A pod deleted revokes its token at once (the API server checks the
+	// bound object), for a verifier that has not cached it.
+	fresh, err := toolauth.New(toolauth.Options{Client: c.cs, Namespaces: []string{"team-a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := c.token(t, "team-a", "agent", toolauth.Audience)
+	if err := c.cs.CoreV1().Pods("team-a").Delete(context.Background(), "agent", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := fresh.Verify(context.Background(), tok)
+		var te *toolauth.Error
+		if errors.As(err, &te) && te.Status == http.StatusUnauthorized {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("token of a deleted pod: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
