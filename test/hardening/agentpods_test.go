@@ -50,7 +50,7 @@ const (
 )
 
 var hostdCommand = []string{"/loadout-hostd",
-	"--context-dir=/var/run/loadout/context", "--policy-dir=/var/run/loadout/policy", "--addr=127.0.0.1:8181", "--materialize=/var/run/loadout/tree",
+	"--context-dir=/var/run/loadout/context", "--policy-dir=/var/run/loadout/policy", "--addr=127.0.0.1:8181", "--materialize=/var/run/loadout/tree", "--managed-etc",
 	"--probe-addr=:8182", "--source-cache=/var/run/loadout/source-cache",
 	"--source-credentials=/var/run/loadout/source-credentials"}
 
@@ -271,9 +271,15 @@ func TestAgentPods_LabelledPodGetsHostdItsContextAndTheTree(t *testing.T) {
 	if names := containerNames(pod.Spec.InitContainers); !slices.Equal(names, []string{hostdContainer, "clone"}) {
 		t.Errorf("init containers %v, want hostd first, then the pod's own", names)
 	}
+	// Every container but hostd gets the tree where the stock agents read
+	// their organisation's policy, and nothing else changes.
+	policyMounts := []corev1.VolumeMount{{Name: treeVolume, MountPath: "/etc/claude-code", ReadOnly: true}, {Name: treeVolume, MountPath: "/etc/codex", ReadOnly: true}}
 	if got := pod.Spec.Containers; len(got) != 1 || got[0].Image != submitted.Image ||
-		!reflect.DeepEqual(got[0].VolumeMounts, submitted.VolumeMounts) || !reflect.DeepEqual(got[0].Env, submitted.Env) {
-		t.Errorf("the agent container changed: %+v, submitted %+v", got, submitted)
+		!reflect.DeepEqual(got[0].VolumeMounts, append(submitted.VolumeMounts, policyMounts...)) || !reflect.DeepEqual(got[0].Env, submitted.Env) {
+		t.Errorf("the agent container changed but for the policy mounts: %+v, submitted %+v", got, submitted)
+	}
+	if got := pod.Spec.InitContainers[1].VolumeMounts; !reflect.DeepEqual(got, policyMounts) {
+		t.Errorf("the init container clone mounts %+v, want %+v", got, policyMounts)
 	}
 
 	again := agentPod(ns, "agent-again", "dev")
