@@ -45,5 +45,6 @@ context directory.`,
 	root.AddCommand(agentcmd.NewHookCommand())
 	root.AddCommand(agentcmd.NewVersionCommand())
 	root.AddCommand(newToolServerCommand())
+	root.AddCommand(newShardsCommand())
 	return root
 }

@@ -399,3 +399,17 @@ func Imbalance(loads []Load) float64 {
 	}
 	return float64(heaviest) * float64(len(loads)) / float64(total)
 }
+
+// YAML writes the plan as YAML with every bound quoted (an unquoted
+// 0x10000000000000000 would be read back as a number).
+func (p *Plan) YAML() []byte {
+	var b strings.Builder
+	b.WriteString("shards:\n")
+	for _, s := range p.Shards {
+		fmt.Fprintf(&b, "- name: %q\n  ranges:\n", s.Name)
+		for _, r := range s.Ranges {
+			fmt.Fprintf(&b, "  - {start: %q, end: %q}\n", r.StartHex(), r.EndHex())
+		}
+	}
+	return []byte(b.String())
+}

@@ -166,3 +166,11 @@ func sequential(prefix string, n, weight int) map[string]int {
 	}
 	return m
 }
+
+func TestPlan_YAMLRoundTrip(t *testing.T) {
+	p := WeightedPlan(sequential("ns-", 100, 2), 3)
+	got, err := ParsePlan(p.YAML())
+	if err != nil || got.ID() != p.ID() {
+		t.Fatalf("round trip: %v\n%s", err, p.YAML())
+	}
+}
