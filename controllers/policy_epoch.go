@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -67,6 +68,12 @@ type PolicyEpochReconciler struct {
 	Grace time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	mu sync.Mutex
+	// written is, per namespace, the digest and signers of our last write:
+	// when the cache has not seen that write yet, a live read (not a second
+	// write) decides.
+	written map[string]string
 }
 
 // SetupWithManager registers the reconciler, keyed by namespace: the
@@ -190,10 +197,28 @@ func (r *PolicyEpochReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			"controller", metav1.GetControllerOf(existing).Name)
 		return ctrl.Result{}, nil
 	}
-	ann := existing.GetAnnotations()
-	if found && ann[EpochPolicyAnnotation] == digest && ann[vocab.ContextSignersAnnotation] == signers && existing.GetLabels()[contract.EpochLabel] == "true" {
+	current := func(o client.Object) bool {
+		a := o.GetAnnotations()
+		return a[EpochPolicyAnnotation] == digest && a[vocab.ContextSignersAnnotation] == signers && o.GetLabels()[contract.EpochLabel] == "true"
+	}
+	if found && current(existing) {
 		return ctrl.Result{}, nil // at rest: no write
 	}
+	if r.wrote(ns) == digest+"|"+signers {
+		// Our last write was this one: the cache may not have seen it yet.
+		live := configMapMetadata()
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: contract.EpochConfigMap}, live)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		if err == nil && current(live) {
+			return ctrl.Result{}, nil
+		}
+		if found = err == nil; found {
+			existing = live
+		}
+	}
+	ann := existing.GetAnnotations()
 	epoch := contract.PolicyEpoch{Namespace: ns, PlatformPolicy: digest}
 	if found && ann[EpochPolicyAnnotation] == digest {
 		// The same policy, re-signed (a new key set) or relabelled: keep
@@ -219,9 +244,25 @@ func (r *PolicyEpochReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err := r.Client.Apply(ctx, cm, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return ctrl.Result{}, fmt.Errorf("applying the policy epoch %s/%s: %w", ns, contract.EpochConfigMap, err)
 	}
+	r.record(ns, digest+"|"+signers)
 	policyEpochWrites.Inc()
 	log.FromContext(ctx).Info("Policy epoch written", "namespace", ns, "platformPolicy", digest, "previous", epoch.Previous)
 	return ctrl.Result{}, nil
+}
+
+func (r *PolicyEpochReconciler) wrote(ns string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.written[ns]
+}
+
+func (r *PolicyEpochReconciler) record(ns, v string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.written == nil {
+		r.written = map[string]string{}
+	}
+	r.written[ns] = v
 }
 
 // previousOf reads the live epoch's previous policy, if it is still the one
