@@ -54,6 +54,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*WorkspaceReconcil
 	if reader == nil {
 		reader = mgr.GetAPIReader()
 	}
+	reader, err := newInstructionsReader(ctx, mgr, o.Policy.PlatformNamespaces, reader)
+	if err != nil {
+		return nil, fmt.Errorf("setting up the platform instructions cache: %w", err)
+	}
 	ws := &WorkspaceReconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               reader,

@@ -72,6 +72,11 @@ func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspac
 	if r.writes.Current(keyOf(ws), res.Hash, existing) && existing.GetAnnotations()[vocab.ContextSignersAnnotation] == signers {
 		return written{}, nil
 	}
+	if adoptable(existing, cm, res.Hash, signers) {
+		r.writes.Adopt(keyOf(ws), res.Hash, existing)
+		contextAdoptions.Inc()
+		return written{}, nil
+	}
 	cm.WithUID(existing.UID)
 	w.overlapped, err = r.write(ws, res, existing.ResourceVersion, func() (string, error) {
 		err := r.Apply(ctx, cm, client.FieldOwner(FieldOwner), client.ForceOwnership)
@@ -127,6 +132,55 @@ func (r *WorkspaceReconciler) write(ws *v1alpha1.Workspace, res *resources.Resul
 	configMapApplies.Inc()
 	publishedBytes.Observe(float64(res.Bytes))
 	return overlapped, nil
+}
+
+// adoptable reports whether a ConfigMap this Workspace controls, which this
+// process has not written (a restart, or a shard's new leader), already is
+// what writing cm would leave: it carries hash and the current signing
+// keys, only Loadout ever wrote it (every managed-fields entry is
+// FieldOwner's, so nobody else changed a value), and Loadout still owns
+// every key, label and annotation cm sets (a field someone removed drops out
+// of Loadout's set). Such a ConfigMap is adopted without a write; anything
+// else is written again. All of it is in the cached metadata: no read.
+func adoptable(existing *metav1.PartialObjectMetadata, cm *corev1ac.ConfigMapApplyConfiguration, hash, signers string) bool {
+	if existing.GetAnnotations()[vocab.ContextHashAnnotation] != hash || existing.GetAnnotations()[vocab.ContextSignersAnnotation] != signers {
+		return false
+	}
+	if len(existing.ManagedFields) == 0 {
+		return false
+	}
+	owned := map[string]map[string]bool{"data": {}, "labels": {}, "annotations": {}}
+	for _, f := range existing.ManagedFields {
+		if f.Manager != FieldOwner {
+			return false
+		}
+		if f.FieldsV1 == nil {
+			continue
+		}
+		var set struct {
+			Data     map[string]json.RawMessage `json:"f:data"`
+			Metadata struct {
+				Labels      map[string]json.RawMessage `json:"f:labels"`
+				Annotations map[string]json.RawMessage `json:"f:annotations"`
+			} `json:"f:metadata"`
+		}
+		if err := json.Unmarshal(f.FieldsV1.Raw, &set); err != nil {
+			return false
+		}
+		for group, m := range map[string]map[string]json.RawMessage{"data": set.Data, "labels": set.Metadata.Labels, "annotations": set.Metadata.Annotations} {
+			for k := range m {
+				owned[group][strings.TrimPrefix(k, "f:")] = true
+			}
+		}
+	}
+	for group, want := range map[string]map[string]string{"data": cm.Data, "labels": cm.Labels, "annotations": cm.Annotations} {
+		for k := range want {
+			if !owned[group][k] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // checkControlled returns a *notOwnedError unless ws controls the ConfigMap.

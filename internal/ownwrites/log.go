@@ -88,6 +88,14 @@ func (l *Log) Write(owner types.NamespacedName, hash, replaced string, do func()
 	return slices.ContainsFunc(w.seen, func(s string) bool { return s != rv }), nil
 }
 
+// Adopt records child as if our last write had left it: a new process (a
+// restart, or a shard's new leader) takes over a child that already
+// publishes hash, rather than writing the same content again. The caller
+// has checked that nobody else wrote it (see the controller's adoption).
+func (l *Log) Adopt(owner types.NamespacedName, hash string, child metav1.Object) {
+	l.applied.Store(owner, appliedRecord{rv: child.GetResourceVersion(), hash: hash})
+}
+
 // Ours reports whether an event of child, owner's published object, shows
 // our own write: the resourceVersion our last write returned, or, while a
 // write is in flight, the hash it writes. An event taken for ours during a
