@@ -29,22 +29,27 @@ ARG VERSION=dev
 ARG COMMIT=unknown
 ARG BUILD_DATE=unknown
 RUN pkg=github.com/loadout-dev/loadout/internal/buildinfo \
- && ldflags="-s -w -X $pkg.version=${VERSION} -X $pkg.commit=${COMMIT} -X $pkg.date=${BUILD_DATE}" \
- && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="$ldflags" -o manager ./cmd/manager \
- && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="$ldflags" -o loadout ./cmd/loadout \
- && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="$ldflags" -o loadout-hostd ./cmd/loadout-hostd
+ && ldflags="-s -w -buildid= -X $pkg.version=${VERSION} -X $pkg.commit=${COMMIT} -X $pkg.date=${BUILD_DATE}" \
+ && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -buildvcs=false -ldflags="$ldflags" -o manager ./cmd/manager \
+ && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -buildvcs=false -ldflags="$ldflags" -o loadout ./cmd/loadout \
+ && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -buildvcs=false -ldflags="$ldflags" -o loadout-hostd ./cmd/loadout-hostd
 
-# The sidecar image: distroless static, non-root, /loadout-hostd only.
-FROM gcr.io/distroless/static:nonroot AS hostd
-WORKDIR /
+# The sidecar image: an empty base, non-root, /loadout-hostd only (and the
+# non-root user's passwd and group entries). The binaries carry their CA
+# roots (golang.org/x/crypto/x509roots/fallback). `make images` builds the
+# same files without a container engine (hack/images; a test compares them).
+FROM scratch AS hostd
+COPY hack/images/rootfs/etc/group /etc/group
+COPY hack/images/rootfs/etc/passwd /etc/passwd
 COPY --from=builder /workspace/loadout-hostd /loadout-hostd
 USER 65532:65532
 ENTRYPOINT ["/loadout-hostd"]
 
-# The manager image (the default target): distroless static, non-root, no
+# The manager image (the default target): an empty base, non-root, no
 # shell, no package manager; /loadout is the CLI.
-FROM gcr.io/distroless/static:nonroot AS manager
-WORKDIR /
+FROM scratch AS manager
+COPY hack/images/rootfs/etc/group /etc/group
+COPY hack/images/rootfs/etc/passwd /etc/passwd
 COPY --from=builder /workspace/manager /manager
 COPY --from=builder /workspace/loadout /loadout
 USER 65532:65532
