@@ -23,6 +23,27 @@ const (
 	KeyPolicy = "policy.json"
 )
 
+// DenyAllExtension is the id of the hooks of a deny-all context (the context
+// of a Workspace being deleted, or whose platform policy cannot be
+// published): every tool denied, every prompt refused. It carries no
+// platform policy, and hostd serves it under any epoch: it lets nothing
+// through.
+const DenyAllExtension = "loadout-deny-all"
+
+// DeniesEverything reports whether m is a deny-all context: no platform
+// policy, only the deny-all hooks, and every tool denied.
+func DeniesEverything(m Manifest) bool {
+	if m.PlatformPolicy != "" || len(m.Registry.Extensions) != 1 || m.Registry.Extensions[0] != DenyAllExtension {
+		return false
+	}
+	for _, d := range m.Registry.Deny {
+		if d == "*" {
+			return true
+		}
+	}
+	return false
+}
+
 // PolicyEpoch is policy.json.
 type PolicyEpoch struct {
 	// Namespace is the namespace the epoch is for; the signature binds it

@@ -110,9 +110,16 @@ func readBounded(path string, limit int64) ([]byte, error) {
 // judge says whether the epoch lets a context of namespace carrying
 // platformPolicy be served at now. served is the Workspace this host serves
 // ("namespace/name"), or empty.
-func (p policyEpoch) judge(hash, namespace, platformPolicy, served string, now time.Time) error {
+func (p policyEpoch) judge(hash string, m contract.Manifest, served string, now time.Time) error {
+	namespace, platformPolicy := m.Workspace.Namespace, m.PlatformPolicy
 	refuse := func(format string, args ...any) error {
 		return &StalePolicyError{Hash: hash, Message: fmt.Sprintf(format, args...)}
+	}
+	if contract.DeniesEverything(m) {
+		// The context of a Workspace being deleted carries no platform
+		// policy and lets nothing through: it serves at once, under any
+		// epoch or none.
+		return nil
 	}
 	if p.err != nil {
 		return refuse("%v; no context is served without the platform's current policy", p.err)
@@ -155,7 +162,7 @@ func (s *Server) checkPolicy(hash string, m contract.Manifest) error {
 	if s.opts.PolicyDir == "" {
 		return nil
 	}
-	err := s.epoch.judge(hash, m.Workspace.Namespace, m.PlatformPolicy, s.opts.Workspace, s.opts.Now())
+	err := s.epoch.judge(hash, m, s.opts.Workspace, s.opts.Now())
 	if err != nil {
 		s.metrics.refusals.WithLabelValues(ReasonStalePolicy).Inc()
 	}
@@ -175,7 +182,7 @@ func (s *Server) judgeServed() {
 		return
 	}
 	m := cur.published.Manifest()
-	err := s.epoch.judge(cur.hash, m.Workspace.Namespace, m.PlatformPolicy, s.opts.Workspace, s.opts.Now())
+	err := s.epoch.judge(cur.hash, m, s.opts.Workspace, s.opts.Now())
 	was := s.refused.Load()
 	if err == nil {
 		if was != nil {

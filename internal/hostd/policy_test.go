@@ -215,3 +215,47 @@ func TestPolicyEpoch_StaleServedContextIsDeniedUntilTheCurrentOneLoads(t *testin
 		t.Errorf("/readyz = %d %s after the current context loaded", code, ready)
 	}
 }
+
+// The deny-all context of a Workspace being deleted carries no platform
+// policy and lets nothing through: it serves at once under any epoch, or
+// none, replacing the context it follows (the deletion must not wait for a
+// grace), while a context without a platform policy that is not deny-all is
+// refused.
+func TestPolicyEpoch_DenyAllContextServesUnderAnyEpoch(t *testing.T) {
+	key := signingKey(t)
+	manager := signerOf(t, key)
+	denyAll := contract.Registry{Extensions: []string{contract.DenyAllExtension}, Deny: []string{"*"},
+		Hooks: []contract.Hook{{Extension: contract.DenyAllExtension, Name: "deny-userinput", Event: contract.EventUserInput, TimeoutSeconds: 1,
+			CEL: &contract.CELHook{Expression: "false", Message: "Workspace team-a/ws is being deleted"}}}}
+	for name, epoch := range map[string]map[string]string{
+		"current epoch": epochData(t, manager, contract.PolicyEpoch{Namespace: "team-a", PlatformPolicy: policyA}, "team-a"),
+		"no epoch":      nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctxDir, policyDir := t.TempDir(), filepath.Join(t.TempDir(), "missing")
+			if epoch != nil {
+				policyDir = t.TempDir()
+				writeConfigMapDir(t, policyDir, epoch)
+			}
+			writeConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, fixedRegistry(), policyA))
+			s := New(Options{ContextDir: ctxDir, PolicyDir: policyDir, ContextKeys: anchorOf(t, key), Workspace: "team-a/ws", Logger: quietLogger()})
+			_ = s.Reload(context.Background(), true)
+			api, _ := serveOnly(t, s)
+			writeConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, denyAll, ""))
+			if err := s.Reload(context.Background(), false); err != nil {
+				t.Fatalf("the deny-all context: %v", err)
+			}
+			var resp BeforeResponse
+			post(t, api.URL+"/v1/before", callBody("1", "review_note", "fine"), &resp)
+			if resp.Allowed {
+				t.Error("a tool call was allowed under the deny-all context")
+			}
+			// Without the deny-all registry, no platform policy is refused.
+			reg := fixedRegistry()
+			writeConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, reg, ""))
+			if err := s.Reload(context.Background(), false); err == nil || !strings.Contains(err.Error(), "stale platform policy") {
+				t.Errorf("a context without a platform policy: %v, want refused", err)
+			}
+		})
+	}
+}

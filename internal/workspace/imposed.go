@@ -146,7 +146,7 @@ func heldEntries[T any](platform, old []T, keep func(string) bool, extensionOf f
 }
 
 // DenyAllExtension is the id of the hooks of a deny-all context.
-const DenyAllExtension = "loadout-deny-all"
+const DenyAllExtension = contract.DenyAllExtension
 
 // DenyAllRegistry is the registry of a context that lets the agent do
 // nothing: every tool is denied and every prompt refused, with reason. It is
