@@ -1,6 +1,7 @@
 package materialize
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -51,13 +52,22 @@ func (t *Tree) GenLinks() []GenLink { return slices.Clone(t.genLinks) }
 
 // managedEtcLayout adds the names that /etc/claude-code and /etc/codex need
 // beyond the Claude Code layout, and returns the top-level links.
-func managedEtcLayout(b *builder, links []string, hostdURL string) []string {
+// platform is the platform's text (Memory.Platform, CLAUDE.md): Codex reads
+// no AGENTS.md from /etc/codex, so requirements.toml carries it as
+// additional_developer_instructions, which Codex gives the model as
+// <managed_developer_instructions> in a developer message.
+func managedEtcLayout(b *builder, links []string, hostdURL, platform string) []string {
 	if hostdURL == "" {
 		hostdURL = DefaultHostdURL
 	}
 	hostdURL = strings.TrimRight(hostdURL, "/")
 	codexCommand := path.Join(EtcCodex, ManagedEtcHookProgram) + " hook codex --hostd-url " + hostdURL
-	b.add(CodexRequirementsFile, []byte(codexRequirements(codexCommand)), 0o644)
+	req := codexRequirements(codexCommand)
+	if strings.TrimSpace(platform) != "" {
+		req = strings.Replace(req, "allow_managed_hooks_only = true\n",
+			"allow_managed_hooks_only = true\n# The platform's text (AGENTS.md, CLAUDE.md): organisation policy.\nadditional_developer_instructions = "+tomlString(platform)+"\n", 1)
+	}
+	b.add(CodexRequirementsFile, []byte(req), 0o644)
 	b.add(CodexConfigFile, []byte(codexConfig(hostdURL)), 0o644)
 	b.genLinks = append(b.genLinks,
 		GenLink{Path: path.Join(ClaudeDotDir, CommandsDir), Target: path.Join("..", CommandsDir)},
@@ -65,6 +75,13 @@ func managedEtcLayout(b *builder, links []string, hostdURL string) []string {
 	links = append(links, ClaudeDotDir, CodexConfigFile, CodexRequirementsFile)
 	slices.Sort(links)
 	return links
+}
+
+// tomlString is s as a TOML basic string: JSON's escapes are TOML's, but
+// for DEL, which TOML wants escaped too.
+func tomlString(s string) string {
+	b, _ := json.Marshal(s) // a string always marshals
+	return strings.ReplaceAll(string(b), "\x7f", `\u007f`)
 }
 
 // codexConfig is /etc/codex/config.toml: hostd's MCP server, so Codex offers

@@ -42,6 +42,15 @@ func TestBuild_ManagedEtcLayout(t *testing.T) {
 	if !strings.Contains(req, "allow_managed_hooks_only = true") {
 		t.Errorf("requirements.toml does not make the hooks managed-only:\n%s", req)
 	}
+	// Codex reads no AGENTS.md from /etc/codex: the platform's text, and only
+	// it, is the managed developer instructions.
+	if want := "additional_developer_instructions = " + tomlString(got[ClaudeFile]) + "\n"; !strings.Contains(req, want) ||
+		!strings.Contains(got[ClaudeFile], "Use Go 1.26.") || strings.Contains(req, "Run make test before you land.") {
+		t.Errorf("requirements.toml does not carry the platform's text alone as additional_developer_instructions:\n%s", req)
+	}
+	if got := tomlString("a \"q\" \\ \n\t\x7f\x01 é"); got != `"a \"q\" \\ \n\t\u007f\u0001 é"` {
+		t.Errorf("tomlString = %s", got)
+	}
 	if want := "[mcp_servers.loadout]\nurl = \"http://127.0.0.1:8181/mcp\"\n"; !strings.HasSuffix(got[CodexConfigFile], want) {
 		t.Errorf("config.toml =\n%s\nwant hostd's MCP server", got[CodexConfigFile])
 	}

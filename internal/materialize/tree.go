@@ -276,7 +276,7 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 		}
 	}
 	if opts.ManagedEtc {
-		links = managedEtcLayout(b, links, opts.HostdURL)
+		links = managedEtcLayout(b, links, opts.HostdURL, memory.Platform)
 		if b.err != nil {
 			return nil, b.errorf("%w", b.err)
 		}
