@@ -230,3 +230,51 @@ func TestPolicyEpoch_TenantCannotRemoveOrRewriteTheEpoch(t *testing.T) {
 		t.Errorf("the epoch is gone: %v", err)
 	}
 }
+
+// TestPolicyEpoch_DeletedWorkspacesDenyAllServesAtOnce: a hostd given the
+// namespace's epoch serves the deny-all context of a Workspace being
+// deleted at once (it carries no platform policy and lets nothing through),
+// so the epoch never holds the deletion's denial back behind the context
+// it replaces.
+func TestPolicyEpoch_DeletedWorkspacesDenyAllServesAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns, ws, cm := publishedNotes(t, vocab.TrustTrusted)
+	epoch := epochOf(t, ns, func(*corev1.ConfigMap) error { return nil })
+	h := startEpochHostd(t, ns, cm.Data, epoch.Data)
+	if v := before(t, h.url, "bash", map[string]any{"command": "ls"}); !v.allowed {
+		t.Fatalf("the published context under its epoch: %+v", v)
+	}
+	ws.Finalizers = append(ws.Finalizers, "admin.example/hold")
+	if err := k8sClient.Update(ctx, ws); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		got := ws.DeepCopy()
+		if k8sClient.Get(ctx, client.ObjectKeyFromObject(ws), got) == nil {
+			got.Finalizers = nil
+			_ = k8sClient.Update(ctx, got)
+		}
+	})
+	if err := k8sClient.Delete(ctx, ws); err != nil {
+		t.Fatal(err)
+	}
+	var denyAll *corev1.ConfigMap
+	kit.Eventually(t, func() error {
+		got, err := kit.GetConfigMap(ns, "dev-context")
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(got.Data[contract.KeyManifest], contract.DenyAllExtension) {
+			return fmt.Errorf("no deny-all context yet")
+		}
+		denyAll = got
+		return nil
+	})
+	if err := h.write(t, denyAll.Data, nil); err != nil {
+		t.Fatalf("hostd refused the deny-all context under the epoch: %v", err)
+	}
+	if v := before(t, h.url, "bash", map[string]any{"command": "ls"}); v.allowed {
+		t.Errorf("a call under the deny-all context: %+v, want denied", v)
+	}
+}
