@@ -1,7 +1,6 @@
 package hostd
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,10 +67,10 @@ func loadEpoch(dir string, keys *contextsig.Verifier) policyEpoch {
 	if err != nil {
 		return policyEpoch{err: fmt.Errorf("the policy epoch in %s cannot be read: %w", dir, err)}
 	}
+	// Fields a newer manager adds are ignored (the signature covers the
+	// bytes): an older hostd must not fail closed on them.
 	var ep contract.PolicyEpoch
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&ep); err != nil || ep.Namespace == "" || ep.PlatformPolicy == "" {
+	if err := json.Unmarshal(raw, &ep); err != nil || ep.Namespace == "" || ep.PlatformPolicy == "" {
 		return policyEpoch{err: fmt.Errorf("the policy epoch in %s is not a policy epoch (%s with namespace and platformPolicy): %v", dir, contract.KeyPolicy, err)}
 	}
 	if keys != nil {
