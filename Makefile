@@ -92,6 +92,10 @@ AGENT_CLIS := $(AGENT_CLI_DIR)/node_modules/.loadout-installed
 test: fuzz-smoke test-pi $(HELM) $(KUSTOMIZE) $(AGENT_CLIS) ## Run all tests, envtest suites and chart lint/render/install included (builds the control plane, helm and kustomize on first use), each fuzzer briefly, the Pi package's tests and the real Claude Code and Codex CLIs.
 	HELM=$(HELM) KUSTOMIZE=$(KUSTOMIZE) LOADOUT_AGENT_CLIS=$(CURDIR)/$(AGENT_CLI_DIR)/node_modules/.bin KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go test $(GO_TEST_FLAGS) ./...
 
+.PHONY: test-go
+test-go: $(HELM) $(KUSTOMIZE) ## Run the Go tests and envtest suites only: no npm, no Pi, no agent CLIs (tests that need them skip and say why).
+	HELM=$(HELM) KUSTOMIZE=$(KUSTOMIZE) KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go test $(GO_TEST_FLAGS) ./...
+
 .PHONY: helm
 helm: $(HELM) ## Build helm from Go modules into ./bin (cached) and print its path.
 	@echo $(HELM)
