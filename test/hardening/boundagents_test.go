@@ -77,6 +77,7 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "agents", Labels: map[string]string{vocab.WorkspaceLabel: "dev"}},
 		Spec: corev1.PodSpec{
+			ServiceAccountName:           "agent",
 			AutomountServiceAccountToken: ptr.To(false),
 			Containers: []corev1.Container{
 				{Name: "claude-code", Image: "docker.io/library/node:24", Command: []string{"sh", "-c", "npm i -g @anthropic-ai/claude-code && sleep infinity"}},
@@ -105,6 +106,10 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
+		case v.Projected != nil && len(v.Projected.Sources) == 1 && v.Projected.Sources[0].ServiceAccountToken != nil:
+			// hostd's token for tool Services; this test's Service does
+			// not verify it.
+			writeFile(t, filepath.Join(dir, v.Projected.Sources[0].ServiceAccountToken.Path), "test-token")
 		default:
 			t.Fatalf("volume %s: %+v is not one this test can give", v.Name, v.VolumeSource)
 		}
