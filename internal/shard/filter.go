@@ -40,7 +40,7 @@ func (o *Ownership) NewInformer(lw toolscache.ListerWatcher, exemplar runtime.Ob
 	default:
 		f.keep = func(ns, _ string) bool { return ns == "" || o.InView(ns) }
 	}
-	if !o.useSelector {
+	if !o.selectorKinds[kind] {
 		f.selector = ""
 	}
 	return toolscache.NewSharedIndexInformer(f, exemplar, resync, indexers)
@@ -81,14 +81,6 @@ func (f *filtered) ListWithContext(ctx context.Context, opts metav1.ListOptions)
 	list, err := f.inner.ListWithContext(ctx, opts)
 	if err != nil {
 		return nil, err
-	}
-	if f.selector != "" {
-		applied := shardInfo(list) == f.selector
-		v := 0.0
-		if applied {
-			v = 1
-		}
-		shardServerSide.WithLabelValues(f.kind).Set(v)
 	}
 	items, err := meta.ExtractList(list)
 	if err != nil {
@@ -133,17 +125,4 @@ func (f *filtered) keepObject(obj runtime.Object) bool {
 		return true
 	}
 	return f.keep(m.GetNamespace(), m.GetName())
-}
-
-// shardInfo returns the selector a list response says the API server
-// applied, or "".
-func shardInfo(list runtime.Object) string {
-	lm, ok := list.(metav1.ListMetaAccessor)
-	if !ok {
-		return ""
-	}
-	if l, ok := lm.GetListMeta().(*metav1.ListMeta); ok && l.ShardInfo != nil {
-		return l.ShardInfo.Selector
-	}
-	return ""
 }

@@ -4,13 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -34,24 +36,50 @@ const (
 	ModeClient Mode = "client"
 )
 
-// workspacesResource is what Probe lists.
-var workspacesResource = schema.GroupVersionResource{Group: "loadout.dev", Version: "v1alpha1", Resource: "workspaces"}
+// probes are the resources Probe lists, one per API server code path, and
+// the kinds each answers for: built-in resources (ConfigMaps) and custom
+// resources (the loadout.dev kinds) may differ: in Kubernetes v1.37 with the
+// ShardedListAndWatch gate, ConfigMaps are sharded server-side and custom
+// resources are not (measured; docs/operations.md).
+var probes = []struct {
+	gvr   schema.GroupVersionResource
+	kinds []string
+}{
+	{schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, []string{"ConfigMap"}},
+	{schema.GroupVersionResource{Group: "loadout.dev", Version: "v1alpha1", Resource: "workspaces"}, []string{"Workspace", "Skill", "Template", "Extension"}},
+}
 
-// Probe lists one Workspace with this shard's selector and reports whether
-// the API server applied it (ListMeta.shardInfo echoes the selector). An API
-// server without the ShardedListAndWatch gate, or one older than the
-// client, ignores the unknown parameter and returns no shardInfo.
-func (o *Ownership) Probe(ctx context.Context, cfg *rest.Config) (bool, error) {
-	mc, err := metadata.NewForConfig(cfg)
+// Probe lists one object of each probed resource with this shard's selector
+// and reports, per kind, whether the API server applied it
+// (ListMeta.shardInfo echoes the selector). An API server without the
+// ShardedListAndWatch gate, or one older than the client, ignores the
+// unknown parameter and returns no shardInfo.
+func (o *Ownership) Probe(ctx context.Context, cfg *rest.Config) (map[string]bool, error) {
+	// The dynamic client reads the list as JSON: the metadata client's
+	// PartialObjectMetadataList loses shardInfo in the API server's
+	// conversion (measured on v1.37.2), though the selector still applies.
+	dc, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	sel := o.Shard.Selector()
-	list, err := mc.Resource(workspacesResource).List(ctx, metav1.ListOptions{ShardSelector: sel, Limit: 1})
-	if err != nil {
-		return false, fmt.Errorf("probing sharded list: %w", err)
+	out := map[string]bool{}
+	for _, p := range probes {
+		list, err := dc.Resource(p.gvr).List(ctx, metav1.ListOptions{ShardSelector: sel, Limit: 1})
+		if err != nil {
+			return nil, fmt.Errorf("probing sharded list of %s: %w", p.gvr.Resource, err)
+		}
+		echoed, _, _ := unstructured.NestedString(list.Object, "metadata", "shardInfo", "selector")
+		for _, k := range p.kinds {
+			out[k] = echoed == sel
+			v := 0.0
+			if out[k] {
+				v = 1
+			}
+			shardServerSide.WithLabelValues(k).Set(v)
+		}
 	}
-	return list.ShardInfo != nil && list.ShardInfo.Selector == sel, nil
+	return out, nil
 }
 
 // Configure makes a manager run this shard: the cache keeps the shard's
@@ -62,14 +90,18 @@ func (o *Ownership) Probe(ctx context.Context, cfg *rest.Config) (bool, error) {
 func (o *Ownership) Configure(ctx context.Context, cfg *rest.Config, opts *ctrl.Options, leaseNamespace string, mode Mode) error {
 	switch mode {
 	case ModeServer:
-		o.useSelector = true
+		o.selectorKinds = map[string]bool{}
+		for k := range selectedKinds {
+			o.selectorKinds[k] = true
+		}
 	case ModeClient:
+		o.selectorKinds = nil
 	case ModeAuto, "":
-		ok, err := o.Probe(ctx, cfg)
+		kinds, err := o.Probe(ctx, cfg)
 		if err != nil {
 			return err
 		}
-		o.useSelector = ok
+		o.selectorKinds = kinds
 	default:
 		return fmt.Errorf("shard selector mode %q: want auto, server or client", mode)
 	}
@@ -103,8 +135,21 @@ func (o *Ownership) Configure(ctx context.Context, cfg *rest.Config, opts *ctrl.
 	return nil
 }
 
-// UsesSelector reports whether lists and watches carry the shard selector.
-func (o *Ownership) UsesSelector() bool { return o != nil && o.useSelector }
+// SelectorKinds lists the kinds whose lists and watches carry the shard
+// selector (sorted).
+func (o *Ownership) SelectorKinds() []string {
+	if o == nil {
+		return nil
+	}
+	var out []string
+	for k, ok := range o.selectorKinds {
+		if ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
 
 // NewWatcher returns the coverage watcher for the Leases in leaseNamespace.
 func (o *Ownership) NewWatcher(cfg *rest.Config, leaseNamespace string) (*Watcher, error) {

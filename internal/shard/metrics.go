@@ -24,7 +24,7 @@ var (
 	}, []string{"kind"})
 	shardServerSide = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "loadout_shard_server_side_selector",
-		Help: "1 when the API server applied the shard selector on the last list of the kind (ListMeta.shardInfo echoed it), 0 when it ignored it.",
+		Help: "1 when the start-up probe found the API server shards lists of the kind (ListMeta.shardInfo echoed the selector), so the cache asks for its shard only; 0 when it does not and the client-side filter alone keeps the shard.",
 	}, []string{"kind"})
 )
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 )
 
@@ -26,11 +25,9 @@ type Ownership struct {
 	// lease is the shard's Lease as this process last renewed it; nil
 	// (tests without leader election) counts as held.
 	lease *TrackedLock
-	// serverSide records whether the API server applied the shard
-	// selector on the last list that sent one.
-	serverSide atomic.Int32
-	// useSelector sends the selector on lists and watches.
-	useSelector bool
+	// selectorKinds are the kinds whose lists and watches carry the
+	// selector: those the API server shards (Probe).
+	selectorKinds map[string]bool
 }
 
 // NewOwnership returns the view of shard name in plan.
@@ -78,10 +75,4 @@ func (o *Ownership) MayWrite(namespace string) error {
 		return fmt.Errorf("shard %s: this process does not hold the shard's Lease: %w", o.Shard.Name, ErrNotOwned)
 	}
 	return nil
-}
-
-// ServerSide reports whether the API server applied the shard selector
-// (1), ignored it (0), or no list has told yet (-1).
-func (o *Ownership) ServerSide() int {
-	return int(o.serverSide.Load()) - 1
 }

@@ -1,0 +1,217 @@
+package shards
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/kubescheme"
+	"github.com/loadout-dev/loadout/internal/shard"
+	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/workspace"
+)
+
+// PlatformNS is the platform namespace of every manager here.
+const PlatformNS = "loadout-system"
+
+// Options start one manager process of a shard.
+type Options struct {
+	Plan  *shard.Plan // nil: an unsharded manager
+	Shard string
+	Mode  shard.Mode
+	// LeaseDuration and RenewDeadline of the shard's Lease; short in tests.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	QPS                                       float32
+	Burst                                     int
+	Concurrency                               int
+}
+
+// Manager is one in-process manager with its own write counter.
+type Manager struct {
+	Owner   *shard.Ownership
+	Writes  *testenv.WriteCounter
+	Watcher *shard.Watcher
+	Client  client.Client // the manager's (cached, guarded) client
+	Lock    *PausableLock
+
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
+}
+
+// Start starts a manager with the production wiring (controllers.Setup,
+// shard.Ownership.Configure) against cfg.
+func Start(cfg *rest.Config, o Options) (*Manager, error) {
+	m := &Manager{Writes: &testenv.WriteCounter{}, done: make(chan error, 1)}
+	mcfg := rest.CopyConfig(cfg)
+	mcfg.QPS, mcfg.Burst = 1000, 2000
+	if o.QPS > 0 {
+		mcfg.QPS, mcfg.Burst = o.QPS, o.Burst
+	}
+	mcfg.Wrap(m.Writes.Wrap)
+	policy := workspace.Policy{PlatformNamespaces: []string{PlatformNS}, DefaultTrust: vocab.TrustRestricted}
+	opts := ctrl.Options{
+		Scheme:     kubescheme.New(),
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	if o.Plan != nil {
+		var err error
+		if m.Owner, err = shard.NewOwnership(o.Plan, o.Shard, policy.PlatformNamespaces); err != nil {
+			cancel()
+			return nil, err
+		}
+		opts.LeaderElection = true
+		opts.LeaseDuration = ptr.To(def(o.LeaseDuration, shard.DefaultLeaseDuration))
+		opts.RenewDeadline = ptr.To(def(o.RenewDeadline, shard.DefaultRenewDeadline))
+		opts.RetryPeriod = ptr.To(def(o.RetryPeriod, 2*time.Second))
+		opts.LeaderElectionReleaseOnCancel = true
+		if err := m.Owner.Configure(ctx, mcfg, &opts, PlatformNS, o.Mode); err != nil {
+			cancel()
+			return nil, err
+		}
+		m.Lock = &PausableLock{Interface: opts.LeaderElectionResourceLockInterface}
+		opts.LeaderElectionResourceLockInterface = m.Lock
+	}
+	mgr, err := ctrl.NewManager(mcfg, opts)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
+		Policy:                  policy,
+		Shard:                   m.Owner,
+		ReconcileTimeout:        time.Minute,
+		MaxConcurrentReconciles: max(o.Concurrency, 4),
+	}); err != nil {
+		cancel()
+		return nil, err
+	}
+	if m.Owner != nil {
+		if m.Watcher, err = m.Owner.NewWatcher(cfg, PlatformNS); err != nil {
+			cancel()
+			return nil, err
+		}
+		m.Watcher.Interval = 500 * time.Millisecond
+		if err := mgr.Add(m.Watcher); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	m.Client = mgr.GetClient()
+	go func() { m.done <- mgr.Start(ctx) }()
+	return m, nil
+}
+
+func def(d, fallback time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return fallback
+}
+
+// Stop stops the manager (releasing its Lease) and waits for it.
+func (m *Manager) Stop() error {
+	m.once.Do(func() {
+		m.cancel()
+		select {
+		case err := <-m.done:
+			m.err = err
+		case <-time.After(60 * time.Second):
+			m.err = errors.New("manager did not stop within 60s")
+		}
+	})
+	return m.err
+}
+
+// Exited reports the manager's exit, if any, without waiting.
+func (m *Manager) Exited() (error, bool) {
+	select {
+	case err := <-m.done:
+		m.once.Do(func() { m.err = err })
+		return err, true
+	default:
+		return nil, false
+	}
+}
+
+// PausableLock stands for a process that stops running: while paused, every
+// call to the Lease blocks, as in a process stopped by SIGSTOP or a long GC
+// or node freeze, and the renewals stop.
+type PausableLock struct {
+	resourcelock.Interface
+	mu     sync.Mutex
+	paused chan struct{}
+}
+
+// Pause blocks the Lease calls until Resume.
+func (p *PausableLock) Pause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.paused == nil {
+		p.paused = make(chan struct{})
+	}
+}
+
+// Resume lets the Lease calls run again.
+func (p *PausableLock) Resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.paused != nil {
+		close(p.paused)
+		p.paused = nil
+	}
+}
+
+func (p *PausableLock) wait(ctx context.Context) error {
+	p.mu.Lock()
+	ch := p.paused
+	p.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Get waits while paused.
+func (p *PausableLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	if err := p.wait(ctx); err != nil {
+		return nil, nil, err
+	}
+	return p.Interface.Get(ctx)
+}
+
+// Create waits while paused.
+func (p *PausableLock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	if err := p.wait(ctx); err != nil {
+		return err
+	}
+	return p.Interface.Create(ctx, ler)
+}
+
+// Update waits while paused.
+func (p *PausableLock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	if err := p.wait(ctx); err != nil {
+		return err
+	}
+	return p.Interface.Update(ctx, ler)
+}
