@@ -13,7 +13,7 @@ import (
 // every right in its namespace cannot shadow those paths with a volume of its
 // own (at them, under them, or spelled differently), mount them writable or by
 // subPath (which stops following the tree's updates), or set the environment
-// that turns Claude Code's managed skills off or moves its managed settings.
+// that turns Claude Code's managed skills off.
 // docs/agents.md#every-agent-in-a-bound-pod lists these checks.
 func TestAgentPods_TenantCannotShadowTheAgentsPolicyPaths(t *testing.T) {
 	ctx := context.Background()
@@ -55,10 +55,10 @@ func TestAgentPods_TenantCannotShadowTheAgentsPolicyPaths(t *testing.T) {
 		{"turns Claude Code's managed skills off", func(p *corev1.Pod) {
 			p.Spec.Containers[0].Env = append(p.Spec.Containers[0].Env, corev1.EnvVar{Name: "CLAUDE_CODE_DISABLE_POLICY_SKILLS", Value: "1"})
 		}, []string{"env of container agent", "CLAUDE_CODE_DISABLE_POLICY_SKILLS"}},
-		{"moves Claude Code's managed settings", func(p *corev1.Pod) {
+		{"turns managed skills off in an init container", func(p *corev1.Pod) {
 			p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: "setup", Image: "example.com/setup",
-				Env: []corev1.EnvVar{{Name: "CLAUDE_CODE_MANAGED_SETTINGS_PATH", Value: "/tmp/mine.json"}}})
-		}, []string{"env of container setup", "CLAUDE_CODE_MANAGED_SETTINGS_PATH"}},
+				Env: []corev1.EnvVar{{Name: "CLAUDE_CODE_DISABLE_POLICY_SKILLS", Value: "true"}}})
+		}, []string{"env of container setup", "CLAUDE_CODE_DISABLE_POLICY_SKILLS"}},
 	} {
 		pod := boundPod(t, k8sClient, ns, fmt.Sprintf("shadow-%d", i), "dev")
 		tc.edit(pod)
