@@ -66,19 +66,28 @@ async function startSession(loaderOptions) {
 	return [ms, skills, session];
 }
 
-async function measure(label, loaderOptions) {
-	const times = [];
-	let skills;
+/**
+ * Start-up of each configuration, interleaved: every round starts one session
+ * of each, so a change in the machine's load falls on all of them alike. The
+ * first round is the cold one (reported apart); the rest are warm.
+ */
+async function measureInterleaved(configs) {
+	const times = configs.map(() => []);
+	const skills = configs.map(() => 0);
 	for (let i = 0; i <= iterations; i++) {
-		const [ms, count, session] = await startSession(loaderOptions);
-		if (!session.systemPrompt.includes("<name>skill-00000</name>")) throw new Error(`${label}: the system prompt lists no skills`);
-		session.dispose();
-		skills = count;
-		times.push(ms);
+		for (const [k, { label, loaderOptions }] of configs.entries()) {
+			const [ms, count, session] = await startSession(loaderOptions);
+			if (!session.systemPrompt.includes("<name>skill-00000</name>")) throw new Error(`${label}: the system prompt lists no skills`);
+			session.dispose();
+			skills[k] = count;
+			times[k].push(ms);
+		}
 	}
-	const cold = times.shift();
-	times.sort((a, b) => a - b);
-	return { label, cold, median: times[Math.floor(times.length / 2)], min: times[0], skills };
+	return configs.map(({ label }, k) => {
+		const cold = times[k].shift();
+		const warm = times[k].sort((a, b) => a - b);
+		return { label, cold, median: warm[Math.floor(warm.length / 2)], min: warm[0], skills: skills[k] };
+	});
 }
 
 function quantile(sorted, q) {
@@ -99,8 +108,10 @@ try {
 	execFileSync(loadoutBinary(), ["materialize", "--context-dir", contextDir, "--out", tree], { stdio: "ignore" });
 	process.env.LOADOUT_CONTEXT_DIR = tree;
 	process.env.LOADOUT_HOSTD_URL = "http://127.0.0.1:9"; // start-up makes no hostd call
-	const plain = await measure("plain Pi, 3 roots", { additionalSkillPaths: roots.map((r) => join(r, "skills")), noExtensions: true });
-	const loadout = await measure("Pi + Loadout package, materialized winners", { additionalExtensionPaths: [packageDir], noExtensions: true });
+	const [plain, loadout] = await measureInterleaved([
+		{ label: "plain Pi, 3 roots", loaderOptions: { additionalSkillPaths: roots.map((r) => join(r, "skills")), noExtensions: true } },
+		{ label: "Pi + Loadout package, materialized winners", loaderOptions: { additionalExtensionPaths: [packageDir], noExtensions: true } },
+	]);
 	if (plain.skills !== n || loadout.skills !== n) throw new Error(`skills loaded: plain ${plain.skills}, loadout ${loadout.skills}; want ${n} each`);
 	say();
 	say("| Pi session start-up | warm median | warm min | cold (first) | skills loaded |");
@@ -108,51 +119,54 @@ try {
 	for (const r of [plain, loadout]) say(`| ${r.label} | ${r.median.toFixed(1)} ms | ${r.min.toFixed(1)} ms | ${r.cold.toFixed(1)} ms | ${r.skills} |`);
 	say(`\nplain / materialized: ${(plain.median / loadout.median).toFixed(1)}× (warm median), ${(plain.cold / loadout.cold).toFixed(1)}× (cold)`);
 
-	// 2. Added latency per tool call.
-	// hostd on TCP (the default) and on its Unix socket, side by side.
-	const socket = join(work, "hostd.sock");
-	const hostd = await startHostd(previewSamples(), ["--unix-socket", socket]);
-	try {
-		process.env.LOADOUT_CONTEXT_DIR = hostd.treeDir;
-		const timeCalls = async (session) => {
-			const ds = [];
-			for (let i = 0; i < calls + 200; i++) {
-				const toolCall = { type: "toolCall", id: `c${i}`, name: "bash", arguments: { command: "ls -la" } };
-				const args = toolCall.arguments;
-				const t0 = process.hrtime.bigint();
-				const verdict = await session.agent.beforeToolCall?.({ toolCall, args });
-				if (verdict?.block) throw new Error("ls was blocked: " + verdict.reason);
-				await session.agent.afterToolCall?.({ toolCall, args, result: { content: [{ type: "text", text: "ok" }], details: {} }, isError: false });
-				if (i >= 200) ds.push(Number(process.hrtime.bigint() - t0) / 1e6); // the first 200 warm up
+	say(`load average ${loadavg()[0].toFixed(1)}`);
+	if (calls > 0) {
+		// 2. Added latency per tool call.
+		// hostd on TCP (the default) and on its Unix socket, side by side.
+		const socket = join(work, "hostd.sock");
+		const hostd = await startHostd(previewSamples(), ["--unix-socket", socket]);
+		try {
+			process.env.LOADOUT_CONTEXT_DIR = hostd.treeDir;
+			const timeCalls = async (session) => {
+				const ds = [];
+				for (let i = 0; i < calls + 200; i++) {
+					const toolCall = { type: "toolCall", id: `c${i}`, name: "bash", arguments: { command: "ls -la" } };
+					const args = toolCall.arguments;
+					const t0 = process.hrtime.bigint();
+					const verdict = await session.agent.beforeToolCall?.({ toolCall, args });
+					if (verdict?.block) throw new Error("ls was blocked: " + verdict.reason);
+					await session.agent.afterToolCall?.({ toolCall, args, result: { content: [{ type: "text", text: "ok" }], details: {} }, isError: false });
+					if (i >= 200) ds.push(Number(process.hrtime.bigint() - t0) / 1e6); // the first 200 warm up
+				}
+				return ds.sort((a, b) => a - b);
+			};
+			// The package reads LOADOUT_HOSTD_URL when a session loads it.
+			const gatedOn = async (url) => {
+				process.env.LOADOUT_HOSTD_URL = url;
+				return (await startSession({ additionalExtensionPaths: [packageDir], noExtensions: true }))[2];
+			};
+			const [, , bare] = await startSession({ noExtensions: true, noSkills: true });
+			const overTCP = await gatedOn(hostd.url);
+			const overSocket = await gatedOn("unix:" + socket);
+			const without = await timeCalls(bare);
+			const rows = [];
+			for (const round of [1, 2]) {
+				rows.push([`TCP ${hostd.url} (round ${round})`, await timeCalls(overTCP)]);
+				rows.push([`Unix socket (round ${round})`, await timeCalls(overSocket)]);
 			}
-			return ds.sort((a, b) => a - b);
-		};
-		// The package reads LOADOUT_HOSTD_URL when a session loads it.
-		const gatedOn = async (url) => {
-			process.env.LOADOUT_HOSTD_URL = url;
-			return (await startSession({ additionalExtensionPaths: [packageDir], noExtensions: true }))[2];
-		};
-		const [, , bare] = await startSession({ noExtensions: true, noSkills: true });
-		const overTCP = await gatedOn(hostd.url);
-		const overSocket = await gatedOn("unix:" + socket);
-		const without = await timeCalls(bare);
-		const rows = [];
-		for (const round of [1, 2]) {
-			rows.push([`TCP ${hostd.url} (round ${round})`, await timeCalls(overTCP)]);
-			rows.push([`Unix socket (round ${round})`, await timeCalls(overSocket)]);
+			for (const s of [bare, overTCP, overSocket]) s.dispose();
+			say();
+			say(`| ${calls} bash calls through Pi's tool hooks | p50 | p99 | max | added p99 against the 2 ms target |`);
+			say("|---|---|---|---|---|");
+			say(`| without the package | ${quantile(without, 0.5).toFixed(3)} ms | ${quantile(without, 0.99).toFixed(3)} ms | ${without.at(-1).toFixed(3)} ms | |`);
+			for (const [label, ds] of rows) {
+				const addedP99 = quantile(ds, 0.99) - quantile(without, 0.99);
+				say(`| with the package, hostd over ${label} | ${quantile(ds, 0.5).toFixed(3)} ms | ${quantile(ds, 0.99).toFixed(3)} ms | ${ds.at(-1).toFixed(3)} ms | ${addedP99.toFixed(3)} ms, ${(addedP99 / 2).toFixed(2)}× |`);
+			}
+			say(`\nload average ${loadavg()[0].toFixed(1)}`);
+		} finally {
+			await hostd.cleanup();
 		}
-		for (const s of [bare, overTCP, overSocket]) s.dispose();
-		say();
-		say(`| ${calls} bash calls through Pi's tool hooks | p50 | p99 | max | added p99 against the 2 ms target |`);
-		say("|---|---|---|---|---|");
-		say(`| without the package | ${quantile(without, 0.5).toFixed(3)} ms | ${quantile(without, 0.99).toFixed(3)} ms | ${without.at(-1).toFixed(3)} ms | |`);
-		for (const [label, ds] of rows) {
-			const addedP99 = quantile(ds, 0.99) - quantile(without, 0.99);
-			say(`| with the package, hostd over ${label} | ${quantile(ds, 0.5).toFixed(3)} ms | ${quantile(ds, 0.99).toFixed(3)} ms | ${ds.at(-1).toFixed(3)} ms | ${addedP99.toFixed(3)} ms, ${(addedP99 / 2).toFixed(2)}× |`);
-		}
-		say(`\nload average ${loadavg()[0].toFixed(1)}`);
-	} finally {
-		await hostd.cleanup();
 	}
 } finally {
 	faux.unregister();

@@ -2,11 +2,13 @@
 // against a real `loadout hostd` serving the samples' context (config/samples,
 // published by `loadout preview`, mounted as the kubelet mounts a ConfigMap).
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import fs, { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { loadSkills } from "@mariozechner/pi-coding-agent";
 import { fauxAssistantMessage, fauxToolCall, piSession, previewSamples, startHostd, startReviewNotes, textOf } from "../harness.mjs";
 
 const data = previewSamples();
@@ -42,6 +44,36 @@ describe("Pi on the samples' Workspace, with hostd running", () => {
 			assert.deepEqual(prompts, manifest.templates.map((t) => ({ name: t.name, description: t.description })));
 		} finally {
 			pi.dispose();
+		}
+	});
+
+	test("Pi starts from the manifest: no SKILL.md is read at start-up, the same skills as Pi's own scan; /skill:NAME reads the body", async () => {
+		// Pi's modules import readFileSync from "fs": patched on the builtin
+		// and synced, every read Pi makes is seen.
+		const read = [];
+		const original = fs.readFileSync;
+		fs.readFileSync = function (path, ...rest) {
+			if (String(path).endsWith("SKILL.md")) read.push(String(path));
+			return original.call(this, path, ...rest);
+		};
+		syncBuiltinESMExports();
+		let pi;
+		try {
+			pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("ok")] });
+			assert.deepEqual(read, [], "SKILL.md files read at start-up");
+			const skills = pi.resourceLoader.getSkills().skills;
+			const scanned = loadSkills({ cwd: pi.cwd, skillPaths: [dirname(skills[0].baseDir)], includeDefaults: false }).skills;
+			const plain = (list) => list.map(({ sourceInfo, ...s }) => s).sort((a, b) => a.name.localeCompare(b.name));
+			assert.deepEqual(plain(skills), plain(scanned));
+			assert.ok(skills.every((s) => s.sourceInfo?.source?.startsWith("extension:")), "source info is not the package's");
+			read.length = 0;
+			await pi.session.prompt(`/skill:${skills[0].name} go`);
+			assert.deepEqual(read, [skills[0].filePath]);
+			assert.match(textOf(pi.calls[0].messages.at(-1)), /PROJECT-REVIEW-BODY/);
+		} finally {
+			fs.readFileSync = original;
+			syncBuiltinESMExports();
+			pi?.dispose();
 		}
 	});
 
