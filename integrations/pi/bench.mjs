@@ -1,14 +1,20 @@
 // `make bench`'s Pi numbers (docs/benchmarks.md):
 //  1. Start-up: a Pi session on a Workspace that resolves 3 roots × N skills
 //     (same names in every root, so N winners), loading the materialized
-//     winners through this package, against plain Pi scanning the 3 roots.
-//     Both are measured in one process, from a new DefaultResourceLoader to a
+//     winners through this package (from the manifest), against plain Pi
+//     scanning the 3 roots and plain Pi scanning the tree's skills/.
+//     All are measured in one process, interleaved, from a new DefaultResourceLoader to a
 //     session whose system prompt lists the skills (resources_discover done).
+//     Then the same two start-ups as whole processes (bench-start.mjs: Node's
+//     own start and loading Pi's modules included), PROCESSES of each,
+//     interleaved.
 //  2. The latency a tool call gains through the package: Pi's own before and
 //     after tool-call hooks (what Pi runs around every call) with the package
 //     and a real hostd on the samples' context, minus the same without it.
-//   LOADOUT_BIN=../../bin/loadout node bench.mjs [N=1000] [ITERATIONS=9] [CALLS=2000]
+//     CALLS=0 measures start-up only.
+//   LOADOUT_BIN=../../bin/loadout node bench.mjs [N=1000] [ITERATIONS=9] [CALLS=2000] [PROCESSES=5]
 import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,7 +22,7 @@ import { AuthStorage, createAgentSession, DefaultResourceLoader, ModelRegistry, 
 import { registerFauxProvider } from "@mariozechner/pi-ai";
 import { captureUI, loadoutBinary, mountConfigMap, packageDir, previewSamples, startHostd } from "./harness.mjs";
 
-const [n = 1000, iterations = 9, calls = 2000] = process.argv.slice(2).map(Number);
+const [n = 1000, iterations = 9, calls = 2000, processes = 5] = process.argv.slice(2).map(Number);
 const work = mkdtempSync(join(tmpdir(), "loadout-pi-bench-"));
 const say = (s = "") => process.stdout.write(s + "\n");
 
@@ -108,18 +114,47 @@ try {
 	execFileSync(loadoutBinary(), ["materialize", "--context-dir", contextDir, "--out", tree], { stdio: "ignore" });
 	process.env.LOADOUT_CONTEXT_DIR = tree;
 	process.env.LOADOUT_HOSTD_URL = "http://127.0.0.1:9"; // start-up makes no hostd call
-	const [plain, loadout] = await measureInterleaved([
+	// The third row is Pi scanning the materialized tree's skills/ itself:
+	// what the package had Pi do before it gave Pi the manifest's winners.
+	const [plain, loadout, scanTree] = await measureInterleaved([
 		{ label: "plain Pi, 3 roots", loaderOptions: { additionalSkillPaths: roots.map((r) => join(r, "skills")), noExtensions: true } },
-		{ label: "Pi + Loadout package, materialized winners", loaderOptions: { additionalExtensionPaths: [packageDir], noExtensions: true } },
+		{ label: "Pi + Loadout package, winners from the manifest", loaderOptions: { additionalExtensionPaths: [packageDir], noExtensions: true } },
+		{ label: "plain Pi scanning the materialized tree's skills/", loaderOptions: { additionalSkillPaths: [join(tree, "skills")], noExtensions: true } },
 	]);
-	if (plain.skills !== n || loadout.skills !== n) throw new Error(`skills loaded: plain ${plain.skills}, loadout ${loadout.skills}; want ${n} each`);
+	for (const r of [plain, loadout, scanTree]) if (r.skills !== n) throw new Error(`${r.label}: ${r.skills} skills loaded; want ${n}`);
 	say();
-	say("| Pi session start-up | warm median | warm min | cold (first) | skills loaded |");
-	say("|---|---|---|---|---|");
-	for (const r of [plain, loadout]) say(`| ${r.label} | ${r.median.toFixed(1)} ms | ${r.min.toFixed(1)} ms | ${r.cold.toFixed(1)} ms | ${r.skills} |`);
-	say(`\nplain / materialized: ${(plain.median / loadout.median).toFixed(1)}× (warm median), ${(plain.cold / loadout.cold).toFixed(1)}× (cold)`);
+	say("| Pi session start-up | warm median | warm min | cold (first) | skills loaded | plain (3 roots) / this, warm median |");
+	say("|---|---|---|---|---|---|");
+	for (const r of [plain, loadout, scanTree]) say(`| ${r.label} | ${r.median.toFixed(1)} ms | ${r.min.toFixed(1)} ms | ${r.cold.toFixed(1)} ms | ${r.skills} | ${(plain.median / r.median).toFixed(1)}× |`);
+	say(`\nplain / package: ${(plain.median / loadout.median).toFixed(1)}× (warm median), ${(plain.min / loadout.min).toFixed(1)}× (warm min), ${(plain.cold / loadout.cold).toFixed(1)}× (cold); target ≥ 5× warm median`);
 
 	say(`load average ${loadavg()[0].toFixed(1)}`);
+
+	if (processes > 0) {
+		// Whole processes, interleaved: Node's start and loading Pi's modules
+		// are the same on both sides and are not the package's to cut.
+		const script = fileURLToPath(new URL("./bench-start.mjs", import.meta.url));
+		const sides = [
+			{ label: "plain Pi, 3 roots", args: ["scan", ...roots.map((r) => join(r, "skills"))], times: [], skills: n },
+			{ label: "Pi + Loadout package, winners from the manifest", args: ["package"], times: [], skills: n },
+			{ label: "Pi with no skills and no extension (Node and Pi's own modules: the floor)", args: ["none"], times: [], skills: 0 },
+		];
+		for (let i = 0; i < processes; i++) {
+			for (const side of sides) {
+				const { ms, skills } = JSON.parse(execFileSync(process.execPath, [script, ...side.args], { encoding: "utf8", env: process.env }));
+				if (skills !== side.skills) throw new Error(`${side.label} (process): ${skills} skills loaded; want ${side.skills}`);
+				side.times.push(ms);
+			}
+		}
+		for (const side of sides) side.times.sort((a, b) => a - b);
+		const median = (t) => t[Math.floor(t.length / 2)];
+		say();
+		say(`| Whole process to a session listing the skills (${processes} each) | median | min | plain (3 roots) / this, median |`);
+		say("|---|---|---|---|");
+		for (const side of sides) say(`| ${side.label} | ${median(side.times).toFixed(1)} ms | ${side.times[0].toFixed(1)} ms | ${(median(sides[0].times) / median(side.times)).toFixed(1)}× |`);
+		say(`\nload average ${loadavg()[0].toFixed(1)}`);
+	}
+
 	if (calls > 0) {
 		// 2. Added latency per tool call.
 		// hostd on TCP (the default) and on its Unix socket, side by side.
