@@ -30,6 +30,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/shard"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -68,6 +69,9 @@ type PolicyEpochReconciler struct {
 	Grace time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Shard, when set, is the slice of namespaces this process owns: it
+	// writes only their epochs (nil owns every namespace).
+	Shard *shard.Ownership
 
 	mu sync.Mutex
 	// written is, per namespace, the digest and signers of our last write:
@@ -156,6 +160,9 @@ func (r *PolicyEpochReconciler) allNamespaces(ctx context.Context) []reconcile.R
 // Reconcile brings one namespace's epoch to the platform's current policy.
 func (r *PolicyEpochReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ns := req.Name
+	if !r.Shard.Owns(ns) {
+		return ctrl.Result{}, nil // another shard's namespace
+	}
 	var list v1alpha1.WorkspaceList
 	if err := r.Client.List(ctx, &list, client.InNamespace(ns), client.Limit(1)); err != nil {
 		return ctrl.Result{}, err

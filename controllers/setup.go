@@ -75,7 +75,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*WorkspaceReconcil
 	if err := SetupValidationReconcilers(mgr, o.Policy, ownedBy(o.Shard)...); err != nil {
 		return nil, fmt.Errorf("setting up the validation controllers: %w", err)
 	}
-	epoch := &PolicyEpochReconciler{Client: mgr.GetClient(), APIReader: reader, Policy: o.Policy, Loader: o.Loader, Signer: o.Signer, Grace: o.PolicyGrace}
+	epoch := &PolicyEpochReconciler{Client: mgr.GetClient(), APIReader: reader, Policy: o.Policy, Loader: o.Loader, Signer: o.Signer, Grace: o.PolicyGrace,
+		Shard: o.Shard}
 	if err := epoch.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the policy epoch controller: %w", err)
 	}
