@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/flowcontrol"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -100,7 +101,7 @@ Flags:
 		"Workspaces reconciled in parallel.")
 	fs.DurationVar(&o.reconcileTimeout, "reconcile-timeout", 2*time.Minute,
 		"Upper bound of one Workspace reconcile; a pass that exceeds it fails and is retried.")
-	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 50, "Client-side rate limit of requests to the API server, per second.")
+	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 50, "Client-side rate limit of the manager's requests to the API server, per second: one budget for all of them (shard Lease renewals have their own).")
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 100, "Burst above --kube-api-qps.")
 	fs.StringVar(&o.namespace, "namespace", defaultNamespace(),
 		"The manager's own namespace, which holds its signing keys and the hostd configuration (default: $POD_NAMESPACE, else the in-cluster ServiceAccount's namespace, else loadout-system).")
@@ -189,6 +190,9 @@ func run() error {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
 	cfg.QPS, cfg.Burst = float32(o.kubeAPIQPS), o.kubeAPIBurst
+	// One limiter for every client made from cfg: client-go otherwise gives
+	// each resource's REST client its own QPS budget.
+	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	ctx := ctrl.SetupSignalHandler()
 	owner, err := o.shard.ownership(o.platform())
 	if err != nil {

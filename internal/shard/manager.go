@@ -124,7 +124,7 @@ func (o *Ownership) Configure(ctx context.Context, cfg *rest.Config, opts *ctrl.
 	}
 	// The Lease is renewed on its own client, so the manager's rate limit
 	// never delays a renewal.
-	lcfg.QPS, lcfg.Burst = 20, 40
+	lcfg.QPS, lcfg.Burst, lcfg.RateLimiter = 20, 40, nil
 	cs, err := kubernetes.NewForConfig(lcfg)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -60,6 +61,7 @@ func Start(cfg *rest.Config, o Options) (*Manager, error) {
 	if o.QPS > 0 {
 		mcfg.QPS, mcfg.Burst = o.QPS, o.Burst
 	}
+	mcfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(mcfg.QPS, mcfg.Burst) // one budget, as cmd/manager
 	mcfg.Wrap(m.Writes.Wrap)
 	policy := workspace.Policy{PlatformNamespaces: []string{PlatformNS}, DefaultTrust: vocab.TrustRestricted}
 	opts := ctrl.Options{
