@@ -2,8 +2,8 @@ package main
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"debug/buildinfo"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"

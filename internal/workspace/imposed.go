@@ -103,7 +103,9 @@ func (r *Resolution) TenantFailure(pol Policy) bool {
 // never outlives the new one. deny is the Workspace's and its extensions'
 // current deny list, added to the platform's.
 func HeldRegistry(old contract.Registry, imp *Imposed, tenantIDs, deny []string) contract.Registry {
-	keep := func(id string) bool { return id != "" && slices.Contains(tenantIDs, id) && !slices.Contains(imp.IDs, id) }
+	keep := func(id string) bool {
+		return id != "" && slices.Contains(tenantIDs, id) && !slices.Contains(imp.IDs, id)
+	}
 	out := contract.Registry{
 		Extensions: slices.Clone(imp.IDs),
 		Deny:       slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(imp.Registry.Deny), deny...)))),
