@@ -58,7 +58,7 @@ type Build struct {
 	// Version, Commit and Date are stamped into the binaries (internal/buildinfo)
 	// and the OCI labels.
 	Version, Commit string
-	Date        time.Time
+	Date            time.Time
 	// Source is the repository URL for org.opencontainers.image.source.
 	Source string
 	// Out is where each image's OCI layout (Out/NAME) and SBOM go.
