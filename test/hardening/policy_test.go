@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -217,6 +218,18 @@ func TestRBAC_ManagerPublishesAsItsServiceAccountWithTheGeneratedRoleAndPolicies
 	kit.Create(t, victim)
 	overwrite := client.RawPatch(types.MergePatchType, []byte(`{"data":{"k":"overwritten"}}`))
 	waitEnforced(t, "the manager's ConfigMap policy", func() error { return sa.Patch(ctx, victim.DeepCopy(), overwrite, client.DryRunAll) })
+
+	// The namespace's policy epoch, written as the manager's ServiceAccount
+	// under the same role and policies.
+	epochs := &controllers.PolicyEpochReconciler{Client: sa, APIReader: sa, Policy: managerPolicy, Signer: contextSigner,
+		Loader: workspace.HostLoader{Resolve: resolved.resolve}, Grace: controllers.DefaultPolicyGrace, Now: time.Now}
+	if _, err := epochs.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Name: ns}}); err != nil {
+		t.Fatalf("as %s, the policy epoch: %v", demo.ManagerUser, err)
+	}
+	if epoch := kit.ConfigMap(t, ns, contract.EpochConfigMap); epoch.Labels[contract.EpochLabel] != "true" || epoch.Data[contract.KeyPolicy] == "" {
+		t.Errorf("the policy epoch written as the manager: %+v", epoch)
+	}
+
 	mustBeDenied(t, "the manager patches an unlabelled ConfigMap in kube-system", sa.Patch(ctx, victim.DeepCopy(), overwrite),
 		"may only create and change ConfigMaps labelled loadout.dev/workspace")
 	mustBeDenied(t, "the manager creates an unlabelled ConfigMap",
