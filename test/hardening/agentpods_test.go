@@ -29,6 +29,7 @@ import (
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/toolauth"
 )
 
 // What config/policy/agent_pod_policy.yaml injects into a pod labelled
@@ -46,13 +47,14 @@ const (
 	treeVolume                        = "loadout-tree"
 	sourceCacheVolume                 = "loadout-source-cache"
 	sourceCredentialsVolume           = "loadout-source-credentials"
+	serviceTokenVolume                = "loadout-service-token"
 	keysEnv, bindingEnv, configMapEnv = "LOADOUT_CONTEXT_KEYS", "LOADOUT_WORKSPACE", "LOADOUT_CONTEXT_CONFIGMAP"
 )
 
 var hostdCommand = []string{"/loadout-hostd",
 	"--context-dir=/var/run/loadout/context", "--policy-dir=/var/run/loadout/policy", "--addr=127.0.0.1:8181", "--materialize=/var/run/loadout/tree", "--managed-etc",
 	"--probe-addr=:8182", "--source-cache=/var/run/loadout/source-cache",
-	"--source-credentials=/var/run/loadout/source-credentials"}
+	"--source-credentials=/var/run/loadout/source-credentials", "--service-token-file=/var/run/loadout/service-token/token"}
 
 // tenantAnchor is a trust anchor of the tenant's own: a fresh key.
 func tenantAnchor(t *testing.T) string {
@@ -208,6 +210,7 @@ func checkBound(t *testing.T, pod *corev1.Pod, workspace, contextConfigMap strin
 		{Name: treeVolume, MountPath: treePath},
 		{Name: sourceCacheVolume, MountPath: "/var/run/loadout/source-cache"},
 		{Name: sourceCredentialsVolume, MountPath: "/var/run/loadout/source-credentials", ReadOnly: true},
+		{Name: serviceTokenVolume, MountPath: "/var/run/loadout/service-token", ReadOnly: true},
 	}
 	if !reflect.DeepEqual(h.VolumeMounts, wantMounts) {
 		t.Errorf("hostd volumeMounts %+v, want %+v", h.VolumeMounts, wantMounts)
@@ -246,6 +249,13 @@ func checkBound(t *testing.T, pod *corev1.Pod, workspace, contextConfigMap strin
 	if v := volume(pod, sourceCredentialsVolume); v == nil || v.Secret == nil || v.Secret.SecretName != sourceCredentialsVolume ||
 		!ptr.Deref(v.Secret.Optional, false) {
 		t.Errorf("volume %s = %+v, want the optional Secret %s", sourceCredentialsVolume, v, sourceCredentialsVolume)
+	}
+	// hostd's proof to tool Services: the kubelet's token for the Loadout
+	// audience, at the minimum lifetime (toolauth).
+	if v := volume(pod, serviceTokenVolume); v == nil || v.Projected == nil || len(v.Projected.Sources) != 1 ||
+		v.Projected.Sources[0].ServiceAccountToken == nil || v.Projected.Sources[0].ServiceAccountToken.Audience != toolauth.Audience ||
+		ptr.Deref(v.Projected.Sources[0].ServiceAccountToken.ExpirationSeconds, 0) != 600 || v.Projected.Sources[0].ServiceAccountToken.Path != "token" {
+		t.Errorf("volume %s = %+v, want a projected ServiceAccount token for %s, 600 seconds, at token", serviceTokenVolume, v, toolauth.Audience)
 	}
 }
 
@@ -425,6 +435,25 @@ func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t
 		}, []string{"env of container agent", "LOADOUT_WORKSPACE"}},
 		{"shares the process namespace with hostd", func(p *corev1.Pod) { p.Spec.ShareProcessNamespace = ptr.To(true) },
 			[]string{"spec.shareProcessNamespace"}},
+		// A tenant signs calls no hook saw with a key mounted in its pod:
+		// hostd's token is its alone.
+		{"lets the agent read hostd's service token", func(p *corev1.Pod) {
+			p.Spec.Containers[0].VolumeMounts = append(p.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: serviceTokenVolume, MountPath: "/token", ReadOnly: true})
+		}, []string{"volumeMounts of container agent", "only loadout-hostd mounts loadout-service-token"}},
+		{"projects a Loadout-audience token for the agent", func(p *corev1.Pod) {
+			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "mine", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+				Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: toolauth.Audience, Path: "t"}}}}}})
+			p.Spec.Containers[0].VolumeMounts = append(p.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "mine", MountPath: "/token"})
+		}, []string{"spec.volumes[mine]", "hostd's alone"}},
+		{"gives hostd a token of another audience", func(p *corev1.Pod) {
+			volume(p, serviceTokenVolume).Projected.Sources[0].ServiceAccountToken.Audience = "https://kubernetes.default.svc"
+		}, []string{"spec.volumes[loadout-service-token]", "audience loadout.dev/hostd"}},
+		{"gives hostd a day-long token", func(p *corev1.Pod) {
+			volume(p, serviceTokenVolume).Projected.Sources[0].ServiceAccountToken.ExpirationSeconds = ptr.To[int64](86400)
+		}, []string{"spec.volumes[loadout-service-token]", "expirationSeconds 600"}},
+		{"drops hostd's service token", editHostd(func(h *corev1.Container) {
+			h.Command = slices.DeleteFunc(slices.Clone(h.Command), func(a string) bool { return strings.HasPrefix(a, "--service-token-file") })
+		}), []string{"spec.initContainers[loadout-hostd].command"}},
 	} {
 		pod := boundPod(t, k8sClient, ns, fmt.Sprintf("altered-%d", i), "dev")
 		tc.edit(pod)
@@ -720,8 +749,8 @@ func TestAgentPods_ReinvokedInjectionAddsNothingTwice(t *testing.T) {
 			hostds++
 		}
 	}
-	if hostds != 1 || len(pod.Spec.Volumes) != 5 {
-		t.Errorf("after re-invocation: %d hostd sidecars and volumes %v, want 1 and the five injected", hostds, pod.Spec.Volumes)
+	if hostds != 1 || len(pod.Spec.Volumes) != 6 {
+		t.Errorf("after re-invocation: %d hostd sidecars and volumes %v, want 1 and the six injected", hostds, pod.Spec.Volumes)
 	}
 	checkBound(t, pod, "dev", "dev-context", params)
 }
