@@ -39,10 +39,10 @@ func TestInstall_KustomizeDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 		"Namespace": 1, "CustomResourceDefinition": 4, "ServiceAccount": 1, "ClusterRole": 3, "ClusterRoleBinding": 2,
 		// loadout-leader-election, loadout-signing
 		"Role": 2, "RoleBinding": 2, "Deployment": 1, "Service": 1,
-		// loadout-trust-label, loadout-context-configmaps, loadout-manager-configmaps,
-		// loadout-agent-pods, loadout-agent-pod-updates, loadout-hostd-exec, loadout-workspace-deletion,
-		// loadout-agent-pod-workspace; the mutating loadout-agent-pods
-		"ValidatingAdmissionPolicy": 9, "ValidatingAdmissionPolicyBinding": 9,
+		// loadout-trust-label, loadout-context-configmaps, loadout-policy-epochs, loadout-manager-configmaps,
+		// loadout-context-signatures, loadout-agent-pods, loadout-agent-pod-updates, loadout-hostd-exec,
+		// loadout-workspace-deletion, loadout-agent-pod-workspace; the mutating loadout-agent-pods
+		"ValidatingAdmissionPolicy": 10, "ValidatingAdmissionPolicyBinding": 10,
 		"MutatingAdmissionPolicy": 1, "MutatingAdmissionPolicyBinding": 1,
 	}
 	for kind, n := range want {
