@@ -2,14 +2,15 @@
 // against a real `loadout hostd` serving the samples' context (config/samples,
 // published by `loadout preview`, mounted as the kubelet mounts a ConfigMap).
 import assert from "node:assert/strict";
-import fs, { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import fs, { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { loadSkills } from "@mariozechner/pi-coding-agent";
-import { fauxAssistantMessage, fauxToolCall, piSession, previewSamples, startHostd, startReviewNotes, textOf } from "../harness.mjs";
+import { fauxAssistantMessage, fauxToolCall, packageDir, piSession, previewSamples, startHostd, startReviewNotes, textOf } from "../harness.mjs";
 
 const data = previewSamples();
 const manifest = JSON.parse(data["manifest.json"]);
@@ -74,6 +75,42 @@ describe("Pi on the samples' Workspace, with hostd running", () => {
 			fs.readFileSync = original;
 			syncBuiltinESMExports();
 			pi?.dispose();
+		}
+	});
+
+	test("the pi CLI (the image's entrypoint) lists the winners as /skill commands without reading a SKILL.md", async () => {
+		// A preload sees every readFileSync of Pi's (as the test above), in a
+		// real `pi --mode rpc -ne -e PACKAGE` process.
+		const preload = "data:text/javascript," + encodeURIComponent('import fs from "node:fs"; import { syncBuiltinESMExports } from "node:module"; const o = fs.readFileSync; fs.readFileSync = function (p, ...r) { if (String(p).endsWith("SKILL.md")) process.stderr.write("READ " + p + "\\n"); return o.call(this, p, ...r); }; syncBuiltinESMExports();');
+		const home = mkdtempSync(join(tmpdir(), "pi-home-"));
+		const proc = spawn(join(packageDir, "node_modules", ".bin", "pi"), ["--mode", "rpc", "-ne", "-e", packageDir, "--no-session"], {
+			cwd: home,
+			env: { ...process.env, HOME: home, NODE_OPTIONS: `--import=${preload}`, LOADOUT_HOSTD_URL: hostd.url, LOADOUT_CONTEXT_DIR: hostd.treeDir },
+			stdio: ["pipe", "pipe", "pipe"],
+		});
+		let out = "";
+		let err = "";
+		proc.stderr.on("data", (b) => (err += b));
+		try {
+			const answer = await new Promise((resolve, reject) => {
+				const timer = setTimeout(() => reject(new Error("pi --mode rpc did not answer get_commands:\n" + err)), 60000);
+				proc.stdout.on("data", (b) => {
+					out += b;
+					const line = out.split("\n").find((l) => l.includes('"get_commands"'));
+					if (line) {
+						clearTimeout(timer);
+						resolve(JSON.parse(line));
+					}
+				});
+				proc.on("exit", (code) => reject(new Error(`pi exited ${code}:\n${err}`)));
+				proc.stdin.write(JSON.stringify({ id: "1", type: "get_commands" }) + "\n");
+			});
+			const skills = answer.data.commands.filter((c) => c.source === "skill").map((c) => ({ name: c.name, description: c.description }));
+			assert.deepEqual(skills, winners.map((w) => ({ name: `skill:${w.name}`, description: w.description })));
+			assert.doesNotMatch(err, /READ .*SKILL\.md/);
+		} finally {
+			proc.kill("SIGTERM");
+			rmSync(home, { recursive: true, force: true });
 		}
 	});
 
