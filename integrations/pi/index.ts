@@ -2,7 +2,9 @@
 //
 // - Skills and prompt templates come from the materialized tree
 //   (`loadout hostd --materialize DIR`), contributed through resources_discover,
-//   so Pi's own skill list is the Workspace's winners.
+//   so Pi's own skill list is the Workspace's winners. Pi gets their names and
+//   descriptions from the tree's manifest.json and reads no SKILL.md at
+//   start-up (a body when the skill is used).
 // - The platform's text (its instructions and always-active skills, its
 //   extensions' prompt guides, the denied tools) joins Pi's system prompt in
 //   before_agent_start; the tenants' (their instructions, skills and guides)
@@ -257,7 +259,8 @@ function manifestSkillsHook(): boolean {
 		}
 		if (given.length === 0) return original.call(this, skillPaths, ...rest);
 		// Pi scans the other paths; its own result then gains the manifest's
-		// winners (a name Pi already has wins, as Pi's first path does), and
+		// winners (a name those paths already give wins: an extension's path
+		// comes after the CLI's and the settings', so Pi's order holds), and
 		// goes through the rest of Pi's method: an SDK skillsOverride, and
 		// each skill's source info from the extension that gave the path.
 		const override = this.skillsOverride;
