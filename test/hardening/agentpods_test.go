@@ -582,6 +582,16 @@ func TestAgentPods_TenantCannotRebindARunningPodOrSwapItsHostd(t *testing.T) {
 	if err := debug("debugger", "agent"); err != nil {
 		t.Errorf("a debug container targeting the agent: %v", err)
 	}
+	// hostd's token for tool Services stays hostd's.
+	thief := &corev1.Pod{}
+	if err := tenant.Get(ctx, client.ObjectKeyFromObject(bound), thief); err != nil {
+		t.Fatal(err)
+	}
+	thief.Spec.EphemeralContainers = append(thief.Spec.EphemeralContainers, corev1.EphemeralContainer{
+		EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "token-thief", Image: "busybox", TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+			ImagePullPolicy: corev1.PullIfNotPresent, VolumeMounts: []corev1.VolumeMount{{Name: serviceTokenVolume, MountPath: "/token", ReadOnly: true}}}})
+	mustBeDenied(t, "the tenant mounts hostd's service token into a debug container", tenant.SubResource("ephemeralcontainers").Update(ctx, thief),
+		agentUpdatesDenial, "spec.ephemeralContainers[token-thief]", "loadout-service-token")
 
 	if err := tenant.Patch(ctx, bound.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"a"}}}`))); err != nil {
 		t.Errorf("another label on a bound pod: %v", err)
