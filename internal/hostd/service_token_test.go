@@ -1,0 +1,47 @@
+package hostd
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestTools_ServiceTokenIsPresentedOnEveryCall: with --service-token-file,
+// hostd sends the projected token as a bearer token with every tool call
+// (internal/outbound tests its rotation and a missing file).
+func TestTools_ServiceTokenIsPresentedOnEveryCall(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	svc := newToolService(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		recordNote(w, r)
+	})
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("projected.service.token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeConfigMapDir(t, dir, contextData(t, runnableRegistry(svc.URL+"/notes", 5)))
+	s := New(Options{ContextDir: dir, ServiceTokenFile: tokenFile, Now: func() time.Time { return time.UnixMilli(42) },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	api, _ := loadAndServe(t, s)
+	for i := range 2 {
+		code, resp, _ := runTool(t, api.URL, "review_note", map[string]any{"id": "t", "arguments": map[string]any{"text": "ok"}})
+		if code != 200 || resp.Result.IsError {
+			t.Fatalf("call %d: %d %+v", i, code, resp)
+		}
+	}
+	mu.Lock()
+	got := append([]string(nil), seen...)
+	mu.Unlock()
+	if len(got) != 2 || got[0] != "Bearer projected.service.token" || got[1] != got[0] {
+		t.Fatalf("Authorization headers %q", got)
+	}
+}
