@@ -60,7 +60,7 @@ func (s *shardOptions) configure(ctx context.Context, o *shard.Ownership, cfg *r
 		return err
 	}
 	ctrl.Log.WithName("setup").Info("Running one shard", "plan", o.Plan.ID(), "shard", o.Shard.Name,
-		"ranges", shard.EncodeRanges(o.Shard.Ranges), "serverSideSelector", o.UsesSelector(),
+		"ranges", shard.EncodeRanges(o.Shard.Ranges), "serverSideSelector", o.SelectorKinds(),
 		"lease", shard.LeaseName(o.Plan, o.Shard.Name))
 	return nil
 }

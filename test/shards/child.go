@@ -1,0 +1,170 @@
+package shards
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/shard"
+)
+
+// Stats is what a manager process reports to the scale harness.
+type Stats struct {
+	Shard   string `json:"shard"`
+	Leading bool   `json:"leading"`
+	// ConfigMapWrites and StatusWrites count context ConfigMap creates and
+	// applies, and Workspace status patches, since the process started.
+	ConfigMapWrites int `json:"configMapWrites"`
+	StatusWrites    int `json:"statusWrites"`
+	// OtherWrites counts every other mutating request but the Lease's and
+	// Events.
+	OtherWrites int `json:"otherWrites"`
+	// HeapAfterGC is the live heap right after a forced collection.
+	HeapAfterGC uint64 `json:"heapAfterGC"`
+	// Owned lists "namespace/name" of the Workspaces in the process's cache.
+	Owned     []string `json:"owned"`
+	Uncovered float64  `json:"uncovered"`
+	Overlap   float64  `json:"overlap"`
+	Selector  []string `json:"selectorKinds"`
+}
+
+// Stats reads the manager's numbers; gc forces a collection first.
+func (m *Manager) Stats(ctx context.Context, gc bool) (*Stats, error) {
+	s := &Stats{}
+	if m.Owner != nil {
+		s.Shard = m.Owner.Shard.Name
+		s.Leading = m.Owner.Leading(time.Now())
+		s.Selector = m.Owner.SelectorKinds()
+		if c, ok := m.Watcher.Last(); ok {
+			s.Uncovered, s.Overlap = c.Uncovered, c.Overlap
+		}
+	}
+	for k, n := range m.Writes.Matching("") {
+		switch {
+		case strings.Contains(k, "/leases") || strings.Contains(k, "/events"):
+		case strings.Contains(k, "/configmaps"):
+			s.ConfigMapWrites += n
+		case strings.Contains(k, "/workspaces/") && strings.HasSuffix(k, "/status"):
+			s.StatusWrites += n
+		default:
+			s.OtherWrites += n
+		}
+	}
+	if s.Leading || m.Owner == nil {
+		var list v1alpha1.WorkspaceList
+		if err := m.Client.List(ctx, &list); err != nil {
+			return nil, err
+		}
+		for _, ws := range list.Items {
+			s.Owned = append(s.Owned, ws.Namespace+"/"+ws.Name)
+		}
+		sort.Strings(s.Owned)
+	}
+	if gc {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		s.HeapAfterGC = ms.HeapAlloc
+	}
+	return s, nil
+}
+
+// RunChild runs one manager process for the scale harness: it starts the
+// manager against the cluster of kubeconfig, prints the address of its
+// stats endpoint (GET /stats, ?gc=1) on stdout, and runs until killed or
+// its stdin closes.
+func RunChild(kubeconfig, planFile, shardName string, mode shard.Mode, qps float32, burst, workers int) error {
+	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel)))
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	o := Options{Shard: shardName, Mode: mode, QPS: qps, Burst: burst, Concurrency: workers}
+	if planFile != "" {
+		b, err := os.ReadFile(planFile)
+		if err != nil {
+			return err
+		}
+		if o.Plan, err = shard.ParsePlan(b); err != nil {
+			return err
+		}
+	}
+	m, err := Start(cfg, o)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/stats", func(w http.ResponseWriter, r *http.Request) {
+		s, err := m.Stats(r.Context(), r.URL.Query().Get("gc") == "1")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(s)
+	})
+	go func() { _ = http.Serve(ln, mux) }()
+	fmt.Println(ln.Addr().String())
+	// The parent closes stdin to stop the process cleanly (releasing the
+	// Lease), or kills it.
+	done := make(chan struct{})
+	go func() {
+		buf := make([]byte, 1)
+		for {
+			if _, err := os.Stdin.Read(buf); err != nil {
+				close(done)
+				return
+			}
+		}
+	}()
+	select {
+	case <-done:
+		return m.Stop()
+	case <-waitExit(m):
+		err, _ := m.Exited()
+		return err
+	}
+}
+
+func waitExit(m *Manager) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		for {
+			if _, ok := m.peek(); ok {
+				close(ch)
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	return ch
+}
+
+// peek reports whether the manager has exited, without consuming its result.
+func (m *Manager) peek() (error, bool) {
+	select {
+	case err := <-m.done:
+		m.done <- err
+		return err, true
+	default:
+		return nil, false
+	}
+}
+
