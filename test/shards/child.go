@@ -167,4 +167,3 @@ func (m *Manager) peek() (error, bool) {
 		return nil, false
 	}
 }
-
