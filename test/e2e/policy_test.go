@@ -161,6 +161,16 @@ func TestTrustPolicy_TenantCannotSetOwnTrustAdminGroupCan(t *testing.T) { // doc
 		}
 	})
 
+	t.Run("tenant label", func(t *testing.T) { // docs/operations.md, fair to tenants
+		err := tenant.Patch(ctx, namespace(tenantOwn, nil), client.RawPatch("application/merge-patch+json",
+			[]byte(`{"metadata":{"labels":{"loadout.dev/tenant":"someone-else"}}}`)))
+		if err == nil || !strings.Contains(err.Error(), "loadout.dev/tenant") {
+			t.Fatalf("tenant sets its own tenant label: %v, want the policy's denial", err)
+		}
+		allowed(t, "trust admin sets the tenant label", trustAdmin.Patch(ctx, namespace(tenantOwn, nil), client.RawPatch("application/merge-patch+json",
+			[]byte(`{"metadata":{"labels":{"loadout.dev/tenant":"team-b"}}}`))))
+	})
+
 	t.Run("trust admin group", func(t *testing.T) {
 		allowed(t, "trust admin creates a trusted Namespace",
 			trustAdmin.Create(ctx, namespace(adminTrusted, map[string]string{trustLabel: "trusted"})))
