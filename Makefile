@@ -158,6 +158,17 @@ bench: bench-pi ## Run the Pi numbers, the Go benchmarks and the scale harness (
 	KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go run ./test/bench/cmd/loadout-bench $(BENCH_FLAGS)
 	KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go run ./test/bench/cmd/loadout-bench $(BENCH_LIFTED_FLAGS)
 
+# The shard harness (docs/benchmarks.md, Shards): N = 1 and N = 3 manager
+# processes against one envtest control plane, server mode (ShardedListAndWatch
+# on) and client mode; 8,000 Workspaces over 2,000 namespaces plus a
+# 4,000-Workspace whale. Long (tens of minutes on two cores): not part of
+# `make bench`; SHARDS_BENCH_FLAGS='-workspaces=200 -namespaces=50 -whale=200 -small=10' runs it in about two minutes.
+SHARDS_BENCH_FLAGS ?= -qps=1000 -burst=2000 -out=$(LOCALBIN)/bench-shards.md
+
+.PHONY: bench-shards
+bench-shards: ## Run the shard harness (test/bench/cmd/loadout-shards-bench); results in docs/benchmarks.md, Shards.
+	KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go run ./test/bench/cmd/loadout-shards-bench $(SHARDS_BENCH_FLAGS)
+
 ##@ Build
 
 .PHONY: build
