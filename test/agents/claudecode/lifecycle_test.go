@@ -81,7 +81,7 @@ func TestClaudeCode_UserInputDeniesASecretPrompt(t *testing.T) { // R-LC-4
 		t.Run(string(c.wiring)+"/"+c.want, func(t *testing.T) {
 			a := NewLifecycleAgent(t, c.wiring)
 			out, stderr, _ := a.Session.Run(t, c.prompt)
-			for _, r := range a.Model.requests {
+			for _, r := range a.Model.Requests() {
 				if strings.Contains(r.Raw, "hunter2") {
 					t.Fatalf("the prompt reached the model: %s", r.Raw)
 				}

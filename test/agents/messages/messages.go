@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -72,6 +73,13 @@ func (m *Model) Play(script ...Turn) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.script = script
+}
+
+// Requests are every recorded request, in order.
+func (m *Model) Requests() []Request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.requests)
 }
 
 // AgentRequests are the recorded requests that offered tools: the agent
