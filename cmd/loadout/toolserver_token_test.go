@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/loadout-dev/loadout/internal/kubescheme"
+	"github.com/loadout-dev/loadout/internal/manifests"
+	"github.com/loadout-dev/loadout/internal/reviewnotes"
+	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/toolauth"
+)
+
+// A real `loadout hostd --service-token-file` calls a real
+// `loadout tool-server review-notes --verify-token` running as the sample's
+// ServiceAccount with the sample's RBAC (nothing more), on envtest: the
+// call hostd makes with its pod's projected token (audience
+// loadout.dev/hostd) is recorded and names the pod and Workspace; a call
+// without a token is refused 401, one with a token of another audience 401,
+// and one from another namespace's agent pod 403.
+func TestToolServer_VerifiesHostdsTokenWithTheSamplesRBAC(t *testing.T) {
+	env, cfg, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: kubescheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pods := map[string]*corev1.Pod{}
+	for _, ns := range []string{"team-a", "team-b"} {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "agent"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "agent", Labels: map[string]string{toolauth.WorkspaceLabel: "dev"}},
+			Spec: corev1.PodSpec{ServiceAccountName: "agent", AutomountServiceAccountToken: ptr.To(false),
+				Containers: []corev1.Container{{Name: "agent", Image: "agent:dev"}}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pods[ns] = p
+	}
+	// The sample's ServiceAccount and RBAC for review-notes, as shipped.
+	all, err := manifests.Read(filepath.Join(testenv.RepoRoot(), "config", "samples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rbac []manifests.Manifest
+	for _, m := range all {
+		if m.Object.GetLabels()["app.kubernetes.io/name"] == "review-notes" && m.Object.GetKind() != "Service" && m.Object.GetKind() != "Deployment" {
+			rbac = append(rbac, m)
+		}
+	}
+	if len(rbac) < 5 {
+		t.Fatalf("the sample has %d ServiceAccount and RBAC objects for review-notes, want 5", len(rbac))
+	}
+	if err := manifests.Apply(ctx, c, rbac); err != nil {
+		t.Fatal(err)
+	}
+
+	token := func(ns, sa, pod, aud string) string {
+		t.Helper()
+		req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}
+		if aud != "" {
+			req.Spec.Audiences = []string{aud}
+		}
+		if pod != "" {
+			req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod, UID: pods[ns].UID}
+		}
+		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, req, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.Status.Token
+	}
+
+	// The Service's own credential: its ServiceAccount's token for the API
+	// server, as a pod's would be.
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["review-notes"] = &clientcmdapi.AuthInfo{Token: token("team-a", "review-notes", "", "")}
+	kc.Contexts["review-notes"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "review-notes"}
+	kc.CurrentContext = "review-notes"
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", kubeconfig)
+
+	toolAddr := testnet.FreeAddr(t)
+	startCommand(t, "tool-server", "review-notes", "--addr", toolAddr, "--verify-token", "--token-namespace", "team-a")
+	testnet.WaitStatus(t, "http://"+toolAddr+"/healthz", http.StatusOK)
+
+	// hostd of team-a/agent, with the token the kubelet would project.
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(token("team-a", "agent", "agent", toolauth.Audience)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hostdAddr := testnet.FreeAddr(t)
+	startCommand(t, "hostd", "--allow-unsigned-context", "--context-dir", toolContextDir(t, "http://127.0.0.1:1/run"), "--addr", hostdAddr,
+		"--service-token-file", tokenFile, "--service-address", "review-notes.team-a.svc:8080="+toolAddr)
+	testnet.WaitStatus(t, "http://"+hostdAddr+"/readyz", http.StatusOK)
+	if got := runHostdTool(t, hostdAddr, "review_note", "through hostd"); got != "note 1 recorded" {
+		t.Fatalf("hostd's call: %q", got)
+	}
+
+	notes := "http://" + toolAddr + "/notes"
+	body := `{"apiVersion":"loadout.dev/v1alpha1","kind":"ToolInvocation","tool":"review_note","call":{"id":"forged","name":"review_note","arguments":{"text":"no hook saw this"}}}`
+	for _, tc := range []struct {
+		what, token string
+		status      int
+		reason      string
+	}{
+		{"without a token", "", http.StatusUnauthorized, "no bearer token"},
+		{"with a token of another audience", token("team-a", "agent", "agent", "https://kubernetes.default.svc"), http.StatusUnauthorized, "audience loadout.dev/hostd"},
+		{"from another namespace's agent pod", token("team-b", "agent", "agent", toolauth.Audience), http.StatusForbidden, "namespace team-b"},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, notes, strings.NewReader(body))
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Error string }
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		_ = resp.Body.Close()
+		if resp.StatusCode != tc.status || !strings.Contains(e.Error, tc.reason) {
+			t.Errorf("a call %s: %d %q, want %d naming %q", tc.what, resp.StatusCode, e.Error, tc.status, tc.reason)
+		}
+	}
+
+	_, listed := testnet.Get(t, notes)
+	var list reviewnotes.List
+	if err := json.Unmarshal([]byte(listed), &list); err != nil || len(list.Notes) != 1 || list.Notes[0].Text != "through hostd" ||
+		list.Notes[0].From != "team-a/agent (workspace dev)" {
+		t.Fatalf("recorded notes %+v (%v), want only hostd's call, from team-a/agent", list.Notes, err)
+	}
+}
