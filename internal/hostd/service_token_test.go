@@ -4,11 +4,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/loadout-dev/loadout/internal/contract"
 )
 
 // TestTools_ServiceTokenIsPresentedOnEveryCall: with --service-token-file,
@@ -43,5 +46,37 @@ func TestTools_ServiceTokenIsPresentedOnEveryCall(t *testing.T) {
 	mu.Unlock()
 	if len(got) != 2 || got[0] != "Bearer projected.service.token" || got[1] != got[0] {
 		t.Fatalf("Authorization headers %q", got)
+	}
+}
+
+// TestWebhook_ServiceTokenIsPresented: a webhook hook's Service gets the
+// token too (the same outbound client as tools).
+func TestWebhook_ServiceTokenIsPresented(t *testing.T) {
+	var got string
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Get("Authorization")
+		_, _ = io.WriteString(w, `{"allowed":true}`)
+	}))
+	defer svc.Close()
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("projected.service.token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := contract.Registry{
+		Tools: []contract.Tool{{Name: "run", Description: "Runs.", Extension: "policy"}},
+		Hooks: []contract.Hook{{Extension: "policy", Name: "remote", Event: contract.EventBeforeToolCall, TimeoutSeconds: 5,
+			Webhook: &contract.WebhookHook{URL: svc.URL + "/check"}}},
+		Extensions: []string{"policy"},
+	}
+	dir := t.TempDir()
+	writeConfigMapDir(t, dir, contextData(t, reg))
+	s := New(Options{ContextDir: dir, ServiceTokenFile: tokenFile, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	api, _ := loadAndServe(t, s)
+	var out BeforeResponse
+	if code := post(t, api.URL+"/v1/before", `{"call":{"id":"c1","name":"run","arguments":{}}}`, &out); code != 200 || !out.Allowed {
+		t.Fatalf("before: %d %+v", code, out)
+	}
+	if got != "Bearer projected.service.token" {
+		t.Fatalf("the webhook got Authorization %q", got)
 	}
 }
