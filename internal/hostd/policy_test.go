@@ -193,6 +193,15 @@ func TestPolicyEpoch_StaleServedContextIsDeniedUntilTheCurrentOneLoads(t *testin
 	if ev.Allowed || !strings.Contains(ev.Message, "stale platform policy") {
 		t.Errorf("a prompt under a stale policy: %+v, want stopped naming it", ev)
 	}
+	var run ToolRunResponse
+	post(t, api.URL+"/v1/tools/review_note", map[string]any{"call": map[string]any{"id": "3", "arguments": map[string]any{"text": "fine"}}}, &run)
+	if run.Executed || len(run.Result.Content) == 0 || !strings.Contains(run.Result.Content[0].Text, "stale platform policy") {
+		t.Errorf("a runnable tool call under a stale policy: %+v, want refused naming it", run)
+	}
+	var registry map[string]any
+	if code := post(t, api.URL+"/v1/render", map[string]any{"template": "review", "args": map[string]string{"file": "a", "owner": "b"}}, &registry); code != http.StatusServiceUnavailable {
+		t.Errorf("/v1/render under a stale policy = %d, want 503", code)
+	}
 	var cc map[string]any
 	post(t, api.URL+ClaudeCodeHookPath, map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": map[string]any{"command": "ls"}}, &cc)
 	if b, _ := json.Marshal(cc); !strings.Contains(string(b), "deny") || !strings.Contains(string(b), "stale platform policy") {
