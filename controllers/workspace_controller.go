@@ -161,7 +161,7 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 		keepLastGood(ws, vocab.ReasonConfigMapNameConflict, conflictMessage(ws, owner))
 		return ctrl.Result{}, false, nil
 	}
-	w, err := r.publish(ctx, ws, published)
+	w, err := r.publishWith(ctx, ws, published, heldAnnotations(held))
 	if err != nil {
 		var notOwned *notOwnedError
 		if errors.As(err, &notOwned) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -47,22 +48,23 @@ func (r *WorkspaceReconciler) heldContext(ctx context.Context, ws *v1alpha1.Work
 	}
 	f := res.Failure
 	held := &v1alpha1.HeldContent{Mode: v1alpha1.HeldContentContent, Reason: string(f.Reason), Message: truncate(f.Error(), 4096)}
-	if prev := ws.Status.HeldContent; prev == nil || prev.Mode == v1alpha1.HeldContentContent {
-		old, err := r.publishedData(ctx, ws)
-		if err != nil {
-			return nil, nil, err
+	// What is held is read from the published ConfigMap alone, never from
+	// the Workspace's status: a status patch may still be deferred behind
+	// other Workspaces' contexts when the next pass runs.
+	old, err := r.publishedData(ctx, ws)
+	if err != nil {
+		return nil, nil, err
+	}
+	if old != nil {
+		held.From = old.Annotations[vocab.ContextHashAnnotation]
+		if from := old.Annotations[ContentFromAnnotation]; from != "" {
+			held.From = from // already held: the content is still that of the last good context
 		}
-		if old != nil {
-			held.From = old.Annotations[vocab.ContextHashAnnotation]
-			if prev != nil && prev.From != "" {
-				held.From = prev.From // the content is still that of the last good context
-			}
-			result, err := resources.Repolicy(old.Data, func(reg contract.Registry) contract.Registry {
-				return workspace.HeldRegistry(reg, imp, ids, deny)
-			}, imp.Digest(), heldMaxBytes)
-			if err == nil {
-				return result, held, nil
-			}
+		result, err := resources.Repolicy(old.Data, func(reg contract.Registry) contract.Registry {
+			return workspace.HeldRegistry(reg, imp, ids, deny)
+		}, imp.Digest(), heldMaxBytes)
+		if err == nil && !onlyPolicy(result.Manifest, imp) {
+			return result, held, nil
 		}
 	}
 	held.Mode, held.From = v1alpha1.HeldContentPolicyOnly, ""
@@ -77,6 +79,38 @@ func (r *WorkspaceReconciler) heldContext(ctx context.Context, ws *v1alpha1.Work
 		result, err = denyAllContext(ws, "the platform's policy cannot be published: "+err.Error())
 	}
 	return result, held, err
+}
+
+// ContentFromAnnotation on a context ConfigMap that holds a tenant's last
+// good content under the current policy names the context that content came
+// from (status.heldContent.from). A good publish's apply removes it.
+const ContentFromAnnotation = "loadout.dev/content-from"
+
+// onlyPolicy reports whether a held context carries no tenant content at
+// all: it is then the policy-only context, whatever the ConfigMap held.
+func onlyPolicy(m contract.Manifest, imp *workspace.Imposed) bool {
+	if len(m.Instructions) > 0 || len(m.Catalog) > 0 || len(m.ActiveSkills) > 0 || len(m.Templates) > 0 {
+		return false
+	}
+	for _, t := range m.Tools {
+		if t.Builtin {
+			return false
+		}
+	}
+	for _, id := range m.Extensions {
+		if !slices.Contains(imp.IDs, id) {
+			return false
+		}
+	}
+	return true
+}
+
+// heldAnnotations are the annotations a held context is published with.
+func heldAnnotations(held *v1alpha1.HeldContent) map[string]string {
+	if held == nil || held.Mode != v1alpha1.HeldContentContent || held.From == "" {
+		return nil
+	}
+	return map[string]string{ContentFromAnnotation: held.From}
 }
 
 // denyAllContext renders the context that denies every tool call and prompt.
