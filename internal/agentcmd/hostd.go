@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/hostd"
+	"github.com/loadout-dev/loadout/internal/ledger"
 	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/published"
 )
@@ -44,6 +46,8 @@ func NewHostdCommand() *cobra.Command {
 		trust      contextTrustFlags
 		srcTimeout time.Duration
 		policyDir  string
+		ledgerOn   bool
+		ledgerFile string
 	)
 	cmd := &cobra.Command{
 		Use:   "hostd",
@@ -99,7 +103,12 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 					return err
 				}
 			}
-			srv := hostd.New(hostd.Options{ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
+			led, closeLedger, err := openLedger(ledgerOn, ledgerFile, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer closeLedger()
+			srv := hostd.New(hostd.Options{Ledger: led, Pod: os.Getenv("POD_NAME"), ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
 				PolicyDir: policyDir, MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, managedEtc, "http://"+addr),
 				SigningKeyFile: signKey, ServiceTokenFile: tokenFile, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits})
 			return serveHostd(ctx, srv, addr, socket, probeAddr)
@@ -108,6 +117,9 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 	cmd.Flags().StringVar(&dir, "context-dir", DefaultContextDir, "directory where the context ConfigMap is mounted")
 	cmd.Flags().StringVar(&policyDir, "policy-dir", "",
 		"directory where the namespace's policy epoch (ConfigMap loadout-policy) is mounted: a context is served only while the epoch, verified with --context-keys, names the platform policy it carries (or the previous one within its grace); missing or unreadable, every tool call and event is denied. The agent-pod admission policy sets it")
+	cmd.Flags().BoolVar(&ledgerOn, "ledger", true,
+		"write the decision ledger: one hash-chained JSON line per verdict (tool call, event, after hooks), arguments as digests only; check it with 'loadout audit verify' (docs/hostd.md#decision-ledger)")
+	cmd.Flags().StringVar(&ledgerFile, "ledger-file", "", "append the decision ledger to this file instead of stderr")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8181", "address to listen on; keep it on loopback")
 	cmd.Flags().StringVar(&signKey, "signing-key-file", "", "file (a mounted Secret) of Standard Webhooks secrets (whsec_...) that sign every webhook and tool call for its target; see docs/hostd.md")
 	cmd.Flags().StringVar(&tokenFile, "service-token-file", "",
@@ -267,4 +279,20 @@ func requireLoopback(addr string) error {
 	}
 	return fmt.Errorf("--addr=%q: the hostd API has no authentication and must listen on loopback (127.0.0.1 or ::1); "+
 		"serve probes and metrics on the pod IP with --probe-addr", addr)
+}
+
+// openLedger opens the decision ledger hostd writes: stderr, or file
+// (appended, created 0600); nil when off.
+func openLedger(on bool, file string, stderr io.Writer) (*ledger.Writer, func(), error) {
+	switch {
+	case !on:
+		return nil, func() {}, nil
+	case file == "":
+		return ledger.NewWriter(stderr), func() {}, nil
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--ledger-file: %w", err)
+	}
+	return ledger.NewWriter(f), func() { _ = f.Close() }, nil
 }

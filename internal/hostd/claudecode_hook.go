@@ -30,6 +30,7 @@ func (p snapshotPolicy) Before(ctx context.Context, call exthost.ToolCall) (clau
 	}
 	d := p.snap.host.Decide(ctx, call)
 	p.s.metrics.observeDiagnostics(d.Diagnostics)
+	p.s.recordCall(p.snap, "claude-code", call, d.Call, d.Blocked, d.Ask, false, d.Diagnostics)
 	if d.Blocked == nil {
 		p.s.metrics.decisions.WithLabelValues("allowed").Inc()
 	} else {
@@ -48,6 +49,9 @@ func (p snapshotPolicy) Event(ctx context.Context, req exthost.EventRequest) (ex
 	}
 	out, err := p.snap.host.Event(ctx, req)
 	p.s.metrics.observeDiagnostics(out.Diagnostics)
+	if err == nil {
+		p.s.recordEvent(p.snap, "claude-code", req, out)
+	}
 	if err == nil && req.Event == vocab.SessionStart && out.Allowed {
 		// Claude Code's managed memory holds only the platform's text; the
 		// tenants' comes in as the session's context (docs/agents.md).
@@ -62,6 +66,7 @@ func (p snapshotPolicy) After(ctx context.Context, call exthost.ToolCall, result
 	}
 	diags := p.snap.host.After(ctx, call, result)
 	p.s.metrics.observeDiagnostics(diags)
+	p.s.recordAfter(p.snap, "claude-code", call, diags)
 	return diags, nil
 }
 
@@ -79,6 +84,11 @@ func (s *Server) handleClaudeCodeHook(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := s.policyRefused(); err != nil {
 		s.metrics.decisions.WithLabelValues("blocked").Inc()
+		event := vocab.HookEvent(in.HookEventName) // Claude Code's name for a session event
+		if in.ToolName != "" {
+			event = vocab.BeforeToolCall
+		}
+		s.recordStale("claude-code", event, exthost.ToolCall{Name: in.ToolName})
 		writeJSON(w, http.StatusOK, claudecode.Block(err.Error(), in.HookEventName))
 		return
 	}

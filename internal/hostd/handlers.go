@@ -59,9 +59,11 @@ func (s *Server) denyStale(w http.ResponseWriter, r *http.Request, err error) {
 			return
 		}
 		s.metrics.decisions.WithLabelValues("blocked").Inc()
+		s.recordStale("before", vocab.BeforeToolCall, req.Call)
 		writeJSON(w, http.StatusOK, BeforeResponse{Allowed: false,
 			Result: ptrTo(exthost.BlockedResult(req.Call, err.Error(), map[string]any{"reason": ReasonStalePolicy}))})
 	case "POST /v1/events/{event}":
+		s.recordStale("events", vocab.HookEvent(r.PathValue("event")), exthost.ToolCall{})
 		writeJSON(w, http.StatusOK, EventResponse{Allowed: false, Message: err.Error()})
 	case "POST /v1/tools/{name}":
 		var req ToolRequest
@@ -71,6 +73,7 @@ func (s *Server) denyStale(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		req.Call.Name = r.PathValue("name")
 		s.metrics.toolRuns.WithLabelValues("denied").Inc()
+		s.recordStale("tools", vocab.BeforeToolCall, req.Call)
 		writeJSON(w, http.StatusOK, ToolRunResponse{Call: req.Call, Result: exthost.BlockedResult(req.Call, err.Error(), map[string]any{"reason": ReasonStalePolicy})})
 	default:
 		writeError(w, http.StatusServiceUnavailable, err)
@@ -91,6 +94,7 @@ func (s *Server) handleBefore(w http.ResponseWriter, r *http.Request, snap *snap
 	} else {
 		d.Blocked, d.Diagnostics = snap.host.Before(r.Context(), req.Call)
 	}
+	s.recordCall(snap, "before", req.Call, d.Call, d.Blocked, d.Ask, false, d.Diagnostics)
 	s.metrics.observeDiagnostics(d.Diagnostics)
 	resp := BeforeResponse{Allowed: d.Blocked == nil, AfterHooks: d.Blocked == nil && snap.host.Observed(req.Call.Name), Ask: d.Ask, Result: d.Blocked, Diagnostics: d.Diagnostics}
 	if d.Rewritten {
@@ -117,11 +121,13 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request, snap *snaps
 		writeError(w, http.StatusBadRequest, fmt.Errorf("%s needs prompt.text", event))
 		return
 	}
-	out, err := snap.host.Event(r.Context(), exthost.EventRequest{Event: event, Session: req.Session, Prompt: req.Prompt})
+	ereq := exthost.EventRequest{Event: event, Session: req.Session, Prompt: req.Prompt}
+	out, err := snap.host.Event(r.Context(), ereq)
 	if err != nil {
 		writeError(w, http.StatusNotFound, err)
 		return
 	}
+	s.recordEvent(snap, "events", ereq, out)
 	s.metrics.observeDiagnostics(out.Diagnostics)
 	if req.ProjectContext && event == vocab.SessionStart && out.Allowed {
 		out.Context = joinContext(snap.projectContext(), out.Context)
@@ -140,6 +146,7 @@ func (s *Server) handleAfter(w http.ResponseWriter, r *http.Request, snap *snaps
 	}
 	diags := snap.host.After(r.Context(), req.Call, *req.Result)
 	s.metrics.observeDiagnostics(diags)
+	s.recordAfter(snap, "after", req.Call, diags)
 	if diags == nil {
 		diags = []exthost.Diagnostic{}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/httpserve"
+	"github.com/loadout-dev/loadout/internal/ledger"
 	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/sources"
@@ -92,6 +93,11 @@ type Options struct {
 	// SourceRetry is how long after a failed fetch a source is tried again.
 	// Zero means 10 seconds.
 	SourceRetry time.Duration
+	// Ledger, when set, receives one record per verdict (docs/hostd.md,
+	// "Decision ledger"); nil records nothing.
+	Ledger *ledger.Writer
+	// Pod names this pod in ledger records (POD_NAME); may be empty.
+	Pod string
 }
 
 // Server serves one Workspace's context and hooks over HTTP.
@@ -171,6 +177,9 @@ func New(opts Options) *Server {
 		}
 		return ""
 	}}
+	if opts.Ledger != nil {
+		s.useLedger(opts.Ledger)
+	}
 	s.ready.Store(&readiness{})
 	s.mux = s.routes()
 	return s

@@ -1,0 +1,167 @@
+package hostd
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/ledger"
+)
+
+// The decision ledger (docs/hostd.md, "Decision ledger"): every verdict
+// hostd reaches is one record on Options.Ledger. Arguments are never in a
+// record, only their digests before and after the hooks' rewrites.
+
+// newRecord is a record of the served context snap (nil: none loaded).
+func (s *Server) newRecord(snap *snapshot, surface string, event vocab.HookEvent) *ledger.Record {
+	r := &ledger.Record{Time: s.opts.Now().UTC().Format(time.RFC3339Nano), Surface: surface, Event: string(event), Pod: s.opts.Pod}
+	if snap != nil {
+		r.Context = snap.hash
+		ws := snap.published.Manifest().Workspace
+		r.Workspace = ws.Namespace + "/" + ws.Name
+	}
+	return r
+}
+
+// recordCall records a before verdict on call: blocked nil is allowed;
+// ran is the call as it runs (rewrites merged in).
+func (s *Server) recordCall(snap *snapshot, surface string, call, ran exthost.ToolCall, blocked *exthost.ToolResult, ask, executed bool, diags []exthost.Diagnostic) {
+	if s.opts.Ledger == nil {
+		return
+	}
+	r := s.newRecord(snap, surface, vocab.BeforeToolCall)
+	r.Tool, r.CallID, r.Executed = call.Name, call.ID, executed
+	r.ArgumentsDigest = ledger.Digest(call.Arguments)
+	r.ArgumentsDigestAfter = r.ArgumentsDigest
+	if ran.Name != "" {
+		r.ArgumentsDigestAfter = ledger.Digest(ran.Arguments)
+	}
+	r.Rewritten = r.ArgumentsDigestAfter != r.ArgumentsDigest
+	r.Hooks = diagnosticHooks(diags)
+	switch {
+	case blocked == nil:
+		r.Verdict = "allowed"
+	case ask:
+		r.Verdict, r.Reason = "ask", "hook"
+		r.Hooks = append(r.Hooks, detailHook(blocked.Details, "asked"))
+	default:
+		r.Verdict = "blocked"
+		d := blocked.Details
+		switch {
+		case d["policy"] == "deny":
+			r.Reason = "deniedTool"
+		case d["failure"] != nil:
+			r.Reason = "hookFailure"
+		case d["invalidArguments"] != nil:
+			r.Reason = "invalidArguments"
+		case d["rewritten"] != nil:
+			r.Reason = "rewriteRefused"
+		case d["askedBy"] != nil:
+			r.Reason = "hook"
+			r.Hooks = append(r.Hooks, detailHook(d, "rewroteAfterAsk"))
+		case d["extension"] != nil:
+			r.Reason = "hook"
+			r.Hooks = append(r.Hooks, detailHook(d, "denied"))
+		}
+	}
+	s.opts.Ledger.Write(r)
+}
+
+// recordEvent records a session event's outcome.
+func (s *Server) recordEvent(snap *snapshot, surface string, req exthost.EventRequest, out exthost.EventOutcome) {
+	if s.opts.Ledger == nil {
+		return
+	}
+	r := s.newRecord(snap, surface, req.Event)
+	if req.Prompt != nil {
+		r.ArgumentsDigest = ledger.DigestBytes([]byte(req.Prompt.Text))
+		r.ArgumentsDigestAfter = r.ArgumentsDigest
+		if out.Input != nil {
+			r.ArgumentsDigestAfter = ledger.DigestBytes([]byte(*out.Input))
+			r.Rewritten = r.ArgumentsDigestAfter != r.ArgumentsDigest
+		}
+	}
+	r.Hooks = diagnosticHooks(out.Diagnostics)
+	switch {
+	case out.Allowed:
+		r.Verdict = "allowed"
+	case out.Ask:
+		r.Verdict, r.Reason = "ask", "hook"
+	default:
+		r.Verdict, r.Reason = "stopped", "hook"
+	}
+	if !out.Allowed && out.Hook != "" {
+		outcome := "denied"
+		if out.Ask {
+			outcome = "asked"
+		}
+		r.Hooks = append(r.Hooks, ledger.Hook{Extension: out.Extension, Hook: out.Hook, Outcome: outcome})
+	}
+	s.opts.Ledger.Write(r)
+}
+
+// recordAfter records the after hooks' findings on a result.
+func (s *Server) recordAfter(snap *snapshot, surface string, call exthost.ToolCall, diags []exthost.Diagnostic) {
+	if s.opts.Ledger == nil {
+		return
+	}
+	r := s.newRecord(snap, surface, vocab.AfterToolResult)
+	r.Tool, r.CallID, r.Verdict = call.Name, call.ID, "observed"
+	r.ArgumentsDigest = ledger.Digest(call.Arguments)
+	r.Hooks = diagnosticHooks(diags)
+	s.opts.Ledger.Write(r)
+}
+
+// recordStale records a call or event denied because the served context's
+// platform policy is stale.
+func (s *Server) recordStale(surface string, event vocab.HookEvent, call exthost.ToolCall) {
+	if s.opts.Ledger == nil {
+		return
+	}
+	r := s.newRecord(s.current.Load(), surface, event)
+	r.Tool, r.CallID, r.Verdict, r.Reason = call.Name, call.ID, "blocked", ReasonStalePolicy
+	if event != vocab.BeforeToolCall {
+		r.Verdict = "stopped"
+	} else {
+		r.ArgumentsDigest = ledger.Digest(call.Arguments)
+	}
+	s.opts.Ledger.Write(r)
+}
+
+func diagnosticHooks(diags []exthost.Diagnostic) []ledger.Hook {
+	if len(diags) == 0 {
+		return nil
+	}
+	hooks := make([]ledger.Hook, len(diags))
+	for i, d := range diags {
+		hooks[i] = ledger.Hook{Extension: d.ExtensionID, Hook: d.Hook, Outcome: string(d.Kind)}
+	}
+	return hooks
+}
+
+func detailHook(d map[string]any, outcome string) ledger.Hook {
+	ext, _ := d["extension"].(string)
+	hook, _ := d["hook"].(string)
+	return ledger.Hook{Extension: ext, Hook: hook, Outcome: outcome}
+}
+
+// useLedger counts the ledger's records and failed writes in the metrics
+// (loadout_hostd_ledger_records_total, loadout_hostd_ledger_write_failures_total)
+// and logs failed writes: the 1st, 2nd, 4th, 8th... so a full disk is not
+// a log line per call.
+func (s *Server) useLedger(l *ledger.Writer) {
+	s.metrics.registry.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "loadout_hostd_ledger_records_total",
+			Help: "Decision ledger records written (docs/hostd.md, Decision ledger)."}, func() float64 { return float64(l.Written()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "loadout_hostd_ledger_write_failures_total",
+			Help: "Decision ledger records whose write failed; the verdicts were not held back."}, func() float64 { return float64(l.Failed()) }))
+	if l.OnError == nil {
+		l.OnError = func(err error) {
+			if n := l.Failed(); n&(n-1) == 0 {
+				s.opts.Logger.Error("A decision ledger record could not be written; verdicts go on", "error", err, "failedRecords", n)
+			}
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package hostd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loadout-dev/loadout/internal/ledger"
+)
+
+// lockedBuffer is a ledger sink read while hostd writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestLedger_OneChainedRecordPerVerdict(t *testing.T) {
+	dir := t.TempDir()
+	writeConfigMapDir(t, dir, contextData(t, lifecycleRegistry("http://127.0.0.1:1")))
+	var sink lockedBuffer
+	s := New(Options{ContextDir: dir, Now: func() time.Time { return time.UnixMilli(42) }, Logger: quietLogger(),
+		Ledger: ledger.NewWriter(&sink), Pod: "agent-0"})
+	if err := s.Reload(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+
+	var before BeforeResponse
+	post(t, ts.URL+"/v1/before", callBody("1", "review_note", "fine"), &before)
+	post(t, ts.URL+"/v1/before", callBody("2", "review_note", "a SECRET"), &before)
+	post(t, ts.URL+"/v1/before", map[string]any{"acceptArguments": true,
+		"call": map[string]any{"id": "3", "name": "bash", "arguments": map[string]any{"command": "terraform apply"}}}, &before)
+	var ev EventResponse
+	post(t, ts.URL+"/v1/events/UserInput", map[string]any{"prompt": map[string]any{"text": "the SECRET"}}, &ev)
+
+	out := sink.String()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d records, want 4:\n%s", len(lines), out)
+	}
+	var recs []map[string]any
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, m)
+	}
+	want := []struct{ tool, verdict, reason string }{
+		{"review_note", "blocked", "rewriteRefused"}, {"review_note", "blocked", "hook"}, {"bash", "allowed", ""}, {"", "stopped", "hook"},
+	}
+	for i, w := range want {
+		r := recs[i]
+		if r["seq"] != float64(i+1) || r["verdict"] != w.verdict || (r["tool"] != nil && r["tool"] != w.tool) || (w.reason != "" && r["reason"] != w.reason) ||
+			r["workspace"] != "team-a/ws" || r["pod"] != "agent-0" || r["context"] != servedHash(s) {
+			t.Errorf("record %d: %v", i+1, r)
+		}
+	}
+	if recs[1]["hooks"] == nil || !strings.Contains(lines[1], `"hook":"no-secrets","outcome":"denied"`) {
+		t.Errorf("the denying hook is not named: %s", lines[1])
+	}
+	if recs[2]["rewritten"] != true || recs[2]["argumentsDigest"] == recs[2]["argumentsDigestAfter"] {
+		t.Errorf("the rewrite is not recorded: %s", lines[2])
+	}
+	for _, secret := range []string{"SECRET", "terraform", "fine"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the ledger holds the arguments (%q)", secret)
+		}
+	}
+	if _, b, err := ledger.Verify(strings.NewReader(out)); err != nil || b != nil {
+		t.Fatalf("verify: %v %v", b, err)
+	}
+}
