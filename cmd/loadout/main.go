@@ -46,5 +46,7 @@ context directory.`,
 	root.AddCommand(agentcmd.NewVersionCommand())
 	root.AddCommand(newToolServerCommand())
 	root.AddCommand(newShardsCommand())
+	root.AddCommand(newAuditCommand())
+	root.AddCommand(newTestCommand())
 	return root
 }
