@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -87,5 +90,39 @@ func TestLedger_OneChainedRecordPerVerdict(t *testing.T) {
 	}
 	if _, b, err := ledger.Verify(strings.NewReader(out)); err != nil || b != nil {
 		t.Fatalf("verify: %v %v", b, err)
+	}
+}
+
+// BenchmarkRoundTrip_BeforeLedger is BenchmarkRoundTrip_Before with the
+// decision ledger off and on (appending to a file): the ledger's cost per
+// call (docs/benchmarks.md).
+func BenchmarkRoundTrip_BeforeLedger(b *testing.B) {
+	body := []byte(`{"call":{"id":"call-1","name":"review_note","arguments":{"text":"looks good"}}}`)
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on-file"
+		}
+		b.Run(name, func(b *testing.B) {
+			dir := b.TempDir()
+			writeConfigMapDir(b, dir, contextData(b, fixedRegistry()))
+			opts := Options{ContextDir: dir, Logger: quietLogger()}
+			if on {
+				f, err := os.Create(filepath.Join(b.TempDir(), "ledger.log"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer f.Close()
+				opts.Ledger = ledger.NewWriter(f)
+			}
+			s := New(opts)
+			if err := s.Reload(context.Background(), true); err != nil {
+				b.Fatal(err)
+			}
+			ts := httptest.NewServer(s.Handler())
+			defer ts.Close()
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+			measure(b, func() { postOK(b, client, ts.URL+"/v1/before", body) })
+		})
 	}
 }
