@@ -24,7 +24,7 @@ import (
 
 // testOptions are the flags of `loadout test`.
 type testOptions struct {
-	base, head   string
+	base, head   []string
 	output       string
 	failOnChange bool
 	preview      previewOptions
@@ -117,8 +117,8 @@ exits 0 when no verdict changes.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.base, "base", "", "manifests of the base (file or directory), e.g. the target branch's checkout")
-	f.StringVar(&o.head, "head", "", "manifests of the head (file or directory), e.g. the pull request's")
+	f.StringArrayVar(&o.base, "base", nil, "manifests of the base (file or directory, repeatable, as preview -f), e.g. the target branch's checkout")
+	f.StringArrayVar(&o.head, "head", nil, "manifests of the head (file or directory, repeatable, as preview -f), e.g. the pull request's")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
 	f.BoolVar(&o.failOnChange, "fail-on-change", false, "exit 1 on any changed verdict, not only on a weakened guard")
 	f.StringVarP(&o.preview.namespace, "namespace", "n", "default", "namespace of objects that have none")
@@ -142,11 +142,11 @@ func (o *testOptions) run(ctx context.Context, callsFile string, stdout, stderr 
 	}
 	base, err := o.hosts(ctx, o.base, stderr)
 	if err != nil {
-		return fmt.Errorf("--base %s: %w", o.base, err)
+		return fmt.Errorf("--base %s: %w", strings.Join(o.base, ","), err)
 	}
 	head, err := o.hosts(ctx, o.head, stderr)
 	if err != nil {
-		return fmt.Errorf("--head %s: %w", o.head, err)
+		return fmt.Errorf("--head %s: %w", strings.Join(o.head, ","), err)
 	}
 	var names []string
 	for ws := range base {
@@ -250,18 +250,18 @@ type replayHost struct {
 	schemas map[string]*exthost.InputSchema
 }
 
-// hosts previews the manifests in dir and loads each Workspace's context
+// hosts previews the manifests in dirs and loads each Workspace's context
 // into a host, as hostd does (loadSnapshot, buildTools).
-func (o *testOptions) hosts(ctx context.Context, dir string, stderr io.Writer) (map[string]*replayHost, error) {
+func (o *testOptions) hosts(ctx context.Context, dirs []string, stderr io.Writer) (map[string]*replayHost, error) {
 	p := o.preview
-	p.files = []string{dir}
+	p.files = dirs
 	// Only preview's warnings: its notes on what it read would bury the
 	// verdicts in a CI log.
 	var notes bytes.Buffer
 	cms, err := p.fromManifests(&notes)
 	for _, l := range strings.SplitAfter(notes.String(), "\n") {
 		if strings.HasPrefix(l, "warning: ") {
-			fmt.Fprint(stderr, dir+": "+l)
+			fmt.Fprint(stderr, strings.Join(dirs, ",")+": "+l)
 		}
 	}
 	if err != nil {
