@@ -58,7 +58,7 @@ type Record struct {
 	// (an event); observed (after hooks).
 	Verdict string `json:"verdict"`
 	// Reason classifies a verdict other than allowed: deniedTool, hook,
-	// hookFailure, invalidArguments, rewriteRefused, stalePolicy.
+	// hookFailure, invalidArguments, rewriteRefused, StalePolicy.
 	Reason string `json:"reason,omitempty"`
 	Hooks  []Hook `json:"hooks,omitempty"`
 	// Rewritten says hooks changed the arguments (or the prompt).
