@@ -126,3 +126,28 @@ func BenchmarkRoundTrip_BeforeLedger(b *testing.B) {
 		})
 	}
 }
+
+// Claude Code's http hook records its verdicts too, under its surface.
+func TestLedger_ClaudeCodeHookRecords(t *testing.T) {
+	dir := t.TempDir()
+	writeConfigMapDir(t, dir, contextData(t, fixedRegistry()))
+	var sink lockedBuffer
+	s := New(Options{ContextDir: dir, Logger: quietLogger(), Ledger: ledger.NewWriter(&sink)})
+	if err := s.Reload(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	var got map[string]any
+	post(t, ts.URL+ClaudeCodeHookPath, preToolUseInput("mcp__loadout__review_note", `{"text":"fine"}`), &got)
+	post(t, ts.URL+ClaudeCodeHookPath, preToolUseInput("mcp__loadout__review_note", `{"text":"a SECRET"}`), &got)
+	out := sink.String()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"surface":"claude-code"`) || !strings.Contains(lines[0], `"verdict":"allowed"`) ||
+		!strings.Contains(lines[1], `"verdict":"blocked"`) || !strings.Contains(lines[1], `"hook":"no-secrets","outcome":"denied"`) {
+		t.Fatalf("ledger:\n%s", out)
+	}
+	if _, b, err := ledger.Verify(strings.NewReader(out)); err != nil || b != nil {
+		t.Fatalf("verify: %v %v", b, err)
+	}
+}
