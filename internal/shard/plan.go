@@ -305,61 +305,138 @@ func EvenPlan(n int) *Plan {
 	return p
 }
 
-// WeightedPlan chooses n contiguous ranges so that each holds close to an
-// n-th of the total weight of the given namespaces (weight: their
-// Workspaces, at least 1). Boundaries fall between the hashes of real
-// names, so sequential names that cluster in the hash space still split
-// evenly. A namespace is never split: one heavier than an n-th of the total
-// makes its shard heavier.
+// WeightedPlan splits the hash space so that each of n shards holds close
+// to an n-th of the total weight of the given namespaces (weight: their
+// Workspaces, at least 1). Boundaries fall between the hashes of real names,
+// so sequential names that cluster in the hash space still split evenly. It
+// takes the better of one contiguous range a shard and 4n segments dealt to
+// the shards (several ranges a shard), so a whale namespace gets a shard of
+// its own. A namespace is never split: one heavier than an n-th of the
+// total makes its shard the heaviest.
 func WeightedPlan(weights map[string]int, n int) *Plan {
 	if n <= 1 || len(weights) < n {
 		return EvenPlan(max(n, 1))
 	}
-	type point struct {
-		h uint64
-		w int
-	}
-	pts := make([]point, 0, len(weights))
+	pts := make([]weightedPoint, 0, len(weights))
 	total := 0
 	for ns, w := range weights {
 		w = max(w, 1)
-		pts = append(pts, point{Hash(ns), w})
+		pts = append(pts, weightedPoint{Hash(ns), w})
 		total += w
 	}
 	sort.Slice(pts, func(i, j int) bool { return pts[i].h < pts[j].h })
-	// cuts[k] is the index of the first point of shard k+1: cut before a
-	// point when taking it would overshoot the next target by more than
-	// stopping short undershoots it, keeping at least one point per shard.
-	var cuts []int
-	acc := 0
-	for i, pt := range pts {
-		k := len(cuts) + 1
-		if k == n {
-			break
-		}
-		target := float64(total) * float64(k) / float64(n)
-		lastCut := 0
-		if len(cuts) > 0 {
-			lastCut = cuts[len(cuts)-1]
-		}
-		mustCut := len(pts)-i == n-k // as many points left as shards to fill
-		if i > lastCut && (mustCut || float64(acc+pt.w)-target > target-float64(acc)) {
-			cuts = append(cuts, i)
-		}
-		acc += pt.w
+	// Cut the points into m = 4n contiguous segments as even as contiguity
+	// allows (the smallest load L that m runs can keep under: binary search
+	// over L, greedy packing), then deal the segments to the shards heaviest
+	// first, each to the lightest shard. A whale namespace then gets a shard
+	// to itself, and the namespaces around it go to the others, which may
+	// hold more than one range.
+	best := dealt(pts, total, n, n) // contiguous: one range a shard
+	if alt := dealt(pts, total, n, min(len(pts), 4*n)); Imbalance(alt.Loads(weights)) < Imbalance(best.Loads(weights)) {
+		best = alt
 	}
-	p := &Plan{}
-	start := uint64(0)
-	for k := range n {
-		last := uint64(math.MaxUint64)
-		if k < n-1 {
-			// Midway between the last hash of this shard and the first of
+	return best
+}
+
+type weightedPoint struct {
+	h uint64
+	w int
+}
+
+// dealt cuts pts (sorted by hash) into m contiguous segments as even as
+// contiguity allows and deals them to n shards, heaviest first, each to the
+// lightest shard.
+func dealt(pts []weightedPoint, total, n, m int) *Plan {
+	cutsFor := func(limit int) []int {
+		var cuts []int
+		acc := 0
+		for i, pt := range pts {
+			k := len(cuts) + 1                    // segments started so far
+			mustCut := k < m && len(pts)-i == m-k // as many points left as segments to fill
+			if i > 0 && k < m && (acc+pt.w > limit || mustCut) {
+				cuts = append(cuts, i)
+				acc = 0
+			}
+			acc += pt.w
+		}
+		return cuts
+	}
+	fits := func(limit int) bool {
+		parts, acc := 1, 0
+		for _, pt := range pts {
+			if acc+pt.w > limit {
+				parts, acc = parts+1, 0
+			}
+			acc += pt.w
+		}
+		return parts <= m
+	}
+	lo, hi := 0, total
+	for _, pt := range pts {
+		lo = max(lo, pt.w)
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if fits(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	cuts := cutsFor(lo)
+	type segment struct {
+		r Range
+		w int
+	}
+	var segs []segment
+	first, start := 0, uint64(0)
+	for k := range len(cuts) + 1 {
+		end, last := len(pts), uint64(math.MaxUint64)
+		if k < len(cuts) {
+			end = cuts[k]
+			// Midway between the last hash of this segment and the first of
 			// the next, so a new namespace near the boundary lands evenly.
-			a, b := pts[cuts[k]-1].h, pts[cuts[k]].h
+			a, b := pts[end-1].h, pts[end].h
 			last = a + (b-a)/2
 		}
-		p.Shards = append(p.Shards, Shard{Name: strconv.Itoa(k), Ranges: []Range{{Start: start, Last: last}}})
-		start = last + 1
+		w := 0
+		for _, pt := range pts[first:end] {
+			w += pt.w
+		}
+		segs = append(segs, segment{Range{Start: start, Last: last}, w})
+		first, start = end, last+1
+	}
+	order := make([]int, len(segs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return segs[order[a]].w > segs[order[b]].w })
+	loads := make([]int, n)
+	owner := make([]int, len(segs))
+	for _, i := range order {
+		lightest := 0
+		for k := range loads {
+			if loads[k] < loads[lightest] {
+				lightest = k
+			}
+		}
+		owner[i] = lightest
+		loads[lightest] += segs[i].w
+	}
+	p := &Plan{}
+	for k := range n {
+		sh := Shard{Name: strconv.Itoa(k)}
+		for i, seg := range segs { // in hash order: adjacent segments merge
+			if owner[i] != k {
+				continue
+			}
+			if l := len(sh.Ranges); l > 0 && sh.Ranges[l-1].Last+1 == seg.r.Start {
+				sh.Ranges[l-1].Last = seg.r.Last
+				continue
+			}
+			sh.Ranges = append(sh.Ranges, seg.r)
+		}
+		p.Shards = append(p.Shards, sh)
 	}
 	return p
 }

@@ -113,6 +113,9 @@ func TestWeightedPlan_BalancesSequentialNamesBetterThanAnEvenSplit(t *testing.T)
 	whale["whale"] = 4000
 	loads := WeightedPlan(whale, 3).Loads(whale)
 	t.Logf("with a 4000-Workspace namespace: %+v", loads)
+	if Imbalance(loads) > 1.05 {
+		t.Errorf("a whale of a third of the weight: heaviest/mean %.3f, want its own shard", Imbalance(loads))
+	}
 }
 
 func TestCover_GapsAndOverlapsFromLiveLeases(t *testing.T) {
