@@ -54,7 +54,7 @@ func hostileRegistry(t *testing.T, size int64, announce bool) *httptest.Server {
 // 4 MiB); the fetch allocates a few MiB at most, never the manifest.
 func TestFetch_HugeManifestIsRefusedBeforeItIsRead(t *testing.T) {
 	const size = 99 << 20
-	const bound = 16 << 20 // the 4 MiB cap read into a growing buffer, and the client's own
+	const bound = 32 << 20 // the 4 MiB cap read into a growing buffer, and the client's own
 	for _, announce := range []bool{true, false} {
 		srv := hostileRegistry(t, size, announce)
 		ref := strings.TrimPrefix(srv.URL, "http://") + "/skills/huge@sha256:" + strings.Repeat("ab", 32)
