@@ -29,7 +29,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// Nothing silent (issue 31): a hook that fails on every call is logged once
+// Nothing silent (docs/agents.md): a hook that fails on every call is logged once
 // per hook and context, and every failure is counted in
 // loadout_hostd_hook_failures_total; a new context logs it again.
 func TestHookFailures_LoggedOncePerHookAndContextAndCounted(t *testing.T) {

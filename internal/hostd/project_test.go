@@ -18,7 +18,7 @@ import (
 
 // Claude Code and Codex get the tenants' text as SessionStart context,
 // labelled with its namespace, since their managed memory holds only the
-// platform's (issue 31): hostd adds it for the command hooks, which ask
+// platform's (docs/agents.md): hostd adds it for the command hooks, which ask
 // (projectContext), and for Claude Code's http hook; Pi, which reads it
 // from the tree, does not get it twice.
 func TestSessionStart_ProjectContextIsTheTenantsLabelledText(t *testing.T) {

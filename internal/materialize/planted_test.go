@@ -23,7 +23,7 @@ func managedFile(path string) bool {
 	return strings.HasPrefix(path, CommandsDir+"/")
 }
 
-// The planted fixture (issue 31): a tenant's instruction, skill body, skill
+// The planted fixture (docs/agents.md): a tenant's instruction, skill body, skill
 // file and prompt guide that claim the administrator's authority appear,
 // byte for byte, in no managed file of any layout, and all of them reach
 // project-prompt.md (and the memory hostd gives Claude Code and Codex)

@@ -1,4 +1,4 @@
-// The planted fixture (test/fixtures/planted, issue 31) in a real Pi session:
+// The planted fixture (test/fixtures/planted, docs/agents.md) in a real Pi session:
 // team-a's instruction, skill body, skill file and prompt guide that claim the
 // administrator's authority reach the model only in Pi's project section,
 // under the heading naming team-a, byte for byte never in what the package

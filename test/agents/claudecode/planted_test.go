@@ -12,7 +12,7 @@ import (
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
 )
 
-// The planted fixture (integrations/pi/test/fixtures/planted, issue 31):
+// The planted fixture (integrations/pi/test/fixtures/planted, docs/agents.md):
 // team-a's Workspace carries an instruction, a skill body and file and a
 // prompt guide that claim the administrator's authority.
 var planted = []string{
