@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// The injected sidecar is the platform's, whole (issue 30, "Reshape the
+// The injected sidecar is the platform's, whole (docs/security.md, "Agent pods bound at admission": reshaping the
 // sidecar"): a tenant with every right in its namespace cannot create a
 // labelled pod whose loadout-hostd differs from the injected one in any
 // field (a tenant sidecar before it, its resources, an exec probe or a
