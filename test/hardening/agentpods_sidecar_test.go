@@ -19,7 +19,7 @@ import (
 )
 
 // The injected sidecar is the platform's, whole (docs/security.md, "Agent pods bound at admission": reshaping the
-// sidecar"): a tenant with every right in its namespace cannot create a
+// sidecar): a tenant with every right in its namespace cannot create a
 // labelled pod whose loadout-hostd differs from the injected one in any
 // field (a tenant sidecar before it, its resources, an exec probe or a
 // lifecycle hook running a command in hostd's container, a tcp startup
