@@ -187,35 +187,17 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 	skills := slices.Clone(in.Skills)
 	slices.SortFunc(skills, func(a, b contract.SkillDoc) int { return strings.Compare(a.Name, b.Name) })
 	for i, s := range skills {
-		if err := checkName("skill", s.Name); err != nil {
-			return nil, b.errorf("%w", err)
-		}
 		if i > 0 && skills[i-1].Name == s.Name {
 			return nil, b.errorf("skill %q: listed twice", s.Name)
 		}
-		content, err := opts.Source.SkillContent(ctx, s)
+		sd, err := ReadSkillDir(ctx, opts.Source, s)
 		if err != nil {
-			return nil, b.errorf("skill %q: %w", s.Name, err)
+			return nil, b.errorf("%w", err)
 		}
-		md := content.SkillMD
-		if md == nil {
-			if md, err = skillMarkdown(s, content.Body); err != nil {
-				return nil, b.errorf("skill %q: %w", s.Name, err)
-			}
-		}
-		bodies[s.Name] = content
+		bodies[s.Name] = sd.Content
 		dir := path.Join(SkillsDir, s.Name)
-		b.add(path.Join(dir, SkillFile), md, 0o644)
-		files := slices.Clone(content.Files)
-		slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-		for _, f := range files {
-			if err := checkFilePath(f.Path); err != nil {
-				return nil, b.errorf("skill %q: file %q: %w", s.Name, f.Path, err)
-			}
-			if f.Path == SkillFile {
-				return nil, b.errorf("skill %q: file %q: collides with the SKILL.md written from the skill's body", s.Name, f.Path)
-			}
-			f.Path, f.Mode = path.Join(dir, f.Path), skillfile.ModeOf(uint32(f.Mode))
+		for _, f := range sd.Files {
+			f.Path = path.Join(dir, f.Path)
 			b.addFile(f)
 		}
 		if b.err != nil {
