@@ -12,6 +12,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.tools) || self.tools.all(t, self.tools.exists_one(u, u.name == t.name))",message="tool names must be unique within an extension"
 // +kubebuilder:validation:XValidation:rule="!has(self.hooks) || self.hooks.all(h, self.hooks.exists_one(i, i.name == h.name))",message="hook names must be unique within an extension"
 // +kubebuilder:validation:XValidation:rule="!has(self.messageTypes) || self.messageTypes.all(m, self.messageTypes.exists_one(n, n.type == m.type))",message="message types must be unique within an extension"
+// +kubebuilder:validation:XValidation:rule="!has(self.mcpServer) || !has(self.source)",message="mcpServer and source are exclusive: a manifest cannot name an MCP server"
 // +kubebuilder:validation:XValidation:rule="!has(self.optional) || !self.optional || ((!has(self.hooks) || size(self.hooks) == 0) && (!has(self.deniedTools) || size(self.deniedTools) == 0) && !has(self.source))",message="an optional extension may carry tools but no hooks, no deniedTools and no source: policy is never optional"
 type ExtensionSpec struct {
 	// name is the extension id. Defaults to metadata.name, which must then follow
@@ -53,6 +54,14 @@ type ExtensionSpec struct {
 	// manifest. It is contacted only if the extension is trusted.
 	// +optional
 	Source *ExtensionSource `json:"source,omitempty"`
+
+	// mcpServer, when set, is an MCP server (streamable HTTP) whose allowed
+	// tools the extension registers: the manager lists them into
+	// status.mcpServer, and hostd runs each call through the Workspace's
+	// hooks to the server (docs/agents.md). Contacted only if the extension
+	// is trusted.
+	// +optional
+	MCPServer *MCPServer `json:"mcpServer,omitempty"`
 
 	// deniedTools are tools no agent of a Workspace this extension applies to
 	// may call, built-in or from any extension: names or tool classes, compared
@@ -226,12 +235,17 @@ type ExtensionStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: Valid.
+	// conditions: Valid, and ToolsDiscovered for an Extension with
+	// spec.mcpServer.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// mcpServer is what the manager last discovered on spec.mcpServer.
+	// +optional
+	MCPServer *MCPServerStatus `json:"mcpServer,omitempty"`
 }
 
 // Extension registers tools and policy hooks at the events of a session.
@@ -241,6 +255,7 @@ type ExtensionStatus struct {
 // +kubebuilder:resource:shortName=ext,categories=loadout
 // +kubebuilder:printcolumn:name="Extension",type=string,JSONPath=`.spec.name`
 // +kubebuilder:printcolumn:name="Valid",type=string,JSONPath=`.status.conditions[?(@.type=="Valid")].status`
+// +kubebuilder:printcolumn:name="Tools Discovered",type=string,JSONPath=`.status.conditions[?(@.type=="ToolsDiscovered")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Valid")].message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="has(self.spec.name) || (self.metadata.name.size() <= 64 && self.metadata.name.matches('^[a-z0-9]([a-z0-9-]*[a-z0-9])?$') && !self.metadata.name.contains('--'))",message="spec.name is unset, so metadata.name must be a valid extension name (1-64 of [a-z0-9-], no leading, trailing or double hyphen)"
