@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,18 +58,35 @@ type mcpTools struct {
 	// prompts maps each prompt on the MCP server to the JSON of its
 	// template (mcp_prompts.go). Guarded by Server.mu.
 	prompts map[string]string
+	// skills is the served context's skill catalog (mcp_skills.go);
+	// skillResources maps each listed SKILL.md resource to the JSON of its
+	// definition, and skipped the skills left out, with why. The last two
+	// are guarded by Server.mu.
+	skills         atomic.Pointer[skillCatalog]
+	skillResources map[string]string
+	skipped        map[string]error
 }
 
-func newMCPServer(version string) *mcpTools {
+// mcpInstructions is what an MCP client is told at initialization: how to
+// use each thing the server offers.
+const mcpInstructions = "Tools, prompts and skills of this Loadout Workspace. Every tool call is checked against its input schema and the Workspace's policy hooks before it runs. " +
+	"Skills hold instructions for specific tasks: skills/list (or resources/list) names them, and resources/read of skill://NAME/SKILL.md reads one before its task; its other files are skill://NAME/PATH."
+
+func (s *Server) newMCPServer(version string) *mcpTools {
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true},
+		Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+		Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}}
+	caps.AddExtension(SkillsExtension, map[string]any{"directoryRead": true})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "loadout", Title: "Loadout Workspace tools", Version: version},
 		&mcp.ServerOptions{
-			Instructions: "Tools of this Loadout Workspace. Every call is checked against its input schema and the Workspace's policy hooks before it runs.",
-			// Clients learn that hostd has tools even before a context loads,
-			// and get tools/list_changed when a reload changes them.
-			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true},
-				Prompts: &mcp.PromptCapabilities{ListChanged: true}},
+			Instructions: mcpInstructions,
+			// Clients learn what hostd offers even before a context loads,
+			// and get list_changed notifications when a reload changes it.
+			Capabilities:       caps,
+			SubscribeHandler:   s.subscribeSkill,
+			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		})
-	return &mcpTools{server: srv, listed: map[string]string{}, prompts: map[string]string{}}
+	return &mcpTools{server: srv, listed: map[string]string{}, prompts: map[string]string{}, skillResources: map[string]string{}}
 }
 
 // mcpHandler serves MCP's streamable HTTP transport, one request per POST
@@ -156,7 +174,7 @@ func writeJSONRPCError(w http.ResponseWriter, status int, err error) {
 // syncMCP updates the MCP server's tools to snap's runnable tools, and its
 // prompts to snap's templates. The caller holds s.mu, so reloads apply in
 // order.
-func (s *Server) syncMCP(snap *snapshot) {
+func (s *Server) syncMCP(ctx context.Context, snap *snapshot) {
 	defs := make([]string, len(snap.runnable))
 	for i, t := range snap.runnable {
 		def, _ := json.Marshal(mcpTool(t))
@@ -166,6 +184,7 @@ func (s *Server) syncMCP(snap *snapshot) {
 		s.mcp.server.RemoveTools,
 		func(i int) { s.mcp.server.AddTool(mcpTool(snap.runnable[i]), s.mcpCall(snap.runnable[i].Name)) })
 	s.syncMCPPrompts(snap)
+	s.syncMCPSkills(ctx, snap)
 }
 
 // syncListed brings a set of entries on the MCP server (listed: name to the

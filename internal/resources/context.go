@@ -98,7 +98,7 @@ func skillsSection(catalog []contract.CatalogEntry) string {
 			continue
 		}
 		if b.Len() == 0 {
-			b.WriteString(headingSkills + "\n\nSkills hold instructions for specific tasks. Activate a skill by name to read its body.\n")
+			b.WriteString(headingSkills + "\n\nSkills hold instructions for specific tasks. Before a task a skill describes, read its SKILL.md: among your agent's skills, or over MCP as the resource skill://NAME/SKILL.md of the loadout server (its other files are skill://NAME/PATH).\n")
 		}
 		fmt.Fprintf(&b, "\n- %s: %s", e.Name, oneLine(e.Description))
 	}

@@ -1,0 +1,467 @@
+package hostd
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/materialize"
+	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/skillmd"
+	"github.com/loadout-dev/loadout/internal/skillpack"
+	"github.com/loadout-dev/loadout/internal/sources"
+)
+
+// mcpSkillsClient is an MCP client of the official Go SDK that speaks the
+// skills extension: its version has no skills helpers, so the extension's
+// methods are sent as custom methods through the SDK's session.
+type mcpSkillsClient struct {
+	session *mcp.ClientSession
+	updated chan string
+	listed  chan struct{}
+}
+
+func connectMCPSkills(t *testing.T, base string) *mcpSkillsClient {
+	t.Helper()
+	c := &mcpSkillsClient{updated: make(chan string, 16), listed: make(chan struct{}, 16)}
+	client := mcp.NewClient(&mcp.Implementation{Name: "skills-test", Version: "v0"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			c.updated <- req.Params.URI
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			select {
+			case c.listed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	for _, err := range []error{
+		mcp.AddSendingCustomMethod[*skillsListParams, *skillsListResult](client, methodSkillsList),
+		mcp.AddSendingCustomMethod[*skillsGetParams, *skillsGetResult](client, methodSkillsGet),
+		mcp.AddSendingCustomMethod[*directoryReadParams, *directoryReadResult](client, methodDirectoryRead),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	session, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: base + MCPPath}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = session.Close() })
+	c.session = session
+	return c
+}
+
+func (c *mcpSkillsClient) list(t *testing.T) []skillEntry {
+	t.Helper()
+	var all []skillEntry
+	cursor := ""
+	for range 50 {
+		res, err := mcp.CallCustomMethod[*skillsListParams, *skillsListResult](t.Context(), c.session, methodSkillsList, &skillsListParams{Cursor: cursor})
+		if err != nil {
+			t.Fatalf("skills/list: %v", err)
+		}
+		if res.ResultType != "complete" || res.CacheScope != skillsCacheScope {
+			t.Fatalf("skills/list: resultType %q, cacheScope %q", res.ResultType, res.CacheScope)
+		}
+		all = append(all, res.Skills...)
+		if cursor = res.NextCursor; cursor == "" {
+			return all
+		}
+	}
+	t.Fatal("skills/list: the cursor never ends")
+	return nil
+}
+
+func (c *mcpSkillsClient) read(t *testing.T, uri string) (text string, blob []byte) {
+	t.Helper()
+	res, err := c.session.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		t.Fatalf("resources/read %s: %v", uri, err)
+	}
+	if len(res.Contents) != 1 || res.Contents[0].URI != uri {
+		t.Fatalf("resources/read %s: contents %+v", uri, res.Contents)
+	}
+	return res.Contents[0].Text, res.Contents[0].Blob
+}
+
+func isInvalidParams(err error) bool {
+	var rpc *jsonrpc.Error
+	return errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInvalidParams
+}
+
+var binaryLogo = []byte{0x89, 'P', 'N', 'G', 0xff, 0x00, 0xfe}
+
+func pdfSkill(body string) contract.SkillDoc {
+	return contract.SkillDoc{Name: "pdf-processing", Description: "Extract, fill, and assemble PDF documents", Origin: "project",
+		License: "Apache-2.0", Metadata: map[string]string{"team": "docs"}, Body: body,
+		Files: []contract.FileDoc{
+			{Path: "templates/invoice.md", Content: "# Invoice\n"},
+			{Path: "templates/regional/eu.md", Content: "# EU\n"},
+			{Path: "assets/logo.png", Content: base64.StdEncoding.EncodeToString(binaryLogo), Encoding: contract.EncodingBase64},
+			{Path: "scripts/extract.sh", Content: "#!/bin/sh\necho hi\n", Executable: true},
+		}}
+}
+
+func digestOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// An MCP client of the official SDK lists a skill with skills/list, gets
+// it with skills/get and reads every file with resources/read: the body of
+// SKILL.md and every text file are the bytes /v1/activate gives, binary
+// files come as blobs, and every digest and size is that of the bytes read.
+// The files are the ones the materialized tree holds.
+func TestMCPSkills_ListGetAndReadGiveTheBytesOfActivate(t *testing.T) {
+	s, ts, dir := newTestServer(t, fixedRegistry())
+	writeConfigMapDir(t, dir, withSkills(t, contextData(t, fixedRegistry()), pdfSkill("Choose the matching template from `templates/`.\n")))
+	if err := s.Reload(t.Context(), false); err != nil {
+		t.Fatal(err)
+	}
+	c := connectMCPSkills(t, ts.URL)
+
+	ext := c.session.InitializeResult().Capabilities.Extensions[SkillsExtension]
+	if settings, ok := ext.(map[string]any); !ok || settings["directoryRead"] != true {
+		t.Fatalf("initialize declares %s as %#v, want {directoryRead: true}", SkillsExtension, ext)
+	}
+
+	listed := c.list(t)
+	if len(listed) != 1 || listed[0].URI != "skill://pdf-processing/SKILL.md" {
+		t.Fatalf("skills/list: %+v", listed)
+	}
+	entry := listed[0]
+	var fm map[string]any
+	if err := json.Unmarshal(entry.Frontmatter, &fm); err != nil {
+		t.Fatal(err)
+	}
+	if fm["name"] != "pdf-processing" || fm["description"] != "Extract, fill, and assemble PDF documents" || fm["license"] != "Apache-2.0" {
+		t.Fatalf("frontmatter %s", entry.Frontmatter)
+	}
+
+	got, err := mcp.CallCustomMethod[*skillsGetParams, *skillsGetResult](t.Context(), c.session, methodSkillsGet, &skillsGetParams{URI: entry.URI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(got.Skill)
+	b, _ := json.Marshal(entry)
+	if string(a) != string(b) {
+		t.Fatalf("skills/get differs from skills/list:\n%s\n%s", a, b)
+	}
+
+	var activated resources.ActivatedSkill
+	if code := post(t, ts.URL+"/v1/activate", ActivateRequest{Skill: "pdf-processing",
+		Files: []string{"templates/invoice.md", "templates/regional/eu.md", "scripts/extract.sh"}}, &activated); code != 200 {
+		t.Fatalf("/v1/activate: %d", code)
+	}
+	activatedFiles := map[string]string{}
+	for _, f := range activated.Files {
+		activatedFiles[f.Request] = f.Content
+	}
+
+	wantURIs := []string{"skill://pdf-processing/SKILL.md", "skill://pdf-processing/assets/logo.png",
+		"skill://pdf-processing/scripts/extract.sh", "skill://pdf-processing/templates/invoice.md",
+		"skill://pdf-processing/templates/regional/eu.md"}
+	if len(entry.Resources) != len(wantURIs) {
+		t.Fatalf("resources %+v, want %v", entry.Resources, wantURIs)
+	}
+	tree := materializedSkill(t, s, "pdf-processing")
+	for i, r := range entry.Resources {
+		if r.URI != wantURIs[i] {
+			t.Fatalf("resources[%d] = %s, want %s", i, r.URI, wantURIs[i])
+		}
+		text, blob := c.read(t, r.URI)
+		raw := []byte(text)
+		if blob != nil {
+			raw = blob
+		}
+		if digestOf(raw) != r.Digest || int64(len(raw)) != r.Size {
+			t.Errorf("%s: read %d bytes digest %s; listed %d bytes %s", r.URI, len(raw), digestOf(raw), r.Size, r.Digest)
+		}
+		rel := strings.TrimPrefix(r.URI, "skill://pdf-processing/")
+		if string(tree[rel]) != string(raw) {
+			t.Errorf("%s: MCP serves %q, the materialized tree holds %q", r.URI, raw, tree[rel])
+		}
+		switch rel {
+		case "SKILL.md":
+			// The frontmatter, a blank line, then the body byte for byte.
+			if _, _, err := skillmd.Split(text); err != nil || !strings.HasSuffix(text, "---\n\n"+activated.Body) {
+				t.Errorf("SKILL.md %q (%v) does not end with the /v1/activate body %q", text, err, activated.Body)
+			}
+		case "assets/logo.png":
+			if string(blob) != string(binaryLogo) || text != "" {
+				t.Errorf("binary file: text %q blob %x", text, blob)
+			}
+		default:
+			if text != activatedFiles[rel] {
+				t.Errorf("%s: MCP %q, /v1/activate %q", rel, text, activatedFiles[rel])
+			}
+		}
+	}
+
+	// resources/list names each SKILL.md by its frontmatter.
+	all, err := c.session.ListResources(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Resources) != 1 || all.Resources[0].URI != entry.URI || all.Resources[0].Name != "pdf-processing" ||
+		all.Resources[0].MIMEType != "text/markdown" || all.Resources[0].Description == "" {
+		t.Fatalf("resources/list: %+v", all.Resources)
+	}
+}
+
+// materializedSkill is a skill's directory as materialize.Build lays it out
+// from the served context: what Pi, Claude Code and Codex read.
+func materializedSkill(t *testing.T, s *Server, name string) map[string][]byte {
+	t.Helper()
+	in, err := materialize.InputFrom(s.current.Load().context)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := materialize.Build(t.Context(), in, materialize.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, f := range tree.Files() {
+		if rel, ok := strings.CutPrefix(f.Path, materialize.SkillsDir+"/"+name+"/"); ok {
+			out[rel] = f.Content
+		}
+	}
+	return out
+}
+
+// resources/directory/read lists a directory's direct children, files with
+// their metadata and subdirectories as inode/directory, and refuses what is
+// not a directory with -32602.
+func TestMCPSkills_DirectoryRead(t *testing.T) {
+	s, ts, dir := newTestServer(t, fixedRegistry())
+	writeConfigMapDir(t, dir, withSkills(t, contextData(t, fixedRegistry()), pdfSkill("Body\n")))
+	if err := s.Reload(t.Context(), false); err != nil {
+		t.Fatal(err)
+	}
+	c := connectMCPSkills(t, ts.URL)
+	read := func(uri string) ([]string, error) {
+		res, err := mcp.CallCustomMethod[*directoryReadParams, *directoryReadResult](t.Context(), c.session, methodDirectoryRead, &directoryReadParams{URI: uri})
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, r := range res.Resources {
+			out = append(out, r.URI+" "+r.MIMEType)
+		}
+		return out, nil
+	}
+	for uri, want := range map[string]string{
+		"skill://pdf-processing": "skill://pdf-processing/SKILL.md text/markdown,skill://pdf-processing/assets inode/directory," +
+			"skill://pdf-processing/scripts inode/directory,skill://pdf-processing/templates inode/directory",
+		"skill://pdf-processing/templates": "skill://pdf-processing/templates/invoice.md text/markdown,skill://pdf-processing/templates/regional inode/directory",
+		"skill://pdf-processing/templates/regional": "skill://pdf-processing/templates/regional/eu.md text/markdown",
+	} {
+		got, err := read(uri)
+		if err != nil {
+			t.Fatalf("%s: %v", uri, err)
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("%s:\n got %s\nwant %s", uri, strings.Join(got, ","), want)
+		}
+	}
+	for _, uri := range []string{"skill://pdf-processing/SKILL.md", "skill://pdf-processing/", "skill://pdf-processing/templates/",
+		"skill://nope", "skill://pdf-processing/missing", "file:///etc", "skill://pdf-processing/templates/../assets"} {
+		if _, err := read(uri); !isInvalidParams(err) {
+			t.Errorf("%s: %v, want -32602", uri, err)
+		}
+	}
+}
+
+// A URI is looked up, never resolved as a path: traversal, encodings and
+// other skills' names reach nothing, and skills/get answers -32602 for
+// anything but a served skill's SKILL.md.
+func TestMCPSkills_ContainmentAndUnknownSkills(t *testing.T) {
+	s, ts, dir := newTestServer(t, fixedRegistry())
+	writeConfigMapDir(t, dir, withSkills(t, contextData(t, fixedRegistry()), pdfSkill("Body\n")))
+	if err := s.Reload(t.Context(), false); err != nil {
+		t.Fatal(err)
+	}
+	c := connectMCPSkills(t, ts.URL)
+	for _, uri := range []string{
+		"skill://pdf-processing/../pdf-processing/SKILL.md", "skill://pdf-processing/templates/../SKILL.md",
+		"skill://pdf-processing/%2e%2e/SKILL.md", "skill://pdf-processing//SKILL.md", "skill://pdf-processing/./SKILL.md",
+		"skill://pdf-processing/templates%2Finvoice.md", "skill://PDF-processing/SKILL.md", "skill://pdf-processing/SKILL.md/",
+		"skill://pdf-processing", "skill://other/SKILL.md", "skill:///etc/passwd",
+	} {
+		if _, err := c.session.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri}); !isInvalidParams(err) {
+			t.Errorf("resources/read %s: %v, want -32602", uri, err)
+		}
+	}
+	for _, uri := range []string{"skill://mcp-conformance-nonexistent-skill-9f3a2b/SKILL.md", "skill://pdf-processing",
+		"skill://pdf-processing/templates/invoice.md", ""} {
+		if _, err := mcp.CallCustomMethod[*skillsGetParams, *skillsGetResult](t.Context(), c.session, methodSkillsGet, &skillsGetParams{URI: uri}); !isInvalidParams(err) {
+			t.Errorf("skills/get %q: %v, want -32602", uri, err)
+		}
+	}
+	if _, err := mcp.CallCustomMethod[*skillsListParams, *skillsListResult](t.Context(), c.session, methodSkillsList, &skillsListParams{Cursor: "forged"}); !isInvalidParams(err) {
+		t.Errorf("skills/list with a forged cursor: %v, want -32602", err)
+	}
+}
+
+// A reload that changes a skill's bytes tells a subscribed client
+// (resources/updated), one that adds a skill changes the resource list
+// (resources/list_changed), and the next reads serve the new bytes with
+// their new digest.
+func TestMCPSkills_ReloadNotifiesAndServesTheNewBytes(t *testing.T) {
+	s, ts, dir := newTestServer(t, fixedRegistry())
+	base := contextData(t, fixedRegistry())
+	writeConfigMapDir(t, dir, withSkills(t, base, pdfSkill("First body\n")))
+	if err := s.Reload(t.Context(), false); err != nil {
+		t.Fatal(err)
+	}
+	c := connectMCPSkills(t, ts.URL)
+	const uri = "skill://pdf-processing/SKILL.md"
+	if err := c.session.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	before := c.list(t)[0].Resources[0].Digest
+
+	second := contract.SkillDoc{Name: "git-workflow", Description: "Follow the team's Git conventions", Origin: "project", Body: "Branch per change.\n"}
+	writeConfigMapDir(t, dir, withSkills(t, base, pdfSkill("Second body\n"), second))
+	if err := s.Reload(t.Context(), false); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-c.updated:
+		if got != uri {
+			t.Fatalf("resources/updated for %s, want %s", got, uri)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no resources/updated after the skill's bytes changed")
+	}
+	select {
+	case <-c.listed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no resources/list_changed after a skill was added")
+	}
+	listed := c.list(t)
+	if len(listed) != 2 || listed[0].URI != "skill://git-workflow/SKILL.md" {
+		t.Fatalf("skills/list after reload: %+v", listed)
+	}
+	after := listed[1].Resources[0].Digest
+	text, _ := c.read(t, uri)
+	if after == before || digestOf([]byte(text)) != after || !strings.Contains(text, "Second body") {
+		t.Fatalf("after the reload: digest %s (was %s), read %q", after, before, text)
+	}
+}
+
+// skills/list pages never split a skill, and every skill is listed once.
+func TestMCPSkills_ListPages(t *testing.T) {
+	s, ts, dir := newTestServer(t, fixedRegistry())
+	var many []contract.SkillDoc
+	for i := range skillsListPageSize*2 + 5 {
+		many = append(many, contract.SkillDoc{Name: "skill-" + strings.Repeat("a", 1+i/26) + string(rune('a'+i%26)),
+			Description: "A skill", Origin: "project", Body: "Body\n"})
+	}
+	writeConfigMapDir(t, dir, withSkills(t, contextData(t, fixedRegistry()), many...))
+	if err := s.Reload(t.Context(), false); err != nil {
+		t.Fatal(err)
+	}
+	listed := connectMCPSkills(t, ts.URL).list(t)
+	seen := map[string]bool{}
+	for _, e := range listed {
+		if seen[e.URI] {
+			t.Fatalf("%s listed twice", e.URI)
+		}
+		seen[e.URI] = true
+	}
+	if len(seen) != len(many) {
+		t.Fatalf("listed %d skills over the pages, want %d", len(seen), len(many))
+	}
+}
+
+// An external skill is served over MCP once its pinned artifact has arrived
+// and verified: SKILL.md is the artifact's own, byte for byte, and a file
+// kept in the verified cache on disk is listed with the digest it was
+// verified against and read with the same bytes.
+func TestMCPSkills_ExternalSkillServedOnceItsSourceArrives(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	skillMD := []byte("---\nname: pdf\ndescription: Reads PDFs.\nx-owner: docs-team\n---\nEXTERNAL-BODY\n")
+	art, err := skillpack.Pack(skillpack.Tree{
+		{Path: "SKILL.md", Mode: skillpack.ModeFile, Content: skillMD},
+		{Path: "bin/tool", Mode: skillpack.ModeExecutable, Content: binaryLogo},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := skillpack.Push(t.Context(), art, strings.TrimPrefix(srv.URL, "http://")+"/skills/pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxDir := t.TempDir()
+	writeExternalContext(t, ctxDir, ref.String())
+	s := New(Options{ContextDir: ctxDir, Sources: sources.New(sources.Options{CacheDir: t.TempDir()}), Logger: quietLogger()})
+	t.Cleanup(s.wait)
+	if err := s.Reload(t.Context(), true); err != nil {
+		t.Fatal(err)
+	}
+	s.wait()
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	c := connectMCPSkills(t, ts.URL)
+	var listed []skillEntry
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if listed = c.list(t); len(listed) == 1 {
+			break
+		}
+	}
+	if len(listed) != 1 || listed[0].URI != "skill://pdf/SKILL.md" || !strings.Contains(string(listed[0].Frontmatter), `"x-owner":"docs-team"`) {
+		t.Fatalf("skills/list: %+v", listed)
+	}
+	for _, r := range listed[0].Resources {
+		text, blob := c.read(t, r.URI)
+		raw := []byte(text)
+		if blob != nil {
+			raw = blob
+		}
+		if digestOf(raw) != r.Digest || int64(len(raw)) != r.Size {
+			t.Errorf("%s: read digest %s size %d, listed %s %d", r.URI, digestOf(raw), len(raw), r.Digest, r.Size)
+		}
+		if r.URI == "skill://pdf/SKILL.md" && text != string(skillMD) {
+			t.Errorf("SKILL.md %q, the artifact's %q", text, skillMD)
+		}
+	}
+}
+
+// A skill over the extension's limits (512 files, 16 MiB) is not served,
+// with a reason, rather than served to hosts that may refuse it.
+func TestMCPSkills_SkillOverTheExtensionsLimitsIsNotServed(t *testing.T) {
+	files := []materialize.File{{Path: materialize.SkillFile, Content: []byte("---\nname: big\ndescription: Big.\n---\n")}}
+	for i := range maxMCPSkillFiles {
+		files = append(files, materialize.File{Path: "f" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + "/" + string(rune('a'+i/26)), Content: []byte("x")})
+	}
+	if _, err := newMCPSkill("big", materialize.SkillDir{Files: files}); err == nil || !strings.Contains(err.Error(), "513 files") {
+		t.Fatalf("513 files: %v", err)
+	}
+	huge := []materialize.File{files[0], {Path: "blob.bin", Content: make([]byte, maxMCPSkillBytes)}}
+	if _, err := newMCPSkill("big", materialize.SkillDir{Files: huge}); err == nil || !strings.Contains(err.Error(), "bytes") {
+		t.Fatalf("over 16 MiB: %v", err)
+	}
+	if _, err := newMCPSkill("big", materialize.SkillDir{Files: files[:1]}); err != nil {
+		t.Fatal(err)
+	}
+}
