@@ -35,19 +35,19 @@ import (
 
 // Names of the MCP skills extension.
 const (
-	SkillsExtension        = "io.modelcontextprotocol/skills"
-	skillScheme            = "skill://"
-	methodSkillsList       = "skills/list"
-	methodSkillsGet        = "skills/get"
-	methodDirectoryRead    = "resources/directory/read"
-	mimeDirectory          = "inode/directory"
-	mimeMarkdown           = "text/markdown"
-	skillsListPageSize     = 100
-	directoryReadPageSize  = 200
-	skillsCacheScope       = "private" // a Workspace's skills are not another's
-	skillsTTLMillis        = 0         // a reload may change them at any time
-	maxMCPSkillFiles       = 512       // the extension's per-skill limits: a
-	maxMCPSkillBytes int64 = 16 << 20  // skill over them is not served
+	SkillsExtension             = "io.modelcontextprotocol/skills"
+	skillScheme                 = "skill://"
+	methodSkillsList            = "skills/list"
+	methodSkillsGet             = "skills/get"
+	methodDirectoryRead         = "resources/directory/read"
+	mimeDirectory               = "inode/directory"
+	mimeMarkdown                = "text/markdown"
+	skillsListPageSize          = 100
+	directoryReadPageSize       = 200
+	skillsCacheScope            = "private" // a Workspace's skills are not another's
+	skillsTTLMillis             = 0         // a reload may change them at any time
+	maxMCPSkillFiles            = 512       // the extension's per-skill limits: a
+	maxMCPSkillBytes      int64 = 16 << 20  // skill over them is not served
 )
 
 // mcpSkill is one skill as the extension publishes it.

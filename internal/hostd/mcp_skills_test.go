@@ -271,7 +271,7 @@ func TestMCPSkills_DirectoryRead(t *testing.T) {
 	for uri, want := range map[string]string{
 		"skill://pdf-processing": "skill://pdf-processing/SKILL.md text/markdown,skill://pdf-processing/assets inode/directory," +
 			"skill://pdf-processing/scripts inode/directory,skill://pdf-processing/templates inode/directory",
-		"skill://pdf-processing/templates": "skill://pdf-processing/templates/invoice.md text/markdown,skill://pdf-processing/templates/regional inode/directory",
+		"skill://pdf-processing/templates":          "skill://pdf-processing/templates/invoice.md text/markdown,skill://pdf-processing/templates/regional inode/directory",
 		"skill://pdf-processing/templates/regional": "skill://pdf-processing/templates/regional/eu.md text/markdown",
 	} {
 		got, err := read(uri)
