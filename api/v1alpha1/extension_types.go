@@ -137,6 +137,7 @@ type ToolImplementation struct {
 //
 // +kubebuilder:validation:XValidation:rule="has(self.cel) != has(self.webhook)",message="exactly one of cel or webhook must be set"
 // +kubebuilder:validation:XValidation:rule="!has(self.match) || self.event in ['BeforeToolCall', 'AfterToolResult', 'ToolFailure']",message="match applies to tool events only (BeforeToolCall, AfterToolResult, ToolFailure)"
+// +kubebuilder:validation:XValidation:rule="!has(self.approval) || self.event == 'BeforeToolCall'",message="approval applies to BeforeToolCall hooks only (the event whose hooks ask about a call)"
 type ExtensionHook struct {
 	// name of the hook, unique within the extension; diagnostics name it.
 	// +required
@@ -168,6 +169,12 @@ type ExtensionHook struct {
 	// webhook calls a Service of the extension's own namespace with JSON.
 	// +optional
 	Webhook *WebhookHook `json:"webhook,omitempty"`
+
+	// approval sends the hook's asks to the approver groups as Approval
+	// objects (docs/hooks.md, "Approvals"); honoured on an imposed
+	// extension only.
+	// +optional
+	Approval *HookApproval `json:"approval,omitempty"`
 }
 
 // HookMatch selects the tool calls a hook sees.

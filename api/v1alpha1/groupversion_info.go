@@ -25,6 +25,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Template{}, &TemplateList{},
 		&Extension{}, &ExtensionList{},
 		&Workspace{}, &WorkspaceList{},
+		&Approval{}, &ApprovalList{},
 	)
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil

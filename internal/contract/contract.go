@@ -235,6 +235,8 @@ type Hook struct {
 	// so the platform judges the call or prompt as it will run
 	// (docs/hooks.md, "Order").
 	Imposed bool `json:"imposed,omitempty"`
+	// Approval sends the hook's asks to the cluster's approvers.
+	Approval *HookApproval `json:"approval,omitempty"`
 }
 
 // CELHook is an in-process CEL policy: expression true allows.

@@ -33,6 +33,8 @@ type HookDecl struct {
 	SyntaxOnly bool
 	// Webhook returns the webhook's target; nil for a hook without one.
 	Webhook func() (outbound.Target, *field.Error)
+	// Approval sends the hook's asks to the cluster (BeforeToolCall only).
+	Approval *contract.HookApproval
 }
 
 // CompileHook validates and compiles one hook; every problem names its field
@@ -40,6 +42,7 @@ type HookDecl struct {
 func CompileHook(d HookDecl, p *field.Path, extension string, client outbound.Doer) (Hook, field.ErrorList) {
 	var errs field.ErrorList
 	h := Hook{Name: d.Name, Event: d.Event, Tools: d.Tools, Timeout: time.Duration(d.TimeoutSeconds) * time.Second}
+	h.Approval, errs = compileApproval(d.Approval, d.Event, p.Child("approval"))
 	if !hookNamePattern.MatchString(d.Name) {
 		errs = append(errs, field.Invalid(p.Child("name"), d.Name, "must match "+hookNamePattern.String()))
 	}

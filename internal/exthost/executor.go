@@ -50,13 +50,19 @@ func (h *Host) Decide(ctx context.Context, call ToolCall) Decision {
 // an argument is never silently dropped, and an ask blocks as it does
 // headless. A nil result means the call may proceed.
 func (h *Host) Before(ctx context.Context, call ToolCall) (*ToolResult, []Diagnostic) {
-	d := h.Decide(ctx, call)
+	d := RefuseRewrite(call, h.Decide(ctx, call))
+	return d.Blocked, d.Diagnostics
+}
+
+// RefuseRewrite is d for a caller that can only allow or block call as the
+// agent sent it: an allowed call the hooks rewrote is blocked.
+func RefuseRewrite(call ToolCall, d Decision) Decision {
 	if d.Blocked == nil && d.Rewritten {
 		r := blockedResult(call, fmt.Sprintf("a hook rewrote the arguments of %q and this agent cannot run a rewritten call; the call is blocked", call.Name),
 			map[string]any{"rewritten": d.Call.Arguments})
-		return &r, d.Diagnostics
+		d.Blocked = &r
 	}
-	return d.Blocked, d.Diagnostics
+	return d
 }
 
 // After runs the after hooks on a result the agent obtained itself, and the

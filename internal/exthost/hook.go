@@ -88,6 +88,9 @@ type Hook struct {
 	Timeout time.Duration
 	// Handler decides.
 	Handler Handler
+	// Approval, on a BeforeToolCall hook, sends its asks to the cluster's
+	// approvers (docs/hooks.md, "Approvals"); hostd acts on it.
+	Approval *contract.HookApproval
 }
 
 // boundHook is a committed hook: the author's Hook plus its extension id and
@@ -138,6 +141,7 @@ func (b boundHook) contract() contract.Hook {
 		Tools:          slices.Clone(b.hook.Tools),
 		TimeoutSeconds: int32(b.timeout() / time.Second),
 		Imposed:        b.imposed,
+		Approval:       b.hook.Approval.Clone(),
 	}
 	if out.TimeoutSeconds < 1 {
 		out.TimeoutSeconds = 1

@@ -13,6 +13,9 @@ import (
 // which ignores ctx or hangs only stops the host from waiting (rule R-HK-7):
 // the goroutine is left to finish on its own copy of the input.
 func runHook(ctx context.Context, b boundHook, in Input) (Verdict, *Diagnostic) {
+	if t := traceFrom(ctx); t != nil {
+		return t.run(ctx, b, in)
+	}
 	timeout := b.timeout()
 	var v Verdict
 	var err error

@@ -22,15 +22,20 @@ const ClaudeCodeHookPath = "/v1/hooks/claude-code"
 type snapshotPolicy struct {
 	s    *Server
 	snap *snapshot
+	// headless: Claude Code runs without a user to ask (-p); its hook URL
+	// says so with headless=true.
+	headless bool
 }
 
 func (p snapshotPolicy) Before(ctx context.Context, call exthost.ToolCall) (claudecode.BeforeVerdict, error) {
 	if p.snap == nil {
 		return claudecode.BeforeVerdict{}, errors.New("hostd has no context loaded yet")
 	}
-	d := p.snap.host.Decide(ctx, call)
+	tctx, trace := p.s.traced(ctx)
+	d := p.snap.host.Decide(tctx, call)
+	apv := p.s.decideAsk(ctx, p.snap, call, &d, p.headless)
 	p.s.metrics.observeDiagnostics(d.Diagnostics)
-	p.s.recordCall(p.snap, "claude-code", call, d.Call, d.Blocked, d.Ask, false, d.Diagnostics)
+	p.s.recordCall(p.snap, "claude-code", call, d.Call, d.Blocked, d.Ask, false, runsOf(trace), apv)
 	if d.Blocked == nil {
 		p.s.metrics.decisions.WithLabelValues("allowed").Inc()
 	} else {
@@ -47,10 +52,11 @@ func (p snapshotPolicy) Event(ctx context.Context, req exthost.EventRequest) (ex
 	if p.snap == nil {
 		return exthost.EventOutcome{}, errors.New("hostd has no context loaded yet")
 	}
-	out, err := p.snap.host.Event(ctx, req)
+	tctx, trace := p.s.traced(ctx)
+	out, err := p.snap.host.Event(tctx, req)
 	p.s.metrics.observeDiagnostics(out.Diagnostics)
 	if err == nil {
-		p.s.recordEvent(p.snap, "claude-code", req, out)
+		p.s.recordEvent(p.snap, "claude-code", req, out, runsOf(trace))
 	}
 	if err == nil && req.Event == vocab.SessionStart && out.Allowed {
 		// Claude Code's managed memory holds only the platform's text; the
@@ -64,9 +70,10 @@ func (p snapshotPolicy) After(ctx context.Context, call exthost.ToolCall, result
 	if p.snap == nil {
 		return nil, errors.New("hostd has no context loaded yet")
 	}
-	diags := p.snap.host.After(ctx, call, result)
+	tctx, trace := p.s.traced(ctx)
+	diags := p.snap.host.After(tctx, call, result)
 	p.s.metrics.observeDiagnostics(diags)
-	p.s.recordAfter(p.snap, "claude-code", call, diags)
+	p.s.recordAfter(p.snap, "claude-code", call, runsOf(trace))
 	return diags, nil
 }
 
@@ -76,7 +83,8 @@ func (p snapshotPolicy) After(ctx context.Context, call exthost.ToolCall, result
 // the hook says onFailure "block". The query configures what the command
 // hook's flags do: mcpServer (default loadout) and autoAllow.
 func (s *Server) handleClaudeCodeHook(w http.ResponseWriter, r *http.Request) {
-	h := claudecode.Hook{MCPServer: "loadout", Policy: snapshotPolicy{s: s, snap: s.current.Load()}}
+	policy := snapshotPolicy{s: s, snap: s.current.Load()}
+	h := claudecode.Hook{MCPServer: "loadout", Policy: policy}
 	in, err := claudecode.ReadInput(r.Body)
 	if err != nil {
 		writeJSON(w, http.StatusOK, claudecode.Block("Loadout could not read the hook input ("+err.Error()+"); the call is blocked", in.HookEventName))
@@ -103,6 +111,15 @@ func (s *Server) handleClaudeCodeHook(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.AutoAllow = b
+	}
+	if v := q.Get("headless"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			writeJSON(w, http.StatusOK, claudecode.Block("the hook URL's headless="+strconv.Quote(v)+" is not a boolean; the call is blocked", in.HookEventName))
+			return
+		}
+		policy.headless = b
+		h.Policy = policy
 	}
 	writeJSON(w, http.StatusOK, h.Answer(r.Context(), in))
 }

@@ -88,13 +88,14 @@ func (s *Server) handleBefore(w http.ResponseWriter, r *http.Request, snap *snap
 		writeError(w, statusFor(err), err)
 		return
 	}
-	var d exthost.Decision
-	if req.AcceptArguments {
-		d = snap.host.Decide(r.Context(), req.Call)
-	} else {
-		d.Blocked, d.Diagnostics = snap.host.Before(r.Context(), req.Call)
+	ctx, trace := s.traced(r.Context())
+	d := snap.host.Decide(ctx, req.Call)
+	apv := s.decideAsk(r.Context(), snap, req.Call, &d, req.Headless)
+	if !req.AcceptArguments {
+		d = exthost.RefuseRewrite(req.Call, d)
+		d.Ask = false
 	}
-	s.recordCall(snap, "before", req.Call, d.Call, d.Blocked, d.Ask, false, d.Diagnostics)
+	s.recordCall(snap, "before", req.Call, d.Call, d.Blocked, d.Ask, false, runsOf(trace), apv)
 	s.metrics.observeDiagnostics(d.Diagnostics)
 	resp := BeforeResponse{Allowed: d.Blocked == nil, AfterHooks: d.Blocked == nil && snap.host.Observed(req.Call.Name), Ask: d.Ask, Result: d.Blocked, Diagnostics: d.Diagnostics}
 	if d.Rewritten {
@@ -122,12 +123,13 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request, snap *snaps
 		return
 	}
 	ereq := exthost.EventRequest{Event: event, Session: req.Session, Prompt: req.Prompt}
-	out, err := snap.host.Event(r.Context(), ereq)
+	ctx, trace := s.traced(r.Context())
+	out, err := snap.host.Event(ctx, ereq)
 	if err != nil {
 		writeError(w, http.StatusNotFound, err)
 		return
 	}
-	s.recordEvent(snap, "events", ereq, out)
+	s.recordEvent(snap, "events", ereq, out, runsOf(trace))
 	s.metrics.observeDiagnostics(out.Diagnostics)
 	if req.ProjectContext && event == vocab.SessionStart && out.Allowed {
 		out.Context = joinContext(snap.projectContext(), out.Context)
@@ -144,9 +146,10 @@ func (s *Server) handleAfter(w http.ResponseWriter, r *http.Request, snap *snaps
 		writeError(w, statusFor(err), err)
 		return
 	}
-	diags := snap.host.After(r.Context(), req.Call, *req.Result)
+	ctx, trace := s.traced(r.Context())
+	diags := snap.host.After(ctx, req.Call, *req.Result)
 	s.metrics.observeDiagnostics(diags)
-	s.recordAfter(snap, "after", req.Call, diags)
+	s.recordAfter(snap, "after", req.Call, runsOf(trace))
 	if diags == nil {
 		diags = []exthost.Diagnostic{}
 	}

@@ -1,6 +1,7 @@
 package hostd
 
 import (
+	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,33 +26,53 @@ func (s *Server) newRecord(snap *snapshot, surface string, event vocab.HookEvent
 	return r
 }
 
+// traced returns ctx recording each hook's run when anything records
+// verdicts, and the trace (nil otherwise: no cost when the ledger is off).
+func (s *Server) traced(ctx context.Context) (context.Context, *exthost.Trace) {
+	if s.opts.Ledger == nil {
+		return ctx, nil
+	}
+	t := &exthost.Trace{}
+	return exthost.WithTrace(ctx, t), t
+}
+
+// runsOf is t's runs; nil for a nil trace.
+func runsOf(t *exthost.Trace) []exthost.HookRun {
+	if t == nil {
+		return nil
+	}
+	return t.Runs()
+}
+
 // recordCall records a before verdict on call: blocked nil is allowed;
-// ran is the call as it runs (rewrites merged in).
-func (s *Server) recordCall(snap *snapshot, surface string, call, ran exthost.ToolCall, blocked *exthost.ToolResult, ask, executed bool, diags []exthost.Diagnostic) {
+// ran is the call as it runs (rewrites merged in); runs are the hooks that
+// ran; apv is the cluster's answer to an ask, if it was asked.
+func (s *Server) recordCall(snap *snapshot, surface string, call, ran exthost.ToolCall, blocked *exthost.ToolResult, ask, executed bool, runs []exthost.HookRun, apv *ledger.Approval) {
 	if s.opts.Ledger == nil {
 		return
 	}
 	r := s.newRecord(snap, surface, vocab.BeforeToolCall)
-	r.Tool, r.CallID, r.Executed = call.Name, call.ID, executed
+	r.Tool, r.CallID, r.Executed, r.Approval = call.Name, call.ID, executed, apv
 	r.ArgumentsDigest = ledger.Digest(call.Arguments)
 	r.ArgumentsDigestAfter = r.ArgumentsDigest
 	if ran.Name != "" {
 		r.ArgumentsDigestAfter = ledger.Digest(ran.Arguments)
 	}
 	r.Rewritten = r.ArgumentsDigestAfter != r.ArgumentsDigest
-	r.Hooks = diagnosticHooks(diags)
+	r.Hooks = ledgerHooks(runs)
 	switch {
 	case blocked == nil:
 		r.Verdict = "allowed"
 	case ask:
 		r.Verdict, r.Reason = "ask", "hook"
-		r.Hooks = append(r.Hooks, detailHook(blocked.Details, "asked"))
 	default:
 		r.Verdict = "blocked"
 		d := blocked.Details
 		switch {
 		case d["policy"] == "deny":
 			r.Reason = "deniedTool"
+		case d["approval"] != nil || apv != nil:
+			r.Reason = "approval"
 		case d["failure"] != nil:
 			r.Reason = "hookFailure"
 		case d["invalidArguments"] != nil:
@@ -59,18 +80,16 @@ func (s *Server) recordCall(snap *snapshot, surface string, call, ran exthost.To
 		case d["rewritten"] != nil:
 			r.Reason = "rewriteRefused"
 		case d["askedBy"] != nil:
-			r.Reason = "hook"
-			r.Hooks = append(r.Hooks, detailHook(d, "rewroteAfterAsk"))
+			r.Reason = "rewroteAfterAsk"
 		case d["extension"] != nil:
 			r.Reason = "hook"
-			r.Hooks = append(r.Hooks, detailHook(d, "denied"))
 		}
 	}
 	s.opts.Ledger.Write(r)
 }
 
 // recordEvent records a session event's outcome.
-func (s *Server) recordEvent(snap *snapshot, surface string, req exthost.EventRequest, out exthost.EventOutcome) {
+func (s *Server) recordEvent(snap *snapshot, surface string, req exthost.EventRequest, out exthost.EventOutcome, runs []exthost.HookRun) {
 	if s.opts.Ledger == nil {
 		return
 	}
@@ -83,7 +102,7 @@ func (s *Server) recordEvent(snap *snapshot, surface string, req exthost.EventRe
 			r.Rewritten = r.ArgumentsDigestAfter != r.ArgumentsDigest
 		}
 	}
-	r.Hooks = diagnosticHooks(out.Diagnostics)
+	r.Hooks = ledgerHooks(runs)
 	switch {
 	case out.Allowed:
 		r.Verdict = "allowed"
@@ -92,25 +111,18 @@ func (s *Server) recordEvent(snap *snapshot, surface string, req exthost.EventRe
 	default:
 		r.Verdict, r.Reason = "stopped", "hook"
 	}
-	if !out.Allowed && out.Hook != "" {
-		outcome := "denied"
-		if out.Ask {
-			outcome = "asked"
-		}
-		r.Hooks = append(r.Hooks, ledger.Hook{Extension: out.Extension, Hook: out.Hook, Outcome: outcome})
-	}
 	s.opts.Ledger.Write(r)
 }
 
-// recordAfter records the after hooks' findings on a result.
-func (s *Server) recordAfter(snap *snapshot, surface string, call exthost.ToolCall, diags []exthost.Diagnostic) {
+// recordAfter records the after hooks' runs on a result.
+func (s *Server) recordAfter(snap *snapshot, surface string, call exthost.ToolCall, runs []exthost.HookRun) {
 	if s.opts.Ledger == nil {
 		return
 	}
 	r := s.newRecord(snap, surface, vocab.AfterToolResult)
 	r.Tool, r.CallID, r.Verdict = call.Name, call.ID, "observed"
 	r.ArgumentsDigest = ledger.Digest(call.Arguments)
-	r.Hooks = diagnosticHooks(diags)
+	r.Hooks = ledgerHooks(runs)
 	s.opts.Ledger.Write(r)
 }
 
@@ -130,21 +142,15 @@ func (s *Server) recordStale(surface string, event vocab.HookEvent, call exthost
 	s.opts.Ledger.Write(r)
 }
 
-func diagnosticHooks(diags []exthost.Diagnostic) []ledger.Hook {
-	if len(diags) == 0 {
+func ledgerHooks(runs []exthost.HookRun) []ledger.Hook {
+	if len(runs) == 0 {
 		return nil
 	}
-	hooks := make([]ledger.Hook, len(diags))
-	for i, d := range diags {
-		hooks[i] = ledger.Hook{Extension: d.ExtensionID, Hook: d.Hook, Outcome: string(d.Kind)}
+	hooks := make([]ledger.Hook, len(runs))
+	for i, h := range runs {
+		hooks[i] = ledger.Hook{Extension: h.Extension, Hook: h.Hook, Outcome: h.Outcome, Micros: h.Duration.Microseconds(), Start: h.Start}
 	}
 	return hooks
-}
-
-func detailHook(d map[string]any, outcome string) ledger.Hook {
-	ext, _ := d["extension"].(string)
-	hook, _ := d["hook"].(string)
-	return ledger.Hook{Extension: ext, Hook: hook, Outcome: outcome}
 }
 
 // useLedger counts the ledger's records and failed writes in the metrics

@@ -15,6 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadout-dev/loadout/internal/approval"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/httpserve"
@@ -98,6 +101,9 @@ type Options struct {
 	Ledger *ledger.Writer
 	// Pod names this pod in ledger records (POD_NAME); may be empty.
 	Pod string
+	// Approvals, when set, takes the asks of imposed hooks with an approval
+	// to the cluster (docs/hooks.md, "Approvals"); nil blocks them.
+	Approvals *approval.Broker
 }
 
 // Server serves one Workspace's context and hooks over HTTP.
@@ -112,6 +118,9 @@ type Server struct {
 	mux     *http.ServeMux
 	mcp     *mcpTools
 	fetches sync.WaitGroup
+
+	// approvalStates counts the outcomes of asks taken to the cluster.
+	approvalStates *prometheus.CounterVec
 
 	// refused, when set, is why the served context is not served: the
 	// namespace's policy epoch does not accept its platform policy.
@@ -169,11 +178,8 @@ func New(opts Options) *Server {
 		opts.SourceTimeout = DefaultSourceTimeout
 	}
 	opts.Limits = opts.Limits.withDefaults()
-	s := &Server{opts: opts, metrics: newMetrics(), limits: newLimiter(opts.Limits), sources: map[string]*sourceState{}}
-	s.mcp = s.newMCPServer("v1alpha1")
-	if err := s.registerMCPSkills(); err != nil {
-		panic(err) // the extension's method names are fixed: never a standard method
-	}
+	s := &Server{opts: opts, metrics: newMetrics(), limits: newLimiter(opts.Limits), mcp: newMCPServer("v1alpha1"),
+		sources: map[string]*sourceState{}}
 	s.metrics.failureLog = &failureLog{logger: opts.Logger, hash: func() string {
 		if snap := s.current.Load(); snap != nil {
 			return snap.hash
@@ -183,6 +189,7 @@ func New(opts Options) *Server {
 	if opts.Ledger != nil {
 		s.useLedger(opts.Ledger)
 	}
+	s.useApprovals()
 	s.ready.Store(&readiness{})
 	s.mux = s.routes()
 	return s
@@ -245,7 +252,7 @@ func (s *Server) serve(ctx context.Context, snap *snapshot) error {
 	next := s.withContent(snap, s.current.Load())
 	s.current.Store(next)
 	s.judgeServed()
-	s.syncMCP(ctx, next)
+	s.syncMCP(next)
 	s.treeErr = s.materialize(ctx, next)
 	s.fetchMissing(ctx, next)
 	s.pruneSources(next)

@@ -77,7 +77,7 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 		blocked, _ := snap.host.Before(ctx, call)
 		out.Result = *blocked
 		s.metrics.toolRuns.WithLabelValues("denied").Inc()
-		s.recordCall(snap, "tools", call, call, blocked, false, false, nil)
+		s.recordCall(snap, "tools", call, call, blocked, false, false, nil, nil)
 		return out, nil
 	case !ok:
 		if slices.ContainsFunc(snap.host.Registry().Tools, func(t contract.Tool) bool { return t.Name == call.Name }) {
@@ -90,7 +90,7 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 			reason := fmt.Sprintf("invalid arguments for tool %q: %s", call.Name, err)
 			out.Result = exthost.BlockedResult(call, reason, map[string]any{"invalidArguments": err.Error()})
 			s.metrics.toolRuns.WithLabelValues("invalid").Inc()
-			s.recordCall(snap, "tools", call, call, &out.Result, false, false, nil)
+			s.recordCall(snap, "tools", call, call, &out.Result, false, false, nil, nil)
 			return out, nil
 		}
 	}
@@ -101,10 +101,11 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 	// The hooks may rewrite the call: what runs, and what the answer reports
 	// as the call, is the rewritten one (re-checked against the schema).
 	var d exthost.Decision
-	out.Result, d = snap.host.ExecuteDecided(ctx, call, core)
+	tctx, trace := s.traced(ctx)
+	out.Result, d = snap.host.ExecuteDecided(tctx, call, core)
 	out.Call, out.Diagnostics = d.Call, d.Diagnostics
 	s.metrics.observeDiagnostics(out.Diagnostics)
-	s.recordCall(snap, "tools", call, d.Call, d.Blocked, d.Ask, out.Executed, d.Diagnostics)
+	s.recordCall(snap, "tools", call, d.Call, d.Blocked, d.Ask, out.Executed, runsOf(trace), nil)
 	switch {
 	case !out.Executed:
 		s.metrics.toolRuns.WithLabelValues("blocked").Inc()

@@ -27,6 +27,10 @@ type (
 		// rewrite, so a rewritten call is blocked for it rather than run
 		// as the agent sent it.
 		AcceptArguments bool `json:"acceptArguments,omitempty"`
+		// Headless (/v1/before) says the agent has no user to ask: an
+		// imposed hook's ask with approval route Headless goes to the
+		// cluster's approvers (docs/hooks.md, "Approvals").
+		Headless bool `json:"headless,omitempty"`
 	}
 	// BeforeResponse is {"allowed":true} or a paired blocked result. When
 	// hooks rewrote the call, arguments are the ones to run (docs/hooks.md);

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Version is the ledger field of every record; a line that starts with
@@ -35,13 +36,26 @@ const Prefix = `{"ledger":"` + Version + `",`
 
 const digestKey = `,"digest":"`
 
-// Hook is one hook's outcome that hostd knows of: the hook that denied or
-// asked, and each hook that failed or reported an audit finding.
+// Hook is one hook's run, whatever it decided, in the order the hooks ran.
 type Hook struct {
 	Extension string `json:"extension"`
 	Hook      string `json:"hook"`
-	// Outcome: denied, asked, error, timeout or audit.
+	// Outcome: allowed, rewrote, asked, denied, error, timeout or audit.
 	Outcome string `json:"outcome"`
+	// Micros is how long hostd waited for the hook, in microseconds.
+	Micros int64 `json:"micros"`
+	// Start is when the hook began, for exporters' spans; not recorded.
+	Start time.Time `json:"-"`
+}
+
+// Approval is what became of an ask taken to the cluster.
+type Approval struct {
+	// Name is the Approval object's (empty when none could be created).
+	Name string `json:"name,omitempty"`
+	// Decision: Approved, Denied, Expired, Pending, Reused, Deleted or
+	// Unavailable.
+	Decision  string `json:"decision"`
+	DecidedBy string `json:"decidedBy,omitempty"`
 }
 
 // Record is what a verdict records. The chain fields (chain, seq, prev,
@@ -58,9 +72,11 @@ type Record struct {
 	// (an event); observed (after hooks).
 	Verdict string `json:"verdict"`
 	// Reason classifies a verdict other than allowed: deniedTool, hook,
-	// hookFailure, invalidArguments, rewriteRefused, StalePolicy.
+	// hookFailure, invalidArguments, rewriteRefused, approval, StalePolicy.
 	Reason string `json:"reason,omitempty"`
 	Hooks  []Hook `json:"hooks,omitempty"`
+	// Approval is set when a hook's ask went to the cluster.
+	Approval *Approval `json:"approval,omitempty"`
 	// Rewritten says hooks changed the arguments (or the prompt).
 	Rewritten bool `json:"rewritten,omitempty"`
 	// Executed says hostd ran the tool's Service (surface tools).
@@ -82,6 +98,11 @@ type Record struct {
 type Writer struct {
 	// OnError, when set, is told of each failed write.
 	OnError func(error)
+	// OnRecord, when set, is given each record line (without its newline)
+	// in chain order, under the Writer's lock: an exporter (OTLP) sends
+	// the very bytes the file holds. It must not block and must not keep
+	// line.
+	OnRecord func(line []byte, r *Record)
 
 	mu    sync.Mutex
 	w     io.Writer
@@ -142,6 +163,9 @@ func (l *Writer) Write(r *Record) {
 	b = append(b, "\"}\n"...)
 	l.buf = b
 	l.prev = digest
+	if l.OnRecord != nil {
+		l.OnRecord(b[:len(b)-1], r)
+	}
 	if _, err := l.w.Write(b); err != nil {
 		l.failed.Add(1)
 		l.report(err)

@@ -2,6 +2,7 @@ package extobject
 
 import (
 	"regexp"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -101,6 +102,10 @@ func compileSpec(spec *v1alpha1.ExtensionSpec, path *field.Path, sc specContext)
 // specHook declares a hook of an Extension spec.
 func specHook(in *v1alpha1.ExtensionHook, p *field.Path, sc specContext) exthost.HookDecl {
 	d := exthost.HookDecl{Name: in.Name, Event: in.Event, TimeoutSeconds: in.TimeoutSeconds, SyntaxOnly: sc.syntaxOnly}
+	if a := in.Approval; a != nil {
+		d.Approval = &contract.HookApproval{ApproverGroups: slices.Clone(a.ApproverGroups), Route: string(a.Route),
+			ExpirySeconds: a.ExpirySeconds, WaitSeconds: a.WaitSeconds}
+	}
 	if in.CEL != nil {
 		d.CEL = &contract.CELHook{Expression: in.CEL.Expression, Message: in.CEL.Message}
 	}

@@ -1,0 +1,76 @@
+package exthost
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/contract"
+)
+
+// The defaults and bounds of a hook's approval, as the Extension CRD sets
+// them; a published registry is checked against them again because it never
+// passed admission.
+const (
+	DefaultApprovalExpirySeconds = 900
+	DefaultApprovalWaitSeconds   = 120
+	maxApproverGroups            = 16
+)
+
+// compileApproval checks a hook's approval and fills in its defaults. Only a
+// BeforeToolCall hook asks about a call, so only it may carry one.
+func compileApproval(a *contract.HookApproval, event vocab.HookEvent, p *field.Path) (*contract.HookApproval, field.ErrorList) {
+	if a == nil {
+		return nil, nil
+	}
+	var errs field.ErrorList
+	out := a.Clone()
+	if event != vocab.BeforeToolCall {
+		errs = append(errs, field.Invalid(p, "approval", "approval applies to BeforeToolCall hooks only"))
+	}
+	switch n := len(out.ApproverGroups); {
+	case n == 0:
+		errs = append(errs, field.Required(p.Child("approverGroups"), "name at least one group whose members decide"))
+	case n > maxApproverGroups:
+		errs = append(errs, field.TooMany(p.Child("approverGroups"), n, maxApproverGroups))
+	}
+	for i, g := range out.ApproverGroups {
+		if g == "" || len(g) > 256 || slices.Index(out.ApproverGroups, g) != i {
+			errs = append(errs, field.Invalid(p.Child("approverGroups").Index(i), g, "must be 1-256 characters and listed once"))
+		}
+	}
+	if out.Route == "" {
+		out.Route = contract.ApprovalRouteHeadless
+	}
+	if out.Route != contract.ApprovalRouteCluster && out.Route != contract.ApprovalRouteHeadless {
+		errs = append(errs, field.NotSupported(p.Child("route"), out.Route, []string{contract.ApprovalRouteCluster, contract.ApprovalRouteHeadless}))
+	}
+	if out.ExpirySeconds == 0 {
+		out.ExpirySeconds = DefaultApprovalExpirySeconds
+	}
+	if out.WaitSeconds == 0 {
+		out.WaitSeconds = DefaultApprovalWaitSeconds
+	}
+	if out.ExpirySeconds < 30 || out.ExpirySeconds > 86400 {
+		errs = append(errs, field.Invalid(p.Child("expirySeconds"), out.ExpirySeconds, "must be between 30 and 86400"))
+	}
+	if out.WaitSeconds < 1 || out.WaitSeconds > 600 {
+		errs = append(errs, field.Invalid(p.Child("waitSeconds"), out.WaitSeconds, "must be between 1 and 600"))
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+// Approval is the approval of the hook ext/name, as the registry publishes
+// it, and whether that hook is imposed; nil when there is none.
+func (h *Host) Approval(ext, name string) (approval *contract.HookApproval, imposed bool) {
+	for _, b := range h.reg.Load().byEvent[eventBefore] {
+		if b.extension == ext && b.hook.Name == name {
+			return b.hook.Approval, b.imposed
+		}
+	}
+	return nil, false
+}
