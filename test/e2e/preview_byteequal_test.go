@@ -3,11 +3,14 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"fmt"
 	"maps"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +27,8 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/contextsig"
+	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/manifests"
 	"github.com/loadout-dev/loadout/internal/testenv"
@@ -31,10 +36,13 @@ import (
 )
 
 // TestPreview_ByteEqualToThePublishedConfigMapHashIncluded publishes
-// config/samples through the controller and diffs every ConfigMap that
-// `loadout preview -f config/samples` prints against the live one: the same
-// data bytes under every key, the same hash annotation, the same label. A
-// GitOps user can therefore diff preview output against the cluster.
+// config/samples through the controller, signing as the shipped manager
+// does, and diffs every ConfigMap that `loadout preview -f config/samples`
+// prints against the live one: the same data bytes under every key the
+// preview prints, the same hash annotation, the same label. The cluster's
+// one extra key is the signature, which verifies over the preview's hash
+// with the manager's public key. A GitOps user can therefore diff preview
+// output against the cluster.
 func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 	loadout := testenv.GoBuild(t, t.TempDir(), "./cmd/loadout")
 	env, cfg, err := testenv.Start()
@@ -48,7 +56,19 @@ func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	startManager(t, ctx, cfg)
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := contextsig.NewSigner([]ed25519.PrivateKey{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifier, err := contextsig.ParseTrustAnchor(signer.TrustAnchor())
+	if err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, ctx, cfg, signer)
 
 	samplesDir := filepath.Join(testenv.RepoRoot(), "config", "samples")
 	samples, err := manifests.Read(samplesDir)
@@ -72,6 +92,24 @@ func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 	}
 	for _, want := range previewed {
 		live := waitPublished(t, ctx, c, want)
+		if _, ok := want.Data[contract.KeySignature]; ok {
+			t.Fatalf("%s/%s: preview printed a signature; it holds no key", want.Namespace, want.Name)
+		}
+		// The signature is the cluster's one extra key: it signs the hash
+		// the preview computed, for this Workspace and ConfigMap.
+		sig := live.Data[contract.KeySignature]
+		if err := verifier.Verify([]byte(sig), want.Annotations[vocab.ContextHashAnnotation],
+			contextsig.Subject{Namespace: want.Namespace, Name: want.Labels[vocab.WorkspaceLabel], ConfigMap: want.Name}); err != nil {
+			t.Errorf("%s/%s: the cluster's signature does not verify over the preview's hash: %v", want.Namespace, want.Name, err)
+		}
+		live.Data = maps.Clone(live.Data)
+		delete(live.Data, contract.KeySignature)
+		// And the annotation naming the keys that signed it.
+		if got, want := live.Annotations[vocab.ContextSignersAnnotation], strings.Join(signer.KeyIDs(), ","); got != want {
+			t.Errorf("%s/%s: %s = %q, want %q", live.Namespace, live.Name, vocab.ContextSignersAnnotation, got, want)
+		}
+		live.Annotations = maps.Clone(live.Annotations)
+		delete(live.Annotations, vocab.ContextSignersAnnotation)
 		if !maps.Equal(live.Data, want.Data) {
 			for k := range want.Data {
 				if live.Data[k] != want.Data[k] {
@@ -89,8 +127,8 @@ func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 
 // startManager runs the Loadout controllers in process, configured as the
 // manager's defaults (platform namespace loadout-system, restricted default
-// trust), until ctx ends.
-func startManager(t *testing.T, ctx context.Context, cfg *rest.Config) {
+// trust) and signing with signer if not nil, until ctx ends.
+func startManager(t *testing.T, ctx context.Context, cfg *rest.Config, signer *contextsig.Signer) {
 	t.Helper()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  kubescheme.New(),
@@ -103,6 +141,7 @@ func startManager(t *testing.T, ctx context.Context, cfg *rest.Config) {
 	}
 	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
 		Policy: workspace.Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: vocab.TrustRestricted},
+		Signer: signer,
 	}); err != nil {
 		t.Fatal(err)
 	}
