@@ -178,8 +178,11 @@ func New(opts Options) *Server {
 		opts.SourceTimeout = DefaultSourceTimeout
 	}
 	opts.Limits = opts.Limits.withDefaults()
-	s := &Server{opts: opts, metrics: newMetrics(), limits: newLimiter(opts.Limits), mcp: newMCPServer("v1alpha1"),
-		sources: map[string]*sourceState{}}
+	s := &Server{opts: opts, metrics: newMetrics(), limits: newLimiter(opts.Limits), sources: map[string]*sourceState{}}
+	s.mcp = s.newMCPServer("v1alpha1")
+	if err := s.registerMCPSkills(); err != nil {
+		panic(err) // the extension's method names are fixed: never a standard method
+	}
 	s.metrics.failureLog = &failureLog{logger: opts.Logger, hash: func() string {
 		if snap := s.current.Load(); snap != nil {
 			return snap.hash
@@ -252,7 +255,7 @@ func (s *Server) serve(ctx context.Context, snap *snapshot) error {
 	next := s.withContent(snap, s.current.Load())
 	s.current.Store(next)
 	s.judgeServed()
-	s.syncMCP(next)
+	s.syncMCP(ctx, next)
 	s.treeErr = s.materialize(ctx, next)
 	s.fetchMissing(ctx, next)
 	s.pruneSources(next)
