@@ -50,6 +50,11 @@ type ExtensionSpec struct {
 	// +kubebuilder:validation:MaxItems=32
 	MessageTypes []MessageType `json:"messageTypes,omitempty"`
 
+	// paramRef names the ConfigMap the hooks read as params (docs/hooks.md,
+	// "Parameters"): one expression, a value per namespace.
+	// +optional
+	ParamRef *ParamRef `json:"paramRef,omitempty"`
+
 	// source, when set, is a Service in this namespace that serves the extension's
 	// manifest. It is contacted only if the extension is trusted.
 	// +optional
@@ -190,13 +195,15 @@ type HookMatch struct {
 }
 
 // CELHook is a CEL policy. Variables depend on the event (docs/hooks.md):
-// call (id, name, arguments) and result for tool events, session (id,
-// reason) and prompt (text, source) for the others, workspace (name,
-// namespace) always.
+// call (id, name, arguments) and result for tool events, prompt (text,
+// source), turn, model, response and stop for the others; workspace (name,
+// namespace), session (id, reason, agent, agentId, agentType), cwd and
+// params always.
 type CELHook struct {
 	// expression evaluates to a bool (true allows, false denies) or to a map
-	// of outcomes with optional keys allow, message, ask, arguments, input and
-	// context; each event allows some of them (docs/hooks.md).
+	// of outcomes with optional keys allow, message, ask, arguments, input,
+	// context, summary and customMessage; each event allows some of them
+	// (docs/hooks.md).
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
@@ -227,7 +234,52 @@ type MessageType struct {
 	// inContext says whether messages of this type enter the model's context.
 	// +optional
 	InContext bool `json:"inContext,omitempty"`
+
+	// template is how a message of this type reads to the model, with
+	// {{content}} where the message's content goes (the only placeholder).
+	// Unset, the model reads the content as it is.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Template string `json:"template,omitempty"`
 }
+
+// ParamRef names the ConfigMap whose data an Extension's hooks read as
+// `params` (CEL) and in their review (webhooks), resolved for each
+// Workspace, as a ValidatingAdmissionPolicyBinding's paramRef.
+type ParamRef struct {
+	// name of the ConfigMap.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+
+	// from says whose namespace holds the ConfigMap: Workspace (the
+	// namespace of each Workspace the extension applies to: the tenant's
+	// own values, which the tenant may edit) or Extension (the extension's
+	// own namespace: values only the extension's owner may edit).
+	// +optional
+	// +kubebuilder:default=Workspace
+	From ParamSource `json:"from,omitempty"`
+
+	// parameterNotFoundAction is what the hooks do when the ConfigMap does
+	// not exist: Deny fails them (closed at the blocking events), Allow
+	// skips them.
+	// +optional
+	// +kubebuilder:default=Deny
+	ParameterNotFoundAction vocab.ParameterNotFoundAction `json:"parameterNotFoundAction,omitempty"`
+}
+
+// ParamSource is whose namespace holds an Extension's params ConfigMap.
+// +kubebuilder:validation:Enum=Workspace;Extension
+type ParamSource string
+
+const (
+	// ParamsFromWorkspace reads the ConfigMap in each Workspace's namespace.
+	ParamsFromWorkspace ParamSource = "Workspace"
+	// ParamsFromExtension reads the ConfigMap in the Extension's namespace.
+	ParamsFromExtension ParamSource = "Extension"
+)
 
 // ExtensionSource says where a service-backed extension's manifest comes from.
 type ExtensionSource struct {

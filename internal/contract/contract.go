@@ -237,6 +237,20 @@ type Hook struct {
 	Imposed bool `json:"imposed,omitempty"`
 	// Approval sends the hook's asks to the cluster's approvers.
 	Approval *HookApproval `json:"approval,omitempty"`
+	// Params are the values of the extension's paramRef, resolved by the
+	// controller for the Workspace; nil when the extension has none.
+	Params *HookParams `json:"params,omitempty"`
+}
+
+// HookParams are a hook's parameters: CEL sees Values as `params`, a
+// webhook gets them in its review. From names the ConfigMap
+// (namespace/name). Missing, when set, says the ConfigMap was not found and
+// what its parameterNotFoundAction makes of the hook: Deny fails it (closed
+// for the blocking events), Allow skips it.
+type HookParams struct {
+	From    string            `json:"from"`
+	Values  map[string]string `json:"values,omitempty"`
+	Missing string            `json:"missing,omitempty"`
 }
 
 // CELHook is an in-process CEL policy: expression true allows.
@@ -260,6 +274,9 @@ type MessageType struct {
 	Extension string `json:"extension"`
 	Type      string `json:"type"`
 	InContext bool   `json:"inContext"`
+	// Template is how a message of the type reads to the model: its
+	// content replaces {{content}}; empty means the content as it is.
+	Template string `json:"template,omitempty"`
 }
 
 // PromptGuide is an extension's text for the system prompt's tools section.

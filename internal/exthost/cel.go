@@ -48,37 +48,48 @@ const (
 // and BeforeAgentStart), so a hook that reads one its event lacks is a
 // compile error at load instead of a failure at call time.
 var celEnvs = sync.OnceValues(func() (map[vocab.HookEvent]*cel.Env, error) {
+	text := cel.MapType(cel.StringType, cel.StringType)
+	object := cel.MapType(cel.StringType, cel.DynType)
 	base, err := cel.NewEnv(append([]cel.EnvOption{
 		cel.ParserRecursionLimit(CELMaxNesting),
 		cel.ParserExpressionSizeLimit(CELMaxLength),
-		cel.Variable("workspace", cel.MapType(cel.StringType, cel.StringType)),
+		cel.Variable("workspace", text),
+		// Every hook sees where it runs: the session (with the agent or
+		// subagent that acts), the working directory and its extension's
+		// parameters.
+		cel.Variable("session", text),
+		cel.Variable("cwd", cel.StringType),
+		cel.Variable("params", text),
 		ext.Strings(),
 		ext.Lists(),
 	}, shellLibrary()...)...)
 	if err != nil {
 		return nil, err
 	}
-	object := cel.MapType(cel.StringType, cel.DynType)
-	before, err := base.Extend(cel.Variable("call", object))
-	if err != nil {
-		return nil, err
+	extend := func(vars ...cel.EnvOption) *cel.Env {
+		if err != nil {
+			return nil
+		}
+		var env *cel.Env
+		env, err = base.Extend(vars...)
+		return env
 	}
-	after, err := before.Extend(cel.Variable("result", object))
-	if err != nil {
-		return nil, err
-	}
-	session, err := base.Extend(cel.Variable("session", cel.MapType(cel.StringType, cel.StringType)))
-	if err != nil {
-		return nil, err
-	}
-	prompt, err := session.Extend(cel.Variable("prompt", cel.MapType(cel.StringType, cel.StringType)))
+	before := extend(cel.Variable("call", object))
+	after := extend(cel.Variable("call", object), cel.Variable("result", object))
+	prompt := extend(cel.Variable("prompt", text))
+	turn := extend(cel.Variable("turn", object))
+	model := extend(cel.Variable("model", text))
+	response := extend(cel.Variable("model", text), cel.Variable("response", text))
+	stop := extend(cel.Variable("stop", object))
 	if err != nil {
 		return nil, err
 	}
 	return map[vocab.HookEvent]*cel.Env{
-		vocab.SessionStart: session, vocab.UserInput: prompt, vocab.BeforeAgentStart: prompt,
+		vocab.SessionStart: base, vocab.UserInput: prompt, vocab.BeforeAgentStart: prompt,
+		vocab.TurnStart: turn, vocab.BeforeModelRequest: model, vocab.AfterModelResponse: response,
 		vocab.BeforeToolCall: before, vocab.AfterToolResult: after, vocab.ToolFailure: after,
-		vocab.BeforeCompact: session, vocab.SessionEnd: session,
+		vocab.TurnEnd: turn, vocab.Stop: stop,
+		vocab.BeforeCompact: base, vocab.SessionEnd: base,
 	}, nil
 })
 
@@ -359,8 +370,12 @@ func (c *celHandler) eval(ctx context.Context, in Input) (Verdict, error) {
 	if vars == nil {
 		vars = newCELVars(&in)
 	}
+	var act interpreter.Activation = vars
+	if in.Params != nil {
+		act = paramsActivation{vars: vars, params: in.Params}
+	}
 	if !c.static {
-		size := vars.largestValue()
+		size := max(vars.largestValue(), largestParam(in.Params))
 		if cost := c.costBound(size); cost > CELCostLimit {
 			return Verdict{}, &CostLimitError{Size: size, Cost: cost}
 		}
@@ -368,9 +383,9 @@ func (c *celHandler) eval(ctx context.Context, in Input) (Verdict, error) {
 	var out ref.Val
 	var err error
 	if c.loops {
-		out, _, err = c.program.ContextEval(ctx, vars)
+		out, _, err = c.program.ContextEval(ctx, act)
 	} else {
-		out, _, err = c.program.Eval(vars)
+		out, _, err = c.program.Eval(act)
 	}
 	if err != nil {
 		return Verdict{}, err
@@ -404,6 +419,7 @@ func (c *celHandler) describe(h *contract.Hook) {
 type celVars struct {
 	in                                       *Input
 	call, workspace, result, session, prompt ref.Val
+	turn, model, response, stop              ref.Val
 	// largest is largestValue plus one, 0 until computed.
 	largest uint64
 }
@@ -414,11 +430,13 @@ type celVars struct {
 // size the cost estimate assumes, found in one pass over the input.
 func (v *celVars) largestValue() uint64 {
 	if v.largest == 0 {
+		se := v.in.Session
 		m := largestIn(v.in.Call.ID, v.in.Call.Name, v.in.Call.Arguments, v.in.Workspace.Name, v.in.Workspace.Namespace,
-			v.in.Session.ID, v.in.Session.Reason)
+			se.ID, se.Reason, se.Agent, se.AgentID, se.AgentType, v.in.Cwd)
 		if p := v.in.Prompt; p != nil {
 			m = max(m, largestIn(p.Text, p.Source))
 		}
+		m = max(m, v.in.payloadLargest())
 		if r := v.in.Result; r != nil {
 			m = max(m, uint64(len(r.Content)), largestIn(r.ToolCallID, r.ToolName, r.Details))
 			for _, c := range r.Content {
@@ -479,9 +497,17 @@ func (v *celVars) ResolveName(name string) (any, bool) {
 		return v.workspace, true
 	case "session":
 		if v.session == nil {
-			v.session = types.NewStringStringMap(a, map[string]string{"id": v.in.Session.ID, "reason": v.in.Session.Reason})
+			v.session = types.NewStringStringMap(a, sessionValue(v.in.Session))
 		}
 		return v.session, true
+	case "cwd":
+		return types.String(v.in.Cwd), true
+	case "params":
+		// Each hook's own (paramsActivation); a hook of an extension
+		// without a paramRef sees an empty map.
+		return types.NewStringStringMap(a, v.in.Params), true
+	case "turn", "model", "response", "stop":
+		return v.resolvePayload(name)
 	case "prompt":
 		if v.in.Prompt == nil {
 			return nil, false

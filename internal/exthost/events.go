@@ -16,6 +16,13 @@ const (
 	OutcomeArguments = "arguments"
 	OutcomeInput     = "input"
 	OutcomeContext   = "context"
+	// OutcomeSummary is BeforeCompact's summary: the agent keeps it instead
+	// of summarising the history itself.
+	OutcomeSummary = "summary"
+	// OutcomeCustomMessage is a typed message {type, content} the hook's
+	// extension declared in its messageTypes: the agent keeps it in the
+	// session and projects it as the type says.
+	OutcomeCustomMessage = "customMessage"
 )
 
 // outcomeKind is the JSON type an outcome key's value must have.
@@ -34,6 +41,9 @@ var outcomeKinds = map[string]outcomeKind{
 	OutcomeArguments: kindObject,
 	OutcomeInput:     kindString,
 	OutcomeContext:   kindString,
+	OutcomeSummary:   kindString,
+	// A map with exactly type and content, both strings (customMessageOf).
+	OutcomeCustomMessage: kindObject,
 }
 
 func (k outcomeKind) String() string {
@@ -46,26 +56,37 @@ type eventSpec struct {
 	// event guards. Other events only observe: a denial is an audit finding
 	// and a failure a diagnostic.
 	blocking bool
+	// continues: a denial is an answer the agent acts on (Stop: it keeps
+	// working, told why), while a failure is only a diagnostic, so a broken
+	// hook never keeps an agent running.
+	continues bool
 	// outcomes are the keys a hook of the event may return.
 	outcomes []string
 }
 
 var eventSpecs = map[vocab.HookEvent]eventSpec{
-	vocab.SessionStart:     {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeContext}},
-	vocab.UserInput:        {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeAsk, OutcomeInput, OutcomeContext}},
-	vocab.BeforeAgentStart: {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeAsk, OutcomeContext}},
-	vocab.BeforeToolCall:   {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeAsk, OutcomeArguments}},
-	vocab.AfterToolResult:  {outcomes: []string{OutcomeAllow, OutcomeMessage}},
-	vocab.ToolFailure:      {outcomes: []string{OutcomeAllow, OutcomeMessage}},
-	vocab.BeforeCompact:    {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage}},
-	vocab.SessionEnd:       {outcomes: []string{OutcomeAllow, OutcomeMessage}},
+	vocab.SessionStart:       {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeContext, OutcomeCustomMessage}},
+	vocab.UserInput:          {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeAsk, OutcomeInput, OutcomeContext, OutcomeCustomMessage}},
+	vocab.BeforeAgentStart:   {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeAsk, OutcomeInput, OutcomeContext, OutcomeCustomMessage}},
+	vocab.TurnStart:          {outcomes: []string{OutcomeAllow, OutcomeMessage}},
+	vocab.BeforeModelRequest: {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeContext}},
+	vocab.AfterModelResponse: {outcomes: []string{OutcomeAllow, OutcomeMessage}},
+	vocab.BeforeToolCall:     {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeAsk, OutcomeArguments}},
+	vocab.AfterToolResult:    {outcomes: []string{OutcomeAllow, OutcomeMessage}},
+	vocab.ToolFailure:        {outcomes: []string{OutcomeAllow, OutcomeMessage}},
+	vocab.TurnEnd:            {outcomes: []string{OutcomeAllow, OutcomeMessage}},
+	vocab.Stop:               {continues: true, outcomes: []string{OutcomeAllow, OutcomeMessage}},
+	vocab.BeforeCompact:      {blocking: true, outcomes: []string{OutcomeAllow, OutcomeMessage, OutcomeSummary}},
+	vocab.SessionEnd:         {outcomes: []string{OutcomeAllow, OutcomeMessage}},
 }
 
 // Events lists every hook event in session order.
 func Events() []vocab.HookEvent {
 	return []vocab.HookEvent{
-		vocab.SessionStart, vocab.UserInput, vocab.BeforeAgentStart, vocab.BeforeToolCall,
-		vocab.AfterToolResult, vocab.ToolFailure, vocab.BeforeCompact, vocab.SessionEnd,
+		vocab.SessionStart, vocab.UserInput, vocab.BeforeAgentStart, vocab.TurnStart,
+		vocab.BeforeModelRequest, vocab.AfterModelResponse, vocab.BeforeToolCall,
+		vocab.AfterToolResult, vocab.ToolFailure, vocab.TurnEnd, vocab.Stop,
+		vocab.BeforeCompact, vocab.SessionEnd,
 	}
 }
 
@@ -85,6 +106,10 @@ func eventNames() []string {
 // Blocking reports whether a denial or failure of event's hooks stops what
 // the event guards (true) or is only reported (false).
 func Blocking(event vocab.HookEvent) bool { return eventSpecs[event].blocking }
+
+// Continues reports whether a denial of event's hooks is an answer the
+// agent acts on while a failure is only reported (Stop).
+func Continues(event vocab.HookEvent) bool { return eventSpecs[event].continues }
 
 // OutcomeKeys lists the outcome keys event's hooks may return.
 func OutcomeKeys(event vocab.HookEvent) []string {
@@ -153,11 +178,21 @@ func verdictFromMap(event vocab.HookEvent, m map[string]any, fallback string) (V
 				v.Input = &s
 			case OutcomeContext:
 				v.Context = s
+			case OutcomeSummary:
+				v.Summary = &s
 			}
 		case kindObject:
 			obj, ok := val.(map[string]any)
 			if !ok {
 				return Verdict{}, wrong()
+			}
+			if key == OutcomeCustomMessage {
+				m, err := customMessageOf(obj)
+				if err != nil {
+					return Verdict{}, err
+				}
+				v.CustomMessage = m
+				continue
 			}
 			v.Arguments = obj
 		}

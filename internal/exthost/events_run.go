@@ -15,6 +15,14 @@ type EventRequest struct {
 	Session SessionInfo
 	// Prompt is the prompt of a UserInput or BeforeAgentStart event.
 	Prompt *Prompt
+	// Cwd is the agent's working directory.
+	Cwd string
+	// The payloads of the turn, model and stop events; each is copied for
+	// every hook.
+	Turn     *Turn
+	Model    *ModelInfo
+	Response *ModelResponse
+	Stop     *StopInfo
 }
 
 // EventOutcome is what an event's hooks decided, composed in run order (the
@@ -37,7 +45,12 @@ type EventOutcome struct {
 	// Input is the rewritten prompt text; nil when no hook rewrote it.
 	Input *string
 	// Context is the text hooks added for the model, in hook order.
-	Context     string
+	Context string
+	// Summary is the BeforeCompact summary the agent keeps: the last hook's
+	// that returned one (the platform's, when it does). Nil: none.
+	Summary *string
+	// Messages are the typed messages hooks emitted, in hook order.
+	Messages    []CustomMessage
 	Diagnostics []Diagnostic
 }
 
@@ -45,9 +58,10 @@ type EventOutcome struct {
 // run through Decide, Execute and After, which pair results with the call.
 func (h *Host) Event(ctx context.Context, req EventRequest) (EventOutcome, error) {
 	if !knownEvent(req.Event) || req.Event.IsToolEvent() {
-		return EventOutcome{}, fmt.Errorf("event %q is not a session event (one of SessionStart, UserInput, BeforeAgentStart, BeforeCompact, SessionEnd)", req.Event)
+		return EventOutcome{}, fmt.Errorf("event %q is not a session event (one of %s)", req.Event, strings.Join(sessionEventNames(), ", "))
 	}
-	blocking := Blocking(req.Event)
+	blocking, continues := Blocking(req.Event), Continues(req.Event)
+	reg := h.reg.Load()
 	out := EventOutcome{Allowed: true}
 	var prompt *Prompt
 	if req.Prompt != nil {
@@ -55,13 +69,19 @@ func (h *Host) Event(ctx context.Context, req EventRequest) (EventOutcome, error
 		prompt = &p
 	}
 	var contexts []string
-	for _, b := range h.reg.Load().byEvent[req.Event] {
-		in := Input{Event: req.Event, Session: req.Session, Workspace: h.workspace}
+	for _, b := range reg.byEvent[req.Event] {
+		in := Input{Event: req.Event, Session: req.Session, Workspace: h.workspace, Cwd: req.Cwd,
+			// Flat structs of strings and numbers: a copy is a deep copy.
+			Turn: copyOf(req.Turn), Model: copyOf(req.Model), Response: copyOf(req.Response), Stop: copyOf(req.Stop)}
 		if prompt != nil {
-			p := *prompt // strings are immutable: a copy of the struct is a deep copy
-			in.Prompt = &p
+			in.Prompt = copyOf(prompt)
 		}
 		verdict, diag := runHook(ctx, b, in)
+		if diag == nil && verdict.CustomMessage != nil && allowsKey(req.Event, OutcomeCustomMessage) {
+			if err := reg.checkDeclared(b.extension, verdict.CustomMessage); err != nil {
+				diag = &Diagnostic{ExtensionID: b.extension, Hook: b.hook.Name, Kind: DiagnosticError, Message: err.Error()}
+			}
+		}
 		switch {
 		case diag != nil && blocking:
 			out.Diagnostics = append(out.Diagnostics, *diag)
@@ -69,7 +89,7 @@ func (h *Host) Event(ctx context.Context, req EventRequest) (EventOutcome, error
 		case diag != nil:
 			out.Diagnostics = append(out.Diagnostics, *diag)
 			continue
-		case !verdict.Allowed && blocking:
+		case !verdict.Allowed && (blocking || continues):
 			return denied(out, b, verdict.Message), nil
 		case !verdict.Allowed:
 			out.Diagnostics = append(out.Diagnostics, Diagnostic{ExtensionID: b.extension, Hook: b.hook.Name, Kind: DiagnosticAudit, Message: verdict.Message})
@@ -93,6 +113,12 @@ func (h *Host) Event(ctx context.Context, req EventRequest) (EventOutcome, error
 		if verdict.Context != "" && allowsKey(req.Event, OutcomeContext) {
 			contexts = append(contexts, verdict.Context)
 		}
+		if verdict.Summary != nil && allowsKey(req.Event, OutcomeSummary) {
+			out.Summary = verdict.Summary
+		}
+		if m := verdict.CustomMessage; m != nil && allowsKey(req.Event, OutcomeCustomMessage) {
+			out.Messages = append(out.Messages, CustomMessage{Type: m.Type, Content: m.Content, Extension: b.extension})
+		}
 	}
 	out.Context = strings.Join(contexts, "\n\n")
 	if out.Ask {
@@ -105,4 +131,25 @@ func (h *Host) Event(ctx context.Context, req EventRequest) (EventOutcome, error
 // (rewrites, context) applies.
 func denied(out EventOutcome, b boundHook, message string) EventOutcome {
 	return EventOutcome{Message: message, Extension: b.extension, Hook: b.hook.Name, Diagnostics: out.Diagnostics}
+}
+
+// copyOf is a copy of *p, or nil.
+func copyOf[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	return &c
+}
+
+// sessionEventNames are the events Event runs: every event but the tool
+// events.
+func sessionEventNames() []string {
+	var out []string
+	for _, e := range Events() {
+		if !e.IsToolEvent() {
+			out = append(out, string(e))
+		}
+	}
+	return out
 }

@@ -74,7 +74,7 @@ func (h *Host) After(ctx context.Context, call ToolCall, result ToolResult) []Di
 		return nil
 	}
 	r := result.deepCopy()
-	return h.after(ctx, h.reg.Load(), newView(call, h.workspace), &r)
+	return h.after(ctx, h.reg.Load(), newView(ctx, call, h.workspace), &r)
 }
 
 // Observed reports whether any after hook (AfterToolResult or ToolFailure)
@@ -114,7 +114,7 @@ func (h *Host) ExecuteDecided(ctx context.Context, call ToolCall, core CoreFunc)
 
 func (h *Host) decide(ctx context.Context, reg *registry, call ToolCall) (Decision, *view) {
 	d := Decision{Call: call}
-	v := newView(call, h.workspace)
+	v := newView(ctx, call, h.workspace)
 	block := func(reason string, details map[string]any) (Decision, *view) {
 		r := blockedResult(call, reason, details)
 		d.Blocked, d.Ask = &r, false
@@ -157,7 +157,7 @@ func (h *Host) decide(ctx context.Context, reg *registry, call ToolCall) (Decisi
 			}
 			d.Call = next
 			d.Rewritten = true
-			v = newView(d.Call, h.workspace)
+			v = newView(ctx, d.Call, h.workspace)
 		}
 	}
 	if schema := reg.schemas[call.Name]; d.Rewritten && schema != nil {
@@ -205,11 +205,14 @@ func (h *Host) after(ctx context.Context, reg *registry, v *view, result *ToolRe
 type view struct {
 	call   ToolCall // the caller's call: read, never handed out
 	ws     WorkspaceInfo
+	rt     Runtime // the session and cwd the caller's context carries
 	result *ToolResult
 	shared *Input
 }
 
-func newView(call ToolCall, ws WorkspaceInfo) *view { return &view{call: call, ws: ws} }
+func newView(ctx context.Context, call ToolCall, ws WorkspaceInfo) *view {
+	return &view{call: call, ws: ws, rt: RuntimeOf(ctx)}
+}
 
 func (v *view) setResult(r *ToolResult) {
 	v.result = r
@@ -224,14 +227,14 @@ func (v *view) input(b boundHook) Input {
 	event := b.hook.Event
 	if _, ok := b.hook.Handler.(builtinHandler); ok {
 		if v.shared == nil {
-			v.shared = &Input{Call: v.call.deepCopy(), Result: v.result, Workspace: v.ws}
+			v.shared = &Input{Call: v.call.deepCopy(), Result: v.result, Workspace: v.ws, Session: v.rt.Session, Cwd: v.rt.Cwd}
 			v.shared.vars = newCELVars(v.shared)
 		}
 		in := *v.shared
 		in.Event = event
 		return in
 	}
-	in := Input{Event: event, Call: v.call.deepCopy(), Workspace: v.ws}
+	in := Input{Event: event, Call: v.call.deepCopy(), Workspace: v.ws, Session: v.rt.Session, Cwd: v.rt.Cwd}
 	if v.result != nil {
 		r := v.result.deepCopy()
 		in.Result = &r

@@ -28,6 +28,16 @@ type Input struct {
 	Session   SessionInfo
 	Prompt    *Prompt
 	Workspace WorkspaceInfo
+	// Cwd is the agent's working directory, where it sends one.
+	Cwd string
+	// Params are the values of the hook's extension's paramRef; nil when
+	// it has none.
+	Params map[string]string
+	// The payloads of the turn, model and stop events (events_payload.go).
+	Turn     *Turn
+	Model    *ModelInfo
+	Response *ModelResponse
+	Stop     *StopInfo
 
 	// vars caches the CEL view of this input. The executor hands one Input to
 	// all built-in handlers of a phase, so their CEL hooks convert it once.
@@ -49,6 +59,10 @@ type Verdict struct {
 	Input *string
 	// Context is text added for the model.
 	Context string
+	// Summary is BeforeCompact's summary for the agent to keep.
+	Summary *string
+	// CustomMessage is a typed message for the agent to keep.
+	CustomMessage *CustomMessage
 }
 
 // Handler evaluates a hook. It must return when ctx is done; if it does not,
@@ -88,6 +102,9 @@ type Hook struct {
 	Timeout time.Duration
 	// Handler decides.
 	Handler Handler
+	// Params are the hook's extension's parameters (CEL's `params`, a
+	// webhook's review); nil when the extension has none.
+	Params *contract.HookParams
 	// Approval, on a BeforeToolCall hook, sends its asks to the cluster's
 	// approvers (docs/hooks.md, "Approvals"); hostd acts on it.
 	Approval *contract.HookApproval
@@ -141,6 +158,7 @@ func (b boundHook) contract() contract.Hook {
 		Tools:          slices.Clone(b.hook.Tools),
 		TimeoutSeconds: int32(b.timeout() / time.Second),
 		Imposed:        b.imposed,
+		Params:         cloneParams(b.hook.Params),
 		Approval:       b.hook.Approval.Clone(),
 	}
 	if out.TimeoutSeconds < 1 {

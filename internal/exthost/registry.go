@@ -89,7 +89,7 @@ func (r *registry) with(s *stage) *registry {
 		n.byEvent[h.Event] = insertInRunOrder(n.byEvent[h.Event], b)
 	}
 	for _, m := range s.messageTypes {
-		n.messageTypes = append(n.messageTypes, contract.MessageType{Extension: s.id, Type: m.typ, InContext: m.inContext})
+		n.messageTypes = append(n.messageTypes, contract.MessageType{Extension: s.id, Type: m.typ, InContext: m.inContext, Template: m.template})
 	}
 	if s.promptGuide != "" {
 		n.promptGuides = append(n.promptGuides, contract.PromptGuide{Extension: s.id, Text: s.promptGuide})

@@ -13,6 +13,12 @@ import (
 // which ignores ctx or hangs only stops the host from waiting (rule R-HK-7):
 // the goroutine is left to finish on its own copy of the input.
 func runHook(ctx context.Context, b boundHook, in Input) (Verdict, *Diagnostic) {
+	if p := b.hook.Params; p != nil {
+		if skip, d := missingParams(b, p); skip || d != nil {
+			return Verdict{Allowed: true}, d
+		}
+		in.Params = p.Values
+	}
 	if t := traceFrom(ctx); t != nil {
 		return t.run(ctx, b, in)
 	}

@@ -104,7 +104,7 @@ func registryImport(reg contract.Registry, id string) ImportFunc {
 			}
 			for _, m := range reg.MessageTypes {
 				if m.Extension == id {
-					api.RegisterMessageType(m.Type, m.InContext)
+					api.DeclareMessageType(MessageTypeDecl{Type: m.Type, InContext: m.InContext, Template: m.Template})
 				}
 			}
 			for _, g := range reg.PromptGuides {
@@ -135,5 +135,7 @@ func hookFromContract(ch contract.Hook, client outbound.Doer) (Hook, error) {
 		}
 	}
 	h, errs := CompileHook(d, p, ch.Extension, client)
+	// The publishing controller resolved and checked the params.
+	h.Params = cloneParams(ch.Params)
 	return h, errs.ToAggregate()
 }

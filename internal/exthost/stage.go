@@ -29,6 +29,9 @@ type API interface {
 	// RegisterMessageType declares a custom message type and whether messages
 	// of that type enter the model's context (rule R-LC-2).
 	RegisterMessageType(messageType string, inContext bool)
+	// DeclareMessageType is RegisterMessageType with the type's template:
+	// how a message of the type reads to the model.
+	DeclareMessageType(t MessageTypeDecl)
 	// SetPromptGuide sets the text appended to the system prompt's tools section.
 	SetPromptGuide(text string)
 }
@@ -36,6 +39,7 @@ type API interface {
 type stagedMessageType struct {
 	typ       string
 	inContext bool
+	template  string
 }
 
 // stage collects one extension's registrations during its factory.
@@ -71,12 +75,17 @@ func (a *stagingAPI) RegisterTool(tool Tool) {
 
 func (a *stagingAPI) On(hook Hook) {
 	hook.Tools = append([]string(nil), hook.Tools...)
+	hook.Params = cloneParams(hook.Params)
 	a.record(func(s *stage) { s.hooks = append(s.hooks, hook) })
 }
 
 func (a *stagingAPI) RegisterMessageType(messageType string, inContext bool) {
+	a.DeclareMessageType(MessageTypeDecl{Type: messageType, InContext: inContext})
+}
+
+func (a *stagingAPI) DeclareMessageType(t MessageTypeDecl) {
 	a.record(func(s *stage) {
-		s.messageTypes = append(s.messageTypes, stagedMessageType{typ: messageType, inContext: inContext})
+		s.messageTypes = append(s.messageTypes, stagedMessageType{typ: t.Type, inContext: t.InContext, template: t.Template})
 	})
 }
 
@@ -150,6 +159,9 @@ func (s *stage) check(r *registry) error {
 	for _, m := range s.messageTypes {
 		if m.typ == "" || types[m.typ] {
 			return &commitError{ReasonInvalid, fmt.Sprintf("message type %q is empty or declared twice", m.typ)}
+		}
+		if err := CheckMessageTemplate(m.template); err != nil {
+			return &commitError{ReasonInvalid, fmt.Sprintf("message type %q: %v", m.typ, err)}
 		}
 		types[m.typ] = true
 	}

@@ -14,12 +14,15 @@ type ToolCall struct {
 	Arguments map[string]any `json:"arguments,omitempty"`
 }
 
-// Content is one block of a tool result, in the agent's wire shape.
+// Content is one block of a tool result, in the agent's wire shape. Type is
+// server's tool): URI names a link's or resource's target, Text or Data
+// (base64) holds a resource's contents.
 type Content struct {
 	Type     string `json:"type"`
 	Text     string `json:"text,omitempty"`
 	Data     string `json:"data,omitempty"`
 	MimeType string `json:"mimeType,omitempty"`
+	URI      string `json:"uri,omitempty"`
 }
 
 // ToolResult is a tool's answer to a call. A blocked call gets a result paired
@@ -42,12 +45,18 @@ type WorkspaceInfo struct {
 	Namespace string `json:"namespace"`
 }
 
-// SessionInfo is the agent session an event belongs to; CEL sees it as
-// `session`. Reason says why the event fired, in the agent's words
-// (startup, resume, quit, manual, threshold…); it may be empty.
+// SessionInfo is the agent session an event belongs to; every hook sees it
+// as `session`. Reason says why the event fired, in the agent's words
+// (startup, resume, quit, manual, threshold…); it may be empty. Agent is
+// the agent (pi, claude-code, codex); AgentID and AgentType name the agent
+// or subagent that acts where the agent sends them (Claude Code's and
+// Codex's subagents), and are empty for the main agent.
 type SessionInfo struct {
-	ID     string `json:"id,omitempty"`
-	Reason string `json:"reason,omitempty"`
+	ID        string `json:"id,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Agent     string `json:"agent,omitempty"`
+	AgentID   string `json:"agentId,omitempty"`
+	AgentType string `json:"agentType,omitempty"`
 }
 
 // Prompt is the user's prompt at UserInput (as typed) and BeforeAgentStart

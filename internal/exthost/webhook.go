@@ -42,6 +42,15 @@ type HookReview struct {
 	Session   *SessionInfo  `json:"session,omitempty"`
 	Prompt    *Prompt       `json:"prompt,omitempty"`
 	Workspace WorkspaceInfo `json:"workspace"`
+	// Cwd is the agent's working directory; Params the hook's extension's
+	// parameters (absent without a paramRef).
+	Cwd    string            `json:"cwd,omitempty"`
+	Params map[string]string `json:"params,omitempty"`
+	// The payloads of the turn, model and stop events.
+	Turn     *Turn          `json:"turn,omitempty"`
+	Model    *ModelInfo     `json:"model,omitempty"`
+	Response *ModelResponse `json:"response,omitempty"`
+	Stop     *StopInfo      `json:"stop,omitempty"`
 }
 
 // HookResponse is what a webhook answers: the outcome keys of a CEL hook,
@@ -54,6 +63,9 @@ type HookResponse struct {
 	Arguments map[string]any `json:"arguments,omitempty"`
 	Input     *string        `json:"input,omitempty"`
 	Context   *string        `json:"context,omitempty"`
+	Summary   *string        `json:"summary,omitempty"`
+	// CustomMessage is {"type":…,"content":…}.
+	CustomMessage map[string]any `json:"customMessage,omitempty"`
 }
 
 // verdict checks the answer's keys against event's outcomes.
@@ -73,6 +85,12 @@ func (r HookResponse) verdict(event vocab.HookEvent) (Verdict, error) {
 	}
 	if r.Context != nil {
 		m[OutcomeContext] = *r.Context
+	}
+	if r.Summary != nil {
+		m[OutcomeSummary] = *r.Summary
+	}
+	if r.CustomMessage != nil {
+		m[OutcomeCustomMessage] = r.CustomMessage
 	}
 	v, err := verdictFromMap(event, m, "")
 	if err != nil {
@@ -115,7 +133,8 @@ func (w *webhookHandler) Evaluate(ctx context.Context, in Input) (Verdict, error
 		APIVersion: contract.APIVersion, Kind: HookReviewKind,
 		Audience:  outbound.Audience{Kind: outbound.AudienceHook, Name: w.hook, URL: w.target.URL},
 		Extension: w.extension, Hook: w.hook, Event: in.Event,
-		Call: toolCallOf(in), Result: in.Result, Session: sessionOf(in), Prompt: in.Prompt, Workspace: in.Workspace,
+		Call: toolCallOf(in), Result: in.Result, Session: &in.Session, Prompt: in.Prompt, Workspace: in.Workspace,
+		Cwd: in.Cwd, Params: in.Params, Turn: in.Turn, Model: in.Model, Response: in.Response, Stop: in.Stop,
 	})
 	if err != nil {
 		return Verdict{}, fmt.Errorf("encode review: %w", err)
@@ -153,13 +172,6 @@ func toolCallOf(in Input) *ToolCall {
 		return nil
 	}
 	return &in.Call
-}
-
-func sessionOf(in Input) *SessionInfo {
-	if in.Event.IsToolEvent() {
-		return nil
-	}
-	return &in.Session
 }
 
 func (w *webhookHandler) describe(h *contract.Hook) {

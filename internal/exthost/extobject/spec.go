@@ -94,6 +94,9 @@ func compileSpec(spec *v1alpha1.ExtensionSpec, path *field.Path, sc specContext)
 		case types[m.Type]:
 			errs = append(errs, field.Duplicate(p, m.Type))
 		}
+		if err := exthost.CheckMessageTemplate(m.Template); err != nil {
+			errs = append(errs, field.Invalid(path.Child("messageTypes").Index(i).Child("template"), m.Template, err.Error()))
+		}
 		types[m.Type] = true
 	}
 	return out, errs
@@ -161,7 +164,7 @@ func specFactory(spec *v1alpha1.ExtensionSpec, sc specContext) exthost.Factory {
 			api.On(h)
 		}
 		for _, m := range c.messageTypes {
-			api.RegisterMessageType(m.Type, m.InContext)
+			api.DeclareMessageType(exthost.MessageTypeDecl{Type: m.Type, InContext: m.InContext, Template: m.Template})
 		}
 		if c.promptGuide != "" {
 			api.SetPromptGuide(c.promptGuide)
