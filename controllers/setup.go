@@ -41,6 +41,8 @@ type Options struct {
 	// shard's (shard.Ownership.Configure); the controllers also skip
 	// objects of platform namespaces another shard owns.
 	Shard *shard.Ownership
+	// MCP configures the discovery of Extensions' MCP servers' tools.
+	MCP MCPDiscovery
 	// PolicyGrace is how long a namespace's policy epoch keeps accepting
 	// the platform policy it replaced; zero means DefaultPolicyGrace.
 	PolicyGrace time.Duration
@@ -72,7 +74,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*WorkspaceReconcil
 	if err := ws.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Workspace controller: %w", err)
 	}
-	if err := SetupValidationReconcilers(mgr, o.Policy, ownedBy(o.Shard)...); err != nil {
+	if err := SetupValidationReconcilers(mgr, o.Policy, o.MCP, ownedBy(o.Shard)...); err != nil {
 		return nil, fmt.Errorf("setting up the validation controllers: %w", err)
 	}
 	epoch := &PolicyEpochReconciler{Client: mgr.GetClient(), APIReader: reader, Policy: o.Policy, Loader: o.Loader, Signer: o.Signer, Grace: o.PolicyGrace,

@@ -4,15 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -21,6 +24,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/exthost/extobject"
+	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
@@ -47,6 +51,10 @@ type validationReconciler[T validatedObject] struct {
 	check func(ctx context.Context, obj T) (checked, error)
 	// watches adds kind-specific triggers besides the object's own changes.
 	watches func(b *builder.Builder) *builder.Builder
+	// gone, when set, forgets what the check kept about a deleted object.
+	gone func(types.NamespacedName)
+	// workers reconcile in parallel; zero means one.
+	workers int
 }
 
 // checked is the outcome of a check.
@@ -54,11 +62,19 @@ type checked struct {
 	errs []error
 	// scope qualifies a valid outcome: what was not checked, and why.
 	scope string
+	// trust is the object's namespace's trust level, where the check read it.
+	trust vocab.TrustLevel
+	// requeueAfter asks for the check again after this long (an MCP
+	// server's tools listed again); zero waits for a change.
+	requeueAfter time.Duration
 }
 
 func (v *validationReconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := v.newObj()
 	if err := v.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) && v.gone != nil {
+			v.gone(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := obj.DeepCopyObject().(T)
@@ -67,30 +83,43 @@ func (v *validationReconciler[T]) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, fmt.Errorf("checking %s %s: %w", v.kind, req.NamespacedName, err)
 	}
 	setValidStatus(obj, v.kind, res)
+	again := ctrl.Result{RequeueAfter: res.requeueAfter}
 	if equality.Semantic.DeepEqual(before, obj) {
-		return ctrl.Result{}, nil
+		return again, nil
 	}
 	if err := v.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("patching status of %s %s: %w", v.kind, req.NamespacedName, err)
 	}
-	return ctrl.Result{}, nil
+	return again, nil
 }
 
 func (v *validationReconciler[T]) setup(mgr ctrl.Manager, name string, preds []predicate.Predicate) error {
 	v.Client = mgr.GetClient()
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(v.newObj(), builder.WithPredicates(append([]predicate.Predicate{predicate.GenerationChangedPredicate{}}, preds...)...)).
-		Named(name)
+		Named(name).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, v.workers)})
 	if v.watches != nil {
 		b = v.watches(b)
 	}
 	return b.Complete(v)
 }
 
+// MCPDiscovery configures how Extensions' MCP servers are listed.
+type MCPDiscovery struct {
+	// Outbound makes the calls; nil means an outbound.Client with a 4 MiB
+	// answer cap.
+	Outbound outbound.Doer
+	// Resync is how often a server is listed again; zero means
+	// DefaultMCPResync.
+	Resync time.Duration
+}
+
 // SetupValidationReconcilers registers the Skill, Template and Extension
-// reconcilers; policy decides which namespaces' Extensions can load. preds
+// reconcilers; policy decides which namespaces' Extensions can load, and the
+// Extension reconciler lists their MCP servers' tools (discovery). preds
 // filter the objects each reconciles (a shard's own namespaces).
-func SetupValidationReconcilers(mgr ctrl.Manager, policy workspace.Policy, preds ...predicate.Predicate) error {
+func SetupValidationReconcilers(mgr ctrl.Manager, policy workspace.Policy, discovery MCPDiscovery, preds ...predicate.Predicate) error {
 	skills := &validationReconciler[*v1alpha1.Skill]{
 		kind:   "Skill",
 		newObj: func() *v1alpha1.Skill { return &v1alpha1.Skill{} },
@@ -106,12 +135,26 @@ func SetupValidationReconcilers(mgr ctrl.Manager, policy workspace.Policy, preds
 			return checked{errs: resolveAlone(workspace.RootFromObjects("object", t.Namespace, nil, []v1alpha1.Template{*t}))}, nil
 		},
 	}
+	mcp := newMCPDiscoverer(discovery.Outbound, discovery.Resync)
 	extensions := &validationReconciler[*v1alpha1.Extension]{
 		kind:   "Extension",
 		newObj: func() *v1alpha1.Extension { return &v1alpha1.Extension{} },
+		gone:   mcp.forget,
+		// A discovery may wait up to mcpclient.MaxDiscoveryTime on a
+		// server that hangs: others go on meanwhile.
+		workers: 4,
 	}
 	extensions.check = func(ctx context.Context, e *v1alpha1.Extension) (checked, error) {
-		return checkExtension(ctx, extensions.Client, policy, e)
+		res, err := checkExtension(ctx, extensions.Client, policy, e)
+		if err != nil {
+			return res, err
+		}
+		if len(res.errs) > 0 && e.Spec.MCPServer != nil {
+			mcp.setCondition(e, metav1.ConditionFalse, vocab.ReasonDiscoveryNotAllowed, "the Extension is not valid (see its Valid condition): its MCP server is not contacted")
+			return res, nil
+		}
+		res.requeueAfter = mcp.discover(ctx, e, policy, res.trust)
+		return res, nil
 	}
 	extensions.watches = func(b *builder.Builder) *builder.Builder {
 		return b.Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(extensionsIn(extensions.Client)),
@@ -142,10 +185,11 @@ func checkExtension(ctx context.Context, c client.Reader, policy workspace.Polic
 		}
 	}
 	if workspace.LoadsExtensions(trust) {
-		return checked{errs: append(extobject.ValidateObject(e), selectorErr...)}, nil
+		return checked{errs: append(extobject.ValidateObject(e), selectorErr...), trust: trust}, nil
 	}
 	return checked{
-		errs: extobject.ValidateObjectSyntax(e),
+		trust: trust,
+		errs:  extobject.ValidateObjectSyntax(e),
 		scope: fmt.Sprintf("; CEL hooks were parsed, not type-checked: namespace %s is %s and loads no extensions (they are checked in full once it is trusted)",
 			e.Namespace, trust),
 	}, nil

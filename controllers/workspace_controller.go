@@ -234,7 +234,8 @@ func (r *WorkspaceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 		Owns(&corev1.ConfigMap{}, builder.OnlyMetadata, builder.WithPredicates(r.ignoreOurOwnApplies())).
 		Watches(&v1alpha1.Skill{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForResource), inputChanged).
 		Watches(&v1alpha1.Template{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForResource), inputChanged).
-		Watches(&v1alpha1.Extension{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForResource), inputChanged).
+		Watches(&v1alpha1.Extension{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForResource),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, mcpToolsChanged()))).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForNamespace),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForConfigMap), builder.OnlyMetadata).

@@ -58,6 +58,7 @@ type options struct {
 	hostdConfigMap          string
 	hostdImage              string
 	policyGrace             time.Duration
+	mcpResync               time.Duration
 	shard                   shardOptions
 }
 
@@ -113,6 +114,8 @@ Flags:
 		"Image of the hostd sidecar the admission policy injects into agent pods (the Dockerfile's target hostd: /loadout-hostd alone).")
 	fs.DurationVar(&o.policyGrace, "policy-grace", controllers.DefaultPolicyGrace,
 		"How long a namespace's policy epoch (ConfigMap loadout-policy) keeps accepting the platform policy it replaced, so agents' context and epoch volumes may update in either order; a context still carrying the old policy after it is denied by hostd.")
+	fs.DurationVar(&o.mcpResync, "mcp-resync", controllers.DefaultMCPResync,
+		"How often the tools of each Extension's MCP server are listed again: a tool added, changed or removed on the server reaches the Workspaces within it.")
 	o.shard.bind(fs)
 	zopts := zap.Options{}
 	zopts.BindFlags(fs)
@@ -286,6 +289,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, o *options, owner *shard.Owner
 		PerWorkspaceMetrics:     o.metricsPerWorkspace,
 		Shard:                   owner,
 		PolicyGrace:             o.policyGrace,
+		MCP:                     controllers.MCPDiscovery{Resync: o.mcpResync},
 	})
 	return err
 }

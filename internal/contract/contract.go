@@ -206,6 +206,23 @@ type Tool struct {
 	// (POST /v1/tools/{name} and its MCP server). A tool without it is a
 	// declaration the agent runs itself.
 	Service *ToolService `json:"service,omitempty"`
+	// MCP, when set, runs the tool on an MCP server (streamable HTTP): the
+	// tool is runnable through hostd like one with a Service.
+	MCP *ToolMCP `json:"mcp,omitempty"`
+}
+
+// ToolMCP is the MCP server a tool's calls go to, resolved by the
+// controller from the extension's mcpServer.
+type ToolMCP struct {
+	URL string `json:"url"`
+	// Tool is the tool's name on the server.
+	Tool           string `json:"tool"`
+	TimeoutSeconds int32  `json:"timeoutSeconds"`
+	// CABundle verifies an https URL's certificate; empty means the system roots.
+	CABundle []byte `json:"caBundle,omitempty"`
+	// External marks a server outside the cluster (a URL): hostd sends it
+	// no service token.
+	External bool `json:"external,omitempty"`
 }
 
 // ToolService is where a runnable tool's calls go. URL is resolved by the
@@ -219,7 +236,7 @@ type ToolService struct {
 }
 
 // Runnable reports whether hostd can run the tool.
-func (t Tool) Runnable() bool { return t.Service != nil }
+func (t Tool) Runnable() bool { return t.Service != nil || t.MCP != nil }
 
 // Hook is a hook of a loaded extension, at one event (docs/hooks.md).
 type Hook struct {

@@ -96,7 +96,7 @@ func registryImport(reg contract.Registry, id string) ImportFunc {
 		return func(api API) error {
 			for _, t := range reg.Tools {
 				if !t.Builtin && t.Extension == id {
-					api.RegisterTool(Tool{Name: t.Name, Description: t.Description, ReadOnly: t.ReadOnly, InputSchema: t.InputSchema, Service: t.Service})
+					api.RegisterTool(Tool{Name: t.Name, Description: t.Description, ReadOnly: t.ReadOnly, InputSchema: t.InputSchema, Service: t.Service, MCP: t.MCP})
 				}
 			}
 			for _, h := range hooks {

@@ -134,6 +134,10 @@ func (s *stage) check(r *registry) error {
 			return &commitError{ReasonToolCollision, fmt.Sprintf("tool %q is already registered", t.Name)}
 		case t.Service != nil && t.Service.URL == "":
 			return &commitError{ReasonInvalid, fmt.Sprintf("tool %q has a service without a url", t.Name)}
+		case t.MCP != nil && (t.MCP.URL == "" || t.MCP.Tool == ""):
+			return &commitError{ReasonInvalid, fmt.Sprintf("tool %q has an MCP server without a url or a tool name", t.Name)}
+		case t.MCP != nil && t.Service != nil:
+			return &commitError{ReasonInvalid, fmt.Sprintf("tool %q has both a service and an MCP server", t.Name)}
 		}
 		seen[t.Name] = true
 	}

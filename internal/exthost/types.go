@@ -15,6 +15,7 @@ type ToolCall struct {
 }
 
 // Content is one block of a tool result, in the agent's wire shape. Type is
+// text or image, or one of MCP's audio, resource_link and resource (an MCP
 // server's tool): URI names a link's or resource's target, Text or Data
 // (base64) holds a resource's contents.
 type Content struct {
@@ -100,6 +101,9 @@ type Tool struct {
 	// Service, when set, runs the tool (hostd's /v1/tools/{name}); nil means
 	// the tool is a declaration the agent runs itself.
 	Service *contract.ToolService
+	// MCP, when set, runs the tool on an MCP server (hostd's
+	// /v1/tools/{name}, like Service).
+	MCP *contract.ToolMCP
 }
 
 func (t Tool) contract(extension string) contract.Tool {
@@ -110,6 +114,7 @@ func (t Tool) contract(extension string) contract.Tool {
 		ReadOnly:    t.ReadOnly,
 		InputSchema: cloneBytes(t.InputSchema),
 		Service:     cloneService(t.Service),
+		MCP:         cloneMCP(t.MCP),
 	}
 }
 
@@ -118,6 +123,15 @@ func cloneService(s *contract.ToolService) *contract.ToolService {
 		return nil
 	}
 	c := *s
+	return &c
+}
+
+func cloneMCP(m *contract.ToolMCP) *contract.ToolMCP {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	c.CABundle = cloneBytes(m.CABundle)
 	return &c
 }
 

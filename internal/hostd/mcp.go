@@ -20,6 +20,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/mcpclient"
 )
 
 // MCPPath is where hostd serves its MCP endpoint (streamable HTTP) on its own
@@ -282,6 +283,9 @@ func mcpResult(resp ToolRunResponse) *mcp.CallToolResult {
 	out.Meta = mcp.Meta{"loadout.dev/toolCallId": resp.Call.ID, "loadout.dev/executed": resp.Executed}
 	if len(resp.Result.Details) > 0 {
 		out.Meta["loadout.dev/details"] = resp.Result.Details
+		// An MCP server's structured result goes back as such, not only
+		// in _meta, so clients that read structuredContent get it.
+		out.StructuredContent = resp.Result.Details[mcpclient.StructuredContentKey]
 	}
 	if len(resp.Diagnostics) > 0 {
 		out.Meta["loadout.dev/diagnostics"] = resp.Diagnostics
@@ -290,10 +294,20 @@ func mcpResult(resp ToolRunResponse) *mcp.CallToolResult {
 }
 
 func mcpContent(c exthost.Content) mcp.Content {
-	if c.Type == "image" {
-		if data, err := base64.StdEncoding.DecodeString(c.Data); err == nil {
-			return &mcp.ImageContent{Data: data, MIMEType: c.MimeType}
+	data, dataErr := base64.StdEncoding.DecodeString(c.Data)
+	switch {
+	case c.Type == "image" && dataErr == nil:
+		return &mcp.ImageContent{Data: data, MIMEType: c.MimeType}
+	case c.Type == "audio" && dataErr == nil:
+		return &mcp.AudioContent{Data: data, MIMEType: c.MimeType}
+	case c.Type == "resource_link" && c.URI != "":
+		return &mcp.ResourceLink{URI: c.URI, Name: c.Text, MIMEType: c.MimeType}
+	case c.Type == "resource" && c.URI != "" && (c.Data == "" || dataErr == nil):
+		r := &mcp.ResourceContents{URI: c.URI, MIMEType: c.MimeType, Text: c.Text}
+		if c.Data != "" {
+			r.Blob = data
 		}
+		return &mcp.EmbeddedResource{Resource: r}
 	}
 	if c.Type == "text" || c.Text != "" {
 		return &mcp.TextContent{Text: c.Text}

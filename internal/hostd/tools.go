@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/mcpclient"
 	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
@@ -25,6 +26,7 @@ type runnableTool struct {
 // the tool without its argument check would be failing open.
 func (snap *snapshot) buildTools(ws exthost.WorkspaceInfo, client outbound.Doer) error {
 	snap.tools = map[string]*runnableTool{}
+	upstreams := mcpclient.NewUpstreams(client)
 	for _, t := range snap.host.Registry().Tools {
 		if !t.Runnable() {
 			continue
@@ -37,7 +39,7 @@ func (snap *snapshot) buildTools(ws exthost.WorkspaceInfo, client outbound.Doer)
 			}
 			rt.schema = schema
 		}
-		core, err := exthost.ServiceCore(t, ws, client)
+		core, err := toolCore(t, ws, client, upstreams)
 		if err != nil {
 			return err
 		}
@@ -46,6 +48,16 @@ func (snap *snapshot) buildTools(ws exthost.WorkspaceInfo, client outbound.Doer)
 		snap.runnable = append(snap.runnable, t)
 	}
 	return nil
+}
+
+// toolCore is the CoreFunc that runs a registry tool: a call to its Service
+// (a ToolInvocation) or to its MCP server (tools/call, one session per
+// server and context).
+func toolCore(t contract.Tool, ws exthost.WorkspaceInfo, client outbound.Doer, upstreams *mcpclient.Upstreams) (exthost.CoreFunc, error) {
+	if t.MCP == nil {
+		return exthost.ServiceCore(t, ws, client)
+	}
+	return upstreams.Core(t)
 }
 
 // ToolRunResponse is the answer of POST /v1/tools/{name}: the call as run

@@ -47,6 +47,10 @@ type Request struct {
 	// Timeout bounds this call; zero means the client's default. The
 	// caller's context can only shorten it.
 	Timeout time.Duration
+	// Anonymous sends the call without the service token and unsigned: for
+	// a server outside the cluster, which must never receive hostd's
+	// identity (a token another Service would accept).
+	Anonymous bool
 }
 
 // Response is a 2xx answer, its body read in full (within the cap).
@@ -188,14 +192,14 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 		hreq.Header[k] = append([]string(nil), vs...)
 	}
 	hreq.Header.Set("User-Agent", "loadout")
-	if c.token != nil {
+	if c.token != nil && !req.Anonymous {
 		tok, err := c.token.get()
 		if err != nil {
 			return nil, err
 		}
 		hreq.Header.Set("Authorization", "Bearer "+tok)
 	}
-	if c.opts.SigningKeyFile != "" {
+	if c.opts.SigningKeyFile != "" && !req.Anonymous {
 		if err := c.sign(hreq, req.Body); err != nil {
 			return nil, err
 		}

@@ -36,6 +36,9 @@ type Candidate struct {
 	// Enforced is true for a platform extension imposed on the Workspace by
 	// its namespace selector, whatever the Workspace's roots say.
 	Enforced bool
+	// Platform is true for an extension of a platform namespace, imposed or
+	// offered: it may name MCP servers a tenant's may not.
+	Platform bool
 }
 
 // Plan is everything gathered for one Workspace.
@@ -94,7 +97,7 @@ func Gather(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Polic
 		plan.Input.Roots = append(plan.Input.Roots, root)
 		for _, e := range found {
 			if !slices.ContainsFunc(exts, func(c Candidate) bool { return c.Extension.Namespace == e.Namespace && c.Extension.Name == e.Name }) {
-				exts = append(exts, Candidate{Extension: e, Trusted: LoadsExtensions(level)})
+				exts = append(exts, Candidate{Extension: e, Trusted: LoadsExtensions(level), Platform: pol.isPlatform(e.Namespace)})
 			}
 		}
 	}
@@ -179,7 +182,7 @@ func gatherEnforced(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, p
 			if !AppliesTo(e, nsLabels) {
 				continue
 			}
-			out = append(out, Candidate{Extension: e, Trusted: LoadsExtensions(level), Enforced: true})
+			out = append(out, Candidate{Extension: e, Trusted: LoadsExtensions(level), Enforced: true, Platform: true})
 		}
 	}
 	return out, nil

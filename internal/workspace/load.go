@@ -36,7 +36,7 @@ func (l HostLoader) LoadExtensions(ctx context.Context, ws *v1alpha1.Workspace, 
 	})
 	outcomes := make([]exthost.Outcome, 0, len(plan.Extensions))
 	for _, c := range plan.Extensions {
-		src := extobject.FromObject(c.Extension, l.Resolve)
+		src := extobject.FromObjectIn(c.Extension, l.Resolve, c.Platform)
 		// An imposed platform extension's hooks run after the tenant's
 		// (docs/hooks.md, "Order").
 		src.Imposed = c.Enforced

@@ -83,12 +83,21 @@ func containsDotDot(path string) bool {
 // Either way nothing is read or contacted before Load has decided trust.
 // resolve may be nil for DefaultResolver.
 func FromObject(ext *v1alpha1.Extension, resolve WebhookResolver) exthost.Source {
+	return FromObjectIn(ext, resolve, false)
+}
+
+// FromObjectIn is FromObject for an Extension whose namespace is (platform)
+// or is not a trusted platform namespace, which decides what its
+// spec.mcpServer may name (ResolveMCPServer). An MCP extension's tools come
+// from its status, as the manager discovered them; until they are
+// discovered at the spec's endpoint the import fails, and is retried.
+func FromObjectIn(ext *v1alpha1.Extension, resolve WebhookResolver, platform bool) exthost.Source {
 	if resolve == nil {
 		resolve = DefaultResolver
 	}
 	ext = ext.DeepCopy() // later edits to the caller's object cannot change what loads
 	id, ns := ext.LogicalName(), ext.Namespace
-	sc := specContext{extension: id, namespace: ns, resolve: resolve}
+	sc := specContext{extension: id, namespace: ns, resolve: resolve, platform: platform, loading: true, mcpStatus: ext.Status.MCPServer}
 	return exthost.Source{
 		ID:        id,
 		Namespace: ns,
@@ -105,6 +114,11 @@ func FromObject(ext *v1alpha1.Extension, resolve WebhookResolver) exthost.Source
 					return nil, &exthost.InvalidError{Errs: []error{fmt.Errorf("manifest names extension %q, expected %q", fetched.Name, id)}}
 				}
 				spec = fetched
+			}
+			if spec.MCPServer != nil {
+				if err := sc.discovered(spec.MCPServer); err != nil {
+					return nil, err
+				}
 			}
 			return specFactory(spec, sc), nil
 		},
@@ -149,6 +163,9 @@ func DecodeManifest(body []byte) (*v1alpha1.ExtensionSpec, error) {
 	}
 	if spec.Source != nil {
 		return nil, &exthost.InvalidError{Errs: []error{errors.New("manifest: source must not be set; a manifest cannot point elsewhere")}}
+	}
+	if spec.MCPServer != nil {
+		return nil, &exthost.InvalidError{Errs: []error{errors.New("manifest: mcpServer must not be set; only an Extension object names an MCP server")}}
 	}
 	return &spec, nil
 }

@@ -38,6 +38,12 @@ type specContext struct {
 	// syntaxOnly parses CEL hooks without type-checking them; the result
 	// is for validation only and never loads.
 	syntaxOnly bool
+	// loading compiles for a load rather than for validation: an MCP
+	// server's tools then come from mcpStatus, and platform decides what
+	// spec.mcpServer may name.
+	loading   bool
+	platform  bool
+	mcpStatus *v1alpha1.MCPServerStatus
 }
 
 // compileSpec validates and compiles spec. Every problem is reported with its
@@ -71,6 +77,12 @@ func compileSpec(spec *v1alpha1.ExtensionSpec, path *field.Path, sc specContext)
 			tool.Service = svc
 		}
 		out.tools = append(out.tools, tool)
+	}
+
+	if spec.MCPServer != nil {
+		tools, merrs := sc.compileMCPServer(spec.MCPServer)
+		errs = append(errs, merrs...)
+		out.tools = append(out.tools, tools...)
 	}
 
 	hooks := map[string]bool{}

@@ -1,0 +1,149 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/exthost/extobject"
+	"github.com/loadout-dev/loadout/internal/mcpclient"
+	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/workspace"
+)
+
+// Discovery timing: how often a discovered server is listed again (a tool
+// added, changed or removed on the server reaches every Workspace within
+// it), and the backoff of a failed discovery.
+const (
+	DefaultMCPResync        = 5 * time.Minute
+	mcpDiscoveryBackoffBase = 5 * time.Second
+)
+
+// mcpMaxAnswerBytes caps each answer of a server being discovered: a page of
+// a thousand tools with their schemas fits well within it.
+const mcpMaxAnswerBytes = 4 << 20
+
+// mcpDiscoverer lists the tools of Extensions' MCP servers into their
+// status.mcpServer (docs/agents.md): the Workspaces' registries are built
+// from there, so no Workspace reconcile contacts an MCP server.
+type mcpDiscoverer struct {
+	doer    outbound.Doer
+	resolve extobject.WebhookResolver
+	resync  time.Duration
+
+	mu       sync.Mutex
+	failures map[types.NamespacedName]int
+}
+
+func newMCPDiscoverer(doer outbound.Doer, resync time.Duration) *mcpDiscoverer {
+	if doer == nil {
+		doer = outbound.New(outbound.Options{MaxResponseBytes: mcpMaxAnswerBytes})
+	}
+	if resync <= 0 {
+		resync = DefaultMCPResync
+	}
+	return &mcpDiscoverer{doer: doer, resync: resync, failures: map[types.NamespacedName]int{}}
+}
+
+// discover brings e's status.mcpServer and ToolsDiscovered condition up to
+// date and says when to look again (zero: only when something changes). The
+// server is contacted only for an Extension that loads where it is (rule
+// R-EXT-1) and whose spec names a server its namespace may name. A failure
+// keeps the last good list and is retried with exponential backoff.
+func (d *mcpDiscoverer) discover(ctx context.Context, e *v1alpha1.Extension, policy workspace.Policy, trust vocab.TrustLevel) time.Duration {
+	s := e.Spec.MCPServer
+	if s == nil {
+		e.Status.MCPServer = nil
+		meta.RemoveStatusCondition(&e.Status.Conditions, string(vocab.ConditionToolsDiscovered))
+		d.forget(client.ObjectKeyFromObject(e))
+		return 0
+	}
+	if !workspace.LoadsExtensions(trust) {
+		d.setCondition(e, metav1.ConditionFalse, vocab.ReasonDiscoveryNotAllowed,
+			fmt.Sprintf("namespace %s is %s and loads no extensions: its MCP server is never contacted", e.Namespace, trust))
+		return 0
+	}
+	platform := slices.Contains(policy.PlatformNamespaces, e.Namespace)
+	ep, ferr := extobject.ResolveMCPServer(e.Namespace, platform, s, d.resolve)
+	if ferr != nil {
+		d.setCondition(e, metav1.ConditionFalse, vocab.ReasonDiscoveryNotAllowed, ferr.Error()+": the server is not contacted")
+		return 0
+	}
+	found, err := mcpclient.Discover(ctx, d.doer, mcpclient.Endpoint{URL: ep.URL, CABundle: ep.CABundle, Timeout: ep.Timeout, Anonymous: ep.External},
+		mcpclient.Selection{Allow: s.Tools.Allow, Prefix: s.Tools.Prefix})
+	if err != nil {
+		kept := "no tools were discovered before"
+		if st := e.Status.MCPServer; st != nil {
+			kept = fmt.Sprintf("the last good list (%d tools from %s) stays", len(st.Tools), st.Endpoint)
+		}
+		d.setCondition(e, metav1.ConditionFalse, vocab.ReasonDiscoveryFailed,
+			truncate(fmt.Sprintf("listing the tools of %s failed: %v; %s; retried with backoff", ep.URL, err, kept), 4096))
+		return d.backoff(client.ObjectKeyFromObject(e))
+	}
+	d.forget(client.ObjectKeyFromObject(e))
+	e.Status.MCPServer = discoveredStatus(ep.URL, found)
+	d.setCondition(e, metav1.ConditionTrue, vocab.ReasonDiscovered,
+		fmt.Sprintf("%d tools listed at %s; listed again every %s", len(found.Tools), ep.URL, d.resync))
+	return d.resync
+}
+
+func discoveredStatus(endpoint string, found mcpclient.Discovery) *v1alpha1.MCPServerStatus {
+	st := &v1alpha1.MCPServerStatus{Endpoint: endpoint, Server: found.Server}
+	for _, t := range found.Tools {
+		dt := v1alpha1.DiscoveredTool{Name: v1alpha1.ToolName(t.Name), ServerName: t.ServerName, Description: t.Description,
+			InputSchema: &runtime.RawExtension{Raw: t.InputSchema}}
+		if a := t.Annotations; a != nil {
+			dt.Annotations = &v1alpha1.MCPToolAnnotations{Title: a.Title, ReadOnlyHint: a.ReadOnlyHint,
+				DestructiveHint: a.DestructiveHint, IdempotentHint: a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}
+		}
+		st.Tools = append(st.Tools, dt)
+	}
+	return st
+}
+
+func (d *mcpDiscoverer) setCondition(e *v1alpha1.Extension, status metav1.ConditionStatus, reason vocab.ConditionReason, msg string) {
+	meta.SetStatusCondition(&e.Status.Conditions, metav1.Condition{Type: string(vocab.ConditionToolsDiscovered), Status: status,
+		Reason: string(reason), Message: msg, ObservedGeneration: e.Generation})
+}
+
+// backoff counts a failure and returns the wait before the next attempt:
+// 5 s, doubling, at most the resync interval.
+func (d *mcpDiscoverer) backoff(key types.NamespacedName) time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := d.failures[key]
+	d.failures[key] = n + 1
+	wait := mcpDiscoveryBackoffBase << min(n, 16)
+	return min(wait, d.resync)
+}
+
+func (d *mcpDiscoverer) forget(key types.NamespacedName) {
+	d.mu.Lock()
+	delete(d.failures, key)
+	d.mu.Unlock()
+}
+
+// mcpToolsChanged passes Extension updates whose discovered MCP tools
+// changed: the Workspaces' registries are built from them.
+func mcpToolsChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*v1alpha1.Extension)
+			n, ok2 := e.ObjectNew.(*v1alpha1.Extension)
+			return ok1 && ok2 && !equality.Semantic.DeepEqual(o.Status.MCPServer, n.Status.MCPServer)
+		},
+	}
+}

@@ -1,0 +1,152 @@
+package extobject
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/exthost"
+)
+
+// defaultMCPPath is where an MCP Service's endpoint is when the reference
+// names no path (the streamable HTTP convention).
+const defaultMCPPath = "/mcp"
+
+// MCPEndpoint is where an extension's MCP server is and how to call it.
+type MCPEndpoint struct {
+	URL      string
+	CABundle []byte
+	// External: a URL outside the cluster, which gets no service token.
+	External bool
+	Timeout  time.Duration
+}
+
+// ResolveMCPServer resolves spec.mcpServer of an Extension in namespace ns.
+// platform says whether ns is a trusted platform namespace: only there may an
+// Extension name another namespace's Service or a URL, so a tenant cannot
+// point hostd (and its identity) at a server the platform did not choose.
+func ResolveMCPServer(ns string, platform bool, s *v1alpha1.MCPServer, resolve WebhookResolver) (MCPEndpoint, *field.Error) {
+	p := field.NewPath("spec", "mcpServer")
+	if resolve == nil {
+		resolve = DefaultResolver
+	}
+	timeout := time.Duration(s.TimeoutSeconds) * time.Second
+	if timeout <= 0 {
+		timeout = exthost.DefaultToolTimeout
+	}
+	timeout = min(timeout, exthost.MaxToolTimeout)
+	switch {
+	case s.Service != nil && s.URL != "", s.Service == nil && s.URL == "":
+		return MCPEndpoint{}, field.Invalid(p, "", "exactly one of service or url must be set")
+	case s.Service != nil:
+		target := ns
+		if s.Service.Namespace != "" && s.Service.Namespace != ns {
+			if !platform {
+				return MCPEndpoint{}, field.Forbidden(p.Child("service", "namespace"),
+					fmt.Sprintf("only an Extension of a platform namespace may name a Service of another namespace (%s); this one is in %s", s.Service.Namespace, ns))
+			}
+			target = s.Service.Namespace
+		}
+		ref := v1alpha1.ServiceReference{Name: s.Service.Name, Port: s.Service.Port, Path: s.Service.Path,
+			Scheme: s.Service.Scheme, CABundle: s.Service.CABundle}
+		if ref.Path == "" {
+			ref.Path = defaultMCPPath
+		}
+		u, err := resolve(target, ref)
+		if err != nil {
+			return MCPEndpoint{}, field.Invalid(p.Child("service"), s.Service.Name, err.Error())
+		}
+		return MCPEndpoint{URL: u, CABundle: s.Service.CABundle, Timeout: timeout}, nil
+	default:
+		if !platform {
+			return MCPEndpoint{}, field.Forbidden(p.Child("url"),
+				fmt.Sprintf("only an Extension of a platform namespace may name an MCP server by URL; this one is in %s", ns))
+		}
+		u, err := url.Parse(s.URL)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Fragment != "" {
+			return MCPEndpoint{}, field.Invalid(p.Child("url"), s.URL, "must be an https:// URL with a host, no user info and no fragment")
+		}
+		return MCPEndpoint{URL: u.String(), CABundle: s.CABundle, External: true, Timeout: timeout}, nil
+	}
+}
+
+// errNotDiscovered is an MCP extension whose tools the manager has not
+// listed at its current endpoint yet: an import failure, retried, never a
+// context without the tools.
+var errNotDiscovered = errors.New("not discovered")
+
+// mcpTools turns status.mcpServer into the extension's tools, checking the
+// status against the spec again: only allowed tools under the current
+// prefix, discovered at the current endpoint, with names and schemas that
+// pass the same checks as declared tools. The status is input like the
+// spec, whoever wrote it.
+func mcpTools(spec *v1alpha1.MCPServer, status *v1alpha1.MCPServerStatus, ep MCPEndpoint) ([]exthost.Tool, field.ErrorList) {
+	p := field.NewPath("status", "mcpServer")
+	if status == nil || status.Endpoint != ep.URL {
+		return nil, field.ErrorList{field.InternalError(p, fmt.Errorf("%w: the manager has not listed the tools of %s yet (see the Extension's ToolsDiscovered condition)", errNotDiscovered, ep.URL))}
+	}
+	var errs field.ErrorList
+	out := make([]exthost.Tool, 0, len(status.Tools))
+	for i, d := range status.Tools {
+		tp := p.Child("tools").Index(i)
+		name := string(d.Name)
+		switch {
+		case !slices.Contains(spec.Tools.Allow, d.ServerName):
+			errs = append(errs, field.NotSupported(tp.Child("serverName"), d.ServerName, spec.Tools.Allow))
+			continue
+		case name != spec.Tools.Prefix+d.ServerName:
+			errs = append(errs, field.Invalid(tp.Child("name"), name, "must be spec.mcpServer.tools.prefix followed by serverName"))
+			continue
+		case !toolNamePattern.MatchString(name):
+			errs = append(errs, field.Invalid(tp.Child("name"), name, "must match "+toolNamePattern.String()))
+			continue
+		}
+		var schema []byte
+		if d.InputSchema != nil {
+			schema = d.InputSchema.Raw
+			if _, err := exthost.CompileInputSchema(schema); err != nil {
+				errs = append(errs, field.Invalid(tp.Child("inputSchema"), "(the schema)", err.Error()))
+				continue
+			}
+		}
+		readOnly := d.Annotations != nil && d.Annotations.ReadOnlyHint
+		out = append(out, exthost.Tool{Name: name, Description: d.Description, ReadOnly: readOnly, InputSchema: schema,
+			MCP: &contract.ToolMCP{URL: ep.URL, Tool: d.ServerName, TimeoutSeconds: int32(ep.Timeout / time.Second),
+				CABundle: ep.CABundle, External: ep.External}})
+	}
+	return out, errs
+}
+
+// compileMCPServer checks spec.mcpServer and, for a load, returns its
+// discovered tools. Validation resolves the endpoint's shape only: whether
+// the namespace may name it is the load's (and the discovery's) to decide.
+func (sc specContext) compileMCPServer(s *v1alpha1.MCPServer) ([]exthost.Tool, field.ErrorList) {
+	ep, ferr := ResolveMCPServer(sc.namespace, sc.platform || !sc.loading, s, sc.resolve)
+	if ferr != nil {
+		return nil, field.ErrorList{ferr}
+	}
+	if !sc.loading {
+		return nil, nil
+	}
+	return mcpTools(s, sc.mcpStatus, ep)
+}
+
+// discovered fails an MCP extension's import until its tools are listed at
+// the endpoint its spec names now: retried, the Workspace keeps its last
+// good context meanwhile. A spec that cannot resolve is invalid.
+func (sc specContext) discovered(s *v1alpha1.MCPServer) error {
+	ep, ferr := ResolveMCPServer(sc.namespace, sc.platform, s, sc.resolve)
+	if ferr != nil {
+		return exthost.Invalid(field.ErrorList{ferr})
+	}
+	if sc.mcpStatus == nil || sc.mcpStatus.Endpoint != ep.URL {
+		return fmt.Errorf("spec.mcpServer: %w: the manager has not listed the tools of %s yet (see the Extension's ToolsDiscovered condition)", errNotDiscovered, ep.URL)
+	}
+	return nil
+}
