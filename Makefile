@@ -89,8 +89,8 @@ AGENT_CLI_DIR := test/agents/cli
 AGENT_CLIS := $(AGENT_CLI_DIR)/node_modules/.loadout-installed
 
 .PHONY: test
-test: fuzz-smoke test-pi $(HELM) $(KUSTOMIZE) $(AGENT_CLIS) ## Run all tests, envtest suites and chart lint/render/install included (builds the control plane, helm and kustomize on first use), each fuzzer briefly, the Pi package's tests and the real Claude Code and Codex CLIs.
-	HELM=$(HELM) KUSTOMIZE=$(KUSTOMIZE) LOADOUT_AGENT_CLIS=$(CURDIR)/$(AGENT_CLI_DIR)/node_modules/.bin KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go test $(GO_TEST_FLAGS) ./...
+test: fuzz-smoke test-pi $(HELM) $(KUSTOMIZE) $(AGENT_CLIS) $(MCP_SERVERS) ## Run all tests, envtest suites and chart lint/render/install included (builds the control plane, helm and kustomize on first use), each fuzzer briefly, the Pi package's tests and the real Claude Code and Codex CLIs.
+	HELM=$(HELM) KUSTOMIZE=$(KUSTOMIZE) LOADOUT_AGENT_CLIS=$(CURDIR)/$(AGENT_CLI_DIR)/node_modules/.bin LOADOUT_MCP_SERVERS=$(CURDIR)/$(MCP_SERVERS_DIR)/node_modules KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-go
 test-go: $(HELM) $(KUSTOMIZE) ## Run the Go tests and envtest suites only: no npm, no Pi, no agent CLIs (tests that need them skip and say why).
@@ -129,6 +129,19 @@ agent-clis: $(AGENT_CLIS) ## Install the pinned Claude Code and Codex CLIs the a
 
 $(AGENT_CLIS): $(AGENT_CLI_DIR)/package-lock.json $(AGENT_CLI_DIR)/package.json | node-check
 	cd $(AGENT_CLI_DIR) && npm ci --ignore-scripts --no-audit --no-fund && node node_modules/@anthropic-ai/claude-code/install.cjs
+	@touch $@
+
+# Third-party MCP servers (test/mcpservers, pinned by its package-lock.json)
+# run behind Extensions in the MCP tool tests: the reference
+# @modelcontextprotocol/server-everything over streamable HTTP.
+MCP_SERVERS_DIR := test/mcpservers
+MCP_SERVERS := $(MCP_SERVERS_DIR)/node_modules/.loadout-installed
+
+.PHONY: mcp-servers
+mcp-servers: $(MCP_SERVERS) ## Install the pinned MCP servers the MCP tool tests run (npm, once per lockfile change).
+
+$(MCP_SERVERS): $(MCP_SERVERS_DIR)/package-lock.json $(MCP_SERVERS_DIR)/package.json | node-check
+	cd $(MCP_SERVERS_DIR) && npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@
 
 .PHONY: fuzz
