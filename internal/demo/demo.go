@@ -108,6 +108,11 @@ type demo struct {
 	workDir string
 	env     *envtest.Environment
 	procs   []*process
+	// The admin's client, REST config and kubeconfig file, once the control
+	// plane runs.
+	client     client.Client
+	cfg        *rest.Config
+	kubeconfig string
 }
 
 // Run runs the demo and cleans up every process and temporary directory it
@@ -147,8 +152,63 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{WorkDir: d.workDir}
+	if err := d.startControlPlane(); err != nil {
+		return nil, err
+	}
+	managerKubeconfig, err := d.installPolicyAndRBAC(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := d.startManager(managerKubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.applySamples(ctx); err != nil {
+		return nil, err
+	}
+	ws, cm, err := d.showWorkspace(ctx, mgr, res)
+	if err != nil {
+		return nil, err
+	}
+	hd, err := d.startHostd(ctx, cm)
+	if err != nil {
+		return nil, err
+	}
+	base := hd.base
 
-	// 1. The control plane, with the CRDs installed.
+	res.AllowedCall = exthost.ToolCall{ID: "call-1", Name: sampleTool, Arguments: map[string]any{"text": "parser.go:42 drops the error from Close"}}
+	res.DeniedCall = exthost.ToolCall{ID: "call-2", Name: sampleTool, Arguments: map[string]any{"text": "the staging password is SECRET-hunter2"}}
+	if res.Allowed, err = d.before(ctx, base, res.AllowedCall); err != nil {
+		return nil, err
+	}
+	if res.Denied, err = d.before(ctx, base, res.DeniedCall); err != nil {
+		return nil, err
+	}
+	if err := checkVerdicts(res); err != nil {
+		return res, err
+	}
+	fmt.Fprintf(d.out, "\nThe ordinary note is allowed: the agent runs review_note. The SECRET note is denied by\n"+
+		"review-extension's CEL hook before the tool runs; the agent returns the paired result to the model.\n")
+	if err := d.runTools(ctx, base, hd.tools, res); err != nil {
+		return res, err
+	}
+
+	if d.o.Pi != "" {
+		if err := d.runPi(ctx, base, hd.tree); err != nil {
+			return res, err
+		}
+	}
+
+	if d.o.Keep {
+		return res, d.keep(ctx, d.client, ws, hd.volume, d.kubeconfig, base)
+	}
+	d.step("Done; stopping the demo")
+	return res, nil
+}
+
+// startControlPlane starts kube-apiserver and etcd with the CRDs installed,
+// and an admin user whose kubeconfig the later steps use.
+func (d *demo) startControlPlane() error {
 	d.step("Starting a local control plane (kube-apiserver and etcd from %s)", d.o.Assets)
 	d.env = &envtest.Environment{
 		BinaryAssetsDirectory: d.o.Assets,
@@ -159,46 +219,49 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	// ConfigMap then needs the RBAC that config/rbac grants.
 	d.env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
 	if _, err := d.env.Start(); err != nil {
-		return nil, fmt.Errorf("starting the control plane: %w", err)
+		return fmt.Errorf("starting the control plane: %w", err)
 	}
 	admin, err := d.env.AddUser(envtest.User{Name: "loadout-demo-admin", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("creating the demo admin user: %w", err)
+		return fmt.Errorf("creating the demo admin user: %w", err)
 	}
-	cfg := admin.Config()
-	kubeconfig := filepath.Join(d.workDir, "kubeconfig")
-	if err := writeKubeconfig(admin, kubeconfig); err != nil {
-		return nil, err
+	d.cfg = admin.Config()
+	d.kubeconfig = filepath.Join(d.workDir, "kubeconfig")
+	if err := writeKubeconfig(admin, d.kubeconfig); err != nil {
+		return err
 	}
-	c, err := newClient(cfg)
-	if err != nil {
-		return nil, err
+	if d.client, err = newClient(d.cfg); err != nil {
+		return err
 	}
-	fmt.Fprintf(d.out, "API server %s; CRDs installed from config/crd/bases\n", cfg.Host)
+	fmt.Fprintf(d.out, "API server %s; CRDs installed from config/crd/bases\n", d.cfg.Host)
+	return nil
+}
 
-	// 2. The trust policy, and the manager's identity and permissions.
+// installPolicyAndRBAC applies the trust policy and the manager's identity
+// and permissions, and returns the kubeconfig of the manager's
+// ServiceAccount: the manager runs with exactly the permissions an
+// installation gives it.
+func (d *demo) installPolicyAndRBAC(ctx context.Context) (string, error) {
 	for _, dir := range []string{"policy", "rbac"} {
 		objs, err := manifests.Read(filepath.Join(d.o.RepoRoot, "config", dir))
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		if dir == "rbac" {
 			objs = append([]manifests.Manifest{manifests.Namespace(PlatformNamespace)}, objs...)
 		}
-		if err := manifests.Apply(ctx, c, objs); err != nil {
-			return nil, err
+		if err := manifests.Apply(ctx, d.client, objs); err != nil {
+			return "", err
 		}
 		fmt.Fprintf(d.out, "Applied config/%s: %s\n", dir, manifests.Kinds(objs))
 	}
-	// The manager authenticates as its ServiceAccount, so it runs with
-	// exactly the permissions an installation gives it.
-	managerKubeconfig, err := d.userKubeconfig(envtest.User{Name: ManagerUser,
+	return d.userKubeconfig(envtest.User{Name: ManagerUser,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + PlatformNamespace, "system:authenticated"}})
-	if err != nil {
-		return nil, err
-	}
+}
 
-	// 3. The manager binary.
+// startManager starts the manager binary as its ServiceAccount and waits
+// until it is ready.
+func (d *demo) startManager(kubeconfig string) (*process, error) {
 	d.step("Starting the manager (%s)", d.o.Manager)
 	metricsAddr, err := freeAddr()
 	if err != nil {
@@ -214,7 +277,7 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 		"--platform-namespace=" + PlatformNamespace,
 		"--leader-elect",
 		"--leader-election-namespace=" + PlatformNamespace,
-	}, []string{"KUBECONFIG=" + managerKubeconfig})
+	}, []string{"KUBECONFIG=" + kubeconfig})
 	if err != nil {
 		return nil, err
 	}
@@ -223,12 +286,17 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	}
 	fmt.Fprintf(d.out, "manager ready as %s (config/rbac), leader election on; probes http://%s/readyz, metrics https://%s/metrics (authenticated), log %s\n",
 		ManagerUser, probeAddr, metricsAddr, mgr.log)
+	return mgr, nil
+}
 
-	// 4. The samples, without their Deployments.
+// applySamples applies config/samples as kubectl apply -k would, without
+// their Deployments: no Pod runs on this control plane, so the demo plays
+// their parts as local processes.
+func (d *demo) applySamples(ctx context.Context) error {
 	d.step("Applying config/samples (the files its kustomization lists, as kubectl apply -k config/samples does)")
 	samples, err := manifests.Read(filepath.Join(d.o.RepoRoot, "config", "samples"))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var apply []manifests.Manifest
 	for _, m := range samples {
@@ -243,18 +311,23 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 		}
 		apply = append(apply, m)
 	}
-	if err := manifests.Apply(ctx, c, apply); err != nil {
-		return nil, err
+	if err := manifests.Apply(ctx, d.client, apply); err != nil {
+		return err
 	}
 	for _, m := range apply {
 		fmt.Fprintf(d.out, "applied %s\n", m)
 	}
+	return nil
+}
 
-	// 5. Wait for the Workspace.
+// showWorkspace waits for the sample Workspace to be Ready and shows what
+// the manager published: the leader election Lease, kubectl get loadout, the
+// system prompt and the tool registry.
+func (d *demo) showWorkspace(ctx context.Context, mgr *process, res *Result) (*v1alpha1.Workspace, *corev1.ConfigMap, error) {
 	d.step("Waiting for Workspace %s to be Ready", sampleWorkspace)
-	ws, err := d.waitReady(ctx, c, mgr)
+	ws, err := d.waitReady(ctx, d.client, mgr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res.Tools = ws.Status.Tools
 	if ws.Status.Context != nil {
@@ -262,20 +335,20 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	}
 	cm := &corev1.ConfigMap{}
 	cmName := ws.Status.Context.ConfigMapName
-	if err := c.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: cmName}, cm); err != nil {
-		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", ws.Namespace, cmName, err)
+	if err := d.client.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: cmName}, cm); err != nil {
+		return nil, nil, fmt.Errorf("reading ConfigMap %s/%s: %w", ws.Namespace, cmName, err)
 	}
 	res.SystemPrompt = cm.Data[contract.KeySystemPrompt]
 	lease := &coordinationv1.Lease{}
-	if err := c.Get(ctx, types.NamespacedName{Namespace: PlatformNamespace, Name: controllers.LeaderElectionID}, lease); err != nil {
-		return nil, fmt.Errorf("reading the manager's leader election Lease: %w", err)
+	if err := d.client.Get(ctx, types.NamespacedName{Namespace: PlatformNamespace, Name: controllers.LeaderElectionID}, lease); err != nil {
+		return nil, nil, fmt.Errorf("reading the manager's leader election Lease: %w", err)
 	}
 	res.LeaseHolder = ptr.Deref(lease.Spec.HolderIdentity, "")
 	fmt.Fprintf(d.out, "leader election Lease %s/%s held by %s\n", PlatformNamespace, controllers.LeaderElectionID, res.LeaseHolder)
 
 	d.step("kubectl get loadout -A")
-	if err := d.getLoadout(ctx, cfg, kubeconfig); err != nil {
-		return nil, err
+	if err := d.getLoadout(ctx, d.cfg, d.kubeconfig); err != nil {
+		return nil, nil, err
 	}
 
 	d.step("System prompt published in ConfigMap %s/%s (key system-prompt.md, %s)", ws.Namespace, cmName, res.ContextHash)
@@ -283,8 +356,20 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 
 	d.step("Tool registry (Workspace %s status.tools)", sampleWorkspace)
 	printTools(d.out, res.Tools)
+	return ws, cm, nil
+}
 
-	// 6. hostd on the ConfigMap, mounted as the kubelet would.
+// sidecar is hostd as the demo runs it: its base URL, the tree it
+// materializes, the mounted context volume and the sample tool Service.
+type sidecar struct {
+	base, tree, volume string
+	tools              *toolServer
+}
+
+// startHostd runs hostd on the published ConfigMap, mounted as the kubelet
+// would, with the trust anchor the agent-pod admission policy injects, and
+// the sample tool Service beside it.
+func (d *demo) startHostd(ctx context.Context, cm *corev1.ConfigMap) (*sidecar, error) {
 	volume := filepath.Join(d.workDir, "context")
 	if err := writeConfigMapVolume(volume, cm.Data); err != nil {
 		return nil, err
@@ -300,7 +385,7 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	// The trust anchor and the Workspace, as the agent-pod admission policy
 	// injects them: hostd loads only a context the manager signed for it.
 	hostdConfig := &corev1.ConfigMap{}
-	if err := c.Get(ctx, types.NamespacedName{Namespace: PlatformNamespace, Name: controllers.DefaultHostdConfigMap}, hostdConfig); err != nil {
+	if err := d.client.Get(ctx, types.NamespacedName{Namespace: PlatformNamespace, Name: controllers.DefaultHostdConfigMap}, hostdConfig); err != nil {
 		return nil, fmt.Errorf("reading the hostd configuration the manager publishes: %w", err)
 	}
 	hostdEnv := []string{"LOADOUT_CONTEXT_KEYS=" + hostdConfig.Data[controllers.HostdConfigContextKeys], "LOADOUT_WORKSPACE=" + sampleWorkspace.String()}
@@ -316,36 +401,7 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	if err := hd.waitHTTP("http://"+hostdAddr+"/readyz", 30*time.Second); err != nil {
 		return nil, err
 	}
-
-	res.AllowedCall = exthost.ToolCall{ID: "call-1", Name: sampleTool, Arguments: map[string]any{"text": "parser.go:42 drops the error from Close"}}
-	res.DeniedCall = exthost.ToolCall{ID: "call-2", Name: sampleTool, Arguments: map[string]any{"text": "the staging password is SECRET-hunter2"}}
-	base := "http://" + hostdAddr
-	if res.Allowed, err = d.before(ctx, base, res.AllowedCall); err != nil {
-		return nil, err
-	}
-	if res.Denied, err = d.before(ctx, base, res.DeniedCall); err != nil {
-		return nil, err
-	}
-	if err := checkVerdicts(res); err != nil {
-		return res, err
-	}
-	fmt.Fprintf(d.out, "\nThe ordinary note is allowed: the agent runs review_note. The SECRET note is denied by\n"+
-		"review-extension's CEL hook before the tool runs; the agent returns the paired result to the model.\n")
-	if err := d.runTools(ctx, base, tools, res); err != nil {
-		return res, err
-	}
-
-	if d.o.Pi != "" {
-		if err := d.runPi(ctx, base, tree); err != nil {
-			return res, err
-		}
-	}
-
-	if d.o.Keep {
-		return res, d.keep(ctx, c, ws, volume, kubeconfig, base)
-	}
-	d.step("Done; stopping the demo")
-	return res, nil
+	return &sidecar{base: "http://" + hostdAddr, tree: tree, volume: volume, tools: tools}, nil
 }
 
 // runPi runs a real Pi session through the Pi package (integrations/pi

@@ -7,8 +7,10 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
@@ -70,28 +72,56 @@ func printCategoryTable(ctx context.Context, cfg *rest.Config, category string, 
 
 func getTable(ctx context.Context, c *http.Client, host, groupVersion, resource string) (*metav1.Table, error) {
 	url := strings.TrimRight(host, "/") + "/apis/" + groupVersion + "/" + resource
+	// A CRD installed moments ago may answer 429 while its storage
+	// initializes: wait as the API server asks, a few times.
+	for try := 1; ; try++ {
+		t, retryAfter, err := getTableOnce(ctx, c, url)
+		if retryAfter == 0 || try == maxTableTries {
+			return t, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(retryAfter):
+		}
+	}
+}
+
+// maxTableTries bounds the tries of one table listing answered 429.
+const maxTableTries = 10
+
+// getTableOnce lists url as a Table; retryAfter is set when the API server
+// answered 429 and said when to try again.
+func getTableOnce(ctx context.Context, c *http.Client, url string) (_ *metav1.Table, retryAfter time.Duration, _ error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	req.Header.Set("Accept", tableAccept)
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", url, err)
+		return nil, 0, fmt.Errorf("listing %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", url, err)
+		return nil, 0, fmt.Errorf("listing %s: %w", url, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("listing %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+		err := fmt.Errorf("listing %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+		if resp.StatusCode == http.StatusTooManyRequests {
+			retryAfter = time.Second
+			if n, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && n > 0 && n <= 10 {
+				retryAfter = time.Duration(n) * time.Second
+			}
+		}
+		return nil, retryAfter, err
 	}
 	var t metav1.Table
 	if err := json.Unmarshal(body, &t); err != nil {
-		return nil, fmt.Errorf("listing %s: not a Table: %w", url, err)
+		return nil, 0, fmt.Errorf("listing %s: not a Table: %w", url, err)
 	}
-	return &t, nil
+	return &t, 0, nil
 }
 
 // writeTable prints one kind's rows like kubectl: upper-case headers, the
