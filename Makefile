@@ -87,6 +87,8 @@ envtest: ## Build the envtest control plane from Go modules (cached per user) an
 
 AGENT_CLI_DIR := test/agents/cli
 AGENT_CLIS := $(AGENT_CLI_DIR)/node_modules/.loadout-installed
+MCP_SERVERS_DIR := test/mcpservers
+MCP_SERVERS := $(MCP_SERVERS_DIR)/node_modules/.loadout-installed
 
 .PHONY: test
 test: fuzz-smoke test-pi $(HELM) $(KUSTOMIZE) $(AGENT_CLIS) $(MCP_SERVERS) ## Run all tests, envtest suites and chart lint/render/install included (builds the control plane, helm and kustomize on first use), each fuzzer briefly, the Pi package's tests and the real Claude Code and Codex CLIs.
@@ -134,9 +136,6 @@ $(AGENT_CLIS): $(AGENT_CLI_DIR)/package-lock.json $(AGENT_CLI_DIR)/package.json 
 # Third-party MCP servers (test/mcpservers, pinned by its package-lock.json)
 # run behind Extensions in the MCP tool tests: the reference
 # @modelcontextprotocol/server-everything over streamable HTTP.
-MCP_SERVERS_DIR := test/mcpservers
-MCP_SERVERS := $(MCP_SERVERS_DIR)/node_modules/.loadout-installed
-
 .PHONY: mcp-servers
 mcp-servers: $(MCP_SERVERS) ## Install the pinned MCP servers the MCP tool tests run (npm, once per lockfile change).
 
