@@ -38,7 +38,7 @@ func (c HostdClient) Before(ctx context.Context, call exthost.ToolCall) (BeforeV
 		Arguments map[string]any      `json:"arguments"`
 		Result    *exthost.ToolResult `json:"result"`
 	}
-	if err := c.post(ctx, "/v1/before", map[string]any{"call": call, "acceptArguments": true}, &resp); err != nil {
+	if err := c.post(ctx, "/v1/before", withRuntime(ctx, map[string]any{"call": call, "acceptArguments": true}), &resp); err != nil {
 		return BeforeVerdict{}, err
 	}
 	v := BeforeVerdict{Ask: resp.Ask, Arguments: resp.Arguments}
@@ -56,7 +56,7 @@ func (c HostdClient) After(ctx context.Context, call exthost.ToolCall, result ex
 	var resp struct {
 		Diagnostics []exthost.Diagnostic `json:"diagnostics"`
 	}
-	err := c.post(ctx, "/v1/after", map[string]any{"call": call, "result": result}, &resp)
+	err := c.post(ctx, "/v1/after", withRuntime(ctx, map[string]any{"call": call, "result": result}), &resp)
 	return resp.Diagnostics, err
 }
 
@@ -64,9 +64,12 @@ func (c HostdClient) After(ctx context.Context, call exthost.ToolCall, result ex
 func (c HostdClient) Event(ctx context.Context, req exthost.EventRequest) (exthost.EventOutcome, error) {
 	// hostd's EventResponse has the outcome's fields, named in lower case.
 	var out exthost.EventOutcome
-	body := map[string]any{"session": req.Session}
+	body := map[string]any{"session": req.Session, "cwd": req.Cwd}
 	if req.Prompt != nil {
 		body["prompt"] = req.Prompt
+	}
+	if req.Stop != nil {
+		body["stop"] = req.Stop
 	}
 	if req.Event == vocab.SessionStart {
 		// The managed memory of Claude Code and Codex holds only the
@@ -122,4 +125,11 @@ func (c HostdClient) post(ctx context.Context, path string, body, out any) error
 		return fmt.Errorf("%s: unreadable answer: %w", url, err)
 	}
 	return nil
+}
+
+// withRuntime adds the session and cwd ctx carries to a tool call's body.
+func withRuntime(ctx context.Context, body map[string]any) map[string]any {
+	rt := exthost.RuntimeOf(ctx)
+	body["session"], body["cwd"] = rt.Session, rt.Cwd
+	return body
 }

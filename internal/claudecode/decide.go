@@ -29,6 +29,8 @@ type Decision struct {
 	Context string
 	// SystemMessage is shown to the user only.
 	SystemMessage string
+	// replaced: a hook rewrote the prompt, which neither agent can send.
+	replaced bool
 }
 
 // Decide maps one agent hook event to Loadout's events (docs/agents.md) and
@@ -41,7 +43,10 @@ func (h Hook) Decide(ctx context.Context, in Input) Decision {
 	if h.Policy == nil && in.HookEventName != PostToolUse && in.HookEventName != PostToolUseFailure {
 		return d.blocked("Loadout has no policy to ask")
 	}
-	session := exthost.SessionInfo{ID: in.SessionID}
+	session := h.session(in)
+	// Tool hooks take the session and cwd from the context; the session
+	// events from their request.
+	ctx = exthost.WithRuntime(ctx, exthost.Runtime{Session: session, Cwd: in.Cwd})
 	switch in.HookEventName {
 	case PreToolUse:
 		return h.before(ctx, in, d)
@@ -51,16 +56,18 @@ func (h Hook) Decide(ctx context.Context, in Input) Decision {
 		d.SystemMessage = h.after(ctx, in, exthost.ToolResult{IsError: true, Content: []exthost.Content{{Type: "text", Text: in.Error}}})
 	case SessionStart:
 		session.Reason = in.Source
-		return h.event(ctx, d, exthost.EventRequest{Event: vocab.SessionStart, Session: session})
+		return h.event(ctx, d, exthost.EventRequest{Event: vocab.SessionStart, Session: session, Cwd: in.Cwd})
 	case UserPromptSubmit:
-		return h.prompt(ctx, d, session, in.Prompt)
+		return h.prompt(ctx, d, session, in)
 	case PreCompact:
 		session.Reason = in.Trigger
-		return h.event(ctx, d, exthost.EventRequest{Event: vocab.BeforeCompact, Session: session})
+		return h.compact(ctx, d, exthost.EventRequest{Event: vocab.BeforeCompact, Session: session, Cwd: in.Cwd})
 	case SessionEnd:
 		session.Reason = in.Reason
-		out, err := h.Policy.Event(ctx, exthost.EventRequest{Event: vocab.SessionEnd, Session: session})
+		out, err := h.Policy.Event(ctx, exthost.EventRequest{Event: vocab.SessionEnd, Session: session, Cwd: in.Cwd})
 		d.SystemMessage = observed(out, err)
+	case Stop, SubagentStop:
+		return h.stop(ctx, d, in, session)
 	}
 	return d
 }
@@ -88,6 +95,11 @@ func blockedWhat(event string) string {
 // inside a hook) or a failure blocks; the context is kept.
 func (h Hook) event(ctx context.Context, d Decision, req exthost.EventRequest) Decision {
 	out, err := h.Policy.Event(ctx, req)
+	return eventDecision(d, req, out, err)
+}
+
+// eventDecision is a blocking session event's outcome as d.
+func eventDecision(d Decision, req exthost.EventRequest, out exthost.EventOutcome, err error) Decision {
 	if err != nil {
 		return d.blocked(fmt.Sprintf("Loadout could not run the %s hooks (%v)", req.Event, err))
 	}
@@ -95,7 +107,9 @@ func (h Hook) event(ctx context.Context, d Decision, req exthost.EventRequest) D
 		d.Block, d.Reason = true, denialMessage(out.Message, req.Event)
 		return d
 	}
-	d.Context = out.Context
+	d.Context = joinContext(out.Context, modelMessages(out.Messages))
+	d.SystemMessage = userMessages(out.Messages)
+	d.replaced = req.Prompt != nil && out.Input != nil && *out.Input != req.Prompt.Text
 	return d
 }
 
@@ -105,12 +119,13 @@ func (h Hook) event(ctx context.Context, d Decision, req exthost.EventRequest) D
 // can refuse a session from SessionStart either, so the SessionStart hooks
 // are asked again first and their denial blocks the prompt (their context
 // was added at SessionStart).
-func (h Hook) prompt(ctx context.Context, d Decision, session exthost.SessionInfo, text string) Decision {
-	if start := h.event(ctx, d, exthost.EventRequest{Event: vocab.SessionStart, Session: session}); start.Block {
+func (h Hook) prompt(ctx context.Context, d Decision, session exthost.SessionInfo, in Input) Decision {
+	if start := h.event(ctx, d, exthost.EventRequest{Event: vocab.SessionStart, Session: session, Cwd: in.Cwd}); start.Block {
 		return start
 	}
+	text := in.Prompt
 	p := exthost.Prompt{Text: text, Source: "hook"}
-	out, err := h.Policy.Event(ctx, exthost.EventRequest{Event: vocab.UserInput, Session: session, Prompt: &p})
+	out, err := h.Policy.Event(ctx, exthost.EventRequest{Event: vocab.UserInput, Session: session, Prompt: &p, Cwd: in.Cwd})
 	switch {
 	case err != nil:
 		return d.blocked(fmt.Sprintf("Loadout could not run the %s hooks (%v)", vocab.UserInput, err))
@@ -121,8 +136,17 @@ func (h Hook) prompt(ctx context.Context, d Decision, session exthost.SessionInf
 		d.Block, d.Reason = true, "a Loadout UserInput hook rewrote the prompt and this agent cannot replace a prompt, so it is blocked; send it again without what the hook removes"
 		return d
 	}
-	next := h.event(ctx, d, exthost.EventRequest{Event: vocab.BeforeAgentStart, Session: session, Prompt: &p})
-	next.Context = joinContext(out.Context, next.Context)
+	next := h.event(ctx, d, exthost.EventRequest{Event: vocab.BeforeAgentStart, Session: session, Prompt: &p, Cwd: in.Cwd})
+	if next.Block {
+		return next
+	}
+	if next.replaced {
+		next.Block, next.Reason = true, "a Loadout BeforeAgentStart hook rewrote the prompt and this agent cannot replace a prompt, so it is blocked; send it again without what the hook removes"
+		next.Context = ""
+		return next
+	}
+	next.Context = joinContext(joinContext(out.Context, modelMessages(out.Messages)), next.Context)
+	next.SystemMessage = joinContext(userMessages(out.Messages), next.SystemMessage)
 	return next
 }
 

@@ -22,6 +22,10 @@ const (
 	PostToolUseFailure = "PostToolUseFailure"
 	PreCompact         = "PreCompact"
 	SessionEnd         = "SessionEnd"
+	// Stop fires when the agent is about to end its turn, SubagentStop when
+	// a subagent is; both are Loadout's Stop.
+	Stop         = "Stop"
+	SubagentStop = "SubagentStop"
 )
 
 // Permission decisions of a PreToolUse answer.
@@ -53,6 +57,15 @@ type Input struct {
 	Trigger string `json:"trigger"`
 	// Reason is why SessionEnd fired (clear, logout, prompt_input_exit, other).
 	Reason string `json:"reason"`
+	// Cwd is the agent's working directory; AgentID and AgentType name the
+	// subagent a hook fires in (absent for the main agent).
+	Cwd       string `json:"cwd"`
+	AgentID   string `json:"agent_id"`
+	AgentType string `json:"agent_type"`
+	// StopHookActive (Stop) says the agent is already going on because a
+	// Stop hook blocked; LastAssistantMessage is its last text.
+	StopHookActive       bool   `json:"stop_hook_active"`
+	LastAssistantMessage string `json:"last_assistant_message"`
 }
 
 // Output is a hook answer in Claude Code's documented shape. The empty
@@ -110,6 +123,9 @@ type Hook struct {
 	// configuration; its tools (mcp__<MCPServer>__<tool>) go to the policy
 	// under their registry names.
 	MCPServer string
+	// Agent names the agent in every hook's session.agent; empty means
+	// claude-code.
+	Agent string
 	// AutoAllow answers an allowed call with permissionDecision "allow",
 	// which skips Claude Code's own permission prompt. By default an allowed
 	// call carries no decision: the Workspace can only narrow what Claude

@@ -26,7 +26,7 @@ func FuzzAnswer(f *testing.F) {
 		`{"hook_event_name":"PreToolUse","tool_name":"mcp__loadout__review_note","tool_input":{"text":"x"}}`,
 		`{"hook_event_name":"PreToolUse","tool_name":"mcp__loadout__"}`,
 		`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":[1]}`,
-		`{"hook_event_name":"Stop"}`, `null`, `{`, ``,
+		`{"hook_event_name":"Notification"}`, `null`, `{`, ``,
 	} {
 		f.Add(seed)
 	}
@@ -148,7 +148,7 @@ func TestAnswer_PostToolUseFailureFeedsTheAfterHooksAFailedResult(t *testing.T) 
 func TestAnswer_OtherEventsGetTheirOwnShape(t *testing.T) {
 	p := &fakePolicy{}
 	for _, in := range []string{
-		`{"hook_event_name":"Stop"}`,
+		`{"hook_event_name":"Notification"}`,
 		`{"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{}}`,
 	} {
 		if got := answer(t, Hook{Policy: p}, in); got != `{}` {

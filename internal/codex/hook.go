@@ -35,8 +35,8 @@ type SpecificOutput = claudecode.SpecificOutput
 // Answer reads one hook input and answers it; it never fails. A PreToolUse
 // (or an input whose event cannot be read) that cannot be answered is
 // denied with the reason. Events Codex has no accepted answer for here
-// (PermissionRequest, Stop, PreCompact…) get the empty answer, which every
-// Codex event accepts and which changes nothing.
+// (PermissionRequest, PreCompact…) get the empty answer, which every Codex
+// event accepts and which changes nothing.
 func (h Hook) Answer(ctx context.Context, stdin io.Reader) Output {
 	in, err := claudecode.ReadInput(stdin)
 	if err != nil && in.HookEventName != claudecode.UserPromptSubmit {
@@ -46,11 +46,15 @@ func (h Hook) Answer(ctx context.Context, stdin io.Reader) Output {
 		return Output{Decision: "block", Reason: fmt.Sprintf("Loadout could not read the hook input (%v); the prompt is blocked", err)}
 	}
 	switch in.HookEventName {
-	case claudecode.PreToolUse, claudecode.PostToolUse, claudecode.SessionStart, claudecode.UserPromptSubmit, claudecode.SessionEnd:
+	case claudecode.PreToolUse, claudecode.PostToolUse, claudecode.SessionStart, claudecode.UserPromptSubmit, claudecode.SessionEnd, claudecode.Stop:
 	default:
 		return Output{}
 	}
-	d := h.Decide.Decide(ctx, in)
+	decide := h.Decide
+	if decide.Agent == "" {
+		decide.Agent = "codex"
+	}
+	d := decide.Decide(ctx, in)
 	switch d.Event {
 	case claudecode.PreToolUse:
 		if d.Block || d.Ask {
@@ -69,6 +73,13 @@ func (h Hook) Answer(ctx context.Context, stdin io.Reader) Output {
 		return withContext(d)
 	case claudecode.SessionStart:
 		return withContext(d)
+	case claudecode.Stop:
+		// A blocked stop: Codex goes on, with the reason as its next
+		// instruction.
+		if d.Block {
+			return Output{Decision: "block", Reason: d.Reason}
+		}
+		return Output{SystemMessage: d.SystemMessage}
 	default:
 		return Output{SystemMessage: d.SystemMessage}
 	}

@@ -49,8 +49,12 @@ type StopInfo struct {
 type CustomMessage struct {
 	Type    string `json:"type"`
 	Content string `json:"content"`
-	// Extension declared the type; set by the host.
+	// Set by the host from the type's declaration: the extension that
+	// declared it, whether the model sees it, and Text, what the model
+	// reads (the content through the type's template).
 	Extension string `json:"extension,omitempty"`
+	InContext bool   `json:"inContext"`
+	Text      string `json:"text,omitempty"`
 }
 
 // messageTypePattern is the API's pattern for a message type's name.
@@ -92,6 +96,10 @@ func (r *registry) checkDeclared(extension string, m *CustomMessage) error {
 			continue
 		}
 		if t.Type == m.Type {
+			m.Extension, m.InContext = extension, t.InContext
+			if t.InContext {
+				m.Text = RenderMessage(t.Template, m.Content)
+			}
 			return nil
 		}
 		own = append(own, t.Type)

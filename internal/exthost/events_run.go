@@ -117,7 +117,7 @@ func (h *Host) Event(ctx context.Context, req EventRequest) (EventOutcome, error
 			out.Summary = verdict.Summary
 		}
 		if m := verdict.CustomMessage; m != nil && allowsKey(req.Event, OutcomeCustomMessage) {
-			out.Messages = append(out.Messages, CustomMessage{Type: m.Type, Content: m.Content, Extension: b.extension})
+			out.Messages = append(out.Messages, *m)
 		}
 	}
 	out.Context = strings.Join(contexts, "\n\n")

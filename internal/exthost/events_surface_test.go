@@ -210,7 +210,8 @@ func TestEvent_CustomMessage_RLC8(t *testing.T) {
 	}))
 	ctx := context.Background()
 	out, err := h.Event(ctx, EventRequest{Event: vocab.SessionStart})
-	if err != nil || !out.Allowed || len(out.Messages) != 1 || out.Messages[0] != (CustomMessage{Type: "ci/status", Content: "main is green", Extension: "ci"}) {
+	if err != nil || !out.Allowed || len(out.Messages) != 1 || out.Messages[0] != (CustomMessage{Type: "ci/status", Content: "main is green", Extension: "ci", InContext: true,
+		Text: "CI status (from the pipeline, not the user): main is green"}) {
 		t.Fatalf("outcome %+v, %v", out, err)
 	}
 	if mt := h.Registry().MessageTypes; len(mt) != 1 || mt[0].Template != "CI status (from the pipeline, not the user): {{content}}" {

@@ -88,7 +88,7 @@ func (s *Server) handleBefore(w http.ResponseWriter, r *http.Request, snap *snap
 		writeError(w, statusFor(err), err)
 		return
 	}
-	ctx, trace := s.traced(r.Context())
+	ctx, trace := s.traced(req.runtime(r.Context()))
 	d := snap.host.Decide(ctx, req.Call)
 	apv := s.decideAsk(r.Context(), snap, req.Call, &d, req.Headless)
 	if !req.AcceptArguments {
@@ -122,7 +122,8 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request, snap *snaps
 		writeError(w, http.StatusBadRequest, fmt.Errorf("%s needs prompt.text", event))
 		return
 	}
-	ereq := exthost.EventRequest{Event: event, Session: req.Session, Prompt: req.Prompt}
+	ereq := exthost.EventRequest{Event: event, Session: req.Session, Prompt: req.Prompt, Cwd: req.Cwd,
+		Turn: req.Turn, Model: req.Model, Response: req.Response, Stop: req.Stop}
 	ctx, trace := s.traced(r.Context())
 	out, err := snap.host.Event(ctx, ereq)
 	if err != nil {
@@ -136,7 +137,7 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request, snap *snaps
 	}
 	writeJSON(w, http.StatusOK, EventResponse{
 		Allowed: out.Allowed, Ask: out.Ask, Message: out.Message, Extension: out.Extension, Hook: out.Hook,
-		Input: out.Input, Context: out.Context, Diagnostics: out.Diagnostics,
+		Input: out.Input, Context: out.Context, Diagnostics: out.Diagnostics, Summary: out.Summary, Messages: out.Messages,
 	})
 }
 
@@ -146,7 +147,7 @@ func (s *Server) handleAfter(w http.ResponseWriter, r *http.Request, snap *snaps
 		writeError(w, statusFor(err), err)
 		return
 	}
-	ctx, trace := s.traced(r.Context())
+	ctx, trace := s.traced(req.runtime(r.Context()))
 	diags := snap.host.After(ctx, req.Call, *req.Result)
 	s.metrics.observeDiagnostics(diags)
 	s.recordAfter(snap, "after", req.Call, runsOf(trace))

@@ -2,6 +2,7 @@ package hostd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +32,9 @@ type (
 		// imposed hook's ask with approval route Headless goes to the
 		// cluster's approvers (docs/hooks.md, "Approvals").
 		Headless bool `json:"headless,omitempty"`
+		// Session and Cwd are where the call is made; every hook sees them.
+		Session *exthost.SessionInfo `json:"session,omitempty"`
+		Cwd     string               `json:"cwd,omitempty"`
 	}
 	// BeforeResponse is {"allowed":true} or a paired blocked result. When
 	// hooks rewrote the call, arguments are the ones to run (docs/hooks.md);
@@ -56,6 +60,13 @@ type (
 		// the hooks' context: Claude Code's and Codex's command hooks ask,
 		// since their managed memory holds only the platform's text.
 		ProjectContext bool `json:"projectContext,omitempty"`
+		// Cwd is the agent's working directory.
+		Cwd string `json:"cwd,omitempty"`
+		// The payloads of the turn, model and stop events (docs/hooks.md).
+		Turn     *exthost.Turn          `json:"turn,omitempty"`
+		Model    *exthost.ModelInfo     `json:"model,omitempty"`
+		Response *exthost.ModelResponse `json:"response,omitempty"`
+		Stop     *exthost.StopInfo      `json:"stop,omitempty"`
 	}
 	// EventResponse is what the event's hooks decided: allowed (false with
 	// message: stop; with ask: ask the user, or stop when headless), the
@@ -69,6 +80,10 @@ type (
 		Input       *string              `json:"input,omitempty"`
 		Context     string               `json:"context,omitempty"`
 		Diagnostics []exthost.Diagnostic `json:"diagnostics,omitempty"`
+		// Summary (BeforeCompact) is the summary the agent keeps.
+		Summary *string `json:"summary,omitempty"`
+		// Messages are the typed messages hooks emitted, in order.
+		Messages []exthost.CustomMessage `json:"messages,omitempty"`
 	}
 	// AfterResponse carries the after hooks' diagnostics; always a list.
 	AfterResponse struct {
@@ -217,4 +232,13 @@ func (s *keySet) seen(k string) bool {
 	s.many[k] = struct{}{}
 	s.few = nil
 	return false
+}
+
+// runtime is ctx carrying the call's session and cwd for its hooks.
+func (req CallRequest) runtime(ctx context.Context) context.Context {
+	rt := exthost.Runtime{Cwd: req.Cwd}
+	if req.Session != nil {
+		rt.Session = *req.Session
+	}
+	return exthost.WithRuntime(ctx, rt)
 }
