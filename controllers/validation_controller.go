@@ -231,7 +231,7 @@ func setValidStatus(obj validatedObject, kind string, res checked) {
 		Message: kind + " is valid" + res.scope, ObservedGeneration: generation}
 	if len(res.errs) > 0 {
 		cond.Status, cond.Reason = metav1.ConditionFalse, string(vocab.ReasonInvalid)
-		cond.Message = truncate(errors.Join(res.errs...).Error(), 32768)
+		cond.Message = truncate(errors.Join(res.errs...).Error(), maxConditionMessage)
 	}
 	conds := obj.GetConditions()
 	meta.SetStatusCondition(&conds, cond)

@@ -47,7 +47,7 @@ func (r *WorkspaceReconciler) heldContext(ctx context.Context, ws *v1alpha1.Work
 		return nil, nil, err
 	}
 	f := res.Failure
-	held := &v1alpha1.HeldContent{Mode: v1alpha1.HeldContentContent, Reason: string(f.Reason), Message: truncate(f.Error(), 4096)}
+	held := &v1alpha1.HeldContent{Mode: v1alpha1.HeldContentContent, Reason: string(f.Reason), Message: truncate(f.Error(), maxHeldMessage)}
 	// What is held is read from the published ConfigMap alone, never from
 	// the Workspace's status: a status patch may still be deferred behind
 	// other Workspaces' contexts when the next pass runs.
@@ -171,7 +171,7 @@ func (r *WorkspaceReconciler) recordHeld(before, ws *v1alpha1.Workspace) {
 		reason = vocab.ReasonPolicyOnly
 	}
 	r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, string(reason), "Publish",
-		"Published the platform's current policy with %s tenant content (%s): %s", heldWhat(now), now.Reason, truncate(now.Message, 1024))
+		"Published the platform's current policy with %s tenant content (%s): %s", heldWhat(now), now.Reason, truncate(now.Message, maxEventMessage))
 }
 
 func heldWhat(h *v1alpha1.HeldContent) string {
@@ -218,7 +218,7 @@ func setToolsStatus(ws *v1alpha1.Workspace, registry contract.Registry) {
 	for _, t := range registry.Tools[:min(len(registry.Tools), vocab.MaxStatusListItems)] {
 		ws.Status.Tools = append(ws.Status.Tools, v1alpha1.ToolEntry{
 			Name: t.Name, Extension: t.Extension, Builtin: t.Builtin,
-			Description: truncate(t.Description, 1024), ReadOnly: t.ReadOnly, Runnable: t.Runnable(),
+			Description: truncate(t.Description, maxStatusEntryText), ReadOnly: t.ReadOnly, Runnable: t.Runnable(),
 		})
 	}
 }

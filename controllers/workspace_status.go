@@ -26,7 +26,7 @@ func setCondition(ws *v1alpha1.Workspace, condType vocab.ConditionType, ok bool,
 		Type:               string(condType),
 		Status:             status,
 		Reason:             string(reason),
-		Message:            truncate(message, 32768),
+		Message:            truncate(message, maxConditionMessage),
 		ObservedGeneration: ws.Generation,
 	})
 }
@@ -125,7 +125,7 @@ func setExtensionsStatus(ws *v1alpha1.Workspace, candidates []workspace.Candidat
 		}
 		st := v1alpha1.ExtensionState{
 			Name: o.Extension, Namespace: o.Namespace, State: o.State,
-			Reason: o.Reason, Message: truncate(o.Message, 1024), Tools: o.Tools,
+			Reason: o.Reason, Message: truncate(o.Message, maxStatusEntryText), Tools: o.Tools,
 		}
 		if i < len(candidates) {
 			st.Enforced = candidates[i].Enforced
@@ -197,12 +197,12 @@ func (r *WorkspaceReconciler) recordTransitions(before, ws *v1alpha1.Workspace) 
 	old := meta.FindStatusCondition(before.Status.Conditions, string(vocab.ConditionReady))
 	now := meta.FindStatusCondition(ws.Status.Conditions, string(vocab.ConditionReady))
 	if now != nil && (old == nil || old.Status != now.Status || old.Reason != now.Reason) && now.Status != metav1.ConditionTrue {
-		r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", truncate(now.Message, 1024))
+		r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", truncate(now.Message, maxEventMessage))
 	}
 	r.recordHeld(before, ws)
 	for _, e := range newlyRejected(before.Status.Extensions, ws.Status.Extensions) {
 		r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, string(vocab.ReasonExtensionRejected), "LoadExtension",
-			"extension %s/%s was rejected (%s): %s", e.Namespace, e.Name, e.Reason, truncate(e.Message, 1024))
+			"extension %s/%s was rejected (%s): %s", e.Namespace, e.Name, e.Reason, truncate(e.Message, maxEventMessage))
 	}
 	wasPublished := meta.IsStatusConditionTrue(before.Status.Conditions, string(vocab.ConditionContextPublished))
 	if !wasPublished && meta.IsStatusConditionTrue(ws.Status.Conditions, string(vocab.ConditionContextPublished)) {
@@ -231,6 +231,17 @@ func newlyRejected(before, now []v1alpha1.ExtensionState) []v1alpha1.ExtensionSt
 	return out
 }
 
+// Bounds of the text the controllers write into the API: each is the API's
+// limit for the field, or a readable length where it has none, so a long
+// error never makes a status update or an Event fail.
+const (
+	maxConditionMessage = 32768 // metav1.Condition's message limit
+	maxHeldMessage      = 4096  // status.heldContent.message's limit
+	maxEventMessage     = 1024  // an Event's note, kept to a readable line
+	maxStatusEntryText  = 1024  // status.extensions[].message, status.tools[].description
+)
+
+// truncate cuts s to at most n bytes of valid UTF-8, marking the cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
