@@ -1,0 +1,167 @@
+// Package mcptools proves MCP servers behind Extensions end to end on
+// envtest: the manager lists a real third-party server's tools into status
+// and the Workspace's registry, and hostd calls them through the hooks.
+package mcptools
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/kubescheme"
+	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/workspace"
+)
+
+const platformNS = "loadout-system"
+
+var (
+	env    *envtest.Environment
+	kit    *testenv.Kit
+	routes = &router{to: map[string]string{}}
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	e, restCfg, err := testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	env = e
+	defer func() { _ = env.Stop() }()
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	scheme := kubescheme.New()
+	c, err := client.New(restCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	kit = &testenv.Kit{Client: c, Timeout: 60 * time.Second, NamespacePrefix: "mcp-"}
+	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: platformNS,
+		Labels: map[string]string{vocab.TrustLabel: string(vocab.TrustTrusted)}}}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The manager reaches the tests' Services through routes, as the
+	// cluster's DNS would; everything else is as the manager wires it.
+	doer := routes.doer(outbound.New(outbound.Options{Timeout: 5 * time.Second, MaxResponseBytes: 4 << 20}))
+	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
+		Policy:                  workspace.Policy{PlatformNamespaces: []string{platformNS}, DefaultTrust: vocab.TrustRestricted},
+		Loader:                  workspace.HostLoader{Outbound: doer},
+		MaxConcurrentReconciles: 2,
+		ReconcileTimeout:        30 * time.Second,
+		MCP:                     controllers.MCPDiscovery{Outbound: doer, Resync: 2 * time.Second},
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	return m.Run()
+}
+
+// router sends calls for a Service host:port to a loopback address.
+type router struct {
+	mu sync.Mutex
+	to map[string]string
+}
+
+func (r *router) add(hostPort, addr string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.to[hostPort] = addr
+}
+
+func (r *router) doer(inner outbound.Doer) outbound.Doer {
+	return outbound.DoerFunc(func(ctx context.Context, req outbound.Request) (*outbound.Response, error) {
+		if u, err := url.Parse(req.Target.URL); err == nil {
+			r.mu.Lock()
+			addr, ok := r.to[u.Host]
+			r.mu.Unlock()
+			if ok {
+				u.Host = addr
+				req.Target.URL = u.String()
+			}
+		}
+		return inner.Do(ctx, req)
+	})
+}
+
+// recorder is a reverse proxy in front of an MCP server that keeps every
+// request body it passes: what the server saw.
+type recorder struct {
+	mu     sync.Mutex
+	bodies []string
+	srv    *http.Server
+	addr   string
+}
+
+func (r *recorder) seen() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.bodies, "\n")
+}
+
+func (r *recorder) requests() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.bodies)
+}
+
+func newRecorder(t *testing.T, upstream string) *recorder {
+	t.Helper()
+	target, err := url.Parse(upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	proxy.FlushInterval = -1
+	rec.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		rec.mu.Lock()
+		rec.bodies = append(rec.bodies, req.Method+" "+string(body))
+		rec.mu.Unlock()
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, req)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.addr = ln.Addr().String()
+	go func() { _ = rec.srv.Serve(ln) }()
+	t.Cleanup(func() { _ = rec.srv.Close() })
+	return rec
+}
