@@ -25,10 +25,17 @@
 //   before_agent_start (the hooks' context joins the turn as a message),
 //   tool_call (BeforeToolCall: rewritten arguments are checked against the
 //   tool's schema and patched into Pi's mutable input), tool_result
-//   (AfterToolResult and ToolFailure), session_before_compact (BeforeCompact)
-//   and session_shutdown (SessionEnd). An event without hooks costs nothing.
-// - Custom messages of a type published with inContext: false are dropped
-//   from every model request (Pi's context event).
+//   (AfterToolResult and ToolFailure), session_before_compact (BeforeCompact,
+//   whose summary Pi keeps), session_shutdown (SessionEnd), turn_start and
+//   turn_end (TurnStart, TurnEnd), context (BeforeModelRequest, before each
+//   model request), message_end of the model's messages (AfterModelResponse)
+//   and agent_end (Stop: a denial sends its message as the next prompt). An
+//   event without hooks costs nothing. Every hook sees the session (agent
+//   pi) and Pi's cwd.
+// - Typed messages hooks emit are kept in the session as custom messages of
+//   their type. Custom messages of a type published with inContext: false
+//   are dropped from every model request (Pi's context event); one with a
+//   template reads to the model as the template renders it.
 // - Each runnable registry tool (manifest.json tools with a `service`) is
 //   registered in Pi with its description and input schema, and runs through
 //   hostd (POST /v1/tools/{name}), which checks the schema and runs the hooks
@@ -87,6 +94,7 @@ export default async function loadoutExtension(pi: ExtensionAPI): Promise<void> 
 	registerToolGate(pi, hostd, runnable);
 	registerPrompts(pi, tree, hostd, session);
 	registerSessionEvents(pi, hostd, session);
+	registerTurnEvents(pi, session);
 	registerContextFilter(pi, tree);
 }
 
@@ -156,7 +164,7 @@ interface Manifest {
 	tools?: { name: string; description?: string; inputSchema?: Record<string, unknown>; service?: { url: string } }[];
 	hooks?: { event: string }[];
 	catalog?: { kind: string; name: string; description?: string }[];
-	messageTypes?: { type: string; inContext?: boolean }[];
+	messageTypes?: { type: string; inContext?: boolean; template?: string }[];
 }
 
 export class Tree {
@@ -420,7 +428,7 @@ function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>)
 		// hostd runs a runnable tool's hooks itself, inside /v1/tools/{name}.
 		if (runnable.has(event.toolName)) return undefined;
 		const call = { id: event.toolCallId, name: event.toolName, arguments: event.input ?? {} };
-		const answer = await hostd.post("/v1/before", { call, acceptArguments: true });
+		const answer = await hostd.post("/v1/before", { call, acceptArguments: true, ...where(ctx) });
 		if (!answer.ok) {
 			return { block: true, reason: `Loadout blocked ${event.toolName}: ${answer.why}; tool calls fail closed without hostd's answer.` };
 		}
@@ -465,7 +473,7 @@ function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>)
 			content: event.content,
 			details: event.details ?? {},
 		};
-		const answer = await hostd.post("/v1/after", { call, result });
+		const answer = await hostd.post("/v1/after", { call, result, ...where(ctx) });
 		// After hooks observe; the tool already ran, so its result stands.
 		// Nothing is silent: a failure to run them, and every diagnostic they
 		// report (an error, a timeout, an audit note), is shown to the user and
@@ -626,13 +634,23 @@ function registerPrompts(pi: ExtensionAPI, tree: Tree, hostd: Hostd, session: Se
 		if (!user) return { action: "handled" };
 		if (typeof user.input === "string") text = user.input;
 		if (user.context) contexts.push(user.context);
+		session.keepMessages(user.messages);
 		const rendered = await renderCommand(text, tree, hostd, ctx);
 		if (rendered === "handled") return { action: "handled" };
 		if (rendered !== undefined) text = rendered;
 		const start = await session.run(ctx, "BeforeAgentStart", { prompt: { text, source: event.source } });
 		if (!start) return { action: "handled" };
+		if (typeof start.input === "string") text = start.input;
 		if (start.context) contexts.push(start.context);
+		session.keepMessages(start.messages);
 		session.addContext(...contexts);
+		// Typed messages join the session with this prompt, each a custom
+		// message of its type (the context event projects them).
+		for (const m of session.takeTyped()) {
+			pi.sendMessage({ customType: m.type, content: m.content, display: true, details: { extension: m.extension } }, { deliverAs: "nextTurn" });
+		}
+		// A prompt of the user's (not a Stop hook's) starts the agent's work anew.
+		if (event.source !== "extension") session.stopActive = false;
 		return text === event.text ? { action: "continue" } : { action: "transform", text };
 	});
 }
@@ -649,7 +667,10 @@ const contextMessageType = "loadout.context";
 export class SessionHooks {
 	/** Why a SessionStart hook refused the session; undefined while it is not refused. */
 	refused: string | undefined;
+	/** The agent goes on because a Stop hook denied its last stop (stop.active). */
+	stopActive = false;
 	private pending: string[] = [];
+	private typed: TypedMessage[] = [];
 	private eventsCache: { gen: string; events: Set<string> } | undefined;
 
 	constructor(
@@ -678,9 +699,9 @@ export class SessionHooks {
 	 * (allowed, or an ask the user said yes to); undefined when it must not,
 	 * after telling the user why. No answer from hostd stops a blocking event.
 	 */
-	async run(ctx: ExtensionContext, event: string, body: Record<string, unknown>): Promise<{ input?: string; context?: string } | undefined> {
+	async run(ctx: ExtensionContext, event: string, body: Record<string, unknown>): Promise<EventAnswer | undefined> {
 		if (!this.hooked(event)) return {};
-		const answer = await this.hostd.post(`/v1/events/${event}`, { session: this.session(ctx), ...body });
+		const answer = await this.hostd.post(`/v1/events/${event}`, { ...where(ctx), ...body });
 		if (!answer.ok) {
 			notify(ctx, `Loadout: ${event} hooks did not answer (${answer.why}); stopped, since they fail closed`, "error");
 			return undefined;
@@ -693,12 +714,49 @@ export class SessionHooks {
 		return undefined;
 	}
 
-	session(ctx: ExtensionContext): { id?: string; reason?: string } {
-		let id: string | undefined;
-		try {
-			id = ctx.sessionManager?.getSessionId();
-		} catch {}
-		return { id };
+	session(ctx: ExtensionContext): { id?: string; reason?: string; agent: string } {
+		return where(ctx).session;
+	}
+
+	/** POSTs to hostd whether or not the event has hooks (the caller checked). */
+	hostdPost(path: string, body: unknown) {
+		return this.hostd.post(path, body);
+	}
+
+	/** Keeps typed messages hooks emitted, for the session (takeTyped). */
+	keepMessages(messages: unknown): void {
+		if (!Array.isArray(messages)) return;
+		for (const m of messages) {
+			if (m && typeof m.type === "string" && typeof m.content === "string") this.typed.push({ type: m.type, content: m.content, extension: m.extension });
+		}
+	}
+
+	/** The typed messages gathered since the last turn, once. */
+	takeTyped(): TypedMessage[] {
+		const out = this.typed;
+		this.typed = [];
+		return out;
+	}
+
+	/**
+	 * Runs an observing event's hooks (TurnStart, TurnEnd,
+	 * AfterModelResponse): nothing waits on them to go on, and what they
+	 * report (a failure, an audit note) is shown and counted as the after
+	 * hooks' is.
+	 */
+	async observe(ctx: ExtensionContext, event: string, body: Record<string, unknown>): Promise<void> {
+		if (!this.hooked(event)) return;
+		const answer = await this.hostd.post(`/v1/events/${event}`, { ...where(ctx), ...body });
+		if (!answer.ok) {
+			afterHookProblems.failures++;
+			reportAfter(ctx, `Loadout: ${event} hooks did not run: ${answer.why}`);
+			return;
+		}
+		const diagnostics = Array.isArray(answer.body?.diagnostics) ? answer.body.diagnostics : [];
+		if (diagnostics.length > 0) {
+			afterHookProblems.diagnostics += diagnostics.length;
+			reportAfter(ctx, `Loadout ${event} hooks: ${diagnostics.map((d: any) => `${d?.extensionId}/${d?.hook} ${d?.kind}: ${d?.message}`).join("; ")}`);
+		}
 	}
 
 	addContext(...texts: string[]): void {
@@ -711,6 +769,34 @@ export class SessionHooks {
 		this.pending = [];
 		return out;
 	}
+}
+
+/** hostd's answer to an event the agent goes on from. */
+interface EventAnswer {
+	input?: string;
+	context?: string;
+	summary?: string;
+	messages?: unknown;
+}
+
+/** A typed message a hook emitted (the customMessage outcome). */
+interface TypedMessage {
+	type: string;
+	content: string;
+	extension?: string;
+}
+
+/** Where a call or event happens, as every hook sees it: the session (agent pi) and Pi's cwd. */
+export function where(ctx: ExtensionContext): { session: { id?: string; agent: string }; cwd?: string } {
+	let id: string | undefined;
+	try {
+		id = ctx.sessionManager?.getSessionId();
+	} catch {}
+	let cwd: string | undefined;
+	try {
+		cwd = ctx.cwd;
+	} catch {}
+	return { session: { id, agent: "pi" }, cwd };
 }
 
 /** Asks the user; a run without a UI (headless) answers no. */
@@ -728,26 +814,92 @@ function registerSessionEvents(pi: ExtensionAPI, hostd: Hostd, session: SessionH
 		session.refused = undefined;
 		session.takeContext();
 		if (!session.hooked("SessionStart")) return;
-		const answer = await hostd.post("/v1/events/SessionStart", { session: { ...session.session(ctx), reason: event.reason } });
+		const answer = await hostd.post("/v1/events/SessionStart", { ...where(ctx), session: { ...session.session(ctx), reason: event.reason } });
 		if (!answer.ok) {
 			session.refused = `SessionStart hooks did not answer (${answer.why})`;
 		} else if (answer.body?.allowed !== true) {
 			session.refused = answer.body?.message || "a SessionStart hook denied the session";
-		} else if (answer.body.context) {
-			session.addContext(answer.body.context);
+		} else {
+			if (answer.body.context) session.addContext(answer.body.context);
+			session.keepMessages(answer.body.messages);
 		}
 		if (session.refused !== undefined) notify(ctx, `Loadout: this session is refused: ${session.refused}`, "error");
 	});
 
-	pi.on("session_before_compact", async (_event, ctx) => {
+	pi.on("session_before_compact", async (event, ctx) => {
 		const ok = await session.run(ctx, "BeforeCompact", {});
-		return ok ? undefined : { cancel: true };
+		if (!ok) return { cancel: true };
+		if (typeof ok.summary !== "string") return undefined;
+		// A hook's summary is what Pi keeps, in place of the one its model
+		// would write; the entries Pi would keep stay.
+		const { firstKeptEntryId, tokensBefore } = event.preparation;
+		return { compaction: { summary: ok.summary, firstKeptEntryId, tokensBefore, details: { loadout: "BeforeCompact" } } };
 	});
 
 	pi.on("session_shutdown", async (event, ctx) => {
 		if (!session.hooked("SessionEnd")) return;
-		const answer = await hostd.post("/v1/events/SessionEnd", { session: { ...session.session(ctx), reason: event.reason } });
+		const answer = await hostd.post("/v1/events/SessionEnd", { ...where(ctx), session: { ...session.session(ctx), reason: event.reason } });
 		if (!answer.ok) console.error(`Loadout: SessionEnd hooks did not run: ${answer.why}`);
+	});
+}
+
+// ---------------------------------------------------------------------------
+// Turn, model and stop events
+
+/** The text of a message's content: a string, or its text blocks. */
+function messageText(m: any): string {
+	return typeof m?.content === "string" ? m.content : texts(m?.content);
+}
+
+function registerTurnEvents(pi: ExtensionAPI, session: SessionHooks): void {
+	pi.on("turn_start", async (event, ctx) => {
+		await session.observe(ctx, "TurnStart", { turn: { index: event.turnIndex } });
+	});
+	pi.on("turn_end", async (event, ctx) => {
+		const toolCalls = Array.isArray(event.toolResults) ? event.toolResults.length : 0;
+		await session.observe(ctx, "TurnEnd", { turn: { index: event.turnIndex, text: messageText(event.message), toolCalls } });
+	});
+	pi.on("message_end", async (event, ctx) => {
+		const m: any = event.message;
+		if (m?.role !== "assistant") return undefined;
+		await session.observe(ctx, "AfterModelResponse", {
+			model: { provider: m.provider, id: m.model },
+			response: { text: messageText(m), stopReason: m.stopReason },
+		});
+		return undefined;
+	});
+
+	// Before each model request. Pi's context event cannot refuse the
+	// request, so a denial (or no answer: the event fails closed) aborts the
+	// agent's work, and the user is told; context joins this request only.
+	pi.on("context", async (event, ctx) => {
+		if (!session.hooked("BeforeModelRequest")) return undefined;
+		const model = ctx.model ? { provider: ctx.model.provider, id: ctx.model.id } : {};
+		const answer = await session.run(ctx, "BeforeModelRequest", { model });
+		if (!answer) {
+			ctx.abort();
+			return undefined;
+		}
+		if (!answer.context) return undefined;
+		return { messages: [...event.messages, { role: "custom", customType: contextMessageType, content: answer.context, display: false, timestamp: Date.now() } as any] };
+	});
+
+	// The agent is about to stop: a Stop hook's denial sends its message as
+	// the next prompt, and stop.active tells the hooks the agent is going on
+	// because of one. A failure lets the agent stop: a broken hook must
+	// never keep it running.
+	pi.on("agent_end", async (event, ctx) => {
+		if (!session.hooked("Stop")) return;
+		const last = [...(event.messages ?? [])].reverse().find((m: any) => m?.role === "assistant");
+		const answer = await session.hostdPost("/v1/events/Stop", { ...where(ctx), stop: { active: session.stopActive, lastMessage: messageText(last) } });
+		if (!answer.ok) {
+			notify(ctx, `Loadout: the Stop hooks did not run (${answer.why}); the agent stops`, "warning");
+			return;
+		}
+		if (answer.body?.allowed !== false) return;
+		const message = typeof answer.body?.message === "string" && answer.body.message ? answer.body.message : "a Stop hook asks the agent to go on";
+		session.stopActive = true;
+		pi.sendUserMessage(message, { deliverAs: "followUp" });
 	});
 }
 
@@ -760,29 +912,50 @@ function registerSessionEvents(pi: ExtensionAPI, hostd: Hostd, session: SessionH
  * and for extensions), they just never reach the model.
  */
 function registerContextFilter(pi: ExtensionAPI, tree: Tree): void {
-	let cache: { gen: string; hidden: Set<string> } | undefined;
+	type Projection = { hidden: Set<string>; templates: Map<string, string> };
+	let cache: { gen: string; projection: Projection } | undefined;
 	// undefined: the context cannot be read, so no custom type is known to
 	// be in context, and only Loadout's own messages pass.
-	const hidden = (): Set<string> | undefined => {
-		if (!tree.present()) return new Set();
+	const projection = (): Projection | undefined => {
+		if (!tree.present()) return { hidden: new Set(), templates: new Map() };
 		try {
 			const gen = tree.generation();
 			if (cache?.gen !== gen) {
 				const types = tree.manifest(gen).messageTypes ?? [];
-				cache = { gen, hidden: new Set(types.filter((t) => !t.inContext).map((t) => t.type)) };
+				cache = {
+					gen,
+					projection: {
+						hidden: new Set(types.filter((t) => !t.inContext).map((t) => t.type)),
+						templates: new Map(types.filter((t) => t.inContext && t.template).map((t) => [t.type, t.template as string])),
+					},
+				};
 			}
-			return cache.hidden;
+			return cache.projection;
 		} catch {
-			return cache?.hidden;
+			return cache?.projection;
 		}
 	};
 	pi.on("context", async (event) => {
-		const h = hidden();
-		if (h?.size === 0) return undefined;
-		const drop = (m: any) => m?.role === "custom" && (h ? h.has(m.customType) : m.customType !== contextMessageType);
-		const messages = event.messages.filter((m: any) => !drop(m));
-		return messages.length === event.messages.length ? undefined : { messages };
+		const p = projection();
+		if (p && p.hidden.size === 0 && p.templates.size === 0) return undefined;
+		const drop = (m: any) => m?.role === "custom" && (p ? p.hidden.has(m.customType) : m.customType !== contextMessageType);
+		let changed = false;
+		const messages = event.messages.filter((m: any) => !drop(m)).map((m: any) => {
+			const template = m?.role === "custom" ? p?.templates.get(m.customType) : undefined;
+			if (template === undefined) return m;
+			changed = true;
+			return { ...m, content: renderMessage(template, messageText(m)) };
+		});
+		return messages.length === event.messages.length && !changed ? undefined : { messages };
 	});
+}
+
+/**
+ * What the model reads for a message of a type with a template: the content
+ * in place of every {{content}}, in one pass (hostd's exthost.RenderMessage).
+ */
+export function renderMessage(template: string, content: string): string {
+	return template.split("{{content}}").join(content);
 }
 
 // ---------------------------------------------------------------------------

@@ -116,7 +116,7 @@ func claudeCommand(t contract.TemplateDoc) ([]byte, error) {
 // event that guards something (a tool call, a prompt, a compaction) that
 // hostd does not answer (down, timed out, an error status) a refusal, where
 // Claude Code's default lets it go on. Observers (after hooks, SessionEnd)
-// do not block. SessionStart is the command hook: Claude Code runs no http
+// and Stop do not block. SessionStart is the command hook: Claude Code runs no http
 // hook there. allowManagedHooksOnly drops the hooks of user, project and
 // plugin settings, so nothing can answer "allow" around hostd.
 func claudeManagedSettings(hostdURL, program string) map[string]any {
@@ -142,7 +142,11 @@ func claudeManagedSettings(hostdURL, program string) map[string]any {
 			"UserPromptSubmit":   hook("", true),
 			"PreCompact":         hook("", true),
 			"SessionEnd":         hook("", false),
-			"SessionStart":       []any{map[string]any{"hooks": []any{sessionStart}}},
+			// A Stop hook's denial keeps the agent going; hostd not
+			// answering must not, so these do not block on failure.
+			"Stop":         hook("", false),
+			"SubagentStop": hook("", false),
+			"SessionStart": []any{map[string]any{"hooks": []any{sessionStart}}},
 		},
 		"managedMcpServers": map[string]any{"loadout": claudeMCPServer(hostdURL)},
 	}

@@ -28,7 +28,8 @@ const (
 )
 
 // codexHooksJSON runs the hook for every tool, before and after the call (no
-// matcher: every tool name), at session start and for every prompt.
+// matcher: every tool name), at session start, for every prompt and when
+// Codex is about to stop.
 const codexHooksJSON = `{
   "hooks": {
     "SessionStart": [
@@ -41,6 +42,9 @@ const codexHooksJSON = `{
       {"hooks": [{"type": "command", "command": "loadout hook codex", "timeout": 60, "statusMessage": "Loadout policy"}]}
     ],
     "PostToolUse": [
+      {"hooks": [{"type": "command", "command": "loadout hook codex", "timeout": 60}]}
+    ],
+    "Stop": [
       {"hooks": [{"type": "command", "command": "loadout hook codex", "timeout": 60}]}
     ]
   }
@@ -66,7 +70,7 @@ func codexRequirements(command string) string {
 allow_managed_hooks_only = true
 
 ` + hook("SessionStart", "") + "\n" + hook("UserPromptSubmit", "") + "\n" +
-		hook("PreToolUse", "statusMessage = \"Loadout policy\"\n") + "\n" + hook("PostToolUse", "")
+		hook("PreToolUse", "statusMessage = \"Loadout policy\"\n") + "\n" + hook("PostToolUse", "") + "\n" + hook("Stop", "")
 }
 
 // codexLayout adds the Codex files to the tree and returns its top-level
