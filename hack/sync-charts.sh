@@ -17,6 +17,7 @@ cp config/crd/bases/*.yaml "$crds/"
 files=charts/loadout/files
 rm -rf "$files" && mkdir -p "$files/policy"
 cp config/rbac/role.yaml "$files/role.yaml"
+cp config/rbac/approvals_roles.yaml "$files/approvals_roles.yaml"
 cp config/namespaced/manager-role/role.yaml "$files/role_namespaced.yaml"
 cp config/namespaced/namespaces_role.yaml "$files/role_namespaces.yaml"
 for f in config/policy/*.yaml; do

@@ -33,7 +33,7 @@ type HookApproval struct {
 	// is created.
 	// +optional
 	// +kubebuilder:default=900
-	// +kubebuilder:validation:Minimum=30
+	// +kubebuilder:validation:Minimum=10
 	// +kubebuilder:validation:Maximum=86400
 	ExpirySeconds int32 `json:"expirySeconds,omitempty"`
 

@@ -48,5 +48,6 @@ context directory.`,
 	root.AddCommand(newShardsCommand())
 	root.AddCommand(newAuditCommand())
 	root.AddCommand(newTestCommand())
+	root.AddCommand(newApproveCommand(), newDenyCommand())
 	return root
 }

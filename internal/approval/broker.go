@@ -56,8 +56,12 @@ const maxOpen = 256
 // once: an Approval hostd did not create, one a restarted hostd created
 // before, or one already spent is never a yes.
 type Broker struct {
+	// broken, when set, is why this hostd cannot ask the cluster: every
+	// ask is Unavailable with it.
+	broken error
+
 	client   *Client
-	identity Identity
+	identity func() (Identity, error)
 	now      func() time.Time
 
 	mu   sync.Mutex
@@ -67,18 +71,26 @@ type Broker struct {
 type entry struct {
 	name, uid string
 	req       Request
+	// requester is the identity that created it.
+	requester string
 	expires   time.Time
 	spent     bool
 }
 
-// NewBroker returns a Broker creating Approvals with client as identity
-// (read from the same token). now nil means time.Now.
-func NewBroker(client *Client, identity Identity, now func() time.Time) *Broker {
+// NewBroker returns a Broker creating Approvals with client; identity says
+// who the client's token is (read at each creation, as the kubelet rotates
+// it). now nil means time.Now.
+func NewBroker(client *Client, identity func() (Identity, error), now func() time.Time) *Broker {
 	if now == nil {
 		now = time.Now
 	}
 	return &Broker{client: client, identity: identity, now: now, open: map[string]*entry{}}
 }
+
+// Broken is a Broker that cannot reach the cluster (its configuration is
+// incomplete): every ask it is given is Unavailable, naming err. hostd
+// starts and enforces the rest of its policy meanwhile.
+func Broken(err error) *Broker { return &Broker{broken: err, open: map[string]*entry{}} }
 
 // callKey identifies a call and the hook that asked: the same call asked
 // again waits on the same open Approval.
@@ -90,6 +102,9 @@ func callKey(r Request) string {
 // Approval's expiry, for a decision it can honour. announce, when set, is
 // told the Approval's name as soon as it exists.
 func (b *Broker) Decide(ctx context.Context, r Request, announce func(name string)) Outcome {
+	if b.broken != nil {
+		return Outcome{State: Unavailable, Reason: b.broken.Error()}
+	}
 	e, err := b.entryFor(ctx, r)
 	if err != nil {
 		return Outcome{State: Unavailable, Reason: err.Error()}
@@ -136,9 +151,9 @@ func (b *Broker) judge(r Request, e *entry, o *Object) Outcome {
 		out.State, out.Reason = Reused, "the Approval was already used for an earlier call"
 	case o.Spec.Call.ArgumentsDigest != e.req.Digest || o.Spec.Call.Tool != e.req.Tool || e.req.Digest != r.Digest:
 		out.State, out.Reason = Denied, "the Approval is not for this call"
-	case !slices.Equal(o.Spec.ApproverGroups, e.req.ApproverGroups) || o.Spec.Requester.User != b.identity.User:
+	case !slices.Equal(o.Spec.ApproverGroups, e.req.ApproverGroups) || o.Spec.Requester.User != e.requester:
 		out.State, out.Reason = Denied, "the Approval's request was changed"
-	case o.Status.DecidedBy == "" || o.Status.DecidedBy == b.identity.User:
+	case o.Status.DecidedBy == "" || o.Status.DecidedBy == e.requester:
 		out.State, out.Reason = Denied, "the Approval was decided by its requester"
 	case !b.now().Before(e.expires):
 		out.State, out.Reason = Expired, "decided after it expired at "+e.expires.UTC().Format(time.RFC3339)
@@ -179,6 +194,10 @@ func (b *Broker) entryFor(ctx context.Context, r Request) (*entry, error) {
 	if full {
 		return nil, fmt.Errorf("hostd waits on %d Approvals already", maxOpen)
 	}
+	id, err := b.identity()
+	if err != nil {
+		return nil, fmt.Errorf("hostd's identity for Approvals: %w", err)
+	}
 	// Seconds: the API server stores metav1.Time at that precision.
 	expires := now.Add(r.Expiry).Truncate(time.Second)
 	o := &Object{
@@ -187,7 +206,7 @@ func (b *Broker) entryFor(ctx context.Context, r Request) (*entry, error) {
 			Workspace:      r.Workspace,
 			Call:           Call{Tool: r.Tool, Arguments: r.Arguments, ArgumentsDigest: r.Digest},
 			Hook:           Hook{Extension: r.Extension, Name: r.Hook, Question: truncate(r.Question, 4096)},
-			Requester:      Requester{Pod: b.identity.Pod, ServiceAccount: b.identity.ServiceAccount, User: b.identity.User},
+			Requester:      Requester{Pod: id.Pod, ServiceAccount: id.ServiceAccount, User: id.User},
 			ApproverGroups: slices.Clone(r.ApproverGroups),
 			ExpiresAt:      expires.UTC(),
 		},
@@ -196,7 +215,7 @@ func (b *Broker) entryFor(ctx context.Context, r Request) (*entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating an Approval in namespace %s: %w", b.client.Namespace(), err)
 	}
-	e := &entry{name: created.Metadata.Name, uid: created.Metadata.UID, req: r, expires: expires}
+	e := &entry{name: created.Metadata.Name, uid: created.Metadata.UID, req: r, requester: id.User, expires: expires}
 	b.mu.Lock()
 	b.open[key] = e
 	b.mu.Unlock()

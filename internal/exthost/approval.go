@@ -52,8 +52,8 @@ func compileApproval(a *contract.HookApproval, event vocab.HookEvent, p *field.P
 	if out.WaitSeconds == 0 {
 		out.WaitSeconds = DefaultApprovalWaitSeconds
 	}
-	if out.ExpirySeconds < 30 || out.ExpirySeconds > 86400 {
-		errs = append(errs, field.Invalid(p.Child("expirySeconds"), out.ExpirySeconds, "must be between 30 and 86400"))
+	if out.ExpirySeconds < 10 || out.ExpirySeconds > 86400 {
+		errs = append(errs, field.Invalid(p.Child("expirySeconds"), out.ExpirySeconds, "must be between 10 and 86400"))
 	}
 	if out.WaitSeconds < 1 || out.WaitSeconds > 600 {
 		errs = append(errs, field.Invalid(p.Child("waitSeconds"), out.WaitSeconds, "must be between 1 and 600"))

@@ -54,7 +54,8 @@ const (
 var hostdCommand = []string{"/loadout-hostd",
 	"--context-dir=/var/run/loadout/context", "--policy-dir=/var/run/loadout/policy", "--addr=127.0.0.1:8181", "--materialize=/var/run/loadout/tree", "--managed-etc",
 	"--probe-addr=:8182", "--source-cache=/var/run/loadout/source-cache",
-	"--source-credentials=/var/run/loadout/source-credentials", "--service-token-file=/var/run/loadout/service-token/token"}
+	"--source-credentials=/var/run/loadout/source-credentials", "--service-token-file=/var/run/loadout/service-token/token",
+	"--approvals-token-file=/var/run/loadout/service-token/api-token", "--approvals-ca-file=/var/run/loadout/service-token/ca.crt"}
 
 // tenantAnchor is a trust anchor of the tenant's own: a fresh key.
 func tenantAnchor(t *testing.T) string {
@@ -252,10 +253,13 @@ func checkBound(t *testing.T, pod *corev1.Pod, workspace, contextConfigMap strin
 	}
 	// hostd's proof to tool Services: the kubelet's token for the Loadout
 	// audience, at the minimum lifetime (toolauth).
-	if v := volume(pod, serviceTokenVolume); v == nil || v.Projected == nil || len(v.Projected.Sources) != 1 ||
+	if v := volume(pod, serviceTokenVolume); v == nil || v.Projected == nil || len(v.Projected.Sources) != 3 ||
 		v.Projected.Sources[0].ServiceAccountToken == nil || v.Projected.Sources[0].ServiceAccountToken.Audience != toolauth.Audience ||
 		ptr.Deref(v.Projected.Sources[0].ServiceAccountToken.ExpirationSeconds, 0) != 600 || v.Projected.Sources[0].ServiceAccountToken.Path != "token" {
 		t.Errorf("volume %s = %+v, want a projected ServiceAccount token for %s, 600 seconds, at token", serviceTokenVolume, v, toolauth.Audience)
+	} else if api, ca := v.Projected.Sources[1].ServiceAccountToken, v.Projected.Sources[2].ConfigMap; api == nil || api.Audience != "" || api.Path != "api-token" ||
+		ptr.Deref(api.ExpirationSeconds, 0) != 600 || ca == nil || ca.Name != "kube-root-ca.crt" || len(ca.Items) != 1 || ca.Items[0].Path != "ca.crt" {
+		t.Errorf("volume %s = %+v, want hostd's API server token at api-token (600 seconds) and kube-root-ca.crt's ca.crt, for Approvals", serviceTokenVolume, v)
 	}
 }
 
@@ -451,6 +455,12 @@ func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t
 		{"gives hostd a day-long token", func(p *corev1.Pod) {
 			volume(p, serviceTokenVolume).Projected.Sources[0].ServiceAccountToken.ExpirationSeconds = ptr.To[int64](86400)
 		}, []string{"spec.volumes[loadout-service-token]", "expirationSeconds 600"}},
+		{"gives hostd's Approvals token a day's life", func(p *corev1.Pod) {
+			volume(p, serviceTokenVolume).Projected.Sources[1].ServiceAccountToken.ExpirationSeconds = ptr.To[int64](86400)
+		}, []string{"spec.volumes[loadout-service-token]", "path api-token"}},
+		{"swaps the API server's CA hostd trusts for Approvals", func(p *corev1.Pod) {
+			volume(p, serviceTokenVolume).Projected.Sources[2].ConfigMap.Name = "my-ca"
+		}, []string{"spec.volumes[loadout-service-token]", "kube-root-ca.crt"}},
 		{"drops hostd's service token", editHostd(func(h *corev1.Container) {
 			h.Command = slices.DeleteFunc(slices.Clone(h.Command), func(a string) bool { return strings.HasPrefix(a, "--service-token-file") })
 		}), []string{"spec.initContainers[loadout-hostd].command"}},

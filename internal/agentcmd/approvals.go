@@ -1,0 +1,62 @@
+package agentcmd
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/loadout-dev/loadout/internal/approval"
+)
+
+// approvalFlags configure how hostd reaches the cluster for Approvals
+// (docs/hooks.md, "Approvals").
+type approvalFlags struct {
+	tokenFile string
+	caFile    string
+	server    string
+}
+
+func (f *approvalFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.tokenFile, "approvals-token-file", "",
+		"projected ServiceAccount token for the API server (bound to this pod): hostd's identity when it creates and watches Approvals for the asks an imposed hook sends to the cluster; empty: such asks are blocked. The agent-pod admission policy sets it")
+	fs.StringVar(&f.caFile, "approvals-ca-file", "", "the API server's CA (kube-root-ca.crt's ca.crt); empty: the system roots")
+	fs.StringVar(&f.server, "approvals-server", "", "the API server's URL; empty: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT")
+}
+
+// broker is the Approvals broker the flags configure; nil without a token
+// file. The namespace is the token's own. A configuration hostd cannot use
+// (no token yet, no API server address) does not keep hostd from serving
+// its policy: the broker is Broken, every ask to the cluster is blocked
+// naming why, and warn is told once.
+func (f *approvalFlags) broker(warn io.Writer) *approval.Broker {
+	if f.tokenFile == "" {
+		return nil
+	}
+	b, err := f.newBroker()
+	if err != nil {
+		err = fmt.Errorf("approvals: %w", err)
+		_, _ = fmt.Fprintf(warn, "loadout hostd: %v; asks sent to the cluster are blocked\n", err)
+		return approval.Broken(err)
+	}
+	return b
+}
+
+func (f *approvalFlags) newBroker() (*approval.Broker, error) {
+	server := f.server
+	if server == "" {
+		var err error
+		if server, err = approval.InClusterServer(); err != nil {
+			return nil, err
+		}
+	}
+	id, err := approval.TokenIdentity(f.tokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("--approvals-token-file: %w", err)
+	}
+	client, err := approval.New(approval.Config{Server: server, CAFile: f.caFile, TokenFile: f.tokenFile, Namespace: id.Namespace})
+	if err != nil {
+		return nil, err
+	}
+	return approval.NewBroker(client, func() (approval.Identity, error) { return approval.TokenIdentity(f.tokenFile) }, nil), nil
+}
