@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/hostd"
@@ -109,6 +110,9 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 				return err
 			}
 			defer closeLedger()
+			led, flushExport := exportLedger(ctx, led, cmd.ErrOrStderr(),
+				attribute.String("k8s.pod.name", os.Getenv("POD_NAME")), attribute.String("loadout.workspace", trust.workspace))
+			defer flushExport()
 			broker := approvals.broker(cmd.ErrOrStderr())
 			srv := hostd.New(hostd.Options{Approvals: broker, Ledger: led, Pod: os.Getenv("POD_NAME"), ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
 				PolicyDir: policyDir, MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, managedEtc, "http://"+addr),
