@@ -1,0 +1,55 @@
+package hardening
+
+import (
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/testenv"
+)
+
+// An imposed hook's params are platform policy: a changed value (here in
+// the tenant's own ConfigMap, the source the platform chose) is a new
+// policy digest, and the namespace's epoch follows it, so hostd keeps
+// serving the new context instead of refusing it as stale.
+func TestPolicyEpoch_FollowsAnImposedHooksParams(t *testing.T) { // R-LC-7
+	t.Parallel()
+	ns := kit.NewNamespace(t, vocab.TrustTrusted)
+	kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "length-guard"}, Data: map[string]string{"maxCommand": "4"}})
+	e := testenv.Extension(platformNS, "length-"+ns, nil, v1alpha1.ExtensionHook{Name: "length", Event: vocab.BeforeToolCall,
+		CEL: &v1alpha1.CELHook{Expression: "call.arguments.command.size() <= int(params.maxCommand)", Message: "command too long"}})
+	e.Spec.ParamRef = &v1alpha1.ParamRef{Name: "length-guard"}
+	e.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
+	kit.Create(t, e)
+	deleteWhenDone(t, e)
+	kit.Create(t, devWorkspace(ns))
+	current := func() string {
+		var digest string
+		kit.Eventually(t, func() error {
+			_, cm := kit.Published(t, ns, "dev")
+			digest = platformPolicyOf(t, cm)
+			epochOf(t, ns, func(ep *corev1.ConfigMap) error {
+				if ep.Annotations[controllers.EpochPolicyAnnotation] != digest {
+					return fmt.Errorf("epoch names %s, the context carries %s", ep.Annotations[controllers.EpochPolicyAnnotation], digest)
+				}
+				return nil
+			})
+			return nil
+		})
+		return digest
+	}
+	first := current()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "length-guard"}}
+	testenv.Update(t, kit, cm, func(c *corev1.ConfigMap) { c.Data["maxCommand"] = "100" })
+	kit.Eventually(t, func() error {
+		if second := current(); second == first {
+			return fmt.Errorf("the context still carries the first policy %s", first)
+		}
+		return nil
+	})
+}
