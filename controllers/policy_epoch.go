@@ -99,7 +99,6 @@ func (r *PolicyEpochReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		UpdateFunc:  func(event.UpdateEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	})
-	epochOnly := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == contract.EpochConfigMap }))
 	inputChanged := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("policy-epoch").
@@ -107,7 +106,7 @@ func (r *PolicyEpochReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.Extension{}, handler.EnqueueRequestsFromMapFunc(r.namespacesForExtension), inputChanged).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespacesForNamespace),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{})).
-		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(namespaceOf), builder.OnlyMetadata, epochOnly).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.epochsForConfigMap), builder.OnlyMetadata).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		Complete(r)
 }

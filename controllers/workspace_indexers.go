@@ -38,6 +38,9 @@ func (r *WorkspaceReconciler) setupIndexes(ctx context.Context, mgr ctrl.Manager
 	}); err != nil {
 		return err
 	}
+	if err := setupParamsIndex(ctx, mgr); err != nil {
+		return err
+	}
 	return idx.IndexField(ctx, &v1alpha1.Workspace{}, IndexOutputConfigMap, func(o client.Object) []string {
 		return []string{o.(*v1alpha1.Workspace).ConfigMapName()}
 	})
@@ -73,11 +76,13 @@ func (r *WorkspaceReconciler) workspacesForNamespace(ctx context.Context, obj cl
 }
 
 // workspacesForConfigMap maps an instructions ConfigMap to the Workspaces
-// that reference it, and any ConfigMap to the Workspaces of its namespace
-// that publish to its name (a deleted one may be theirs to create now).
+// that reference it, an extension's params ConfigMap to the Workspaces that
+// carry it, and any ConfigMap to the Workspaces of its namespace that
+// publish to its name (a deleted one may be theirs to create now).
 func (r *WorkspaceReconciler) workspacesForConfigMap(ctx context.Context, obj client.Object) []reconcile.Request {
 	workspaces, _ := r.listWorkspaces(ctx, IndexInstructionConfigMaps, obj.GetNamespace()+"/"+obj.GetName())
-	return append(requestsFor(workspaces), r.workspacesSharingOutput(ctx, obj.GetNamespace(), obj.GetName())...)
+	reqs := append(requestsFor(workspaces), r.workspacesForParams(ctx, obj)...)
+	return append(reqs, r.workspacesSharingOutput(ctx, obj.GetNamespace(), obj.GetName())...)
 }
 
 // workspacesForDeletedWorkspace maps a deleted Workspace to the others of

@@ -39,6 +39,10 @@ type Candidate struct {
 	// Platform is true for an extension of a platform namespace, imposed or
 	// offered: it may name MCP servers a tenant's may not.
 	Platform bool
+	// Params are the extension's paramRef resolved for the Workspace; nil
+	// without one. ParamsErr says why they cannot be used.
+	Params    *contract.HookParams
+	ParamsErr error
 }
 
 // Plan is everything gathered for one Workspace.
@@ -102,6 +106,9 @@ func Gather(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Polic
 		}
 	}
 	plan.Extensions = loadOrder(exts, pol.PlatformNamespaces)
+	if err := resolveParams(ctx, ws, objs, plan.Extensions); err != nil {
+		return nil, err
+	}
 	// Provenance (docs/context-contract.md): text of a platform namespace is
 	// the platform's, and an extension's prompt guide is its namespace's (the
 	// first in load order takes an id, as at commit).

@@ -54,6 +54,9 @@ func ImposedPolicy(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, po
 		return nil, err
 	}
 	plan.Extensions = loadOrder(exts, pol.PlatformNamespaces)
+	if err := resolveParams(ctx, ws, objs, plan.Extensions); err != nil {
+		return nil, err
+	}
 	for _, c := range plan.Extensions {
 		if c.Trusted {
 			for _, d := range c.Extension.Spec.DeniedTools {

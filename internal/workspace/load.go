@@ -40,7 +40,7 @@ func (l HostLoader) LoadExtensions(ctx context.Context, ws *v1alpha1.Workspace, 
 		// An imposed platform extension's hooks run after the tenant's
 		// (docs/hooks.md, "Order").
 		src.Imposed = c.Enforced
-		outcomes = append(outcomes, host.Load(ctx, src, c.Trusted))
+		outcomes = append(outcomes, host.Load(ctx, withParams(src, c), c.Trusted))
 	}
 	return host.Registry(), outcomes
 }
