@@ -174,7 +174,7 @@ func adoptable(existing *metav1.PartialObjectMetadata, cm *corev1ac.ConfigMapApp
 				Annotations map[string]json.RawMessage `json:"f:annotations"`
 			} `json:"f:metadata"`
 		}
-		if err := json.Unmarshal(f.FieldsV1.Raw, &set); err != nil {
+		if err := json.Unmarshal(f.FieldsV1.GetRawBytes(), &set); err != nil {
 			return false
 		}
 		for group, m := range map[string]map[string]json.RawMessage{"data": set.Data, "labels": set.Metadata.Labels, "annotations": set.Metadata.Annotations} {

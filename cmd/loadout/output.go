@@ -40,11 +40,9 @@ func writeConfigMaps(w io.Writer, format string, cms []configMap) error {
 		}
 		return nil
 	case outputJSON:
-		var v any = cms
+		var v any = map[string]any{"apiVersion": "v1", "kind": "List", "items": cms}
 		if len(cms) == 1 {
 			v = cms[0]
-		} else {
-			v = map[string]any{"apiVersion": "v1", "kind": "List", "items": cms}
 		}
 		// What a json.Encoder without HTML escaping, indented by two
 		// spaces, writes; in less time on contexts of long strings.

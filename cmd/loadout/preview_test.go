@@ -56,6 +56,7 @@ func TestPreview_SamplesTwiceIdenticalProjectWinsNoInactiveBody(t *testing.T) { 
 // trustManifests is a Workspace in team-b with a skill and an extension of its
 // own; label is team-b's trust label ("" for none).
 func trustManifests(t *testing.T, label string) string {
+	t.Helper()
 	dir := t.TempDir()
 	ns := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-b\n"
 	if label != "" {

@@ -74,7 +74,7 @@ tools; Knowing a call came through hostd).`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			l, err := net.Listen("tcp", addr)
+			l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 			if err != nil {
 				return err
 			}

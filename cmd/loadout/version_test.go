@@ -15,11 +15,13 @@ func TestVersion_PrintsVersionCommitAndBuildDate(t *testing.T) {
 		check func(t *testing.T, out string)
 	}{
 		{[]string{"version"}, func(t *testing.T, out string) {
+			t.Helper()
 			if want := "loadout " + buildinfo.Get().String() + "\n"; out != want {
 				t.Errorf("loadout version = %q, want %q", out, want)
 			}
 		}},
 		{[]string{"version", "-o", "json"}, func(t *testing.T, out string) {
+			t.Helper()
 			var got buildinfo.Info
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
 				t.Fatalf("loadout version -o json: %v\n%s", err, out)

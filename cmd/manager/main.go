@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -175,7 +176,7 @@ func (o *options) metricsOptions() metricsserver.Options {
 func run() error {
 	o, zopts, err := parseFlags(os.Args[1:])
 	if err != nil {
-		if err == flag.ErrHelp {
+		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -67,10 +68,10 @@ type Build struct {
 
 // BuildAll builds every image for every platform and returns the index
 // digest of each, by name.
-func (b Build) BuildAll() (map[string]v1.Hash, error) {
+func (b Build) BuildAll(ctx context.Context) (map[string]v1.Hash, error) {
 	digests := map[string]v1.Hash{}
 	for _, img := range Images {
-		d, err := b.BuildImage(img)
+		d, err := b.BuildImage(ctx, img)
 		if err != nil {
 			return nil, fmt.Errorf("image %s: %w", img.Name, err)
 		}
@@ -83,7 +84,7 @@ func (b Build) BuildAll() (map[string]v1.Hash, error) {
 // OCI layout at Out/NAME, replacing what was there, with its SBOM beside it.
 // The same sources and settings give the same digest: binaries are built with
 // -trimpath and no VCS stamp, and every file, time and JSON key is fixed.
-func (b Build) BuildImage(img Image) (v1.Hash, error) {
+func (b Build) BuildImage(ctx context.Context, img Image) (v1.Hash, error) {
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	var sbomFrom string
 	for _, p := range Platforms {
@@ -93,7 +94,7 @@ func (b Build) BuildImage(img Image) (v1.Hash, error) {
 		}
 		defer os.RemoveAll(dir)
 		for file, pkg := range img.Binaries {
-			if err := b.goBuild(p, pkg, filepath.Join(dir, file)); err != nil {
+			if err := b.goBuild(ctx, p, pkg, filepath.Join(dir, file)); err != nil {
 				return v1.Hash{}, err
 			}
 		}
@@ -126,11 +127,11 @@ func (b Build) BuildImage(img Image) (v1.Hash, error) {
 }
 
 // goBuild cross-compiles one static binary.
-func (b Build) goBuild(p v1.Platform, pkg, out string) error {
+func (b Build) goBuild(ctx context.Context, p v1.Platform, pkg, out string) error {
 	const info = "github.com/loadout-dev/loadout/internal/buildinfo"
 	ldflags := fmt.Sprintf("-s -w -buildid= -X %s.version=%s -X %s.commit=%s -X %s.date=%s",
 		info, b.Version, info, b.Commit, info, b.Date.UTC().Format(time.RFC3339))
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", out, pkg)
 	cmd.Dir = b.Repo
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOFLAGS=")
 	var stderr bytes.Buffer

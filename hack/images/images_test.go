@@ -40,13 +40,13 @@ func TestImages_BuiltPushedPulledAndRun(t *testing.T) {
 	}
 	b := Build{Repo: repo, Version: "v0.0.0-test", Commit: "0123456789abcdef", Date: time.Unix(1700000000, 0),
 		Source: "https://github.com/loadout-dev/loadout", Out: t.TempDir()}
-	first, err := b.BuildAll()
+	first, err := b.BuildAll(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	again := b
 	again.Out = t.TempDir()
-	second, err := again.BuildAll()
+	second, err := again.BuildAll(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

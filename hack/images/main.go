@@ -11,10 +11,13 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -29,10 +32,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: images build|push [flags] (see the package comment)")
 		os.Exit(2)
 	}
+	// Interrupted, the build stops its go builds rather than leave them
+	// running.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	var err error
 	switch os.Args[1] {
 	case "build":
-		err = buildCmd(os.Args[2:])
+		err = buildCmd(ctx, os.Args[2:])
 	case "push":
 		err = pushCmd(os.Args[2:])
 	default:
@@ -44,7 +51,7 @@ func main() {
 	}
 }
 
-func buildCmd(args []string) error {
+func buildCmd(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("build", flag.ExitOnError)
 	b := Build{Repo: "."}
 	var date string
@@ -59,7 +66,7 @@ func buildCmd(args []string) error {
 		return fmt.Errorf("--date: %w", err)
 	}
 	b.Date = t
-	digests, err := b.BuildAll()
+	digests, err := b.BuildAll(ctx)
 	if err != nil {
 		return err
 	}

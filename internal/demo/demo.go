@@ -495,12 +495,16 @@ func (d *demo) waitReady(ctx context.Context, c client.Client, mgr *process) (*v
 			}
 		}
 		if done, perr := mgr.exited(); done {
-			return nil, fmt.Errorf("the manager exited (%v) before Workspace %s was Ready; last log lines of %s:\n%s", perr, sampleWorkspace, mgr.log, mgr.logTail(20))
+			return nil, fmt.Errorf("the manager exited (%w) before Workspace %s was Ready; last log lines of %s:\n%s", perr, sampleWorkspace, mgr.log, mgr.logTail(20))
 		}
 		if time.Now().After(deadline) {
 			conds, _ := json.Marshal(ws.Status.Conditions)
-			return nil, fmt.Errorf("Workspace %s not Ready after %s (get: %v; conditions %s); last log lines of %s:\n%s",
-				sampleWorkspace, d.o.ReadyTimeout, err, conds, mgr.log, mgr.logTail(20))
+			got := "the last get succeeded"
+			if err != nil {
+				got = "the last get failed: " + err.Error()
+			}
+			return nil, fmt.Errorf("the Workspace %s is not Ready after %s (%s; conditions %s); last log lines of %s:\n%s",
+				sampleWorkspace, d.o.ReadyTimeout, got, conds, mgr.log, mgr.logTail(20))
 		}
 		select {
 		case <-ctx.Done():

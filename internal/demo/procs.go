@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -46,11 +47,18 @@ func startProcess(name, logPath, bin string, args, env []string) (*process, erro
 func (p *process) exited() (bool, error) {
 	select {
 	case <-p.done:
+		if p.err == nil {
+			return true, errExitedCleanly
+		}
 		return true, p.err
 	default:
 		return false, nil
 	}
 }
+
+// errExitedCleanly is how exited reports a process that ended with status
+// 0: for a server the demo waits on, that is a failure too.
+var errExitedCleanly = errors.New("exit status 0")
 
 // stop interrupts the process, waits for it, and kills it after grace.
 func (p *process) stop(grace time.Duration) error {
@@ -89,7 +97,7 @@ func (p *process) waitHTTP(url string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		if done, err := p.exited(); done {
-			return fmt.Errorf("%s exited before it was ready (%v); last log lines of %s:\n%s", p.name, err, p.log, p.logTail(20))
+			return fmt.Errorf("%s exited before it was ready (%w); last log lines of %s:\n%s", p.name, err, p.log, p.logTail(20))
 		}
 		resp, err := client.Get(url)
 		if err == nil {

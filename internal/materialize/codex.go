@@ -62,7 +62,7 @@ var codexRequirementsTOML = codexRequirements(CodexHookCommand)
 func codexRequirements(command string) string {
 	hook := func(event, extra string) string {
 		return "[[hooks." + event + "]]\n[[hooks." + event + ".hooks]]\ntype = \"command\"\ncommand = " +
-			strconv.Quote(command) + "\ntimeout = 60\n" + extra
+			strconv.Quote(command) + "\ntimeout = " + strconv.Itoa(codexHookTimeout) + "\n" + extra
 	}
 	return `# Codex managed requirements from Loadout (docs/agents.md#codex).
 # Install as /etc/codex/requirements.toml; user and project configuration

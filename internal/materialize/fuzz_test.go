@@ -43,10 +43,10 @@ func FuzzBuildWrite(f *testing.F) {
 		if len(entries) != 1 {
 			t.Fatalf("written beside OUT: %v", entries)
 		}
-		real, _ := filepath.EvalSymlinks(filepath.Join(out, DataLink))
-		_ = filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !strings.HasPrefix(p, real) {
-				t.Errorf("%s outside %s", p, real)
+		realPath, _ := filepath.EvalSymlinks(filepath.Join(out, DataLink))
+		_ = filepath.WalkDir(realPath, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !strings.HasPrefix(p, realPath) {
+				t.Errorf("%s outside %s", p, realPath)
 			}
 			return nil
 		})

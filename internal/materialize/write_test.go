@@ -100,11 +100,11 @@ func TestWrite_SameTreeSameBytesInTwoDirectories(t *testing.T) {
 	mustWrite(t, b, mustBuild(t, sampleInput(), Options{}))
 	walk := func(dir string) map[string]string {
 		m := map[string]string{}
-		real, _ := filepath.EvalSymlinks(filepath.Join(dir, DataLink))
-		_ = filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
+		realPath, _ := filepath.EvalSymlinks(filepath.Join(dir, DataLink))
+		_ = filepath.WalkDir(realPath, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
 				c, _ := os.ReadFile(p)
-				rel, _ := filepath.Rel(real, p)
+				rel, _ := filepath.Rel(realPath, p)
 				m[rel] = string(c)
 			}
 			return err

@@ -68,16 +68,6 @@ func catalogWithProvenance(cat *Catalog, platform []string) []contract.CatalogEn
 	return out
 }
 
-// skillsDoc is skills.json: every winning skill in full, sorted by name, for
-// on-demand activation by agents.
-func skillsDoc(cat *Catalog) contract.Skills {
-	doc := contract.Skills{Skills: []contract.SkillDoc{}}
-	for _, s := range cat.Skills() {
-		doc.Skills = append(doc.Skills, skillDoc(s))
-	}
-	return doc
-}
-
 // skillDoc is one entry of skills.json.
 func skillDoc(s Skill) contract.SkillDoc {
 	files := make([]contract.FileDoc, 0, len(s.Files))

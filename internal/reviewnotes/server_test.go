@@ -55,8 +55,8 @@ func TestServer_RecordsSignedNotesAndRefusesUnsigned(t *testing.T) {
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 
-	post := func(body []byte, h http.Header) (*http.Response, exthost.ToolAnswer) {
-		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/notes", bytes.NewReader(body))
+	post := func(body []byte, h http.Header) (int, exthost.ToolAnswer) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, ts.URL+"/notes", bytes.NewReader(body))
 		for k, v := range h {
 			req.Header[k] = v
 		}
@@ -67,30 +67,30 @@ func TestServer_RecordsSignedNotesAndRefusesUnsigned(t *testing.T) {
 		defer resp.Body.Close()
 		var a exthost.ToolAnswer
 		_ = json.NewDecoder(resp.Body).Decode(&a)
-		return resp, a
+		return resp.StatusCode, a
 	}
 	me := outbound.Audience{Kind: outbound.AudienceTool, Name: ToolName, URL: testURL}
 	body := invocation(t, "looks good", me)
-	if resp, _ := post(body, nil); resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("unsigned: %d", resp.StatusCode)
+	if code, _ := post(body, nil); code != http.StatusUnauthorized {
+		t.Fatalf("unsigned: %d", code)
 	}
-	if resp, _ := post(body, signWith(t, writeSecret(t), time.Now(), body)); resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("wrong key: %d", resp.StatusCode)
+	if code, _ := post(body, signWith(t, writeSecret(t), time.Now(), body)); code != http.StatusUnauthorized {
+		t.Fatalf("wrong key: %d", code)
 	}
 	signed := signWith(t, key, time.Now(), body)
-	resp, a := post(body, signed)
-	if resp.StatusCode != 200 || a.IsError || a.Content[0].Text != "note 1 recorded" {
-		t.Fatalf("signed: %d %+v", resp.StatusCode, a)
+	code, a := post(body, signed)
+	if code != 200 || a.IsError || a.Content[0].Text != "note 1 recorded" {
+		t.Fatalf("signed: %d %+v", code, a)
 	}
-	if resp, _ := post(body, signed); resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("replayed: %d", resp.StatusCode)
+	if code, _ := post(body, signed); code != http.StatusUnauthorized {
+		t.Fatalf("replayed: %d", code)
 	}
-	if resp, _ := post(body, signWith(t, key, time.Now().Add(-10*time.Minute), body)); resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("stale: %d", resp.StatusCode)
+	if code, _ := post(body, signWith(t, key, time.Now().Add(-10*time.Minute), body)); code != http.StatusUnauthorized {
+		t.Fatalf("stale: %d", code)
 	}
 	other := invocation(t, "for another tool", outbound.Audience{Kind: outbound.AudienceTool, Name: "deploy", URL: "http://deploy.team-a.svc:8080/run"})
-	if resp, _ := post(other, signWith(t, key, time.Now(), other)); resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("signed for another tool: %d", resp.StatusCode)
+	if code, _ := post(other, signWith(t, key, time.Now(), other)); code != http.StatusUnauthorized {
+		t.Fatalf("signed for another tool: %d", code)
 	}
 	if notes := s.Notes(); len(notes) != 1 || notes[0].CallID != "c-1" || notes[0].Text != "looks good" {
 		t.Fatalf("notes %+v", notes)

@@ -19,9 +19,9 @@ func pathological() map[string]string {
 		}
 		return strings.Repeat(unit, size/len(unit)+1)[:size]
 	}
-	deep := func(open, mid, close string) string {
-		n := (MaxInput - len(mid)) / (len(open) + len(close))
-		return strings.Repeat(open, n) + mid + strings.Repeat(close, n)
+	deep := func(open, mid, closing string) string {
+		n := (MaxInput - len(mid)) / (len(open) + len(closing))
+		return strings.Repeat(open, n) + mid + strings.Repeat(closing, n)
 	}
 	bashC := "rm -rf x"
 	for len(bashC) < MaxInput/4 {
@@ -124,9 +124,9 @@ func TestCommands_BigLinesWaitForASlotSmallOnesNever(t *testing.T) {
 // time and a bounded heap.
 func TestCommandsIn_PowerShellHugeOrDeeplyNestedLinesStayBounded_RHK7(t *testing.T) {
 	lines := pathological()
-	deep := func(open, mid, close string) string {
-		n := (MaxInput - len(mid)) / (len(open) + len(close))
-		return strings.Repeat(open, n) + mid + strings.Repeat(close, n)
+	deep := func(open, mid, closing string) string {
+		n := (MaxInput - len(mid)) / (len(open) + len(closing))
+		return strings.Repeat(open, n) + mid + strings.Repeat(closing, n)
 	}
 	lines["blocks"] = deep("& { ", "ri x -r", " }")
 	lines["subexpressions"] = deep("$(", "x", ")")

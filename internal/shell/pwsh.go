@@ -86,7 +86,7 @@ func (w *walker) pwshLine(n nested) ([]nested, error) {
 	w.pending = nil
 	words, groups, err := psTokens(n.line)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnparsable, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnparsable, err)
 	}
 	for _, g := range groups {
 		w.pending = append(w.pending, nested{line: g, depth: n.depth + 1, dialect: PowerShell})

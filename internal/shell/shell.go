@@ -235,7 +235,7 @@ func (w *walker) line(n nested) ([]nested, error) {
 		if n.guess {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("%w: %v", ErrUnparsable, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnparsable, err)
 	}
 	w.pending = nil
 	w.dialect = Bash

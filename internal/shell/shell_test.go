@@ -136,8 +136,8 @@ func TestHasFlag_EverySpellingOfRecursiveForce(t *testing.T) {
 // TestCommands_UnparsableAndOverTheBoundsIsAnError: a line that does not
 // parse, or breaks a bound, is an ErrUnparsable error, never a partial list.
 func TestCommands_UnparsableAndOverTheBoundsIsAnError(t *testing.T) {
-	deep := func(open, close string, n int) string {
-		return strings.Repeat(open, n) + "x" + strings.Repeat(close, n)
+	deep := func(open, closing string, n int) string {
+		return strings.Repeat(open, n) + "x" + strings.Repeat(closing, n)
 	}
 	nestedBash := func(levels int) string {
 		line := "rm -rf x"

@@ -29,6 +29,7 @@ func benchRoots(b *testing.B, n int) []string {
 // passes and not the writing of the roots: the two benchmarks below must be
 // measured on the same trees to be compared.
 func benchEachSize(b *testing.B, pass func(b *testing.B, n int, dirs []string)) {
+	b.Helper()
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("skills=%d", n), func(b *testing.B) {
 			dirs := benchRoots(b, n)
@@ -42,6 +43,7 @@ func benchEachSize(b *testing.B, pass func(b *testing.B, n int, dirs []string)) 
 
 func BenchmarkResolveRender(b *testing.B) {
 	benchEachSize(b, func(b *testing.B, n int, dirs []string) {
+		b.Helper()
 		if winners, err := benchtree.LoadoutResolve(dirs); err != nil || winners != n {
 			b.Fatalf("resolved %d skills, want %d: %v", winners, n, err)
 		}
@@ -50,6 +52,7 @@ func BenchmarkResolveRender(b *testing.B) {
 
 func BenchmarkReadFiles(b *testing.B) {
 	benchEachSize(b, func(b *testing.B, _ int, dirs []string) {
+		b.Helper()
 		if total, err := benchtree.ReadOnly(dirs); err != nil || total == 0 {
 			b.Fatalf("read %d bytes: %v", total, err)
 		}

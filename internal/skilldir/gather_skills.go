@@ -32,7 +32,7 @@ func (l *dirLoader) skills(top string) ([]resources.Skill, error) {
 	if err != nil || entries == nil {
 		return nil, err
 	}
-	real, err := filepath.EvalSymlinks(filepath.Join(l.base, top))
+	realPath, err := filepath.EvalSymlinks(filepath.Join(l.base, top))
 	if err != nil {
 		return nil, fmt.Errorf("read directory %s: %w", l.file(top), err)
 	}
@@ -44,7 +44,7 @@ func (l *dirLoader) skills(top string) ([]resources.Skill, error) {
 		}()
 	}
 	w := &skillWalk{l: l, top: top, seen: map[string]string{}}
-	if _, err := w.walk(top, real, entries, []string{real}); err != nil {
+	if _, err := w.walk(top, realPath, entries, []string{realPath}); err != nil {
 		l.adoptAll(w.jobs)
 		return nil, err
 	}

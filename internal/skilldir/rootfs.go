@@ -124,8 +124,8 @@ func classifyRootErr(root *os.Root, rel string, err error) error {
 }
 
 func insideRoot(root *os.Root, resolved string) bool {
-	real, err := filepath.EvalSymlinks(root.Name())
-	return err == nil && within(real, resolved)
+	realPath, err := filepath.EvalSymlinks(root.Name())
+	return err == nil && within(realPath, resolved)
 }
 
 // perFileProblem reports whether err is about one file (report it and go

@@ -42,7 +42,7 @@ func TestDirRoot_BinaryAndExecutableFilesAreKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].Path != "font.ttf" || !bytes.Equal([]byte(got[0].Content), font) || !got[0].Binary ||
+	if len(got) != 2 || got[0].Path != "font.ttf" || !bytes.Equal(got[0].Content, font) || !got[0].Binary ||
 		got[1].Path != "run.sh" || !got[1].Executable() || got[1].Binary {
 		t.Fatalf("files = %+v", got)
 	}

@@ -37,23 +37,23 @@ func (w *skillWalk) note(kind jobKind, rel string, sev resources.Severity, forma
 }
 
 // add records a skill to read (with the entries of its directory, for a skill
-// directory), unless its file (real path real) was already found through
+// directory), unless its file (real path realPath) was already found through
 // another path.
-func (w *skillWalk) add(kind jobKind, rel, fileRel, real string, entries []fs.DirEntry) {
-	if first, ok := w.seen[real]; ok {
+func (w *skillWalk) add(kind jobKind, rel, fileRel, realPath string, entries []fs.DirEntry) {
+	if first, ok := w.seen[realPath]; ok {
 		w.note(jobNote, fileRel, resources.SeverityWarning, "the same file as %s (through a symbolic link): loaded once, from there", w.l.file(first))
 		return
 	}
-	w.seen[real] = fileRel
+	w.seen[realPath] = fileRel
 	w.jobs = append(w.jobs, &skillJob{kind: kind, rel: rel, entries: entries, child: w.l.child()})
 }
 
-// walk searches the directory rel, whose real path is real and whose entries
+// walk searches the directory rel, whose real path is realPath and whose entries
 // are given; stack holds the real paths of the directories being searched,
 // rel's included. It returns how many skills it found.
-func (w *skillWalk) walk(rel, real string, entries []fs.DirEntry, stack []string) (int, error) {
+func (w *skillWalk) walk(rel, realPath string, entries []fs.DirEntry, stack []string) (int, error) {
 	w.readIgnoreFiles(rel, entries)
-	if found, err := w.skillDir(rel, real, entries); found || err != nil {
+	if found, err := w.skillDir(rel, realPath, entries); found || err != nil {
 		return 1, err
 	}
 	count := 0
@@ -62,7 +62,7 @@ func (w *skillWalk) walk(rel, real string, entries []fs.DirEntry, stack []string
 		if hidden(name) || name == "node_modules" {
 			continue
 		}
-		childRel, childReal := filepath.Join(rel, name), filepath.Join(real, name)
+		childRel, childReal := filepath.Join(rel, name), filepath.Join(realPath, name)
 		isDir, isFile := e.IsDir(), e.Type().IsRegular()
 		if e.Type()&fs.ModeSymlink != 0 {
 			info, _, err := w.followLink(childRel)
@@ -117,18 +117,18 @@ func (w *skillWalk) walk(rel, real string, entries []fs.DirEntry, stack []string
 	return count, nil
 }
 
-// skillDir reports whether the directory rel (real path real) holds a
+// skillDir reports whether the directory rel (real path realPath) holds a
 // SKILL.md file, a link to one included, and if so records it as a skill. A
 // SKILL.md that is ignored, a directory or a broken link does not make a
 // skill, as in Pi; one linked from outside the root is reported and left out,
 // and then nothing below rel is searched either.
-func (w *skillWalk) skillDir(rel, real string, entries []fs.DirEntry) (bool, error) {
+func (w *skillWalk) skillDir(rel, realPath string, entries []fs.DirEntry) (bool, error) {
 	i := slices.IndexFunc(entries, func(e fs.DirEntry) bool { return e.Name() == skillFileName })
 	if i < 0 {
 		return false, nil
 	}
 	e := entries[i]
-	fileRel, fileReal := filepath.Join(rel, skillFileName), filepath.Join(real, skillFileName)
+	fileRel, fileReal := filepath.Join(rel, skillFileName), filepath.Join(realPath, skillFileName)
 	isFile := e.Type().IsRegular()
 	if e.Type()&fs.ModeSymlink != 0 {
 		info, outside, err := w.followLink(fileRel)

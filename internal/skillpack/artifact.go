@@ -101,7 +101,7 @@ func Push(ctx context.Context, a *Artifact, repo string, opts ...remote.Option) 
 		return name.Digest{}, err
 	}
 	if got, err := img.Digest(); err != nil || got.String() != a.Digest {
-		return name.Digest{}, fmt.Errorf("artifact digest %v does not match its manifest (%v)", got, err)
+		return name.Digest{}, fmt.Errorf("artifact digest %v does not match its manifest (%w)", got, err)
 	}
 	if err := remote.Write(ref, img, append(opts, remote.WithContext(ctx))...); err != nil {
 		return name.Digest{}, fmt.Errorf("push %s: %w", ref, err)

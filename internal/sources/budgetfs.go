@@ -25,10 +25,10 @@ func (e errFetchTooLarge) Error() string {
 	return fmt.Sprintf("the repository sent over %d bytes: pin a commit of a smaller repository", e.max)
 }
 
-func newBudgetFS(fs billy.Filesystem, max int64) *budgetFS {
+func newBudgetFS(fs billy.Filesystem, budget int64) *budgetFS {
 	left := new(atomic.Int64)
-	left.Store(max)
-	return &budgetFS{Filesystem: fs, left: left, max: max}
+	left.Store(budget)
+	return &budgetFS{Filesystem: fs, left: left, max: budget}
 }
 
 func (b *budgetFS) wrap(f billy.File, err error) (billy.File, error) {

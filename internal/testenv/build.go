@@ -27,7 +27,7 @@ func goBuild(dir, pkg string) (string, error) {
 	cmd.Dir = RepoRoot()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
 	return bin, nil
 }
@@ -48,7 +48,9 @@ type Binary struct {
 func (b *Binary) Path(t testing.TB) string {
 	t.Helper()
 	b.once.Do(func() {
-		if b.dir, b.err = os.MkdirTemp("", "loadout-test-bin-"); b.err == nil {
+		// Built once for every test of the process: a t.TempDir would go
+		// with the first test that asked.
+		if b.dir, b.err = os.MkdirTemp("", "loadout-test-bin-"); b.err == nil { //nolint:usetesting // see above
 			b.path, b.err = goBuild(b.dir, b.Package)
 		}
 	})

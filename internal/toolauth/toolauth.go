@@ -119,7 +119,7 @@ func New(opts Options) (*Verifier, error) {
 	if len(opts.Namespaces) == 0 {
 		b, err := os.ReadFile(NamespaceFile)
 		if err != nil || strings.TrimSpace(string(b)) == "" {
-			return nil, fmt.Errorf("toolauth: no namespaces allowed and this pod's own is unknown (%s): %v", NamespaceFile, err)
+			return nil, fmt.Errorf("toolauth: no namespaces allowed and this pod's own is unknown (%s): %w", NamespaceFile, err)
 		}
 		opts.Namespaces = []string{strings.TrimSpace(string(b))}
 	}

@@ -102,7 +102,7 @@ func RunPi(pkgDir string, roots []string, iterations int) (*PiResult, error) {
 		return nil, fmt.Errorf("parsing Pi output %q: %w", stdout.String(), err)
 	}
 	if res.Skills == 0 {
-		return nil, errors.New("Pi loaded no skills")
+		return nil, errors.New("the Pi agent loaded no skills")
 	}
 	return &res, nil
 }
@@ -136,7 +136,7 @@ func Resolution(base string, n, iterations int, piDir string) (*ResolutionResult
 	if piDir != "" {
 		r.Pi, r.PiErr = RunPi(piDir, roots, iterations+1)
 		if r.PiErr == nil && r.Pi.Skills != r.Winners {
-			r.PiErr = fmt.Errorf("Pi loaded %d skills, Loadout %d winners: the trees differ", r.Pi.Skills, r.Winners)
+			r.PiErr = fmt.Errorf("the Pi agent loaded %d skills, Loadout %d winners: the trees differ", r.Pi.Skills, r.Winners)
 		}
 	}
 	return r, nil

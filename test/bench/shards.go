@@ -300,7 +300,7 @@ func runShardMode(ctx context.Context, cfg ShardConfig, mode string) (*ShardRun,
 					break
 				}
 				if time.Now().After(deadline) {
-					return fmt.Errorf("shard %s never led: %v", ch.shard, err)
+					return fmt.Errorf("shard %s never led: %w", ch.shard, err)
 				}
 				time.Sleep(200 * time.Millisecond)
 			}

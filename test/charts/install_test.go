@@ -352,6 +352,7 @@ func TestNamespaceScope_ManagerAsServiceAccountServesOnlyWatchedNamespaces(t *te
 		run  func(t *testing.T, c *cluster)
 	}{
 		{"helm rbac.scope=namespace", func(t *testing.T, c *cluster) {
+			t.Helper()
 			c.helm(t, "install", "loadout-crds", "charts/loadout-crds")
 			c.waitEstablished(t, loadoutCRDs...)
 			// As the README installs: the namespace first, unlabelled;
@@ -365,6 +366,7 @@ func TestNamespaceScope_ManagerAsServiceAccountServesOnlyWatchedNamespaces(t *te
 			}
 		}},
 		{"kustomize config/namespaced", func(t *testing.T, c *cluster) {
+			t.Helper()
 			objs, err := manifests.Decode(testenv.KustomizeBuild(t, "config/namespaced"))
 			if err != nil {
 				t.Fatal(err)

@@ -15,11 +15,8 @@ import (
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
-// helmOnly are the labels and annotations the charts add to config/'s.
-var (
-	helmOnlyLabels      = []string{"helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance", "app.kubernetes.io/version"}
-	helmOnlyAnnotations = []string{"helm.sh/resource-policy"}
-)
+// helmOnlyAnnotations are the annotations the charts add to config/'s.
+var helmOnlyAnnotations = []string{"helm.sh/resource-policy"}
 
 // render runs `helm template` of chart (a directory under charts/) into the
 // loadout-system namespace and decodes the objects.

@@ -32,11 +32,13 @@ type wsCase struct {
 const victimMarker = "VICTIM-PRIVATE-CONTENT"
 
 func updateWorkspace(t *testing.T, ns string, change func(*v1alpha1.Workspace)) {
+	t.Helper()
 	testenv.Update(t, kit, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"}}, change)
 }
 
 func activate(files ...string) func(*testing.T, string, string) {
 	return func(t *testing.T, ns, _ string) {
+		t.Helper()
 		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) {
 			w.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "notes", Files: files}}
 		})
@@ -45,6 +47,7 @@ func activate(files ...string) func(*testing.T, string, string) {
 
 func addExtension(change func(*v1alpha1.Extension)) func(*testing.T, string, string) {
 	return func(t *testing.T, ns, _ string) {
+		t.Helper()
 		e := testenv.Extension(ns, "bad-ext", []v1alpha1.ExtensionTool{tool("bad_tool")}, testenv.CELHook("gate", vocab.BeforeToolCall, "true"))
 		change(e)
 		kit.Create(t, e)
@@ -53,6 +56,7 @@ func addExtension(change func(*v1alpha1.Extension)) func(*testing.T, string, str
 
 func setInstructions(ref v1alpha1.ConfigMapKeyReference) func(*testing.T, string, string) {
 	return func(t *testing.T, ns, victim string) {
+		t.Helper()
 		ref := ref // each run fills in its own victim
 		if ref.Namespace == "{victim}" {
 			ref.Namespace = victim
@@ -65,6 +69,7 @@ func setInstructions(ref v1alpha1.ConfigMapKeyReference) func(*testing.T, string
 
 func addSkillFile(path string) func(*testing.T, string, string) {
 	return func(t *testing.T, ns, _ string) {
+		t.Helper()
 		kit.Create(t, testenv.Skill(ns, "messy", "Messy.", "MESSY", v1alpha1.SkillFile{Path: path, Content: "x"}))
 	}
 }
@@ -72,11 +77,13 @@ func addSkillFile(path string) func(*testing.T, string, string) {
 var wsCases = []wsCase{
 	// rule R-CAT-2: duplicates inside one root.
 	{name: "duplicate skill name in one root", bad: func(t *testing.T, ns, _ string) {
+		t.Helper()
 		s := testenv.Skill(ns, "notes-copy", "Other notes.", "OTHER")
 		s.Spec.Name = "notes"
 		kit.Create(t, s)
 	}, cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonDuplicateName), msg: []string{"skill:notes twice", "{ns}/notes", "{ns}/notes-copy"}},
 	{name: "duplicate template name in one root", bad: func(t *testing.T, ns, _ string) {
+		t.Helper()
 		tp := testenv.Template(ns, "review-copy", "Other {{file}}")
 		tp.Spec.Name = "review"
 		kit.Create(t, tp)
@@ -112,9 +119,11 @@ var wsCases = []wsCase{
 	}), cond: string(vocab.ConditionExtensionsLoaded), reason: string(vocab.ReasonExtensionRejected), msg: []string{"{ns}/bad-ext", "nowhere.{ns}.svc"}},
 	// Budget.
 	{name: "context over budget", bad: func(t *testing.T, ns, _ string) {
+		t.Helper()
 		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) { w.Spec.Budget = &v1alpha1.WorkspaceBudget{MaxContextBytes: 1024} })
 	}, cond: string(vocab.ConditionContextPublished), reason: string(vocab.ReasonContextTooLarge), msg: []string{"over the budget of 1024 bytes"}},
 	{name: "skill grows the context over budget", bad: func(t *testing.T, ns, _ string) {
+		t.Helper()
 		// The activated skill's body and file enter both system-prompt.md and
 		// skills.json: one edit takes the context to about 1 MiB.
 		testenv.Update(t, kit, testenv.Skill(ns, "notes", "", ""), func(s *v1alpha1.Skill) {
@@ -124,6 +133,7 @@ var wsCases = []wsCase{
 	}, cond: string(vocab.ConditionContextPublished), reason: string(vocab.ReasonContextTooLarge), msg: []string{"over the budget of 524288 bytes"}},
 	// Activation (rule R-ACT-1, R-ACT-4).
 	{name: "activate an unknown skill", bad: func(t *testing.T, ns, _ string) {
+		t.Helper()
 		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) { w.Spec.Activate = []v1alpha1.SkillActivation{{Skill: "no-such-skill"}} })
 	}, cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonActivationFailed), msg: []string{`"no-such-skill"`, "no such skill in the catalog"}},
 	{name: "activate an unknown file", bad: activate("missing.md"), cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonActivationFailed),
@@ -144,6 +154,7 @@ var wsCases = []wsCase{
 	{name: "instructions key missing", bad: setInstructions(v1alpha1.ConfigMapKeyReference{Name: "rules", Key: "MISSING.md"}),
 		cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonInstructionsNotFound), msg: []string{"ConfigMap {ns}/rules", `"MISSING.md"`}},
 	{name: "instructions ConfigMap deleted", bad: func(t *testing.T, ns, _ string) {
+		t.Helper()
 		if err := k8sClient.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rules"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -152,11 +163,13 @@ var wsCases = []wsCase{
 	{name: "instructions from another tenant", bad: setInstructions(v1alpha1.ConfigMapKeyReference{Namespace: "{victim}", Name: "rules", Key: "AGENTS.md"}),
 		cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonRootNotPermitted), msg: []string{"spec.instructions[0].configMapKeyRef.namespace", `"{victim}"`}},
 	{name: "root aimed at another tenant", bad: func(t *testing.T, ns, victim string) {
+		t.Helper()
 		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) {
 			w.Spec.Roots = append([]v1alpha1.WorkspaceRoot{{Name: "steal", Namespace: victim}}, w.Spec.Roots...)
 		})
 	}, cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonRootNotPermitted), msg: []string{"spec.roots[0].namespace", `"{victim}"`}},
 	{name: "root selector with an unknown operator", bad: func(t *testing.T, ns, _ string) {
+		t.Helper()
 		updateWorkspace(t, ns, func(w *v1alpha1.Workspace) {
 			w.Spec.Roots[0].Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: "Resembles", Values: []string{"a"}}}}
 		})

@@ -43,7 +43,9 @@ func TestTenancy_WorkspaceDeletionCannotFreezePolicy(t *testing.T) {
 	})
 	mustBeDenied(t, "an orphaning delete", tenant.Delete(ctx, ws, client.PropagationPolicy(metav1.DeletePropagationOrphan)),
 		"Workspace "+ns+"/dev", "propagationPolicy: Orphan")
-	mustBeDenied(t, "a delete with orphanDependents", tenant.Delete(ctx, ws, &client.DeleteOptions{Raw: &metav1.DeleteOptions{OrphanDependents: ptr.To(true)}}),
+	// The deprecated field is the attack: the API server still honours it.
+	orphan := &metav1.DeleteOptions{OrphanDependents: ptr.To(true)} //nolint:staticcheck // see above
+	mustBeDenied(t, "a delete with orphanDependents", tenant.Delete(ctx, ws, &client.DeleteOptions{Raw: orphan}),
 		"propagationPolicy: Orphan")
 	withFinalizer := func(c client.Client, f string) error {
 		got := &v1alpha1.Workspace{}

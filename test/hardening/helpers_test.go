@@ -149,6 +149,7 @@ func grant(t *testing.T, user string, rules ...rbacv1.PolicyRule) {
 // deleteWhenDone deletes a cluster-scoped object when the test ends, so
 // another run in this API server (go test -count=N) finds its name free.
 func deleteWhenDone(t *testing.T, o client.Object) {
+	t.Helper()
 	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), o) })
 }
 

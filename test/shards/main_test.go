@@ -31,7 +31,7 @@ var (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	level := zapcore.Level(zapcore.ErrorLevel + 1)
+	level := zapcore.ErrorLevel + 1
 	if os.Getenv("TEST_VERBOSE") != "" {
 		level = -2
 	}

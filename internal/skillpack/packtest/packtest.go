@@ -236,12 +236,12 @@ type snap struct {
 
 func snapshot(t testing.TB, dir string) map[string]snap {
 	t.Helper()
-	real, err := filepath.EvalSymlinks(dir)
+	realPath, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]snap{}
-	err = filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(realPath, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -253,7 +253,7 @@ func snapshot(t testing.TB, dir string) map[string]snap {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(real, p)
+		rel, _ := filepath.Rel(realPath, p)
 		out[strings.ReplaceAll(rel, string(filepath.Separator), "/")] = snap{info.Mode().Perm(), data}
 		return nil
 	})

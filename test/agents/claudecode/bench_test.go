@@ -25,11 +25,13 @@ func BenchmarkClaudeCodeHook(b *testing.B) {
 		`"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls -la","description":"list"},"tool_use_id":"toolu_1"}`)
 	want := `{"hookSpecificOutput":{"hookEventName":"PreToolUse"}}`
 	check := func(b *testing.B, out []byte) {
+		b.Helper()
 		if got := strings.TrimSpace(string(out)); got != want {
 			b.Fatalf("hook answered %s, want %s", got, want)
 		}
 	}
 	post := func(b *testing.B, client *http.Client) {
+		b.Helper()
 		resp, err := client.Post(h.URL+"/v1/hooks/claude-code", "application/json", bytes.NewReader(input))
 		if err != nil {
 			b.Fatal(err)

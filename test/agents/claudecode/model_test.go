@@ -19,4 +19,7 @@ type (
 )
 
 // NewModel serves script until the test ends.
-func NewModel(t testing.TB, script ...Turn) *Model { return messages.NewModel(t, script...) }
+func NewModel(t testing.TB, script ...Turn) *Model {
+	t.Helper()
+	return messages.NewModel(t, script...)
+}
