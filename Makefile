@@ -109,8 +109,8 @@ PI_DIR := integrations/pi
 PI_MODULES := $(PI_DIR)/node_modules/.loadout-installed
 
 .PHONY: test-pi
-test-pi: $(PI_MODULES) build-loadout ## Run the Pi package's node tests: real Pi sessions against a real hostd (needs Node 20+ and npm).
-	cd $(PI_DIR) && LOADOUT_BIN=$(LOCALBIN)/loadout npm test
+test-pi: $(PI_MODULES) build-loadout ## Type-check the Pi package (tsc --noEmit, strict) and run its node tests: real Pi sessions against a real hostd (needs Node 20+ and npm).
+	cd $(PI_DIR) && npm run --silent typecheck && LOADOUT_BIN=$(LOCALBIN)/loadout npm test
 
 .PHONY: node-check
 node-check:
