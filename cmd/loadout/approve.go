@@ -44,7 +44,7 @@ once. The decision is written to the Approval's status as the kubeconfig's
 user, who must be in one of its approver groups and not its requester;
 a decision is final. List the pending ones with 'kubectl get approvals'.
 See docs/hooks.md#approvals.`,
-		Example: fmt.Sprintf("  kubectl get approvals -n team-a\n  loadout %s -n team-a terraform-apply-x7k2p --reason \"change ticket CHG-1042\"", verb),
+		Example: fmt.Sprintf("  kubectl get approvals -n team-a\n  loadout %s -n team-a bash-x7k2p --reason \"change ticket CHG-1042\"", verb),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if decision == v1alpha1.ApprovalDenied && reason == "" {

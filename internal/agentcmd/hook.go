@@ -60,6 +60,7 @@ stay under the hook's timeout in Claude Code's settings.`,
 	cmd.Flags().StringVar(&client.URL, "hostd-url", defaultHostdURL(), "hostd's base URL; $LOADOUT_HOSTD_URL sets the default")
 	cmd.Flags().DurationVar(&client.Timeout, "timeout", claudecode.DefaultTimeout, "how long to wait for hostd; keep it under the hook's timeout in Claude Code's settings")
 	cmd.Flags().StringVar(&h.MCPServer, "mcp-server", "loadout", "name of hostd's MCP server in Claude Code's MCP configuration; its tools mcp__<name>__<tool> are known to Loadout as <tool>")
+	cmd.Flags().BoolVar(&client.Headless, "headless", false, "Claude Code runs without a user to ask (claude -p): a platform hook's ask routed to headless agents goes to the cluster's approvers (docs/hooks.md#approvals)")
 	cmd.Flags().BoolVar(&h.AutoAllow, "auto-allow", false, "answer an allowed call with permissionDecision \"allow\", which skips Claude Code's own permission prompt (its deny and ask rules still apply)")
 	// An allowed call carries no decision by default now; the old opt-out
 	// stays accepted so existing settings keep working.

@@ -35,6 +35,8 @@ materialize --codex writes the hooks.json and requirements.toml that run it;
 see docs/agents.md#codex. --timeout must stay under the hook's timeout there.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Codex turns an ask into a deny: it has no one to ask.
+			client.Headless = true
 			h.Decide.Policy = client
 			b, err := json.Marshal(h.Answer(cmd.Context(), cmd.InOrStdin()))
 			if err != nil {

@@ -28,6 +28,10 @@ type HostdClient struct {
 	Client *http.Client
 	// Timeout bounds each call; zero means DefaultTimeout.
 	Timeout time.Duration
+	// Headless says the agent has no user to ask (Codex): an imposed hook's
+	// ask routed to headless agents goes to the cluster's approvers
+	// (docs/hooks.md, "Approvals").
+	Headless bool
 }
 
 // Before asks POST /v1/before, saying the hook applies rewritten arguments.
@@ -38,7 +42,11 @@ func (c HostdClient) Before(ctx context.Context, call exthost.ToolCall) (BeforeV
 		Arguments map[string]any      `json:"arguments"`
 		Result    *exthost.ToolResult `json:"result"`
 	}
-	if err := c.post(ctx, "/v1/before", withRuntime(ctx, map[string]any{"call": call, "acceptArguments": true}), &resp); err != nil {
+	body := map[string]any{"call": call, "acceptArguments": true}
+	if c.Headless {
+		body["headless"] = true
+	}
+	if err := c.post(ctx, "/v1/before", withRuntime(ctx, body), &resp); err != nil {
 		return BeforeVerdict{}, err
 	}
 	v := BeforeVerdict{Ask: resp.Ask, Arguments: resp.Arguments}

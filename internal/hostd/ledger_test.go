@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/ledger"
+	"github.com/loadout-dev/loadout/internal/ledgerexport"
 )
 
 // lockedBuffer is a ledger sink read while hostd writes.
@@ -94,26 +96,37 @@ func TestLedger_OneChainedRecordPerVerdict(t *testing.T) {
 }
 
 // BenchmarkRoundTrip_BeforeLedger is BenchmarkRoundTrip_Before with the
-// decision ledger off and on (appending to a file): the ledger's cost per
+// decision ledger off, on (appending to a file), and on with OTLP export to
+// an in-process receiver that reads and discards: the ledger's cost per
 // call (docs/benchmarks.md).
 func BenchmarkRoundTrip_BeforeLedger(b *testing.B) {
 	body := []byte(`{"call":{"id":"call-1","name":"review_note","arguments":{"text":"looks good"}}}`)
-	for _, on := range []bool{false, true} {
-		name := "off"
-		if on {
-			name = "on-file"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, mode := range []string{"off", "on-file", "on-file-otlp"} {
+		b.Run(mode, func(b *testing.B) {
 			dir := b.TempDir()
 			writeConfigMapDir(b, dir, contextData(b, fixedRegistry()))
 			opts := Options{ContextDir: dir, Logger: quietLogger()}
-			if on {
+			if mode != "off" {
 				f, err := os.Create(filepath.Join(b.TempDir(), "ledger.log"))
 				if err != nil {
 					b.Fatal(err)
 				}
 				defer f.Close()
 				opts.Ledger = ledger.NewWriter(f)
+			}
+			if mode == "on-file-otlp" {
+				receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					_, _ = io.Copy(io.Discard, r.Body)
+					w.Header().Set("Content-Type", "application/x-protobuf")
+				}))
+				defer receiver.Close()
+				b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.URL)
+				exp, err := ledgerexport.FromEnv(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer func() { _ = exp.Shutdown(context.Background()) }()
+				opts.Ledger.OnRecord = exp.Record
 			}
 			s := New(opts)
 			if err := s.Reload(context.Background(), true); err != nil {
