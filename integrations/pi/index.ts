@@ -36,7 +36,8 @@
 //   their type. Custom messages of a type published with inContext: false
 //   are dropped from every model request (Pi's context event); one with a
 //   template reads to the model as the template renders it.
-// - Each runnable registry tool (manifest.json tools with a `service`) is
+// - Each runnable registry tool (manifest.json tools with a `service` or an
+//   `mcp` server) is
 //   registered in Pi with its description and input schema, and runs through
 //   hostd (POST /v1/tools/{name}), which checks the schema and runs the hooks
 //   around the tool's Service; so the gate does not ask hostd about it twice.
@@ -161,7 +162,7 @@ interface Manifest {
 	templates?: { name: string; variables?: string[] }[];
 	commands?: { name: string; template: string }[];
 	promptGuides?: { extension: string; text: string }[];
-	tools?: { name: string; description?: string; inputSchema?: Record<string, unknown>; service?: { url: string } }[];
+	tools?: { name: string; description?: string; inputSchema?: Record<string, unknown>; service?: { url: string }; mcp?: { url: string; tool: string } }[];
 	hooks?: { event: string }[];
 	catalog?: { kind: string; name: string; description?: string }[];
 	messageTypes?: { type: string; inContext?: boolean; template?: string }[];
@@ -528,7 +529,7 @@ function registerRunnableTools(pi: ExtensionAPI, tree: Tree, hostd: Hostd): Set<
 		return names; // no tree yet: the gate still guards every call
 	}
 	for (const t of tools) {
-		if (!t.service) continue;
+		if (!t.service && !t.mcp) continue;
 		names.add(t.name);
 		const description = t.description || t.name;
 		pi.registerTool({
@@ -547,12 +548,30 @@ function registerRunnableTools(pi: ExtensionAPI, tree: Tree, hostd: Hostd): Set<
 				if (!result || result.isError) {
 					throw new Error(text || `${t.name} failed without a reason`);
 				}
-				const content = (Array.isArray(result.content) ? result.content : []).filter((c: any) => c?.type === "text" || c?.type === "image");
+				const content = (Array.isArray(result.content) ? result.content : []).map(piContent).filter((c: any) => c !== undefined);
 				return { content, details: result.details ?? {} };
 			},
 		});
 	}
 	return names;
+}
+
+/**
+ * A result block as Pi takes it: text and images as they are; an MCP
+ * server's resource link or embedded text resource as text naming its URI
+ * (Pi has no block for them); audio and binary resources are dropped.
+ */
+function piContent(c: any): any {
+	switch (c?.type) {
+		case "text":
+		case "image":
+			return c;
+		case "resource_link":
+			return { type: "text", text: `${c.text || "resource"}: ${c.uri}` };
+		case "resource":
+			return c.text ? { type: "text", text: `${c.uri}:\n${c.text}` } : undefined;
+	}
+	return undefined;
 }
 
 // ---------------------------------------------------------------------------
