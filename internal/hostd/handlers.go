@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 func (s *Server) routes() *http.ServeMux {
@@ -252,29 +253,13 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, body)
 }
 
-// instrument counts and times requests per endpoint.
+// instrument counts and times requests per endpoint, through promhttp: the
+// status code label is promhttp's, and its response writer keeps the
+// Flusher MCP's streamable transport needs.
 func (s *Server) instrument(endpoint string, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
-		h.ServeHTTP(sw, r)
-		s.metrics.duration.WithLabelValues(endpoint).Observe(time.Since(start).Seconds())
-		s.metrics.requests.WithLabelValues(endpoint, fmt.Sprint(sw.code)).Inc()
-	})
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-// Unwrap lets http.ResponseController reach the connection's Flush: MCP's
-// streamable transport flushes each event.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (w *statusWriter) WriteHeader(code int) {
-	w.code = code
-	w.ResponseWriter.WriteHeader(code)
+	at := prometheus.Labels{"endpoint": endpoint}
+	return promhttp.InstrumentHandlerDuration(s.metrics.duration.MustCurryWith(at),
+		promhttp.InstrumentHandlerCounter(s.metrics.requests.MustCurryWith(at), h))
 }
 
 func statusFor(err error) int {
