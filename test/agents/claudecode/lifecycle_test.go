@@ -15,6 +15,7 @@ import (
 var lifecycleEvents = map[string]bool{
 	"SessionStart": false, "UserPromptSubmit": true, "PreToolUse": true,
 	"PostToolUse": false, "PostToolUseFailure": false, "PreCompact": true, "SessionEnd": false,
+	"Stop": false, "SubagentStop": false,
 }
 
 // NewLifecycleAgent sets Claude Code up on the lifecycle fixture Workspace

@@ -15,7 +15,7 @@ import (
 // codex` at every Codex event docs/agents.md maps.
 func lifecycleRequirements() string {
 	toml := "allow_managed_hooks_only = true\n"
-	for _, event := range []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"} {
+	for _, event := range []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"} {
 		toml += fmt.Sprintf("\n[[hooks.%s]]\n[[hooks.%s.hooks]]\ntype = \"command\"\ncommand = \"loadout hook codex\"\ntimeout = 60\n", event, event)
 	}
 	return toml
@@ -27,10 +27,17 @@ func lifecycleRequirements() string {
 // working directory's TERRAFORM_ARGS.
 func newLifecycleSession(t *testing.T) *session {
 	t.Helper()
+	return newFixtureSession(t, "lifecycle")
+}
+
+// newFixtureSession is newLifecycleSession on the Pi package's fixture
+// Workspace of that name.
+func newFixtureSession(t *testing.T, fixture string) *session {
+	t.Helper()
 	if !managedInstall() {
 		t.Skip("needs a private /etc/codex (unshare --mount)")
 	}
-	data := agenttest.PreviewSamples(t, filepath.Join(agenttest.RepoRoot(), "integrations", "pi", "test", "fixtures", "lifecycle"))
+	data := agenttest.PreviewSamples(t, filepath.Join(agenttest.RepoRoot(), "integrations", "pi", "test", "fixtures", fixture))
 	s := &session{home: t.TempDir(), work: t.TempDir(), etc: t.TempDir()}
 	s.hostd = agenttest.StartHostd(t, data, "--materialize", s.home, "--codex")
 	if err := os.WriteFile(filepath.Join(s.etc, "requirements.toml"), []byte(lifecycleRequirements()), 0o644); err != nil {
