@@ -1,0 +1,118 @@
+package hostd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/loadout-dev/loadout/internal/approval"
+	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/ledger"
+)
+
+// approvalRegistry asks about terraform apply: the platform's hook with an
+// approval, and a tenant's hook that names approvers too (ignored: a tenant
+// does not choose who approves its calls).
+func approvalRegistry(route string) contract.Registry {
+	ask := func(ext, name, prefix string, imposed bool) contract.Hook {
+		return contract.Hook{Extension: ext, Name: name, Event: contract.EventBeforeToolCall, TimeoutSeconds: 10, Imposed: imposed,
+			CEL: &contract.CELHook{Expression: "call.arguments.command.startsWith('" + prefix + "') ? {'ask': true, 'message': 'sure?'} : {}"},
+			Approval: &contract.HookApproval{ApproverGroups: []string{"platform:approvers"}, Route: route, ExpirySeconds: 60, WaitSeconds: 1}}
+	}
+	return contract.Registry{
+		Tools:      []contract.Tool{{Name: "bash", Builtin: true}},
+		Hooks:      []contract.Hook{ask("tenant-ext", "tenant-ask", "make deploy", false), ask("platform-guard", "apply-ask", "terraform apply", true)},
+		Extensions: []string{"tenant-ext", "platform-guard"},
+	}
+}
+
+func approvalServer(t *testing.T, route string, broker *approval.Broker) (*httptest.Server, *lockedBuffer) {
+	t.Helper()
+	dir := t.TempDir()
+	writeConfigMapDir(t, dir, contextData(t, approvalRegistry(route)))
+	sink := &lockedBuffer{}
+	s := New(Options{ContextDir: dir, Logger: quietLogger(), Ledger: ledger.NewWriter(sink), Approvals: broker})
+	if err := s.Reload(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return ts, sink
+}
+
+func bashCall(id, command string, headless bool) map[string]any {
+	return map[string]any{"acceptArguments": true, "headless": headless,
+		"call": map[string]any{"id": id, "name": "bash", "arguments": map[string]any{"command": command}}}
+}
+
+// An imposed hook's ask that goes to the cluster blocks, naming why, when
+// hostd cannot reach the cluster; an ask routed Headless stays the agent's
+// when the agent has a user; a tenant's hook's approval is never honoured:
+// its ask stays the agent's (R-APV-1).
+func TestApprovals_WithoutTheClusterTheAskBlocksNamingWhy(t *testing.T) { // R-APV-1
+	for _, tc := range []struct {
+		name     string
+		route    string
+		broker   *approval.Broker
+		command  string
+		headless bool
+		want     BeforeResponse
+		text     string
+	}{
+		{"no --approvals", contract.ApprovalRouteCluster, nil, "terraform apply", false, BeforeResponse{}, "no access to the cluster (--approvals)"},
+		{"a broken configuration", contract.ApprovalRouteCluster, approval.Broken(errors.New("approvals: KUBERNETES_SERVICE_HOST is not set")), "terraform apply", true,
+			BeforeResponse{}, "hostd could not ask: approvals: KUBERNETES_SERVICE_HOST is not set"},
+		{"route Headless, an agent with a user", contract.ApprovalRouteHeadless, nil, "terraform apply", false, BeforeResponse{Ask: true}, "sure?"},
+		{"route Headless, a headless agent", contract.ApprovalRouteHeadless, nil, "terraform apply", true, BeforeResponse{}, "no access to the cluster"},
+		{"a tenant's hook", contract.ApprovalRouteCluster, nil, "make deploy", true, BeforeResponse{Ask: true}, "sure?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts, sink := approvalServer(t, tc.route, tc.broker)
+			var got BeforeResponse
+			post(t, ts.URL+"/v1/before", bashCall("1", tc.command, tc.headless), &got)
+			if got.Allowed || got.Ask != tc.want.Ask || got.Result == nil || !strings.Contains(got.Result.Content[0].Text, tc.text) {
+				t.Fatalf("answer = %+v, want ask=%v naming %q", got, tc.want.Ask, tc.text)
+			}
+			var rec ledger.Record
+			if err := json.Unmarshal([]byte(strings.TrimSpace(sink.String())), &rec); err != nil {
+				t.Fatal(err)
+			}
+			if tc.want.Ask != (rec.Approval == nil) {
+				t.Errorf("ledger approval = %+v", rec.Approval)
+			}
+			if rec.Approval != nil && (rec.Approval.Decision != approval.Unavailable || rec.Reason != "approval" || rec.Verdict != "blocked") {
+				t.Errorf("ledger record = %+v", rec)
+			}
+		})
+	}
+}
+
+// Every hook that ran is in the record with its outcome and time, the ones
+// that allowed too, in the order they ran.
+func TestLedger_EveryHookRunIsRecordedWithItsOutcome(t *testing.T) {
+	ts, sink := approvalServer(t, contract.ApprovalRouteHeadless, nil)
+	var got BeforeResponse
+	post(t, ts.URL+"/v1/before", bashCall("1", "ls", false), &got)
+	post(t, ts.URL+"/v1/before", bashCall("2", "make deploy", false), &got)
+	lines := strings.Split(strings.TrimSpace(sink.String()), "\n")
+	want := [][]string{{"tenant-ask:allowed", "apply-ask:allowed"}, {"tenant-ask:asked", "apply-ask:allowed"}}
+	for i, l := range lines {
+		var rec ledger.Record
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatal(err)
+		}
+		var runs []string
+		for _, h := range rec.Hooks {
+			runs = append(runs, h.Hook+":"+h.Outcome)
+			if h.Micros < 0 {
+				t.Errorf("hook %s: %d µs", h.Hook, h.Micros)
+			}
+		}
+		if strings.Join(runs, ",") != strings.Join(want[i], ",") {
+			t.Errorf("record %d hooks = %v, want %v", i+1, runs, want[i])
+		}
+	}
+}
