@@ -19,7 +19,7 @@ import (
 func approvalRegistry(route string) contract.Registry {
 	ask := func(ext, name, prefix string, imposed bool) contract.Hook {
 		return contract.Hook{Extension: ext, Name: name, Event: contract.EventBeforeToolCall, TimeoutSeconds: 10, Imposed: imposed,
-			CEL: &contract.CELHook{Expression: "call.arguments.command.startsWith('" + prefix + "') ? {'ask': true, 'message': 'sure?'} : {}"},
+			CEL:      &contract.CELHook{Expression: "call.arguments.command.startsWith('" + prefix + "') ? {'ask': true, 'message': 'sure?'} : {}"},
 			Approval: &contract.HookApproval{ApproverGroups: []string{"platform:approvers"}, Route: route, ExpirySeconds: 60, WaitSeconds: 1}}
 	}
 	return contract.Registry{
