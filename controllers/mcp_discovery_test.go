@@ -67,7 +67,7 @@ func TestMCPDiscovery_UntrustedOrNotPermittedIsNeverContacted_REXT1(t *testing.T
 	}
 }
 
-// A failed discovery keeps the last good list, says why, and backs off.
+// A failed discovery keeps the last good list, says why, and backs off (R-EXT-6).
 func TestMCPDiscovery_FailureKeepsTheLastGoodListAndBacksOff(t *testing.T) {
 	d := newMCPDiscoverer(outbound.DoerFunc(func(context.Context, outbound.Request) (*outbound.Response, error) {
 		return nil, errors.New("connection refused")

@@ -50,7 +50,7 @@ func workspaceIn(ns string) *v1alpha1.Workspace {
 }
 
 // TestEverything_BehindAnExtensionThroughHostd is the whole path with the
-// MCP project's reference server (R-EXT-1 for the trusted side): its tools
+// MCP project's reference server (R-EXT-6): its tools
 // in the Extension's status and the Workspace's registry, calls through
 // hostd over REST and MCP with text, structured and image results, a denial
 // the server never sees, a rewrite it does see, a tool outside the allow list
