@@ -87,6 +87,7 @@ func (s *Server) newMCPServer(version string) *mcpTools {
 			SubscribeHandler:   s.subscribeSkill,
 			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		})
+	srv.AddReceivingMiddleware(s.mcpMetrics)
 	return &mcpTools{server: srv, listed: map[string]string{}, prompts: map[string]string{}, skillResources: map[string]string{}}
 }
 
@@ -238,35 +239,22 @@ func mcpTool(t contract.Tool) *mcp.Tool {
 // the model sees why, as MCP asks of tool errors.
 func (s *Server) mcpCall(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		start := time.Now()
-		code := "200"
-		defer func() {
-			s.metrics.duration.WithLabelValues("mcp_tools_call").Observe(time.Since(start).Seconds())
-			s.metrics.requests.WithLabelValues("mcp_tools_call", code).Inc()
-		}()
 		snap := s.current.Load()
 		if snap == nil {
-			code = "503"
 			return errorToolResult("no context loaded yet"), nil
 		}
 		if err := s.policyRefused(); err != nil {
-			code = "503"
 			s.metrics.toolRuns.WithLabelValues("denied").Inc()
 			return errorToolResult(err.Error()), nil
 		}
 		call := exthost.ToolCall{ID: newMCPCallID(), Name: name}
 		if args := bytes.TrimSpace(req.Params.Arguments); len(args) > 0 && !bytes.Equal(args, []byte("null")) {
 			if err := json.Unmarshal(args, &call.Arguments); err != nil {
-				code = "400"
 				return errorToolResult(fmt.Sprintf("arguments of tool %q must be a JSON object: %v", name, err)), nil
 			}
 		}
 		resp, err := s.runTool(ctx, snap, call)
 		if err != nil {
-			code = "404"
-			if !errors.Is(err, errNotRunnable) {
-				code = "500"
-			}
 			return errorToolResult(err.Error()), nil
 		}
 		return mcpResult(resp), nil
