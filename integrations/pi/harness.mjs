@@ -226,3 +226,15 @@ export function textOf(message) {
 	if (typeof c === "string") return c;
 	return (c ?? []).filter((p) => p.type === "text").map((p) => p.text).join("\n");
 }
+
+/** hostd's count of a hook's diagnostics of a kind, from its metrics. */
+export async function diagnostics(url, hook, kind) {
+	const text = await (await fetch(url + "/metrics")).text();
+	let n = 0;
+	for (const line of text.split("\n")) {
+		if (line.startsWith("loadout_hostd_hook_diagnostics_total{") && line.includes(`hook="${hook}"`) && line.includes(`kind="${kind}"`)) {
+			n += Number(line.split(" ").at(-1));
+		}
+	}
+	return n;
+}

@@ -14,15 +14,34 @@ import (
 	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
+// compileCase is an expression of an event's hook and the compile error it
+// gives (empty: it compiles).
+type compileCase struct {
+	event   vocab.HookEvent
+	expr    string
+	wantErr string
+}
+
+func checkCompileCases(t *testing.T, cases []compileCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(string(tt.event)+" "+tt.expr, func(t *testing.T) {
+			_, err := CompileCEL(tt.event, tt.expr, "")
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("compile: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("compile error = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
 // The turn, model and stop events compile against their own payloads and
 // outcomes: a Stop hook reads stop.active, a TurnEnd hook turn.text, and
 // none may return what its event cannot act on.
 func TestCompileCEL_TurnModelStopEvents_RLC5(t *testing.T) {
-	for _, tt := range []struct {
-		event   vocab.HookEvent
-		expr    string
-		wantErr string
-	}{
+	checkCompileCases(t, []compileCase{
 		{vocab.TurnStart, "turn.index < 50", ""},
 		{vocab.TurnEnd, "!turn.text.contains('TODO')", ""},
 		{vocab.BeforeModelRequest, "{'context': 'model ' + model.id}", ""},
@@ -39,17 +58,7 @@ func TestCompileCEL_TurnModelStopEvents_RLC5(t *testing.T) {
 		{vocab.SessionStart, "{'summary': 'x'}", `outcome key "summary" is not allowed for SessionStart`},
 		{vocab.TurnStart, "model.id == 'x'", "undeclared reference to 'model'"},
 		{vocab.Stop, "turn.index == 1", "undeclared reference to 'turn'"},
-	} {
-		t.Run(string(tt.event)+" "+tt.expr, func(t *testing.T) {
-			_, err := CompileCEL(tt.event, tt.expr, "")
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("compile: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("compile error = %v, want %q", err, tt.wantErr)
-			}
-		})
-	}
+	})
 }
 
 // A Stop hook's denial is the agent's answer (keep working, told why) even

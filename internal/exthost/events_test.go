@@ -14,11 +14,7 @@ import (
 // parse, return another type, or read a variable the event does not
 // declare.
 func TestCompileCEL_OutcomeKeysAndVariablesCheckedPerEvent(t *testing.T) {
-	for _, tt := range []struct {
-		event   vocab.HookEvent
-		expr    string
-		wantErr string // empty: compiles
-	}{
+	checkCompileCases(t, []compileCase{
 		{vocab.BeforeToolCall, "true", ""},
 		{vocab.BeforeToolCall, "{'allow': false, 'message': 'no'}", ""},
 		{vocab.BeforeToolCall, "{'arguments': {'command': call.arguments.command + ' -dry-run'}}", ""},
@@ -42,17 +38,7 @@ func TestCompileCEL_OutcomeKeysAndVariablesCheckedPerEvent(t *testing.T) {
 		{vocab.BeforeToolCall, "result.isError", "undeclared reference to 'result'"},
 		{vocab.AfterToolResult, "request.user == 'x'", "undeclared reference"},
 		{vocab.HookEvent("Sometime"), "true", "unknown hook event"},
-	} {
-		t.Run(string(tt.event)+" "+tt.expr, func(t *testing.T) {
-			_, err := CompileCEL(tt.event, tt.expr, "")
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("compile: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("compile error = %v, want %q", err, tt.wantErr)
-			}
-		})
-	}
+	})
 }
 
 // What the checker cannot see (a map built from a dyn value) is checked

@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fauxAssistantMessage, fauxToolCall, packageDir, piSession, previewSamples, startHostd, textOf } from "../harness.mjs";
+import { diagnostics, fauxAssistantMessage, fauxToolCall, packageDir, piSession, previewSamples, startHostd, textOf } from "../harness.mjs";
 
 const data = previewSamples(join(packageDir, "test", "fixtures", "lifecycle"));
 
@@ -17,18 +17,6 @@ function callThenStop(name, args) {
 /** Every text the model was sent, over all its calls. */
 function modelSaw(pi) {
 	return pi.calls.flatMap((c) => c.messages.map((m) => textOf(m))).join("\n");
-}
-
-/** hostd's count of a hook's diagnostics of a kind, from its metrics. */
-async function diagnostics(url, hook, kind) {
-	const text = await (await fetch(url + "/metrics")).text();
-	let n = 0;
-	for (const line of text.split("\n")) {
-		if (line.startsWith("loadout_hostd_hook_diagnostics_total{") && line.includes(`hook="${hook}"`) && line.includes(`kind="${kind}"`)) {
-			n += Number(line.split(" ").at(-1));
-		}
-	}
-	return n;
 }
 
 describe("Pi on a Workspace with lifecycle hooks", () => {

@@ -6,25 +6,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fauxAssistantMessage, fauxToolCall, packageDir, piSession, previewSamples, startHostd, textOf } from "../harness.mjs";
+import { diagnostics, fauxAssistantMessage, fauxToolCall, packageDir, piSession, previewSamples, startHostd, textOf } from "../harness.mjs";
 
 const data = previewSamples(join(packageDir, "test", "fixtures", "surface"));
 
 /** Every text the model was sent in one call. */
 function sent(call) {
 	return call.messages.map((m) => textOf(m)).join("\n");
-}
-
-/** hostd's count of a hook's diagnostics of a kind, from its metrics. */
-async function diagnostics(url, hook, kind) {
-	const text = await (await fetch(url + "/metrics")).text();
-	let n = 0;
-	for (const line of text.split("\n")) {
-		if (line.startsWith("loadout_hostd_hook_diagnostics_total{") && line.includes(`hook="${hook}"`) && line.includes(`kind="${kind}"`)) {
-			n += Number(line.split(" ").at(-1));
-		}
-	}
-	return n;
 }
 
 /** Waits until cond holds or ms pass. */
