@@ -669,7 +669,10 @@ function registerPrompts(pi: ExtensionAPI, tree: Tree, hostd: Hostd, session: Se
 			pi.sendMessage({ customType: m.type, content: m.content, display: true, details: { extension: m.extension } }, { deliverAs: "nextTurn" });
 		}
 		// A prompt of the user's (not a Stop hook's) starts the agent's work anew.
-		if (event.source !== "extension") session.stopActive = false;
+		if (event.source !== "extension") {
+			session.stopActive = false;
+			session.stopContinuations = 0;
+		}
 		return text === event.text ? { action: "continue" } : { action: "transform", text };
 	});
 }
@@ -678,6 +681,9 @@ function registerPrompts(pi: ExtensionAPI, tree: Tree, hostd: Hostd, session: Se
 
 // ---------------------------------------------------------------------------
 // Lifecycle hooks: hostd's /v1/events/{event}
+
+/** How many stops in a row Stop hooks may deny before the agent stops anyway. */
+export const maxStopContinuations = 8;
 
 /** The custom message type that carries the hooks' context to the model. */
 const contextMessageType = "loadout.context";
@@ -688,6 +694,8 @@ export class SessionHooks {
 	refused: string | undefined;
 	/** The agent goes on because a Stop hook denied its last stop (stop.active). */
 	stopActive = false;
+	/** How many stops in a row Stop hooks denied since the user's last prompt. */
+	stopContinuations = 0;
 	private pending: string[] = [];
 	private typed: TypedMessage[] = [];
 	private eventsCache: { gen: string; events: Set<string> } | undefined;
@@ -906,9 +914,14 @@ function registerTurnEvents(pi: ExtensionAPI, session: SessionHooks): void {
 	// The agent is about to stop: a Stop hook's denial sends its message as
 	// the next prompt, and stop.active tells the hooks the agent is going on
 	// because of one. A failure lets the agent stop: a broken hook must
-	// never keep it running.
+	// never keep it running; nor may one that denies every stop, so after
+	// maxStopContinuations in a row the agent stops and the user is told.
 	pi.on("agent_end", async (event, ctx) => {
 		if (!session.hooked("Stop")) return;
+		if (session.stopContinuations >= maxStopContinuations) {
+			notify(ctx, `Loadout: Stop hooks kept the agent going ${maxStopContinuations} times in a row; it stops here`, "warning");
+			return;
+		}
 		const last = [...(event.messages ?? [])].reverse().find((m: any) => m?.role === "assistant");
 		const answer = await session.hostdPost("/v1/events/Stop", { ...where(ctx), stop: { active: session.stopActive, lastMessage: messageText(last) } });
 		if (!answer.ok) {
@@ -918,6 +931,7 @@ function registerTurnEvents(pi: ExtensionAPI, session: SessionHooks): void {
 		if (answer.body?.allowed !== false) return;
 		const message = typeof answer.body?.message === "string" && answer.body.message ? answer.body.message : "a Stop hook asks the agent to go on";
 		session.stopActive = true;
+		session.stopContinuations++;
 		pi.sendUserMessage(message, { deliverAs: "followUp" });
 	});
 }

@@ -27,6 +27,14 @@ async function until(cond, ms = 10000) {
 
 describe("Pi on a Workspace with the whole extension surface", () => {
 	let hostd;
+	/** A hook's audit count once it reaches want (or what it is after 5 s). */
+	async function counted(hook, want) {
+		let n = await diagnostics(hostd.url, hook, "audit");
+		for (const deadline = Date.now() + 5000; n < want && Date.now() < deadline; n = await diagnostics(hostd.url, hook, "audit")) {
+			await new Promise((r) => setTimeout(r, 20));
+		}
+		return n;
+	}
 	before(async () => {
 		hostd = await startHostd(data);
 	});
@@ -49,6 +57,19 @@ describe("Pi on a Workspace with the whole extension surface", () => {
 			assert.ok(second.includes("STOP-HOOK: run the checks, then answer DONE"), second);
 			const last = pi.session.messages.at(-1);
 			assert.equal(textOf(last), "Checks pass. DONE");
+		} finally {
+			pi.dispose();
+		}
+	});
+
+	test("R-LC-5: a Stop hook that denies every stop cannot keep Pi going for ever: after 8 in a row the agent stops and the user is told", async () => {
+		const responses = Array.from({ length: 12 }, () => fauxAssistantMessage("LOOP DONE"));
+		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses });
+		try {
+			await pi.session.prompt("loop");
+			assert.ok(await until(() => pi.notes.some((n) => n.message.includes("kept the agent going 8 times in a row"))), JSON.stringify(pi.notes));
+			await new Promise((r) => setTimeout(r, 200));
+			assert.equal(pi.calls.length, 9, "the prompt and 8 continuations");
 		} finally {
 			pi.dispose();
 		}
@@ -85,9 +106,11 @@ describe("Pi on a Workspace with the whole extension surface", () => {
 			const saw = sent(pi.calls[0]);
 			assert.ok(saw.includes("answer BRIEF (one line)"), "the rewritten prompt did not reach the model: " + saw);
 			assert.ok(saw.includes("MODEL-CONTEXT for "), "BeforeModelRequest context missing: " + saw);
-			assert.equal(await diagnostics(hostd.url, "turn-audit", "audit"), turnEnd + 1, "TurnEnd did not run once");
-			assert.equal(await diagnostics(hostd.url, "response-audit", "audit"), response + 1, "AfterModelResponse did not run once");
-			assert.equal(await diagnostics(hostd.url, "turn-start", "audit"), turnStart + 1, "TurnStart did not run once");
+			// Pi emits turn_end and message_end after prompt() returns.
+			assert.equal(await counted("turn-audit", turnEnd + 1), turnEnd + 1, "TurnEnd did not run once");
+			assert.equal(await counted("response-audit", response + 1), response + 1, "AfterModelResponse did not run once");
+			// Every session's turns start: other tests' may still be counted.
+			assert.ok((await counted("turn-start", turnStart + 1)) > turnStart, "TurnStart did not run");
 		} finally {
 			pi.dispose();
 		}
