@@ -538,8 +538,8 @@ function registerRunnableTools(pi: ExtensionAPI, tree: Tree, hostd: Hostd): Set<
 			description,
 			promptSnippet: description,
 			parameters: (t.inputSchema ?? { type: "object" }) as any,
-			async execute(toolCallId, params) {
-				const answer = await hostd.post(`/v1/tools/${encodeURIComponent(t.name)}`, { call: { id: toolCallId, arguments: params ?? {} } });
+			async execute(toolCallId, params, _signal, _onUpdate, ctx) {
+				const answer = await hostd.post(`/v1/tools/${encodeURIComponent(t.name)}`, { call: { id: toolCallId, arguments: params ?? {} }, ...where(ctx) });
 				if (!answer.ok) {
 					throw new Error(`Loadout could not run ${t.name}: ${answer.why}`);
 				}

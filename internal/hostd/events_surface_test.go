@@ -86,3 +86,27 @@ func TestEvents_StopSummaryTurnAndTypedMessages_RLC5_RLC8(t *testing.T) {
 		t.Fatalf("TurnEnd (observing): %+v", out)
 	}
 }
+
+// A runnable tool's hooks see the session and cwd the request carries, as
+// /v1/before's do.
+func TestTools_HooksSeeSessionAndCwd_RLC6(t *testing.T) {
+	svc := newToolService(t, recordNote)
+	reg := runnableRegistry(svc.URL, 5)
+	reg.Hooks = append(reg.Hooks, contract.Hook{Extension: "review-extension", Name: "where", Event: contract.EventBeforeToolCall, TimeoutSeconds: 10,
+		CEL: &contract.CELHook{Expression: "session.agentType == 'explorer' ? {'allow': false, 'message': session.agent + ' in ' + cwd} : {}"}})
+	_, ts, _ := newTestServer(t, reg)
+	call := map[string]any{"id": "s-1", "arguments": map[string]any{"text": "fine"}}
+	var resp ToolRunResponse
+	post(t, ts.URL+"/v1/tools/review_note", map[string]any{"call": call, "cwd": "/w", "session": map[string]any{"agent": "pi", "agentType": "explorer"}}, &resp)
+	if resp.Executed || resp.Result.Content[0].Text != "pi in /w" {
+		t.Fatalf("subagent's call: %+v", resp)
+	}
+	if n := svc.calls.Load(); n != 0 {
+		t.Fatalf("the blocked call reached the service (%d calls)", n)
+	}
+	resp = ToolRunResponse{}
+	post(t, ts.URL+"/v1/tools/review_note", map[string]any{"call": call, "session": map[string]any{"agent": "pi"}}, &resp)
+	if !resp.Executed {
+		t.Fatalf("main agent's call: %+v", resp)
+	}
+}

@@ -133,6 +133,9 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 // the path's (call.name may be omitted; if given it must match).
 type ToolRequest struct {
 	Call exthost.ToolCall `json:"call"`
+	// Session and Cwd are where the call is made, as for /v1/before.
+	Session *exthost.SessionInfo `json:"session,omitempty"`
+	Cwd     string               `json:"cwd,omitempty"`
 }
 
 func (s *Server) handleTool(w http.ResponseWriter, r *http.Request, snap *snapshot) {
@@ -151,7 +154,8 @@ func (s *Server) handleTool(w http.ResponseWriter, r *http.Request, snap *snapsh
 		return
 	}
 	req.Call.Name = name
-	resp, err := s.runTool(r.Context(), snap, req.Call)
+	ctx := CallRequest{Session: req.Session, Cwd: req.Cwd}.runtime(r.Context())
+	resp, err := s.runTool(ctx, snap, req.Call)
 	if err != nil {
 		writeError(w, http.StatusNotFound, err)
 		return
