@@ -84,6 +84,14 @@ type ExtensionSpec struct {
 	// +optional
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 
+	// recordArguments writes the arguments of each tool call (and the text of
+	// each prompt) this extension's hooks judge into hostd's decision ledger,
+	// as the agent sent them, so `loadout test` can replay the ledger against
+	// a policy change. Off, a record holds only their digests: arguments may
+	// hold secrets, and the ledger is hostd's log.
+	// +optional
+	RecordArguments bool `json:"recordArguments,omitempty"`
+
 	// optional, for an extension in a platform namespace, offers it instead of
 	// imposing it: it loads only where a Workspace's roots include its
 	// namespace and select it. An optional extension may carry tools but no

@@ -97,8 +97,13 @@ calls whose verdict changes, as a table or, with -o json, as JSON.
 CALLS is a YAML or JSON list. A tool call is {tool, arguments}; a session
 event is {event, prompt} (event UserInput, BeforeAgentStart, SessionStart,
 ...). A call with workspace: NAMESPACE/NAME runs for that Workspace only;
-without, for every Workspace. name: labels it in the output. Ledger records
-carry no arguments (only their digests), so calls are written out here.
+without, for every Workspace. name: labels it in the output.
+
+CALLS may also be hostd's decision ledger (its log, or --ledger-file): each
+BeforeToolCall record and prompt event that carries its arguments or prompt
+(an extension with recordArguments judged it) is replayed for its
+Workspace, named by chain#seq; records with digests only are counted on
+stderr.
 
 The verdict is hostd's: the Workspace's denied tools, a runnable tool's input
 schema, then the before hooks in order (allowed, ask or blocked, and the
@@ -136,7 +141,7 @@ func (o *testOptions) run(ctx context.Context, callsFile string, stdout, stderr 
 	if o.output != "table" && o.output != outputJSON {
 		return fmt.Errorf("--output %q: must be table or json", o.output)
 	}
-	calls, err := readReplayCalls(callsFile)
+	calls, err := readReplayCalls(callsFile, stderr)
 	if err != nil {
 		return err
 	}
@@ -227,10 +232,13 @@ func writeChanges(w io.Writer, format string, changes []change) error {
 	return tw.Flush()
 }
 
-func readReplayCalls(path string) ([]replayCall, error) {
+func readReplayCalls(path string, stderr io.Writer) ([]replayCall, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	if isLedger(raw) {
+		return ledgerCalls(path, raw, stderr)
 	}
 	var calls []replayCall
 	if err := yaml.UnmarshalStrict(raw, &calls); err != nil {

@@ -254,6 +254,9 @@ type Hook struct {
 	Imposed bool `json:"imposed,omitempty"`
 	// Approval sends the hook's asks to the cluster's approvers.
 	Approval *HookApproval `json:"approval,omitempty"`
+	// RecordArguments: the decision ledger records the arguments (or
+	// prompt) of what the hook judges (its extension's recordArguments).
+	RecordArguments bool `json:"recordArguments,omitempty"`
 	// Params are the values of the extension's paramRef, resolved by the
 	// controller for the Workspace; nil when the extension has none.
 	Params *HookParams `json:"params,omitempty"`

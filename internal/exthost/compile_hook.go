@@ -35,6 +35,9 @@ type HookDecl struct {
 	Webhook func() (outbound.Target, *field.Error)
 	// Approval sends the hook's asks to the cluster (BeforeToolCall only).
 	Approval *contract.HookApproval
+	// RecordArguments: the decision ledger records the arguments (or
+	// prompt) of what the hook judges.
+	RecordArguments bool
 }
 
 // CompileHook validates and compiles one hook; every problem names its field
@@ -43,6 +46,7 @@ func CompileHook(d HookDecl, p *field.Path, extension string, client outbound.Do
 	var errs field.ErrorList
 	h := Hook{Name: d.Name, Event: d.Event, Tools: d.Tools, Timeout: time.Duration(d.TimeoutSeconds) * time.Second}
 	h.Approval, errs = compileApproval(d.Approval, d.Event, p.Child("approval"))
+	h.RecordArguments = d.RecordArguments
 	if !hookNamePattern.MatchString(d.Name) {
 		errs = append(errs, field.Invalid(p.Child("name"), d.Name, "must match "+hookNamePattern.String()))
 	}

@@ -108,6 +108,9 @@ type Hook struct {
 	// Approval, on a BeforeToolCall hook, sends its asks to the cluster's
 	// approvers (docs/hooks.md, "Approvals"); hostd acts on it.
 	Approval *contract.HookApproval
+	// RecordArguments: hostd's decision ledger records the arguments (or
+	// prompt) of what the hook judges (its extension's recordArguments).
+	RecordArguments bool
 }
 
 // boundHook is a committed hook: the author's Hook plus its extension id and
@@ -164,6 +167,7 @@ func (b boundHook) contract() contract.Hook {
 	if out.TimeoutSeconds < 1 {
 		out.TimeoutSeconds = 1
 	}
+	out.RecordArguments = b.hook.RecordArguments
 	if d, ok := b.hook.Handler.(builtinHandler); ok {
 		d.describe(&out)
 	}

@@ -121,7 +121,7 @@ func registryImport(reg contract.Registry, id string) ImportFunc {
 // (CompileHook); only where a webhook's target comes from differs.
 func hookFromContract(ch contract.Hook, client outbound.Doer) (Hook, error) {
 	d := HookDecl{Name: ch.Name, Event: vocab.HookEvent(ch.Event), Tools: slices.Clone(ch.Tools), TimeoutSeconds: ch.TimeoutSeconds,
-		Approval: ch.Approval.Clone()}
+		Approval: ch.Approval.Clone(), RecordArguments: ch.RecordArguments}
 	if ch.CEL != nil {
 		d.CEL = &contract.CELHook{Expression: ch.CEL.Expression, Message: ch.CEL.Message}
 	}

@@ -20,6 +20,9 @@ type HookRun struct {
 	Start   time.Time
 	// Duration is how long the host waited for the hook.
 	Duration time.Duration
+	// RecordArguments: the hook's extension asks that the ledger record
+	// the arguments (or prompt) it judged.
+	RecordArguments bool
 }
 
 // Trace collects the HookRuns of the hooks run under a context made by
@@ -55,7 +58,8 @@ func (t *Trace) Runs() []HookRun {
 func (t *Trace) run(ctx context.Context, b boundHook, in Input) (Verdict, *Diagnostic) {
 	start := time.Now()
 	v, d := runHook(context.WithValue(ctx, traceKey{}, (*Trace)(nil)), b, in)
-	run := HookRun{Extension: b.extension, Hook: b.hook.Name, Event: string(b.hook.Event), Start: start, Duration: time.Since(start)}
+	run := HookRun{Extension: b.extension, Hook: b.hook.Name, Event: string(b.hook.Event), Start: start, Duration: time.Since(start),
+		RecordArguments: b.hook.RecordArguments}
 	switch {
 	case d != nil:
 		run.Outcome = string(d.Kind)

@@ -2,6 +2,7 @@ package hostd
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -60,6 +61,9 @@ func (s *Server) recordCall(snap *snapshot, surface string, call, ran exthost.To
 	}
 	r.Rewritten = r.ArgumentsDigestAfter != r.ArgumentsDigest
 	r.Hooks = ledgerHooks(runs)
+	if recordsArguments(runs) {
+		r.Arguments = argumentsJSON(call.Arguments)
+	}
 	switch {
 	case blocked == nil:
 		r.Verdict = "allowed"
@@ -103,6 +107,9 @@ func (s *Server) recordEvent(snap *snapshot, surface string, req exthost.EventRe
 		}
 	}
 	r.Hooks = ledgerHooks(runs)
+	if req.Prompt != nil && recordsArguments(runs) {
+		r.Prompt = &req.Prompt.Text
+	}
 	switch {
 	case out.Allowed:
 		r.Verdict = "allowed"
@@ -140,6 +147,29 @@ func (s *Server) recordStale(surface string, event vocab.HookEvent, call exthost
 		r.ArgumentsDigest = ledger.Digest(call.Arguments)
 	}
 	s.opts.Ledger.Write(r)
+}
+
+// recordsArguments reports whether a hook that ran asks for the arguments
+// in the record (its extension's recordArguments).
+func recordsArguments(runs []exthost.HookRun) bool {
+	for _, h := range runs {
+		if h.RecordArguments {
+			return true
+		}
+	}
+	return false
+}
+
+// argumentsJSON is a call's arguments as a record carries them: {} for none.
+func argumentsJSON(args map[string]any) json.RawMessage {
+	if len(args) == 0 {
+		return json.RawMessage("{}")
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 func ledgerHooks(runs []exthost.HookRun) []ledger.Hook {

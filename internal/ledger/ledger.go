@@ -86,6 +86,12 @@ type Record struct {
 	// ran, after every rewrite.
 	ArgumentsDigest      string `json:"argumentsDigest,omitempty"`
 	ArgumentsDigestAfter string `json:"argumentsDigestAfter,omitempty"`
+	// Arguments are the call's arguments as the agent sent them (JSON), and
+	// Prompt the prompt's text, only when the extension of a hook that
+	// judged them sets recordArguments: they may hold secrets. `loadout
+	// test` replays records that carry them.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Prompt    *string         `json:"prompt,omitempty"`
 	// Context is the served context's hash.
 	Context   string `json:"context,omitempty"`
 	Workspace string `json:"workspace,omitempty"`

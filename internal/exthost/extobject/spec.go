@@ -88,7 +88,9 @@ func compileSpec(spec *v1alpha1.ExtensionSpec, path *field.Path, sc specContext)
 	hooks := map[string]bool{}
 	for i := range spec.Hooks {
 		p := path.Child("hooks").Index(i)
-		h, herrs := exthost.CompileHook(specHook(&spec.Hooks[i], p, sc), p, sc.extension, sc.client)
+		decl := specHook(&spec.Hooks[i], p, sc)
+		decl.RecordArguments = spec.RecordArguments
+		h, herrs := exthost.CompileHook(decl, p, sc.extension, sc.client)
 		errs = append(errs, herrs...)
 		if hooks[h.Name] {
 			errs = append(errs, field.Duplicate(path.Child("hooks").Index(i).Child("name"), h.Name))
