@@ -135,6 +135,12 @@ func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 		{name: "extension webhook service name with dots", kind: "Extension", objectName: "a", spec: "hooks: [{name: h, event: BeforeToolCall, webhook: {service: {name: evil.example.com}}}]\n", wants: []string{"spec.hooks[0].webhook.service.name", "should match"}},
 		{name: "extension cel expression empty", kind: "Extension", objectName: "a", spec: "hooks: [{name: h, event: BeforeToolCall, cel: {expression: ''}}]\n", wants: []string{"spec.hooks[0].cel.expression"}},
 		{name: "extension duplicate message types", kind: "Extension", objectName: "a", spec: "messageTypes: [{type: note}, {type: note, inContext: true}]\n", wants: []string{"message types must be unique"}},
+		{name: "extension message type with a template", kind: "Extension", objectName: "a", spec: "messageTypes: [{type: ci/status, inContext: true, template: 'CI: {{content}}'}]\n"},
+		{name: "extension Stop and turn hooks", kind: "Extension", objectName: "a", spec: "hooks: [{name: s, event: Stop, cel: {expression: 'stop.active'}}, {name: t, event: TurnEnd, cel: {expression: 'true'}}, {name: m, event: BeforeModelRequest, cel: {expression: 'true'}}]\n"},
+		{name: "extension paramRef", kind: "Extension", objectName: "a", spec: "paramRef: {name: guard-params, from: Extension, parameterNotFoundAction: Allow}\n"},
+		{name: "extension paramRef unknown source", kind: "Extension", objectName: "a", spec: "paramRef: {name: guard-params, from: Cluster}\n", wants: []string{"spec.paramRef.from", "Unsupported value"}},
+		{name: "extension paramRef unknown action", kind: "Extension", objectName: "a", spec: "paramRef: {name: guard-params, parameterNotFoundAction: Ignore}\n", wants: []string{"spec.paramRef.parameterNotFoundAction", "Unsupported value"}},
+		{name: "extension paramRef name not a ConfigMap name", kind: "Extension", objectName: "a", spec: "paramRef: {name: Guard_Params}\n", wants: []string{"spec.paramRef.name", "should match"}},
 		// Workspace.
 		{name: "workspace valid empty spec", kind: "Workspace", objectName: "dev", spec: "{}"},
 		{name: "workspace valid full", kind: "Workspace", objectName: "dev", spec: "roots: [{name: project}, {name: platform, namespace: loadout-system}]\ninstructions: [{inline: Be careful.}, {configMapKeyRef: {name: rules}}]\nactivate: [{skill: review, files: [checklist.md]}]\ntools: {builtin: [read, bash], deny: [bash]}\noutput: {configMapName: dev-ctx}\nbudget: {maxContextBytes: 65536}\n"},
