@@ -36,13 +36,14 @@ func TestInstall_KustomizeDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 		}
 	}
 	want := map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 4, "ServiceAccount": 1, "ClusterRole": 3, "ClusterRoleBinding": 2,
+		// loadout-manager, loadout-metrics-auth, loadout-metrics-reader, loadout-hostd-approvals, loadout-approver
+		"Namespace": 1, "CustomResourceDefinition": 5, "ServiceAccount": 1, "ClusterRole": 5, "ClusterRoleBinding": 2,
 		// loadout-leader-election, loadout-signing
 		"Role": 2, "RoleBinding": 2, "Deployment": 1, "Service": 1,
 		// loadout-trust-label, loadout-context-configmaps, loadout-policy-epochs, loadout-manager-configmaps,
 		// loadout-context-signatures, loadout-agent-pods, loadout-agent-pod-updates, loadout-hostd-exec,
-		// loadout-workspace-deletion, loadout-agent-pod-workspace; the mutating loadout-agent-pods
-		"ValidatingAdmissionPolicy": 10, "ValidatingAdmissionPolicyBinding": 10,
+		// loadout-workspace-deletion, loadout-agent-pod-workspace, loadout-approvals; the mutating loadout-agent-pods
+		"ValidatingAdmissionPolicy": 11, "ValidatingAdmissionPolicyBinding": 11,
 		"MutatingAdmissionPolicy": 1, "MutatingAdmissionPolicyBinding": 1,
 	}
 	for kind, n := range want {
