@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 )
 
 // Turn is the payload of TurnStart and TurnEnd; CEL sees it as `turn`.
@@ -130,4 +132,28 @@ func WithRuntime(ctx context.Context, rt Runtime) context.Context {
 func RuntimeOf(ctx context.Context) Runtime {
 	rt, _ := ctx.Value(runtimeKey{}).(Runtime)
 	return rt
+}
+
+// withPayload gives an event the payload its hooks read, empty where the
+// agent sent none: a hook reads stop.active as false rather than failing on
+// a missing variable (and, at BeforeModelRequest, blocking the request).
+func withPayload(req EventRequest) EventRequest {
+	switch req.Event {
+	case vocab.TurnStart, vocab.TurnEnd:
+		if req.Turn == nil {
+			req.Turn = &Turn{}
+		}
+	case vocab.BeforeModelRequest, vocab.AfterModelResponse:
+		if req.Model == nil {
+			req.Model = &ModelInfo{}
+		}
+		if req.Event == vocab.AfterModelResponse && req.Response == nil {
+			req.Response = &ModelResponse{}
+		}
+	case vocab.Stop:
+		if req.Stop == nil {
+			req.Stop = &StopInfo{}
+		}
+	}
+	return req
 }

@@ -61,6 +61,7 @@ func (h *Host) Event(ctx context.Context, req EventRequest) (EventOutcome, error
 		return EventOutcome{}, fmt.Errorf("event %q is not a session event (one of %s)", req.Event, strings.Join(sessionEventNames(), ", "))
 	}
 	blocking, continues := Blocking(req.Event), Continues(req.Event)
+	req = withPayload(req)
 	reg := h.reg.Load()
 	out := EventOutcome{Allowed: true}
 	var prompt *Prompt

@@ -86,6 +86,28 @@ func TestEvent_StopDenialContinuesFailureStops_RLC5(t *testing.T) {
 	}
 }
 
+// An agent that sends no payload gives the hooks an empty one, never a
+// missing variable: a BeforeModelRequest hook is not failed (and the request
+// blocked) because an agent sent no model.
+func TestEvent_MissingPayloadIsEmpty_RLC5(t *testing.T) {
+	h := newTestHost()
+	mustLoad(t, h, factorySource("ext", nil, hookFactory(
+		celHook(t, "model", vocab.BeforeModelRequest, "model.id == '' ? {'context': 'no model named'} : {}"),
+		celHook(t, "stop", vocab.Stop, "!stop.active && stop.lastMessage == ''"),
+		celHook(t, "turn", vocab.TurnEnd, "turn.index == 0 && turn.text == ''"),
+		celHook(t, "response", vocab.AfterModelResponse, "response.text == '' && model.provider == ''"),
+	)))
+	for _, e := range []vocab.HookEvent{vocab.BeforeModelRequest, vocab.Stop, vocab.TurnEnd, vocab.AfterModelResponse} {
+		out, err := h.Event(context.Background(), EventRequest{Event: e})
+		if err != nil || !out.Allowed || len(out.Diagnostics) > 0 {
+			t.Fatalf("%s without a payload: %+v, %v", e, out, err)
+		}
+		if e == vocab.BeforeModelRequest && out.Context != "no model named" {
+			t.Fatalf("%s: %+v", e, out)
+		}
+	}
+}
+
 // BeforeCompact's summary is the last hook's (the platform's, which runs
 // last); BeforeAgentStart may replace the prompt as UserInput does.
 func TestEvent_SummaryAndBeforeAgentStartInput_RLC5(t *testing.T) {
