@@ -2,11 +2,14 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +23,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/exthost/extobject"
 	"github.com/loadout-dev/loadout/internal/mcpclient"
+	"github.com/loadout-dev/loadout/internal/mcpheaders"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
@@ -43,19 +47,22 @@ type mcpDiscoverer struct {
 	doer    outbound.Doer
 	resolve extobject.WebhookResolver
 	resync  time.Duration
+	// secrets reads headersFrom Secrets past the cache (the manager caches
+	// no Secrets; it may read only the platform namespaces').
+	secrets client.Reader
 
 	mu       sync.Mutex
 	failures map[types.NamespacedName]int
 }
 
-func newMCPDiscoverer(doer outbound.Doer, resync time.Duration) *mcpDiscoverer {
+func newMCPDiscoverer(doer outbound.Doer, resync time.Duration, secrets client.Reader) *mcpDiscoverer {
 	if doer == nil {
 		doer = outbound.New(outbound.Options{MaxResponseBytes: mcpMaxAnswerBytes})
 	}
 	if resync <= 0 {
 		resync = DefaultMCPResync
 	}
-	return &mcpDiscoverer{doer: doer, resync: resync, failures: map[types.NamespacedName]int{}}
+	return &mcpDiscoverer{doer: doer, resync: resync, secrets: secrets, failures: map[types.NamespacedName]int{}}
 }
 
 // discover brings e's status.mcpServer and ToolsDiscovered condition up to
@@ -82,8 +89,15 @@ func (d *mcpDiscoverer) discover(ctx context.Context, e *v1alpha1.Extension, pol
 		d.setCondition(e, metav1.ConditionFalse, vocab.ReasonDiscoveryNotAllowed, ferr.Error()+": the server is not contacted")
 		return 0
 	}
-	found, err := mcpclient.Discover(ctx, d.doer, mcpclient.Endpoint{URL: ep.URL, CABundle: ep.CABundle, Timeout: ep.Timeout, Anonymous: ep.External},
-		mcpclient.Selection{Allow: s.Tools.Allow, Prefix: s.Tools.Prefix})
+	endpoint := mcpclient.Endpoint{URL: ep.URL, CABundle: ep.CABundle, Timeout: ep.Timeout, Anonymous: ep.External}
+	var found mcpclient.Discovery
+	headers, err := d.headers(ctx, e)
+	if err == nil {
+		if headers != nil {
+			endpoint.Headers = func(context.Context) (http.Header, error) { return headers, nil }
+		}
+		found, err = mcpclient.Discover(ctx, d.doer, endpoint, mcpclient.Selection{Allow: s.Tools.Allow, Prefix: s.Tools.Prefix})
+	}
 	if err != nil {
 		kept := "no tools were discovered before"
 		if st := e.Status.MCPServer; st != nil {
@@ -98,6 +112,27 @@ func (d *mcpDiscoverer) discover(ctx context.Context, e *v1alpha1.Extension, pol
 	d.setCondition(e, metav1.ConditionTrue, vocab.ReasonDiscovered,
 		fmt.Sprintf("%d tools listed at %s; listed again every %s", len(found.Tools), ep.URL, d.resync))
 	return d.resync
+}
+
+// headers reads the headers of e's MCP server from its headersFrom Secret
+// (nil without one). Errors name the Secret and key, never a value.
+func (d *mcpDiscoverer) headers(ctx context.Context, e *v1alpha1.Extension) (http.Header, error) {
+	from := e.Spec.MCPServer.HeadersFrom
+	if from == nil {
+		return nil, nil
+	}
+	if d.secrets == nil {
+		return nil, errors.New("spec.mcpServer.headersFrom: this manager reads no Secrets")
+	}
+	secret := &corev1.Secret{}
+	if err := d.secrets.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: from.SecretRef.Name}, secret); err != nil {
+		return nil, fmt.Errorf("spec.mcpServer.headersFrom: Secret %s/%s: %w", e.Namespace, from.SecretRef.Name, err)
+	}
+	h, err := mcpheaders.FromSecret(secret, from.Keys)
+	if err != nil {
+		return nil, fmt.Errorf("spec.mcpServer.headersFrom: %w", err)
+	}
+	return h, nil
 }
 
 func discoveredStatus(endpoint string, found mcpclient.Discovery) *v1alpha1.MCPServerStatus {

@@ -31,7 +31,7 @@ func TestMCPDiscovery_UntrustedOrNotPermittedIsNeverContacted_REXT1(t *testing.T
 	d := newMCPDiscoverer(outbound.DoerFunc(func(context.Context, outbound.Request) (*outbound.Response, error) {
 		calls.Add(1)
 		return nil, errors.New("contacted")
-	}), 0)
+	}), 0, nil)
 	pol := workspace.Policy{PlatformNamespaces: []string{"loadout-system"}}
 	cases := map[string]struct {
 		ext   *v1alpha1.Extension
@@ -50,6 +50,11 @@ func TestMCPDiscovery_UntrustedOrNotPermittedIsNeverContacted_REXT1(t *testing.T
 			e.Spec.MCPServer.Service.Namespace = "shared-mcp"
 			return e
 		}(), vocab.TrustTrusted, "only an Extension of a platform namespace"},
+		"tenant headersFrom": {func() *v1alpha1.Extension {
+			e := mcpExt("team-a")
+			e.Spec.MCPServer.HeadersFrom = &v1alpha1.MCPHeadersSource{SecretRef: v1alpha1.MCPHeadersSecretRef{Name: "api-key"}}
+			return e
+		}(), vocab.TrustTrusted, "spec.mcpServer.headersFrom: Forbidden: only an Extension of a platform namespace may send headers from a Secret"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -71,7 +76,7 @@ func TestMCPDiscovery_UntrustedOrNotPermittedIsNeverContacted_REXT1(t *testing.T
 func TestMCPDiscovery_FailureKeepsTheLastGoodListAndBacksOff(t *testing.T) {
 	d := newMCPDiscoverer(outbound.DoerFunc(func(context.Context, outbound.Request) (*outbound.Response, error) {
 		return nil, errors.New("connection refused")
-	}), 0)
+	}), 0, nil)
 	e := mcpExt("team-a")
 	good := &v1alpha1.MCPServerStatus{Endpoint: "http://mcp.team-a.svc:8080/mcp", Tools: []v1alpha1.DiscoveredTool{{Name: "a", ServerName: "a"}}}
 	e.Status.MCPServer = good.DeepCopy()

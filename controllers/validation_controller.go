@@ -113,6 +113,9 @@ type MCPDiscovery struct {
 	// Resync is how often a server is listed again; zero means
 	// DefaultMCPResync.
 	Resync time.Duration
+	// Secrets reads spec.mcpServer.headersFrom Secrets; nil means the
+	// manager's API reader (no cache: the manager watches no Secrets).
+	Secrets client.Reader
 }
 
 // SetupValidationReconcilers registers the Skill, Template and Extension
@@ -135,7 +138,11 @@ func SetupValidationReconcilers(mgr ctrl.Manager, policy workspace.Policy, disco
 			return checked{errs: resolveAlone(workspace.RootFromObjects("object", t.Namespace, nil, []v1alpha1.Template{*t}))}, nil
 		},
 	}
-	mcp := newMCPDiscoverer(discovery.Outbound, discovery.Resync)
+	secrets := discovery.Secrets
+	if secrets == nil {
+		secrets = mgr.GetAPIReader()
+	}
+	mcp := newMCPDiscoverer(discovery.Outbound, discovery.Resync, secrets)
 	extensions := &validationReconciler[*v1alpha1.Extension]{
 		kind:   "Extension",
 		newObj: func() *v1alpha1.Extension { return &v1alpha1.Extension{} },

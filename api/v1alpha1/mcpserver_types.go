@@ -32,6 +32,16 @@ type MCPServer struct {
 	// +kubebuilder:validation:MaxLength=65536
 	CABundle []byte `json:"caBundle,omitempty"`
 
+	// headersFrom names a Secret of the Extension's own namespace whose
+	// entries are HTTP headers sent to the server (an API key): each key is a
+	// header name, its value the header's value. Allowed only for an
+	// Extension of a platform namespace. The manager sends them on its
+	// discovery requests; hostd fetches them from the manager with its
+	// pod-bound token for each call. They never reach the published context,
+	// the status, Events or logs (docs/security.md).
+	// +optional
+	HeadersFrom *MCPHeadersSource `json:"headersFrom,omitempty"`
+
 	// tools selects which of the server's tools the extension registers, and
 	// the names agents know them by.
 	// +required
@@ -44,6 +54,34 @@ type MCPServer struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=300
 	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+}
+
+// MCPHeadersSource is where an MCP server's request headers come from.
+type MCPHeadersSource struct {
+	// secretRef is the Secret, in the Extension's namespace.
+	// +required
+	SecretRef MCPHeadersSecretRef `json:"secretRef"`
+
+	// keys selects the Secret's entries sent as headers; unset means every
+	// entry. A key the Secret lacks fails discovery and every call.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=128
+	// +kubebuilder:validation:items:Pattern=`^[A-Za-z0-9][-A-Za-z0-9_.]*$`
+	Keys []string `json:"keys,omitempty"`
+}
+
+// MCPHeadersSecretRef names a Secret of the Extension's namespace.
+type MCPHeadersSecretRef struct {
+	// name of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
 }
 
 // MCPServiceReference is a Service port and path serving an MCP endpoint.

@@ -223,6 +223,11 @@ type ToolMCP struct {
 	// External marks a server outside the cluster (a URL): hostd sends it
 	// no service token.
 	External bool `json:"external,omitempty"`
+	// HeadersFrom is "namespace/name" of the Extension whose headersFrom
+	// Secret gives the headers of every request to the server: hostd asks
+	// the manager for them (never the Secret's values: those are not in the
+	// context).
+	HeadersFrom string `json:"headersFrom,omitempty"`
 }
 
 // ToolService is where a runnable tool's calls go. URL is resolved by the

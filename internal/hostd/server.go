@@ -23,6 +23,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/httpserve"
 	"github.com/loadout-dev/loadout/internal/ledger"
 	"github.com/loadout-dev/loadout/internal/materialize"
+	"github.com/loadout-dev/loadout/internal/mcpclient"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/sources"
 )
@@ -65,6 +66,10 @@ type Options struct {
 	// Outbound calls webhook hooks; nil means an outbound.Client (no
 	// redirects, signed with SigningKeyFile), bounded by each hook's timeout.
 	Outbound outbound.Doer
+	// MCPHeaders gives the headers of MCP servers whose Extension sends
+	// headers from a Secret (the manager's endpoint, mcpheaders.Fetcher);
+	// nil blocks every call to such a server, naming why.
+	MCPHeaders mcpclient.HeaderSource
 	// Now stamps rendered messages; nil means time.Now.
 	Now func() time.Time
 	// Logger receives reload events; nil means slog.Default().
@@ -225,7 +230,7 @@ func (s *Server) Reload(ctx context.Context, force bool) error {
 		s.epoch = loadEpoch(s.opts.PolicyDir, s.opts.ContextKeys)
 	}
 	s.lastSource, s.lastPolicy = fp, pfp
-	snap, err := loadSnapshot(ctx, s.opts.ContextDir, s.verifyContext, s.opts.Outbound)
+	snap, err := loadSnapshot(ctx, s.opts.ContextDir, s.verifyContext, s.opts.Outbound, s.opts.MCPHeaders)
 	if err != nil {
 		s.judgeServed()
 		s.loadErr = err

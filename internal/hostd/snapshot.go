@@ -8,6 +8,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/mcpclient"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/published"
 	"github.com/loadout-dev/loadout/internal/skillpack"
@@ -50,7 +51,7 @@ type snapshot struct {
 // that never answers cannot hold back the policy of a new context.
 //
 // verify runs first: nothing of a context it refuses is used or fetched.
-func loadSnapshot(ctx context.Context, dir string, verify func(*published.Context) error, client outbound.Doer) (*snapshot, error) {
+func loadSnapshot(ctx context.Context, dir string, verify func(*published.Context) error, client outbound.Doer, headers mcpclient.HeaderSource) (*snapshot, error) {
 	pc, err := published.LoadDir(dir)
 	if err != nil {
 		return nil, err
@@ -71,7 +72,7 @@ func loadSnapshot(ctx context.Context, dir string, verify func(*published.Contex
 		return nil, fmt.Errorf("context %s: extensions did not load: %s", pc.Hash, strings.Join(failed, "; "))
 	}
 	snap := &snapshot{published: pc, context: pc, host: host, hash: pc.Hash}
-	if err := snap.buildTools(ws, client); err != nil {
+	if err := snap.buildTools(ws, client, headers); err != nil {
 		return nil, fmt.Errorf("context %s: %w", pc.Hash, err)
 	}
 	return snap, nil

@@ -24,9 +24,9 @@ type runnableTool struct {
 // buildTools prepares every runnable tool of the registry. A schema that
 // does not compile fails the whole load, like a hook that does not: running
 // the tool without its argument check would be failing open.
-func (snap *snapshot) buildTools(ws exthost.WorkspaceInfo, client outbound.Doer) error {
+func (snap *snapshot) buildTools(ws exthost.WorkspaceInfo, client outbound.Doer, headers mcpclient.HeaderSource) error {
 	snap.tools = map[string]*runnableTool{}
-	upstreams := mcpclient.NewUpstreams(client)
+	upstreams := mcpclient.NewUpstreams(client, headers)
 	for _, t := range snap.host.Registry().Tools {
 		if !t.Runnable() {
 			continue

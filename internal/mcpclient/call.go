@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -149,16 +150,25 @@ func content(c mcp.Content) exthost.Content {
 	return exthost.Content{Type: "text", Text: string(b)}
 }
 
+// HeaderSource gives the headers of the MCP server of an extension
+// ("namespace/name") for a request to endpoint: hostd's is the manager's
+// endpoint (mcpheaders.Fetcher).
+type HeaderSource interface {
+	Headers(ctx context.Context, extension, endpoint string) (http.Header, error)
+}
+
 // Upstreams shares one Upstream per MCP server among the tools of a
 // context: one session per server, however many of its tools are allowed.
 type Upstreams struct {
-	doer outbound.Doer
-	byEP map[string]*Upstream
+	doer    outbound.Doer
+	headers HeaderSource
+	byEP    map[string]*Upstream
 }
 
-// NewUpstreams returns an empty set calling through doer.
-func NewUpstreams(doer outbound.Doer) *Upstreams {
-	return &Upstreams{doer: doer, byEP: map[string]*Upstream{}}
+// NewUpstreams returns an empty set calling through doer; headers (nil:
+// none) gives the headers of servers whose tools name headersFrom.
+func NewUpstreams(doer outbound.Doer, headers HeaderSource) *Upstreams {
+	return &Upstreams{doer: doer, headers: headers, byEP: map[string]*Upstream{}}
 }
 
 // Core is the exthost.CoreFunc of a registry tool whose calls go to an MCP
@@ -177,7 +187,10 @@ func (us *Upstreams) Core(tool contract.Tool) (exthost.CoreFunc, error) {
 	}
 	timeout = min(timeout, exthost.MaxToolTimeout)
 	ep := Endpoint{URL: m.URL, CABundle: m.CABundle, Timeout: timeout, Anonymous: m.External}
-	key := fmt.Sprintf("%s\x00%x\x00%s\x00%t", ep.URL, ep.CABundle, ep.Timeout, ep.Anonymous)
+	if m.HeadersFrom != "" {
+		ep.Headers = us.headersOf(m.HeadersFrom, m.URL)
+	}
+	key := fmt.Sprintf("%s\x00%x\x00%s\x00%t\x00%s", ep.URL, ep.CABundle, ep.Timeout, ep.Anonymous, m.HeadersFrom)
 	up := us.byEP[key]
 	if up == nil {
 		up = NewUpstream(us.doer, ep)
@@ -193,4 +206,17 @@ func (us *Upstreams) Core(tool contract.Tool) (exthost.CoreFunc, error) {
 		res.ToolCallID, res.ToolName = call.ID, call.Name
 		return res, nil
 	}, nil
+}
+
+// headersOf is the Endpoint.Headers of a server whose headers come from
+// extension's Secret. Without a source every request fails: the server
+// needs a credential hostd cannot get, and a call without it must not be
+// sent (fail closed).
+func (us *Upstreams) headersOf(extension, endpoint string) func(context.Context) (http.Header, error) {
+	return func(ctx context.Context) (http.Header, error) {
+		if us.headers == nil {
+			return nil, fmt.Errorf("its headers come from a Secret of Extension %s, and this hostd has no MCP headers endpoint (--mcp-headers-url)", extension)
+		}
+		return us.headers.Headers(ctx, extension, endpoint)
+	}
 }

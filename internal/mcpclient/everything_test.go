@@ -35,7 +35,7 @@ func TestEverything_DiscoverSelectsAndCallsReturnEveryKindOfContent(t *testing.T
 	if found.Server == "" {
 		t.Error("the server's name and version are missing")
 	}
-	ups := mcpclient.NewUpstreams(doer)
+	ups := mcpclient.NewUpstreams(doer, nil)
 	call := func(name, server string, args map[string]any) exthost.ToolResult {
 		t.Helper()
 		core, err := ups.Core(contract.Tool{Name: name, MCP: &contract.ToolMCP{URL: srv.URL, Tool: server, TimeoutSeconds: 10}})

@@ -146,7 +146,7 @@ func TestCall_AHugeAnswerFailsTheCallClosed(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	})
-	core, err := mcpclient.NewUpstreams(outbound.New(outbound.Options{})).Core(contract.Tool{Name: "a", MCP: &contract.ToolMCP{URL: url, Tool: "a", TimeoutSeconds: 5}})
+	core, err := mcpclient.NewUpstreams(outbound.New(outbound.Options{}), nil).Core(contract.Tool{Name: "a", MCP: &contract.ToolMCP{URL: url, Tool: "a", TimeoutSeconds: 5}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,10 @@ type Endpoint struct {
 	// Anonymous: the server is outside the cluster and gets no service
 	// token (outbound.Request.Anonymous).
 	Anonymous bool
+	// Headers, when set, gives the headers every request to the server
+	// carries (an API key from a platform Secret). Its error fails the
+	// request before anything is sent; its values are never logged.
+	Headers func(context.Context) (http.Header, error)
 }
 
 // MaxAnswerValues bounds the JSON values and keys of one answer, counted
@@ -53,9 +57,19 @@ func (t doerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		body = b
 	}
+	header := req.Header.Clone()
+	if t.ep.Headers != nil {
+		extra, err := t.ep.Headers(req.Context())
+		if err != nil {
+			return nil, err
+		}
+		for k, vs := range extra {
+			header[k] = vs
+		}
+	}
 	resp, err := t.doer.Do(req.Context(), outbound.Request{
 		Method: req.Method, Target: outbound.Target{URL: t.ep.URL, CABundle: t.ep.CABundle},
-		Body: body, Header: req.Header.Clone(), Timeout: t.ep.Timeout, Anonymous: t.ep.Anonymous,
+		Body: body, Header: header, Timeout: t.ep.Timeout, Anonymous: t.ep.Anonymous,
 	})
 	var status *outbound.StatusError
 	switch {

@@ -192,7 +192,10 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 		hreq.Header[k] = append([]string(nil), vs...)
 	}
 	hreq.Header.Set("User-Agent", "loadout")
-	if c.token != nil && !req.Anonymous {
+	// An Authorization the caller set (an MCP server's key from a platform
+	// Secret) is the server's credential and stays; the token is then not
+	// sent.
+	if c.token != nil && !req.Anonymous && hreq.Header.Get("Authorization") == "" {
 		tok, err := c.token.get()
 		if err != nil {
 			return nil, err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -86,6 +87,13 @@ type Options struct {
 	// namespace, read from NamespaceFile: a tool Service serves the agent
 	// pods of the namespace whose Extensions name it.
 	Namespaces []string
+	// AllNamespaces accepts callers of every namespace (the manager's own
+	// endpoints, which serve every tenant); Namespaces is then ignored.
+	AllNamespaces bool
+	// CheckPod, when set, is one more condition on the token's pod (read
+	// from the API server after the token review); its error refuses the
+	// call with 403.
+	CheckPod func(*corev1.Pod) error
 	// CacheTTL is how long an accepted token is accepted again without a
 	// review; zero means DefaultCacheTTL. Refusals are never cached.
 	CacheTTL time.Duration
@@ -116,7 +124,7 @@ func New(opts Options) (*Verifier, error) {
 	if opts.Audience == "" {
 		opts.Audience = Audience
 	}
-	if len(opts.Namespaces) == 0 {
+	if len(opts.Namespaces) == 0 && !opts.AllNamespaces {
 		b, err := os.ReadFile(NamespaceFile)
 		if err != nil || strings.TrimSpace(string(b)) == "" {
 			return nil, fmt.Errorf("toolauth: no namespaces allowed and this pod's own is unknown (%s): %w", NamespaceFile, err)
@@ -198,7 +206,7 @@ func (v *Verifier) review(ctx context.Context, token string) (*Caller, error) {
 	if !strings.HasPrefix(user, saPrefix) || !ok || ns == "" || sa == "" {
 		return nil, forbidden("%s is not a ServiceAccount: only hostd's projected token is accepted", user)
 	}
-	if !slices.Contains(v.opts.Namespaces, ns) {
+	if !v.opts.AllNamespaces && !slices.Contains(v.opts.Namespaces, ns) {
 		return nil, forbidden("a call from namespace %s; this Service serves %s", ns, strings.Join(v.opts.Namespaces, ", "))
 	}
 	pod, podUID := one(st.User.Extra[extraPodName]), one(st.User.Extra[extraPodUID])
@@ -219,6 +227,11 @@ func (v *Verifier) review(ctx context.Context, token string) (*Caller, error) {
 	ws := p.Labels[WorkspaceLabel]
 	if ws == "" {
 		return nil, forbidden("pod %s/%s is not bound to a Workspace (no %s label): no hostd governs its calls", ns, pod, WorkspaceLabel)
+	}
+	if v.opts.CheckPod != nil {
+		if err := v.opts.CheckPod(p); err != nil {
+			return nil, forbidden("pod %s/%s: %v", ns, pod, err)
+		}
 	}
 	return &Caller{Namespace: ns, Pod: pod, PodUID: string(p.UID), ServiceAccount: sa, Workspace: ws}, nil
 }

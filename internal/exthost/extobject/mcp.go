@@ -41,6 +41,13 @@ func ResolveMCPServer(ns string, platform bool, s *v1alpha1.MCPServer, resolve W
 		timeout = exthost.DefaultToolTimeout
 	}
 	timeout = min(timeout, exthost.MaxToolTimeout)
+	if s.HeadersFrom != nil && !platform {
+		// The headers are a platform credential: a tenant's Secret would be
+		// the tenant's own to read anyway, and hostd fetches headers only
+		// from the platform's namespaces.
+		return MCPEndpoint{}, field.Forbidden(p.Child("headersFrom"),
+			fmt.Sprintf("only an Extension of a platform namespace may send headers from a Secret; this one is in %s", ns))
+	}
 	switch {
 	case s.Service != nil && s.URL != "", s.Service == nil && s.URL == "":
 		return MCPEndpoint{}, field.Invalid(p, "", "exactly one of service or url must be set")
@@ -134,7 +141,15 @@ func (sc specContext) compileMCPServer(s *v1alpha1.MCPServer) ([]exthost.Tool, f
 	if !sc.loading {
 		return nil, nil
 	}
-	return mcpTools(s, sc.mcpStatus, ep)
+	tools, errs := mcpTools(s, sc.mcpStatus, ep)
+	if s.HeadersFrom != nil {
+		// Only the Extension's name travels: hostd asks the manager for
+		// the headers, which never enter the context.
+		for _, t := range tools {
+			t.MCP.HeadersFrom = sc.namespace + "/" + sc.objectName
+		}
+	}
+	return tools, errs
 }
 
 // discovered fails an MCP extension's import until its tools are listed at

@@ -97,7 +97,7 @@ func FromObjectIn(ext *v1alpha1.Extension, resolve WebhookResolver, platform boo
 	}
 	ext = ext.DeepCopy() // later edits to the caller's object cannot change what loads
 	id, ns := ext.LogicalName(), ext.Namespace
-	sc := specContext{extension: id, namespace: ns, resolve: resolve, platform: platform, loading: true, mcpStatus: ext.Status.MCPServer}
+	sc := specContext{extension: id, objectName: ext.Name, namespace: ns, resolve: resolve, platform: platform, loading: true, mcpStatus: ext.Status.MCPServer}
 	return exthost.Source{
 		ID:        id,
 		Namespace: ns,

@@ -32,9 +32,12 @@ type compiled struct {
 // Services live and how to reach them.
 type specContext struct {
 	extension string
-	namespace string
-	resolve   WebhookResolver
-	client    outbound.Doer
+	// objectName is the Extension object's name (extension may be its
+	// spec.name).
+	objectName string
+	namespace  string
+	resolve    WebhookResolver
+	client     outbound.Doer
 	// syntaxOnly parses CEL hooks without type-checking them; the result
 	// is for validation only and never loads.
 	syntaxOnly bool
