@@ -39,9 +39,11 @@ type HookApproval struct {
 
 	// waitSeconds bounds how long one call waits for a decision; a call
 	// still pending then is blocked naming the Approval, and the same call
-	// asked again waits on the same Approval until it expires.
+	// asked again waits on the same Approval until it expires. Keep it under
+	// the agent's own wait for a hook (Pi 35 s, Claude Code's command hook
+	// 50 s).
 	// +optional
-	// +kubebuilder:default=120
+	// +kubebuilder:default=30
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=600
 	WaitSeconds int32 `json:"waitSeconds,omitempty"`

@@ -429,7 +429,9 @@ function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>)
 		// hostd runs a runnable tool's hooks itself, inside /v1/tools/{name}.
 		if (runnable.has(event.toolName)) return undefined;
 		const call = { id: event.toolCallId, name: event.toolName, arguments: event.input ?? {} };
-		const answer = await hostd.post("/v1/before", { call, acceptArguments: true, ...where(ctx) });
+		// headless: with no UI to ask, an imposed hook's ask may go to the
+		// cluster's approvers instead (docs/hooks.md, "Approvals").
+		const answer = await hostd.post("/v1/before", { call, acceptArguments: true, headless: !ctx.hasUI, ...where(ctx) });
 		if (!answer.ok) {
 			return { block: true, reason: `Loadout blocked ${event.toolName}: ${answer.why}; tool calls fail closed without hostd's answer.` };
 		}

@@ -14,7 +14,7 @@ import (
 // passed admission.
 const (
 	DefaultApprovalExpirySeconds = 900
-	DefaultApprovalWaitSeconds   = 120
+	DefaultApprovalWaitSeconds   = 30
 	maxApproverGroups            = 16
 )
 
