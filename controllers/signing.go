@@ -101,9 +101,29 @@ func createSigningSecret(ctx context.Context, c client.Client, key types.Namespa
 // keys of s). Nothing a tenant can write reaches it: it lives in the
 // manager's namespace.
 func PublishHostdConfig(ctx context.Context, c client.Client, key types.NamespacedName, image string, s *contextsig.Signer) error {
+	return PublishHostdConfigWith(ctx, c, key, HostdConfig{Image: image, Signer: s})
+}
+
+// HostdConfig is what the agent-pod admission policies inject into hostd.
+type HostdConfig struct {
+	Image  string
+	Signer *contextsig.Signer
+	// MCPHeadersURL and MCPHeadersCA are the manager's MCP headers endpoint
+	// and its certificate (PEM); empty when the endpoint is off.
+	MCPHeadersURL string
+	MCPHeadersCA  []byte
+}
+
+// PublishHostdConfigWith is PublishHostdConfig with every field.
+func PublishHostdConfigWith(ctx context.Context, c client.Client, key types.NamespacedName, hc HostdConfig) error {
+	data := map[string]string{HostdConfigImageKey: hc.Image, HostdConfigContextKeys: hc.Signer.TrustAnchor()}
+	if hc.MCPHeadersURL != "" {
+		data[HostdConfigMCPHeadersURL] = hc.MCPHeadersURL
+		data[HostdConfigMCPHeadersCA] = string(hc.MCPHeadersCA)
+	}
 	cm := corev1ac.ConfigMap(key.Name, key.Namespace).
 		WithLabels(map[string]string{"app.kubernetes.io/name": "loadout", "app.kubernetes.io/component": "hostd"}).
-		WithData(map[string]string{HostdConfigImageKey: image, HostdConfigContextKeys: s.TrustAnchor()})
+		WithData(data)
 	if err := c.Apply(ctx, cm, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return fmt.Errorf("publishing the hostd configuration ConfigMap %s: %w", key, err)
 	}

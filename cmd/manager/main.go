@@ -7,17 +7,20 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/flowcontrol"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -26,7 +29,9 @@ import (
 	"github.com/loadout-dev/loadout/internal/buildinfo"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
+	"github.com/loadout-dev/loadout/internal/mcpheaders"
 	"github.com/loadout-dev/loadout/internal/shard"
+	"github.com/loadout-dev/loadout/internal/toolauth"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -60,6 +65,9 @@ type options struct {
 	hostdImage              string
 	policyGrace             time.Duration
 	mcpResync               time.Duration
+	mcpHeadersAddr          string
+	mcpHeadersService       string
+	mcpHeadersTLSSecret     string
 	shard                   shardOptions
 }
 
@@ -117,6 +125,12 @@ Flags:
 		"How long a namespace's policy epoch (ConfigMap loadout-policy) keeps accepting the platform policy it replaced, so agents' context and epoch volumes may update in either order; a context still carrying the old policy after it is denied by hostd.")
 	fs.DurationVar(&o.mcpResync, "mcp-resync", controllers.DefaultMCPResync,
 		"How often the tools of each Extension's MCP server are listed again: a tool added, changed or removed on the server reaches the Workspaces within it.")
+	fs.StringVar(&o.mcpHeadersAddr, "mcp-headers-bind-address", fmt.Sprintf(":%d", mcpheaders.DefaultPort),
+		"Address of the HTTPS endpoint that gives hostd the headers of platform Extensions' MCP servers (spec.mcpServer.headersFrom), to a pod-bound token of audience "+mcpheaders.Audience+" only (docs/security.md); \"0\" disables it, and such servers' calls are then blocked.")
+	fs.StringVar(&o.mcpHeadersService, "mcp-headers-service", controllers.DefaultMCPHeadersService,
+		"Service in --namespace in front of the MCP headers endpoint: hostd calls https://NAME.NAMESPACE.svc:PORT"+mcpheaders.Path+" (PORT: the bind address's), and the endpoint's certificate names it.")
+	fs.StringVar(&o.mcpHeadersTLSSecret, "mcp-headers-tls-secret", controllers.DefaultMCPHeadersTLSSecret,
+		"Secret in --namespace holding the MCP headers endpoint's self-signed certificate (created if missing; published to hostd in --hostd-configmap). Delete it and restart to rotate, then re-create agent pods.")
 	o.shard.bind(fs)
 	zopts := zap.Options{}
 	zopts.BindFlags(fs)
@@ -269,7 +283,13 @@ func signer(ctx context.Context, mgr ctrl.Manager, o *options) (*contextsig.Sign
 	if err != nil {
 		return nil, err
 	}
-	if err := controllers.PublishHostdConfig(ctx, c, types.NamespacedName{Namespace: o.namespace, Name: o.hostdConfigMap}, o.hostdImage, s); err != nil {
+	hc := controllers.HostdConfig{Image: o.hostdImage, Signer: s}
+	if o.mcpHeadersAddr != "0" {
+		if err := o.mcpHeadersEndpoint(ctx, mgr, c, &hc); err != nil {
+			return nil, err
+		}
+	}
+	if err := controllers.PublishHostdConfigWith(ctx, c, types.NamespacedName{Namespace: o.namespace, Name: o.hostdConfigMap}, hc); err != nil {
 		return nil, err
 	}
 	ctrl.Log.WithName("setup").Info("Signing contexts", "secret", o.namespace+"/"+o.signingSecret, "keys", s.KeyIDs())
@@ -293,4 +313,36 @@ func setup(ctx context.Context, mgr ctrl.Manager, o *options, owner *shard.Owner
 		MCP:                     controllers.MCPDiscovery{Resync: o.mcpResync},
 	})
 	return err
+}
+
+// mcpHeadersEndpoint loads (on first start: creates) the MCP headers
+// endpoint's certificate, adds the endpoint to the manager, and fills in
+// where hostd reaches it.
+func (o *options) mcpHeadersEndpoint(ctx context.Context, mgr ctrl.Manager, c client.Client, hc *controllers.HostdConfig) error {
+	_, port, err := net.SplitHostPort(o.mcpHeadersAddr)
+	if err != nil {
+		return fmt.Errorf("--mcp-headers-bind-address=%q: %w", o.mcpHeadersAddr, err)
+	}
+	host := o.mcpHeadersService + "." + o.namespace + ".svc"
+	cert, certPEM, err := controllers.LoadMCPHeadersCert(ctx, c, types.NamespacedName{Namespace: o.namespace, Name: o.mcpHeadersTLSSecret}, host)
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	v, err := toolauth.New(toolauth.Options{Client: cs, Audience: mcpheaders.Audience, AllNamespaces: true, CheckPod: controllers.CheckBoundPod})
+	if err != nil {
+		return err
+	}
+	ep := &controllers.MCPHeadersEndpoint{Verifier: v, Reader: mgr.GetAPIReader(), Log: ctrl.Log.WithName("mcp-headers"),
+		Policy: workspace.Policy{PlatformNamespaces: o.platform(), DefaultTrust: vocab.TrustLevel(o.defaultTrust)}}
+	// Every replica serves it, leader or not: the answers read the cluster.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { return ep.Serve(ctx, o.mcpHeadersAddr, cert) })); err != nil {
+		return err
+	}
+	hc.MCPHeadersURL = "https://" + net.JoinHostPort(host, port) + mcpheaders.Path
+	hc.MCPHeadersCA = certPEM
+	return nil
 }

@@ -50,6 +50,7 @@ func NewHostdCommand() *cobra.Command {
 		ledgerOn   bool
 		ledgerFile string
 		approvals  approvalFlags
+		mcpHeaders mcpHeadersFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "hostd",
@@ -116,7 +117,8 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 			broker := approvals.broker(cmd.ErrOrStderr())
 			srv := hostd.New(hostd.Options{Approvals: broker, Ledger: led, Pod: os.Getenv("POD_NAME"), ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
 				PolicyDir: policyDir, MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, managedEtc, "http://"+addr),
-				SigningKeyFile: signKey, ServiceTokenFile: tokenFile, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits})
+				SigningKeyFile: signKey, ServiceTokenFile: tokenFile, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits,
+				MCPHeaders: mcpHeaders.source(cmd.ErrOrStderr(), svcAddrs)})
 			return serveHostd(ctx, srv, addr, socket, probeAddr)
 		},
 	}
@@ -127,6 +129,7 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 		"write the decision ledger: one hash-chained JSON line per verdict (tool call, event, after hooks), arguments as digests only; check it with 'loadout audit verify' (docs/hostd.md#decision-ledger)")
 	cmd.Flags().StringVar(&ledgerFile, "ledger-file", "", "append the decision ledger to this file instead of stderr")
 	approvals.register(cmd.Flags())
+	mcpHeaders.register(cmd.Flags())
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8181", "address to listen on; keep it on loopback")
 	cmd.Flags().StringVar(&signKey, "signing-key-file", "", "file (a mounted Secret) of Standard Webhooks secrets (whsec_...) that sign every webhook and tool call for its target; see docs/hostd.md")
 	cmd.Flags().StringVar(&tokenFile, "service-token-file", "",

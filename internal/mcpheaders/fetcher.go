@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/jsonlimit"
+	"github.com/loadout-dev/loadout/internal/mcpclient"
 	"github.com/loadout-dev/loadout/internal/outbound"
 )
 
@@ -195,4 +196,17 @@ func (f *Fetcher) fetch(ctx context.Context, extension string) (entry, error) {
 		return fail("answer names no endpoint")
 	}
 	return entry{endpoint: ans.Endpoint, headers: h}, nil
+}
+
+// Broken is a HeaderSource for a hostd whose endpoint configuration is
+// unusable: every request fails with err, so every call that needs headers
+// is blocked naming why.
+func Broken(err error) mcpclient.HeaderSource {
+	return broken{err}
+}
+
+type broken struct{ err error }
+
+func (b broken) Headers(context.Context, string, string) (http.Header, error) {
+	return nil, fmt.Errorf("this hostd cannot ask the manager for MCP headers: %w", b.err)
 }
