@@ -1,6 +1,7 @@
 package exthost
 
 import (
+	"context"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -73,4 +74,13 @@ func (h *Host) Approval(ext, name string) (approval *contract.HookApproval, impo
 		}
 	}
 	return nil, false
+}
+
+// RunApproved runs a call whose ask an approver approved: d is the
+// Decision ExecuteDecided returned with Ask set, approved for d.Call
+// exactly; the core runs once on d.Call, then the after hooks, as for an
+// allowed call.
+func (h *Host) RunApproved(ctx context.Context, d Decision, core CoreFunc) (ToolResult, Decision) {
+	d.Blocked, d.Ask = nil, false
+	return h.run(ctx, h.reg.Load(), newView(ctx, d.Call, h.workspace), d, core)
 }

@@ -104,6 +104,11 @@ func (h *Host) ExecuteDecided(ctx context.Context, call ToolCall, core CoreFunc)
 	if d.Blocked != nil {
 		return *d.Blocked, d
 	}
+	return h.run(ctx, reg, v, d, core)
+}
+
+// run runs the core once on d.Call, then the after hooks.
+func (h *Host) run(ctx context.Context, reg *registry, v *view, d Decision, core CoreFunc) (ToolResult, Decision) {
 	result := runCore(ctx, d.Call, core).deepCopy()
 	// Built-in after hooks read result in place and are done before it is
 	// returned; every other hook gets its own copy. Either way no hook holds

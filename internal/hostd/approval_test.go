@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/approval"
+	"github.com/loadout-dev/loadout/internal/approval/approvaltest"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/ledger"
 )
@@ -114,5 +115,44 @@ func TestLedger_EveryHookRunIsRecordedWithItsOutcome(t *testing.T) {
 		if strings.Join(runs, ",") != strings.Join(want[i], ",") {
 			t.Errorf("record %d hooks = %v, want %v", i+1, runs, want[i])
 		}
+	}
+}
+
+// A runnable tool's call that an imposed hook asks about waits for the
+// cluster's approvers inside hostd's tool run (nobody else can be asked
+// there); approved, the Service runs once with exactly the approved
+// arguments; the spent Approval does not let the same call run again.
+func TestApprovals_RunnableToolRunsOnceOnApproval(t *testing.T) { // R-APV-3, R-APV-4
+	svc := newToolService(t, recordNote)
+	reg := runnableRegistry(svc.URL+"/notes", 5)
+	reg.Hooks = append(reg.Hooks, contract.Hook{Extension: "platform-guard", Name: "notes-need-approval", Event: contract.EventBeforeToolCall,
+		Tools: []string{"review_note"}, TimeoutSeconds: 10, Imposed: true,
+		CEL:      &contract.CELHook{Expression: "{'ask': true, 'message': 'a note to the team?'}"},
+		Approval: &contract.HookApproval{ApproverGroups: []string{"platform:approvers"}, Route: contract.ApprovalRouteCluster, ExpirySeconds: 60, WaitSeconds: 1}})
+	reg.Extensions = append(reg.Extensions, "platform-guard")
+	broker, api := approvaltest.NewBroker(t, nil)
+	dir := t.TempDir()
+	writeConfigMapDir(t, dir, contextData(t, reg))
+	s := New(Options{ContextDir: dir, Logger: quietLogger(), Approvals: broker})
+	if err := s.Reload(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	call := map[string]any{"id": "t-1", "arguments": map[string]any{"text": "looks good"}}
+
+	_, pending, _ := runTool(t, ts.URL, "review_note", call)
+	names := api.Names()
+	if pending.Executed || len(names) != 1 || !strings.Contains(pending.Result.Content[0].Text, "waiting for approval "+names[0]) {
+		t.Fatalf("before a decision: %+v, Approvals %v", pending, names)
+	}
+	api.Change(names[0], approvaltest.Approve("alice"))
+	_, ran, _ := runTool(t, ts.URL, "review_note", call)
+	if !ran.Executed || ran.Result.IsError || svc.calls.Load() != 1 || svc.last.Load().Call.Arguments["text"] != "looks good" {
+		t.Fatalf("approved: %+v, the Service saw %d calls", ran, svc.calls.Load())
+	}
+	_, again, _ := runTool(t, ts.URL, "review_note", call)
+	if again.Executed || svc.calls.Load() != 1 || len(api.Names()) != 2 {
+		t.Fatalf("the same call after its Approval was spent: %+v, %d Service calls, Approvals %v", again, svc.calls.Load(), api.Names())
 	}
 }

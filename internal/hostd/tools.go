@@ -115,9 +115,18 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 	var d exthost.Decision
 	tctx, trace := s.traced(ctx)
 	out.Result, d = snap.host.ExecuteDecided(tctx, call, core)
+	// Nobody can be asked inside a tool run: an imposed hook's ask may go
+	// to the cluster's approvers, and run once approved.
+	apv := s.decideAsk(ctx, snap, call, &d, true)
+	switch {
+	case apv != nil && d.Blocked == nil:
+		out.Result, d = snap.host.RunApproved(tctx, d, core)
+	case apv != nil:
+		out.Result = *d.Blocked
+	}
 	out.Call, out.Diagnostics = d.Call, d.Diagnostics
 	s.metrics.observeDiagnostics(out.Diagnostics)
-	s.recordCall(snap, "tools", call, d.Call, d.Blocked, d.Ask, out.Executed, runsOf(trace), nil)
+	s.recordCall(snap, "tools", call, d.Call, d.Blocked, d.Ask, out.Executed, runsOf(trace), apv)
 	switch {
 	case !out.Executed:
 		s.metrics.toolRuns.WithLabelValues("blocked").Inc()
