@@ -3,6 +3,7 @@ package exthost
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -37,8 +38,12 @@ func compileApproval(a *contract.HookApproval, event vocab.HookEvent, p *field.P
 		errs = append(errs, field.TooMany(p.Child("approverGroups"), n, maxApproverGroups))
 	}
 	for i, g := range out.ApproverGroups {
-		if g == "" || len(g) > 256 || slices.Index(out.ApproverGroups, g) != i {
+		switch {
+		case g == "" || len(g) > 256 || slices.Index(out.ApproverGroups, g) != i:
 			errs = append(errs, field.Invalid(p.Child("approverGroups").Index(i), g, "must be 1-256 characters and listed once"))
+		case workloadGroup(g):
+			errs = append(errs, field.Invalid(p.Child("approverGroups").Index(i), g,
+				"every workload (or everyone) is in this group, so a tenant's other ServiceAccount could approve its agent's calls; name a group of people"))
 		}
 	}
 	if out.Route == "" {
@@ -83,4 +88,11 @@ func (h *Host) Approval(ext, name string) (approval *contract.HookApproval, impo
 func (h *Host) RunApproved(ctx context.Context, d Decision, core CoreFunc) (ToolResult, Decision) {
 	d.Blocked, d.Ask = nil, false
 	return h.run(ctx, h.reg.Load(), newView(ctx, d.Call, h.workspace), d, core)
+}
+
+// workloadGroup reports a group the API server puts ServiceAccounts (or
+// everyone) in: never an approver group.
+func workloadGroup(g string) bool {
+	return g == "system:authenticated" || g == "system:unauthenticated" || g == "system:serviceaccounts" ||
+		strings.HasPrefix(g, "system:serviceaccounts:") || strings.HasPrefix(g, "system:nodes")
 }
