@@ -38,6 +38,11 @@ const (
 	hostdContainer             = "loadout-hostd"
 )
 
+// The endpoint reviews hostd's tokens and reads their pods cluster-wide;
+// Secrets it reads only in the manager's namespace (config/rbac/signing_role.yaml).
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get
+
 // MCPHeadersEndpoint answers hostd's requests for the headers of the MCP
 // servers of platform Extensions (docs/security.md): only to a caller whose
 // token the API server issued for mcpheaders.Audience, bound to a pod that
