@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otellog "go.opentelemetry.io/otel/log"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -50,24 +48,31 @@ func FromEnv(ctx context.Context, attrs ...attribute.KeyValue) (*Exporter, error
 	if !Enabled() {
 		return nil, nil
 	}
-	if p := os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL"); p != "" && p != "http/protobuf" {
-		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: hostd exports OTLP over http/protobuf only", p)
+	logs, logsOn, err := endpointFromEnv("LOGS", "/v1/logs")
+	if err != nil {
+		return nil, err
+	}
+	traces, tracesOn, err := endpointFromEnv("TRACES", "/v1/traces")
+	if err != nil {
+		return nil, err
 	}
 	res, err := resource.New(ctx, resource.WithFromEnv(), resource.WithAttributes(append([]attribute.KeyValue{semconv.ServiceName("loadout-hostd")}, attrs...)...))
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("OTLP resource: %w", err)
 	}
-	logExp, err := otlploghttp.New(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("OTLP logs: %w", err)
+	// A signal whose endpoint is not named is not exported (the SDK's
+	// providers then make no-op loggers and tracers).
+	var logOpts []sdklog.LoggerProviderOption
+	if logsOn {
+		logOpts = append(logOpts, sdklog.WithProcessor(sdklog.NewBatchProcessor(logExporter{logs})))
 	}
-	spanExp, err := otlptracehttp.New(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("OTLP traces: %w", err)
+	var spanOpts []sdktrace.TracerProviderOption
+	if tracesOn {
+		spanOpts = append(spanOpts, sdktrace.WithBatcher(spanExporter{traces}))
 	}
 	e := &Exporter{
-		logs:  sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(sdklog.NewBatchProcessor(logExp))),
-		spans: sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(spanExp)),
+		logs:  sdklog.NewLoggerProvider(append(logOpts, sdklog.WithResource(res))...),
+		spans: sdktrace.NewTracerProvider(append(spanOpts, sdktrace.WithResource(res))...),
 	}
 	e.logger = e.logs.Logger(scope)
 	e.tracer = e.spans.Tracer(scope)

@@ -1,0 +1,227 @@
+package ledgerexport
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	collogs "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadout-dev/loadout/internal/ledger"
+)
+
+// collector is an OTLP/HTTP receiver that decodes with the generated
+// protobuf types: what a real collector reads.
+type collector struct {
+	mu      sync.Mutex
+	logs    []*collogs.ExportLogsServiceRequest
+	traces  []*coltrace.ExportTraceServiceRequest
+	headers []http.Header
+}
+
+func startCollector(t *testing.T) (*collector, string) {
+	t.Helper()
+	c := &collector{}
+	decode := func(r *http.Request, m proto.Message) error {
+		var body io.Reader = r.Body
+		if r.Header.Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(r.Body)
+			if err != nil {
+				return err
+			}
+			body = zr
+		}
+		b, err := io.ReadAll(body)
+		if err != nil {
+			return err
+		}
+		return proto.Unmarshal(b, m)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/logs", func(w http.ResponseWriter, r *http.Request) {
+		req := &collogs.ExportLogsServiceRequest{}
+		if err := decode(r, req); err != nil || r.Header.Get("Content-Type") != "application/x-protobuf" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			t.Errorf("logs: %v (content type %q)", err, r.Header.Get("Content-Type"))
+			return
+		}
+		c.mu.Lock()
+		c.logs, c.headers = append(c.logs, req), append(c.headers, r.Header.Clone())
+		c.mu.Unlock()
+	})
+	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, r *http.Request) {
+		req := &coltrace.ExportTraceServiceRequest{}
+		if err := decode(r, req); err != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			t.Errorf("traces: %v", err)
+			return
+		}
+		c.mu.Lock()
+		c.traces = append(c.traces, req)
+		c.mu.Unlock()
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return c, srv.URL
+}
+
+func record(tool string, seq int, at time.Time) (*ledger.Record, []byte) {
+	r := &ledger.Record{Time: at.Format(time.RFC3339Nano), Event: "BeforeToolCall", Tool: tool, CallID: "c1",
+		Verdict: "deny", Reason: "notes must not contain secrets", Surface: "before", Workspace: "team-a/dev", Context: "sha256:ab",
+		ArgumentsDigest: "sha256:cd",
+		Hooks: []ledger.Hook{{Extension: "review-extension", Hook: "no-secrets", Outcome: "deny", Start: at, Micros: 40}}}
+	return r, []byte(fmt.Sprintf(`{"ledger":"loadout.dev/decisions/v1","seq":%d}`, seq))
+}
+
+// Every record goes out as a log whose body is its line, and a tool call's
+// record as a span with a child per hook, encoded as the generated OTLP
+// types decode them: resource, scope, times, ids, attributes, parentage.
+// OTEL_EXPORTER_OTLP_HEADERS and gzip compression are honoured.
+func TestExport_LogsAndSpansDecodeAsOTLP(t *testing.T) {
+	col, url := startCollector(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20abc,x-tenant=team-a")
+	t.Setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "k8s.pod.name=agent-0")
+	exp, err := FromEnv(t.Context(), attribute.String("loadout.workspace", "team-a/dev"))
+	if err != nil || exp == nil {
+		t.Fatalf("FromEnv: %v, %v", exp, err)
+	}
+	at := time.Unix(1700000000, 123000000)
+	var lines [][]byte
+	for i, tool := range []string{"review_note", ""} {
+		r, line := record(tool, i+1, at)
+		lines = append(lines, line)
+		exp.Record(line, r)
+	}
+	if err := exp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	if len(col.logs) != 1 || len(col.traces) != 1 {
+		t.Fatalf("%d log and %d trace requests, want 1 and 1", len(col.logs), len(col.traces))
+	}
+	if h := col.headers[0]; h.Get("Authorization") != "Bearer abc" || h.Get("X-Tenant") != "team-a" {
+		t.Errorf("headers %v", h)
+	}
+	rl := col.logs[0].ResourceLogs
+	if len(rl) != 1 || len(rl[0].ScopeLogs) != 1 || rl[0].ScopeLogs[0].Scope.GetName() != scope {
+		t.Fatalf("resource logs %v", rl)
+	}
+	res := map[string]string{}
+	for _, kv := range rl[0].Resource.Attributes {
+		res[kv.Key] = kv.Value.GetStringValue()
+	}
+	if res["service.name"] != "loadout-hostd" || res["loadout.workspace"] != "team-a/dev" || res["k8s.pod.name"] != "agent-0" {
+		t.Errorf("resource %v", res)
+	}
+	recs := rl[0].ScopeLogs[0].LogRecords
+	if len(recs) != 2 {
+		t.Fatalf("%d log records", len(recs))
+	}
+	for i, lr := range recs {
+		if lr.Body.GetStringValue() != string(lines[i]) || lr.TimeUnixNano != uint64(at.UnixNano()) || lr.SeverityNumber != 9 || lr.EventName != "loadout.decision" {
+			t.Errorf("log %d: %v", i, lr)
+		}
+	}
+	attrs := map[string]string{}
+	for _, kv := range recs[0].Attributes {
+		attrs[kv.Key] = kv.Value.GetStringValue()
+	}
+	if attrs["loadout.verdict"] != "deny" || attrs["gen_ai.tool.name"] != "review_note" {
+		t.Errorf("log attributes %v", attrs)
+	}
+
+	spans := col.traces[0].ResourceSpans[0].ScopeSpans[0].Spans
+	if len(spans) != 2 {
+		t.Fatalf("%d spans, want the call and its hook", len(spans))
+	}
+	var call, hook *tracepb.Span
+	for _, s := range spans {
+		if strings.HasPrefix(s.Name, "hook ") {
+			hook = s
+		} else {
+			call = s
+		}
+	}
+	if call == nil || hook == nil || call.Name != "BeforeToolCall review_note" || hook.Name != "hook review-extension/no-secrets" {
+		t.Fatalf("spans %v", spans)
+	}
+	if !bytes.Equal(hook.ParentSpanId, call.SpanId) || !bytes.Equal(hook.TraceId, call.TraceId) || len(call.ParentSpanId) != 0 {
+		t.Errorf("hook span's parent %x, call %x", hook.ParentSpanId, call.SpanId)
+	}
+	if hook.EndTimeUnixNano-hook.StartTimeUnixNano != 40_000 || call.Kind != tracepb.Span_SPAN_KIND_INTERNAL {
+		t.Errorf("hook %d..%d, call kind %v", hook.StartTimeUnixNano, hook.EndTimeUnixNano, call.Kind)
+	}
+	if got := hex.EncodeToString(recs[0].TraceId); got != hex.EncodeToString(call.TraceId) {
+		t.Errorf("the call's log carries trace %s, its span %x", got, call.TraceId)
+	}
+}
+
+// Values of every kind encode as the generated types decode them.
+func TestWire_AttributeAndStatusValues(t *testing.T) {
+	var got tracepb.Span
+	// Field 9 of a Span is its attributes.
+	var wrapped []byte
+	for _, kv := range []attribute.KeyValue{attribute.Int64("n", -3), attribute.Bool("f", false), attribute.Float64("x", 1.5), attribute.StringSlice("s", []string{"a", ""})} {
+		wrapped = message(wrapped, 9, keyValue(kv))
+	}
+	if err := proto.Unmarshal(wrapped, &got); err != nil {
+		t.Fatal(err)
+	}
+	a := got.Attributes
+	if len(a) != 4 || a[0].Value.GetIntValue() != -3 || a[1].Value.GetBoolValue() || a[1].Value.Value == nil ||
+		a[2].Value.GetDoubleValue() != 1.5 || len(a[3].Value.GetArrayValue().Values) != 2 {
+		t.Fatalf("attributes %v", a)
+	}
+	st := message(nil, 15, func(b []byte) []byte {
+		b = stringField(b, 2, "boom")
+		return varintField(b, 3, map[uint32]uint64{0: 0, 1: 2, 2: 1}[uint32(codes.Error)])
+	})
+	var s tracepb.Span
+	if err := proto.Unmarshal(st, &s); err != nil || s.Status.Code != tracepb.Status_STATUS_CODE_ERROR || s.Status.Message != "boom" {
+		t.Fatalf("status %v %v", s.Status, err)
+	}
+}
+
+// A misconfiguration is an error naming the variable; no endpoint is no
+// exporter.
+func TestFromEnv_Configuration(t *testing.T) {
+	if exp, err := FromEnv(t.Context()); exp != nil || err != nil {
+		t.Fatalf("no endpoint: %v, %v", exp, err)
+	}
+	for name, env := range map[string][2]string{
+		"grpc":        {"OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"},
+		"compression": {"OTEL_EXPORTER_OTLP_COMPRESSION", "zstd"},
+		"timeout":     {"OTEL_EXPORTER_OTLP_TIMEOUT", "soon"},
+		"certificate": {"OTEL_EXPORTER_OTLP_CERTIFICATE", "/nonexistent/ca.pem"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+			t.Setenv(env[0], env[1])
+			if _, err := FromEnv(t.Context()); err == nil || !strings.Contains(err.Error(), env[0]) {
+				t.Fatalf("%s=%s: %v", env[0], env[1], err)
+			}
+		})
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "ftp://collector/v1/logs")
+	if _, err := FromEnv(t.Context()); err == nil || !strings.Contains(err.Error(), "http or https") {
+		t.Fatalf("an ftp endpoint: %v", err)
+	}
+}
