@@ -101,6 +101,8 @@ type ExtensionSpec struct {
 }
 
 // ExtensionTool is a tool an extension registers.
+//
+// +kubebuilder:validation:XValidation:rule="!self.description.lowerAscii().matches('(^|[^a-z0-9_])((this|that)[ \\t\\n]+tool|(use|call|invoke)[ \\t\\n]+(this|me))([^a-z0-9_]|$)')",message="description must say what the tool does in its own words (Record a review note.), never 'this tool' or 'use this': in the system prompt's list of tools the model cannot tell which tool 'this' is"
 type ExtensionTool struct {
 	// name of the tool as agents call it. It must not collide with any other
 	// tool of the Workspace, built-in tools included.
@@ -121,6 +123,28 @@ type ExtensionTool struct {
 	// readOnly marks a tool that changes nothing.
 	// +optional
 	ReadOnly bool `json:"readOnly,omitempty"`
+	// destructive marks a tool that may destroy data (MCP's
+	// destructiveHint; meaningful when not read-only). Unset says nothing.
+	// +optional
+	Destructive *bool `json:"destructive,omitempty"`
+	// idempotent marks a tool whose repeated call has no further effect
+	// (MCP's idempotentHint).
+	// +optional
+	Idempotent bool `json:"idempotent,omitempty"`
+	// openWorld marks a tool that reaches systems outside the Workspace
+	// (MCP's openWorldHint). Unset says nothing.
+	// +optional
+	OpenWorld *bool `json:"openWorld,omitempty"`
+
+	// output bounds one answer of a runnable tool (docs/hostd.md, "Tool
+	// output"). Unset, an answer is bounded only by hostd's 1 MiB.
+	// +optional
+	Output *ToolOutput `json:"output,omitempty"`
+	// executionMode Serial makes hostd run one call of a runnable tool at a
+	// time, and tells agents that schedule tools; Parallel (the default)
+	// lets calls overlap.
+	// +optional
+	ExecutionMode ExecutionMode `json:"executionMode,omitempty"`
 	// implementation, when set, makes the tool runnable: hostd validates each
 	// call's arguments against inputSchema, runs the before hooks, calls this
 	// Service, and runs the after hooks (POST /v1/tools/{name} and its MCP

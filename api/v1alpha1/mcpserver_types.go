@@ -54,6 +54,17 @@ type MCPServer struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=300
 	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+
+	// output bounds one answer of each of the server's tools, as a
+	// declared tool's output does.
+	// +optional
+	Output *ToolOutput `json:"output,omitempty"`
+
+	// executionMode Serial makes hostd run one call of each of the
+	// server's tools at a time (a server that cannot take concurrent calls
+	// of a tool); Parallel (the default) lets them overlap.
+	// +optional
+	ExecutionMode ExecutionMode `json:"executionMode,omitempty"`
 }
 
 // MCPHeadersSource is where an MCP server's request headers come from.

@@ -209,7 +209,58 @@ type Tool struct {
 	// MCP, when set, runs the tool on an MCP server (streamable HTTP): the
 	// tool is runnable through hostd like one with a Service.
 	MCP *ToolMCP `json:"mcp,omitempty"`
+	ToolTraits
 }
+
+// ToolTraits are how a tool behaves beyond what it is: its hints, its
+// answer limit and whether its calls may overlap.
+type ToolTraits struct {
+	// Destructive, Idempotent and OpenWorld are the tool's hints beyond
+	// ReadOnly, as MCP names them (destructiveHint, idempotentHint,
+	// openWorldHint); nil says nothing. Hints, never policy.
+	Destructive *bool `json:"destructive,omitempty"`
+	Idempotent  bool  `json:"idempotent,omitempty"`
+	OpenWorld   *bool `json:"openWorld,omitempty"`
+	// Output bounds one answer of the tool; nil: hostd's own bound only.
+	Output *ToolOutput `json:"output,omitempty"`
+	// ExecutionMode is ExecutionSerial for a tool hostd runs one call of at
+	// a time; empty means parallel.
+	ExecutionMode string `json:"executionMode,omitempty"`
+}
+
+// Clone is a deep copy of t.
+func (t ToolTraits) Clone() ToolTraits {
+	c := t
+	if t.Destructive != nil {
+		c.Destructive = new(bool)
+		*c.Destructive = *t.Destructive
+	}
+	if t.OpenWorld != nil {
+		c.OpenWorld = new(bool)
+		*c.OpenWorld = *t.OpenWorld
+	}
+	if t.Output != nil {
+		o := *t.Output
+		c.Output = &o
+	}
+	return c
+}
+
+// ExecutionSerial is the ExecutionMode of a tool whose calls never overlap.
+const ExecutionSerial = "serial"
+
+// ToolOutput is a tool's answer limit: MaxBytes of content, and what to do
+// with more (OverflowTruncate or OverflowRefuse).
+type ToolOutput struct {
+	MaxBytes   int    `json:"maxBytes"`
+	OnOverflow string `json:"onOverflow"`
+}
+
+// What hostd does with an answer over a tool's output limit.
+const (
+	OverflowTruncate = "truncate"
+	OverflowRefuse   = "refuse"
+)
 
 // ToolMCP is the MCP server a tool's calls go to, resolved by the
 // controller from the extension's mcpServer.

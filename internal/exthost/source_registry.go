@@ -96,7 +96,8 @@ func registryImport(reg contract.Registry, id string) ImportFunc {
 		return func(api API) error {
 			for _, t := range reg.Tools {
 				if !t.Builtin && t.Extension == id {
-					api.RegisterTool(Tool{Name: t.Name, Description: t.Description, ReadOnly: t.ReadOnly, InputSchema: t.InputSchema, Service: t.Service, MCP: t.MCP})
+					api.RegisterTool(Tool{Name: t.Name, Description: t.Description, ReadOnly: t.ReadOnly, InputSchema: t.InputSchema, Service: t.Service, MCP: t.MCP,
+						Traits: t.ToolTraits})
 				}
 			}
 			for _, h := range hooks {

@@ -104,6 +104,8 @@ type Tool struct {
 	// MCP, when set, runs the tool on an MCP server (hostd's
 	// /v1/tools/{name}, like Service).
 	MCP *contract.ToolMCP
+	// Traits are its hints, answer limit and execution mode.
+	Traits contract.ToolTraits
 }
 
 func (t Tool) contract(extension string) contract.Tool {
@@ -115,6 +117,7 @@ func (t Tool) contract(extension string) contract.Tool {
 		InputSchema: cloneBytes(t.InputSchema),
 		Service:     cloneService(t.Service),
 		MCP:         cloneMCP(t.MCP),
+		ToolTraits:  t.Traits.Clone(),
 	}
 }
 

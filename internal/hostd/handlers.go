@@ -24,6 +24,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("POST "+ClaudeCodeHookPath, s.instrument("hooks_claude_code", http.HandlerFunc(s.handleClaudeCodeHook)))
 	mux.Handle(MCPPath, s.instrument("mcp", s.mcpHandler()))
 	mux.Handle("GET /v1/registry", s.instrument("registry", s.withContext(s.handleRegistry)))
+	mux.Handle("GET /v1/results/{id}", s.instrument("results", http.HandlerFunc(s.handleKeptResult)))
 	s.probeRoutes(mux)
 	return mux
 }

@@ -88,6 +88,8 @@ func (s *Server) newMCPServer(version string) *mcpTools {
 			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		})
 	srv.AddReceivingMiddleware(s.mcpMetrics)
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: keptResultURIPrefix + "{id}", Name: "truncated-result", MIMEType: "application/json",
+		Description: "The whole answer of a tool call whose answer was truncated to the tool's output limit, kept for a while (the truncation marker names it)."}, s.mcpReadKeptResult)
 	return &mcpTools{server: srv, listed: map[string]string{}, prompts: map[string]string{}, skillResources: map[string]string{}}
 }
 
@@ -220,18 +222,26 @@ func syncListed(listed map[string]string, n int, entry func(i int) (name, def st
 }
 
 // mcpTool is a registry tool as MCP lists it: name, description, input
-// schema, and the read-only hint.
+// schema, its hints as annotations, and a serial tool's execution mode in
+// _meta (MCP has no field for it; clients that schedule by it read it there).
 func mcpTool(t contract.Tool) *mcp.Tool {
 	schema := json.RawMessage(t.InputSchema)
 	if len(schema) == 0 {
 		schema = emptyObjectSchema
 	}
 	tool := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: schema}
-	if t.ReadOnly {
-		tool.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
+	if t.ReadOnly || t.Destructive != nil || t.Idempotent || t.OpenWorld != nil {
+		tool.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: t.ReadOnly, DestructiveHint: t.Destructive,
+			IdempotentHint: t.Idempotent, OpenWorldHint: t.OpenWorld}
+	}
+	if t.ExecutionMode != "" {
+		tool.Meta = mcp.Meta{ExecutionModeMetaKey: t.ExecutionMode}
 	}
 	return tool
 }
+
+// ExecutionModeMetaKey is the _meta key of an MCP tool's execution mode.
+const ExecutionModeMetaKey = "loadout.dev/executionMode"
 
 // mcpCall handles tools/call for one tool: the arguments become a call with a
 // fresh id, run through runTool on the context current at the call. A

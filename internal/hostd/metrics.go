@@ -39,7 +39,10 @@ type metrics struct {
 	// hookFailures counts every hook failure (a diagnostic of kind error
 	// or timeout), by kind; failureLog logs each once per context.
 	hookFailures *prometheus.CounterVec
-	failureLog   *failureLog
+	// toolOutputs counts answers over their tool's output limit, by what
+	// hostd did (truncate, refuse).
+	toolOutputs *prometheus.CounterVec
+	failureLog  *failureLog
 }
 
 // failureLog logs a hook failure once per context, extension, hook and
@@ -123,7 +126,10 @@ func newMetrics() *metrics {
 	m.hookFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "loadout_hostd_hook_failures_total", Help: "Hook failures (a hook that errored or timed out), on every event, by kind (error, timeout).",
 	}, []string{"kind"})
-	m.registry.MustRegister(m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded,
+	m.toolOutputs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "loadout_hostd_tool_output_overflows_total", Help: "Runnable tool answers over their tool's output limit, by what hostd did (truncate, refuse).",
+	}, []string{"action"})
+	m.registry.MustRegister(m.toolOutputs, m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded,
 		m.sourcesFailing, m.sourceFailing, m.sourcesPending, m.sourceFailures, m.treeCurrent, m.treeFailures, m.refusals, m.hookFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -123,6 +123,10 @@ type Server struct {
 	mux     *http.ServeMux
 	mcp     *mcpTools
 	fetches sync.WaitGroup
+	// serial runs a serial tool's calls one at a time; kept holds the
+	// whole answers of truncated calls for a while.
+	serial *serialGates
+	kept   *keptResults
 
 	// approvalStates counts the outcomes of asks taken to the cluster.
 	approvalStates *prometheus.CounterVec
@@ -183,7 +187,8 @@ func New(opts Options) *Server {
 		opts.SourceTimeout = DefaultSourceTimeout
 	}
 	opts.Limits = opts.Limits.withDefaults()
-	s := &Server{opts: opts, metrics: newMetrics(), limits: newLimiter(opts.Limits), sources: map[string]*sourceState{}}
+	s := &Server{opts: opts, metrics: newMetrics(), limits: newLimiter(opts.Limits), sources: map[string]*sourceState{},
+		serial: newSerialGates(), kept: newKeptResults(opts.Now)}
 	s.mcp = s.newMCPServer("v1alpha1")
 	if err := s.registerMCPSkills(); err != nil {
 		panic(err) // the extension's method names are fixed: never a standard method

@@ -106,9 +106,21 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 			return out, nil
 		}
 	}
+	// A serial tool waits for its running call before it runs (at most
+	// the tool's own timeout); the answer is held to the tool's output
+	// limit before the after hooks and the agent see it.
 	core := func(ctx context.Context, c exthost.ToolCall) (exthost.ToolResult, error) {
+		release, err := s.serial.enter(ctx, rt.tool, toolTimeout(rt.tool))
+		if err != nil {
+			return exthost.ToolResult{}, err
+		}
+		defer release()
 		out.Executed = true
-		return rt.core(ctx, c)
+		res, err := rt.core(ctx, c)
+		if err != nil {
+			return res, err
+		}
+		return s.limitOutput(rt.tool, res), nil
 	}
 	// The hooks may rewrite the call: what runs, and what the answer reports
 	// as the call, is the rewritten one (re-checked against the schema).

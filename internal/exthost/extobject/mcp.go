@@ -125,7 +125,7 @@ func mcpTools(spec *v1alpha1.MCPServer, status *v1alpha1.MCPServerStatus, ep MCP
 		readOnly := d.Annotations != nil && d.Annotations.ReadOnlyHint
 		out = append(out, exthost.Tool{Name: name, Description: d.Description, ReadOnly: readOnly, InputSchema: schema,
 			MCP: &contract.ToolMCP{URL: ep.URL, Tool: d.ServerName, TimeoutSeconds: int32(ep.Timeout / time.Second),
-				CABundle: ep.CABundle, External: ep.External}})
+				CABundle: ep.CABundle, External: ep.External}, Traits: discoveredTraits(spec, &status.Tools[i])})
 	}
 	return out, errs
 }

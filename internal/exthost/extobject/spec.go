@@ -66,6 +66,9 @@ func compileSpec(spec *v1alpha1.ExtensionSpec, path *field.Path, sc specContext)
 			errs = append(errs, field.Duplicate(p.Child("name"), name))
 		}
 		tools[name] = true
+		if why := descriptionRefusal(string(t.Description)); why != "" {
+			errs = append(errs, field.Invalid(p.Child("description"), string(t.Description), why))
+		}
 		var schema []byte
 		if t.InputSchema != nil {
 			schema = t.InputSchema.Raw
@@ -73,7 +76,8 @@ func compileSpec(spec *v1alpha1.ExtensionSpec, path *field.Path, sc specContext)
 				errs = append(errs, field.Invalid(p.Child("inputSchema"), "(the schema)", err.Error()))
 			}
 		}
-		tool := exthost.Tool{Name: name, Description: string(t.Description), ReadOnly: t.ReadOnly, InputSchema: schema}
+		tool := exthost.Tool{Name: name, Description: string(t.Description), ReadOnly: t.ReadOnly, InputSchema: schema,
+			Traits: declaredTraits(&spec.Tools[i])}
 		if t.Implementation != nil {
 			svc, serr := compileImplementation(t.Implementation, p.Child("implementation"), sc)
 			errs = append(errs, serr...)
