@@ -162,7 +162,7 @@ interface Manifest {
 	templates?: { name: string; variables?: string[] }[];
 	commands?: { name: string; template: string }[];
 	promptGuides?: { extension: string; text: string }[];
-	tools?: { name: string; description?: string; inputSchema?: Record<string, unknown>; service?: { url: string }; mcp?: { url: string; tool: string } }[];
+	tools?: { name: string; description?: string; inputSchema?: Record<string, unknown>; service?: { url: string }; mcp?: { url: string; tool: string }; executionMode?: string }[];
 	hooks?: { event: string }[];
 	catalog?: { kind: string; name: string; description?: string }[];
 	messageTypes?: { extension?: string; type: string; inContext?: boolean; template?: string }[];
@@ -540,6 +540,9 @@ function registerRunnableTools(pi: ExtensionAPI, tree: Tree, hostd: Hostd): Set<
 			description,
 			promptSnippet: description,
 			parameters: (t.inputSchema ?? { type: "object" }) as any,
+			// A serial tool (hostd runs one call of it at a time) is not
+			// started next to another call of the same message either.
+			executionMode: t.executionMode === "serial" ? "sequential" : undefined,
 			async execute(toolCallId, params, _signal, _onUpdate, ctx) {
 				const answer = await hostd.post(`/v1/tools/${encodeURIComponent(t.name)}`, { call: { id: toolCallId, arguments: params ?? {} }, ...where(ctx) });
 				if (!answer.ok) {
