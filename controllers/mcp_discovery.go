@@ -128,7 +128,7 @@ func (d *mcpDiscoverer) headers(ctx context.Context, e *v1alpha1.Extension) (htt
 	if err := d.secrets.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: from.SecretRef.Name}, secret); err != nil {
 		return nil, fmt.Errorf("spec.mcpServer.headersFrom: Secret %s/%s: %w", e.Namespace, from.SecretRef.Name, err)
 	}
-	h, err := mcpheaders.FromSecret(secret, from.Keys)
+	h, err := mcpheaders.FromSecret(secret.Namespace+"/"+secret.Name, secret.Data, from.Keys)
 	if err != nil {
 		return nil, fmt.Errorf("spec.mcpServer.headersFrom: %w", err)
 	}

@@ -171,7 +171,7 @@ func (h *MCPHeadersEndpoint) headersFor(ctx context.Context, c *toolauth.Caller,
 	if err := h.Reader.Get(ctx, types.NamespacedName{Namespace: e.Namespace, Name: from.SecretRef.Name}, secret); err != nil {
 		return nil, fmt.Errorf("Extension %s: spec.mcpServer.headersFrom: Secret %s/%s: %w", key, e.Namespace, from.SecretRef.Name, err)
 	}
-	hdr, err := mcpheaders.FromSecret(secret, from.Keys)
+	hdr, err := mcpheaders.FromSecret(secret.Namespace+"/"+secret.Name, secret.Data, from.Keys)
 	if err != nil {
 		return nil, refuse(http.StatusConflict, "Extension %s: spec.mcpServer.headersFrom: %v", key, err)
 	}

@@ -12,9 +12,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func testFetcher(t *testing.T, handler http.HandlerFunc, now func() time.Time) *Fetcher {
@@ -136,14 +133,13 @@ func TestNewFetcher_RefusesPlainHTTPOrNoCA(t *testing.T) {
 }
 
 func TestFromSecret_SelectsBoundsAndNeverRepeatsAValue(t *testing.T) {
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "p", Name: "s"},
-		Data: map[string][]byte{"X-Api-Key": []byte("secret-1"), "Other": []byte("o"), "Bad": []byte("secret-1\n")}}
-	h, err := FromSecret(s, []string{"X-Api-Key"})
+	data := map[string][]byte{"X-Api-Key": []byte("secret-1"), "Other": []byte("o"), "Bad": []byte("secret-1\n")}
+	h, err := FromSecret("p/s", data, []string{"X-Api-Key"})
 	if err != nil || len(h) != 1 || h.Get("X-Api-Key") != "secret-1" {
 		t.Fatalf("keys [X-Api-Key]: %v, %v", h, err)
 	}
 	for _, keys := range [][]string{nil, {"Bad"}, {"Missing"}} {
-		_, err := FromSecret(s, keys)
+		_, err := FromSecret("p/s", data, keys)
 		if err == nil || strings.Contains(err.Error(), "secret-1") || !strings.Contains(err.Error(), "p/s") {
 			t.Errorf("keys %v: err = %v, want one naming the Secret and never the value", keys, err)
 		}

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // Bounds of a Secret's headers: an API key or two fit many times over,
@@ -26,19 +24,15 @@ var reserved = []string{
 	"Upgrade", "User-Agent", "Webhook-Id", "Webhook-Signature", "Webhook-Timestamp",
 }
 
-// FromSecret returns the headers of secret: the entries named by keys, or
-// every entry when keys is empty, each key a header name. Errors name the
-// Secret and the key, never a value.
-func FromSecret(secret *corev1.Secret, keys []string) (http.Header, error) {
-	name := secret.Namespace + "/" + secret.Name
+// FromSecret returns the headers of the Secret name (namespace/name) whose
+// data is data: the entries named by keys, or every entry when keys is
+// empty, each key a header name. Errors name the Secret and the key, never
+// a value. It takes the data, not the object, so that hostd, which links
+// this package for Check, links no Kubernetes API types.
+func FromSecret(name string, data map[string][]byte, keys []string) (http.Header, error) {
 	if len(keys) == 0 {
-		for k := range secret.Data {
+		for k := range data {
 			keys = append(keys, k)
-		}
-		for k := range secret.StringData {
-			if _, dup := secret.Data[k]; !dup {
-				keys = append(keys, k)
-			}
 		}
 		slices.Sort(keys)
 	}
@@ -51,13 +45,9 @@ func FromSecret(secret *corev1.Secret, keys []string) (http.Header, error) {
 	h := http.Header{}
 	total := 0
 	for _, k := range keys {
-		v, ok := secret.Data[k]
+		v, ok := data[k]
 		if !ok {
-			s, ok2 := secret.StringData[k]
-			if !ok2 {
-				return nil, fmt.Errorf("secret %s has no key %q", name, k)
-			}
-			v = []byte(s)
+			return nil, fmt.Errorf("secret %s has no key %q", name, k)
 		}
 		if err := checkHeader(k, v); err != nil {
 			return nil, fmt.Errorf("secret %s key %q: %w", name, k, err)
