@@ -81,7 +81,7 @@ func TestStop_DenialBlocksTheStopFailureDoesNot_RLC5(t *testing.T) {
 func TestSessionAndCwdReachEveryHook_RLC6(t *testing.T) {
 	h := Hook{Policy: hostPolicy{celHost(t, map[string]vocab.HookEvent{
 		"session.agentType == 'explorer' && call.name == 'Bash' ? {'allow': false, 'message': session.agent + '/' + session.agentId + ' in ' + cwd} : {}": vocab.BeforeToolCall,
-		"{'context': 'session ' + session.id + ' of ' + session.agent + ' in ' + cwd}": vocab.SessionStart,
+		"{'context': 'session ' + session.id + ' of ' + session.agent + ' in ' + cwd}":                                                                    vocab.SessionStart,
 	})}}
 	got := answer(t, h, `{"hook_event_name":"PreToolUse","session_id":"s","cwd":"/w","agent_id":"a1","agent_type":"explorer","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t"}`)
 	if !strings.Contains(got, `"permissionDecision":"deny","permissionDecisionReason":"claude-code/a1 in /w"`) {
@@ -104,8 +104,8 @@ func TestSummaryRewriteAndTypedMessages_RLC5_RLC8(t *testing.T) {
 	h := Hook{Policy: hostPolicy{celHost(t, map[string]vocab.HookEvent{
 		"{'summary': 'kept'}": vocab.BeforeCompact,
 		"prompt.text.contains('brief') ? {} : {'input': prompt.text + ' (be brief)'}": vocab.BeforeAgentStart,
-		"{'customMessage': {'type': 'ci/status', 'content': 'green'}}":                 vocab.SessionStart,
-		"{'customMessage': {'type': 'ui/note', 'content': 'for you only'}}":            vocab.UserInput,
+		"{'customMessage': {'type': 'ci/status', 'content': 'green'}}":                vocab.SessionStart,
+		"{'customMessage': {'type': 'ui/note', 'content': 'for you only'}}":           vocab.UserInput,
 	}, exthost.MessageTypeDecl{Type: "ci/status", InContext: true, Template: "CI says: {{content}}"}, exthost.MessageTypeDecl{Type: "ui/note"})}}
 	if got := answer(t, h, `{"hook_event_name":"PreCompact","trigger":"manual"}`); !strings.Contains(got, "cannot take one from a hook") || strings.Contains(got, "block") {
 		t.Fatalf("compact answered %s", got)
