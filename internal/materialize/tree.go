@@ -183,45 +183,12 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 	}
 	b.add(ManifestFile, append(manifest, '\n'), 0o644)
 
-	bodies := map[string]SkillContent{}
-	skills := slices.Clone(in.Skills)
-	slices.SortFunc(skills, func(a, b contract.SkillDoc) int { return strings.Compare(a.Name, b.Name) })
-	for i, s := range skills {
-		if i > 0 && skills[i-1].Name == s.Name {
-			return nil, b.errorf("skill %q: listed twice", s.Name)
-		}
-		sd, err := ReadSkillDir(ctx, opts.Source, s)
-		if err != nil {
-			return nil, b.errorf("%w", err)
-		}
-		bodies[s.Name] = sd.Content
-		dir := path.Join(SkillsDir, s.Name)
-		for _, f := range sd.Files {
-			f.Path = path.Join(dir, f.Path)
-			b.addFile(f)
-		}
-		if b.err != nil {
-			return nil, b.errorf("skill %q: %w", s.Name, b.err)
-		}
+	skills, bodies, err := b.addSkills(ctx, in.Skills, opts.Source)
+	if err != nil {
+		return nil, err
 	}
-
-	templates := slices.Clone(in.Templates)
-	slices.SortFunc(templates, func(a, b contract.TemplateDoc) int { return strings.Compare(a.Name, b.Name) })
-	for i, t := range templates {
-		if err := checkName("template", t.Name); err != nil {
-			return nil, b.errorf("%w", err)
-		}
-		if i > 0 && templates[i-1].Name == t.Name {
-			return nil, b.errorf("template %q: listed twice", t.Name)
-		}
-		md, err := promptMarkdown(t)
-		if err != nil {
-			return nil, b.errorf("template %q: %w", t.Name, err)
-		}
-		b.add(path.Join(PromptsDir, t.Name+".md"), md, 0o644)
-	}
-	if b.err != nil {
-		return nil, b.errorf("%w", b.err)
+	if err := b.addTemplates(in.Templates); err != nil {
+		return nil, err
 	}
 
 	// The Workspace's text, split by authority and written once: the
@@ -272,6 +239,58 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 		t.skills = skillNames(b.files)
 	}
 	return t, nil
+}
+
+// addSkills lays out every skill under skills/NAME (ReadSkillDir), in name
+// order, and returns the skills sorted and their content by name, which the
+// memory texts quote.
+func (b *builder) addSkills(ctx context.Context, in []contract.SkillDoc, source ContentSource) ([]contract.SkillDoc, map[string]SkillContent, error) {
+	bodies := map[string]SkillContent{}
+	skills := slices.Clone(in)
+	slices.SortFunc(skills, func(a, b contract.SkillDoc) int { return strings.Compare(a.Name, b.Name) })
+	for i, s := range skills {
+		if i > 0 && skills[i-1].Name == s.Name {
+			return nil, nil, b.errorf("skill %q: listed twice", s.Name)
+		}
+		sd, err := ReadSkillDir(ctx, source, s)
+		if err != nil {
+			return nil, nil, b.errorf("%w", err)
+		}
+		bodies[s.Name] = sd.Content
+		dir := path.Join(SkillsDir, s.Name)
+		for _, f := range sd.Files {
+			f.Path = path.Join(dir, f.Path)
+			b.addFile(f)
+		}
+		if b.err != nil {
+			return nil, nil, b.errorf("skill %q: %w", s.Name, b.err)
+		}
+	}
+	return skills, bodies, nil
+}
+
+// addTemplates writes every template as a Pi prompt template under
+// prompts/NAME.md, in name order.
+func (b *builder) addTemplates(in []contract.TemplateDoc) error {
+	templates := slices.Clone(in)
+	slices.SortFunc(templates, func(a, b contract.TemplateDoc) int { return strings.Compare(a.Name, b.Name) })
+	for i, t := range templates {
+		if err := checkName("template", t.Name); err != nil {
+			return b.errorf("%w", err)
+		}
+		if i > 0 && templates[i-1].Name == t.Name {
+			return b.errorf("template %q: listed twice", t.Name)
+		}
+		md, err := promptMarkdown(t)
+		if err != nil {
+			return b.errorf("template %q: %w", t.Name, err)
+		}
+		b.add(path.Join(PromptsDir, t.Name+".md"), md, 0o644)
+	}
+	if b.err != nil {
+		return b.errorf("%w", b.err)
+	}
+	return nil
 }
 
 // builder collects files and the first size error.
