@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/hookevents"
 )
 
 // metrics make extension failures visible as numbers (rule R-HK-8) next to
@@ -43,6 +44,10 @@ type metrics struct {
 	// hostd did (truncate, refuse).
 	toolOutputs *prometheus.CounterVec
 	failureLog  *failureLog
+	// failureEvents reports each failure as an Event on the Workspace,
+	// rate-limited; failureEventOutcomes counts what became of each.
+	failureEvents        *hookevents.Reporter
+	failureEventOutcomes *prometheus.CounterVec
 }
 
 // failureLog logs a hook failure once per context, extension, hook and
@@ -129,7 +134,10 @@ func newMetrics() *metrics {
 	m.toolOutputs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "loadout_hostd_tool_output_overflows_total", Help: "Runnable tool answers over their tool's output limit, by what hostd did (truncate, refuse).",
 	}, []string{"action"})
-	m.registry.MustRegister(m.toolOutputs, m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded,
+	m.failureEventOutcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "loadout_hostd_hook_failure_events_total", Help: "Hook failures by what became of their Kubernetes Event: sent, counted (into the hook's next Event), dropped (queue full, too many hooks failing), sendFailed.",
+	}, []string{"outcome"})
+	m.registry.MustRegister(m.failureEventOutcomes, m.toolOutputs, m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded,
 		m.sourcesFailing, m.sourceFailing, m.sourcesPending, m.sourceFailures, m.treeCurrent, m.treeFailures, m.refusals, m.hookFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -145,6 +153,9 @@ func (m *metrics) observeDiagnostics(diags []exthost.Diagnostic) {
 			continue
 		}
 		m.hookFailures.WithLabelValues(string(d.Kind)).Inc()
+		if m.failureEvents != nil {
+			m.failureEvents.Report(d)
+		}
 		if l := m.failureLog; l != nil && l.logger != nil {
 			if hash, first := l.first(d); first {
 				l.logger.Warn("Hook failed; further failures of this hook in this context are counted, not logged",

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/approval"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/hookevents"
 	"github.com/loadout-dev/loadout/internal/httpserve"
 	"github.com/loadout-dev/loadout/internal/ledger"
 	"github.com/loadout-dev/loadout/internal/materialize"
@@ -109,6 +111,11 @@ type Options struct {
 	// Approvals, when set, takes the asks of imposed hooks with an approval
 	// to the cluster (docs/hooks.md, "Approvals"); nil blocks them.
 	Approvals *approval.Broker
+	// HookEvents, when set, creates the Kubernetes Events of hook failures
+	// on the Workspace (Workspace's namespace and name), at most one per
+	// hook and reason per 5 minutes (internal/hookevents); nil: failures
+	// are logged and counted only.
+	HookEvents hookevents.Creator
 }
 
 // Server serves one Workspace's context and hooks over HTTP.
@@ -192,6 +199,12 @@ func New(opts Options) *Server {
 	s.mcp = s.newMCPServer("v1alpha1")
 	if err := s.registerMCPSkills(); err != nil {
 		panic(err) // the extension's method names are fixed: never a standard method
+	}
+	if opts.HookEvents != nil {
+		if ns, name, ok := strings.Cut(opts.Workspace, "/"); ok {
+			s.metrics.failureEvents = hookevents.New(hookevents.Options{Creator: opts.HookEvents, Namespace: ns, Workspace: name, Pod: opts.Pod,
+				Now: opts.Now, Observe: func(o hookevents.Outcome) { s.metrics.failureEventOutcomes.WithLabelValues(string(o)).Inc() }})
+		}
 	}
 	s.metrics.failureLog = &failureLog{logger: opts.Logger, hash: func() string {
 		if snap := s.current.Load(); snap != nil {
@@ -360,6 +373,9 @@ func (s *Server) publishStatus() {
 // swaps the ..data symlink) and for plain directories alike.
 func (s *Server) Run(ctx context.Context) {
 	defer s.wait()
+	if r := s.metrics.failureEvents; r != nil {
+		go r.Run(ctx)
+	}
 	_ = s.Reload(ctx, true)
 	t := time.NewTicker(s.opts.PollInterval)
 	defer t.Stop()
