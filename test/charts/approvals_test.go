@@ -7,7 +7,7 @@ import (
 )
 
 // approvals.namespaces binds loadout-hostd-approvals (create, get, watch on
-// Approvals, nothing else) in each namespace to its own ServiceAccounts;
+// Approvals, create Events, nothing else) in each namespace to its own ServiceAccounts;
 // approvals.approverGroups binds loadout-approver cluster-wide to them.
 func TestCharts_ApprovalsValuesBindTheRoles(t *testing.T) {
 	objs := render(t, "loadout", "--set", "image.tag=dev", "--set", "approvals.namespaces={team-a,team-b}",
@@ -17,8 +17,14 @@ func TestCharts_ApprovalsValuesBindTheRoles(t *testing.T) {
 		t.Fatal("no ClusterRole loadout-hostd-approvals")
 	}
 	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
-	if len(rules) != 1 {
+	if len(rules) != 2 {
 		t.Fatalf("loadout-hostd-approvals rules = %v", rules)
+	}
+	// The second: Events of hook failures on its Workspace, created only.
+	evVerbs, _, _ := unstructured.NestedStringSlice(rules[1].(map[string]any), "verbs")
+	evResources, _, _ := unstructured.NestedStringSlice(rules[1].(map[string]any), "resources")
+	if len(evVerbs) != 1 || evVerbs[0] != "create" || len(evResources) != 1 || evResources[0] != "events" {
+		t.Errorf("loadout-hostd-approvals: %v on %v, want exactly create on events", evVerbs, evResources)
 	}
 	verbs, _, _ := unstructured.NestedStringSlice(rules[0].(map[string]any), "verbs")
 	resources, _, _ := unstructured.NestedStringSlice(rules[0].(map[string]any), "resources")
