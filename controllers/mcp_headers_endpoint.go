@@ -87,7 +87,7 @@ func refuse(status int, format string, a ...any) error {
 func (h *MCPHeadersEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ans, caller, ext, err := h.answer(r)
 	if err != nil {
-		status := http.StatusForbidden
+		var status int
 		var ref *refusal
 		var terr *toolauth.Error
 		switch {
@@ -169,7 +169,7 @@ func (h *MCPHeadersEndpoint) headersFor(ctx context.Context, c *toolauth.Caller,
 	secret := &corev1.Secret{}
 	from := e.Spec.MCPServer.HeadersFrom
 	if err := h.Reader.Get(ctx, types.NamespacedName{Namespace: e.Namespace, Name: from.SecretRef.Name}, secret); err != nil {
-		return nil, fmt.Errorf("Extension %s: spec.mcpServer.headersFrom: Secret %s/%s: %w", key, e.Namespace, from.SecretRef.Name, err)
+		return nil, fmt.Errorf("extension %s: spec.mcpServer.headersFrom: Secret %s/%s: %w", key, e.Namespace, from.SecretRef.Name, err)
 	}
 	hdr, err := mcpheaders.FromSecret(secret.Namespace+"/"+secret.Name, secret.Data, from.Keys)
 	if err != nil {

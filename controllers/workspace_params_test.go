@@ -51,19 +51,19 @@ func TestWorkspace_ParameterisedGuardTwoNamespacesTwoVerdicts(t *testing.T) { //
 				CEL: &v1alpha1.CELHook{Expression: "call.arguments.command.size() <= int(params.maxCommand)", Message: "command too long"}}}}}
 	kit.Create(t, guard)
 	t.Cleanup(func() { _ = k8sClient.Delete(ctx, guard) })
-	for ns, max := range map[string]string{a: "4", b: "100"} {
-		kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "length-guard"}, Data: map[string]string{"maxCommand": max}})
+	for ns, limit := range map[string]string{a: "4", b: "100"} {
+		kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "length-guard"}, Data: map[string]string{"maxCommand": limit}})
 		kit.Create(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"}})
 	}
-	want := func(ns string, blocked bool, max string) {
+	want := func(ns string, blocked bool, limit string) {
 		t.Helper()
 		kit.Eventually(t, func() error {
 			got, params, err := publishedVerdict(t, ns)
 			switch {
 			case err != nil:
 				return err
-			case params == nil || params.Values["maxCommand"] != max || params.From != ns+"/length-guard":
-				return fmt.Errorf("%s publishes params %+v, want maxCommand %s", ns, params, max)
+			case params == nil || params.Values["maxCommand"] != limit || params.From != ns+"/length-guard":
+				return fmt.Errorf("%s publishes params %+v, want maxCommand %s", ns, params, limit)
 			case got != blocked:
 				return fmt.Errorf("%s: blocked %v, want %v", ns, got, blocked)
 			}

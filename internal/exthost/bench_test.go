@@ -10,6 +10,7 @@ import (
 // benchHost has the shape of the hook target in docs/benchmarks.md: 3 CEL before hooks and 2 CEL
 // after hooks around every call.
 func benchHost(b *testing.B) *Host {
+	b.Helper()
 	h := newTestHost("bash", "read")
 	mustLoad(&testing.T{}, h, factorySource("policy", nil, func(api API) error {
 		for _, hk := range []struct {

@@ -332,7 +332,7 @@ func runInScratch(t *testing.T, bash string, tc guardLine) bool {
 func tree(t *testing.T, root string) []string {
 	t.Helper()
 	var out []string
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err == nil {
 			out = append(out, p)
 		}

@@ -14,6 +14,7 @@ func BenchmarkEvent_UserInput(b *testing.B) {
 	req := EventRequest{Event: vocab.UserInput, Session: SessionInfo{ID: "s-1"},
 		Prompt: &Prompt{Text: "review parser.go and fix the error path; the token is in the vault"}}
 	run := func(b *testing.B, h *Host) {
+		b.Helper()
 		ctx := context.Background()
 		b.ReportAllocs()
 		for b.Loop() {
@@ -41,6 +42,7 @@ func BenchmarkExecute_RewritingBeforeHook(b *testing.B) {
 	}
 	c := ToolCall{ID: "call-1", Name: "terraform", Arguments: map[string]any{"command": "terraform apply"}}
 	run := func(b *testing.B, expr string, rewritten bool) {
+		b.Helper()
 		h := newTestHost()
 		mustLoad(&testing.T{}, h, factorySource("tf", nil, func(api API) error {
 			api.RegisterTool(Tool{Name: "terraform", Description: "runs terraform",

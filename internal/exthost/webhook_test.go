@@ -31,6 +31,7 @@ func webhookServer(t *testing.T, handler func(w http.ResponseWriter, review Hook
 }
 
 func webhookHost(t *testing.T, url string, event vocab.HookEvent, timeout time.Duration) *Host {
+	t.Helper()
 	h := newTestHost()
 	mustLoad(t, h, factorySource("hooked", nil, hookFactory(Hook{Name: "remote", Event: event, Timeout: timeout,
 		Handler: NewWebhook(outbound.Target{URL: url}, "hooked", "remote", nil)})))

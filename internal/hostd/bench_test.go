@@ -24,6 +24,7 @@ func BenchmarkRoundTrip_Before(b *testing.B) {
 
 // postOK posts body and fails the benchmark unless hostd answers 200.
 func postOK(b *testing.B, client *http.Client, url string, body []byte) {
+	b.Helper()
 	resp, err := client.Post(url, "application/json", bytes.NewReader(body))
 	if err != nil {
 		b.Fatal(err)
@@ -48,7 +49,10 @@ func BenchmarkToolCall(b *testing.B) {
 	invocation := []byte(`{"apiVersion":"loadout.dev/v1alpha1","kind":"ToolInvocation","extension":"review-extension","tool":"review_note",` +
 		`"call":{"id":"call-1","name":"review_note","arguments":{"text":"looks good"}},"workspace":{"name":"ws","namespace":"team-a"}}`)
 	toolBody := []byte(`{"call":{"id":"call-1","arguments":{"text":"looks good"}}}`)
-	post := func(b *testing.B, url string, body []byte) { postOK(b, client, url, body) }
+	post := func(b *testing.B, url string, body []byte) {
+		b.Helper()
+		postOK(b, client, url, body)
+	}
 	b.Run("direct-service", func(b *testing.B) {
 		measure(b, func() { post(b, svc.URL, invocation) })
 	})
@@ -69,6 +73,7 @@ func BenchmarkToolCall(b *testing.B) {
 
 // measure runs op per iteration and reports its p50/p99 latency.
 func measure(b *testing.B, op func()) {
+	b.Helper()
 	lat := make([]time.Duration, 0, b.N)
 	for b.Loop() {
 		start := time.Now()
@@ -89,6 +94,7 @@ func BenchmarkRoundTrip_Lifecycle(b *testing.B) {
 	_, ts, _ := newTestServer(b, lifecycleRegistry("http://127.0.0.1:1"))
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	post := func(b *testing.B, path string, body []byte) {
+		b.Helper()
 		measure(b, func() { postOK(b, client, ts.URL+path, body) })
 	}
 	b.Run("user-input", func(b *testing.B) {

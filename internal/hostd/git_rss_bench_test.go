@@ -61,6 +61,7 @@ func BenchmarkHostd_PeakRSS_4ByteGitSkillBeside150MiB(b *testing.B) {
 }
 
 func peakRSSServingGitSkill(b *testing.B, bin, env string, source *contract.SkillSource) {
+	b.Helper()
 	peakRSSServingExternalSkill(b, bin, env, externalSkillContext(b, "tiny", nil), externalSkillContext(b, "tiny", source), 32<<20,
 		func(out string) bool {
 			body, err := os.ReadFile(filepath.Join(out, "skills", "tiny", "SKILL.md"))
@@ -73,6 +74,7 @@ func peakRSSServingGitSkill(b *testing.B, bin, env string, source *contract.Skil
 // life, points this process's and hostd's trust at the server's certificate
 // (SSL_CERT_FILE) and returns its URL and the skill's commit.
 func serveGitRepository(b *testing.B, layout gitLayout) (url, commit string) {
+	b.Helper()
 	root := b.TempDir()
 	repo := filepath.Join(root, "skills.git")
 	run := func(args ...string) string {

@@ -33,11 +33,6 @@ const (
 	// read at once; small calls (the common case) hardly draw on it, so
 	// slow tool calls holding slots do not starve them.
 	bodyBudget = 4 * MaxBodyBytes
-	// Decoding a call and the private copy each hook reads cost about three
-	// times the bytes of its strings and about 256 bytes per JSON value
-	// (measured: a 1 MiB list of 350k empty objects allocates ~100 MB).
-	costPerByte  = jsonlimit.CostPerByte
-	costPerValue = jsonlimit.CostPerValue
 	// MaxJSONValues bounds the values (and keys) in one request, and in one
 	// answer of a tool's Service (jsonlimit.MaxValues).
 	MaxJSONValues = jsonlimit.MaxValues

@@ -91,8 +91,13 @@ func TestAPI_RequestOverTheConcurrencyLimitGetsBusy(t *testing.T) {
 		t.Fatalf("third request: status %d %+v, want 503 busy", code, out)
 	}
 	// GET requests (probes, the registry) never queue behind bodies.
-	if resp, err := http.Get("http://" + addr + "/readyz"); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("/readyz while busy: %v %v", resp, err)
+	resp, err := http.Get("http://" + addr + "/readyz")
+	if err != nil {
+		t.Fatalf("/readyz while busy: %v", err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/readyz while busy: %d", resp.StatusCode)
 	}
 	for _, c := range held {
 		_ = c.Close()

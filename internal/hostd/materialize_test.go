@@ -91,7 +91,7 @@ func TestReload_MaterializesEveryLoadAndKeepsTheLastGoodTree(t *testing.T) {
 		t.Error("a file was written outside the tree")
 	}
 	rec := serve(s, "GET", "/readyz", "")
-	if body, _ := io.ReadAll(rec.Body); rec.StatusCode != 503 || !strings.Contains(string(body), "escape") {
-		t.Errorf("/readyz = %d %s, want 503 naming the skill", rec.StatusCode, body)
+	if body := rec.Body.String(); rec.Code != 503 || !strings.Contains(body, "escape") {
+		t.Errorf("/readyz = %d %s, want 503 naming the skill", rec.Code, body)
 	}
 }

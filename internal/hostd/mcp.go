@@ -225,7 +225,7 @@ func syncListed(listed map[string]string, n int, entry func(i int) (name, def st
 // schema, its hints as annotations, and a serial tool's execution mode in
 // _meta (MCP has no field for it; clients that schedule by it read it there).
 func mcpTool(t contract.Tool) *mcp.Tool {
-	schema := json.RawMessage(t.InputSchema)
+	schema := t.InputSchema
 	if len(schema) == 0 {
 		schema = emptyObjectSchema
 	}

@@ -57,6 +57,7 @@ func connectMCPAt(b *testing.B, endpoint string) *mcp.ClientSession {
 }
 
 func callEcho(b *testing.B, s *mcp.ClientSession, name string, args map[string]any) {
+	b.Helper()
 	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil || res.IsError {
 		b.Fatalf("%s: %v %+v", name, err, res)

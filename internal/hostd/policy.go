@@ -71,7 +71,7 @@ func loadEpoch(dir string, keys *contextsig.Verifier) policyEpoch {
 	// bytes): an older hostd must not fail closed on them.
 	var ep contract.PolicyEpoch
 	if err := json.Unmarshal(raw, &ep); err != nil || ep.Namespace == "" || ep.PlatformPolicy == "" {
-		return policyEpoch{err: fmt.Errorf("the policy epoch in %s is not a policy epoch (%s with namespace and platformPolicy): %v", dir, contract.KeyPolicy, err)}
+		return policyEpoch{err: fmt.Errorf("the policy epoch in %s is not a policy epoch (%s with namespace and platformPolicy): %w", dir, contract.KeyPolicy, err)}
 	}
 	if keys != nil {
 		sig, err := readBounded(filepath.Join(base, contract.KeySignature), 64<<10)

@@ -42,6 +42,7 @@ func BenchmarkHostd_PeakRSS_32ConcurrentMaximalRequests(b *testing.B) {
 }
 
 func peakRSSUnderLoad(b *testing.B, bin, env string) {
+	b.Helper()
 	base, pid := startHostd(b, bin, env, contextData(b, fixedRegistry()))
 	idle := peakRSS(b, pid)
 
@@ -71,6 +72,7 @@ func peakRSSUnderLoad(b *testing.B, bin, env string) {
 // and counts the answers by what classify makes of each (classify may read
 // the body; postRounds closes it).
 func postRounds(b *testing.B, url string, body []byte, n int, classify func(*http.Response) string) map[string]int {
+	b.Helper()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
 	var mu sync.Mutex
 	counts := map[string]int{}
@@ -119,7 +121,10 @@ func maximalCall() []byte {
 }
 
 // peakRSS reads VmHWM (peak resident set size) of a process, in bytes.
-func peakRSS(b *testing.B, pid int) int64 { return procStatus(b, pid, "VmHWM") }
+func peakRSS(b *testing.B, pid int) int64 {
+	b.Helper()
+	return procStatus(b, pid, "VmHWM")
+}
 
 // procStatus reads one memory field of /proc/PID/status (VmHWM, VmRSS,
 // RssAnon, RssFile), in bytes.
@@ -176,6 +181,7 @@ func BenchmarkHostd_IdleRSS(b *testing.B) {
 // commit, for before/after figures measured side by side with the same
 // benchmark; a `loadout` CLI binary is run as `loadout hostd`).
 func hostdBinary(b *testing.B) string {
+	b.Helper()
 	if bin := os.Getenv("HOSTD_BENCH_BIN"); bin != "" {
 		return bin
 	}
@@ -185,6 +191,7 @@ func hostdBinary(b *testing.B) string {
 // buildStatic builds ./cmd/NAME as the Dockerfile does (static, stripped),
 // so memory figures are those of the shipped binary.
 func buildStatic(b *testing.B, name string) string {
+	b.Helper()
 	bin := filepath.Join(b.TempDir(), name)
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "github.com/loadout-dev/loadout/cmd/"+name)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -206,6 +213,7 @@ func hostdArgs(bin string) []string {
 // startHostd runs `loadout hostd` on the context data with env added and
 // waits until it is ready; it returns its base URL and pid.
 func startHostd(b *testing.B, bin, env string, data map[string]string, args ...string) (string, int) {
+	b.Helper()
 	dir := b.TempDir()
 	writeConfigMapDir(b, dir, data)
 	return startHostdOn(b, bin, env, dir, args...)
@@ -214,6 +222,7 @@ func startHostd(b *testing.B, bin, env string, data map[string]string, args ...s
 // startHostdOn is startHostd on a context directory the caller writes (and
 // may write again, as a ConfigMap update does).
 func startHostdOn(b *testing.B, bin, env, dir string, args ...string) (string, int) {
+	b.Helper()
 	addr := testnet.FreeAddr(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	args = append(append(hostdArgs(bin), "--allow-unsigned-context", "--context-dir", dir, "--addr", addr), args...)
@@ -252,6 +261,7 @@ func BenchmarkHostd_PeakRSS_16ConcurrentToolAnswersOf1MiBEmptyObjects(b *testing
 }
 
 func toolAnswerAttack(b *testing.B, bin, env string, data map[string]string) {
+	b.Helper()
 	base, pid := startHostd(b, bin, env, data)
 	idle := peakRSS(b, pid)
 	body := []byte(`{"call":{"id":"t","arguments":{"text":"hi"}}}`)

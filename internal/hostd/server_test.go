@@ -161,12 +161,12 @@ func TestNotReadyUntilLoaded(t *testing.T) {
 	}
 	for _, path := range []string{"/readyz", "/v1/registry"} {
 		rec := serve(s, http.MethodGet, path, "")
-		if rec.StatusCode != http.StatusServiceUnavailable {
-			t.Fatalf("%s: %d", path, rec.StatusCode)
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Fatalf("%s: %d", path, rec.Code)
 		}
 	}
-	if rec := serve(s, http.MethodPost, "/v1/before", `{"call":{"id":"1","name":"x"}}`); rec.StatusCode != 503 {
-		t.Fatalf("before without context: %d", rec.StatusCode)
+	if rec := serve(s, http.MethodPost, "/v1/before", `{"call":{"id":"1","name":"x"}}`); rec.Code != 503 {
+		t.Fatalf("before without context: %d", rec.Code)
 	}
 }
 
@@ -199,12 +199,12 @@ func get(t testing.TB, url string) string {
 	return body
 }
 
-func serve(s *Server, method, path, body string) *http.Response {
-	req, _ := http.NewRequest(method, path, strings.NewReader(body))
+func serve(s *Server, method, path, body string) *httptest.ResponseRecorder {
+	req, _ := http.NewRequestWithContext(context.Background(), method, path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	s.Handler().ServeHTTP(rec, req)
-	return rec.Result()
+	return rec
 }
 
 func grepLines(s, sub string) string {

@@ -48,6 +48,7 @@ func BenchmarkHostd_PeakRSS_120MiBExternalSkill(b *testing.B) {
 }
 
 func peakRSSServingSource(b *testing.B, bin, env, reference string) {
+	b.Helper()
 	last := filepath.Join("skills", "big", fmt.Sprintf("data-%d.bin", bigSkillFiles-1))
 	peakRSSServingExternalSkill(b, bin, env, externalSkillContext(b, "big", nil),
 		externalSkillContext(b, "big", &contract.SkillSource{OCI: &contract.OCISource{Reference: reference}}), 64<<20,
@@ -64,6 +65,7 @@ func peakRSSServingSource(b *testing.B, bin, env, reference string) {
 // peak after the rounds and the peak above idle, also against target.
 func peakRSSServingExternalSkill(b *testing.B, bin, env string, without, with map[string]string, target int64,
 	materialized func(out string) bool, skillDir string) {
+	b.Helper()
 	dir, out := b.TempDir(), b.TempDir()
 	writeConfigMapDir(b, dir, without)
 	_, pid := startHostdOn(b, bin, env, dir, "--materialize", out, "--source-cache", b.TempDir(), "--poll-interval", "100ms")
@@ -89,6 +91,7 @@ func peakRSSServingExternalSkill(b *testing.B, bin, env string, without, with ma
 // pushBigSkill pushes the 120 MiB skill to a registry serving on loopback
 // for the benchmark's life and returns its pinned reference.
 func pushBigSkill(b *testing.B) string {
+	b.Helper()
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	b.Cleanup(srv.Close)
 	tree := skillpack.Tree{skillfile.New("SKILL.md", []byte("---\nname: big\ndescription: A big skill.\n---\nBig.\n"), skillfile.ModeFile)}
@@ -111,6 +114,7 @@ func pushBigSkill(b *testing.B) string {
 // externalSkillContext is a context holding the skill name (described as
 // "A <name> skill.") fetched from source, or no skill when source is nil.
 func externalSkillContext(b *testing.B, name string, source *contract.SkillSource) map[string]string {
+	b.Helper()
 	root := resources.Root{Name: "p"}
 	if source != nil {
 		root.Skills = []resources.Skill{{Name: name, Description: "A " + name + " skill.", Source: source,
@@ -126,6 +130,7 @@ func externalSkillContext(b *testing.B, name string, source *contract.SkillSourc
 // awaitMaterialized polls cond for up to two minutes: a fetch and a write
 // of 120 MiB take seconds on a shared machine.
 func awaitMaterialized(b *testing.B, what string, cond func() bool) {
+	b.Helper()
 	for deadline := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			b.Fatalf("timed out waiting for %s", what)

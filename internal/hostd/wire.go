@@ -130,7 +130,7 @@ func decode(r io.Reader, v any) error {
 		return fmt.Errorf("request body: %w", err)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		if _, ok := err.(*json.SyntaxError); ok && strings.Contains(err.Error(), "after top-level value") {
+		if syntax := (*json.SyntaxError)(nil); errors.As(err, &syntax) && strings.Contains(err.Error(), "after top-level value") {
 			return errors.New("request body: trailing data after the JSON document")
 		}
 		return fmt.Errorf("request body: %w", err)

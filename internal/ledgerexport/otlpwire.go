@@ -5,8 +5,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	otellog "go.opentelemetry.io/otel/log"
-	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -122,7 +122,7 @@ func attributeValue(v attribute.Value) func([]byte) []byte {
 				return b
 			})
 		default:
-			return stringValue(b, v.Emit())
+			return stringValue(b, v.String())
 		}
 	}
 }

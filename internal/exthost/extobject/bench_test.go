@@ -26,6 +26,7 @@ func BenchmarkLoadObject(b *testing.B) {
 		})
 	}
 	load := func(b *testing.B, edit func(i int)) {
+		b.Helper()
 		ctx := context.Background()
 		b.ReportAllocs()
 		i := 0
