@@ -55,6 +55,13 @@ func TestMCPDiscovery_UntrustedOrNotPermittedIsNeverContacted_REXT1(t *testing.T
 			e.Spec.MCPServer.HeadersFrom = &v1alpha1.MCPHeadersSource{SecretRef: v1alpha1.MCPHeadersSecretRef{Name: "api-key"}}
 			return e
 		}(), vocab.TrustTrusted, "spec.mcpServer.headersFrom: Forbidden: only an Extension of a platform namespace may send headers from a Secret"},
+		// R-EXT-7: an API key never crosses the network in the clear, even
+		// for an Extension stored before the CRD refused it.
+		"platform headersFrom over plain HTTP": {func() *v1alpha1.Extension {
+			e := mcpExt("loadout-system")
+			e.Spec.MCPServer.HeadersFrom = &v1alpha1.MCPHeadersSource{SecretRef: v1alpha1.MCPHeadersSecretRef{Name: "api-key"}}
+			return e
+		}(), vocab.TrustTrusted, "spec.mcpServer.headersFrom: Invalid value: \"api-key\": headersFrom needs HTTPS"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

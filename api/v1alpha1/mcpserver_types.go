@@ -10,6 +10,7 @@ import (
 // Exactly one of service and url is set.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.service) != has(self.url)",message="exactly one of service or url must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.headersFrom) || !has(self.service) || !has(self.service.scheme) || self.service.scheme == 'HTTPS'",message="headersFrom needs HTTPS: a Service with scheme HTTP would carry the Secret's headers (an API key) in the clear",fieldPath=".headersFrom"
 type MCPServer struct {
 	// service is an in-cluster Service serving the MCP endpoint. Its
 	// namespace defaults to the Extension's; another namespace is allowed only
@@ -35,7 +36,8 @@ type MCPServer struct {
 	// headersFrom names a Secret of the Extension's own namespace whose
 	// entries are HTTP headers sent to the server (an API key): each key is a
 	// header name, its value the header's value. Allowed only for an
-	// Extension of a platform namespace. The manager sends them on its
+	// Extension of a platform namespace, and only over HTTPS (a url, or a
+	// service without scheme HTTP). The manager sends them on its
 	// discovery requests; hostd fetches them from the manager with its
 	// pod-bound token for each call. They never reach the published context,
 	// the status, Events or logs (docs/security.md).

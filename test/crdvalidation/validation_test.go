@@ -149,6 +149,11 @@ func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 		{name: "extension paramRef unknown source", kind: "Extension", objectName: "a", spec: "paramRef: {name: guard-params, from: Cluster}\n", wants: []string{"spec.paramRef.from", "Unsupported value"}},
 		{name: "extension paramRef unknown action", kind: "Extension", objectName: "a", spec: "paramRef: {name: guard-params, parameterNotFoundAction: Ignore}\n", wants: []string{"spec.paramRef.parameterNotFoundAction", "Unsupported value"}},
 		{name: "extension paramRef name not a ConfigMap name", kind: "Extension", objectName: "a", spec: "paramRef: {name: Guard_Params}\n", wants: []string{"spec.paramRef.name", "should match"}},
+		// Extension MCP server headers: rule R-EXT-7 (never in the clear).
+		{name: "extension mcp headersFrom over HTTPS", kind: "Extension", objectName: "a", spec: "mcpServer: {service: {name: s}, tools: {allow: [x]}, headersFrom: {secretRef: {name: key}}}\n"},
+		{name: "extension mcp headersFrom by url", kind: "Extension", objectName: "a", spec: "mcpServer: {url: 'https://mcp.example.com/mcp', tools: {allow: [x]}, headersFrom: {secretRef: {name: key}}}\n"},
+		{name: "extension mcp headersFrom over plain HTTP", kind: "Extension", objectName: "a", spec: "mcpServer: {service: {name: s, scheme: HTTP}, tools: {allow: [x]}, headersFrom: {secretRef: {name: key}}}\n", wants: []string{"spec.mcpServer.headersFrom", "headersFrom needs HTTPS", "in the clear"}},
+		{name: "extension mcp plain HTTP without headers", kind: "Extension", objectName: "a", spec: "mcpServer: {service: {name: s, scheme: HTTP}, tools: {allow: [x]}}\n"},
 		// Workspace.
 		{name: "workspace valid empty spec", kind: "Workspace", objectName: "dev", spec: "{}"},
 		{name: "workspace valid full", kind: "Workspace", objectName: "dev", spec: "roots: [{name: project}, {name: platform, namespace: loadout-system}]\ninstructions: [{inline: Be careful.}, {configMapKeyRef: {name: rules}}]\nactivate: [{skill: review, files: [checklist.md]}]\ntools: {builtin: [read, bash], deny: [bash]}\noutput: {configMapName: dev-ctx}\nbudget: {maxContextBytes: 65536}\n"},

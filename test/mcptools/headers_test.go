@@ -42,23 +42,33 @@ import (
 
 const headersHost = "loadout-mcp-headers.loadout-system.svc"
 
-// keyedServer is server-everything behind a proxy that refuses (401) any
-// request without the API key, counting both.
+// keyedServer is server-everything behind an HTTPS proxy (its certificate
+// names host; ca verifies it) that refuses (401) any request without the
+// API key, counting both.
 type keyedServer struct {
 	addr           string
+	ca             []byte
 	keyed, refused atomic.Int32
 }
 
-func newKeyedServer(t *testing.T, upstream, header, key string) *keyedServer {
+func newKeyedServer(t *testing.T, upstream, host, header, key string) *keyedServer {
 	t.Helper()
 	target, err := url.Parse(upstream)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks := &keyedServer{}
+	certPEM, keyPEM, err := mcpheaders.NewServingCert([]string{host}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := &keyedServer{ca: certPEM}
 	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
 	proxy.FlushInterval = -1
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(header) != key {
 			ks.refused.Add(1)
 			http.Error(w, "no key", http.StatusUnauthorized)
@@ -68,8 +78,10 @@ func newKeyedServer(t *testing.T, upstream, header, key string) *keyedServer {
 		r.Header.Del(header)
 		proxy.ServeHTTP(w, r)
 	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	ks.addr = strings.TrimPrefix(srv.URL, "http://")
+	ks.addr = strings.TrimPrefix(srv.URL, "https://")
 	return ks
 }
 
@@ -102,7 +114,7 @@ func (l *logBuffer) String() string {
 func TestHeaders_OnlyHostdOfABoundPodGetsThePlatformsKey(t *testing.T) {
 	ctx := context.Background()
 	key := fmt.Sprintf("k-%d-do-not-leak", os.Getpid())
-	ks := newKeyedServer(t, testnet.StartEverything(t).URL, "X-Api-Key", key)
+	ks := newKeyedServer(t, testnet.StartEverything(t).URL, "keyed-everything."+platformNS+".svc", "X-Api-Key", key)
 	svcHost := "keyed-everything." + platformNS + ".svc:3001"
 	routes.add(svcHost, ks.addr)
 
@@ -115,7 +127,7 @@ func TestHeaders_OnlyHostdOfABoundPodGetsThePlatformsKey(t *testing.T) {
 		Spec: v1alpha1.ExtensionSpec{
 			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"headers-test": ns}},
 			MCPServer: &v1alpha1.MCPServer{
-				Service:     &v1alpha1.MCPServiceReference{Name: "keyed-everything", Port: 3001, Path: "/mcp", Scheme: v1alpha1.SchemeHTTP},
+				Service:     &v1alpha1.MCPServiceReference{Name: "keyed-everything", Port: 3001, Path: "/mcp", CABundle: ks.ca},
 				Tools:       v1alpha1.MCPToolSelection{Allow: []string{"echo"}, Prefix: "hk_"},
 				HeadersFrom: &v1alpha1.MCPHeadersSource{SecretRef: v1alpha1.MCPHeadersSecretRef{Name: "keyed-" + ns}, Keys: []string{"X-Api-Key"}},
 			}}}
@@ -192,7 +204,7 @@ func TestHeaders_OnlyHostdOfABoundPodGetsThePlatformsKey(t *testing.T) {
 	// A tenant's Extension naming a Secret is refused, naming the field.
 	tenant := v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "tenant-keyed"},
 		Spec: v1alpha1.ExtensionSpec{MCPServer: &v1alpha1.MCPServer{
-			Service:     &v1alpha1.MCPServiceReference{Name: "keyed-everything", Port: 3001, Scheme: v1alpha1.SchemeHTTP},
+			Service:     &v1alpha1.MCPServiceReference{Name: "keyed-everything", Port: 3001},
 			Tools:       v1alpha1.MCPToolSelection{Allow: []string{"echo"}},
 			HeadersFrom: &v1alpha1.MCPHeadersSource{SecretRef: v1alpha1.MCPHeadersSecretRef{Name: "mine"}}}}}
 	kit.Create(t, &tenant)

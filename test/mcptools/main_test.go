@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -76,7 +77,7 @@ func run(m *testing.M) int {
 	defer cancel()
 	// The manager reaches the tests' Services through routes, as the
 	// cluster's DNS would; everything else is as the manager wires it.
-	doer := routes.doer(outbound.New(outbound.Options{Timeout: 5 * time.Second, MaxResponseBytes: 4 << 20}))
+	doer := routes.doer(outbound.Options{Timeout: 5 * time.Second, MaxResponseBytes: 4 << 20})
 	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
 		Policy:                  workspace.Policy{PlatformNamespaces: []string{platformNS}, DefaultTrust: vocab.TrustRestricted},
 		Loader:                  workspace.HostLoader{Outbound: doer},
@@ -91,30 +92,33 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// router sends calls for a Service host:port to a loopback address.
+// router sends calls for a Service host:port to a loopback address, as
+// curl --resolve does (outbound.Options.Addresses): the URL, Host header
+// and TLS server name stay the Service's, so an HTTPS Service's certificate
+// is verified as in a cluster.
 type router struct {
-	mu sync.Mutex
-	to map[string]string
+	mu     sync.Mutex
+	to     map[string]string
+	client *outbound.Client // dials r.to as it was when built; nil after an add
 }
 
 func (r *router) add(hostPort, addr string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.to[hostPort] = addr
+	r.client = nil
 }
 
-func (r *router) doer(inner outbound.Doer) outbound.Doer {
+func (r *router) doer(opts outbound.Options) outbound.Doer {
 	return outbound.DoerFunc(func(ctx context.Context, req outbound.Request) (*outbound.Response, error) {
-		if u, err := url.Parse(req.Target.URL); err == nil {
-			r.mu.Lock()
-			addr, ok := r.to[u.Host]
-			r.mu.Unlock()
-			if ok {
-				u.Host = addr
-				req.Target.URL = u.String()
-			}
+		r.mu.Lock()
+		if r.client == nil {
+			opts.Addresses = maps.Clone(r.to)
+			r.client = outbound.New(opts)
 		}
-		return inner.Do(ctx, req)
+		c := r.client
+		r.mu.Unlock()
+		return c.Do(ctx, req)
 	})
 }
 

@@ -52,6 +52,12 @@ func ResolveMCPServer(ns string, platform bool, s *v1alpha1.MCPServer, resolve W
 	case s.Service != nil && s.URL != "", s.Service == nil && s.URL == "":
 		return MCPEndpoint{}, field.Invalid(p, "", "exactly one of service or url must be set")
 	case s.Service != nil:
+		if s.HeadersFrom != nil && s.Service.Scheme == v1alpha1.SchemeHTTP {
+			// The CRD refuses this too; an Extension stored before that
+			// rule must not send an API key in the clear either.
+			return MCPEndpoint{}, field.Invalid(p.Child("headersFrom"), s.HeadersFrom.SecretRef.Name,
+				"headersFrom needs HTTPS: a Service with scheme HTTP would carry the Secret's headers (an API key) in the clear")
+		}
 		target := ns
 		if s.Service.Namespace != "" && s.Service.Namespace != ns {
 			if !platform {
