@@ -416,7 +416,7 @@ func (s *Server) ServeUnixSocket(ctx context.Context, path string) error {
 			return err
 		}
 	}
-	ln, err := net.Listen("unix", path)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "unix", path)
 	if err != nil {
 		return err
 	}

@@ -66,8 +66,13 @@ func TestToolOutput_TruncatesOverTheLimitAndKeepsTheWholeAnswer(t *testing.T) {
 	if err := json.NewDecoder(r.Body).Decode(&full); err != nil || r.StatusCode != 200 || full.Content[0].Text != whole || full.ToolCallID != "t-1" {
 		t.Fatalf("GET %s: %d %v, want the whole answer", path, r.StatusCode, err)
 	}
-	if r, err := http.Get(ts.URL + "/v1/results/0123"); err != nil || r.StatusCode != http.StatusNotFound {
-		t.Fatalf("an unknown result: %v %v, want 404", r.StatusCode, err)
+	unknown, err := http.Get(ts.URL + "/v1/results/0123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = unknown.Body.Close()
+	if unknown.StatusCode != http.StatusNotFound {
+		t.Fatalf("an unknown result: %d, want 404", unknown.StatusCode)
 	}
 }
 
