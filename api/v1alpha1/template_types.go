@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // TemplateSpec is a reusable prompt with {{var}} placeholders. Agents
@@ -23,6 +24,45 @@ type TemplateSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=65536
 	Body string `json:"body"`
+
+	// steps make the slash command a fixed sequence of actions run in order:
+	// a tool call with arguments, or a template render into the user message.
+	// Agents that can run them run each tool step through the hooks and stop
+	// at the first blocked or failed step; elsewhere only the template part
+	// renders. Unset, the command renders body alone.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Steps []TemplateStep `json:"steps,omitempty"`
+}
+
+// TemplateStep is one action of a command: exactly one of tool, render or
+// template.
+// +kubebuilder:validation:XValidation:rule="[has(self.tool), has(self.render), has(self.template)].filter(x, x).size() == 1",message="a step sets exactly one of tool, render or template"
+// +kubebuilder:validation:XValidation:rule="!has(self.arguments) || has(self.tool)",message="arguments belong to a tool step"
+// +kubebuilder:validation:XValidation:rule="!has(self.render) || self.render",message="render must be true when set"
+type TemplateStep struct {
+	// tool is the name of a tool in the Workspace's registry to call.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Tool string `json:"tool,omitempty"`
+
+	// arguments of the tool call, a JSON object. String values may hold the
+	// template's {{var}} placeholders, filled from the command's arguments.
+	// +optional
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Arguments *runtime.RawExtension `json:"arguments,omitempty"`
+
+	// render, when true, renders this template's body into the user message.
+	// +optional
+	Render bool `json:"render,omitempty"`
+
+	// template renders another template's body into the user message, with
+	// the same arguments.
+	// +optional
+	Template LogicalName `json:"template,omitempty"`
 }
 
 // TemplateStatus reports the template's variables and validity.

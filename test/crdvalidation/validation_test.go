@@ -108,6 +108,14 @@ func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 		{name: "template body missing", kind: "Template", objectName: "review", spec: "description: x\n", wants: []string{"spec.body", "Required"}},
 		{name: "template name invalid", kind: "Template", objectName: "review", spec: "name: Review_It\n" + validTemplate, wants: []string{"spec.name", "should match"}},
 		{name: "template metadata.name invalid without spec.name", kind: "Template", objectName: "re--view", spec: validTemplate, wants: []string{"metadata.name must be a valid template name"}},
+		// Template steps (R-TPL-6).
+		{name: "template steps valid", kind: "Template", objectName: "review", spec: validTemplate + "steps:\n- tool: bash\n  arguments: {command: \"git diff {{file}}\", timeout: 10}\n- render: true\n- template: other\n"},
+		{name: "template step with two actions", kind: "Template", objectName: "review", spec: validTemplate + "steps:\n- tool: bash\n  render: true\n", wants: []string{"exactly one of tool, render or template"}},
+		{name: "template step with no action", kind: "Template", objectName: "review", spec: validTemplate + "steps:\n- {}\n", wants: []string{"exactly one of tool, render or template"}},
+		{name: "template step arguments without tool", kind: "Template", objectName: "review", spec: validTemplate + "steps:\n- render: true\n  arguments: {a: b}\n", wants: []string{"arguments belong to a tool step"}},
+		{name: "template step render false", kind: "Template", objectName: "review", spec: validTemplate + "steps:\n- render: false\n", wants: []string{"render must be true"}},
+		{name: "template step arguments not an object", kind: "Template", objectName: "review", spec: validTemplate + "steps:\n- tool: bash\n  arguments: [1]\n", wants: []string{"spec.steps[0].arguments"}},
+		{name: "template too many steps", kind: "Template", objectName: "review", spec: validTemplate + "steps:\n" + strings.Repeat("- render: true\n", 17), wants: []string{"spec.steps", "Too many"}},
 		// Extension.
 		{name: "extension valid", kind: "Extension", objectName: "review-extension", spec: validExtension + "hooks: [{name: deny-secret, event: BeforeToolCall, match: {tools: [review_note]}, cel: {expression: \"!call.arguments.text.contains('SECRET')\", message: no secrets}}, {name: audit, event: AfterToolResult, webhook: {service: {name: audit, port: 8080, path: /after}}}]\n"},
 		{name: "extension duplicate tool names", kind: "Extension", objectName: "a", spec: "tools: [{name: t, description: x}, {name: t, description: w}]\n", wants: []string{"tool names must be unique within an extension"}},
