@@ -446,4 +446,17 @@ type TemplateDoc struct {
 	Origin      string   `json:"origin"`
 	Body        string   `json:"body"`
 	Variables   []string `json:"variables"`
+	// Steps make the template's command a fixed sequence of actions; empty,
+	// the command renders Body alone.
+	Steps []TemplateStep `json:"steps,omitempty"`
+}
+
+// TemplateStep is one action of a command: exactly one of Tool (a call with
+// Arguments, whose string values may hold {{var}} placeholders), Render (this
+// template's body) or Template (another template's body).
+type TemplateStep struct {
+	Tool      string          `json:"tool,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Render    bool            `json:"render,omitempty"`
+	Template  string          `json:"template,omitempty"`
 }

@@ -134,21 +134,29 @@ func Parse(data map[string]string) (*Context, error) {
 }
 
 // Render renders a published template into the canonical user message
-// (rule R-TPL-3). An unknown template or a missing argument is a *resources.TemplateError.
+// (rule R-TPL-3): its body, or for a command with steps the text of its render
+// steps; tool steps are not run here (Plan lists them). An unknown template or
+// a missing argument is a *resources.TemplateError.
 func (c *Context) Render(name string, args map[string]string, at time.Time) (resources.UserMessage, error) {
-	t, ok := c.templates[name]
-	if !ok {
-		return resources.UserMessage{}, &resources.TemplateError{Template: name, Message: "no such template in the context"}
-	}
-	text, err := resources.RenderTemplate(t.Body, args)
+	plan, err := c.Plan(name, args)
 	if err != nil {
-		var te *resources.TemplateError
-		if errors.As(err, &te) {
-			te.Template = name
-		}
 		return resources.UserMessage{}, err
 	}
-	return resources.NewUserMessage(text, at), nil
+	return resources.NewUserMessage(plan.Text, at), nil
+}
+
+// Plan fills a published template's command with args without running
+// anything (R-TPL-6): each step with its arguments filled or its template
+// rendered.
+func (c *Context) Plan(name string, args map[string]string) (resources.Plan, error) {
+	t, ok := c.templates[name]
+	if !ok {
+		return resources.Plan{}, &resources.TemplateError{Template: name, Message: "no such template in the context"}
+	}
+	return resources.PlanCommand(name, t.Body, t.Steps, func(n string) (string, bool) {
+		w, ok := c.templates[n]
+		return w.Body, ok
+	}, args)
 }
 
 // Activate activates a published skill with some of its files. The

@@ -111,7 +111,7 @@ func TestEncodeListWithin_SameBytesAsEncodingTheWholeDocument(t *testing.T) {
 	templates := cat.Templates()
 	want, _ := encodeJSON(templatesDoc(cat), "")
 	w := &budgetWriter{max: -1}
-	if err := encodeListWithin(w, "templates", len(templates), func(i int) any { return templateDoc(templates[i]) }); err != nil || w.String() != want {
+	if err := encodeListWithin(w, "templates", len(templates), func(i int) any { return templateDoc(templates[i], cat) }); err != nil || w.String() != want {
 		t.Fatalf("templates: %v\n%s\nwant\n%s", err, w.String(), want)
 	}
 }

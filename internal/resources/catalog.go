@@ -131,6 +131,15 @@ func (c *Catalog) Skills() []Skill {
 	return out
 }
 
+// commandVariables are the variables of a winning template's command
+// (CommandVariables), its render steps looked up among the winners.
+func (c *Catalog) commandVariables(t Template) []string {
+	return CommandVariables(t.Body, t.Steps, func(name string) (string, bool) {
+		w, ok := c.templates[name]
+		return w.Body, ok
+	})
+}
+
 // Templates returns the winning templates sorted by name.
 func (c *Catalog) Templates() []Template {
 	out := make([]Template, 0, len(c.templates))

@@ -3,6 +3,7 @@ package resources
 import (
 	"encoding/base64"
 	"fmt"
+	"slices"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/skillfile"
@@ -44,7 +45,7 @@ func buildManifest(ws contract.WorkspaceRef, instructions []Instruction, cat *Ca
 		m.ActiveSkills = append(m.ActiveSkills, contract.ActiveSkill{Name: a.Name, Files: files})
 	}
 	for _, t := range cat.Templates() {
-		m.Templates = append(m.Templates, contract.TemplateInfo{Name: t.Name, Description: t.Description, Variables: Variables(t.Body)})
+		m.Templates = append(m.Templates, contract.TemplateInfo{Name: t.Name, Description: t.Description, Variables: cat.commandVariables(t)})
 		m.Commands = append(m.Commands, contract.Command{Name: t.Name, Template: t.Name, Description: t.Description})
 	}
 	return m
@@ -85,14 +86,17 @@ func skillDoc(s Skill) contract.SkillDoc {
 func templatesDoc(cat *Catalog) contract.Templates {
 	doc := contract.Templates{Templates: []contract.TemplateDoc{}}
 	for _, t := range cat.Templates() {
-		doc.Templates = append(doc.Templates, templateDoc(t))
+		doc.Templates = append(doc.Templates, templateDoc(t, cat))
 	}
 	return doc
 }
 
 // templateDoc is one entry of templates.json.
-func templateDoc(t Template) contract.TemplateDoc {
-	return contract.TemplateDoc{Name: t.Name, Description: t.Description, Origin: t.Origin.String(), Body: t.Body, Variables: Variables(t.Body)}
+func templateDoc(t Template, cat *Catalog) contract.TemplateDoc {
+	return contract.TemplateDoc{
+		Name: t.Name, Description: t.Description, Origin: t.Origin.String(), Body: t.Body,
+		Variables: cat.commandVariables(t), Steps: slices.Clone(t.Steps),
+	}
 }
 
 // fileDoc publishes a file: text as it is, binary bytes base64-encoded.

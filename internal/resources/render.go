@@ -81,6 +81,9 @@ func Render(in Input) (*Result, error) {
 		return nil, err
 	}
 	guideProvenance(reg, in.ExtensionNamespaces, in.PlatformNamespaces)
+	if err := checkStepTargets(cat, reg); err != nil {
+		return nil, err
+	}
 	prompt, err := BuildContext(instructions, cat, active, reg)
 	if err != nil {
 		return nil, err
@@ -134,7 +137,7 @@ func encodeData(prompt string, m contract.Manifest, cat *Catalog, budget int64) 
 		item       func(i int) any
 	}{
 		{contract.KeySkills, "skills", len(skills), func(i int) any { return skillDoc(skills[i]) }},
-		{contract.KeyTemplates, "templates", len(templates), func(i int) any { return templateDoc(templates[i]) }},
+		{contract.KeyTemplates, "templates", len(templates), func(i int) any { return templateDoc(templates[i], cat) }},
 	}
 	for _, l := range lists {
 		w := &budgetWriter{max: -1}

@@ -60,6 +60,8 @@ type Template struct {
 	Description string
 	Body        string
 	Origin      Origin
+	// Steps make the template's command a fixed sequence of actions.
+	Steps []contract.TemplateStep
 }
 
 // Instruction is a block of project rules (an AGENTS.md).

@@ -71,5 +71,8 @@ func validateTemplate(t Template, checkNames bool) error {
 	if t.Body == "" {
 		return invalid("body", "must not be empty")
 	}
+	if field, msg := validateSteps(t.Steps); msg != "" {
+		return invalid(field, msg)
+	}
 	return nil
 }

@@ -49,9 +49,26 @@ func RootFromObjects(name, namespace string, skills []v1alpha1.Skill, templates 
 			Description: t.Spec.Description,
 			Body:        t.Spec.Body,
 			Origin:      objectOrigin(name, namespace, t.Namespace, t.Name),
+			Steps:       templateSteps(t.Spec.Steps),
 		})
 	}
 	return root
+}
+
+// templateSteps converts a Template's steps to the engine's form; arguments
+// stay the JSON the API server stored.
+func templateSteps(steps []v1alpha1.TemplateStep) []contract.TemplateStep {
+	if len(steps) == 0 {
+		return nil
+	}
+	out := make([]contract.TemplateStep, len(steps))
+	for i, s := range steps {
+		out[i] = contract.TemplateStep{Tool: s.Tool, Render: s.Render, Template: string(s.Template)}
+		if s.Arguments != nil {
+			out[i].Arguments = slices.Clone(s.Arguments.Raw)
+		}
+	}
+	return out
 }
 
 func objectOrigin(root, defaultNamespace, namespace, object string) resources.Origin {
