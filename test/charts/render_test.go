@@ -292,4 +292,8 @@ func TestCharts_AgentPodPoliciesReadTheReleaseNamespacesHostdParameters(t *testi
 	if find(objs, "MutatingAdmissionPolicy", "loadout-agent-pods") == nil || find(objs, "ValidatingAdmissionPolicy", "loadout-agent-pod-updates") == nil {
 		t.Error("the chart renders no agent pod policies")
 	}
+	// Only the kubelet mints hostd's MCP headers token (R-EXT-7).
+	if find(objs, "ValidatingAdmissionPolicy", "loadout-mcp-headers-tokens") == nil || find(objs, "ValidatingAdmissionPolicyBinding", "loadout-mcp-headers-tokens") == nil {
+		t.Error("the chart renders no policy and binding loadout-mcp-headers-tokens")
+	}
 }

@@ -42,8 +42,9 @@ func TestInstall_KustomizeDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 		"Role": 2, "RoleBinding": 2, "Deployment": 1, "Service": 1,
 		// loadout-trust-label, loadout-context-configmaps, loadout-policy-epochs, loadout-manager-configmaps,
 		// loadout-context-signatures, loadout-agent-pods, loadout-agent-pod-updates, loadout-hostd-exec,
-		// loadout-workspace-deletion, loadout-agent-pod-workspace, loadout-approvals; the mutating loadout-agent-pods
-		"ValidatingAdmissionPolicy": 11, "ValidatingAdmissionPolicyBinding": 11,
+		// loadout-mcp-headers-tokens, loadout-workspace-deletion, loadout-agent-pod-workspace, loadout-approvals;
+		// the mutating loadout-agent-pods
+		"ValidatingAdmissionPolicy": 12, "ValidatingAdmissionPolicyBinding": 12,
 		"MutatingAdmissionPolicy": 1, "MutatingAdmissionPolicyBinding": 1,
 	}
 	for kind, n := range want {

@@ -90,7 +90,7 @@ func TestAgentPods_TenantCannotReshapeTheSidecar(t *testing.T) {
 		}), []string{reshaped + ".securityContext"}},
 		{"adds an env var to hostd", editHostd(func(h *corev1.Container) {
 			h.Env = append(slices.Clone(h.Env), corev1.EnvVar{Name: "GODEBUG", Value: "madvdontneed=0"})
-		}), []string{reshaped + ".env", "only LOADOUT_WORKSPACE, LOADOUT_CONTEXT_KEYS and LOADOUT_CONTEXT_CONFIGMAP"}},
+		}), []string{reshaped + ".env", "only LOADOUT_WORKSPACE, LOADOUT_CONTEXT_KEYS, LOADOUT_CONTEXT_CONFIGMAP, LOADOUT_MCP_HEADERS_URL and LOADOUT_MCP_HEADERS_CA"}},
 		{"changes hostd's image", editHostd(func(h *corev1.Container) { h.Image = "registry.example.com/tenant/hostd:latest" }),
 			[]string{reshaped + ".image", testHostdImage}},
 		{"publishes hostd's probe port on the node", editHostd(func(h *corev1.Container) { h.Ports[0].HostPort = 8182 }),

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -28,6 +30,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contextsig"
+	"github.com/loadout-dev/loadout/internal/mcpheaders"
 	"github.com/loadout-dev/loadout/internal/testenv"
 	"github.com/loadout-dev/loadout/internal/toolauth"
 )
@@ -49,13 +52,24 @@ const (
 	sourceCredentialsVolume           = "loadout-source-credentials"
 	serviceTokenVolume                = "loadout-service-token"
 	keysEnv, bindingEnv, configMapEnv = "LOADOUT_CONTEXT_KEYS", "LOADOUT_WORKSPACE", "LOADOUT_CONTEXT_CONFIGMAP"
+	mcpHeadersURLEnv, mcpHeadersCAEnv = "LOADOUT_MCP_HEADERS_URL", "LOADOUT_MCP_HEADERS_CA"
 )
 
 var hostdCommand = []string{"/loadout-hostd",
 	"--context-dir=/var/run/loadout/context", "--policy-dir=/var/run/loadout/policy", "--addr=127.0.0.1:8181", "--materialize=/var/run/loadout/tree", "--managed-etc",
 	"--probe-addr=:8182", "--source-cache=/var/run/loadout/source-cache",
 	"--source-credentials=/var/run/loadout/source-credentials", "--service-token-file=/var/run/loadout/service-token/token",
-	"--approvals-token-file=/var/run/loadout/service-token/api-token", "--approvals-ca-file=/var/run/loadout/service-token/ca.crt"}
+	"--approvals-token-file=/var/run/loadout/service-token/api-token", "--approvals-ca-file=/var/run/loadout/service-token/ca.crt",
+	"--mcp-headers-token-file=/var/run/loadout/service-token/mcp-headers-token"}
+
+// testMCPHeaders is the manager's MCP headers endpoint as the suite's
+// parameters publish it: its URL and a certificate made for it.
+var testMCPHeaders = func() controllers.HostdConfig {
+	host := controllers.DefaultMCPHeadersService + "." + platformNS + ".svc"
+	certPEM, _, err := mcpheaders.NewServingCert([]string{host}, time.Now())
+	utilruntime.Must(err)
+	return controllers.HostdConfig{MCPHeadersURL: "https://" + host + ":8444" + mcpheaders.Path, MCPHeadersCA: certPEM}
+}()
 
 // tenantAnchor is a trust anchor of the tenant's own: a fresh key.
 func tenantAnchor(t *testing.T) string {
@@ -72,11 +86,14 @@ func tenantAnchor(t *testing.T) string {
 var hostdParamsKey = types.NamespacedName{Namespace: platformNS, Name: controllers.DefaultHostdConfigMap}
 
 // publishHostdParams writes the parameter ConfigMap as the manager does at
-// start (the test manager does not): the hostd image and the public keys of
-// the key set that signs the suite's contexts. It returns its data.
+// start (the test manager does not): the hostd image, the public keys of
+// the key set that signs the suite's contexts and the MCP headers endpoint.
+// It returns its data.
 func publishHostdParams(t *testing.T) map[string]string {
 	t.Helper()
-	if err := controllers.PublishHostdConfig(context.Background(), k8sClient, hostdParamsKey, testHostdImage, contextSigner); err != nil {
+	hc := testMCPHeaders
+	hc.Image, hc.Signer = testHostdImage, contextSigner
+	if err := controllers.PublishHostdConfigWith(context.Background(), k8sClient, hostdParamsKey, hc); err != nil {
 		t.Fatal(err)
 	}
 	got := kit.ConfigMap(t, hostdParamsKey.Namespace, hostdParamsKey.Name)
@@ -202,6 +219,10 @@ func checkBound(t *testing.T, pod *corev1.Pod, workspace, contextConfigMap strin
 	}
 	wantEnv := []corev1.EnvVar{{Name: keysEnv, Value: params[controllers.HostdConfigContextKeys]}, {Name: bindingEnv, Value: pod.Namespace + "/" + workspace},
 		{Name: configMapEnv, Value: contextConfigMap}}
+	if url := params[controllers.HostdConfigMCPHeadersURL]; url != "" {
+		wantEnv = append(wantEnv, corev1.EnvVar{Name: mcpHeadersURLEnv, Value: url},
+			corev1.EnvVar{Name: mcpHeadersCAEnv, Value: params[controllers.HostdConfigMCPHeadersCA]})
+	}
 	if !reflect.DeepEqual(h.Env, wantEnv) || len(h.EnvFrom) != 0 {
 		t.Errorf("hostd env %+v envFrom %+v, want %+v", h.Env, h.EnvFrom, wantEnv)
 	}
@@ -253,13 +274,16 @@ func checkBound(t *testing.T, pod *corev1.Pod, workspace, contextConfigMap strin
 	}
 	// hostd's proof to tool Services: the kubelet's token for the Loadout
 	// audience, at the minimum lifetime (toolauth).
-	if v := volume(pod, serviceTokenVolume); v == nil || v.Projected == nil || len(v.Projected.Sources) != 3 ||
+	if v := volume(pod, serviceTokenVolume); v == nil || v.Projected == nil || len(v.Projected.Sources) != 4 ||
 		v.Projected.Sources[0].ServiceAccountToken == nil || v.Projected.Sources[0].ServiceAccountToken.Audience != toolauth.Audience ||
 		ptr.Deref(v.Projected.Sources[0].ServiceAccountToken.ExpirationSeconds, 0) != 600 || v.Projected.Sources[0].ServiceAccountToken.Path != "token" {
 		t.Errorf("volume %s = %+v, want a projected ServiceAccount token for %s, 600 seconds, at token", serviceTokenVolume, v, toolauth.Audience)
 	} else if api, ca := v.Projected.Sources[1].ServiceAccountToken, v.Projected.Sources[2].ConfigMap; api == nil || api.Audience != "" || api.Path != "api-token" ||
 		ptr.Deref(api.ExpirationSeconds, 0) != 600 || ca == nil || ca.Name != "kube-root-ca.crt" || len(ca.Items) != 1 || ca.Items[0].Path != "ca.crt" {
 		t.Errorf("volume %s = %+v, want hostd's API server token at api-token (600 seconds) and kube-root-ca.crt's ca.crt, for Approvals", serviceTokenVolume, v)
+	} else if mh := v.Projected.Sources[3].ServiceAccountToken; mh == nil || mh.Audience != mcpheaders.Audience || mh.Path != "mcp-headers-token" ||
+		ptr.Deref(mh.ExpirationSeconds, 0) != 600 {
+		t.Errorf("volume %s = %+v, want hostd's token for the MCP headers endpoint (%s, 600 seconds) at mcp-headers-token", serviceTokenVolume, v, mcpheaders.Audience)
 	}
 }
 
@@ -464,6 +488,45 @@ func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t
 		{"drops hostd's service token", editHostd(func(h *corev1.Container) {
 			h.Command = slices.DeleteFunc(slices.Clone(h.Command), func(a string) bool { return strings.HasPrefix(a, "--service-token-file") })
 		}), []string{"spec.initContainers[loadout-hostd].command"}},
+		// R-EXT-7: hostd's token for the MCP headers endpoint reaches the
+		// manager alone, and no container but hostd holds one.
+		{"points hostd at its own MCP headers endpoint (to collect hostd's token)", editEnv(mcpHeadersURLEnv, "https://collector.tenant.svc:8444/v1/mcp-headers"),
+			[]string{"spec.initContainers[loadout-hostd].env[LOADOUT_MCP_HEADERS_URL]", "data.mcpHeadersURL", hostdParamsKey.String()}},
+		{"makes hostd trust its own certificate for the endpoint", editEnv(mcpHeadersCAEnv, "-----BEGIN CERTIFICATE-----\nTENANT\n-----END CERTIFICATE-----\n"),
+			[]string{"env[LOADOUT_MCP_HEADERS_CA]", "data.mcpHeadersCA"}},
+		{"sets LOADOUT_MCP_HEADERS_URL twice (the last wins)", editHostd(func(h *corev1.Container) {
+			h.Env = append(slices.Clone(h.Env), corev1.EnvVar{Name: mcpHeadersURLEnv, Value: "https://collector.tenant.svc/v1/mcp-headers"})
+		}), []string{"env[LOADOUT_MCP_HEADERS_URL]", "set once each"}},
+		{"reads the MCP headers endpoint from its own ConfigMap", editHostd(func(h *corev1.Container) {
+			for i := range h.Env {
+				if h.Env[i].Name == mcpHeadersURLEnv {
+					h.Env[i] = corev1.EnvVar{Name: mcpHeadersURLEnv, ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+						LocalObjectReference: corev1.LocalObjectReference{Name: "tenant-keys"}, Key: "keys"}}}
+				}
+			}
+		}), []string{"env[LOADOUT_MCP_HEADERS_URL]"}},
+		{"drops hostd's MCP headers token flag", editHostd(func(h *corev1.Container) {
+			h.Command = slices.DeleteFunc(slices.Clone(h.Command), func(a string) bool { return strings.HasPrefix(a, "--mcp-headers-token-file") })
+		}), []string{"spec.initContainers[loadout-hostd].command", "--mcp-headers-token-file"}},
+		{"projects an MCP-headers token for the agent", func(p *corev1.Pod) {
+			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "keys", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+				Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: mcpheaders.Audience, Path: "t"}}}}}})
+			p.Spec.Containers[0].VolumeMounts = append(p.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "keys", MountPath: "/keys"})
+		}, []string{"spec.volumes[keys]", "loadout.dev/mcp-headers is hostd's alone"}},
+		{"projects it in an init container's volume", func(p *corev1.Pod) {
+			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "early", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+				Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: mcpheaders.Audience, Path: "t"}}}}}})
+			p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: "fetch", Image: "example.com/curl",
+				VolumeMounts: []corev1.VolumeMount{{Name: "early", MountPath: "/keys"}, {Name: treeVolume, MountPath: "/etc/claude-code", ReadOnly: true},
+					{Name: treeVolume, MountPath: "/etc/codex", ReadOnly: true}}})
+		}, []string{"spec.volumes[early]", "hostd's alone"}},
+		{"gives hostd's MCP headers token a day's life", func(p *corev1.Pod) {
+			volume(p, serviceTokenVolume).Projected.Sources[3].ServiceAccountToken.ExpirationSeconds = ptr.To[int64](86400)
+		}, []string{"spec.volumes[loadout-service-token]", "path mcp-headers-token"}},
+		{"drops the MCP headers token from hostd's volume", func(p *corev1.Pod) {
+			v := volume(p, serviceTokenVolume)
+			v.Projected.Sources = v.Projected.Sources[:3]
+		}, []string{"spec.volumes[loadout-service-token]", "loadout.dev/mcp-headers"}},
 	} {
 		pod := boundPod(t, k8sClient, ns, fmt.Sprintf("altered-%d", i), "dev")
 		tc.edit(pod)

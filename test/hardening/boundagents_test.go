@@ -106,10 +106,22 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-		case v.Projected != nil && len(v.Projected.Sources) == 1 && v.Projected.Sources[0].ServiceAccountToken != nil:
-			// hostd's token for tool Services; this test's Service does
-			// not verify it.
-			writeFile(t, filepath.Join(dir, v.Projected.Sources[0].ServiceAccountToken.Path), "test-token")
+		case v.Projected != nil:
+			// hostd's tokens (tool Services, Approvals, the MCP headers
+			// endpoint) and the API server's CA: nothing here verifies
+			// them, and hostd starts without a cluster to reach.
+			for _, src := range v.Projected.Sources {
+				switch {
+				case src.ServiceAccountToken != nil:
+					writeFile(t, filepath.Join(dir, src.ServiceAccountToken.Path), "test-token")
+				case src.ConfigMap != nil:
+					for _, item := range src.ConfigMap.Items {
+						writeFile(t, filepath.Join(dir, item.Path), "test-ca")
+					}
+				default:
+					t.Fatalf("volume %s: projected source %+v is not one this test can give", v.Name, src)
+				}
+			}
 		default:
 			t.Fatalf("volume %s: %+v is not one this test can give", v.Name, v.VolumeSource)
 		}
