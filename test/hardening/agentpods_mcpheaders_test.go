@@ -82,7 +82,7 @@ func TestAgentPods_TenantCannotMintHostdsMCPHeadersToken(t *testing.T) {
 	})
 
 	for what, audiences := range map[string][]string{
-		"for loadout.dev/mcp-headers":                        {mcpheaders.Audience},
+		"for loadout.dev/mcp-headers":                       {mcpheaders.Audience},
 		"for loadout.dev/mcp-headers next to hostd's other": {toolauth.Audience, mcpheaders.Audience},
 	} {
 		_, err := mintPodToken(tenantCS, "default", pod, audiences...)
