@@ -24,7 +24,12 @@ func newRenderCommand() *cobra.Command {
 canonical user message as JSON:
   {"role":"user","content":[{"type":"text","text":"..."}],"timestamp":<ms>}
 
-Every {{name}} placeholder needs a --set name=value; extra values are ignored.`,
+Every {{name}} placeholder needs a --set name=value; extra values are ignored.
+
+A template with steps (a command) also prints its plan without running
+anything: "steps" lists each step in order, a tool call with its arguments
+filled or a template with its rendered text, and "note" says the tool steps
+were not run; the message is the text of the render steps.`,
 		Example: `  loadout render review --set file=src/parser.go --set owner=runtime`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

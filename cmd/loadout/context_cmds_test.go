@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -61,5 +62,77 @@ func TestActivate_SampleSkillWithChecklist(t *testing.T) { // R-ACT-1, R-ACT-3, 
 	}
 	if _, _, err := run(t, "activate", "review", "--context-dir", dir, "--file", "../etc/passwd"); err == nil {
 		t.Fatal("traversal accepted")
+	}
+}
+
+// A command's render prints its plan, arguments filled, and runs nothing.
+func TestRender_CommandPrintsPlanWithoutRunning(t *testing.T) { // R-TPL-6
+	src := t.TempDir()
+	entries, err := os.ReadDir(samplesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(samplesDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	marker := filepath.Join(t.TempDir(), "ran")
+	command := `apiVersion: loadout.dev/v1alpha1
+kind: Template
+metadata:
+  name: ship
+  namespace: team-a
+spec:
+  body: "Review the diff of {{file}}."
+  steps:
+  - tool: review_note
+    arguments: {text: "touch ` + marker + ` && git diff {{file}}", line: 30}
+  - render: true
+  - template: review
+`
+	if err := os.WriteFile(filepath.Join(src, "team-a_template_ship.yaml"), []byte(command), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for k, v := range previewData(t, "-f", src) {
+		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, err := run(t, "render", "ship", "--context-dir", dir, "--set", "file=a.go", "--set", "owner=bob", "--timestamp", "42")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Content []struct{ Text string }
+		Steps   []struct {
+			Tool      string
+			Arguments json.RawMessage
+			Template  string
+			Text      string
+		}
+		Note string
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	var args bytes.Buffer
+	if len(got.Steps) > 0 {
+		_ = json.Compact(&args, got.Steps[0].Arguments)
+	}
+	if len(got.Steps) != 3 || got.Steps[0].Tool != "review_note" || args.String() != `{"line":30,"text":"touch `+marker+` && git diff a.go"}` ||
+		got.Steps[1].Text != "Review the diff of a.go." || got.Steps[2].Template != "review" {
+		t.Fatalf("plan = %s", out)
+	}
+	if got.Content[0].Text != "Review the diff of a.go.\n\nReview a.go for bob. Focus on a.go." || !strings.Contains(got.Note, "not run here") {
+		t.Fatalf("message = %s", out)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("render ran the tool step: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -15,7 +16,8 @@ import (
 // /mcp__loadout__<name>) gets the Workspace's templates without any file.
 // prompts/get renders through the code /v1/render uses, on the context
 // current at the call: a missing variable is an error, never a half-filled
-// message.
+// message. A command's tool steps are not run here: MCP prompts have no way
+// to, so the message is its template part and the description says so.
 
 // syncMCPPrompts updates the MCP server's prompts to snap's templates. The
 // caller holds s.mu.
@@ -55,7 +57,7 @@ func (s *Server) mcpGetPrompt(name string) mcp.PromptHandler {
 		if err != nil {
 			return nil, err
 		}
-		out := &mcp.GetPromptResult{Description: "Template " + name + " of the Workspace"}
+		out := &mcp.GetPromptResult{Description: strings.TrimSpace("Template " + name + " of the Workspace. " + msg.Note)}
 		for _, c := range msg.Content {
 			out.Messages = append(out.Messages, &mcp.PromptMessage{Role: mcp.Role(msg.Role), Content: &mcp.TextContent{Text: c.Text}})
 		}

@@ -133,16 +133,16 @@ func Parse(data map[string]string) (*Context, error) {
 	return pc, nil
 }
 
-// Render renders a published template into the canonical user message
-// (rule R-TPL-3): its body, or for a command with steps the text of its render
-// steps; tool steps are not run here (Plan lists them). An unknown template or
-// a missing argument is a *resources.TemplateError.
-func (c *Context) Render(name string, args map[string]string, at time.Time) (resources.UserMessage, error) {
+// Render renders a published template (rule R-TPL-3): its body, or for a
+// command with steps the text of its render steps and the plan; tool steps
+// are not run here (the result's note says so). An unknown template or a
+// missing argument is a *resources.TemplateError.
+func (c *Context) Render(name string, args map[string]string, at time.Time) (resources.RenderedCommand, error) {
 	plan, err := c.Plan(name, args)
 	if err != nil {
-		return resources.UserMessage{}, err
+		return resources.RenderedCommand{}, err
 	}
-	return resources.NewUserMessage(plan.Text, at), nil
+	return plan.Rendered(at), nil
 }
 
 // Plan fills a published template's command with args without running

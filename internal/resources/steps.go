@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 )
@@ -29,11 +30,34 @@ type PlannedStep struct {
 	Text     string `json:"text,omitempty"`
 }
 
-// Plan is a command's steps, in order, and the user message its render steps
-// make: their texts joined by a blank line.
+// Plan is a command's steps, in order (none for a template without steps),
+// and the user message its render steps make: their texts joined by a blank
+// line, or the body for a template without steps.
 type Plan struct {
-	Steps []PlannedStep `json:"steps"`
-	Text  string        `json:"text"`
+	Steps []PlannedStep
+	Text  string
+}
+
+// StepsNotRun is the note a render that does not run a command's tool steps
+// carries (hostd, loadout render): the message is only the template part.
+const StepsNotRun = "This command has tool steps; they are not run here: the message is only its template part. An agent that runs commands (Pi with the Loadout package) runs each tool step through the hooks, in order, before sending the message."
+
+// RenderedCommand is a rendered template as hostd and loadout render answer
+// it: the user message (R-TPL-3), and for a command with steps the plan and,
+// when some are tool steps, StepsNotRun.
+type RenderedCommand struct {
+	UserMessage
+	Steps []PlannedStep `json:"steps,omitempty"`
+	Note  string        `json:"note,omitempty"`
+}
+
+// Rendered is the plan as a RenderedCommand stamped with at.
+func (p Plan) Rendered(at time.Time) RenderedCommand {
+	r := RenderedCommand{UserMessage: NewUserMessage(p.Text, at), Steps: p.Steps}
+	if p.HasToolSteps() {
+		r.Note = StepsNotRun
+	}
+	return r
 }
 
 // TemplateBody looks a template's body up by name.
@@ -89,7 +113,7 @@ func PlanCommand(name, body string, steps []contract.TemplateStep, bodyOf Templa
 		if err != nil {
 			return fail(err)
 		}
-		return Plan{Steps: []PlannedStep{{Template: name, Text: text}}, Text: text}, nil
+		return Plan{Text: text}, nil
 	}
 	plan := Plan{Steps: make([]PlannedStep, 0, len(steps))}
 	var texts []string
