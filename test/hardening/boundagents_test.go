@@ -129,6 +129,11 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 	}
 	notes := startReviewNotes(t, loadoutBin, published.Data)
 	hd := startPodHostd(t, hostdBin, h, dirs, notes.hostdArgs)
+	// The injected MCP headers endpoint, its certificate and token file are
+	// ones the sidecar can use (it says so once when it cannot).
+	if strings.Contains(hd.log(), "MCP headers:") {
+		t.Errorf("hostd cannot use the injected MCP headers configuration:\n%s", hd.log())
+	}
 
 	agents := map[string]*corev1.Container{}
 	for i := range pod.Spec.Containers {
