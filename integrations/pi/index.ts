@@ -19,6 +19,12 @@
 //   after hooks that did not run and their diagnostics are shown and counted.
 // - Template slash commands render through hostd (POST /v1/render), so a
 //   missing {{var}} is an error the user sees, never a half-filled prompt.
+// - A command with steps (a template's spec.steps) runs them in order: each
+//   tool step through the hooks (a runnable tool through POST /v1/tools, one
+//   of Pi's own tools asked of POST /v1/before, run as Pi runs it, its result
+//   sent to /v1/after), stopping at the first blocked or failed step with its
+//   reason; then the message (each tool's result, each rendered template) is
+//   sent.
 // - The Workspace's lifecycle hooks (docs/hooks.md) run at Pi's events:
 //   session_start (SessionStart), input (UserInput, then BeforeAgentStart on
 //   the rendered prompt, where a denial can still stop the turn),
@@ -58,8 +64,19 @@
 import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { validateToolArguments } from "@mariozechner/pi-ai";
-import { createSyntheticSourceInfo, DefaultResourceLoader } from "@mariozechner/pi-coding-agent";
-import type { ExtensionAPI, ExtensionContext, Skill } from "@mariozechner/pi-coding-agent";
+import { randomUUID } from "node:crypto";
+import {
+	createBashToolDefinition,
+	createEditToolDefinition,
+	createFindToolDefinition,
+	createGrepToolDefinition,
+	createLsToolDefinition,
+	createReadToolDefinition,
+	createSyntheticSourceInfo,
+	createWriteToolDefinition,
+	DefaultResourceLoader,
+} from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext, Skill, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { postJSON } from "./hostd-http.ts";
 
 export interface LoadoutConfig {
@@ -93,7 +110,7 @@ export default async function loadoutExtension(pi: ExtensionAPI): Promise<void> 
 	registerSystemPrompt(pi, tree, session);
 	const runnable = registerRunnableTools(pi, tree, hostd);
 	registerToolGate(pi, hostd, runnable);
-	registerPrompts(pi, tree, hostd, session);
+	registerPrompts(pi, tree, hostd, session, new StepRunner(pi, hostd, runnable));
 	registerSessionEvents(pi, hostd, session);
 	registerTurnEvents(pi, session);
 	registerContextFilter(pi, tree);
@@ -420,6 +437,72 @@ function registerSystemPrompt(pi: ExtensionAPI, tree: Tree, session?: SessionHoo
 // ---------------------------------------------------------------------------
 // Tool calls: hostd decides, failing closed
 
+/** A tool call as hostd's hooks see it. */
+type GateCall = { id: string; name: string; arguments: Record<string, unknown> };
+
+/** hostd's before verdict on a call: blocked with a reason, or allowed with the arguments to run (rewritten or not). */
+type BeforeVerdict = { block: string } | { arguments: Record<string, unknown>; afterHooks: boolean };
+
+/**
+ * Asks hostd whether a call of one of Pi's own tools may run (POST
+ * /v1/before), failing closed: no answer, or one without a verdict, blocks.
+ * An ask goes to the user (none headless: no). Rewritten arguments are
+ * checked against the tool's own schema, since Pi does not re-validate them.
+ */
+async function askBefore(pi: ExtensionAPI, hostd: Hostd, ctx: ExtensionContext, call: GateCall): Promise<BeforeVerdict> {
+	// headless: with no UI to ask, an imposed hook's ask may go to the
+	// cluster's approvers instead (docs/hooks.md, "Approvals").
+	const answer = await hostd.post("/v1/before", { call, acceptArguments: true, headless: !ctx.hasUI, ...where(ctx) });
+	if (!answer.ok) {
+		return { block: `Loadout blocked ${call.name}: ${answer.why}; tool calls fail closed without hostd's answer.` };
+	}
+	const body = answer.body;
+	if (typeof body?.allowed !== "boolean") {
+		return { block: `Loadout blocked ${call.name}: hostd's answer has no "allowed" verdict; tool calls fail closed.` };
+	}
+	const reason = texts(body.result?.content) || `hostd denied ${call.name} without a reason`;
+	if (!body.allowed && !(body.ask && (await confirm(ctx, reason)))) {
+		return { block: reason };
+	}
+	const afterHooks = body.afterHooks !== false;
+	if (!body.arguments || typeof body.arguments !== "object") return { arguments: call.arguments, afterHooks };
+	const tool = pi.getAllTools().find((t) => t.name === call.name);
+	if (tool) {
+		try {
+			validateToolArguments(tool as any, { type: "toolCall", id: call.id, name: call.name, arguments: body.arguments } as any);
+		} catch (err: any) {
+			return { block: `Loadout blocked ${call.name}: hooks rewrote its arguments into ones its input schema refuses: ${err?.message ?? err}` };
+		}
+	}
+	return { arguments: body.arguments, afterHooks };
+}
+
+/**
+ * Sends a result of one of Pi's own tools to the after hooks (POST
+ * /v1/after). They observe; the tool already ran, so its result stands.
+ * Nothing is silent: a failure to run them, and every diagnostic they report
+ * (an error, a timeout, an audit note), is shown to the user and counted, as
+ * Claude Code and Codex show them as a systemMessage.
+ */
+async function tellAfter(hostd: Hostd, ctx: ExtensionContext, call: GateCall, result: { isError: boolean; content: unknown; details?: unknown }): Promise<void> {
+	const answer = await hostd.post("/v1/after", {
+		call,
+		result: { toolCallId: call.id, toolName: call.name, isError: result.isError, content: result.content, details: result.details ?? {} },
+		...where(ctx),
+	});
+	if (!answer.ok) {
+		afterHookProblems.failures++;
+		reportAfter(ctx, `Loadout: after hooks for ${call.name} did not run: ${answer.why}`);
+		return;
+	}
+	const diagnostics = Array.isArray(answer.body?.diagnostics) ? answer.body.diagnostics : [];
+	if (diagnostics.length > 0) {
+		afterHookProblems.diagnostics += diagnostics.length;
+		const lines = diagnostics.map((d: any) => `${d?.extensionId}/${d?.hook} ${d?.kind}: ${d?.message}`);
+		reportAfter(ctx, `Loadout after hooks for ${call.name}: ${lines.join("; ")}`);
+	}
+}
+
 function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>): void {
 	// Calls whose before answer said no after hook observes their tool
 	// (afterHooks: false): their results are not sent to POST /v1/after,
@@ -428,38 +511,15 @@ function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>)
 	pi.on("tool_call", async (event, ctx) => {
 		// hostd runs a runnable tool's hooks itself, inside /v1/tools/{name}.
 		if (runnable.has(event.toolName)) return undefined;
-		const call = { id: event.toolCallId, name: event.toolName, arguments: event.input ?? {} };
-		// headless: with no UI to ask, an imposed hook's ask may go to the
-		// cluster's approvers instead (docs/hooks.md, "Approvals").
-		const answer = await hostd.post("/v1/before", { call, acceptArguments: true, headless: !ctx.hasUI, ...where(ctx) });
-		if (!answer.ok) {
-			return { block: true, reason: `Loadout blocked ${event.toolName}: ${answer.why}; tool calls fail closed without hostd's answer.` };
-		}
-		const body = answer.body;
-		if (typeof body?.allowed !== "boolean") {
-			return { block: true, reason: `Loadout blocked ${event.toolName}: hostd's answer has no "allowed" verdict; tool calls fail closed.` };
-		}
-		const reason = texts(body.result?.content) || `hostd denied ${event.toolName} without a reason`;
-		if (!body.allowed && !(body.ask && (await confirm(ctx, reason)))) {
-			return { block: true, reason };
-		}
-		if (body.arguments && typeof body.arguments === "object") {
-			// Pi runs event.input as it is after this handler and does not
-			// re-validate it, so the rewrite is checked against the tool's own
-			// schema here: a rewrite the tool would refuse never runs.
-			const tool = pi.getAllTools().find((t) => t.name === event.toolName);
-			if (tool) {
-				try {
-					validateToolArguments(tool as any, { type: "toolCall", id: event.toolCallId, name: event.toolName, arguments: body.arguments } as any);
-				} catch (err: any) {
-					return { block: true, reason: `Loadout blocked ${event.toolName}: hooks rewrote its arguments into ones its input schema refuses: ${err?.message ?? err}` };
-				}
-			}
-			const input = event.input as Record<string, unknown>;
+		const verdict = await askBefore(pi, hostd, ctx, { id: event.toolCallId, name: event.toolName, arguments: event.input ?? {} });
+		if ("block" in verdict) return { block: true, reason: verdict.block };
+		const input = event.input as Record<string, unknown>;
+		if (verdict.arguments !== input) {
+			// Pi runs event.input as it is after this handler.
 			for (const k of Object.keys(input)) delete input[k];
-			Object.assign(input, body.arguments);
+			Object.assign(input, verdict.arguments);
 		}
-		if (body.afterHooks === false) {
+		if (!verdict.afterHooks) {
 			if (unobserved.size >= 1024) unobserved.delete(unobserved.values().next().value as string);
 			unobserved.add(event.toolCallId);
 		}
@@ -468,30 +528,7 @@ function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>)
 
 	pi.on("tool_result", async (event, ctx) => {
 		if (runnable.has(event.toolName) || unobserved.delete(event.toolCallId)) return undefined;
-		const call = { id: event.toolCallId, name: event.toolName, arguments: event.input ?? {} };
-		const result = {
-			toolCallId: event.toolCallId,
-			toolName: event.toolName,
-			isError: event.isError,
-			content: event.content,
-			details: event.details ?? {},
-		};
-		const answer = await hostd.post("/v1/after", { call, result, ...where(ctx) });
-		// After hooks observe; the tool already ran, so its result stands.
-		// Nothing is silent: a failure to run them, and every diagnostic they
-		// report (an error, a timeout, an audit note), is shown to the user and
-		// counted, as Claude Code and Codex show them as a systemMessage.
-		if (!answer.ok) {
-			afterHookProblems.failures++;
-			reportAfter(ctx, `Loadout: after hooks for ${event.toolName} did not run: ${answer.why}`);
-			return undefined;
-		}
-		const diagnostics = Array.isArray(answer.body?.diagnostics) ? answer.body.diagnostics : [];
-		if (diagnostics.length > 0) {
-			afterHookProblems.diagnostics += diagnostics.length;
-			const lines = diagnostics.map((d: any) => `${d?.extensionId}/${d?.hook} ${d?.kind}: ${d?.message}`);
-			reportAfter(ctx, `Loadout after hooks for ${event.toolName}: ${lines.join("; ")}`);
-		}
+		await tellAfter(hostd, ctx, { id: event.toolCallId, name: event.toolName, arguments: event.input ?? {} }, event);
 		return undefined;
 	});
 }
@@ -543,22 +580,29 @@ function registerRunnableTools(pi: ExtensionAPI, tree: Tree, hostd: Hostd): Set<
 			// A serial tool (hostd runs one call of it at a time) is not
 			// started next to another call of the same message either.
 			executionMode: t.executionMode === "serial" ? "sequential" : undefined,
-			async execute(toolCallId, params, _signal, _onUpdate, ctx) {
-				const answer = await hostd.post(`/v1/tools/${encodeURIComponent(t.name)}`, { call: { id: toolCallId, arguments: params ?? {} }, ...where(ctx) });
-				if (!answer.ok) {
-					throw new Error(`Loadout could not run ${t.name}: ${answer.why}`);
-				}
-				const result = answer.body?.result;
-				const text = texts(result?.content);
-				if (!result || result.isError) {
-					throw new Error(text || `${t.name} failed without a reason`);
-				}
-				const content = (Array.isArray(result.content) ? result.content : []).map(piContent).filter((c: any) => c !== undefined);
-				return { content, details: result.details ?? {} };
-			},
+			execute: (toolCallId, params, _signal, _onUpdate, ctx) => runThroughHostd(hostd, ctx, t.name, toolCallId, params ?? {}),
 		});
 	}
 	return names;
+}
+
+/**
+ * Runs a runnable tool through hostd (POST /v1/tools/{name}), hooks and all:
+ * the result as Pi takes it, or an Error with the reason a refused, invalid,
+ * blocked or failed call (or no answer) gives.
+ */
+async function runThroughHostd(hostd: Hostd, ctx: ExtensionContext, name: string, id: string, args: unknown): Promise<{ content: any[]; details: any }> {
+	const answer = await hostd.post(`/v1/tools/${encodeURIComponent(name)}`, { call: { id, arguments: args }, ...where(ctx) });
+	if (!answer.ok) {
+		throw new Error(`Loadout could not run ${name}: ${answer.why}`);
+	}
+	const result = answer.body?.result;
+	const text = texts(result?.content);
+	if (!result || result.isError) {
+		throw new Error(text || `${name} failed without a reason`);
+	}
+	const content = (Array.isArray(result.content) ? result.content : []).map(piContent).filter((c: any) => c !== undefined);
+	return { content, details: result.details ?? {} };
 }
 
 /**
@@ -611,8 +655,8 @@ export function templateArgs(variables: string[], words: string[]): Record<strin
 	return args;
 }
 
-/** Renders a template slash command through hostd: the text to send, "handled" when an error was shown, or undefined for other input. */
-async function renderCommand(text: string, tree: Tree, hostd: Hostd, ctx: ExtensionContext): Promise<string | "handled" | undefined> {
+/** Renders a template slash command through hostd, running a command's steps: the text to send, "handled" when an error was shown, or undefined for other input. */
+async function renderCommand(text: string, tree: Tree, hostd: Hostd, ctx: ExtensionContext, steps: StepRunner): Promise<string | "handled" | undefined> {
 	const m = /^\/([a-z0-9][a-z0-9-]*)(?:\s+([\s\S]*))?$/.exec(text.trim());
 	if (!m || !tree.present()) return undefined;
 	let manifest: Manifest;
@@ -630,12 +674,99 @@ async function renderCommand(text: string, tree: Tree, hostd: Hostd, ctx: Extens
 		notify(ctx, `/${command.name}: ${answer.why}`, "error");
 		return "handled";
 	}
+	const plan: PlannedStep[] = Array.isArray(answer.body?.steps) ? answer.body.steps : [];
+	if (plan.some((s) => s?.tool)) return steps.run(ctx, command.name, plan);
 	const rendered = texts(answer.body?.content);
 	if (!rendered) {
 		notify(ctx, `/${command.name}: hostd rendered no text`, "error");
 		return "handled";
 	}
 	return rendered;
+}
+
+// ---------------------------------------------------------------------------
+// Command steps: each tool through the hooks, in order
+
+/** One step of a command's plan as hostd's /v1/render answers it: a tool call with its arguments filled, or a rendered template. */
+type PlannedStep = { tool?: string; arguments?: Record<string, unknown>; template?: string; text?: string };
+
+/** Pi's own tools a step may run, built as Pi builds them for the session's cwd. */
+const builtinTools: Record<string, (cwd: string) => ToolDefinition<any, any>> = {
+	bash: createBashToolDefinition,
+	read: createReadToolDefinition,
+	write: createWriteToolDefinition,
+	edit: createEditToolDefinition,
+	grep: createGrepToolDefinition,
+	find: createFindToolDefinition,
+	ls: createLsToolDefinition,
+};
+
+/**
+ * Runs a command's steps in order. A runnable tool runs through hostd (POST
+ * /v1/tools/{name}, which runs its hooks); one of Pi's own tools is asked of
+ * hostd first (POST /v1/before, the gate Pi's tool calls take), runs as Pi
+ * runs it, and its result goes to the after hooks. The first step that is
+ * blocked, invalid or fails stops the command with its reason and nothing
+ * reaches the model. Otherwise the message is each step's part in order: a
+ * tool's result under a line naming it, a render step's text.
+ */
+export class StepRunner {
+	constructor(
+		private readonly pi: ExtensionAPI,
+		private readonly hostd: Hostd,
+		private readonly runnable: Set<string>,
+	) {}
+
+	async run(ctx: ExtensionContext, command: string, plan: PlannedStep[]): Promise<string | "handled"> {
+		const parts: string[] = [];
+		for (const [i, step] of plan.entries()) {
+			if (!step?.tool) {
+				if (step?.text) parts.push(step.text);
+				continue;
+			}
+			const args = step.arguments && typeof step.arguments === "object" && !Array.isArray(step.arguments) ? step.arguments : {};
+			let output: string;
+			try {
+				output = await this.runTool(ctx, step.tool, args);
+			} catch (err: any) {
+				notify(ctx, `/${command}: step ${i + 1} (${step.tool}) stopped the command: ${err?.message ?? err}`, "error");
+				return "handled";
+			}
+			parts.push(`Result of ${step.tool}:\n${output.replace(/\n+$/, "")}`);
+		}
+		if (parts.length === 0) {
+			notify(ctx, `/${command}: its steps ran and made no message`, "info");
+			return "handled";
+		}
+		return parts.join("\n\n");
+	}
+
+	/** Runs one tool step through the hooks: its result's text, or an Error with why it did not run or failed. */
+	private async runTool(ctx: ExtensionContext, name: string, args: Record<string, unknown>): Promise<string> {
+		const id = `loadout-step-${randomUUID()}`;
+		if (this.runnable.has(name)) return texts((await runThroughHostd(this.hostd, ctx, name, id, args)).content);
+		// Only Pi's own tool, active in this session: a tool another extension
+		// registered under the name runs its own code, which a step cannot call.
+		const info = this.pi.getAllTools().find((t) => t.name === name);
+		const build = builtinTools[name];
+		if (!build || info?.sourceInfo?.source !== "builtin" || !this.pi.getActiveTools().includes(name)) {
+			throw new Error(`${name} is not a tool this Pi session runs`);
+		}
+		validateToolArguments(info as any, { type: "toolCall", id, name, arguments: args } as any);
+		const verdict = await askBefore(this.pi, this.hostd, ctx, { id, name, arguments: args });
+		if ("block" in verdict) throw new Error(verdict.block);
+		const call = { id, name, arguments: verdict.arguments };
+		let result: { content: any[]; details?: unknown };
+		try {
+			result = await build(ctx.cwd).execute(id, verdict.arguments, ctx.signal, undefined, ctx);
+		} catch (err: any) {
+			const why = err?.message ?? String(err);
+			if (verdict.afterHooks) await tellAfter(this.hostd, ctx, call, { isError: true, content: [{ type: "text", text: why }] });
+			throw new Error(why);
+		}
+		if (verdict.afterHooks) await tellAfter(this.hostd, ctx, call, { isError: false, content: result.content, details: result.details });
+		return texts(result.content);
+	}
 }
 
 /**
@@ -646,7 +777,7 @@ async function renderCommand(text: string, tree: Tree, hostd: Hostd, ctx: Extens
  * turn, so BeforeAgentStart runs here, last. A denial (or a question nobody
  * answers) shows its message and nothing reaches the model.
  */
-function registerPrompts(pi: ExtensionAPI, tree: Tree, hostd: Hostd, session: SessionHooks): void {
+function registerPrompts(pi: ExtensionAPI, tree: Tree, hostd: Hostd, session: SessionHooks, steps: StepRunner): void {
 	pi.on("input", async (event, ctx) => {
 		if (session.refused !== undefined) {
 			notify(ctx, `Loadout: this session is refused: ${session.refused}`, "error");
@@ -659,7 +790,7 @@ function registerPrompts(pi: ExtensionAPI, tree: Tree, hostd: Hostd, session: Se
 		if (typeof user.input === "string") text = user.input;
 		if (user.context) contexts.push(user.context);
 		session.keepMessages(user.messages);
-		const rendered = await renderCommand(text, tree, hostd, ctx);
+		const rendered = await renderCommand(text, tree, hostd, ctx, steps);
 		if (rendered === "handled") return { action: "handled" };
 		if (rendered !== undefined) text = rendered;
 		const start = await session.run(ctx, "BeforeAgentStart", { prompt: { text, source: event.source } });
