@@ -32,7 +32,9 @@ func TestBroker_HonoursOnlyItsOwnApprovalForTheCallOnceInTime(t *testing.T) { //
 		state string
 	}{
 		{"approved by an approver", approve("alice"), approval.Approved},
-		{"denied", func(o *approval.Object) { o.Status.Decision, o.Status.DecidedBy, o.Status.Reason = approval.Denied, "alice", "no" }, approval.Denied},
+		{"denied", func(o *approval.Object) {
+			o.Status.Decision, o.Status.DecidedBy, o.Status.Reason = approval.Denied, "alice", "no"
+		}, approval.Denied},
 		{"replaced under the same name", func(o *approval.Object) { approve("alice")(o); o.Metadata.UID = "someone-else" }, approval.Deleted},
 		{"decided by the requester", approve(approvaltest.User), approval.Denied},
 		{"its call changed", func(o *approval.Object) { approve("alice")(o); o.Spec.Call.ArgumentsDigest = "other" }, approval.Denied},

@@ -83,7 +83,7 @@ func record(tool string, seq int, at time.Time) (*ledger.Record, []byte) {
 	r := &ledger.Record{Time: at.Format(time.RFC3339Nano), Event: "BeforeToolCall", Tool: tool, CallID: "c1",
 		Verdict: "deny", Reason: "notes must not contain secrets", Surface: "before", Workspace: "team-a/dev", Context: "sha256:ab",
 		ArgumentsDigest: "sha256:cd",
-		Hooks: []ledger.Hook{{Extension: "review-extension", Hook: "no-secrets", Outcome: "deny", Start: at, Micros: 40}}}
+		Hooks:           []ledger.Hook{{Extension: "review-extension", Hook: "no-secrets", Outcome: "deny", Start: at, Micros: 40}}}
 	return r, []byte(fmt.Sprintf(`{"ledger":"loadout.dev/decisions/v1","seq":%d}`, seq))
 }
 
