@@ -66,7 +66,7 @@ func TestActivate_SampleSkillWithChecklist(t *testing.T) { // R-ACT-1, R-ACT-3, 
 }
 
 // A command's render prints its plan, arguments filled, and runs nothing.
-func TestRender_CommandPrintsPlanWithoutRunning(t *testing.T) { // R-TPL-6
+func TestRender_CommandPrintsPlanWithoutRunning(t *testing.T) { // R-TPL-5
 	src := t.TempDir()
 	entries, err := os.ReadDir(samplesDir)
 	if err != nil {

@@ -50,7 +50,7 @@ func serveCommand(t *testing.T) *httptest.Server {
 
 // hostd renders a command's template part only and says its tool steps are
 // not run; /v1/render returns the plan for an agent that runs them.
-func TestRender_CommandStepsArePlannedNotRun(t *testing.T) { // R-TPL-6
+func TestRender_CommandStepsArePlannedNotRun(t *testing.T) { // R-TPL-5
 	ts := serveCommand(t)
 	args := map[string]string{"note": "LGTM", "branch": "main"}
 	var out resources.RenderedCommand

@@ -146,7 +146,7 @@ func (c *Context) Render(name string, args map[string]string, at time.Time) (res
 }
 
 // Plan fills a published template's command with args without running
-// anything (R-TPL-6): each step with its arguments filled or its template
+// anything (R-TPL-5): each step with its arguments filled or its template
 // rendered.
 func (c *Context) Plan(name string, args map[string]string) (resources.Plan, error) {
 	t, ok := c.templates[name]

@@ -19,7 +19,7 @@ const MaxSteps = 16
 // them recurses, and no tool's input needs more.
 const maxArgumentDepth = 32
 
-// PlannedStep is one step of a command as it would run (rule R-TPL-6): a tool
+// PlannedStep is one step of a command as it would run (rule R-TPL-5): a tool
 // call with its arguments filled, or a template rendered into the user
 // message.
 type PlannedStep struct {

@@ -38,7 +38,7 @@ func publishedTemplates(t *testing.T, r *Result) map[string]contract.TemplateDoc
 	return out
 }
 
-func TestSteps_PublishedWithCommandVariablesAndPlanned(t *testing.T) { // R-TPL-6
+func TestSteps_PublishedWithCommandVariablesAndPlanned(t *testing.T) { // R-TPL-5
 	in := stepInput(
 		contract.TemplateStep{Tool: "bash", Arguments: json.RawMessage(`{"command":"git log {{branch}} <&> {{since}}","timeout":10}`)},
 		contract.TemplateStep{Render: true},
@@ -79,7 +79,7 @@ func TestSteps_PublishedWithCommandVariablesAndPlanned(t *testing.T) { // R-TPL-
 	}
 }
 
-func TestSteps_TargetsMustExist(t *testing.T) { // R-TPL-6
+func TestSteps_TargetsMustExist(t *testing.T) { // R-TPL-5
 	for _, tc := range []struct {
 		name string
 		step contract.TemplateStep
@@ -99,7 +99,7 @@ func TestSteps_TargetsMustExist(t *testing.T) { // R-TPL-6
 	}
 }
 
-func TestSteps_ShapeIsChecked(t *testing.T) { // R-TPL-6
+func TestSteps_ShapeIsChecked(t *testing.T) { // R-TPL-5
 	many := make([]contract.TemplateStep, MaxSteps+1)
 	for i := range many {
 		many[i] = contract.TemplateStep{Render: true}
@@ -127,7 +127,7 @@ func TestSteps_ShapeIsChecked(t *testing.T) { // R-TPL-6
 	}
 }
 
-func TestSteps_PlanIsBounded(t *testing.T) { // R-TPL-6
+func TestSteps_PlanIsBounded(t *testing.T) { // R-TPL-5
 	steps := []contract.TemplateStep{
 		{Tool: "bash", Arguments: json.RawMessage(`{"a":"{{x}}","b":"{{x}}"}`)},
 		{Tool: "bash", Arguments: json.RawMessage(`{"a":"{{x}}","b":"{{x}}"}`)},
@@ -138,14 +138,14 @@ func TestSteps_PlanIsBounded(t *testing.T) { // R-TPL-6
 	}
 }
 
-func TestSteps_NoStepsRendersTheBody(t *testing.T) { // R-TPL-6
+func TestSteps_NoStepsRendersTheBody(t *testing.T) { // R-TPL-5
 	plan, err := PlanCommand("note", "Note for {{owner}}.", nil, nil, map[string]string{"owner": "ops"})
 	if err != nil || plan.Text != "Note for ops." || plan.HasToolSteps() || len(plan.Steps) != 0 || plan.Rendered(time.UnixMilli(1)).Note != "" {
 		t.Fatalf("plan = %+v, %v", plan, err)
 	}
 }
 
-func TestSteps_ManyPlaceholdersOneLargeArgumentAreRefused(t *testing.T) { // R-TPL-6
+func TestSteps_ManyPlaceholdersOneLargeArgumentAreRefused(t *testing.T) { // R-TPL-5
 	// A tenant's step repeats {{x}} in many strings: each alone fits, together
 	// they would be gigabytes.
 	var b strings.Builder

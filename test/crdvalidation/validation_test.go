@@ -108,7 +108,7 @@ func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 		{name: "template body missing", kind: "Template", objectName: "review", spec: "description: x\n", wants: []string{"spec.body", "Required"}},
 		{name: "template name invalid", kind: "Template", objectName: "review", spec: "name: Review_It\n" + validTemplate, wants: []string{"spec.name", "should match"}},
 		{name: "template metadata.name invalid without spec.name", kind: "Template", objectName: "re--view", spec: validTemplate, wants: []string{"metadata.name must be a valid template name"}},
-		// Template steps (R-TPL-6).
+		// Template steps (R-TPL-5).
 		{name: "template steps valid", kind: "Template", objectName: "review", spec: validTemplate + "steps:\n- tool: bash\n  arguments: {command: \"git diff {{file}}\", timeout: 10}\n- render: true\n- template: other\n"},
 		{name: "template step with two actions", kind: "Template", objectName: "review", spec: validTemplate + "steps:\n- tool: bash\n  render: true\n", wants: []string{"exactly one of tool, render or template"}},
 		{name: "template step with no action", kind: "Template", objectName: "review", spec: validTemplate + "steps:\n- {}\n", wants: []string{"exactly one of tool, render or template"}},

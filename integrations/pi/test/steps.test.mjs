@@ -1,4 +1,4 @@
-// Commands with steps (docs/rules.md R-TPL-6) in real Pi sessions (Pi's SDK,
+// Commands with steps (docs/rules.md R-TPL-5) in real Pi sessions (Pi's SDK,
 // scripted `faux` model) against a real `loadout hostd`: the samples plus two
 // command templates and bash as a built-in tool of the Workspace.
 import assert from "node:assert/strict";
