@@ -38,8 +38,8 @@ func TestInstall_KustomizeDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	want := map[string]int{
 		// loadout-manager, loadout-metrics-auth, loadout-metrics-reader, loadout-hostd-approvals, loadout-approver
 		"Namespace": 1, "CustomResourceDefinition": 5, "ServiceAccount": 1, "ClusterRole": 5, "ClusterRoleBinding": 2,
-		// loadout-leader-election, loadout-signing
-		"Role": 2, "RoleBinding": 2, "Deployment": 1, "Service": 1,
+		// loadout-leader-election, loadout-signing; Services loadout-manager-metrics, loadout-mcp-headers
+		"Role": 2, "RoleBinding": 2, "Deployment": 1, "Service": 2,
 		// loadout-trust-label, loadout-context-configmaps, loadout-policy-epochs, loadout-manager-configmaps,
 		// loadout-context-signatures, loadout-agent-pods, loadout-agent-pod-updates, loadout-hostd-exec,
 		// loadout-mcp-headers-tokens, loadout-workspace-deletion, loadout-agent-pod-workspace, loadout-approvals;
