@@ -137,12 +137,6 @@ func (r *recorder) seen() string {
 	return strings.Join(r.bodies, "\n")
 }
 
-func (r *recorder) requests() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.bodies)
-}
-
 func newRecorder(t *testing.T, upstream string) *recorder {
 	t.Helper()
 	target, err := url.Parse(upstream)
