@@ -67,7 +67,7 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: vet $(GOLANGCI_LINT) lint-selfcheck ## Check formatting, vet, and run golangci-lint (.golangci.yml: the layering rules, containedctx, importas).
+lint: vet $(GOLANGCI_LINT) lint-selfcheck ## Check formatting, vet, and run golangci-lint (.golangci.yml: the standard set and the bug-finding linters, the layering rules, containedctx, importas).
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed: run 'make fmt'"; exit 1; }
 	$(GOLANGCI_LINT) run ./...
 
