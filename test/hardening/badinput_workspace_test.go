@@ -88,6 +88,13 @@ var wsCases = []wsCase{
 		tp.Spec.Name = "review"
 		kit.Create(t, tp)
 	}, cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonDuplicateName), msg: []string{"template:review twice", "{ns}/review-copy"}},
+	// rule R-TPL-5: a command's tool step must name a tool of the registry.
+	{name: "command step naming a tool outside the registry", bad: func(t *testing.T, ns, _ string) {
+		t.Helper()
+		tp := testenv.Template(ns, "ship", "Ship {{branch}}.")
+		tp.Spec.Steps = []v1alpha1.TemplateStep{{Render: true}, {Tool: "deploy", Arguments: &runtime.RawExtension{Raw: []byte(`{"branch":"{{branch}}"}`)}}}
+		kit.Create(t, tp)
+	}, cond: string(vocab.ConditionCatalogResolved), reason: string(vocab.ReasonInvalidResource), msg: []string{"template", "{ns}/ship", `steps[1].tool: tool "deploy" is not in the Workspace's registry`}},
 	{name: "duplicate extension id in one namespace", bad: addExtension(func(e *v1alpha1.Extension) { e.Spec.Name = "guard" }),
 		cond: string(vocab.ConditionExtensionsLoaded), reason: string(vocab.ReasonExtensionRejected), msg: []string{"{ns}/guard"}},
 	// Skill files the API cannot judge: not in clean form.
