@@ -378,6 +378,18 @@ func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t
 			}
 		})
 	}
+	// editEnvFromTenant reads hostd's variable name from the tenant's own
+	// ConfigMap instead of the value the policy injects.
+	editEnvFromTenant := func(name string) func(*corev1.Pod) {
+		return editHostd(func(h *corev1.Container) {
+			for i := range h.Env {
+				if h.Env[i].Name == name {
+					h.Env[i] = corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+						LocalObjectReference: corev1.LocalObjectReference{Name: "tenant-keys"}, Key: "keys"}}}
+				}
+			}
+		})
+	}
 	for i, tc := range []struct {
 		what  string
 		edit  func(*corev1.Pod)
@@ -407,14 +419,8 @@ func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t
 		}), []string{"spec.initContainers[loadout-hostd].env[LOADOUT_WORKSPACE]"}},
 		{"gives hostd its own keys", editEnv(keysEnv, tenantAnchor(t)),
 			[]string{"spec.initContainers[loadout-hostd].env[LOADOUT_CONTEXT_KEYS]", hostdParamsKey.String()}},
-		{"reads the keys from its own ConfigMap", editHostd(func(h *corev1.Container) {
-			for i := range h.Env {
-				if h.Env[i].Name == keysEnv {
-					h.Env[i] = corev1.EnvVar{Name: keysEnv, ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
-						LocalObjectReference: corev1.LocalObjectReference{Name: "tenant-keys"}, Key: "keys"}}}
-				}
-			}
-		}), []string{"spec.initContainers[loadout-hostd].env[LOADOUT_CONTEXT_KEYS]"}},
+		{"reads the keys from its own ConfigMap", editEnvFromTenant(keysEnv),
+			[]string{"spec.initContainers[loadout-hostd].env[LOADOUT_CONTEXT_KEYS]"}},
 		{"adds envFrom to hostd", editHostd(func(h *corev1.Container) {
 			h.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "tenant-keys"}}}}
 		}), []string{"spec.initContainers[loadout-hostd].env, envFrom"}},
@@ -497,14 +503,8 @@ func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t
 		{"sets LOADOUT_MCP_HEADERS_URL twice (the last wins)", editHostd(func(h *corev1.Container) {
 			h.Env = append(slices.Clone(h.Env), corev1.EnvVar{Name: mcpHeadersURLEnv, Value: "https://collector.tenant.svc/v1/mcp-headers"})
 		}), []string{"env[LOADOUT_MCP_HEADERS_URL]", "set once each"}},
-		{"reads the MCP headers endpoint from its own ConfigMap", editHostd(func(h *corev1.Container) {
-			for i := range h.Env {
-				if h.Env[i].Name == mcpHeadersURLEnv {
-					h.Env[i] = corev1.EnvVar{Name: mcpHeadersURLEnv, ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
-						LocalObjectReference: corev1.LocalObjectReference{Name: "tenant-keys"}, Key: "keys"}}}
-				}
-			}
-		}), []string{"env[LOADOUT_MCP_HEADERS_URL]"}},
+		{"reads the MCP headers endpoint from its own ConfigMap", editEnvFromTenant(mcpHeadersURLEnv),
+			[]string{"env[LOADOUT_MCP_HEADERS_URL]"}},
 		{"drops hostd's MCP headers token flag", editHostd(func(h *corev1.Container) {
 			h.Command = slices.DeleteFunc(slices.Clone(h.Command), func(a string) bool { return strings.HasPrefix(a, "--mcp-headers-token-file") })
 		}), []string{"spec.initContainers[loadout-hostd].command", "--mcp-headers-token-file"}},

@@ -57,14 +57,7 @@ func newKeyedServer(t *testing.T, upstream, host, header, key string) *keyedServ
 	if err != nil {
 		t.Fatal(err)
 	}
-	certPEM, keyPEM, err := mcpheaders.NewServingCert([]string{host}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert, certPEM := servingCert(t, host)
 	ks := &keyedServer{ca: certPEM}
 	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
 	proxy.FlushInterval = -1
@@ -273,9 +266,11 @@ func podToken(t *testing.T, cs kubernetes.Interface, ns, sa string, pod *corev1.
 	return tr.Status.Token
 }
 
-func startHeadersEndpoint(t *testing.T, cs kubernetes.Interface, log logr.Logger) (addr string, ca []byte) {
+// servingCert is a fresh self-signed certificate for host and its PEM,
+// which a client trusts as its only root.
+func servingCert(t *testing.T, host string) (tls.Certificate, []byte) {
 	t.Helper()
-	certPEM, keyPEM, err := mcpheaders.NewServingCert([]string{headersHost}, time.Now())
+	certPEM, keyPEM, err := mcpheaders.NewServingCert([]string{host}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,6 +278,12 @@ func startHeadersEndpoint(t *testing.T, cs kubernetes.Interface, log logr.Logger
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cert, certPEM
+}
+
+func startHeadersEndpoint(t *testing.T, cs kubernetes.Interface, log logr.Logger) (addr string, ca []byte) {
+	t.Helper()
+	cert, certPEM := servingCert(t, headersHost)
 	v, err := toolauth.New(toolauth.Options{Client: cs, Audience: mcpheaders.Audience, AllNamespaces: true, CheckPod: controllers.CheckBoundPod})
 	if err != nil {
 		t.Fatal(err)
