@@ -9,7 +9,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 func workspaceWithExtensions(ns, name string, states ...vocab.ExtensionLoadState) *v1alpha1.Workspace {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 func waitValid(t *testing.T, obj validatedObject, status metav1.ConditionStatus) *metav1.Condition {

@@ -17,7 +17,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 // TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks is the fixed example (docs/rules.md)

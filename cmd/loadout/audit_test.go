@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // samplesContextDir is config/samples' team-a/dev context, as preview

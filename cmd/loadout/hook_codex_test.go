@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // runCodexHook runs `loadout hook codex` with input on stdin and returns its

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // claudeWorkspace is the samples' dev Workspace naming Claude Code's own

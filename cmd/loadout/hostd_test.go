@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 func TestHostd_RefusesAnAPIAddressOffLoopback(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/reviewnotes"
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // capturedCall is one signed call exactly as hostd sent it.

@@ -19,10 +19,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/internal/kubescheme"
-	"github.com/loadout-dev/loadout/internal/manifests"
 	"github.com/loadout-dev/loadout/internal/reviewnotes"
-	"github.com/loadout-dev/loadout/internal/testenv"
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/manifests"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 	"github.com/loadout-dev/loadout/internal/toolauth"
 )
 

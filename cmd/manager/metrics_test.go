@@ -20,11 +20,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/loadout-dev/loadout/internal/demo"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
-	"github.com/loadout-dev/loadout/internal/manifests"
-	"github.com/loadout-dev/loadout/internal/testenv"
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/demo"
+	"github.com/loadout-dev/loadout/internal/test/manifests"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // The manager's metrics endpoint, as installed by config/default: HTTPS behind

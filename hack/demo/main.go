@@ -18,7 +18,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	crzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/loadout-dev/loadout/internal/demo"
+	"github.com/loadout-dev/loadout/internal/test/demo"
 )
 
 func main() {

@@ -41,7 +41,7 @@ export function previewSamples(dir = join(repoRoot, "config", "samples")) {
 	return cm.data;
 }
 
-/** Lays data out as the kubelet mounts a ConfigMap volume (..data swapped by rename), as internal/demo does. */
+/** Lays data out as the kubelet mounts a ConfigMap volume (..data swapped by rename), as internal/test/demo does. */
 export function mountConfigMap(dir, data) {
 	mkdirSync(dir, { recursive: true });
 	const snap = `..${Date.now()}_${process.hrtime.bigint()}`;

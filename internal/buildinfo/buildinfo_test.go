@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/buildinfo"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 func TestGet_UnstampedBuildSaysDev(t *testing.T) {

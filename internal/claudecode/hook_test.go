@@ -10,7 +10,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/exthost"
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // FuzzAnswer: the hook input comes from Claude Code, but a broken or hostile

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // bigDataBytes is the data beside the pinned skill: 10 files of 15 MiB of

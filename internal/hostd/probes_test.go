@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // The probe listener (hostd --probe-addr, on the pod IP) answers the kubelet

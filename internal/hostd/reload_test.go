@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 func servedHash(s *Server) string { return s.current.Load().hash }

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // BenchmarkHostd_PeakRSS_32ConcurrentMaximalRequests starts a real

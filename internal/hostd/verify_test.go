@@ -13,7 +13,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 func signingKey(t *testing.T) ed25519.PrivateKey {

@@ -10,7 +10,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/mcpclient"
 	"github.com/loadout-dev/loadout/internal/outbound"
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // The reference server lists its tools, and only the allowed ones are kept,

@@ -19,7 +19,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/skillpack/packtest"
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // commitAll commits the whole work tree of repo and returns the commit id.

@@ -31,7 +31,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/ledger"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
 )
 

@@ -25,11 +25,11 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
-	"github.com/loadout-dev/loadout/internal/demo"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
-	"github.com/loadout-dev/loadout/internal/manifests"
-	"github.com/loadout-dev/loadout/internal/testenv"
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/demo"
+	"github.com/loadout-dev/loadout/internal/test/manifests"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // cluster is one API server of the test's own (no CRDs: the charts install

@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 func TestCRDs_ServeShortNamesAndLoadoutCategory(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/loadout-dev/loadout/internal/kubescheme"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 // The envtest API server, started once for the package.

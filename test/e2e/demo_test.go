@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadout-dev/loadout/internal/demo"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/demo"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 // buildBinaries builds the manager and the loadout CLI as `make build` does.

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/loadout-dev/loadout/internal/manifests"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/manifests"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 const (

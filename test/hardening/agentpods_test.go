@@ -31,7 +31,7 @@ import (
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/mcpheaders"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/toolauth"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 // wsCase is an input the API server accepts but the Workspace cannot publish:

@@ -20,7 +20,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/workspace"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )

@@ -31,7 +31,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/exthost/extobject"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/outbound"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	hostdserver "github.com/loadout-dev/loadout/internal/hostd"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 // TestTenancy_PlatformJudgesATrustedTenantsRewriteInputAndAsk: a trusted

@@ -19,7 +19,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	hostdserver "github.com/loadout-dev/loadout/internal/hostd"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 // TestBadInput_PlatformPolicyIsNeverHeldBack: a tenant with rights in its own

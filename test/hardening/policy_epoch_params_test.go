@@ -10,7 +10,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 // An imposed hook's params are platform policy: a changed value (here in

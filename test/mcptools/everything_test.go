@@ -25,8 +25,8 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/outbound"
-	"github.com/loadout-dev/loadout/internal/testenv"
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // everythingExtension puts server-everything (Service "everything", port

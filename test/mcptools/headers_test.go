@@ -35,7 +35,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/mcpheaders"
 	"github.com/loadout-dev/loadout/internal/outbound"
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 	"github.com/loadout-dev/loadout/internal/toolauth"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )

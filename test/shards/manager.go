@@ -19,7 +19,7 @@ import (
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/shard"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 

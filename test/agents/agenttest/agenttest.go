@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/reviewnotes"
-	"github.com/loadout-dev/loadout/internal/testenv"
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // RepoRoot is the repository's root directory.

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/ledger"
-	"github.com/loadout-dev/loadout/internal/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
 )
 

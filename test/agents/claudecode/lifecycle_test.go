@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadout-dev/loadout/internal/testnet"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
 )
 

@@ -32,8 +32,8 @@ import (
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
-	"github.com/loadout-dev/loadout/internal/manifests"
 	"github.com/loadout-dev/loadout/internal/reviewnotes"
+	"github.com/loadout-dev/loadout/internal/test/manifests"
 )
 
 // The sample Workspace the demo waits for and serves (config/samples), and
