@@ -382,18 +382,8 @@ func forged() *v1alpha1.Approval {
 		ApproverGroups: []string{approvers}, ExpiresAt: metav1.NewTime(time.Now().Add(time.Hour))}}
 }
 
-func mustBeRefused(t *testing.T, what string, err error, want string) {
-	t.Helper()
-	if err == nil {
-		t.Errorf("%s: allowed, want admission to refuse it", what)
-		return
-	}
-	if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
-		t.Errorf("%s: %v, want admission's refusal", what, err)
-		return
-	}
-	testenv.MustContain(t, what, err.Error(), want)
-}
+// mustBeRefused fails unless err is admission's refusal naming the wants.
+var mustBeRefused = testenv.MustBeRefusedByAdmission
 
 func writeManifests(t *testing.T) string {
 	t.Helper()

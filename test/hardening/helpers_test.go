@@ -163,16 +163,5 @@ func grantInNamespace(t *testing.T, ns, user string, rules ...rbacv1.PolicyRule)
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user}}})
 }
 
-// mustBeDenied fails unless err is admission's refusal naming wants.
-func mustBeDenied(t *testing.T, what string, err error, wants ...string) {
-	t.Helper()
-	if err == nil {
-		t.Errorf("%s: allowed, want admission to refuse it", what)
-		return
-	}
-	if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
-		t.Errorf("%s: %v, want admission's refusal", what, err)
-		return
-	}
-	testenv.MustContain(t, what, err.Error(), wants...)
-}
+// mustBeDenied fails unless err is admission's refusal naming the wants.
+var mustBeDenied = testenv.MustBeRefusedByAdmission

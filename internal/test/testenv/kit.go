@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -222,6 +223,21 @@ func ConditionMessage(ws *v1alpha1.Workspace, condType vocab.ConditionType) stri
 // is resourcestest's: the envtest suites and the engine's neighbours report
 // a missing substring the same way.
 var MustContain = resourcestest.MustContain
+
+// MustBeRefusedByAdmission fails unless err is the API server's admission
+// refusal (Forbidden or Invalid) naming every want; what names the request.
+func MustBeRefusedByAdmission(t testing.TB, what string, err error, wants ...string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: allowed, want admission to refuse it", what)
+		return
+	}
+	if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
+		t.Errorf("%s: %v, want admission's refusal", what, err)
+		return
+	}
+	MustContain(t, what, err.Error(), wants...)
+}
 
 // MustNotContain reports each unwanted substring that s holds. It does not
 // print s: leak checks pass whole ConfigMaps.
