@@ -22,19 +22,9 @@ func FuzzCommands(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		cmds, err := Commands(line)
-		again, err2 := Commands(line)
-		if (err == nil) != (err2 == nil) || len(cmds) != len(again) {
-			t.Fatalf("two answers: %d commands, %v; then %d, %v", len(cmds), err, len(again), err2)
-		}
-		if err != nil {
-			if !errors.Is(err, ErrUnparsable) || cmds != nil {
-				t.Fatalf("error %v with %d commands, want ErrUnparsable and none", err, len(cmds))
-			}
+		cmds, again, ok := readTwice(t, func() ([]Command, error) { return Commands(line) })
+		if !ok {
 			return
-		}
-		if len(cmds) > MaxCommands {
-			t.Fatalf("%d commands, over MaxCommands", len(cmds))
 		}
 		for i, c := range cmds {
 			if len(c.Argv) == 0 || c.Name != name(c.Argv[0]) || !slices.Equal(c.Argv, again[i].Argv) {
@@ -57,19 +47,9 @@ func FuzzCommandsPowerShell(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		cmds, err := CommandsIn(PowerShell, line)
-		again, err2 := CommandsIn(PowerShell, line)
-		if (err == nil) != (err2 == nil) || len(cmds) != len(again) {
-			t.Fatalf("two answers: %d commands, %v; then %d, %v", len(cmds), err, len(again), err2)
-		}
-		if err != nil {
-			if !errors.Is(err, ErrUnparsable) || cmds != nil {
-				t.Fatalf("error %v with %d commands, want ErrUnparsable and none", err, len(cmds))
-			}
+		cmds, again, ok := readTwice(t, func() ([]Command, error) { return CommandsIn(PowerShell, line) })
+		if !ok {
 			return
-		}
-		if len(cmds) > MaxCommands {
-			t.Fatalf("%d commands, over MaxCommands", len(cmds))
 		}
 		for i, c := range cmds {
 			if len(c.Argv) == 0 || !slices.Equal(c.Argv, again[i].Argv) || (c.Opaque && c.Reason == "") {
@@ -80,4 +60,26 @@ func FuzzCommandsPowerShell(f *testing.F) {
 			c.Mentions("rm*")
 		}
 	})
+}
+
+// readTwice reads a line twice and fails unless both answers agree and are
+// either at most MaxCommands commands or ErrUnparsable with none; ok is
+// whether there are commands to check further.
+func readTwice(t *testing.T, read func() ([]Command, error)) (cmds, again []Command, ok bool) {
+	t.Helper()
+	cmds, err := read()
+	again, err2 := read()
+	if (err == nil) != (err2 == nil) || len(cmds) != len(again) {
+		t.Fatalf("two answers: %d commands, %v; then %d, %v", len(cmds), err, len(again), err2)
+	}
+	if err != nil {
+		if !errors.Is(err, ErrUnparsable) || cmds != nil {
+			t.Fatalf("error %v with %d commands, want ErrUnparsable and none", err, len(cmds))
+		}
+		return nil, nil, false
+	}
+	if len(cmds) > MaxCommands {
+		t.Fatalf("%d commands, over MaxCommands", len(cmds))
+	}
+	return cmds, again, true
 }
