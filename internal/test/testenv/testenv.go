@@ -21,7 +21,7 @@ var ErrNoAssets = errors.New("KUBEBUILDER_ASSETS is not set: the envtest control
 // tests in any package can locate config/.
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..") // internal/test/testenv
 }
 
 // Start starts kube-apiserver and etcd with the Loadout CRDs installed; build
