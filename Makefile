@@ -104,13 +104,14 @@ helm: $(HELM) ## Build helm from Go modules into ./bin (cached) and print its pa
 
 # The Pi package (integrations/pi) is tested with the real Pi agent: npm
 # installs the pinned Pi from package-lock.json (once per lockfile change),
-# and the node tests run Pi sessions against bin/loadout's hostd.
+# and the node tests run Pi sessions against bin/loadout's hostd (and the
+# samples' bin/review-notes for the runnable tool).
 PI_DIR := integrations/pi
 PI_MODULES := $(PI_DIR)/node_modules/.loadout-installed
 
 .PHONY: test-pi
-test-pi: $(PI_MODULES) build-loadout ## Type-check the Pi package (tsc --noEmit, strict) and run its node tests: real Pi sessions against a real hostd (needs Node 20+ and npm).
-	cd $(PI_DIR) && npm run --silent typecheck && LOADOUT_BIN=$(LOCALBIN)/loadout npm test
+test-pi: $(PI_MODULES) build-loadout build-samples ## Type-check the Pi package (tsc --noEmit, strict) and run its node tests: real Pi sessions against a real hostd (needs Node 20+ and npm).
+	cd $(PI_DIR) && npm run --silent typecheck && LOADOUT_BIN=$(LOCALBIN)/loadout LOADOUT_REVIEW_NOTES_BIN=$(LOCALBIN)/review-notes npm test
 
 .PHONY: node-check
 node-check:
@@ -193,14 +194,18 @@ build: build-loadout ## Build the manager, the loadout CLI and loadout-hostd (th
 build-loadout: ## Build the loadout CLI (preview, hostd, materialize, ...) into ./bin.
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/loadout ./cmd/loadout
 
+.PHONY: build-samples
+build-samples: ## Build the samples' review-notes (the Service of config/samples' review_note tool) into ./bin.
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/review-notes ./samples/review-notes
+
 .PHONY: run
 run: ## Run the manager against the cluster of the current kubeconfig.
 	go run ./cmd/manager
 
 .PHONY: demo
-demo: build $(PI_MODULES) ## Run Loadout end to end on a local control plane, with a Pi session (scripted model), and clean up; KEEP=1 keeps it running.
+demo: build build-samples $(PI_MODULES) ## Run Loadout end to end on a local control plane, with a Pi session (scripted model), and clean up; KEEP=1 keeps it running.
 	@go build -o $(LOCALBIN)/loadout-demo ./hack/demo
-	@$(LOCALBIN)/loadout-demo --assets "$$(bash hack/envtest/build.sh)" --manager $(LOCALBIN)/manager --loadout $(LOCALBIN)/loadout --pi $(PI_DIR) $(if $(filter 1 true yes,$(KEEP)),--keep)
+	@$(LOCALBIN)/loadout-demo --assets "$$(bash hack/envtest/build.sh)" --manager $(LOCALBIN)/manager --loadout $(LOCALBIN)/loadout --review-notes $(LOCALBIN)/review-notes --pi $(PI_DIR) $(if $(filter 1 true yes,$(KEEP)),--keep)
 
 # `make images` needs no container engine: hack/images builds both images
 # from Go (static binaries on an empty base, non-root, linux/amd64 and

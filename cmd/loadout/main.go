@@ -44,7 +44,6 @@ context directory.`,
 	root.AddCommand(newMaterializeCommand())
 	root.AddCommand(agentcmd.NewHookCommand())
 	root.AddCommand(agentcmd.NewVersionCommand())
-	root.AddCommand(newToolServerCommand())
 	root.AddCommand(newShardsCommand())
 	root.AddCommand(newAuditCommand())
 	root.AddCommand(newTestCommand())

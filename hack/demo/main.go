@@ -47,6 +47,7 @@ Flags:
 	fs.StringVar(&o.Assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with the kube-apiserver and etcd binaries (`make envtest` prints it)")
 	fs.StringVar(&o.Manager, "manager", "bin/manager", "the manager binary")
 	fs.StringVar(&o.Loadout, "loadout", "bin/loadout", "the loadout CLI binary (runs hostd)")
+	fs.StringVar(&o.ReviewNotes, "review-notes", "bin/review-notes", "the samples' review-notes binary (the Service of the review_note tool)")
 	fs.StringVar(&o.RepoRoot, "repo-root", ".", "the repository root (config/ is read from it)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep everything running after the demo, with a kubeconfig for kubectl, until Ctrl-C")
 	fs.BoolVar(&o.NoKubectl, "no-kubectl", false, "print the `kubectl get loadout -A` table through client-go even if kubectl is installed")

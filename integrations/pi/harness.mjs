@@ -22,15 +22,32 @@ export { fauxAssistantMessage, fauxText, fauxToolCall };
 export const packageDir = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(packageDir, "..", "..");
 
-/** The loadout binary: $LOADOUT_BIN (make builds bin/loadout), else built once into a temp dir. */
-let builtBinary;
-export function loadoutBinary() {
-	if (process.env.LOADOUT_BIN) return resolve(process.env.LOADOUT_BIN);
-	if (!builtBinary) {
-		builtBinary = join(mkdtempSync(join(tmpdir(), "loadout-bin-")), "loadout");
-		execFileSync("go", ["build", "-o", builtBinary, "./cmd/loadout"], { cwd: repoRoot, stdio: "inherit" });
+/** Binaries built by goBinary, by package. */
+const builtBinaries = new Map();
+
+/** A main package's binary: $env when set, else built once into a temp dir. */
+function goBinary(env, pkg) {
+	if (process.env[env]) return resolve(process.env[env]);
+	if (!builtBinaries.has(pkg)) {
+		const bin = join(mkdtempSync(join(tmpdir(), "loadout-bin-")), pkg.split("/").pop());
+		execFileSync("go", ["build", "-o", bin, pkg], { cwd: repoRoot, stdio: "inherit" });
+		builtBinaries.set(pkg, bin);
 	}
-	return builtBinary;
+	return builtBinaries.get(pkg);
+}
+
+/** The loadout binary: $LOADOUT_BIN (make builds bin/loadout), else built once into a temp dir. */
+export function loadoutBinary() {
+	return goBinary("LOADOUT_BIN", "./cmd/loadout");
+}
+
+/**
+ * The samples' review-notes binary (samples/review-notes, not part of the
+ * loadout CLI): $LOADOUT_REVIEW_NOTES_BIN (make builds bin/review-notes), else
+ * built once into a temp dir.
+ */
+export function reviewNotesBinary() {
+	return goBinary("LOADOUT_REVIEW_NOTES_BIN", "./samples/review-notes");
 }
 
 /** The ConfigMap data `loadout preview` publishes for the samples' Workspace. */
@@ -120,7 +137,7 @@ export async function startHostd(data, extraArgs = []) {
 }
 
 /**
- * Starts `loadout tool-server review-notes` (the Service of the samples'
+ * Starts review-notes (samples/review-notes, the Service of the samples'
  * runnable review_note) and returns hostd's flags to reach it: the registry's
  * Service host:port mapped to the local port.
  */
@@ -129,7 +146,7 @@ export async function startReviewNotes(manifest) {
 	const service = new URL(tool.service.url).host;
 	const port = await freePort();
 	const url = `http://127.0.0.1:${port}`;
-	const proc = spawn(loadoutBinary(), ["tool-server", "review-notes", "--addr", `127.0.0.1:${port}`], { stdio: ["ignore", "ignore", "ignore"] });
+	const proc = spawn(reviewNotesBinary(), ["--addr", `127.0.0.1:${port}`], { stdio: ["ignore", "ignore", "ignore"] });
 	const exited = new Promise((r) => proc.on("exit", r));
 	await waitFor(`review-notes on ${url}`, async () => (await fetch(url + "/healthz")).status === 200);
 	return {

@@ -21,25 +21,27 @@ func TestGet_UnstampedBuildSaysDev(t *testing.T) {
 }
 
 // The binaries print exactly what the Makefile's -ldflags stamp: this builds
-// both with the Makefile's LDFLAGS variable names and runs their version
-// commands.
+// the manager, the CLI and the samples' review-notes with the Makefile's
+// LDFLAGS variable names and runs their version commands.
 func TestBinaries_PrintTheStampedVersionCommitAndDate(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds two binaries")
+		t.Skip("builds three binaries")
 	}
 	const pkg = "github.com/loadout-dev/loadout/internal/buildinfo"
 	ldflags := "-X " + pkg + ".version=v9.8.7-test -X " + pkg + ".commit=0123456789abcdef -X " + pkg + ".date=2026-01-02T03:04:05Z"
 	dir := t.TempDir()
 	root := testenv.RepoRoot()
-	for name, args := range map[string][]string{
-		"manager": {"--version"},
-		"loadout": {"version"},
+	for pkg, args := range map[string][]string{
+		"./cmd/manager":          {"--version"},
+		"./cmd/loadout":          {"version"},
+		"./samples/review-notes": {"--version"},
 	} {
+		name := filepath.Base(pkg)
 		bin := filepath.Join(dir, name)
-		build := exec.Command("go", "build", "-ldflags", ldflags, "-o", bin, "./cmd/"+name)
+		build := exec.Command("go", "build", "-ldflags", ldflags, "-o", bin, pkg)
 		build.Dir = root
 		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build ./cmd/%s: %v\n%s", name, err, out)
+			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 		}
 		out, err := exec.Command(bin, args...).CombinedOutput()
 		if err != nil {

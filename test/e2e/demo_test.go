@@ -16,11 +16,12 @@ import (
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
-// buildBinaries builds the manager and the loadout CLI as `make build` does.
-func buildBinaries(t *testing.T) (manager, loadout string) {
+// demoBinaries builds the manager, the loadout CLI and the samples'
+// review-notes as `make demo` does.
+func demoBinaries(t *testing.T) (manager, loadout, reviewNotes string) {
 	t.Helper()
 	dir := t.TempDir()
-	return testenv.GoBuild(t, dir, "./cmd/manager"), testenv.GoBuild(t, dir, "./cmd/loadout")
+	return testenv.GoBuild(t, dir, "./cmd/manager"), testenv.GoBuild(t, dir, "./cmd/loadout"), testenv.GoBuild(t, dir, "./samples/review-notes")
 }
 
 // syncBuffer is an output buffer the demo writes while the test reads it.
@@ -52,7 +53,7 @@ func (b *syncBuffer) String() string {
 var removedDir = regexp.MustCompile(`removed (\S+)`)
 
 func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { // fixed example, R-HK-2
-	manager, loadout := buildBinaries(t)
+	manager, loadout, reviewNotes := demoBinaries(t)
 	var out syncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -65,7 +66,7 @@ func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { //
 		piDir, withPi = "", false
 	}
 	res, err := demo.Run(ctx, demo.Options{
-		RepoRoot: testenv.RepoRoot(), Assets: assets, Manager: manager, Loadout: loadout,
+		RepoRoot: testenv.RepoRoot(), Assets: assets, Manager: manager, Loadout: loadout, ReviewNotes: reviewNotes,
 		Out: &out, NoKubectl: true, Pi: piDir,
 	})
 	if err != nil {
@@ -156,7 +157,7 @@ func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { //
 }
 
 func TestDemo_InterruptStopsEverythingAndRemovesWorkDir(t *testing.T) {
-	manager, loadout := buildBinaries(t)
+	manager, loadout, reviewNotes := demoBinaries(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Interrupt once the manager is up and the samples are being applied.
@@ -170,7 +171,7 @@ func TestDemo_InterruptStopsEverythingAndRemovesWorkDir(t *testing.T) {
 		}
 	}()
 	_, err := demo.Run(ctx, demo.Options{
-		RepoRoot: testenv.RepoRoot(), Assets: assets, Manager: manager, Loadout: loadout,
+		RepoRoot: testenv.RepoRoot(), Assets: assets, Manager: manager, Loadout: loadout, ReviewNotes: reviewNotes,
 		Out: out, NoKubectl: true,
 	})
 	shown := out.String()

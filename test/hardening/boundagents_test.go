@@ -24,10 +24,10 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/reviewnotes"
 	"github.com/loadout-dev/loadout/internal/test/manifests"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
+	reviewnotes "github.com/loadout-dev/loadout/samples/review-notes/notes"
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
 	"github.com/loadout-dev/loadout/test/agents/messages"
 	"github.com/loadout-dev/loadout/test/agents/responses"
@@ -64,7 +64,7 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 	ctx := context.Background()
 	bins := t.TempDir()
 	hostdBin := testenv.GoBuild(t, bins, "./cmd/loadout-hostd")
-	loadoutBin := testenv.GoBuild(t, bins, "./cmd/loadout")
+	reviewNotesBin := testenv.GoBuild(t, bins, "./samples/review-notes")
 
 	ns := kit.NewNamespace(t, vocab.TrustTrusted) // as the samples label team-a
 	bindAgentPods(t, ns)
@@ -127,7 +127,7 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 		}
 		dirs[v.Name] = dir
 	}
-	notes := startReviewNotes(t, loadoutBin, published.Data)
+	notes := startReviewNotes(t, reviewNotesBin, published.Data)
 	hd := startPodHostd(t, hostdBin, h, dirs, notes.hostdArgs)
 	// The injected MCP headers endpoint, its certificate and token file are
 	// ones the sidecar can use (it says so once when it cannot).
@@ -583,7 +583,7 @@ type reviewNotes struct {
 	hostdArgs []string
 }
 
-func startReviewNotes(t *testing.T, loadout string, data map[string]string) *reviewNotes {
+func startReviewNotes(t *testing.T, bin string, data map[string]string) *reviewNotes {
 	t.Helper()
 	var m contract.Manifest
 	if err := json.Unmarshal([]byte(data[contract.KeyManifest]), &m); err != nil {
@@ -603,7 +603,7 @@ func startReviewNotes(t *testing.T, loadout string, data map[string]string) *rev
 		t.Fatal("the published manifest has no runnable review_note tool")
 	}
 	addr := testnet.FreeAddr(t)
-	cmd := exec.Command(loadout, "tool-server", "review-notes", "--addr", addr)
+	cmd := exec.Command(bin, "--addr", addr)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -32,8 +32,8 @@ import (
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
-	"github.com/loadout-dev/loadout/internal/reviewnotes"
 	"github.com/loadout-dev/loadout/internal/test/manifests"
+	"github.com/loadout-dev/loadout/samples/review-notes/notes"
 )
 
 // The sample Workspace the demo waits for and serves (config/samples), and
@@ -58,6 +58,9 @@ type Options struct {
 	Assets string
 	// Manager and Loadout are the paths of the built binaries.
 	Manager, Loadout string
+	// ReviewNotes is the path of the built samples/review-notes, the
+	// Service of the samples' runnable review_note tool.
+	ReviewNotes string
 	// Out receives everything the demo shows.
 	Out io.Writer
 	// Keep keeps everything running after the hostd calls, with a kubeconfig
@@ -95,7 +98,7 @@ type Result struct {
 	ToolRun, SecretToolRun   hostd.ToolRunResponse
 	ToolCall, SecretToolCall exthost.ToolCall
 	// RecordedNotes is what review_note's Service recorded.
-	RecordedNotes []reviewnotes.Note
+	RecordedNotes []notes.Note
 	// LeaseHolder holds the manager's leader election Lease, which the
 	// manager took with config/rbac's permissions.
 	LeaseHolder string
@@ -124,7 +127,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 2 * time.Minute
 	}
-	for name, p := range map[string]string{"kube-apiserver": filepath.Join(o.Assets, "kube-apiserver"), "etcd": filepath.Join(o.Assets, "etcd"), "manager": o.Manager, "loadout": o.Loadout} {
+	for name, p := range map[string]string{"kube-apiserver": filepath.Join(o.Assets, "kube-apiserver"), "etcd": filepath.Join(o.Assets, "etcd"), "manager": o.Manager, "loadout": o.Loadout, "review-notes": o.ReviewNotes} {
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("%s binary: %w (run `make demo`, which builds it)", name, err)
 		}

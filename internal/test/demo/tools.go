@@ -17,7 +17,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/outbound"
-	"github.com/loadout-dev/loadout/internal/reviewnotes"
+	"github.com/loadout-dev/loadout/samples/review-notes/notes"
 )
 
 // toolServer is the sample tool's Service, run as a local process: this
@@ -28,7 +28,7 @@ type toolServer struct {
 	keyFile string // the key hostd signs with and the server verifies
 }
 
-// startToolServer runs `loadout tool-server review-notes` for the sample
+// startToolServer runs review-notes (samples/review-notes) for the sample
 // tool, with a fresh signing key, and returns what hostd needs to reach it:
 // the Service's host:port as the published registry names it (resolved by
 // the manager, like a webhook's) mapped to the local address.
@@ -57,8 +57,8 @@ func (d *demo) startToolServer(manifestJSON string) (*toolServer, error) {
 	if ts.addr, err = freeAddr(); err != nil {
 		return nil, err
 	}
-	d.step("Starting %s's Service: loadout tool-server review-notes --addr %s (its Deployment's command; %s in the registry)", sampleTool, ts.addr, svcURL)
-	p, err := d.start("review-notes", d.o.Loadout, []string{"tool-server", "review-notes", "--addr", ts.addr, "--signing-key-file", ts.keyFile, "--url", svcURL}, nil)
+	d.step("Starting %s's Service: review-notes --addr %s (its Deployment's command; %s in the registry)", sampleTool, ts.addr, svcURL)
+	p, err := d.start("review-notes", d.o.ReviewNotes, []string{"--addr", ts.addr, "--signing-key-file", ts.keyFile, "--url", svcURL}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -92,16 +92,16 @@ func (d *demo) runTools(ctx context.Context, base string, ts *toolServer, res *R
 		run.call.Name = sampleTool
 	}
 	d.step("GET http://%s/notes (what the review-notes Service recorded)", ts.addr)
-	var notes reviewnotes.List
+	var recorded notes.List
 	raw, err := httpGet(ctx, "http://"+ts.addr+"/notes")
 	if err == nil {
-		err = json.Unmarshal(raw, &notes)
+		err = json.Unmarshal(raw, &recorded)
 	}
 	if err != nil {
 		return fmt.Errorf("reading the recorded notes: %w", err)
 	}
 	fmt.Fprintln(d.out, strings.TrimSpace(string(raw)))
-	res.RecordedNotes = notes.Notes
+	res.RecordedNotes = recorded.Notes
 	if err := checkToolRuns(res); err != nil {
 		return err
 	}

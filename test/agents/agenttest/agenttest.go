@@ -1,7 +1,8 @@
 // Package agenttest runs real agents' surroundings for the agent tests: the
 // loadout binary, a real `loadout hostd` on the samples' context (mounted as
-// the kubelet mounts a ConfigMap), the samples' review-notes Service, and the
-// pinned agent CLIs of test/agents/cli. The scripted model servers the CLIs
+// the kubelet mounts a ConfigMap), the samples' review-notes Service (its own
+// binary, samples/review-notes), and the pinned agent CLIs of
+// test/agents/cli. The scripted model servers the CLIs
 // talk to live beside the tests of each agent.
 package agenttest
 
@@ -20,9 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadout-dev/loadout/internal/reviewnotes"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
+	"github.com/loadout-dev/loadout/samples/review-notes/notes"
 )
 
 // RepoRoot is the repository's root directory.
@@ -43,11 +44,28 @@ func Loadout(t testing.TB) string {
 	return loadoutBinary.Path(t)
 }
 
+// reviewNotesBinary is the samples' review-notes binary the tests build when
+// $LOADOUT_REVIEW_NOTES_BIN is not set.
+var reviewNotesBinary = &testenv.Binary{Package: "./samples/review-notes"}
+
+// ReviewNotesBinary returns the samples' review-notes binary:
+// $LOADOUT_REVIEW_NOTES_BIN when set (make builds bin/review-notes), else one
+// built once per test process into a temporary directory that Main removes.
+func ReviewNotesBinary(t testing.TB) string {
+	t.Helper()
+	if bin := os.Getenv("LOADOUT_REVIEW_NOTES_BIN"); bin != "" {
+		return bin
+	}
+	return reviewNotesBinary.Path(t)
+}
+
 // Main is the TestMain of the agent test packages: it runs the tests, then
-// removes the binary Loadout built, and exits with the tests' code.
+// removes the binaries Loadout and ReviewNotesBinary built, and exits with
+// the tests' code.
 func Main(m *testing.M) {
 	code := m.Run()
 	loadoutBinary.Remove()
+	reviewNotesBinary.Remove()
 	os.Exit(code)
 }
 
@@ -147,7 +165,8 @@ func MountConfigMap(t testing.TB, dir string, data map[string]string) {
 	}
 }
 
-// Process is a started loadout process; the test's cleanup stops it.
+// Process is a started loadout (or review-notes) process; the test's
+// cleanup stops it.
 type Process struct {
 	// URL is its base URL, http://127.0.0.1:PORT.
 	URL string
@@ -189,12 +208,12 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	return w.b.Write(p)
 }
 
-// start runs loadout with args listening on addr and waits until path on it
+// start runs bin with args listening on addr and waits until path on it
 // answers 200.
-func start(t testing.TB, addr, path string, args ...string) *Process {
+func start(t testing.TB, bin, addr, path string, args ...string) *Process {
 	t.Helper()
 	p := &Process{URL: "http://" + addr, log: &bytes.Buffer{}, mu: &sync.Mutex{}}
-	p.cmd = exec.Command(Loadout(t), args...)
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stderr = lockedWriter{mu: p.mu, b: p.log}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -212,7 +231,7 @@ func start(t testing.TB, addr, path string, args ...string) *Process {
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("loadout %s: %s never answered 200\n%s", strings.Join(args, " "), path, p.Log())
+			t.Fatalf("%s %s: %s never answered 200\n%s", filepath.Base(bin), strings.Join(args, " "), path, p.Log())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -240,12 +259,12 @@ func StartHostd(t testing.TB, data map[string]string, extra ...string) *Hostd {
 	addr := testnet.FreeAddr(t)
 	args := append([]string{"hostd", "--allow-unsigned-context", "--context-dir", h.ContextDir,
 		"--addr", addr, "--materialize", h.TreeDir, "--poll-interval", "100ms"}, extra...)
-	h.Process = start(t, addr, "/readyz", args...)
+	h.Process = start(t, Loadout(t), addr, "/readyz", args...)
 	return h
 }
 
-// ReviewNotes is a running `loadout tool-server review-notes`, the Service of
-// the samples' runnable review_note tool.
+// ReviewNotes is a running review-notes (samples/review-notes), the Service
+// of the samples' runnable review_note tool.
 type ReviewNotes struct {
 	*Process
 	// HostdArgs point hostd's calls to the registry's Service URL at it.
@@ -281,7 +300,7 @@ func StartReviewNotes(t testing.TB, data map[string]string) *ReviewNotes {
 		t.Fatal("the manifest has no runnable review_note tool")
 	}
 	addr := testnet.FreeAddr(t)
-	p := start(t, addr, "/healthz", "tool-server", "review-notes", "--addr", addr)
+	p := start(t, ReviewNotesBinary(t), addr, "/healthz", "--addr", addr)
 	return &ReviewNotes{Process: p, HostdArgs: []string{"--service-address", host + "=" + addr}}
 }
 
@@ -289,7 +308,7 @@ func StartReviewNotes(t testing.TB, data map[string]string) *ReviewNotes {
 func (r *ReviewNotes) Notes(t testing.TB) []string {
 	t.Helper()
 	_, body := testnet.Get(t, r.URL+"/notes")
-	var list reviewnotes.List
+	var list notes.List
 	if err := json.Unmarshal([]byte(body), &list); err != nil {
 		t.Fatal(err)
 	}

@@ -16,11 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/loadout-dev/loadout/internal/agentcmd"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/resources"
-	"github.com/loadout-dev/loadout/internal/reviewnotes"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
+	"github.com/loadout-dev/loadout/samples/review-notes/notes"
 )
 
 // capturedCall is one signed call exactly as hostd sent it.
@@ -53,12 +56,12 @@ func (r *recorder) last(t *testing.T) capturedCall {
 	return r.calls[len(r.calls)-1]
 }
 
-// startCommand runs a loadout command in-process (its real listeners) until
-// the test ends.
-func startCommand(t *testing.T, args ...string) {
+// start runs cmd in-process (its real listeners) with args until the test
+// ends: review-notes itself, or hostd (internal/agentcmd, what `loadout
+// hostd` and loadout-hostd run).
+func start(t *testing.T, cmd *cobra.Command, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := newRootCommand()
 	cmd.SetArgs(args)
 	cmd.SetErr(io.Discard)
 	done := make(chan error, 1)
@@ -68,10 +71,10 @@ func startCommand(t *testing.T, args ...string) {
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("loadout %s after its context ended: %v", args[0], err)
+				t.Errorf("%s after its context ended: %v", cmd.Name(), err)
 			}
 		case <-time.After(10 * time.Second):
-			t.Errorf("loadout %s did not stop", args[0])
+			t.Errorf("%s did not stop", cmd.Name())
 		}
 	})
 }
@@ -144,18 +147,18 @@ func runHostdTool(t *testing.T, hostdAddr, tool, text string) string {
 	return out.Result.Content[0].Text
 }
 
-// A real `loadout hostd` signs each tool call for its target; a real
-// `loadout tool-server review-notes` accepts hostd's call once and refuses
+// A real hostd signs each tool call for its target; a real review-notes
+// accepts hostd's call once and refuses
 // the same call replayed, a stale signed call, and a call hostd signed for
 // another tool (deploy) that deploy's Service replays to it.
-func TestToolServer_RefusesReplayedStaleAndCrossToolCalls(t *testing.T) {
+func TestReviewNotes_RefusesReplayedStaleAndCrossToolCalls(t *testing.T) {
 	keyFile := filepath.Join(t.TempDir(), "signing-key")
 	if err := os.WriteFile(keyFile, []byte(outbound.NewSecret()+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	const notesURL = "http://review-notes.team-a.svc:8080/notes"
 	toolAddr := testnet.FreeAddr(t)
-	startCommand(t, "tool-server", "review-notes", "--addr", toolAddr, "--signing-key-file", keyFile, "--url", notesURL)
+	start(t, newRootCommand(), "--addr", toolAddr, "--signing-key-file", keyFile, "--url", notesURL)
 	testnet.WaitStatus(t, "http://"+toolAddr+"/healthz", http.StatusOK)
 
 	// hostd reaches review-notes through a recorder, as a network tap would.
@@ -175,15 +178,15 @@ func TestToolServer_RefusesReplayedStaleAndCrossToolCalls(t *testing.T) {
 	t.Cleanup(deploy.Close)
 
 	hostdAddr := testnet.FreeAddr(t)
-	startCommand(t, "hostd", "--allow-unsigned-context", "--context-dir", toolContextDir(t, deploy.URL+"/run"), "--addr", hostdAddr,
+	start(t, agentcmd.NewHostdCommand(), "--allow-unsigned-context", "--context-dir", toolContextDir(t, deploy.URL+"/run"), "--addr", hostdAddr,
 		"--signing-key-file", keyFile, "--service-address", "review-notes.team-a.svc:8080="+strings.TrimPrefix(tap.URL, "http://"))
 	testnet.WaitStatus(t, "http://"+hostdAddr+"/readyz", http.StatusOK)
 
 	if got := runHostdTool(t, hostdAddr, "review_note", "first"); got != "note 1 recorded" {
 		t.Fatalf("hostd's signed call: %q", got)
 	}
-	notes := "http://" + toolAddr + "/notes"
-	if code, body := replay(t, notes, toReview.last(t)); code != http.StatusUnauthorized || !strings.Contains(body, "already received") {
+	toolNotes := "http://" + toolAddr + "/notes"
+	if code, body := replay(t, toolNotes, toReview.last(t)); code != http.StatusUnauthorized || !strings.Contains(body, "already received") {
 		t.Errorf("replayed call: %d %q, want 401 (already received)", code, body)
 	}
 
@@ -197,7 +200,7 @@ func TestToolServer_RefusesReplayedStaleAndCrossToolCalls(t *testing.T) {
 	if err := outbound.Sign(stale.header, secrets, "msg_stale", time.Now().Add(-6*time.Minute), stale.body); err != nil {
 		t.Fatal(err)
 	}
-	if code, body := replay(t, notes, stale); code != http.StatusUnauthorized || !strings.Contains(body, "tolerance") {
+	if code, body := replay(t, toolNotes, stale); code != http.StatusUnauthorized || !strings.Contains(body, "tolerance") {
 		t.Errorf("stale call: %d %q, want 401 (outside the tolerance)", code, body)
 	}
 
@@ -207,22 +210,22 @@ func TestToolServer_RefusesReplayedStaleAndCrossToolCalls(t *testing.T) {
 		t.Fatalf("deploy: %q", got)
 	}
 	cross := toDeploy.last(t)
-	if code, body := replay(t, notes, cross); code != http.StatusUnauthorized || !strings.Contains(body, "another receiver") {
+	if code, body := replay(t, toolNotes, cross); code != http.StatusUnauthorized || !strings.Contains(body, "another receiver") {
 		t.Errorf("call for deploy replayed to review-notes: %d %q, want 401 (signed for another receiver)", code, body)
 	}
 
-	_, body := testnet.Get(t, notes)
-	var list reviewnotes.List
+	_, body := testnet.Get(t, toolNotes)
+	var list notes.List
 	if err := json.Unmarshal([]byte(body), &list); err != nil || len(list.Notes) != 1 || list.Notes[0].Text != "first" {
 		t.Fatalf("recorded notes %+v (%v), want only hostd's one call", list.Notes, err)
 	}
 }
 
-// The tool server refuses to start verifying without knowing its own URL:
+// review-notes refuses to start verifying without knowing its own URL:
 // it could not tell a call for it from a call for another tool.
-func TestToolServer_SigningKeyNeedsItsURL(t *testing.T) {
+func TestReviewNotes_SigningKeyNeedsItsURL(t *testing.T) {
 	cmd := newRootCommand()
-	cmd.SetArgs([]string{"tool-server", "review-notes", "--addr", testnet.FreeAddr(t), "--signing-key-file", "/nonexistent"})
+	cmd.SetArgs([]string{"--addr", testnet.FreeAddr(t), "--signing-key-file", "/nonexistent"})
 	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--url") {
 		t.Fatalf("err = %v, want one naming --url", err)
 	}

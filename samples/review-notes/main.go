@@ -1,3 +1,9 @@
+// Command review-notes is the Service behind the samples' runnable
+// review_note tool (config/samples/team-a_tool_review-notes.yaml): an example
+// of a tool Service a platform team runs beside Loadout, not a part of it. It
+// is its own binary, in its own image (ghcr.io/loadout-dev/loadout-samples,
+// the Dockerfile's target samples), so that neither the loadout CLI nor the
+// manager image carries a sample.
 package main
 
 import (
@@ -5,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"syscall"
 	"time"
@@ -13,29 +20,27 @@ import (
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/loadout-dev/loadout/internal/buildinfo"
 	"github.com/loadout-dev/loadout/internal/httpserve"
 	"github.com/loadout-dev/loadout/internal/outbound"
-	"github.com/loadout-dev/loadout/internal/reviewnotes"
 	"github.com/loadout-dev/loadout/internal/toolauth"
+	"github.com/loadout-dev/loadout/samples/review-notes/notes"
 )
 
-// newToolServerCommand runs the samples' tool Services.
-func newToolServerCommand() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "tool-server",
-		Short: "Run a sample tool's Service (the Service behind a runnable tool)",
-		Args:  cobra.NoArgs,
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(1)
 	}
-	cmd.AddCommand(newReviewNotesCommand())
-	return cmd
 }
 
-func newReviewNotesCommand() *cobra.Command {
+func newRootCommand() *cobra.Command {
 	var (
 		addr        string
-		srv         reviewnotes.Server
+		srv         notes.Server
 		verifyToken bool
 		tokenOpts   toolauth.Options
+		version     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "review-notes",
@@ -53,8 +58,14 @@ token of another namespace than --token-namespace (default: its own) or of a
 pod not bound to a Workspace; it needs create on tokenreviews and get on pods
 (config/samples/team-a_tool_review-notes.yaml). See docs/hostd.md (Runnable
 tools; Knowing a call came through hostd).`,
-		Args: cobra.NoArgs,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if version {
+				_, err := fmt.Fprintln(cmd.OutOrStdout(), "review-notes", buildinfo.Get())
+				return err
+			}
 			if srv.SigningKeyFile != "" && srv.URL == "" {
 				return errors.New("--signing-key-file needs --url, the URL hostd calls this Service at (e.g. http://review-notes.team-a.svc:8080/notes): signed calls are bound to it")
 			}
@@ -92,5 +103,6 @@ tools; Knowing a call came through hostd).`,
 	cmd.Flags().StringSliceVar(&tokenOpts.Namespaces, "token-namespace", nil,
 		"with --verify-token: namespaces whose agent pods may call (repeatable); default: this pod's own namespace")
 	cmd.Flags().DurationVar(&srv.Tolerance, "tolerance", outbound.DefaultTolerance, "refuse signed calls whose timestamp is further than this from now, either way")
+	cmd.Flags().BoolVar(&version, "version", false, "print the version, commit and build date, and exit")
 	return cmd
 }

@@ -1,4 +1,4 @@
-package reviewnotes
+package notes
 
 import (
 	"bytes"

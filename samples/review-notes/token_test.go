@@ -18,22 +18,23 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/loadout-dev/loadout/internal/agentcmd"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
-	"github.com/loadout-dev/loadout/internal/reviewnotes"
 	"github.com/loadout-dev/loadout/internal/test/manifests"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 	"github.com/loadout-dev/loadout/internal/toolauth"
+	"github.com/loadout-dev/loadout/samples/review-notes/notes"
 )
 
 // A real `loadout hostd --service-token-file` calls a real
-// `loadout tool-server review-notes --verify-token` running as the sample's
+// `review-notes --verify-token` running as the sample's
 // ServiceAccount with the sample's RBAC (nothing more), on envtest: the
 // call hostd makes with its pod's projected token (audience
 // loadout.dev/hostd) is recorded and names the pod and Workspace; a call
 // without a token is refused 401, one with a token of another audience 401,
 // and one from another namespace's agent pod 403.
-func TestToolServer_VerifiesHostdsTokenWithTheSamplesRBAC(t *testing.T) {
+func TestReviewNotes_VerifiesHostdsTokenWithTheSamplesRBAC(t *testing.T) {
 	env, cfg, err := testenv.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +115,7 @@ func TestToolServer_VerifiesHostdsTokenWithTheSamplesRBAC(t *testing.T) {
 	t.Setenv("KUBECONFIG", kubeconfig)
 
 	toolAddr := testnet.FreeAddr(t)
-	startCommand(t, "tool-server", "review-notes", "--addr", toolAddr, "--verify-token", "--token-namespace", "team-a")
+	start(t, newRootCommand(), "--addr", toolAddr, "--verify-token", "--token-namespace", "team-a")
 	testnet.WaitStatus(t, "http://"+toolAddr+"/healthz", http.StatusOK)
 
 	// hostd of team-a/agent, with the token the kubelet would project.
@@ -123,14 +124,14 @@ func TestToolServer_VerifiesHostdsTokenWithTheSamplesRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	hostdAddr := testnet.FreeAddr(t)
-	startCommand(t, "hostd", "--allow-unsigned-context", "--context-dir", toolContextDir(t, "http://127.0.0.1:1/run"), "--addr", hostdAddr,
+	start(t, agentcmd.NewHostdCommand(), "--allow-unsigned-context", "--context-dir", toolContextDir(t, "http://127.0.0.1:1/run"), "--addr", hostdAddr,
 		"--service-token-file", tokenFile, "--service-address", "review-notes.team-a.svc:8080="+toolAddr)
 	testnet.WaitStatus(t, "http://"+hostdAddr+"/readyz", http.StatusOK)
 	if got := runHostdTool(t, hostdAddr, "review_note", "through hostd"); got != "note 1 recorded" {
 		t.Fatalf("hostd's call: %q", got)
 	}
 
-	notes := "http://" + toolAddr + "/notes"
+	toolNotes := "http://" + toolAddr + "/notes"
 	body := `{"apiVersion":"loadout.dev/v1alpha1","kind":"ToolInvocation","tool":"review_note","call":{"id":"forged","name":"review_note","arguments":{"text":"no hook saw this"}}}`
 	for _, tc := range []struct {
 		what, token string
@@ -141,7 +142,7 @@ func TestToolServer_VerifiesHostdsTokenWithTheSamplesRBAC(t *testing.T) {
 		{"with a token of another audience", token("team-a", "agent", "agent", "https://kubernetes.default.svc"), http.StatusUnauthorized, "audience loadout.dev/hostd"},
 		{"from another namespace's agent pod", token("team-b", "agent", "agent", toolauth.Audience), http.StatusForbidden, "namespace team-b"},
 	} {
-		req, _ := http.NewRequest(http.MethodPost, notes, strings.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, toolNotes, strings.NewReader(body))
 		if tc.token != "" {
 			req.Header.Set("Authorization", "Bearer "+tc.token)
 		}
@@ -157,8 +158,8 @@ func TestToolServer_VerifiesHostdsTokenWithTheSamplesRBAC(t *testing.T) {
 		}
 	}
 
-	_, listed := testnet.Get(t, notes)
-	var list reviewnotes.List
+	_, listed := testnet.Get(t, toolNotes)
+	var list notes.List
 	if err := json.Unmarshal([]byte(listed), &list); err != nil || len(list.Notes) != 1 || list.Notes[0].Text != "through hostd" ||
 		list.Notes[0].From != "team-a/agent (workspace dev)" {
 		t.Fatalf("recorded notes %+v (%v), want only hostd's call, from team-a/agent", list.Notes, err)
