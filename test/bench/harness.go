@@ -17,19 +17,17 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testmanager"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -59,8 +57,8 @@ type Env struct {
 	Tracker *Tracker
 
 	env    *envtest.Environment
-	cancel context.CancelFunc
-	done   chan error
+	mgr    *testmanager.Manager
+	cancel context.CancelFunc // ends the manager and the tracker
 }
 
 // Start starts envtest, the manager and the ConfigMap tracker.
@@ -73,7 +71,7 @@ func Start(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Opts: opts, env: te, Writes: &WriteCounter{}, done: make(chan error, 1)}
+	e := &Env{Opts: opts, env: te, Writes: &WriteCounter{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -103,33 +101,31 @@ func Start(opts Options) (*Env, error) {
 
 	// The manager: the same wiring as cmd/manager, with the client rate limit
 	// set explicitly and every request counted.
-	mgrCfg := rest.CopyConfig(cfg)
-	mgrCfg.QPS, mgrCfg.Burst = opts.QPS, opts.Burst
-	mgrCfg.Wrap(e.Writes.wrap)
-	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		// A process may run the harness more than once (go test -count=N).
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
-	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
-		Policy: workspace.Policy{
-			PlatformNamespaces: []string{PlatformNS},
-			DefaultTrust:       vocab.TrustRestricted,
+	e.mgr, err = testmanager.Start(ctx, cfg, testmanager.Options{
+		RESTConfig: func(c *rest.Config) {
+			c.QPS, c.Burst = opts.QPS, opts.Burst
+			c.Wrap(e.Writes.wrap)
 		},
-		Loader:                  workspace.HostLoader{Outbound: outbound.New(outbound.Options{Timeout: 5 * time.Second})},
-		ReconcileTimeout:        2 * time.Minute,
-		MaxConcurrentReconciles: opts.Concurrency,
-	}); err != nil {
+		Controllers: controllers.Options{
+			Policy: workspace.Policy{
+				PlatformNamespaces: []string{PlatformNS},
+				DefaultTrust:       vocab.TrustRestricted,
+			},
+			Loader:                  workspace.HostLoader{Outbound: outbound.New(outbound.Options{Timeout: 5 * time.Second})},
+			ReconcileTimeout:        2 * time.Minute,
+			MaxConcurrentReconciles: opts.Concurrency,
+		},
+	})
+	if err != nil {
 		cancel()
 		return nil, err
 	}
-	go func() { e.done <- mgr.Start(ctx) }()
 
 	if e.Tracker, err = startTracker(ctx, e.Cfg); err != nil {
 		cancel()
+		_ = e.mgr.Stop()
 		return nil, err
 	}
 	ok = true
@@ -139,8 +135,7 @@ func Start(opts Options) (*Env, error) {
 // Stop stops the manager and the control plane.
 func (e *Env) Stop() error {
 	e.cancel()
-	err := <-e.done
-	return errors.Join(err, e.env.Stop())
+	return errors.Join(e.mgr.Stop(), e.env.Stop())
 }
 
 // ---------------------------------------------------------------------------

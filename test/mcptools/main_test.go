@@ -25,13 +25,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testmanager"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -68,28 +68,25 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	// The manager reaches the tests' Services through routes, as the
 	// cluster's DNS would; everything else is as the manager wires it.
 	doer := routes.doer(outbound.Options{Timeout: 5 * time.Second, MaxResponseBytes: 4 << 20})
-	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
+	mgr, err := testmanager.Start(context.Background(), restCfg, testmanager.Options{Controllers: controllers.Options{
 		Policy:                  workspace.Policy{PlatformNamespaces: []string{platformNS}, DefaultTrust: vocab.TrustRestricted},
 		Loader:                  workspace.HostLoader{Outbound: doer},
 		MaxConcurrentReconciles: 2,
 		ReconcileTimeout:        30 * time.Second,
 		MCP:                     controllers.MCPDiscovery{Outbound: doer, Resync: 2 * time.Second},
-	}); err != nil {
+	}})
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	go func() { _ = mgr.Start(ctx) }()
-	return m.Run()
+	code := m.Run()
+	if err := mgr.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+	}
+	return code
 }
 
 // router sends calls for a Service host:port to a loopback address, as

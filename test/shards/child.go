@@ -137,33 +137,7 @@ func RunChild(kubeconfig, planFile, shardName string, mode shard.Mode, qps float
 	select {
 	case <-done:
 		return m.Stop()
-	case <-waitExit(m):
-		err, _ := m.Exited()
-		return err
-	}
-}
-
-func waitExit(m *Manager) <-chan struct{} {
-	ch := make(chan struct{})
-	go func() {
-		for {
-			if _, ok := m.peek(); ok {
-				close(ch)
-				return
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}()
-	return ch
-}
-
-// peek reports whether the manager has exited, without consuming its result.
-func (m *Manager) peek() (error, bool) {
-	select {
-	case err := <-m.done:
-		m.done <- err
-		return err, true
-	default:
-		return nil, false
+	case <-m.Done():
+		return m.Err()
 	}
 }

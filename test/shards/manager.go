@@ -2,7 +2,6 @@ package shards
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -11,15 +10,13 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
-	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/shard"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testmanager"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -40,82 +37,64 @@ type Options struct {
 
 // Manager is one in-process manager with its own write counter.
 type Manager struct {
-	Owner   *shard.Ownership
-	Writes  *testenv.WriteCounter
-	Watcher *shard.Watcher
-	Client  client.Client // the manager's (cached, guarded) client
-	Lock    *PausableLock
-
-	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
-	err    error
+	*testmanager.Manager // its Client is the manager's (cached, guarded) client
+	Owner                *shard.Ownership
+	Writes               *testenv.WriteCounter
+	Watcher              *shard.Watcher
+	Lock                 *PausableLock
 }
 
 // Start starts a manager with the production wiring (controllers.Setup,
 // shard.Ownership.Configure) against cfg.
 func Start(cfg *rest.Config, o Options) (*Manager, error) {
-	m := &Manager{Writes: &testenv.WriteCounter{}, done: make(chan error, 1)}
-	mcfg := rest.CopyConfig(cfg)
-	mcfg.QPS, mcfg.Burst = 1000, 2000
-	if o.QPS > 0 {
-		mcfg.QPS, mcfg.Burst = o.QPS, o.Burst
-	}
-	mcfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(mcfg.QPS, mcfg.Burst) // one budget, as cmd/manager
-	mcfg.Wrap(m.Writes.Wrap)
+	m := &Manager{Writes: &testenv.WriteCounter{}}
 	policy := workspace.Policy{PlatformNamespaces: []string{PlatformNS}, DefaultTrust: vocab.TrustRestricted}
-	opts := ctrl.Options{
-		Scheme:     kubescheme.New(),
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	m.cancel = cancel
 	if o.Plan != nil {
 		var err error
 		if m.Owner, err = shard.NewOwnership(o.Plan, o.Shard, policy.PlatformNamespaces); err != nil {
-			cancel()
 			return nil, err
 		}
-		opts.LeaderElection = true
-		opts.LeaseDuration = ptr.To(def(o.LeaseDuration, shard.DefaultLeaseDuration))
-		opts.RenewDeadline = ptr.To(def(o.RenewDeadline, shard.DefaultRenewDeadline))
-		opts.RetryPeriod = ptr.To(def(o.RetryPeriod, 2*time.Second))
-		opts.LeaderElectionReleaseOnCancel = true
-		if err := m.Owner.Configure(ctx, mcfg, &opts, PlatformNS, o.Mode); err != nil {
-			cancel()
-			return nil, err
-		}
-		m.Lock = &PausableLock{Interface: opts.LeaderElectionResourceLockInterface}
-		opts.LeaderElectionResourceLockInterface = m.Lock
-	}
-	mgr, err := ctrl.NewManager(mcfg, opts)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
-		Policy:                  policy,
-		Shard:                   m.Owner,
-		ReconcileTimeout:        time.Minute,
-		MaxConcurrentReconciles: max(o.Concurrency, 4),
-	}); err != nil {
-		cancel()
-		return nil, err
-	}
-	if m.Owner != nil {
 		if m.Watcher, err = m.Owner.NewWatcher(cfg, PlatformNS); err != nil {
-			cancel()
 			return nil, err
 		}
 		m.Watcher.Interval = 500 * time.Millisecond
-		if err := mgr.Add(m.Watcher); err != nil {
-			cancel()
-			return nil, err
-		}
 	}
-	m.Client = mgr.GetClient()
-	go func() { m.done <- mgr.Start(ctx) }()
+	tm := testmanager.Options{
+		Controllers: controllers.Options{
+			Policy:                  policy,
+			Shard:                   m.Owner,
+			ReconcileTimeout:        time.Minute,
+			MaxConcurrentReconciles: max(o.Concurrency, 4),
+		},
+		RESTConfig: func(mcfg *rest.Config) {
+			mcfg.QPS, mcfg.Burst = 1000, 2000
+			if o.QPS > 0 {
+				mcfg.QPS, mcfg.Burst = o.QPS, o.Burst
+			}
+			mcfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(mcfg.QPS, mcfg.Burst) // one budget, as cmd/manager
+			mcfg.Wrap(m.Writes.Wrap)
+		},
+	}
+	if m.Owner != nil {
+		tm.Configure = func(ctx context.Context, mcfg *rest.Config, opts *ctrl.Options) error {
+			opts.LeaderElection = true
+			opts.LeaseDuration = ptr.To(def(o.LeaseDuration, shard.DefaultLeaseDuration))
+			opts.RenewDeadline = ptr.To(def(o.RenewDeadline, shard.DefaultRenewDeadline))
+			opts.RetryPeriod = ptr.To(def(o.RetryPeriod, 2*time.Second))
+			opts.LeaderElectionReleaseOnCancel = true
+			if err := m.Owner.Configure(ctx, mcfg, opts, PlatformNS, o.Mode); err != nil {
+				return err
+			}
+			m.Lock = &PausableLock{Interface: opts.LeaderElectionResourceLockInterface}
+			opts.LeaderElectionResourceLockInterface = m.Lock
+			return nil
+		}
+		tm.Runnables = []manager.Runnable{m.Watcher}
+	}
+	var err error
+	if m.Manager, err = testmanager.Start(context.Background(), cfg, tm); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -124,31 +103,6 @@ func def(d, fallback time.Duration) time.Duration {
 		return d
 	}
 	return fallback
-}
-
-// Stop stops the manager (releasing its Lease) and waits for it.
-func (m *Manager) Stop() error {
-	m.once.Do(func() {
-		m.cancel()
-		select {
-		case err := <-m.done:
-			m.err = err
-		case <-time.After(60 * time.Second):
-			m.err = errors.New("manager did not stop within 60s")
-		}
-	})
-	return m.err
-}
-
-// Exited reports the manager's exit, if any, without waiting.
-func (m *Manager) Exited() (error, bool) {
-	select {
-	case err := <-m.done:
-		m.once.Do(func() { m.err = err })
-		return err, true
-	default:
-		return nil, false
-	}
 }
 
 // PausableLock stands for a process that stops running: while paused, every
