@@ -17,12 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
@@ -32,6 +27,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/test/manifests"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testmanager"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -68,7 +64,20 @@ func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startManager(t, ctx, cfg, signer)
+	// The controllers in process, configured as the manager's defaults
+	// (platform namespace loadout-system, restricted default trust).
+	mgr, err := testmanager.Start(ctx, cfg, testmanager.Options{Controllers: controllers.Options{
+		Policy: workspace.Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: vocab.TrustRestricted},
+		Signer: signer,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := mgr.Stop(); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
 
 	samplesDir := filepath.Join(testenv.RepoRoot(), "config", "samples")
 	samples, err := manifests.Read(samplesDir)
@@ -123,35 +132,6 @@ func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 				want.Namespace, want.Name, live.Labels, live.Annotations, want.Labels, want.Annotations)
 		}
 	}
-}
-
-// startManager runs the Loadout controllers in process, configured as the
-// manager's defaults (platform namespace loadout-system, restricted default
-// trust) and signing with signer if not nil, until ctx ends.
-func startManager(t *testing.T, ctx context.Context, cfg *rest.Config, signer *contextsig.Signer) {
-	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:  kubescheme.New(),
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		// -count=N starts a manager per run in one process.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
-		Policy: workspace.Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: vocab.TrustRestricted},
-		Signer: signer,
-	}); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
 }
 
 // decodeConfigMaps reads the YAML documents preview printed.
