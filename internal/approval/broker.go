@@ -201,7 +201,7 @@ func (b *Broker) entryFor(ctx context.Context, r Request) (*entry, error) {
 	// Seconds: the API server stores metav1.Time at that precision.
 	expires := now.Add(r.Expiry).Truncate(time.Second)
 	o := &Object{
-		Metadata: Meta{GenerateName: approvalPrefix(r.Tool)},
+		Metadata: Meta{GenerateName: approvalPrefix(r.Tool), OwnerReferences: podOwner(id)},
 		Spec: Spec{
 			Workspace:      r.Workspace,
 			Call:           Call{Tool: r.Tool, Arguments: r.Arguments, ArgumentsDigest: r.Digest},
@@ -220,6 +220,18 @@ func (b *Broker) entryFor(ctx context.Context, r Request) (*entry, error) {
 	b.open[key] = e
 	b.mu.Unlock()
 	return e, nil
+}
+
+// podOwner makes the requesting pod an Approval's owner, so the garbage
+// collector deletes a pod's Approvals with it: hostd may not delete them
+// (it may only create, get and watch), and a long-lived agent's spent ones
+// otherwise pile up until its namespace's quota refuses the next ask. Not
+// blockOwnerDeletion: that would need delete on the pod.
+func podOwner(id Identity) []OwnerReference {
+	if id.Pod == "" || id.PodUID == "" {
+		return nil
+	}
+	return []OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: id.Pod, UID: id.PodUID}}
 }
 
 // approvalPrefix is a readable generateName: the tool's name cut to a DNS

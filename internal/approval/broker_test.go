@@ -95,7 +95,7 @@ func TestTokenIdentity_RefusesWhatIsNotAServiceAccountToken(t *testing.T) {
 			t.Errorf("%s: %+v, want an error", name, id)
 		}
 	}
-	if id, err := approval.TokenIdentity(approvaltest.Token(t)); err != nil || id.User != approvaltest.User || id.Pod != "agent-0" || id.Namespace != "team-a" {
+	if id, err := approval.TokenIdentity(approvaltest.Token(t)); err != nil || id.User != approvaltest.User || id.Pod != "agent-0" || id.PodUID != approvaltest.PodUID || id.Namespace != "team-a" {
 		t.Errorf("a pod's token: %+v %v", id, err)
 	}
 }

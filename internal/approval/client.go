@@ -266,6 +266,9 @@ type Identity struct {
 	Namespace      string
 	ServiceAccount string
 	Pod            string
+	// PodUID is the bound pod's UID: an Approval names its pod as owner,
+	// so the garbage collector deletes a pod's Approvals with the pod.
+	PodUID string
 }
 
 // TokenIdentity reads a projected ServiceAccount token's claims without
@@ -293,6 +296,7 @@ func TokenIdentity(tokenFile string) (Identity, error) {
 			} `json:"serviceaccount"`
 			Pod *struct {
 				Name string `json:"name"`
+				UID  string `json:"uid"`
 			} `json:"pod"`
 		} `json:"kubernetes.io"`
 	}
@@ -301,7 +305,7 @@ func TokenIdentity(tokenFile string) (Identity, error) {
 	}
 	id := Identity{User: claims.Sub, Namespace: claims.K8s.Namespace, ServiceAccount: claims.K8s.ServiceAccount.Name}
 	if claims.K8s.Pod != nil {
-		id.Pod = claims.K8s.Pod.Name
+		id.Pod, id.PodUID = claims.K8s.Pod.Name, claims.K8s.Pod.UID
 	}
 	if id.User == "" || id.ServiceAccount == "" || id.Namespace == "" {
 		return Identity{}, errors.New("the token is not a ServiceAccount token (no sub, namespace or serviceaccount claim)")

@@ -22,6 +22,14 @@ type (
 		UID             string            `json:"uid,omitempty"`
 		ResourceVersion string            `json:"resourceVersion,omitempty"`
 		Labels          map[string]string `json:"labels,omitempty"`
+		OwnerReferences []OwnerReference  `json:"ownerReferences,omitempty"`
+	}
+	// OwnerReference names the object whose deletion deletes this one.
+	OwnerReference struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Name       string `json:"name"`
+		UID        string `json:"uid"`
 	}
 	// Spec is the request; admission refuses any change to it.
 	Spec struct {

@@ -83,6 +83,7 @@ type cluster struct {
 	cs        *kubernetes.Clientset
 	hostdArgs []string
 	alice     string // alice's kubeconfig: in platform:approvers
+	podUID    types.UID
 }
 
 // TestApprovals_HeadlessAskWaitsForAnApproverAndRunsExactlyAsAsked is the
@@ -104,6 +105,11 @@ func TestApprovals_HeadlessAskWaitsForAnApproverAndRunsExactlyAsAsked(t *testing
 		a.Spec.Requester.Pod != "agent-0" || a.Spec.Requester.ServiceAccount != "agent" || a.Spec.Requester.User != requester ||
 		a.Spec.Workspace != "team-a/dev" || strings.Join(a.Spec.ApproverGroups, ",") != approvers || a.Status.Decision != v1alpha1.ApprovalPending {
 		t.Fatalf("Approval = %+v", a)
+	}
+	// Owned by the pod: the garbage collector deletes a pod's Approvals
+	// with it (hostd may not delete them).
+	if refs := a.OwnerReferences; len(refs) != 1 || refs[0].Kind != "Pod" || refs[0].Name != "agent-0" || refs[0].UID != c.podUID {
+		t.Errorf("the Approval's owners = %+v, want the pod agent-0 (%s)", refs, c.podUID)
 	}
 	var args map[string]any
 	if err := json.Unmarshal(a.Spec.Call.Arguments.Raw, &args); err != nil || args["command"] != "terraform apply -target=module.db" {
@@ -253,6 +259,7 @@ func startCluster(t *testing.T) *cluster {
 		Spec: corev1.PodSpec{ServiceAccountName: "agent", AutomountServiceAccountToken: ptr.To(false),
 			Containers: []corev1.Container{{Name: "agent", Image: "agent:dev"}}}}
 	c.create(t, pod)
+	c.podUID = pod.UID
 	// What the chart grants: hostd's role in team-a; the approver role to
 	// the approver group, and to bob (RBAC lets him, admission does not).
 	c.create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "loadout-hostd-approvals"},

@@ -21,10 +21,11 @@ import (
 	"github.com/loadout-dev/loadout/internal/approval"
 )
 
-// Namespace and User are the fake pod's.
+// Namespace, User and PodUID are the fake pod's.
 const (
 	Namespace = "team-a"
 	User      = "system:serviceaccount:team-a:agent"
+	PodUID    = "0f5c6c1e-0000-4000-8000-000000000001"
 )
 
 // API holds the Approvals of Namespace as an API server would: POST
@@ -105,7 +106,7 @@ func Approve(by string) func(*approval.Object) {
 func Token(t testing.TB) string {
 	t.Helper()
 	claims, _ := json.Marshal(map[string]any{"sub": User,
-		"kubernetes.io": map[string]any{"namespace": Namespace, "serviceaccount": map[string]any{"name": "agent"}, "pod": map[string]any{"name": "agent-0"}}})
+		"kubernetes.io": map[string]any{"namespace": Namespace, "serviceaccount": map[string]any{"name": "agent"}, "pod": map[string]any{"name": "agent-0", "uid": PodUID}}})
 	path := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(path, []byte("e30."+base64.RawURLEncoding.EncodeToString(claims)+".sig"), 0o600); err != nil {
 		t.Fatal(err)
