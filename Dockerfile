@@ -1,4 +1,4 @@
-# Two images from one build:
+# Three images from one build:
 #
 #   docker build --target hostd -t ghcr.io/loadout-dev/loadout-hostd:TAG .
 #       the agent-pod sidecar: /loadout-hostd alone (`loadout hostd` as a
@@ -6,11 +6,14 @@
 #       else in it can run in hostd's container: no /loadout materialize, no
 #       /manager (the agent-pod policy also refuses exec probes and lifecycle
 #       hooks on it).
+#   docker build --target samples -t ghcr.io/loadout-dev/loadout-samples:TAG .
+#       the samples' Services: /review-notes, behind config/samples' runnable
+#       review_note tool. Not part of a Loadout install.
 #   docker build -t ghcr.io/loadout-dev/loadout:TAG .   (target manager, the default)
 #       the manager (/manager, the entrypoint) and the full CLI (/loadout).
 #
-# `make docker-build` builds both (IMG and HOSTD_IMG); the manager's
-# --hostd-image names the second. The builder runs on the build machine's
+# `make docker-build` builds all three (IMG, HOSTD_IMG and SAMPLES_IMG); the
+# manager's --hostd-image names the second. The builder runs on the build machine's
 # platform and cross-compiles for TARGETPLATFORM, so `make docker-buildx`
 # builds linux/amd64 and linux/arm64 without emulating the compiler.
 FROM --platform=$BUILDPLATFORM golang:1.26 AS builder
@@ -21,6 +24,7 @@ COPY api/ api/
 COPY cmd/ cmd/
 COPY controllers/ controllers/
 COPY internal/ internal/
+COPY samples/ samples/
 # Set by BuildKit for each platform; the defaults serve a plain `docker build`.
 ARG TARGETOS=linux
 ARG TARGETARCH=amd64
@@ -32,7 +36,8 @@ RUN pkg=github.com/loadout-dev/loadout/internal/buildinfo \
  && ldflags="-s -w -buildid= -X $pkg.version=${VERSION} -X $pkg.commit=${COMMIT} -X $pkg.date=${BUILD_DATE}" \
  && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -buildvcs=false -ldflags="$ldflags" -o manager ./cmd/manager \
  && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -buildvcs=false -ldflags="$ldflags" -o loadout ./cmd/loadout \
- && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -buildvcs=false -ldflags="$ldflags" -o loadout-hostd ./cmd/loadout-hostd
+ && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -buildvcs=false -ldflags="$ldflags" -o loadout-hostd ./cmd/loadout-hostd \
+ && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -buildvcs=false -ldflags="$ldflags" -o review-notes ./samples/review-notes
 
 # The sidecar image: an empty base, non-root, /loadout-hostd only (and the
 # non-root user's passwd and group entries). The binaries carry their CA
@@ -44,6 +49,15 @@ COPY hack/images/rootfs/etc/passwd /etc/passwd
 COPY --from=builder /workspace/loadout-hostd /loadout-hostd
 USER 65532:65532
 ENTRYPOINT ["/loadout-hostd"]
+
+# The samples' image: the same base, /review-notes only, so that neither the
+# manager image nor the sidecar carries a sample.
+FROM scratch AS samples
+COPY hack/images/rootfs/etc/group /etc/group
+COPY hack/images/rootfs/etc/passwd /etc/passwd
+COPY --from=builder /workspace/review-notes /review-notes
+USER 65532:65532
+ENTRYPOINT ["/review-notes"]
 
 # The manager image (the default target): an empty base, non-root, no
 # shell, no package manager; /loadout is the CLI.

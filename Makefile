@@ -17,6 +17,9 @@ GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 IMG ?= ghcr.io/loadout-dev/loadout:dev
 # The agent-pod sidecar image (Dockerfile target hostd): /loadout-hostd only.
 HOSTD_IMG ?= ghcr.io/loadout-dev/loadout-hostd:dev
+# The samples' image (Dockerfile target samples): /review-notes, the Service
+# of config/samples' runnable review_note tool. Not part of a Loadout install.
+SAMPLES_IMG ?= ghcr.io/loadout-dev/loadout-samples:dev
 # Stamped into both binaries (`loadout version`, `manager --version`).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -207,7 +210,7 @@ demo: build build-samples $(PI_MODULES) ## Run Loadout end to end on a local con
 	@go build -o $(LOCALBIN)/loadout-demo ./hack/demo
 	@$(LOCALBIN)/loadout-demo --assets "$$(bash hack/envtest/build.sh)" --manager $(LOCALBIN)/manager --loadout $(LOCALBIN)/loadout --review-notes $(LOCALBIN)/review-notes --pi $(PI_DIR) $(if $(filter 1 true yes,$(KEEP)),--keep)
 
-# `make images` needs no container engine: hack/images builds both images
+# `make images` needs no container engine: hack/images builds the images
 # from Go (static binaries on an empty base, non-root, linux/amd64 and
 # linux/arm64) as OCI layouts under IMAGES_DIR, with an SPDX SBOM each. The
 # build time is the commit's, so one commit builds the same digests.
@@ -215,29 +218,32 @@ IMAGES_DIR ?= $(LOCALBIN)/images
 IMAGES_DATE ?= $(shell git log -1 --format=%cI 2>/dev/null | xargs -r -I{} date -u -d {} +%Y-%m-%dT%H:%M:%SZ || echo 1970-01-01T00:00:00Z)
 
 .PHONY: images
-images: ## Build the manager and hostd images as OCI layouts in bin/images (no container engine), printing their digests.
+images: ## Build the manager, hostd and samples images as OCI layouts in bin/images (no container engine), printing their digests.
 	go run ./hack/images build --out $(IMAGES_DIR) --version $(VERSION) --commit $(COMMIT) --date $(or $(IMAGES_DATE),1970-01-01T00:00:00Z)
 
 .PHONY: push
-push: ## Push what `make images` built: IMG (the manager image) and HOSTD_IMG (the sidecar), e.g. make push IMG=registry.example/loadout:v1 HOSTD_IMG=registry.example/loadout-hostd:v1.
+push: ## Push what `make images` built: IMG (the manager image), HOSTD_IMG (the sidecar) and SAMPLES_IMG (the samples' Services), e.g. make push IMG=registry.example/loadout:v1 HOSTD_IMG=registry.example/loadout-hostd:v1 SAMPLES_IMG=registry.example/loadout-samples:v1.
 	go run ./hack/images push --out $(IMAGES_DIR) --image manager --ref $(IMG)
 	go run ./hack/images push --out $(IMAGES_DIR) --image hostd --ref $(HOSTD_IMG)
+	go run ./hack/images push --out $(IMAGES_DIR) --image samples --ref $(SAMPLES_IMG)
 
 .PHONY: docker-build
-docker-build: ## Build the manager image IMG and the hostd sidecar image HOSTD_IMG (needs a Docker engine).
+docker-build: ## Build the manager image IMG, the hostd sidecar image HOSTD_IMG and the samples image SAMPLES_IMG (needs a Docker engine).
 	@command -v docker >/dev/null 2>&1 || { echo "docker-build: no docker CLI on PATH; install Docker to build the image"; exit 1; }
 	docker build $(DOCKER_BUILD_ARGS) --target manager -t $(IMG) .
 	docker build $(DOCKER_BUILD_ARGS) --target hostd -t $(HOSTD_IMG) .
+	docker build $(DOCKER_BUILD_ARGS) --target samples -t $(SAMPLES_IMG) .
 
 DOCKER_BUILD_ARGS = --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg BUILD_DATE=$(BUILD_DATE)
 
 .PHONY: docker-buildx
-docker-buildx: ## Build and push IMG and HOSTD_IMG for PLATFORMS (linux/amd64,linux/arm64) with docker buildx.
+docker-buildx: ## Build and push IMG, HOSTD_IMG and SAMPLES_IMG for PLATFORMS (linux/amd64,linux/arm64) with docker buildx.
 	@command -v docker >/dev/null 2>&1 || { echo "docker-buildx: no docker CLI on PATH; a Docker engine with the buildx plugin is needed for multi-arch images"; exit 1; }
 	@docker buildx version >/dev/null 2>&1 || { echo "docker-buildx: 'docker buildx' is not available; install the buildx plugin (Docker Desktop and docker-ce ship it)"; exit 1; }
 	@docker buildx inspect loadout-builder >/dev/null 2>&1 || docker buildx create --name loadout-builder --driver docker-container >/dev/null
 	docker buildx build --builder loadout-builder --platform $(PLATFORMS) $(DOCKER_BUILD_ARGS) --target manager --tag $(IMG) --push .
 	docker buildx build --builder loadout-builder --platform $(PLATFORMS) $(DOCKER_BUILD_ARGS) --target hostd --tag $(HOSTD_IMG) --push .
+	docker buildx build --builder loadout-builder --platform $(PLATFORMS) $(DOCKER_BUILD_ARGS) --target samples --tag $(SAMPLES_IMG) --push .
 
 ##@ Deployment
 

@@ -36,14 +36,18 @@ type Image struct {
 	Entrypoint string
 }
 
-// Images are the two images of a release: the manager with the full CLI, and
-// the agent-pod sidecar with /loadout-hostd alone (the Dockerfile's targets
-// manager and hostd produce the same files).
+// Images are the images of a release: the manager with the full CLI, the
+// agent-pod sidecar with /loadout-hostd alone, and the samples' Services
+// (/review-notes, which config/samples runs), kept out of the product's
+// images. The Dockerfile's targets manager, hostd and samples produce the
+// same files.
 var Images = []Image{
 	{Name: "manager", Repository: "ghcr.io/loadout-dev/loadout",
 		Binaries: map[string]string{"manager": "./cmd/manager", "loadout": "./cmd/loadout"}, Entrypoint: "/manager"},
 	{Name: "hostd", Repository: "ghcr.io/loadout-dev/loadout-hostd",
 		Binaries: map[string]string{"loadout-hostd": "./cmd/loadout-hostd"}, Entrypoint: "/loadout-hostd"},
+	{Name: "samples", Repository: "ghcr.io/loadout-dev/loadout-samples",
+		Binaries: map[string]string{"review-notes": "./samples/review-notes"}, Entrypoint: "/review-notes"},
 }
 
 // Platforms are the platforms every image is built for.

@@ -25,14 +25,15 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// TestImages_BuiltPushedPulledAndRun builds both images twice (the same
+// TestImages_BuiltPushedPulledAndRun builds every image twice (the same
 // digests), pushes them to a registry on loopback, pulls them back and
 // checks every platform's config (non-root user, entrypoint, labels, no
 // shell), then runs the binaries of the linux/amd64 root filesystems:
-// --version of each, and hostd serving /healthz on the samples' context.
+// --version of each, hostd serving /healthz on the samples' context, and
+// the samples' review-notes serving /healthz.
 func TestImages_BuiltPushedPulledAndRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds six binaries; not in -short")
+		t.Skip("builds eight binaries; not in -short")
 	}
 	repo, err := filepath.Abs("../..")
 	if err != nil {
@@ -86,6 +87,13 @@ func TestImages_BuiltPushedPulledAndRun(t *testing.T) {
 		t.Errorf("/loadout-hostd version: %v: %s", err, out)
 	}
 	serveSamples(t, filepath.Join(roots["manager"], "loadout"), hostd, repo)
+
+	reviewNotes := filepath.Join(roots["samples"], "review-notes")
+	if out, err := exec.Command(reviewNotes, "--version").CombinedOutput(); err != nil || !strings.Contains(string(out), "v0.0.0-test") {
+		t.Errorf("/review-notes --version: %v: %s", err, out)
+	}
+	addr := freeAddr(t)
+	startUntilHealthy(t, "the samples image's review-notes", addr, reviewNotes, "--addr", addr)
 }
 
 func versionArgs(bin string) []string {
@@ -220,13 +228,27 @@ func serveSamples(t *testing.T, loadout, hostd, repo string) {
 			t.Fatal(err)
 		}
 	}
+	addr := freeAddr(t)
+	startUntilHealthy(t, "the image's hostd", addr, hostd, "--context-dir", ctxDir, "--addr", addr, "--allow-unsigned-context")
+}
+
+// freeAddr is a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
 	_ = l.Close()
-	cmd := exec.Command(hostd, "--context-dir", ctxDir, "--addr", addr, "--allow-unsigned-context")
+	return addr
+}
+
+// startUntilHealthy runs bin with args until the test ends, and waits for it
+// to serve /healthz on addr.
+func startUntilHealthy(t *testing.T, what, addr, bin string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +263,7 @@ func serveSamples(t *testing.T, loadout, hostd, repo string) {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the image's hostd did not serve /healthz: %v", err)
+			t.Fatalf("%s did not serve /healthz: %v", what, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

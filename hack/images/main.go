@@ -1,13 +1,14 @@
 // Command images builds Loadout's container images without a container
 // engine (`make images`, `make push`): the manager image (/manager and the
-// CLI /loadout) and the agent-pod sidecar image (/loadout-hostd alone), each
-// for linux/amd64 and linux/arm64, as OCI image layouts. Every image is a
-// static binary on an empty base with a non-root user entry and no shell;
-// the binaries carry their CA roots (golang.org/x/crypto/x509roots/fallback).
-// The same commit builds the same digests.
+// CLI /loadout), the agent-pod sidecar image (/loadout-hostd alone) and the
+// samples' image (/review-notes), each for linux/amd64 and linux/arm64, as
+// OCI image layouts. Every image is a static binary on an empty base with a
+// non-root user entry and no shell; the binaries carry their CA roots
+// (golang.org/x/crypto/x509roots/fallback). The same commit builds the same
+// digests.
 //
 //	go run ./hack/images build [--out DIR] [--version V] [--commit C] [--date RFC3339]
-//	go run ./hack/images push --image manager|hostd --ref REGISTRY/REPO:TAG [--out DIR]
+//	go run ./hack/images push --image manager|hostd|samples --ref REGISTRY/REPO:TAG [--out DIR]
 package main
 
 import (
@@ -79,7 +80,7 @@ func buildCmd(ctx context.Context, args []string) error {
 func pushCmd(args []string) error {
 	fs := flag.NewFlagSet("push", flag.ExitOnError)
 	out := fs.String("out", "bin/images", "directory `images build` wrote")
-	image := fs.String("image", "", "image to push: manager or hostd")
+	image := fs.String("image", "", "image to push: manager, hostd or samples")
 	ref := fs.String("ref", "", "where to push it: REGISTRY/REPOSITORY:TAG")
 	insecure := fs.Bool("insecure", false, "allow plain HTTP to the registry (a local test registry)")
 	_ = fs.Parse(args)
