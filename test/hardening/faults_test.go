@@ -240,7 +240,7 @@ func TestFault_RecreatedWorkspaceIsWrittenEvenIfItsDeletionWasNeverSeen(t *testi
 	defer mgrMu.Unlock()
 	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY"))
-	if err := current.stop(); err != nil {
+	if err := current.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	defer restartManager(t)
@@ -301,7 +301,7 @@ func TestFault_ManagerRestartMidwayConverges(t *testing.T) {
 	kit.Published(t, deleted, "dev", "FIRST BODY")
 	kit.Published(t, changed, "dev", "FIRST BODY")
 
-	if err := current.stop(); err != nil {
+	if err := current.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Update(t, kit, testenv.Skill(changed, "notes", "", ""), func(s *v1alpha1.Skill) { s.Spec.Body = "CHANGED WHILE DOWN" })

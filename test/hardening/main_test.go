@@ -16,13 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
@@ -32,6 +29,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testmanager"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -59,7 +57,7 @@ var (
 
 	// mgrMu serialises tests that stop and start the manager.
 	mgrMu   sync.Mutex
-	current *managerRun
+	current *testmanager.Manager
 )
 
 func TestMain(m *testing.M) {
@@ -108,7 +106,7 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
-	if err := current.stop(); err != nil {
+	if err := current.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "manager:", err)
 	}
 	return code
@@ -140,52 +138,20 @@ func zapLevel() zapcore.Level {
 	return zapcore.ErrorLevel + 1 // the fault tests provoke expected errors
 }
 
-// managerRun is one in-process manager: the production controllers with the
-// test's resolver, read faults and write counter.
-type managerRun struct {
-	cancel     context.CancelFunc
-	done       chan error
-	reconciler *controllers.WorkspaceReconciler
-}
-
-func startManager() (*managerRun, error) {
-	mgrCfg := rest.CopyConfig(cfg)
-	mgrCfg.Wrap(writes.Wrap)
-	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
-		Scheme:  scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		// Restart tests run a second manager in the same process.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+// startManager starts the production controllers with the test's
+// resolver, read faults and write counter.
+func startManager() (*testmanager.Manager, error) {
+	return testmanager.Start(context.Background(), cfg, testmanager.Options{
+		RESTConfig: func(c *rest.Config) { c.Wrap(writes.Wrap) },
+		Controllers: controllers.Options{
+			Policy:                  managerPolicy,
+			Signer:                  contextSigner,
+			Loader:                  workspace.HostLoader{Outbound: outbound.New(outbound.Options{Timeout: 2 * time.Second}), Resolve: resolved.resolve},
+			ReconcileTimeout:        reconcileTimeout,
+			MaxConcurrentReconciles: 4,
+		},
+		WrapAPIReader: func(r client.Reader) client.Reader { return faultyReader{Reader: r} },
 	})
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r, err := controllers.Setup(ctx, mgr, controllers.Options{
-		APIReader:               faultyReader{Reader: mgr.GetAPIReader()},
-		Policy:                  managerPolicy,
-		Signer:                  contextSigner,
-		Loader:                  workspace.HostLoader{Outbound: outbound.New(outbound.Options{Timeout: 2 * time.Second}), Resolve: resolved.resolve},
-		ReconcileTimeout:        reconcileTimeout,
-		MaxConcurrentReconciles: 4,
-	})
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	run := &managerRun{cancel: cancel, done: make(chan error, 1), reconciler: r}
-	go func() { run.done <- mgr.Start(ctx) }()
-	return run, nil
-}
-
-func (m *managerRun) stop() error {
-	m.cancel()
-	select {
-	case err := <-m.done:
-		return err
-	case <-time.After(60 * time.Second):
-		return errors.New("manager did not stop within 60s")
-	}
 }
 
 // resolverLog records every Service reference the controller resolves, with

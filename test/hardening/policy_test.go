@@ -189,7 +189,7 @@ func TestRBAC_ManagerPublishesAsItsServiceAccountWithTheGeneratedRoleAndPolicies
 
 	ns := kit.NewNamespace(t, vocab.TrustRestricted)
 	kit.Create(t, testenv.Skill(ns, "notes", "Notes.", "NOTES BODY ONE"))
-	if err := current.stop(); err != nil {
+	if err := current.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	defer restartManager(t)
