@@ -310,7 +310,7 @@ func TestTenancy_WebhooksResolveOnlyInTheExtensionsNamespace(t *testing.T) {
 // TestRBAC_ManagerRoleGrantsNoSecretsNoWildcardsAndFewWrites reads the
 // generated ClusterRole (make manifests, from the kubebuilder markers in
 // controllers/): no Secret access, no wildcard anywhere, and write verbs only
-// on ConfigMaps, the status of Loadout objects and Events.
+// on ConfigMaps, the status of Loadout objects, Events and TokenReviews.
 func TestRBAC_ManagerRoleGrantsNoSecretsNoWildcardsAndFewWrites(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", "role.yaml"))
 	if err != nil {
@@ -334,6 +334,9 @@ func TestRBAC_ManagerRoleGrantsNoSecretsNoWildcardsAndFewWrites(t *testing.T) {
 		// Only to set blockOwnerDeletion on the context ConfigMap's owner
 		// reference (OwnerReferencesPermissionEnforcement); no finalizer is set.
 		"loadout.dev/workspaces/finalizers": true,
+		// A TokenReview is a question, never stored: the MCP headers
+		// endpoint asks the API server whether a hostd's token is valid.
+		"authentication.k8s.io/tokenreviews": true,
 	}
 	for i, r := range role.Rules {
 		all := slices.Concat(r.APIGroups, r.Resources, r.Verbs, r.ResourceNames, r.NonResourceURLs)
@@ -393,6 +396,10 @@ func TestRBAC_ManagerRolesHoldOnlyTheVerbsTheManagerUses(t *testing.T) {
 		"loadout.dev/templates/status":      {"get", "patch"},
 		"loadout.dev/workspaces/status":     {"get", "patch"},
 		"loadout.dev/workspaces/finalizers": {"update"},
+		// The MCP headers endpoint: it reviews the caller's pod-bound token
+		// and reads that pod (its labels and its first init container).
+		"authentication.k8s.io/tokenreviews": {"create"},
+		"/pods":                              {"get"},
 	}
 	wantLeaderElection := map[string][]string{
 		// list and patch: shard managers read every shard's Lease for the
