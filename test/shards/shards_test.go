@@ -195,6 +195,14 @@ func TestShards_NoDoubleOwnershipWhileALeaseChangesHands(t *testing.T) {
 		return nil
 	})
 	tookOver := time.Since(paused)
+	// Let the sampler see b lead too: on a loaded machine it may not have
+	// run since b took over.
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if bLeads.Load() == 0 {
+			return errors.New("no sample has seen b lead yet")
+		}
+		return nil
+	})
 	close(stop)
 	<-sampled
 	t.Logf("a refused writes %.1fs after its last renewal; b took the Lease after %.1fs", refusedAfter.Seconds(), tookOver.Seconds())
