@@ -32,7 +32,7 @@ BUILDINFO := github.com/loadout-dev/loadout/internal/buildinfo
 LDFLAGS ?= -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).date=$(BUILD_DATE)
 # `make docker-buildx` builds these platforms and pushes IMG.
 PLATFORMS ?= linux/amd64,linux/arm64
-# -timeout: the image test cross-compiles six binaries and the envtest
+# -timeout: the image test cross-compiles every image binary for two platforms and the envtest
 # suites start API servers; on two shared cores a package can pass go test's
 # default 10 minutes without hanging.
 GO_TEST_FLAGS ?= -race -timeout 30m
