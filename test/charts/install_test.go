@@ -1,7 +1,6 @@
 package charts
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -271,7 +269,7 @@ var managerBinary = &testenv.Binary{Package: "./cmd/manager"}
 // runManagerAsServiceAccount runs the manager binary with the installed
 // Deployment's arguments (addresses moved to loopback), authenticated as the
 // ServiceAccount the installation binds its roles to, and returns its log.
-func (c *cluster) runManagerAsServiceAccount(t *testing.T) *syncBuffer {
+func (c *cluster) runManagerAsServiceAccount(t *testing.T) *testenv.SyncBuffer {
 	t.Helper()
 	ctx := context.Background()
 	dep := &appsv1.Deployment{}
@@ -293,7 +291,7 @@ func (c *cluster) runManagerAsServiceAccount(t *testing.T) *syncBuffer {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(managerBinary.Path(t), args...)
-	var log syncBuffer
+	var log testenv.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+testenv.WriteKubeconfig(t, sa))
 	if err := cmd.Start(); err != nil {
@@ -322,23 +320,6 @@ func (c *cluster) runManagerAsServiceAccount(t *testing.T) *syncBuffer {
 		return nil
 	})
 	return &log
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // Namespace-scoped install: the manager, running as its ServiceAccount with

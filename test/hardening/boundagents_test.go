@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,7 +25,6 @@ import (
 	"github.com/loadout-dev/loadout/internal/test/manifests"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
-	reviewnotes "github.com/loadout-dev/loadout/samples/review-notes/notes"
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
 	"github.com/loadout-dev/loadout/test/agents/messages"
 	"github.com/loadout-dev/loadout/test/agents/responses"
@@ -127,8 +124,8 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 		}
 		dirs[v.Name] = dir
 	}
-	notes := startReviewNotes(t, reviewNotesBin, published.Data)
-	hd := startPodHostd(t, hostdBin, h, dirs, notes.hostdArgs)
+	notes := agenttest.StartReviewNotesFrom(t, reviewNotesBin, published.Data)
+	hd := startPodHostd(t, hostdBin, h, dirs, notes.HostdArgs)
 	// The injected MCP headers endpoint, its certificate and token file are
 	// ones the sidecar can use (it says so once when it cannot).
 	if strings.Contains(hd.log(), "MCP headers:") {
@@ -201,7 +198,7 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 			}
 		})
 		t.Run("SecretNoteNeverReachesTheService", func(t *testing.T) {
-			before := len(notes.list(t))
+			before := len(notes.Notes(t))
 			model := messages.NewModel(t, note("ok", "claude: parser.go:42 drops an error"), note("secret", "claude: the SECRET is 42"))
 			run(t, model, nil)
 			results := model.ToolResults()
@@ -211,7 +208,7 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 			if !strings.Contains(results["secret"].Text, "review notes must not contain secrets") {
 				t.Errorf("the model got %+v for the SECRET note, want the hook's reason", results["secret"])
 			}
-			if got := notes.list(t)[before:]; !slices.Equal(got, []string{"claude: parser.go:42 drops an error"}) {
+			if got := notes.Notes(t)[before:]; !slices.Equal(got, []string{"claude: parser.go:42 drops an error"}) {
 				t.Errorf("the Service got %q, want only the allowed note", got)
 			}
 		})
@@ -314,7 +311,7 @@ stream_max_retries = 0
 			}
 		})
 		t.Run("SecretNoteNeverReachesTheService", func(t *testing.T) {
-			before := len(notes.list(t))
+			before := len(notes.Notes(t))
 			var tool string
 			call := func(id, text string) responses.Turn {
 				return func(r responses.Request) []any {
@@ -334,7 +331,7 @@ stream_max_retries = 0
 			if tool == "" {
 				t.Fatalf("Codex offered no review_note tool from /etc/codex/config.toml\n%s", out)
 			}
-			if got := notes.list(t)[before:]; !slices.Equal(got, []string{"codex: parser.go:42 drops an error"}) {
+			if got := notes.Notes(t)[before:]; !slices.Equal(got, []string{"codex: parser.go:42 drops an error"}) {
 				t.Errorf("the Service got %q, want only the allowed note\n%s", got, out)
 			}
 			got(t, model, "n2", "review notes must not contain secrets", out)
@@ -371,7 +368,7 @@ command = "touch %s"
 		gate := filepath.Join(t.TempDir(), "updated")
 		script := fmt.Sprintf(`cat %[1]s; echo; echo ====; while [ ! -e %[2]s ]; do sleep 0.1; done; cat %[1]s`, skill, gate)
 		cmd := exec.Command(claudeNS.wrap(t, []string{"sh", "-c", script})[0], claudeNS.wrap(t, []string{"sh", "-c", script})[1:]...)
-		var out lockedBuffer
+		var out testenv.SyncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -422,7 +419,7 @@ command = "touch %s"
 	// With hostd down, no call runs in either agent.
 	t.Run("HostdDownBlocksEveryCall", func(t *testing.T) {
 		hd.stop()
-		before := len(notes.list(t))
+		before := len(notes.Notes(t))
 		cm := messages.NewModel(t,
 			messages.Turn{Tools: []messages.ToolUse{{ID: "touch", Name: "Bash", Input: map[string]any{"command": "touch made", "description": "touch"}}}},
 			messages.Turn{Tools: []messages.ToolUse{{ID: "note", Name: "mcp__loadout__review_note", Input: map[string]any{"text": "a note"}}}})
@@ -448,7 +445,7 @@ command = "touch %s"
 		if _, err := os.Stat(filepath.Join(xwork, "ran.txt")); err == nil {
 			t.Errorf("Codex ran a command with hostd down\n%s", out)
 		}
-		if got := notes.list(t)[before:]; len(got) != 0 {
+		if got := notes.Notes(t)[before:]; len(got) != 0 {
 			t.Errorf("the Service got %q with hostd down", got)
 		}
 	})
@@ -511,7 +508,7 @@ func unstructuredSet(obj map[string]any, value any, fields ...string) error {
 // podHostd is the pod's hostd, run from the sidecar binary.
 type podHostd struct {
 	cmd *exec.Cmd
-	out *lockedBuffer
+	out *testenv.SyncBuffer
 }
 
 func (h *podHostd) log() string { return h.out.String() }
@@ -557,7 +554,7 @@ func startPodHostd(t *testing.T, bin string, h *corev1.Container, dirs map[strin
 	for _, e := range h.Env {
 		env = append(env, e.Name+"="+e.Value)
 	}
-	p := &podHostd{cmd: exec.Command(bin, args...), out: &lockedBuffer{}}
+	p := &podHostd{cmd: exec.Command(bin, args...), out: &testenv.SyncBuffer{}}
 	p.cmd.Env, p.cmd.Stdout, p.cmd.Stderr = env, p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -575,55 +572,6 @@ func startPodHostd(t *testing.T, bin string, h *corev1.Container, dirs map[strin
 		return nil
 	})
 	return p
-}
-
-// reviewNotes is the samples' review-notes Service, run by the test.
-type reviewNotes struct {
-	url       string
-	hostdArgs []string
-}
-
-func startReviewNotes(t *testing.T, bin string, data map[string]string) *reviewNotes {
-	t.Helper()
-	var m contract.Manifest
-	if err := json.Unmarshal([]byte(data[contract.KeyManifest]), &m); err != nil {
-		t.Fatal(err)
-	}
-	var host string
-	for _, tool := range m.Tools {
-		if tool.Name == "review_note" && tool.Service != nil {
-			u, err := url.Parse(tool.Service.URL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			host = u.Host
-		}
-	}
-	if host == "" {
-		t.Fatal("the published manifest has no runnable review_note tool")
-	}
-	addr := testnet.FreeAddr(t)
-	cmd := exec.Command(bin, "--addr", addr)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	testnet.WaitStatus(t, "http://"+addr+"/healthz", http.StatusOK)
-	return &reviewNotes{url: "http://" + addr, hostdArgs: []string{"--service-address", host + "=" + addr}}
-}
-
-func (r *reviewNotes) list(t *testing.T) []string {
-	t.Helper()
-	_, body := testnet.Get(t, r.url+"/notes")
-	var list reviewnotes.List
-	if err := json.Unmarshal([]byte(body), &list); err != nil {
-		t.Fatal(err)
-	}
-	var texts []string
-	for _, n := range list.Notes {
-		texts = append(texts, n.Text)
-	}
-	return texts
 }
 
 // mountNS is what one container of the pod sees: each volume mount, bound
@@ -702,21 +650,4 @@ func writeFile(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

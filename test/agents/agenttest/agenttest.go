@@ -275,6 +275,13 @@ type ReviewNotes struct {
 // the published data's manifest.
 func StartReviewNotes(t testing.TB, data map[string]string) *ReviewNotes {
 	t.Helper()
+	return StartReviewNotesFrom(t, ReviewNotesBinary(t), data)
+}
+
+// StartReviewNotesFrom is StartReviewNotes with a review-notes binary the
+// caller built.
+func StartReviewNotesFrom(t testing.TB, bin string, data map[string]string) *ReviewNotes {
+	t.Helper()
 	var manifest struct {
 		Tools []struct {
 			Name    string `json:"name"`
@@ -300,7 +307,7 @@ func StartReviewNotes(t testing.TB, data map[string]string) *ReviewNotes {
 		t.Fatal("the manifest has no runnable review_note tool")
 	}
 	addr := testnet.FreeAddr(t)
-	p := start(t, ReviewNotesBinary(t), addr, "/healthz", "--addr", addr)
+	p := start(t, bin, addr, "/healthz", "--addr", addr)
 	return &ReviewNotes{Process: p, HostdArgs: []string{"--service-address", host + "=" + addr}}
 }
 
