@@ -78,14 +78,15 @@ lint: vet $(GOLANGCI_LINT) lint-selfcheck ## Check formatting, vet, and run gola
 	$(GOLANGCI_LINT) run ./...
 
 # The layering rules must bite: a probe file that makes the engine read the
-# disk has to fail the linter, naming the rule.
+# disk and link test support has to fail the linter, naming both rules.
 .PHONY: lint-selfcheck
 lint-selfcheck: $(GOLANGCI_LINT)
 	@probe=internal/resources/zz_layering_probe.go; \
-	printf 'package resources\n\nimport "os"\n\nvar _ = os.Getpid\n' > $$probe; \
+	printf 'package resources\n\nimport (\n\t"os"\n\n\t"github.com/loadout-dev/loadout/internal/test/testnet"\n)\n\nvar _, _ = os.Getpid, testnet.FreeAddr\n' > $$probe; \
 	out="$$($(GOLANGCI_LINT) run ./internal/resources/ 2>&1)"; rm -f $$probe; \
 	echo "$$out" | grep -q "not allowed from list 'engine'" || { echo "$$out"; echo "lint-selfcheck: the engine layering rule did not fail an engine importing os"; exit 1; }; \
-	echo "lint-selfcheck: the engine layering rule refuses an engine importing os"
+	echo "$$out" | grep -q "not allowed from list 'product'" || { echo "$$out"; echo "lint-selfcheck: the product rule did not fail a product package importing internal/test"; exit 1; }; \
+	echo "lint-selfcheck: the engine layering rule refuses an engine importing os, the product rule a product package importing internal/test"
 
 .PHONY: envtest
 envtest: ## Build the envtest control plane from Go modules (cached per user) and print its directory.
