@@ -118,7 +118,7 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 			srv := hostd.New(hostd.Options{Approvals: broker, HookEvents: approvals.hookEvents(trust.workspace, cmd.ErrOrStderr()), Ledger: led, Pod: os.Getenv("POD_NAME"), ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
 				PolicyDir: policyDir, MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, managedEtc, "http://"+addr),
 				SigningKeyFile: signKey, ServiceTokenFile: tokenFile, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits,
-				MCPHeaders: mcpHeaders.source(cmd.ErrOrStderr(), svcAddrs)})
+				MCPHeaders: mcpHeaders.source(cmd.ErrOrStderr(), svcAddrs), AfterFirstLoad: hostd.ReleaseStartupMemory})
 			return serveHostd(ctx, srv, addr, socket, probeAddr)
 		},
 	}

@@ -141,6 +141,32 @@ func TestRun_PollsForChanges(t *testing.T) {
 	waitFor(t, func() bool { return servedHash(s) != first })
 }
 
+// AfterFirstLoad runs once, after the first context is served, and not
+// again on later reloads.
+func TestRun_AfterFirstLoadOnce(t *testing.T) {
+	dir := t.TempDir()
+	writeConfigMapDir(t, dir, contextData(t, fixedRegistry()))
+	var calls atomic.Int32
+	var served atomic.Bool
+	var s *Server
+	s = New(Options{ContextDir: dir, PollInterval: 10 * time.Millisecond, AfterFirstLoad: func() {
+		served.Store(s.current.Load() != nil)
+		calls.Add(1)
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx)
+	waitFor(t, func() bool { return calls.Load() == 1 })
+	first := servedHash(s)
+	reg := fixedRegistry()
+	reg.Deny = nil
+	writeConfigMapDir(t, dir, contextData(t, reg))
+	waitFor(t, func() bool { return servedHash(s) != first })
+	if n := calls.Load(); n != 1 || !served.Load() {
+		t.Errorf("AfterFirstLoad ran %d times (context served at the first: %v), want once after the first load", n, served.Load())
+	}
+}
+
 func TestFingerprint_PlainDirectory(t *testing.T) {
 	dir := t.TempDir()
 	for k, v := range contextData(t, fixedRegistry()) {

@@ -116,6 +116,10 @@ type Options struct {
 	// hook and reason per 5 minutes (internal/hookevents); nil: failures
 	// are logged and counted only.
 	HookEvents hookevents.Creator
+	// AfterFirstLoad, when set, is called once by Run after the first
+	// context load (served or refused). `loadout hostd` returns the
+	// start-up garbage to the OS there (ReleaseStartupMemory).
+	AfterFirstLoad func()
 }
 
 // Server serves one Workspace's context and hooks over HTTP.
@@ -377,6 +381,9 @@ func (s *Server) Run(ctx context.Context) {
 		go r.Run(ctx)
 	}
 	_ = s.Reload(ctx, true)
+	if s.opts.AfterFirstLoad != nil {
+		s.opts.AfterFirstLoad()
+	}
 	t := time.NewTicker(s.opts.PollInterval)
 	defer t.Stop()
 	for {
