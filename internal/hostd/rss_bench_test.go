@@ -176,6 +176,56 @@ func BenchmarkHostd_IdleRSS(b *testing.B) {
 	}
 }
 
+// BenchmarkHostd_IdleRSS_Interleaved measures the idle resident memory of
+// binaries built elsewhere (other commits, variants), named in
+// $HOSTD_IDLE_BINS as name=path,name=path: each round starts every binary in
+// turn on the same context, as BenchmarkHostd_IdleRSS does, so a load that
+// comes and goes touches them all alike. It reports each binary's lowest and
+// highest VmRSS and its mean RssAnon and RssFile over the rounds (b.N).
+func BenchmarkHostd_IdleRSS_Interleaved(b *testing.B) {
+	spec := os.Getenv("HOSTD_IDLE_BINS")
+	if spec == "" {
+		b.Skip("set HOSTD_IDLE_BINS=name=path,... (binaries built as buildStatic builds them)")
+	}
+	type binary struct {
+		name, path    string
+		lo, hi        int64
+		anon, file, n int64
+	}
+	var bins []*binary
+	for nb := range strings.SplitSeq(spec, ",") {
+		name, path, ok := strings.Cut(nb, "=")
+		if !ok {
+			b.Fatalf("HOSTD_IDLE_BINS: %q is not name=path", nb)
+		}
+		bins = append(bins, &binary{name: name, path: path})
+	}
+	dir := b.TempDir()
+	writeConfigMapDir(b, dir, contextData(b, fixedRegistry()))
+	for range b.N {
+		for _, bin := range bins {
+			_, pid, stop := runHostd(b, bin.path, "GOMEMLIMIT=107374182", dir)
+			b.Cleanup(stop)
+			time.Sleep(time.Second) // let start-up garbage be collected
+			rss := procStatus(b, pid, "VmRSS")
+			if bin.n == 0 || rss < bin.lo {
+				bin.lo = rss
+			}
+			bin.hi = max(bin.hi, rss)
+			bin.anon += procStatus(b, pid, "RssAnon")
+			bin.file += procStatus(b, pid, "RssFile")
+			bin.n++
+			stop() // one process at a time
+		}
+	}
+	for _, bin := range bins {
+		b.ReportMetric(float64(bin.lo)/(1<<20), bin.name+"-idle-min-MiB")
+		b.ReportMetric(float64(bin.hi)/(1<<20), bin.name+"-idle-max-MiB")
+		b.ReportMetric(float64(bin.anon)/float64(bin.n)/(1<<20), bin.name+"-anon-MiB")
+		b.ReportMetric(float64(bin.file)/float64(bin.n)/(1<<20), bin.name+"-file-MiB")
+	}
+}
+
 // hostdBinary builds the sidecar binary, loadout-hostd, from this tree as the
 // image builds it, or returns $HOSTD_BENCH_BIN when set (a binary of another
 // commit, for before/after figures measured side by side with the same
@@ -223,6 +273,14 @@ func startHostd(b *testing.B, bin, env string, data map[string]string, args ...s
 // may write again, as a ConfigMap update does).
 func startHostdOn(b *testing.B, bin, env, dir string, args ...string) (string, int) {
 	b.Helper()
+	base, pid, stop := runHostd(b, bin, env, dir, args...)
+	b.Cleanup(stop)
+	return base, pid
+}
+
+// runHostd is startHostdOn that leaves stopping the process to the caller.
+func runHostd(b *testing.B, bin, env, dir string, args ...string) (base string, pid int, stop func()) {
+	b.Helper()
 	addr := testnet.FreeAddr(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	args = append(append(hostdArgs(bin), "--allow-unsigned-context", "--context-dir", dir, "--addr", addr), args...)
@@ -230,12 +288,13 @@ func startHostdOn(b *testing.B, bin, env, dir string, args ...string) (string, i
 	cmd.Stderr = io.Discard
 	cmd.Env = append(os.Environ(), env)
 	if err := cmd.Start(); err != nil {
+		cancel()
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { cancel(); _ = cmd.Wait() })
-	base := "http://" + addr
+	stop = sync.OnceFunc(func() { cancel(); _ = cmd.Wait() })
+	base = "http://" + addr
 	testnet.WaitStatus(b, base+"/readyz", http.StatusOK)
-	return base, cmd.Process.Pid
+	return base, cmd.Process.Pid, stop
 }
 
 // BenchmarkHostd_PeakRSS_16ConcurrentToolAnswersOf1MiBEmptyObjects starts a
