@@ -1,12 +1,13 @@
-// `make bench`'s HTTP client comparison (docs/benchmarks.md, "hostd's HTTP
-// client in the Pi package"): the package's own client (hostd-http.ts)
+// `make bench`'s HTTP client comparison (docs/benchmarks.md, "The package's
+// HTTP client against undici"): the package's own client (hostd-http.ts)
 // against undici (installed with Pi), each in fresh processes, on the round
 // trips the package makes around every tool call (POST /v1/before, then
 // POST /v1/after) to a real hostd on the samples' context, over TCP and over
 // its Unix socket. A session's first calls are the ones that matter (V8 has
 // not optimized the client yet), so every call counts from the first.
 //   LOADOUT_BIN=../../bin/loadout node bench-client.mjs [CALLS=2000] [PROCESSES=7]
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -70,7 +71,9 @@ if (process.argv[2] === "--child") {
 			// Interleaved, so drift on a shared machine falls on both alike.
 			for (let p = 0; p < processes; p++) {
 				for (const client of ["own", "undici"]) {
-					const out = execFileSync(process.execPath, [self, "--child", client, base, String(calls)], { maxBuffer: 64 << 20 });
+					// Not execFileSync: this process must keep reading hostd's log
+					// (a ledger record per verdict), or hostd blocks writing it.
+					const { stdout: out } = await promisify(execFile)(process.execPath, [self, "--child", client, base, String(calls)], { maxBuffer: 64 << 20 });
 					const ds = JSON.parse(out.toString()).sort((a, b) => a - b);
 					p99s[client].push(quantile(ds, 0.99));
 					p50s[client].push(quantile(ds, 0.5));
