@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
-	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
@@ -16,23 +14,7 @@ import (
 // the test ends.
 func startCommand(t *testing.T, args ...string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := newRootCommand()
-	cmd.SetArgs(args)
-	cmd.SetErr(io.Discard)
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("loadout %s after its context ended: %v", args[0], err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Errorf("loadout %s did not stop", args[0])
-		}
-	})
+	testenv.StartCommand(t, newRootCommand(), args...)
 }
 
 func TestHostd_RefusesAnAPIAddressOffLoopback(t *testing.T) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -16,12 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/loadout-dev/loadout/internal/agentcmd"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 	"github.com/loadout-dev/loadout/samples/review-notes/notes"
 )
@@ -54,29 +52,6 @@ func (r *recorder) last(t *testing.T) capturedCall {
 		t.Fatal("no call was recorded")
 	}
 	return r.calls[len(r.calls)-1]
-}
-
-// start runs cmd in-process (its real listeners) with args until the test
-// ends: review-notes itself, or hostd (internal/agentcmd, what `loadout
-// hostd` and loadout-hostd run).
-func start(t *testing.T, cmd *cobra.Command, args ...string) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd.SetArgs(args)
-	cmd.SetErr(io.Discard)
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("%s after its context ended: %v", cmd.Name(), err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Errorf("%s did not stop", cmd.Name())
-		}
-	})
 }
 
 // replay sends a captured call again, byte for byte, to url.
@@ -158,7 +133,7 @@ func TestReviewNotes_RefusesReplayedStaleAndCrossToolCalls(t *testing.T) {
 	}
 	const notesURL = "http://review-notes.team-a.svc:8080/notes"
 	toolAddr := testnet.FreeAddr(t)
-	start(t, newRootCommand(), "--addr", toolAddr, "--signing-key-file", keyFile, "--url", notesURL)
+	testenv.StartCommand(t, newRootCommand(), "--addr", toolAddr, "--signing-key-file", keyFile, "--url", notesURL)
 	testnet.WaitStatus(t, "http://"+toolAddr+"/healthz", http.StatusOK)
 
 	// hostd reaches review-notes through a recorder, as a network tap would.
@@ -178,7 +153,7 @@ func TestReviewNotes_RefusesReplayedStaleAndCrossToolCalls(t *testing.T) {
 	t.Cleanup(deploy.Close)
 
 	hostdAddr := testnet.FreeAddr(t)
-	start(t, agentcmd.NewHostdCommand(), "--allow-unsigned-context", "--context-dir", toolContextDir(t, deploy.URL+"/run"), "--addr", hostdAddr,
+	testenv.StartCommand(t, agentcmd.NewHostdCommand(), "--allow-unsigned-context", "--context-dir", toolContextDir(t, deploy.URL+"/run"), "--addr", hostdAddr,
 		"--signing-key-file", keyFile, "--service-address", "review-notes.team-a.svc:8080="+strings.TrimPrefix(tap.URL, "http://"))
 	testnet.WaitStatus(t, "http://"+hostdAddr+"/readyz", http.StatusOK)
 

@@ -115,7 +115,7 @@ func TestReviewNotes_VerifiesHostdsTokenWithTheSamplesRBAC(t *testing.T) {
 	t.Setenv("KUBECONFIG", kubeconfig)
 
 	toolAddr := testnet.FreeAddr(t)
-	start(t, newRootCommand(), "--addr", toolAddr, "--verify-token", "--token-namespace", "team-a")
+	testenv.StartCommand(t, newRootCommand(), "--addr", toolAddr, "--verify-token", "--token-namespace", "team-a")
 	testnet.WaitStatus(t, "http://"+toolAddr+"/healthz", http.StatusOK)
 
 	// hostd of team-a/agent, with the token the kubelet would project.
@@ -124,7 +124,7 @@ func TestReviewNotes_VerifiesHostdsTokenWithTheSamplesRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	hostdAddr := testnet.FreeAddr(t)
-	start(t, agentcmd.NewHostdCommand(), "--allow-unsigned-context", "--context-dir", toolContextDir(t, "http://127.0.0.1:1/run"), "--addr", hostdAddr,
+	testenv.StartCommand(t, agentcmd.NewHostdCommand(), "--allow-unsigned-context", "--context-dir", toolContextDir(t, "http://127.0.0.1:1/run"), "--addr", hostdAddr,
 		"--service-token-file", tokenFile, "--service-address", "review-notes.team-a.svc:8080="+toolAddr)
 	testnet.WaitStatus(t, "http://"+hostdAddr+"/readyz", http.StatusOK)
 	if got := runHostdTool(t, hostdAddr, "review_note", "through hostd"); got != "note 1 recorded" {
