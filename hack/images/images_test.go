@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +20,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -92,7 +92,7 @@ func TestImages_BuiltPushedPulledAndRun(t *testing.T) {
 	if out, err := exec.Command(reviewNotes, "--version").CombinedOutput(); err != nil || !strings.Contains(string(out), "v0.0.0-test") {
 		t.Errorf("/review-notes --version: %v: %s", err, out)
 	}
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	startUntilHealthy(t, "the samples image's review-notes", addr, reviewNotes, "--addr", addr)
 }
 
@@ -228,20 +228,8 @@ func serveSamples(t *testing.T, loadout, hostd, repo string) {
 			t.Fatal(err)
 		}
 	}
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	startUntilHealthy(t, "the image's hostd", addr, hostd, "--context-dir", ctxDir, "--addr", addr, "--allow-unsigned-context")
-}
-
-// freeAddr is a loopback address nothing listens on.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
 }
 
 // startUntilHealthy runs bin with args until the test ends, and waits for it

@@ -142,19 +142,9 @@ func TestReviewNotes_VerifiesHostdsTokenWithTheSamplesRBAC(t *testing.T) {
 		{"with a token of another audience", token("team-a", "agent", "agent", "https://kubernetes.default.svc"), http.StatusUnauthorized, "audience loadout.dev/hostd"},
 		{"from another namespace's agent pod", token("team-b", "agent", "agent", toolauth.Audience), http.StatusForbidden, "namespace team-b"},
 	} {
-		req, _ := http.NewRequest(http.MethodPost, toolNotes, strings.NewReader(body))
-		if tc.token != "" {
-			req.Header.Set("Authorization", "Bearer "+tc.token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var e struct{ Error string }
-		_ = json.NewDecoder(resp.Body).Decode(&e)
-		_ = resp.Body.Close()
-		if resp.StatusCode != tc.status || !strings.Contains(e.Error, tc.reason) {
-			t.Errorf("a call %s: %d %q, want %d naming %q", tc.what, resp.StatusCode, e.Error, tc.status, tc.reason)
+		status, refusal := testnet.PostBearer(t, toolNotes, body, tc.token)
+		if status != tc.status || !strings.Contains(refusal, tc.reason) {
+			t.Errorf("a call %s: %d %q, want %d naming %q", tc.what, status, refusal, tc.status, tc.reason)
 		}
 	}
 

@@ -4,6 +4,7 @@
 package testnet
 
 import (
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -91,4 +92,26 @@ func GitServer(t testing.TB, root string, tls bool) *httptest.Server {
 	}
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// PostBearer POSTs body to url with token as its bearer token (none when
+// empty) and returns the status and the answer's JSON "error" field: what a
+// Service that verifies hostd's token says when it refuses a call.
+func PostBearer(t testing.TB, url, body, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e struct{ Error string }
+	_ = json.NewDecoder(resp.Body).Decode(&e)
+	return resp.StatusCode, e.Error
 }

@@ -1,7 +1,6 @@
 package notes
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +21,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 	"github.com/loadout-dev/loadout/internal/toolauth"
 )
 
@@ -135,21 +135,11 @@ func TestServer_HostdTokenOnEnvtest(t *testing.T) {
 		{"a token bound to no pod", c.token(t, "team-a", "", toolauth.Audience), http.StatusForbidden, "not bound to a pod"},
 	}
 	for _, tc := range refused {
-		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/notes", bytes.NewReader(body))
-		if tc.token != "" {
-			req.Header.Set("Authorization", "Bearer "+tc.token)
+		status, refusal := testnet.PostBearer(t, ts.URL+"/notes", string(body), tc.token)
+		if status != tc.status || !strings.Contains(refusal, tc.reason) {
+			t.Errorf("%s: %d %q, want %d and %q", tc.name, status, refusal, tc.status, tc.reason)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var e struct{ Error string }
-		_ = json.NewDecoder(resp.Body).Decode(&e)
-		resp.Body.Close()
-		if resp.StatusCode != tc.status || !strings.Contains(e.Error, tc.reason) {
-			t.Errorf("%s: %d %q, want %d and %q", tc.name, resp.StatusCode, e.Error, tc.status, tc.reason)
-		}
-		if tc.token != "" && strings.Contains(e.Error, tc.token) {
+		if tc.token != "" && strings.Contains(refusal, tc.token) {
 			t.Errorf("%s: the refusal repeats the token", tc.name)
 		}
 	}
