@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -144,6 +146,41 @@ func grant(t *testing.T, user string, rules ...rbacv1.PolicyRule) {
 		kit.Create(t, o)
 		deleteWhenDone(t, o)
 	}
+	waitAuthorized(t, user, "", rules[0])
+}
+
+// waitAuthorized waits until the API server's authorizer lets user do what
+// rule grants in ns ("" for cluster scope), asked with a
+// SubjectAccessReview: a new binding reaches the authorizer's cache a
+// moment after it is created, and a request in between is refused by RBAC
+// ("clusterrole not found"), not by the policy a test means to prove.
+func waitAuthorized(t *testing.T, user, ns string, rule rbacv1.PolicyRule) {
+	t.Helper()
+	concrete := func(values []string, wildcard string) string {
+		if len(values) == 0 || values[0] == "*" {
+			return wildcard
+		}
+		return values[0]
+	}
+	resource, subresource, _ := strings.Cut(concrete(rule.Resources, "configmaps"), "/")
+	attrs := &authorizationv1.ResourceAttributes{Namespace: ns, Verb: concrete(rule.Verbs, "get"),
+		Group: concrete(rule.APIGroups, ""), Resource: resource, Subresource: subresource}
+	switch {
+	case len(rule.ResourceNames) > 0:
+		attrs.Name = rule.ResourceNames[0]
+	case resource == "namespaces" && ns != "":
+		attrs.Name = ns // a Role grants its own Namespace object only
+	}
+	kit.Eventually(t, func() error {
+		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: attrs}}
+		if err := k8sClient.Create(context.Background(), review); err != nil {
+			return err
+		}
+		if !review.Status.Allowed {
+			return fmt.Errorf("RBAC does not let %s %s %+v yet: %s", user, attrs.Verb, *attrs, review.Status.Reason)
+		}
+		return nil
+	})
 }
 
 // deleteWhenDone deletes a cluster-scoped object when the test ends, so
@@ -161,6 +198,7 @@ func grantInNamespace(t *testing.T, ns, user string, rules ...rbacv1.PolicyRule)
 	kit.Create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user}}})
+	waitAuthorized(t, user, ns, rules[0])
 }
 
 // mustBeDenied fails unless err is admission's refusal naming the wants.

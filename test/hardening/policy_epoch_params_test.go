@@ -10,6 +10,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
@@ -28,17 +29,26 @@ func TestPolicyEpoch_FollowsAnImposedHooksParams(t *testing.T) { // R-LC-7
 	kit.Create(t, e)
 	deleteWhenDone(t, e)
 	kit.Create(t, devWorkspace(ns))
+	// The policy the context carries once the epoch names the same one. Both
+	// are read afresh on every try: the context may still move (a first
+	// publication before the cache saw the imposed extension), and the epoch
+	// follows it.
 	current := func() string {
 		var digest string
+		kit.Published(t, ns, "dev")
 		kit.Eventually(t, func() error {
-			_, cm := kit.Published(t, ns, "dev")
+			cm, err := kit.GetConfigMap(ns, "dev-context")
+			if err != nil {
+				return err
+			}
 			digest = platformPolicyOf(t, cm)
-			epochOf(t, ns, func(ep *corev1.ConfigMap) error {
-				if ep.Annotations[controllers.EpochPolicyAnnotation] != digest {
-					return fmt.Errorf("epoch names %s, the context carries %s", ep.Annotations[controllers.EpochPolicyAnnotation], digest)
-				}
-				return nil
-			})
+			ep, err := kit.GetConfigMap(ns, contract.EpochConfigMap)
+			if err != nil {
+				return err
+			}
+			if ep.Annotations[controllers.EpochPolicyAnnotation] != digest {
+				return fmt.Errorf("epoch names %s, the context carries %s", ep.Annotations[controllers.EpochPolicyAnnotation], digest)
+			}
 			return nil
 		})
 		return digest
