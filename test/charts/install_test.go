@@ -13,6 +13,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -290,6 +291,17 @@ func (c *cluster) runManagerAsServiceAccount(t *testing.T) *testenv.SyncBuffer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The manager lists and watches from its first second: start it once
+	// the authorizer has seen the installation's Roles, so a refused first
+	// list (and the reflector's backoff) does not stand in for its RBAC.
+	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + demo.PlatformNamespace, "system:authenticated"}
+	for _, attrs := range []authorizationv1.ResourceAttributes{
+		{Namespace: "team-a", Verb: "watch", Group: v1alpha1.GroupVersion.Group, Resource: "workspaces"},
+		{Namespace: "team-a", Verb: "create", Resource: "configmaps"},
+		{Namespace: demo.PlatformNamespace, Verb: "watch", Group: v1alpha1.GroupVersion.Group, Resource: "skills"},
+	} {
+		testenv.WaitAuthorized(t, c.client, demo.ManagerUser, groups, attrs)
+	}
 	cmd := exec.Command(managerBinary.Path(t), args...)
 	var log testenv.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &log, &log
@@ -386,7 +398,7 @@ func TestNamespaceScope_ManagerAsServiceAccountServesOnlyWatchedNamespaces(t *te
 					return err
 				}
 				if !meta.IsStatusConditionTrue(ws.Status.Conditions, string(vocab.ConditionReady)) {
-					return fmt.Errorf("not Ready: %+v", ws.Status.Conditions)
+					return fmt.Errorf("not Ready: %+v; the manager's log:\n%s", ws.Status.Conditions, log.String())
 				}
 				cm := &corev1.ConfigMap{}
 				if err := c.client.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "dev-context"}, cm); err != nil {

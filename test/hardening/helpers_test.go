@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -171,16 +170,7 @@ func waitAuthorized(t *testing.T, user, ns string, rule rbacv1.PolicyRule) {
 	case resource == "namespaces" && ns != "":
 		attrs.Name = ns // a Role grants its own Namespace object only
 	}
-	kit.Eventually(t, func() error {
-		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: attrs}}
-		if err := k8sClient.Create(context.Background(), review); err != nil {
-			return err
-		}
-		if !review.Status.Allowed {
-			return fmt.Errorf("RBAC does not let %s %s %+v yet: %s", user, attrs.Verb, *attrs, review.Status.Reason)
-		}
-		return nil
-	})
+	testenv.WaitAuthorized(t, k8sClient, user, nil, *attrs)
 }
 
 // deleteWhenDone deletes a cluster-scoped object when the test ends, so
