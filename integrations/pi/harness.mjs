@@ -164,6 +164,23 @@ export async function startReviewNotes(manifest) {
 	};
 }
 
+/**
+ * Starts review-notes for the data's manifest and a hostd that reaches it:
+ * what a suite with the runnable review_note needs. stop() ends both.
+ */
+export async function startHostdWithReviewNotes(data) {
+	const notes = await startReviewNotes(JSON.parse(data["manifest.json"]));
+	const hostd = await startHostd(data, notes.hostdArgs);
+	return {
+		hostd,
+		notes,
+		async stop() {
+			await hostd.cleanup();
+			await notes.stop();
+		},
+	};
+}
+
 /** Captures what Pi shows the user through its extension UI. */
 export function captureUI() {
 	const notes = [];

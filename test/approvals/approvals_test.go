@@ -44,7 +44,9 @@ const (
 // The platform's guard: terraform apply asks, and the ask goes to the
 // cluster's approvers when the agent is headless; terraform destroy asks
 // with an Approval that expires after 10 seconds.
-const manifests = `apiVersion: v1
+// trustedNamespaces are the platform and tenant namespaces of this suite's
+// manifests, both trusted.
+const trustedNamespaces = `apiVersion: v1
 kind: Namespace
 metadata: {name: loadout-system, labels: {loadout.dev/trust: trusted}}
 ---
@@ -52,7 +54,9 @@ apiVersion: v1
 kind: Namespace
 metadata: {name: team-a, labels: {loadout.dev/trust: trusted}}
 ---
-apiVersion: loadout.dev/v1alpha1
+`
+
+const manifests = trustedNamespaces + `apiVersion: loadout.dev/v1alpha1
 kind: Extension
 metadata: {name: prod-guard, namespace: loadout-system}
 spec:

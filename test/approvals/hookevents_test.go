@@ -21,15 +21,7 @@ import (
 
 // A platform hook that fails at runtime: the call has no path argument,
 // so the expression errors (no such key).
-const failingHook = `apiVersion: v1
-kind: Namespace
-metadata: {name: loadout-system, labels: {loadout.dev/trust: trusted}}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a, labels: {loadout.dev/trust: trusted}}
----
-apiVersion: loadout.dev/v1alpha1
+const failingHook = trustedNamespaces + `apiVersion: loadout.dev/v1alpha1
 kind: Extension
 metadata: {name: path-guard, namespace: loadout-system}
 spec:

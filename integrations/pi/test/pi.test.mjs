@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { loadSkills } from "@mariozechner/pi-coding-agent";
-import { fauxAssistantMessage, fauxToolCall, packageDir, piSession, previewSamples, startHostd, startReviewNotes, textOf } from "../harness.mjs";
+import { fauxAssistantMessage, fauxToolCall, packageDir, piSession, previewSamples, startHostd, startHostdWithReviewNotes, textOf } from "../harness.mjs";
 
 const data = previewSamples();
 const manifest = JSON.parse(data["manifest.json"]);
@@ -303,14 +303,12 @@ async function afterRequests(url) {
 describe("Pi runs the Workspace's runnable tools through hostd", () => {
 	let hostd, notes;
 	const reviewNote = manifest.tools.find((t) => t.name === "review_note");
+	let served;
 	before(async () => {
-		notes = await startReviewNotes(manifest);
-		hostd = await startHostd(data, notes.hostdArgs);
+		served = await startHostdWithReviewNotes(data);
+		({ hostd, notes } = served);
 	});
-	after(async () => {
-		await hostd?.cleanup();
-		await notes?.stop();
-	});
+	after(async () => await served?.stop());
 
 	test("review_note appears in Pi with its registry description and input schema", async () => {
 		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir });

@@ -6,7 +6,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fauxAssistantMessage, piSession, previewSamples, repoRoot, startHostd, startReviewNotes, textOf } from "../harness.mjs";
+import { fauxAssistantMessage, piSession, previewSamples, repoRoot, startHostdWithReviewNotes, textOf } from "../harness.mjs";
 
 const commands = `apiVersion: loadout.dev/v1alpha1
 kind: Template
@@ -51,14 +51,12 @@ describe("commands with steps run each tool through the hooks, in order", () => 
 	const manifest = JSON.parse(data["manifest.json"]);
 	const platformReason = manifest.hooks.find((h) => h.extension === "platform-guard").cel.message;
 	let hostd, notes;
+	let served;
 	before(async () => {
-		notes = await startReviewNotes(manifest);
-		hostd = await startHostd(data, notes.hostdArgs);
+		served = await startHostdWithReviewNotes(data);
+		({ hostd, notes } = served);
 	});
-	after(async () => {
-		await hostd?.cleanup();
-		await notes?.stop();
-	});
+	after(async () => await served?.stop());
 
 	test("an allowed runnable tool step runs through hostd, then the message carries its result and the render", async () => {
 		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("ok")] });
