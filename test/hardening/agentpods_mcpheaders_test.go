@@ -76,10 +76,6 @@ func TestAgentPods_TenantCannotMintHostdsMCPHeadersToken(t *testing.T) {
 	if hostd(pod) == nil || pod.Spec.ServiceAccountName != "default" {
 		t.Fatalf("the bound pod has no hostd or runs as %q, want the default ServiceAccount", pod.Spec.ServiceAccountName)
 	}
-	// RBAC lets the tenant mint tokens for its pod (once the authorizer has
-	// seen its binding): a token of its own audience is minted, so the
-	// refusals below are the policy's.
-	kit.Eventually(t, func() error { _, err := mintPodToken(tenantCS, "default", pod, "example.com/tenant"); return err })
 	waitEnforced(t, "the ValidatingAdmissionPolicy loadout-mcp-headers-tokens", func() error {
 		_, err := mintPodToken(tenantCS, "default", pod, mcpheaders.Audience)
 		return err
@@ -99,25 +95,21 @@ func TestAgentPods_TenantCannotMintHostdsMCPHeadersToken(t *testing.T) {
 	kit.Create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "minter"}})
 	saUser := "system:serviceaccount:" + ns + ":minter"
 	grantInNamespace(t, ns, saUser, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}})
-	minter := clientsetAs(t, saUser, "system:serviceaccounts", "system:serviceaccounts:"+ns, "system:authenticated")
-	// RBAC lets it through once the authorizer has seen the new binding: a
-	// token of another audience is minted.
-	kit.Eventually(t, func() error { _, err := mintPodToken(minter, "default", pod, "example.com/tenant"); return err })
-	_, err := mintPodToken(minter, "default", pod, mcpheaders.Audience)
+	_, err := mintPodToken(clientsetAs(t, saUser, "system:serviceaccounts", "system:serviceaccounts:"+ns, "system:authenticated"), "default", pod, mcpheaders.Audience)
 	mustBeDenied(t, "a ServiceAccount of the tenant's mints the token", err, mcpHeadersTokensDenial, saUser)
+
+	// RBAC let the tenant through: another audience is minted.
+	if _, err := mintPodToken(tenantCS, "default", pod, "example.com/tenant"); err != nil {
+		t.Fatalf("the namespace admin could not mint a token of its own audience: %v", err)
+	}
 
 	// The kubelet projects the token as its node.
 	node := "system:node:node-a"
 	grant(t, node, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}})
-	// Retried until the authorizer has seen the node's new ClusterRole.
-	var token string
-	kit.Eventually(t, func() error {
-		token, err = mintPodToken(clientsetAs(t, node, "system:nodes", "system:authenticated"), "default", pod, mcpheaders.Audience)
-		if err != nil {
-			return fmt.Errorf("the kubelet's request for hostd's projected token was refused: %w", err)
-		}
-		return nil
-	})
+	token, err := mintPodToken(clientsetAs(t, node, "system:nodes", "system:authenticated"), "default", pod, mcpheaders.Audience)
+	if err != nil {
+		t.Fatalf("the kubelet's request for hostd's projected token was refused: %v", err)
+	}
 	admin, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)

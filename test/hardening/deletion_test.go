@@ -31,7 +31,12 @@ import (
 // its data.
 func TestTenancy_WorkspaceDeletionCannotFreezePolicy(t *testing.T) {
 	ctx := context.Background()
-	installPolicy(t, "workspace_deletion_policy.yaml")
+	// Removed when the test ends: loadout-agent-pod-workspace refuses a
+	// labelled pod in a namespace without Workspaces, which the agent pod
+	// tests of a later run (go test -count=N) create.
+	for _, o := range installPolicy(t, "workspace_deletion_policy.yaml") {
+		deleteWhenDone(t, o)
+	}
 	installPolicy(t, "context_configmap_policy.yaml")
 	ns, _, _ := publishedNotes(t, vocab.TrustTrusted)
 	bindAgentPods(t, ns)

@@ -66,8 +66,9 @@ func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReade
 // installPolicy creates the admission policies (validating and mutating) and
 // bindings of one file of config/policy (once per suite: an existing one is
 // kept). Admission policies take effect asynchronously: probe with a dry run
-// before relying on one (waitEnforced).
-func installPolicy(t *testing.T, file string) {
+// before relying on one (waitEnforced). It returns the file's objects, for a
+// test whose policy must not outlive it.
+func installPolicy(t *testing.T, file string) []client.Object {
 	t.Helper()
 	path := filepath.Join(testenv.RepoRoot(), "config", "policy", file)
 	raw, err := os.ReadFile(path)
@@ -75,10 +76,11 @@ func installPolicy(t *testing.T, file string) {
 		t.Fatal(err)
 	}
 	dec := utilyaml.NewYAMLReader(bufioReader(raw))
+	var installed []client.Object
 	for {
 		doc, err := dec.Read()
 		if errors.Is(err, io.EOF) {
-			return
+			return installed
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
@@ -106,6 +108,7 @@ func installPolicy(t *testing.T, file string) {
 		if err := k8sClient.Create(context.Background(), obj); client.IgnoreAlreadyExists(err) != nil {
 			t.Fatalf("installing %s %s: %v", tm.Kind, obj.GetName(), err)
 		}
+		installed = append(installed, obj)
 	}
 }
 
