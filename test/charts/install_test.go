@@ -280,11 +280,15 @@ func (c *cluster) runManagerAsServiceAccount(t *testing.T) *testenv.SyncBuffer {
 	probeAddr := testnet.FreeAddr(t)
 	var args []string
 	for _, a := range dep.Spec.Template.Spec.Containers[0].Args {
-		if !strings.HasPrefix(a, "--metrics-bind-address=") && !strings.HasPrefix(a, "--health-probe-bind-address=") {
+		if !strings.HasPrefix(a, "--metrics-bind-address=") && !strings.HasPrefix(a, "--health-probe-bind-address=") &&
+			!strings.HasPrefix(a, "--mcp-headers-bind-address=") {
 			args = append(args, a)
 		}
 	}
+	// Every listener on a free port: another package's manager (the demo's,
+	// in test/e2e) may run at the same time.
 	args = append(args, "--metrics-bind-address=0", "--health-probe-bind-address="+probeAddr,
+		"--mcp-headers-bind-address="+testnet.FreeAddr(t),
 		"--leader-election-namespace="+demo.PlatformNamespace)
 	sa, err := c.env.AddUser(envtest.User{Name: demo.ManagerUser,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + demo.PlatformNamespace, "system:authenticated"}}, nil)

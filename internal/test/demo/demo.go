@@ -274,9 +274,15 @@ func (d *demo) startManager(kubeconfig string) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Not the default :8444: a test's manager may run beside another.
+	mcpHeadersAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := d.start("manager", d.o.Manager, []string{
 		"--metrics-bind-address=" + metricsAddr,
 		"--health-probe-bind-address=" + probeAddr,
+		"--mcp-headers-bind-address=" + mcpHeadersAddr,
 		"--platform-namespace=" + PlatformNamespace,
 		"--leader-elect",
 		"--leader-election-namespace=" + PlatformNamespace,
