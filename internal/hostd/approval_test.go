@@ -1,12 +1,13 @@
 package hostd
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 
 	"github.com/loadout-dev/loadout/internal/approval"
 	"github.com/loadout-dev/loadout/internal/approval/approvaltest"
@@ -30,17 +31,10 @@ func approvalRegistry(route string) contract.Registry {
 	}
 }
 
-func approvalServer(t *testing.T, route string, broker *approval.Broker) (*httptest.Server, *lockedBuffer) {
+func approvalServer(t *testing.T, route string, broker *approval.Broker) (*httptest.Server, *testenv.SyncBuffer) {
 	t.Helper()
-	dir := t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, approvalRegistry(route)))
-	sink := &lockedBuffer{}
-	s := New(Options{ContextDir: dir, Logger: quietLogger(), Ledger: ledger.NewWriter(sink), Approvals: broker})
-	if err := s.Reload(context.Background(), true); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
+	sink := &testenv.SyncBuffer{}
+	_, ts, _ := serveContext(t, contextData(t, approvalRegistry(route)), Options{Ledger: ledger.NewWriter(sink), Approvals: broker})
 	return ts, sink
 }
 
@@ -131,14 +125,7 @@ func TestApprovals_RunnableToolRunsOnceOnApproval(t *testing.T) { // R-APV-3, R-
 		Approval: &contract.HookApproval{ApproverGroups: []string{"platform:approvers"}, Route: contract.ApprovalRouteCluster, ExpirySeconds: 60, WaitSeconds: 1}})
 	reg.Extensions = append(reg.Extensions, "platform-guard")
 	broker, api := approvaltest.NewBroker(t, nil)
-	dir := t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, reg))
-	s := New(Options{ContextDir: dir, Logger: quietLogger(), Approvals: broker})
-	if err := s.Reload(context.Background(), true); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
+	_, ts, _ := serveContext(t, contextData(t, reg), Options{Approvals: broker})
 	call := map[string]any{"id": "t-1", "arguments": map[string]any{"text": "looks good"}}
 
 	_, pending, _ := runTool(t, ts.URL, "review_note", call)

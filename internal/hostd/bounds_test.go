@@ -35,14 +35,7 @@ func emptyObjectsAnswer(n int) []byte {
 // newLimitedServer serves reg with limits.
 func newLimitedServer(t testing.TB, reg contract.Registry, limits Limits) *httptest.Server {
 	t.Helper()
-	dir := t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, reg))
-	s := New(Options{ContextDir: dir, Logger: quietLogger(), Limits: limits})
-	if err := s.Reload(context.Background(), true); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
+	_, ts, _ := serveContext(t, contextData(t, reg), Options{Limits: limits})
 	return ts
 }
 
@@ -95,17 +88,10 @@ func TestBounds_ToolAnswerOverTheByteLimitRefusedNamingToolAndLimit(t *testing.T
 func TestBounds_ToolAnswerDrawsFromTheRequestsDecodeBudget(t *testing.T) {
 	granted := make(chan bool, 2)
 	reg := runnableRegistry("http://review-notes.team-a.svc:8080/notes", 5)
-	dir := t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, reg))
-	s := New(Options{ContextDir: dir, Logger: quietLogger(), Outbound: outbound.DoerFunc(func(ctx context.Context, _ outbound.Request) (*outbound.Response, error) {
+	_, ts, _ := serveContext(t, contextData(t, reg), Options{Outbound: outbound.DoerFunc(func(ctx context.Context, _ outbound.Request) (*outbound.Response, error) {
 		granted <- jsonlimit.GrantFrom(ctx) != nil
 		return &outbound.Response{StatusCode: 200, Body: []byte(`{"content":[{"type":"text","text":"ok"}]}`)}, nil
 	})})
-	if err := s.Reload(context.Background(), true); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
 	if _, resp, _ := runTool(t, ts.URL, "review_note", map[string]any{"id": "g", "arguments": map[string]any{"text": "hi"}}); resp.Result.IsError {
 		t.Fatalf("/v1/tools: %+v", resp.Result)
 	}

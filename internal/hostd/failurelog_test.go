@@ -1,33 +1,14 @@
 package hostd
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
-
-// syncBuffer is a log sink the server's goroutines may write concurrently.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // Nothing silent (docs/agents.md): a hook that fails on every call is logged once
 // per hook and context, and every failure is counted in
@@ -35,15 +16,8 @@ func (s *syncBuffer) String() string {
 func TestHookFailures_LoggedOncePerHookAndContextAndCounted(t *testing.T) {
 	reg := fixedRegistry()
 	reg.Hooks[1].CEL.Expression = "result.details.missing == 'x'" // the after hook errors on every call
-	dir := t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, reg))
-	var logs syncBuffer
-	s := New(Options{ContextDir: dir, Now: func() time.Time { return time.UnixMilli(42) }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err := s.Reload(context.Background(), true); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
+	var logs testenv.SyncBuffer                                   // the server's goroutines write it concurrently
+	s, ts, dir := serveContext(t, contextData(t, reg), Options{Now: func() time.Time { return time.UnixMilli(42) }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	after := map[string]any{"call": map[string]any{"id": "a-1", "name": "review_note"},
 		"result": map[string]any{"toolCallId": "a-1", "toolName": "review_note", "content": []any{map[string]any{"type": "text", "text": "ok"}}}}
 	for range 3 {

@@ -106,13 +106,31 @@ func writeConfigMapDir(t testing.TB, dir string, data map[string]string) {
 // newTestServer serves a context directory holding reg.
 func newTestServer(t testing.TB, reg contract.Registry) (*Server, *httptest.Server, string) {
 	t.Helper()
+	return serveContext(t, contextData(t, reg), Options{Now: func() time.Time { return time.UnixMilli(42) }})
+}
+
+// loadContext writes data to a fresh context directory and loads it into a
+// server made with opts, whose ContextDir it sets; its Logger drops hostd's
+// lines unless opts names one. It returns the server and the directory.
+func loadContext(t testing.TB, data map[string]string, opts Options) (*Server, string) {
+	t.Helper()
 	dir := t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, reg))
-	s := New(Options{ContextDir: dir, Now: func() time.Time { return time.UnixMilli(42) },
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	writeConfigMapDir(t, dir, data)
+	opts.ContextDir = dir
+	if opts.Logger == nil {
+		opts.Logger = quietLogger()
+	}
+	s := New(opts)
 	if err := s.Reload(context.Background(), true); err != nil {
 		t.Fatal(err)
 	}
+	return s, dir
+}
+
+// serveContext is loadContext, its API served until the test ends.
+func serveContext(t testing.TB, data map[string]string, opts Options) (*Server, *httptest.Server, string) {
+	t.Helper()
+	s, dir := loadContext(t, data, opts)
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	return s, ts, dir

@@ -1,7 +1,6 @@
 package hostd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,43 +9,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 
 	"github.com/loadout-dev/loadout/internal/ledger"
 	"github.com/loadout-dev/loadout/internal/ledgerexport"
 )
 
-// lockedBuffer is a ledger sink read while hostd writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestLedger_OneChainedRecordPerVerdict(t *testing.T) {
-	dir := t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, lifecycleRegistry("http://127.0.0.1:1")))
-	var sink lockedBuffer
-	s := New(Options{ContextDir: dir, Now: func() time.Time { return time.UnixMilli(42) }, Logger: quietLogger(),
+	var sink testenv.SyncBuffer // read while hostd writes
+	s, ts, _ := serveContext(t, contextData(t, lifecycleRegistry("http://127.0.0.1:1")), Options{Now: func() time.Time { return time.UnixMilli(42) },
 		Ledger: ledger.NewWriter(&sink), Pod: "agent-0"})
-	if err := s.Reload(context.Background(), true); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	defer ts.Close()
 
 	var before BeforeResponse
 	post(t, ts.URL+"/v1/before", callBody("1", "review_note", "fine"), &before)
@@ -142,15 +117,8 @@ func BenchmarkRoundTrip_BeforeLedger(b *testing.B) {
 
 // Claude Code's http hook records its verdicts too, under its surface.
 func TestLedger_ClaudeCodeHookRecords(t *testing.T) {
-	dir := t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, fixedRegistry()))
-	var sink lockedBuffer
-	s := New(Options{ContextDir: dir, Logger: quietLogger(), Ledger: ledger.NewWriter(&sink)})
-	if err := s.Reload(context.Background(), true); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	defer ts.Close()
+	var sink testenv.SyncBuffer
+	_, ts, _ := serveContext(t, contextData(t, fixedRegistry()), Options{Ledger: ledger.NewWriter(&sink)})
 	var got map[string]any
 	post(t, ts.URL+ClaudeCodeHookPath, preToolUseInput("mcp__loadout__review_note", `{"text":"fine"}`), &got)
 	post(t, ts.URL+ClaudeCodeHookPath, preToolUseInput("mcp__loadout__review_note", `{"text":"a SECRET"}`), &got)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -27,12 +26,7 @@ func serveWithLimits(t *testing.T, limits Limits) (*Server, string) {
 // serveListener serves a context holding reg on hostd's real listener.
 func serveListener(t *testing.T, reg contract.Registry, limits Limits) (*Server, string) {
 	t.Helper()
-	dir := t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, reg))
-	s := New(Options{ContextDir: dir, Limits: limits, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := s.Reload(context.Background(), true); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := loadContext(t, contextData(t, reg), Options{Limits: limits})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -161,12 +155,7 @@ func TestAPI_IdleKeepAliveConnectionIsClosed(t *testing.T) {
 // decided, a browser-style request with a foreign Host is refused, a stale
 // socket from a previous run is replaced and any other file is left alone.
 func TestAPI_UnixSocketServesTheSameAPI(t *testing.T) {
-	dir := t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, fixedRegistry()))
-	s := New(Options{ContextDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := s.Reload(context.Background(), true); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := loadContext(t, contextData(t, fixedRegistry()), Options{})
 	sock := filepath.Join(t.TempDir(), "hostd.sock")
 	stale, err := net.Listen("unix", sock) // a previous run's socket
 	if err != nil {

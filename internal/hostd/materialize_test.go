@@ -3,8 +3,6 @@ package hostd
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,12 +33,8 @@ func withSkills(t *testing.T, data map[string]string, skills ...contract.SkillDo
 // The contexts here have no registry: their system prompt ("# Instructions")
 // is then all instructions, as materialize checks.
 func TestReload_MaterializesEveryLoadAndKeepsTheLastGoodTree(t *testing.T) {
-	dir, out := t.TempDir(), t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, contract.Registry{}))
-	s := New(Options{ContextDir: dir, MaterializeDir: out, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := s.Reload(context.Background(), true); err != nil {
-		t.Fatal(err)
-	}
+	out := t.TempDir()
+	s, dir := loadContext(t, contextData(t, contract.Registry{}), Options{MaterializeDir: out})
 	read := func(p string) string {
 		b, err := os.ReadFile(filepath.Join(out, p))
 		if err != nil {

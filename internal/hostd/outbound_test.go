@@ -1,10 +1,8 @@
 package hostd
 
 import (
-	"context"
 	"encoding/pem"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -46,15 +44,7 @@ func TestWebhook_HostdSignsOverHTTPSVerifiedByTheCABundle(t *testing.T) {
 		Extensions: []string{"policy"},
 	}
 	before := func(opts Options) BeforeResponse {
-		dir := t.TempDir()
-		writeConfigMapDir(t, dir, contextData(t, reg))
-		opts.ContextDir, opts.Logger = dir, slog.New(slog.NewTextHandler(io.Discard, nil))
-		s := New(opts)
-		if err := s.Reload(context.Background(), true); err != nil {
-			t.Fatal(err)
-		}
-		ts := httptest.NewServer(s.Handler())
-		defer ts.Close()
+		_, ts, _ := serveContext(t, contextData(t, reg), opts)
 		var out BeforeResponse
 		if code := post(t, ts.URL+"/v1/before", `{"call":{"id":"c1","name":"run","arguments":{}}}`, &out); code != 200 {
 			t.Fatalf("status %d", code)

@@ -2,9 +2,6 @@ package hostd
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -26,14 +23,7 @@ func TestSessionStart_ProjectContextIsTheTenantsLabelledText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	writeConfigMapDir(t, dir, r.Data)
-	s := New(Options{ContextDir: dir, Now: func() time.Time { return time.UnixMilli(42) }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := s.Reload(context.Background(), true); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
+	_, ts, _ := serveContext(t, r.Data, Options{Now: func() time.Time { return time.UnixMilli(42) }})
 
 	labelled := func(what, text string) {
 		t.Helper()

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,6 +34,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/mcpheaders"
 	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 	"github.com/loadout-dev/loadout/internal/toolauth"
 	"github.com/loadout-dev/loadout/internal/workspace"
@@ -76,24 +76,6 @@ func newKeyedServer(t *testing.T, upstream, host, header, key string) *keyedServ
 	t.Cleanup(srv.Close)
 	ks.addr = strings.TrimPrefix(srv.URL, "https://")
 	return ks
-}
-
-// logBuffer collects the endpoint's log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) write(prefix, args string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.WriteString(prefix + " " + args + "\n")
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestHeaders_OnlyHostdOfABoundPodGetsThePlatformsKey is the whole path of
@@ -143,8 +125,8 @@ func TestHeaders_OnlyHostdOfABoundPodGetsThePlatformsKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &logBuffer{}
-	endpointAddr, ca := startHeadersEndpoint(t, cs, funcr.New(logs.write, funcr.Options{Verbosity: 1}))
+	logs := &testenv.SyncBuffer{} // the endpoint's log lines
+	endpointAddr, ca := startHeadersEndpoint(t, cs, funcr.New(func(prefix, args string) { _, _ = fmt.Fprintln(logs, prefix, args) }, funcr.Options{Verbosity: 1}))
 	routes.add(net.JoinHostPort(headersHost, "8444"), endpointAddr)
 
 	// A bound pod's hostd: its calls carry the key.
