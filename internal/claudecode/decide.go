@@ -107,7 +107,7 @@ func eventDecision(d Decision, req exthost.EventRequest, out exthost.EventOutcom
 		d.Block, d.Reason = true, denialMessage(out.Message, req.Event)
 		return d
 	}
-	d.Context = joinContext(out.Context, modelMessages(out.Messages))
+	d.Context = JoinContext(out.Context, modelMessages(out.Messages))
 	d.SystemMessage = userMessages(out.Messages)
 	d.replaced = req.Prompt != nil && out.Input != nil && *out.Input != req.Prompt.Text
 	return d
@@ -145,12 +145,14 @@ func (h Hook) prompt(ctx context.Context, d Decision, session exthost.SessionInf
 		next.Context = ""
 		return next
 	}
-	next.Context = joinContext(joinContext(out.Context, modelMessages(out.Messages)), next.Context)
-	next.SystemMessage = joinContext(userMessages(out.Messages), next.SystemMessage)
+	next.Context = JoinContext(JoinContext(out.Context, modelMessages(out.Messages)), next.Context)
+	next.SystemMessage = JoinContext(userMessages(out.Messages), next.SystemMessage)
 	return next
 }
 
-func joinContext(a, b string) string {
+// JoinContext joins two context texts with a blank line, leaving out an
+// empty one.
+func JoinContext(a, b string) string {
 	switch {
 	case a == "":
 		return b

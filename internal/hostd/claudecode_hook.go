@@ -61,7 +61,7 @@ func (p snapshotPolicy) Event(ctx context.Context, req exthost.EventRequest) (ex
 	if err == nil && req.Event == vocab.SessionStart && out.Allowed {
 		// Claude Code's managed memory holds only the platform's text; the
 		// tenants' comes in as the session's context (docs/agents.md).
-		out.Context = joinContext(p.snap.projectContext(), out.Context)
+		out.Context = claudecode.JoinContext(p.snap.projectContext(), out.Context)
 	}
 	return out, err
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/claudecode"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/prometheus/client_golang/prometheus"
@@ -135,7 +136,7 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request, snap *snaps
 	s.recordEvent(snap, "events", ereq, out, runsOf(trace))
 	s.metrics.observeDiagnostics(out.Diagnostics)
 	if req.ProjectContext && event == vocab.SessionStart && out.Allowed {
-		out.Context = joinContext(snap.projectContext(), out.Context)
+		out.Context = claudecode.JoinContext(snap.projectContext(), out.Context)
 	}
 	writeJSON(w, http.StatusOK, EventResponse{
 		Allowed: out.Allowed, Ask: out.Ask, Message: out.Message, Extension: out.Extension, Hook: out.Hook,

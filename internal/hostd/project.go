@@ -20,15 +20,3 @@ func (s *snapshot) projectContext() string {
 	}
 	return strings.TrimRight(m.Project, "\n")
 }
-
-// joinContext joins two context texts with a blank line, leaving out an
-// empty one.
-func joinContext(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + "\n\n" + b
-}

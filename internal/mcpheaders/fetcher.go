@@ -14,6 +14,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/jsonlimit"
 	"github.com/loadout-dev/loadout/internal/mcpclient"
 	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/ttlcache"
 )
 
 // Defaults of the Fetcher: headers are kept a minute (a rotated key
@@ -50,14 +51,13 @@ type Fetcher struct {
 	client outbound.Doer
 
 	mu      sync.Mutex
-	entries map[string]entry
+	entries *ttlcache.Cache[string, entry]
 	flights map[string]*flight
 }
 
 type entry struct {
 	endpoint string
 	headers  http.Header
-	expires  time.Time
 }
 
 // flight is one request to the manager that concurrent calls for the same
@@ -94,7 +94,7 @@ func NewFetcher(opts FetcherOptions) (*Fetcher, error) {
 	}
 	client := outbound.New(outbound.Options{ServiceTokenFile: opts.TokenFile, MaxResponseBytes: MaxAnswerBytes,
 		Timeout: opts.Timeout, Addresses: opts.Addresses})
-	return &Fetcher{opts: opts, client: client, entries: map[string]entry{}, flights: map[string]*flight{}}, nil
+	return &Fetcher{opts: opts, client: client, entries: ttlcache.New[string, entry](opts.MaxEntries), flights: map[string]*flight{}}, nil
 }
 
 // Headers returns the headers of the MCP server of extension
@@ -104,7 +104,7 @@ func NewFetcher(opts FetcherOptions) (*Fetcher, error) {
 func (f *Fetcher) Headers(ctx context.Context, extension, endpoint string) (http.Header, error) {
 	now := f.opts.Now()
 	f.mu.Lock()
-	if e, ok := f.entries[extension]; ok && now.Before(e.expires) && e.endpoint == endpoint {
+	if e, ok := f.entries.Get(extension, now); ok && e.endpoint == endpoint {
 		f.mu.Unlock()
 		return e.headers.Clone(), nil
 	}
@@ -119,7 +119,7 @@ func (f *Fetcher) Headers(ctx context.Context, extension, endpoint string) (http
 		f.mu.Lock()
 		delete(f.flights, extension)
 		if fl.err == nil {
-			f.remember(extension, fl.ans, now)
+			f.entries.Put(extension, fl.ans, now, now.Add(f.opts.TTL))
 		}
 		f.mu.Unlock()
 		close(fl.done)
@@ -136,26 +136,6 @@ func (f *Fetcher) Headers(ctx context.Context, extension, endpoint string) (http
 		return nil, fmt.Errorf("the manager's headers of %s are for %s, not %s: the context is not current yet", extension, fl.ans.endpoint, endpoint)
 	}
 	return fl.ans.headers.Clone(), nil
-}
-
-// remember keeps e, dropping expired entries, then any, when full. Called
-// with f.mu held.
-func (f *Fetcher) remember(extension string, e entry, now time.Time) {
-	if _, ok := f.entries[extension]; !ok && len(f.entries) >= f.opts.MaxEntries {
-		for k, old := range f.entries {
-			if !now.Before(old.expires) {
-				delete(f.entries, k)
-			}
-		}
-		for k := range f.entries {
-			if len(f.entries) < f.opts.MaxEntries {
-				break
-			}
-			delete(f.entries, k)
-		}
-	}
-	e.expires = now.Add(f.opts.TTL)
-	f.entries[extension] = e
 }
 
 func (f *Fetcher) fetch(ctx context.Context, extension string) (entry, error) {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loadout-dev/loadout/internal/ttlcache"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -108,12 +109,7 @@ type Verifier struct {
 	opts Options
 
 	mu    sync.Mutex
-	cache map[[sha256.Size]byte]cached
-}
-
-type cached struct {
-	caller  Caller
-	expires time.Time
+	cache *ttlcache.Cache[[sha256.Size]byte, Caller]
 }
 
 // New returns a Verifier.
@@ -140,7 +136,7 @@ func New(opts Options) (*Verifier, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Verifier{opts: opts, cache: map[[sha256.Size]byte]cached{}}, nil
+	return &Verifier{opts: opts, cache: ttlcache.New[[sha256.Size]byte, Caller](opts.CacheEntries)}, nil
 }
 
 // BearerToken returns the token of an "Authorization: Bearer" header, or "".
@@ -167,9 +163,8 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Caller, error) {
 	key := sha256.Sum256([]byte(token))
 	now := v.opts.Now()
 	v.mu.Lock()
-	if c, ok := v.cache[key]; ok && now.Before(c.expires) {
+	if caller, ok := v.cache.Get(key, now); ok {
 		v.mu.Unlock()
-		caller := c.caller
 		return &caller, nil
 	}
 	v.mu.Unlock()
@@ -243,25 +238,11 @@ func one(vs authenticationv1.ExtraValue) string {
 	return vs[0]
 }
 
-// remember caches an accepted caller, dropping expired entries, then any
-// entries, when the cache is full.
+// remember caches an accepted caller.
 func (v *Verifier) remember(key [sha256.Size]byte, c Caller, now time.Time) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if len(v.cache) >= v.opts.CacheEntries {
-		for k, e := range v.cache {
-			if !now.Before(e.expires) {
-				delete(v.cache, k)
-			}
-		}
-		for k := range v.cache {
-			if len(v.cache) < v.opts.CacheEntries {
-				break
-			}
-			delete(v.cache, k)
-		}
-	}
-	v.cache[key] = cached{caller: c, expires: now.Add(v.opts.CacheTTL)}
+	v.cache.Put(key, c, now, now.Add(v.opts.CacheTTL))
 }
 
 type callerKey struct{}

@@ -76,7 +76,7 @@ func TestVerify_CachesAcceptedTokensBrieflyAndBoundedNeverRefusals(t *testing.T)
 			t.Fatal(err)
 		}
 	}
-	if n := len(v.cache); n > 4 {
+	if n := v.cache.Len(); n > 4 {
 		t.Fatalf("cache holds %d entries over its bound 4", n)
 	}
 }
