@@ -116,57 +116,48 @@ func (s *objectSet) add(doc []byte, defaultNamespace string, warn io.Writer) err
 	if tm.Kind == "" && tm.APIVersion == "" {
 		return nil // a document of comments only
 	}
-	decode := func(obj any, meta *metav1.ObjectMeta) error {
+	decode := func(obj metav1.Object) error {
 		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
-			return fmt.Errorf("%s %q: %w", tm.Kind, meta.Name, err)
+			return fmt.Errorf("%s %q: %w", tm.Kind, obj.GetName(), err)
 		}
-		if meta.Name == "" {
+		if obj.GetName() == "" {
 			return fmt.Errorf("%s: metadata.name is required", tm.Kind)
 		}
-		if meta.Namespace == "" && tm.Kind != "Namespace" {
-			meta.Namespace = defaultNamespace
+		if obj.GetNamespace() == "" && tm.Kind != "Namespace" {
+			obj.SetNamespace(defaultNamespace)
 		}
 		return nil
 	}
+	loadout := tm.APIVersion == v1alpha1.GroupVersion.String()
 	switch {
 	case tm.APIVersion == "v1" && tm.Kind == "Namespace":
-		var o corev1.Namespace
-		if err := decode(&o, &o.ObjectMeta); err != nil {
-			return err
-		}
-		s.namespaces[o.Name] = o
+		return decodeAs(decode, func(o corev1.Namespace) { s.namespaces[o.Name] = o })
 	case tm.APIVersion == "v1" && tm.Kind == "ConfigMap":
-		var o corev1.ConfigMap
-		if err := decode(&o, &o.ObjectMeta); err != nil {
-			return err
-		}
-		s.configMaps[o.Namespace+"/"+o.Name] = o
-	case tm.APIVersion == v1alpha1.GroupVersion.String() && tm.Kind == "Skill":
-		var o v1alpha1.Skill
-		if err := decode(&o, &o.ObjectMeta); err != nil {
-			return err
-		}
-		s.skills = append(s.skills, o)
-	case tm.APIVersion == v1alpha1.GroupVersion.String() && tm.Kind == "Template":
-		var o v1alpha1.Template
-		if err := decode(&o, &o.ObjectMeta); err != nil {
-			return err
-		}
-		s.templates = append(s.templates, o)
-	case tm.APIVersion == v1alpha1.GroupVersion.String() && tm.Kind == "Extension":
-		var o v1alpha1.Extension
-		if err := decode(&o, &o.ObjectMeta); err != nil {
-			return err
-		}
-		s.extensions = append(s.extensions, o)
-	case tm.APIVersion == v1alpha1.GroupVersion.String() && tm.Kind == "Workspace":
-		var o v1alpha1.Workspace
-		if err := decode(&o, &o.ObjectMeta); err != nil {
-			return err
-		}
-		s.workspaces = append(s.workspaces, o)
+		return decodeAs(decode, func(o corev1.ConfigMap) { s.configMaps[o.Namespace+"/"+o.Name] = o })
+	case loadout && tm.Kind == "Skill":
+		return decodeAs(decode, func(o v1alpha1.Skill) { s.skills = append(s.skills, o) })
+	case loadout && tm.Kind == "Template":
+		return decodeAs(decode, func(o v1alpha1.Template) { s.templates = append(s.templates, o) })
+	case loadout && tm.Kind == "Extension":
+		return decodeAs(decode, func(o v1alpha1.Extension) { s.extensions = append(s.extensions, o) })
+	case loadout && tm.Kind == "Workspace":
+		return decodeAs(decode, func(o v1alpha1.Workspace) { s.workspaces = append(s.workspaces, o) })
 	default:
 		fmt.Fprintf(warn, "skipped %s %s: not read by preview\n", tm.APIVersion, tm.Kind)
 	}
+	return nil
+}
+
+// decodeAs decodes the document into a new T and, when it is valid, hands
+// it to keep.
+func decodeAs[T any, P interface {
+	*T
+	metav1.Object
+}](decode func(metav1.Object) error, keep func(T)) error {
+	var o T
+	if err := decode(P(&o)); err != nil {
+		return err
+	}
+	keep(o)
 	return nil
 }

@@ -194,22 +194,9 @@ func doubleValue(b []byte, v float64) []byte {
 // logsRequest is an ExportLogsServiceRequest: one ResourceLogs per
 // resource, one ScopeLogs per scope, in the records' order.
 func logsRequest(records []sdklog.Record) []byte {
-	var b []byte
-	for _, group := range groupBy(records, func(r sdklog.Record) (*resource.Resource, instrumentation.Scope) {
+	return exportRequest(records, func(r sdklog.Record) (*resource.Resource, instrumentation.Scope) {
 		return r.Resource(), r.InstrumentationScope()
-	}) {
-		b = message(b, 1, func(b []byte) []byte { // ResourceLogs
-			b = message(b, 1, resourceMsg(group.res))
-			return message(b, 2, func(b []byte) []byte { // ScopeLogs
-				b = message(b, 1, scopeMsg(group.scope))
-				for _, r := range group.items {
-					b = message(b, 2, logRecord(r))
-				}
-				return b
-			})
-		})
-	}
-	return b
+	}, logRecord)
 }
 
 // logRecord writes logs.v1.LogRecord.
@@ -238,18 +225,26 @@ func logRecord(r sdklog.Record) func([]byte) []byte {
 	}
 }
 
-// tracesRequest is an ExportTraceServiceRequest.
+// tracesRequest is an ExportTraceServiceRequest, shaped as logsRequest.
 func tracesRequest(spans []sdktrace.ReadOnlySpan) []byte {
-	var b []byte
-	for _, group := range groupBy(spans, func(s sdktrace.ReadOnlySpan) (*resource.Resource, instrumentation.Scope) {
+	return exportRequest(spans, func(s sdktrace.ReadOnlySpan) (*resource.Resource, instrumentation.Scope) {
 		return s.Resource(), s.InstrumentationScope()
-	}) {
-		b = message(b, 1, func(b []byte) []byte { // ResourceSpans
+	}, span)
+}
+
+// exportRequest writes the body both export requests share: field 1 holds
+// one message per resource (ResourceLogs, ResourceSpans), each with the
+// resource (1) and one message per scope (2: ScopeLogs, ScopeSpans), each
+// with the scope (1) and its items (2), in the items' order.
+func exportRequest[T any](items []T, key func(T) (*resource.Resource, instrumentation.Scope), item func(T) func([]byte) []byte) []byte {
+	var b []byte
+	for _, group := range groupBy(items, key) {
+		b = message(b, 1, func(b []byte) []byte {
 			b = message(b, 1, resourceMsg(group.res))
-			return message(b, 2, func(b []byte) []byte { // ScopeSpans
+			return message(b, 2, func(b []byte) []byte {
 				b = message(b, 1, scopeMsg(group.scope))
-				for _, s := range group.items {
-					b = message(b, 2, span(s))
+				for _, it := range group.items {
+					b = message(b, 2, item(it))
 				}
 				return b
 			})
