@@ -231,7 +231,7 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 		}
 	}
 	slices.SortFunc(b.files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-	if err := checkFileDirClashes(b.files); err != nil {
+	if err := skillfile.CheckNoFileUnderFile(b.files); err != nil {
 		return nil, b.errorf("%w", err)
 	}
 	t := &Tree{files: b.files, links: links, genLinks: b.genLinks, digest: digest(b.files, links, b.genLinks), codex: opts.Codex}
@@ -378,23 +378,6 @@ func checkFilePath(p string) error {
 			return fmt.Errorf("path has an empty, '.' or '..' segment")
 		case len(seg) > maxSegmentBytes:
 			return fmt.Errorf("path segment is %d bytes, over %d", len(seg), maxSegmentBytes)
-		}
-	}
-	return nil
-}
-
-// checkFileDirClashes refuses a file whose path is also a directory of
-// another file ("a" and "a/b"). files are sorted by path.
-func checkFileDirClashes(files []File) error {
-	paths := make(map[string]bool, len(files))
-	for _, f := range files {
-		paths[f.Path] = true
-	}
-	for _, f := range files {
-		for dir := path.Dir(f.Path); dir != "."; dir = path.Dir(dir) {
-			if paths[dir] {
-				return fmt.Errorf("file %q: its directory %q is also a file", f.Path, dir)
-			}
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"path"
 	"unicode/utf8"
 )
 
@@ -123,3 +124,20 @@ func (f File) Executable() bool { return f.Mode == ModeExecutable }
 // Text is the in-memory content as text, for a prompt; a Stored file's
 // content is read with Bytes.
 func (f File) Text() string { return string(f.Content) }
+
+// CheckNoFileUnderFile refuses a file whose path is also a directory of
+// another file ("a" and "a/b"): no file system can hold both.
+func CheckNoFileUnderFile(files []File) error {
+	paths := make(map[string]bool, len(files))
+	for _, f := range files {
+		paths[f.Path] = true
+	}
+	for _, f := range files {
+		for dir := path.Dir(f.Path); dir != "."; dir = path.Dir(dir) {
+			if paths[dir] {
+				return fmt.Errorf("file %q: its directory %q is also a file", f.Path, dir)
+			}
+		}
+	}
+	return nil
+}

@@ -95,7 +95,6 @@ func (t Tree) Validate() error {
 	if t.Size() > MaxTreeBytes {
 		return fmt.Errorf("%d bytes, over the limit of %d", t.Size(), MaxTreeBytes)
 	}
-	files := make(map[string]bool, len(t))
 	for i, f := range t {
 		if err := checkPath(f.Path); err != nil {
 			return err
@@ -106,16 +105,8 @@ func (t Tree) Validate() error {
 		if i > 0 && t[i-1].Path >= f.Path {
 			return fmt.Errorf("%s: paths are not sorted and unique", f.Path)
 		}
-		files[f.Path] = true
 	}
-	for _, f := range t {
-		for d := path.Dir(f.Path); d != "."; d = path.Dir(d) {
-			if files[d] {
-				return fmt.Errorf("%s: %s is a file, not a directory", f.Path, d)
-			}
-		}
-	}
-	return nil
+	return skillfile.CheckNoFileUnderFile(t)
 }
 
 // ReadDir reads a skill directory into a tree. Every read goes through

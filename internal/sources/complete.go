@@ -89,15 +89,8 @@ func (c Content) SkillContent(ctx context.Context, s contract.SkillDoc) (materia
 	if !ok {
 		return materialize.SkillContent{}, fmt.Errorf("source %s was not fetched", s.Source)
 	}
-	var out materialize.SkillContent
-	for _, f := range tree {
-		if f.Path == "SKILL.md" {
-			out.SkillMD = f.Content
-			continue
-		}
-		out.Files = append(out.Files, f)
-	}
-	return out, nil
+	ext := ExternalSkillOf(tree)
+	return materialize.SkillContent{SkillMD: ext.SkillMD, Files: ext.Files}, nil
 }
 
 // Materialize builds the materializer's input and options for a context
