@@ -73,15 +73,8 @@ var psMethod = regexp.MustCompile(`::|[\w)\]]\.[\w'"$(]+\(|[\w)\]]\.(?:Invoke|De
 // pwshLine reads one PowerShell line; its groups are returned to be read in
 // turn.
 func (w *walker) pwshLine(n nested) ([]nested, error) {
-	if n.depth > MaxDepth {
-		return nil, fmt.Errorf("%w: command lines nest more than %d deep (script blocks, subexpressions, -Command)", ErrUnparsable, MaxDepth)
-	}
-	if w.parseLeft -= len(n.line); w.parseLeft < 0 {
-		return nil, fmt.Errorf("%w: the command lines inside it are too long to parse", ErrUnparsable)
-	}
-	if len(n.line) >= BigLine && !w.big {
-		bigLines <- struct{}{}
-		w.big = true
+	if err := w.enter(n, "script blocks, subexpressions, -Command"); err != nil {
+		return nil, err
 	}
 	w.pending = nil
 	words, groups, err := psTokens(n.line)

@@ -213,18 +213,28 @@ func (w *walker) fail(format string, args ...any) {
 	}
 }
 
-// line parses one command line and collects its commands; it returns the
-// command lines found inside it.
-func (w *walker) line(n nested) ([]nested, error) {
+// enter charges a command line to the walk's budgets before it is parsed:
+// its nesting depth (nesting names what nests in its dialect), the bytes
+// left to parse, and the one slot for lines of BigLine or more.
+func (w *walker) enter(n nested, nesting string) error {
 	if n.depth > MaxDepth {
-		return nil, fmt.Errorf("%w: command lines nest more than %d deep (bash -c, eval, su -c)", ErrUnparsable, MaxDepth)
+		return fmt.Errorf("%w: command lines nest more than %d deep (%s)", ErrUnparsable, MaxDepth, nesting)
 	}
 	if w.parseLeft -= len(n.line); w.parseLeft < 0 {
-		return nil, fmt.Errorf("%w: the command lines inside it are too long to parse", ErrUnparsable)
+		return fmt.Errorf("%w: the command lines inside it are too long to parse", ErrUnparsable)
 	}
 	if len(n.line) >= BigLine && !w.big {
 		bigLines <- struct{}{}
 		w.big = true
+	}
+	return nil
+}
+
+// line parses one command line and collects its commands; it returns the
+// command lines found inside it.
+func (w *walker) line(n nested) ([]nested, error) {
+	if err := w.enter(n, "bash -c, eval, su -c"); err != nil {
+		return nil, err
 	}
 	r := &limitedReader{s: n.line}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(r, "")
