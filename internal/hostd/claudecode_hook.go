@@ -3,7 +3,9 @@ package hostd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
@@ -104,22 +106,34 @@ func (s *Server) handleClaudeCodeHook(w http.ResponseWriter, r *http.Request) {
 	if q.Has("mcpServer") {
 		h.MCPServer = q.Get("mcpServer")
 	}
-	if v := q.Get("autoAllow"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			writeJSON(w, http.StatusOK, claudecode.Block("the hook URL's autoAllow="+strconv.Quote(v)+" is not a boolean; the call is blocked", in.HookEventName))
-			return
-		}
-		h.AutoAllow = b
+	autoAllow, err := queryBool(q, "autoAllow")
+	var headless *bool
+	if err == nil {
+		headless, err = queryBool(q, "headless")
 	}
-	if v := q.Get("headless"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			writeJSON(w, http.StatusOK, claudecode.Block("the hook URL's headless="+strconv.Quote(v)+" is not a boolean; the call is blocked", in.HookEventName))
-			return
-		}
-		policy.headless = b
+	if err != nil {
+		writeJSON(w, http.StatusOK, claudecode.Block(err.Error()+"; the call is blocked", in.HookEventName))
+		return
+	}
+	if autoAllow != nil {
+		h.AutoAllow = *autoAllow
+	}
+	if headless != nil {
+		policy.headless = *headless
 		h.Policy = policy
 	}
 	writeJSON(w, http.StatusOK, h.Answer(r.Context(), in))
+}
+
+// queryBool reads a boolean parameter of the hook URL: nil when absent.
+func queryBool(q url.Values, name string) (*bool, error) {
+	v := q.Get(name)
+	if v == "" {
+		return nil, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return nil, fmt.Errorf("the hook URL's %s=%s is not a boolean", name, strconv.Quote(v))
+	}
+	return &b, nil
 }
