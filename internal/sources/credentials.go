@@ -36,10 +36,9 @@ func (f *Fetcher) registryKeychain() (authn.Keychain, error) {
 	if f.opts.CredentialsDir == "" {
 		return f.opts.Keychain, nil
 	}
-	file := filepath.Join(f.opts.CredentialsDir, CredentialsDockerConfig)
-	kc, err := LoadDockerConfig(existing(file))
+	kc, err := loadCredentials(f.opts.CredentialsDir, CredentialsDockerConfig, LoadDockerConfig)
 	if err != nil {
-		return nil, errors.Join(errCredentials{file: file}, err)
+		return nil, err
 	}
 	return authn.NewMultiKeychain(kc, f.opts.Keychain), nil
 }
@@ -50,10 +49,9 @@ func (f *Fetcher) gitCredentials() (*GitCredentials, error) {
 	if f.opts.CredentialsDir == "" {
 		return f.opts.GitAuth, nil
 	}
-	file := filepath.Join(f.opts.CredentialsDir, CredentialsGit)
-	git, err := LoadGitCredentials(existing(file))
+	git, err := loadCredentials(f.opts.CredentialsDir, CredentialsGit, LoadGitCredentials)
 	if err != nil {
-		return nil, errors.Join(errCredentials{file: file}, err)
+		return nil, err
 	}
 	if f.opts.GitAuth != nil {
 		for host, a := range f.opts.GitAuth.byHost {
@@ -63,6 +61,18 @@ func (f *Fetcher) gitCredentials() (*GitCredentials, error) {
 		}
 	}
 	return git, nil
+}
+
+// loadCredentials loads the directory's file name with load, which takes ""
+// for a file that is not there; an error names the file, never its content.
+func loadCredentials[T any](dir, name string, load func(path string) (T, error)) (T, error) {
+	file := filepath.Join(dir, name)
+	v, err := load(existing(file))
+	if err != nil {
+		var zero T
+		return zero, errors.Join(errCredentials{file: file}, err)
+	}
+	return v, nil
 }
 
 // existing is path if a file is there, else "" (no credentials): the
