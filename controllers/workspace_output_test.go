@@ -3,10 +3,11 @@ package controllers
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/rand"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,10 +40,7 @@ func TestPublish_OlderWorkspaceTakesItsNameOverFromAYoungerOne(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(fakeScheme()).WithObjects(late, early, held).
 		WithIndex(&v1alpha1.Workspace{}, IndexOutputConfigMap, func(o client.Object) []string { return []string{o.(*v1alpha1.Workspace).ConfigMapName()} }).
 		Build()
-	_, key, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := testenv.SigningKey(t)
 	signer, _ := contextsig.NewSigner([]ed25519.PrivateKey{key})
 	anchor, _ := contextsig.ParseTrustAnchor(signer.TrustAnchor())
 	r := &WorkspaceReconciler{Client: c, APIReader: c, Signer: signer}
@@ -85,7 +83,7 @@ func TestPublish_OlderWorkspaceTakesItsNameOverFromAYoungerOne(t *testing.T) {
 	}
 	// A rotation adds a key: the same context is signed again by both keys,
 	// so anchors with either key verify it.
-	_, added, _ := ed25519.GenerateKey(rand.Reader)
+	added := testenv.SigningKey(t)
 	r.Signer, _ = contextsig.NewSigner([]ed25519.PrivateKey{key, added})
 	if _, err := r.publish(ctx, late, res); err != nil {
 		t.Fatal(err)

@@ -2,11 +2,12 @@ package main
 
 import (
 	"crypto/ed25519"
-	"crypto/rand"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
@@ -87,15 +88,8 @@ func TestMaterialize_VerifiesTheContextWhenGivenTrustKeys(t *testing.T) {
 	t.Setenv("LOADOUT_CONTEXT_KEYS", "")
 	t.Setenv("LOADOUT_WORKSPACE", "")
 	t.Setenv("LOADOUT_CONTEXT_CONFIGMAP", "")
-	_, key, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := contextsig.NewSigner([]ed25519.PrivateKey{key})
+	other := testenv.SigningKey(t).Public().(ed25519.PublicKey)
+	signer, err := contextsig.NewSigner([]ed25519.PrivateKey{testenv.SigningKey(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,16 +6,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
-)
 
-func newKey(t *testing.T) ed25519.PrivateKey {
-	t.Helper()
-	_, k, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
+	"github.com/loadout-dev/loadout/internal/test/testenv"
+)
 
 func anchor(t *testing.T, keys ...ed25519.PrivateKey) *Verifier {
 	t.Helper()
@@ -41,14 +34,14 @@ func reason(err error) string {
 var dev = Subject{Namespace: "team-a", Name: "dev", UID: "u-1", ConfigMap: "dev-context"}
 
 func TestVerify_AcceptsTheSignedContextAndRefusesEveryForgery(t *testing.T) {
-	k := newKey(t)
+	k := testenv.SigningKey(t)
 	signer, _ := NewSigner([]ed25519.PrivateKey{k})
 	v := anchor(t, k)
 	doc := signer.Sign("sha256:aa", dev)
 	if err := v.Verify(doc, "sha256:aa", Subject{Namespace: "team-a", Name: "dev", ConfigMap: "dev-context"}); err != nil {
 		t.Fatalf("the manager's own signature: %v", err)
 	}
-	other, _ := NewSigner([]ed25519.PrivateKey{newKey(t)})
+	other, _ := NewSigner([]ed25519.PrivateKey{testenv.SigningKey(t)})
 	for name, tc := range map[string]struct {
 		doc    []byte
 		hash   string
@@ -77,7 +70,7 @@ func TestVerify_AcceptsTheSignedContextAndRefusesEveryForgery(t *testing.T) {
 // both sign, an anchor with only the old key and one with only the new key
 // both verify, so no pod is cut off whichever anchor it was admitted with.
 func TestVerify_KeyRotationOverlapsWithoutAnOutage(t *testing.T) {
-	oldKey, newKey := newKey(t), newKey(t)
+	oldKey, newKey := testenv.SigningKey(t), testenv.SigningKey(t)
 	both, _ := NewSigner([]ed25519.PrivateKey{newKey, oldKey})
 	doc := both.Sign("sha256:aa", dev)
 	for name, v := range map[string]*Verifier{"old anchor": anchor(t, oldKey), "new anchor": anchor(t, newKey), "both": anchor(t, oldKey, newKey)} {
@@ -92,7 +85,7 @@ func TestVerify_KeyRotationOverlapsWithoutAnOutage(t *testing.T) {
 }
 
 func TestSign_IsDeterministic(t *testing.T) {
-	k1, k2 := newKey(t), newKey(t)
+	k1, k2 := testenv.SigningKey(t), testenv.SigningKey(t)
 	a, _ := NewSigner([]ed25519.PrivateKey{k1, k2})
 	b, _ := NewSigner([]ed25519.PrivateKey{k2, k1, k2})
 	if string(a.Sign("sha256:aa", dev)) != string(b.Sign("sha256:aa", dev)) {
@@ -112,7 +105,7 @@ func TestParseTrustAnchor_RefusesBadInput(t *testing.T) {
 }
 
 func TestPrivateKey_RoundTripsThroughPEM(t *testing.T) {
-	k := newKey(t)
+	k := testenv.SigningKey(t)
 	b, err := MarshalPrivateKey(k)
 	if err != nil {
 		t.Fatal(err)

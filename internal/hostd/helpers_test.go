@@ -127,6 +127,52 @@ func loadContext(t testing.TB, data map[string]string, opts Options) (*Server, s
 	return s, dir
 }
 
+// reloadWith writes data over s's context directory dir, as the kubelet
+// updates a mounted ConfigMap, and reloads s, which must take it.
+func reloadWith(t testing.TB, s *Server, dir string, data map[string]string) {
+	t.Helper()
+	writeConfigMapDir(t, dir, data)
+	if err := s.Reload(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rehash sets the hash manifest.json carries to that of data as it now is,
+// after edit (if any) changed the manifest, and returns the hash.
+func rehash(t testing.TB, data map[string]string, edit func(*contract.Manifest)) string {
+	t.Helper()
+	var m contract.Manifest
+	if err := json.Unmarshal([]byte(data[contract.KeyManifest]), &m); err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(&m)
+	}
+	enc := func() string {
+		b, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b) + "\n"
+	}
+	data[contract.KeyManifest] = enc()
+	m.Hash = resources.ContextHash(data) // the hash blanks manifest.json's own "hash"
+	data[contract.KeyManifest] = enc()
+	return m.Hash
+}
+
+// withKey sets data's key to v as JSON and rehashes it.
+func withKey(t testing.TB, data map[string]string, key string, v any) map[string]string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[key] = string(b)
+	rehash(t, data, nil)
+	return data
+}
+
 // serveContext is loadContext, its API served until the test ends.
 func serveContext(t testing.TB, data map[string]string, opts Options) (*Server, *httptest.Server, string) {
 	t.Helper()

@@ -2,32 +2,18 @@ package hostd
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/resources"
 )
 
 // withSkills replaces skills.json and recomputes the context hash.
 func withSkills(t *testing.T, data map[string]string, skills ...contract.SkillDoc) map[string]string {
 	t.Helper()
-	b, err := json.Marshal(contract.Skills{Skills: skills})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[contract.KeySkills] = string(b)
-	var m contract.Manifest
-	if err := json.Unmarshal([]byte(data[contract.KeyManifest]), &m); err != nil {
-		t.Fatal(err)
-	}
-	m.Hash = resources.ContextHash(data) // the manifest's own hash is blanked
-	enc, _ := json.MarshalIndent(m, "", "  ")
-	data[contract.KeyManifest] = string(enc) + "\n"
-	return data
+	return withKey(t, data, contract.KeySkills, contract.Skills{Skills: skills})
 }
 
 // The contexts here have no registry: their system prompt ("# Instructions")
@@ -53,10 +39,7 @@ func TestReload_MaterializesEveryLoadAndKeepsTheLastGoodTree(t *testing.T) {
 	}
 
 	update := withSkills(t, contextData(t, contract.Registry{}), contract.SkillDoc{Name: "deploy", Description: "Deploy", Body: "Deploy body"})
-	writeConfigMapDir(t, dir, update)
-	if err := s.Reload(context.Background(), false); err != nil {
-		t.Fatal(err)
-	}
+	reloadWith(t, s, dir, update)
 	if got := read("skills/deploy/SKILL.md"); !strings.HasSuffix(got, "Deploy body") {
 		t.Errorf("after the update SKILL.md = %q", got)
 	}

@@ -101,6 +101,22 @@ func (c *mcpSkillsClient) read(t *testing.T, uri string) (text string, blob []by
 	return res.Contents[0].Text, res.Contents[0].Blob
 }
 
+// readListed reads the listed resource r and checks that its bytes (the
+// text, or the blob of a binary file) have the digest and size the listing
+// gave; it returns the text and those bytes.
+func (c *mcpSkillsClient) readListed(t *testing.T, r skillResource) (text string, raw []byte) {
+	t.Helper()
+	text, blob := c.read(t, r.URI)
+	raw = []byte(text)
+	if blob != nil {
+		raw = blob
+	}
+	if digestOf(raw) != r.Digest || int64(len(raw)) != r.Size {
+		t.Errorf("%s: read %d bytes digest %s; listed %d bytes %s", r.URI, len(raw), digestOf(raw), r.Size, r.Digest)
+	}
+	return text, raw
+}
+
 func isInvalidParams(err error) bool {
 	var rpc *jsonrpc.Error
 	return errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInvalidParams
@@ -131,10 +147,7 @@ func digestOf(b []byte) string {
 // The files are the ones the materialized tree holds.
 func TestMCPSkills_ListGetAndReadGiveTheBytesOfActivate(t *testing.T) {
 	s, ts, dir := newTestServer(t, fixedRegistry())
-	writeConfigMapDir(t, dir, withSkills(t, contextData(t, fixedRegistry()), pdfSkill("Choose the matching template from `templates/`.\n")))
-	if err := s.Reload(t.Context(), false); err != nil {
-		t.Fatal(err)
-	}
+	reloadWith(t, s, dir, withSkills(t, contextData(t, fixedRegistry()), pdfSkill("Choose the matching template from `templates/`.\n")))
 	c := connectMCPSkills(t, ts.URL)
 
 	ext := c.session.InitializeResult().Capabilities.Extensions[SkillsExtension]
@@ -186,14 +199,7 @@ func TestMCPSkills_ListGetAndReadGiveTheBytesOfActivate(t *testing.T) {
 		if r.URI != wantURIs[i] {
 			t.Fatalf("resources[%d] = %s, want %s", i, r.URI, wantURIs[i])
 		}
-		text, blob := c.read(t, r.URI)
-		raw := []byte(text)
-		if blob != nil {
-			raw = blob
-		}
-		if digestOf(raw) != r.Digest || int64(len(raw)) != r.Size {
-			t.Errorf("%s: read %d bytes digest %s; listed %d bytes %s", r.URI, len(raw), digestOf(raw), r.Size, r.Digest)
-		}
+		text, raw := c.readListed(t, r)
 		rel := strings.TrimPrefix(r.URI, "skill://pdf-processing/")
 		if string(tree[rel]) != string(raw) {
 			t.Errorf("%s: MCP serves %q, the materialized tree holds %q", r.URI, raw, tree[rel])
@@ -205,8 +211,8 @@ func TestMCPSkills_ListGetAndReadGiveTheBytesOfActivate(t *testing.T) {
 				t.Errorf("SKILL.md %q (%v) does not end with the /v1/activate body %q", text, err, activated.Body)
 			}
 		case "assets/logo.png":
-			if string(blob) != string(binaryLogo) || text != "" {
-				t.Errorf("binary file: text %q blob %x", text, blob)
+			if string(raw) != string(binaryLogo) || text != "" {
+				t.Errorf("binary file: text %q blob %x", text, raw)
 			}
 		default:
 			if text != activatedFiles[rel] {
@@ -252,10 +258,7 @@ func materializedSkill(t *testing.T, s *Server, name string) map[string][]byte {
 // not a directory with -32602.
 func TestMCPSkills_DirectoryRead(t *testing.T) {
 	s, ts, dir := newTestServer(t, fixedRegistry())
-	writeConfigMapDir(t, dir, withSkills(t, contextData(t, fixedRegistry()), pdfSkill("Body\n")))
-	if err := s.Reload(t.Context(), false); err != nil {
-		t.Fatal(err)
-	}
+	reloadWith(t, s, dir, withSkills(t, contextData(t, fixedRegistry()), pdfSkill("Body\n")))
 	c := connectMCPSkills(t, ts.URL)
 	read := func(uri string) ([]string, error) {
 		res, err := mcp.CallCustomMethod[*directoryReadParams, *directoryReadResult](t.Context(), c.session, methodDirectoryRead, &directoryReadParams{URI: uri})
@@ -295,10 +298,7 @@ func TestMCPSkills_DirectoryRead(t *testing.T) {
 // anything but a served skill's SKILL.md.
 func TestMCPSkills_ContainmentAndUnknownSkills(t *testing.T) {
 	s, ts, dir := newTestServer(t, fixedRegistry())
-	writeConfigMapDir(t, dir, withSkills(t, contextData(t, fixedRegistry()), pdfSkill("Body\n")))
-	if err := s.Reload(t.Context(), false); err != nil {
-		t.Fatal(err)
-	}
+	reloadWith(t, s, dir, withSkills(t, contextData(t, fixedRegistry()), pdfSkill("Body\n")))
 	c := connectMCPSkills(t, ts.URL)
 	for _, uri := range []string{
 		"skill://pdf-processing/../pdf-processing/SKILL.md", "skill://pdf-processing/templates/../SKILL.md",
@@ -328,10 +328,7 @@ func TestMCPSkills_ContainmentAndUnknownSkills(t *testing.T) {
 func TestMCPSkills_ReloadNotifiesAndServesTheNewBytes(t *testing.T) {
 	s, ts, dir := newTestServer(t, fixedRegistry())
 	base := contextData(t, fixedRegistry())
-	writeConfigMapDir(t, dir, withSkills(t, base, pdfSkill("First body\n")))
-	if err := s.Reload(t.Context(), false); err != nil {
-		t.Fatal(err)
-	}
+	reloadWith(t, s, dir, withSkills(t, base, pdfSkill("First body\n")))
 	c := connectMCPSkills(t, ts.URL)
 	const uri = "skill://pdf-processing/SKILL.md"
 	if err := c.session.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
@@ -340,10 +337,7 @@ func TestMCPSkills_ReloadNotifiesAndServesTheNewBytes(t *testing.T) {
 	before := c.list(t)[0].Resources[0].Digest
 
 	second := contract.SkillDoc{Name: "git-workflow", Description: "Follow the team's Git conventions", Origin: "project", Body: "Branch per change.\n"}
-	writeConfigMapDir(t, dir, withSkills(t, base, pdfSkill("Second body\n"), second))
-	if err := s.Reload(t.Context(), false); err != nil {
-		t.Fatal(err)
-	}
+	reloadWith(t, s, dir, withSkills(t, base, pdfSkill("Second body\n"), second))
 	select {
 	case got := <-c.updated:
 		if got != uri {
@@ -376,10 +370,7 @@ func TestMCPSkills_ListPages(t *testing.T) {
 		many = append(many, contract.SkillDoc{Name: "skill-" + strings.Repeat("a", 1+i/26) + string(rune('a'+i%26)),
 			Description: "A skill", Origin: "project", Body: "Body\n"})
 	}
-	writeConfigMapDir(t, dir, withSkills(t, contextData(t, fixedRegistry()), many...))
-	if err := s.Reload(t.Context(), false); err != nil {
-		t.Fatal(err)
-	}
+	reloadWith(t, s, dir, withSkills(t, contextData(t, fixedRegistry()), many...))
 	listed := connectMCPSkills(t, ts.URL).list(t)
 	seen := map[string]bool{}
 	for _, e := range listed {
@@ -433,14 +424,7 @@ func TestMCPSkills_ExternalSkillServedOnceItsSourceArrives(t *testing.T) {
 		t.Fatalf("skills/list: %+v", listed)
 	}
 	for _, r := range listed[0].Resources {
-		text, blob := c.read(t, r.URI)
-		raw := []byte(text)
-		if blob != nil {
-			raw = blob
-		}
-		if digestOf(raw) != r.Digest || int64(len(raw)) != r.Size {
-			t.Errorf("%s: read digest %s size %d, listed %s %d", r.URI, digestOf(raw), len(raw), r.Digest, r.Size)
-		}
+		text, _ := c.readListed(t, r)
 		if r.URI == "skill://pdf/SKILL.md" && text != string(skillMD) {
 			t.Errorf("SKILL.md %q, the artifact's %q", text, skillMD)
 		}

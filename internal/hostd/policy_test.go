@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout-dev/loadout/internal/test/testenv"
+
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/resources"
 )
 
 const (
@@ -25,22 +26,8 @@ const (
 func signedWithPolicy(t *testing.T, s *contextsig.Signer, reg contract.Registry, digest string) map[string]string {
 	t.Helper()
 	data := contextData(t, reg)
-	var m contract.Manifest
-	if err := json.Unmarshal([]byte(data[contract.KeyManifest]), &m); err != nil {
-		t.Fatal(err)
-	}
-	m.PlatformPolicy, m.Hash = digest, ""
-	enc := func() string {
-		b, err := json.MarshalIndent(m, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b) + "\n"
-	}
-	data[contract.KeyManifest] = enc()
-	m.Hash = resources.ContextHash(data)
-	data[contract.KeyManifest] = enc()
-	data[contract.KeySignature] = string(s.Sign(m.Hash, servedWS))
+	hash := rehash(t, data, func(m *contract.Manifest) { m.PlatformPolicy = digest })
+	data[contract.KeySignature] = string(s.Sign(hash, servedWS))
 	return data
 }
 
@@ -64,8 +51,8 @@ func epochData(t *testing.T, s *contextsig.Signer, ep contract.PolicyEpoch, sign
 // one within its grace; a forged, unsigned or other namespace's epoch, or
 // none, refuses every context.
 func TestPolicyEpoch_AcceptsOnlyTheCurrentPolicy(t *testing.T) {
-	key := signingKey(t)
-	manager, intruder := signerOf(t, key), signerOf(t, signingKey(t))
+	key := testenv.SigningKey(t)
+	manager, intruder := signerOf(t, key), signerOf(t, testenv.SigningKey(t))
 	now := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
 	for name, tc := range map[string]struct {
 		epoch  map[string]string // nil: no policy directory at all
@@ -136,7 +123,7 @@ func serveOnly(t *testing.T, s *Server) (api, probes *httptest.Server) {
 // context, refused while it was ahead of the epoch, is tried again when the
 // epoch changes and then serves.
 func TestPolicyEpoch_StaleServedContextIsDeniedUntilTheCurrentOneLoads(t *testing.T) {
-	key := signingKey(t)
+	key := testenv.SigningKey(t)
 	manager := signerOf(t, key)
 	now := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
 	ctxDir, policyDir := t.TempDir(), t.TempDir()
@@ -231,7 +218,7 @@ func TestPolicyEpoch_StaleServedContextIsDeniedUntilTheCurrentOneLoads(t *testin
 // grace), while a context without a platform policy that is not deny-all is
 // refused.
 func TestPolicyEpoch_DenyAllContextServesUnderAnyEpoch(t *testing.T) {
-	key := signingKey(t)
+	key := testenv.SigningKey(t)
 	manager := signerOf(t, key)
 	denyAll := contract.Registry{Extensions: []string{contract.DenyAllExtension}, Deny: []string{"*"},
 		Hooks: []contract.Hook{{Extension: contract.DenyAllExtension, Name: "deny-userinput", Event: contract.EventUserInput, TimeoutSeconds: 1,

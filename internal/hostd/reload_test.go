@@ -23,10 +23,7 @@ func TestReload_SwapsOnKubeletUpdate(t *testing.T) {
 
 	reg := fixedRegistry()
 	reg.Hooks[0].CEL.Expression = "!call.arguments.text.contains('PASSWORD')"
-	writeConfigMapDir(t, dir, contextData(t, reg))
-	if err := s.Reload(context.Background(), false); err != nil {
-		t.Fatal(err)
-	}
+	reloadWith(t, s, dir, contextData(t, reg))
 	if servedHash(s) == first {
 		t.Fatal("update not picked up")
 	}
@@ -81,10 +78,7 @@ func TestReload_BadUpdateKeepsLastGood(t *testing.T) {
 	if m := get(t, ts.URL+"/metrics"); !strings.Contains(m, `loadout_hostd_context_reloads_total{result="failure"} 3`) {
 		t.Fatalf("reload failures not counted:\n%s", grepLines(m, "reloads"))
 	}
-	writeConfigMapDir(t, dir, contextData(t, fixedRegistry()))
-	if err := s.Reload(context.Background(), false); err != nil {
-		t.Fatal(err)
-	}
+	reloadWith(t, s, dir, contextData(t, fixedRegistry()))
 	if code, ready := testnet.Get(t, ts.URL+"/readyz"); code != http.StatusOK || strings.Contains(ready, "lastReloadError") {
 		t.Fatalf("recovered reload: readyz = %d %s, want 200 without an error", code, ready)
 	}

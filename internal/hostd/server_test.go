@@ -125,13 +125,8 @@ func TestBadRequests(t *testing.T) {
 			t.Errorf("%s %.40s: %d %+v, want %d with an error", tt.path, tt.body, code, e, tt.code)
 		}
 	}
-	resp, err := http.Get(ts.URL + "/v1/before")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Fatalf("GET /v1/before: %d", resp.StatusCode)
+	if code, _ := testnet.Get(t, ts.URL+"/v1/before"); code != http.StatusMethodNotAllowed {
+		t.Fatalf("GET /v1/before: %d", code)
 	}
 }
 

@@ -2,8 +2,6 @@ package hostd
 
 import (
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -23,28 +21,7 @@ func serveCommand(t *testing.T) *httptest.Server {
 	data := contextData(t, fixedRegistry())
 	doc := contract.Templates{Templates: []contract.TemplateDoc{{Name: "ship", Origin: "project", Body: "Ship {{branch}}.", Variables: []string{"note", "branch"},
 		Steps: []contract.TemplateStep{{Tool: "review_note", Arguments: json.RawMessage(`{"text":"{{note}}"}`)}, {Render: true}}}}}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[contract.KeyTemplates] = string(b)
-	var m contract.Manifest
-	if err := json.Unmarshal([]byte(data[contract.KeyManifest]), &m); err != nil {
-		t.Fatal(err)
-	}
-	mb, _ := json.MarshalIndent(m, "", "  ")
-	data[contract.KeyManifest] = string(mb)
-	m.Hash = resources.ContextHash(data) // the hash blanks manifest.json's own "hash": "..."
-	mb, _ = json.MarshalIndent(m, "", "  ")
-	data[contract.KeyManifest] = string(mb)
-	dir := t.TempDir()
-	writeConfigMapDir(t, dir, data)
-	s := New(Options{ContextDir: dir, Now: func() time.Time { return time.UnixMilli(42) }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := s.Reload(t.Context(), true); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
+	_, ts, _ := serveContext(t, withKey(t, data, contract.KeyTemplates, doc), Options{Now: func() time.Time { return time.UnixMilli(42) }})
 	return ts
 }
 

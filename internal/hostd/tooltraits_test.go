@@ -14,6 +14,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // answerText answers every call with text.
@@ -66,13 +67,8 @@ func TestToolOutput_TruncatesOverTheLimitAndKeepsTheWholeAnswer(t *testing.T) {
 	if err := json.NewDecoder(r.Body).Decode(&full); err != nil || r.StatusCode != 200 || full.Content[0].Text != whole || full.ToolCallID != "t-1" {
 		t.Fatalf("GET %s: %d %v, want the whole answer", path, r.StatusCode, err)
 	}
-	unknown, err := http.Get(ts.URL + "/v1/results/0123")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = unknown.Body.Close()
-	if unknown.StatusCode != http.StatusNotFound {
-		t.Fatalf("an unknown result: %d, want 404", unknown.StatusCode)
+	if code, _ := testnet.Get(t, ts.URL+"/v1/results/0123"); code != http.StatusNotFound {
+		t.Fatalf("an unknown result: %d, want 404", code)
 	}
 }
 

@@ -3,7 +3,6 @@ package hostd
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/rand"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,19 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/test/testenv"
+
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
-
-func signingKey(t *testing.T) ed25519.PrivateKey {
-	t.Helper()
-	_, k, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
 
 func signerOf(t *testing.T, keys ...ed25519.PrivateKey) *contextsig.Signer {
 	t.Helper()
@@ -70,7 +62,7 @@ var servedWS = contextsig.Subject{Namespace: "team-a", Name: "ws", UID: "uid-1",
 // another Workspace and one edited after signing are all refused, the last
 // good context keeps serving its policy, and /readyz and the metrics say why.
 func TestVerify_ForgedUnsignedOrCrossWorkspaceContextsAreRefused(t *testing.T) {
-	key := signingKey(t)
+	key := testenv.SigningKey(t)
 	manager := signerOf(t, key)
 	dir := t.TempDir()
 	writeConfigMapDir(t, dir, signed(t, manager, fixedRegistry(), servedWS))
@@ -90,7 +82,7 @@ func TestVerify_ForgedUnsignedOrCrossWorkspaceContextsAreRefused(t *testing.T) {
 		data         map[string]string
 	}{
 		{"unsigned forgery", contextsig.ReasonUnsigned, contextData(t, stripped)},
-		{"signed by a key outside the anchor", contextsig.ReasonBadSignature, signed(t, signerOf(t, signingKey(t)), stripped, servedWS)},
+		{"signed by a key outside the anchor", contextsig.ReasonBadSignature, signed(t, signerOf(t, testenv.SigningKey(t)), stripped, servedWS)},
 		{"another Workspace's context", contextsig.ReasonWrongWorkspace, signed(t, manager, stripped, contextsig.Subject{Namespace: "team-b", Name: "ws", UID: "uid-2"})},
 		{"an old context of this Workspace copied under another ConfigMap name", contextsig.ReasonWrongConfigMap,
 			signed(t, manager, stripped, contextsig.Subject{Namespace: "team-a", Name: "ws", UID: "uid-1", ConfigMap: "old-copy"})},
@@ -134,7 +126,7 @@ func TestVerify_ForgedUnsignedOrCrossWorkspaceContextsAreRefused(t *testing.T) {
 // with either anchor keep loading every context the manager signs while both
 // keys are in its set, so no pod is cut off at any step.
 func TestVerify_KeyRotationCausesNoOutage(t *testing.T) {
-	oldKey, newKey := signingKey(t), signingKey(t)
+	oldKey, newKey := testenv.SigningKey(t), testenv.SigningKey(t)
 	dir := t.TempDir()
 	hosts := map[string]*Server{}
 	for name, anchor := range map[string]*contextsig.Verifier{
@@ -174,7 +166,7 @@ func TestVerify_KeyRotationCausesNoOutage(t *testing.T) {
 // A host given trust keys but no Workspace would load a context the manager
 // signed for any Workspace and any ConfigMap: it loads none, saying why.
 func TestVerify_TrustKeysWithoutAWorkspaceLoadNothing(t *testing.T) {
-	key := signingKey(t)
+	key := testenv.SigningKey(t)
 	dir := t.TempDir()
 	writeConfigMapDir(t, dir, signed(t, signerOf(t, key), fixedRegistry(), servedWS))
 	s := New(Options{ContextDir: dir, ContextKeys: anchorOf(t, key), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

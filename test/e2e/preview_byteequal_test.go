@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"crypto/rand"
 	"fmt"
 	"maps"
 	"os/exec"
@@ -52,11 +51,7 @@ func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, key, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := contextsig.NewSigner([]ed25519.PrivateKey{key})
+	signer, err := contextsig.NewSigner([]ed25519.PrivateKey{testenv.SigningKey(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
