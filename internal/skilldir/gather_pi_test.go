@@ -1,7 +1,6 @@
 package skilldir
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,17 +9,6 @@ import (
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 )
-
-// symlink makes link (below dir) point to target.
-func symlink(t *testing.T, target, link string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // skillOrigins lists "name=origin path" of the skills, in order.
 func skillOrigins(skills []resources.Skill) []string {
@@ -71,12 +59,12 @@ func TestDirRoot_DiscoversSkillsWherePiDoes(t *testing.T) {
 	})
 	outside := t.TempDir()
 	resourcestest.WriteTree(t, outside, map[string]string{"away/SKILL.md": resourcestest.SkillMD("away", "Outside the root.", "LEAKED")})
-	symlink(t, "../shared/linked", filepath.Join(dir, "skills", "linked"))
-	symlink(t, "top", filepath.Join(dir, "skills", "zz-top-again"))
-	symlink(t, filepath.Join(outside, "away"), filepath.Join(dir, "skills", "away"))
-	symlink(t, "..", filepath.Join(dir, "skills", "group", "loop"))
-	symlink(t, "../missing", filepath.Join(dir, "skills", "broken"))
-	symlink(t, filepath.Join(dir, "shared", "linked"), filepath.Join(dir, "skills", "absolute"))
+	resourcestest.Symlink(t, "../shared/linked", filepath.Join(dir, "skills", "linked"))
+	resourcestest.Symlink(t, "top", filepath.Join(dir, "skills", "zz-top-again"))
+	resourcestest.Symlink(t, filepath.Join(outside, "away"), filepath.Join(dir, "skills", "away"))
+	resourcestest.Symlink(t, "..", filepath.Join(dir, "skills", "group", "loop"))
+	resourcestest.Symlink(t, "../missing", filepath.Join(dir, "skills", "broken"))
+	resourcestest.Symlink(t, filepath.Join(dir, "shared", "linked"), filepath.Join(dir, "skills", "absolute"))
 
 	root, diags, err := LoadRoot("r", dir, Options{})
 	if err != nil {
@@ -249,8 +237,8 @@ func TestDirRoot_SkillFileLinkedFromElsewhereInTheRootLoads(t *testing.T) {
 	})
 	outside := t.TempDir()
 	resourcestest.WriteTree(t, outside, map[string]string{"two.md": resourcestest.SkillMD("two", "Outside the root.", "LEAKED")})
-	symlink(t, "../../shared/one.md", filepath.Join(dir, "skills", "one", "SKILL.md"))
-	symlink(t, filepath.Join(outside, "two.md"), filepath.Join(dir, "skills", "two", "SKILL.md"))
+	resourcestest.Symlink(t, "../../shared/one.md", filepath.Join(dir, "skills", "one", "SKILL.md"))
+	resourcestest.Symlink(t, filepath.Join(outside, "two.md"), filepath.Join(dir, "skills", "two", "SKILL.md"))
 
 	root, diags, err := LoadRoot("r", dir, Options{})
 	if err != nil {

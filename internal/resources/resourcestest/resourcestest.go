@@ -58,6 +58,17 @@ func WriteTree(t testing.TB, dir string, files map[string]string) {
 	}
 }
 
+// Symlink makes link point to target, creating link's directory.
+func Symlink(t testing.TB, target, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // SkillMD is a minimal SKILL.md.
 func SkillMD(name, description, body string) string {
 	return "---\nname: " + name + "\ndescription: " + description + "\n---\n" + body + "\n"

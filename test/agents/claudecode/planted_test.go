@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
 )
 
@@ -70,13 +71,13 @@ func TestClaudeCode_PlantedTenantTextIsProjectContentNeverManaged(t *testing.T) 
 	if ManagedInstall() {
 		etc := t.TempDir()
 		for from, to := range managed {
-			link(t, filepath.Join(hostd.TreeDir, from), filepath.Join(etc, to))
+			resourcestest.Symlink(t, filepath.Join(hostd.TreeDir, from), filepath.Join(etc, to))
 		}
-		link(t, filepath.Join(hostd.TreeDir, "skills"), filepath.Join(etc, ".claude", "skills"))
+		resourcestest.Symlink(t, filepath.Join(hostd.TreeDir, "skills"), filepath.Join(etc, ".claude", "skills"))
 		s.Etc = etc
 	} else {
 		t.Log("no private /etc/claude-code: managed settings with --settings, CLAUDE.md linked from ~/.claude")
-		link(t, filepath.Join(hostd.TreeDir, "CLAUDE.md"), filepath.Join(s.Home, ".claude", "CLAUDE.md"))
+		resourcestest.Symlink(t, filepath.Join(hostd.TreeDir, "CLAUDE.md"), filepath.Join(s.Home, ".claude", "CLAUDE.md"))
 		s.Args = append(s.Args, "--settings", settings, "--mcp-config", filepath.Join(hostd.TreeDir, "managed-mcp.json"), "--strict-mcp-config")
 	}
 	if out, stderr, err := s.Run(t, "hello"); err != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
 )
 
@@ -59,14 +60,14 @@ func NewAgent(t *testing.T, wiring Wiring, script ...Turn) *Agent {
 	if ManagedInstall() {
 		// The tree stays hostd's; /etc/claude-code only links to it.
 		etc := t.TempDir()
-		link(t, settings, filepath.Join(etc, "managed-settings.json"))
+		resourcestest.Symlink(t, settings, filepath.Join(etc, "managed-settings.json"))
 		for from, to := range map[string]string{
 			"managed-mcp.json": "managed-mcp.json",
 			"CLAUDE.md":        "CLAUDE.md",
 			"skills":           ".claude/skills",
 			"commands":         ".claude/commands",
 		} {
-			link(t, filepath.Join(a.Hostd.TreeDir, from), filepath.Join(etc, to))
+			resourcestest.Symlink(t, filepath.Join(a.Hostd.TreeDir, from), filepath.Join(etc, to))
 		}
 		a.Session.Etc = etc
 		return a
@@ -74,7 +75,7 @@ func NewAgent(t *testing.T, wiring Wiring, script ...Turn) *Agent {
 	t.Log("no private /etc/claude-code (unshare --mount refused, or LOADOUT_AGENT_INSTALL=workstation): managed settings with --settings, the tree linked from ~/.claude")
 	claudeDir := filepath.Join(a.Session.Home, ".claude")
 	for _, name := range []string{"CLAUDE.md", "skills", "commands"} {
-		link(t, filepath.Join(a.Hostd.TreeDir, name), filepath.Join(claudeDir, name))
+		resourcestest.Symlink(t, filepath.Join(a.Hostd.TreeDir, name), filepath.Join(claudeDir, name))
 	}
 	a.Session.Args = append(a.Session.Args,
 		"--settings", settings,
@@ -84,17 +85,6 @@ func NewAgent(t *testing.T, wiring Wiring, script ...Turn) *Agent {
 
 // ManagedInstall reports whether the sessions get their own /etc/claude-code.
 func ManagedInstall() bool { return agenttest.PrivateEtcAllowed() }
-
-// link makes the link to -> from, and to's directory.
-func link(t *testing.T, from, to string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(from, to); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // commandHookSettings is docs/agents.md's command hook wiring.
 func commandHookSettings(t *testing.T, hostdURL string) string {
