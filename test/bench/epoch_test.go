@@ -7,27 +7,10 @@ import (
 	"testing"
 	"time"
 
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
-
-// epochWrites reads loadout_policy_epoch_writes_total from the manager's
-// registry (the epoch ConfigMaps written).
-func epochWrites() float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		return -1
-	}
-	for _, f := range families {
-		if f.GetName() == "loadout_policy_epoch_writes_total" {
-			return f.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	return 0
-}
 
 func platformGuard(expr string) *v1alpha1.Extension {
 	e := testenv.Extension(PlatformNS, "bench-guard", nil, testenv.CELHook("no-destroy", vocab.BeforeToolCall, expr))
@@ -129,3 +112,7 @@ func TestPolicyEpoch_WritesPerPlatformChange(t *testing.T) {
 		t.Errorf("at rest: %d writes, want none", rest.Writes.Total())
 	}
 }
+
+// epochWrites is loadout_policy_epoch_writes_total (the epoch ConfigMaps
+// written) of the manager in this process.
+func epochWrites() float64 { return testenv.Metric("loadout_policy_epoch_writes_total") }

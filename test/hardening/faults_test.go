@@ -22,7 +22,6 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/workspace"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // The fault tests are sequential: they stop the API server or the manager,
@@ -362,19 +361,6 @@ func TestFault_ManagerRestartMidwayConverges(t *testing.T) {
 	}
 }
 
-// adoptions reads loadout_configmap_adoptions_total from the manager's
-// registry (the manager runs in this process).
-func adoptions() float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		return -1
-	}
-	for _, f := range families {
-		if f.GetName() == "loadout_configmap_adoptions_total" {
-			for _, m := range f.GetMetric() {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
-}
+// adoptions is loadout_configmap_adoptions_total of the manager in this
+// process.
+func adoptions() float64 { return testenv.Metric("loadout_configmap_adoptions_total") }

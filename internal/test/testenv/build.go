@@ -38,15 +38,24 @@ func goBuild(dir, pkg string) (string, error) {
 type Binary struct {
 	// Package is the main package, such as ./cmd/manager.
 	Package string
+	// Env, if set, names a variable that, when not empty, is the path of
+	// the binary to use instead (make builds bin/ and sets it).
+	Env string
 
 	once      sync.Once
 	dir, path string
 	err       error
 }
 
-// Path returns the binary, building it on the first call.
+// Path returns the binary: $Env when set, else the one built on the first
+// call.
 func (b *Binary) Path(t testing.TB) string {
 	t.Helper()
+	if b.Env != "" {
+		if bin := os.Getenv(b.Env); bin != "" {
+			return bin
+		}
+	}
 	b.once.Do(func() {
 		// Built once for every test of the process: a t.TempDir would go
 		// with the first test that asked.

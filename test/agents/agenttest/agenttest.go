@@ -29,33 +29,26 @@ import (
 // RepoRoot is the repository's root directory.
 var RepoRoot = testenv.RepoRoot
 
-// loadoutBinary is the loadout binary the tests build when $LOADOUT_BIN is
-// not set.
-var loadoutBinary = &testenv.Binary{Package: "./cmd/loadout"}
+// loadoutBinary is the loadout binary; make builds bin/loadout and sets
+// $LOADOUT_BIN.
+var loadoutBinary = &testenv.Binary{Package: "./cmd/loadout", Env: "LOADOUT_BIN"}
 
-// Loadout returns the loadout binary: $LOADOUT_BIN when set (make builds
-// bin/loadout), else one built once per test process into a temporary
-// directory that Main removes.
+// Loadout returns the loadout binary: $LOADOUT_BIN when set, else one built
+// once per test process into a temporary directory that Main removes.
 func Loadout(t testing.TB) string {
 	t.Helper()
-	if bin := os.Getenv("LOADOUT_BIN"); bin != "" {
-		return bin
-	}
 	return loadoutBinary.Path(t)
 }
 
-// reviewNotesBinary is the samples' review-notes binary the tests build when
-// $LOADOUT_REVIEW_NOTES_BIN is not set.
-var reviewNotesBinary = &testenv.Binary{Package: "./samples/review-notes"}
+// reviewNotesBinary is the samples' review-notes binary; make builds
+// bin/review-notes and sets $LOADOUT_REVIEW_NOTES_BIN.
+var reviewNotesBinary = &testenv.Binary{Package: "./samples/review-notes", Env: "LOADOUT_REVIEW_NOTES_BIN"}
 
 // ReviewNotesBinary returns the samples' review-notes binary:
-// $LOADOUT_REVIEW_NOTES_BIN when set (make builds bin/review-notes), else one
-// built once per test process into a temporary directory that Main removes.
+// $LOADOUT_REVIEW_NOTES_BIN when set, else one built once per test process
+// into a temporary directory that Main removes.
 func ReviewNotesBinary(t testing.TB) string {
 	t.Helper()
-	if bin := os.Getenv("LOADOUT_REVIEW_NOTES_BIN"); bin != "" {
-		return bin
-	}
 	return reviewNotesBinary.Path(t)
 }
 
