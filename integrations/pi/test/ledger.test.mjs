@@ -8,17 +8,12 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import { fauxAssistantMessage, fauxToolCall, loadoutBinary, piSession, previewSamples, startHostd } from "../harness.mjs";
+import { test } from "node:test";
+import { fauxToolCall, loadoutBinary, previewSamples } from "../harness.mjs";
+import { callThenStop, suiteHostd, toolTurn, withPi } from "./helpers.mjs";
 
 const prefix = '{"ledger":"loadout.dev/decisions/v1",';
-let hostd;
-before(async () => {
-	hostd = await startHostd(previewSamples());
-});
-after(async () => {
-	await hostd?.cleanup();
-});
+const hostd = suiteHostd(previewSamples());
 
 function verify(lines) {
 	const file = join(mkdtempSync(join(tmpdir(), "loadout-ledger-")), "ledger.jsonl");
@@ -31,20 +26,8 @@ function verify(lines) {
 }
 
 test("a Pi session leaves one ledger record per verdict, each hook's outcome in it, and audit verify finds a deleted and an edited record", async () => {
-	const pi = await piSession({
-		hostdUrl: hostd.url,
-		treeDir: hostd.treeDir,
-		responses: [
-			fauxAssistantMessage(fauxToolCall("bash", { command: "rm -rf build" }), { stopReason: "toolUse" }),
-			fauxAssistantMessage(fauxToolCall("bash", { command: "echo kept > KEPT" }), { stopReason: "toolUse" }),
-			fauxAssistantMessage("done"),
-		],
-	});
-	try {
-		await pi.session.prompt("clean up, then write a file");
-	} finally {
-		pi.dispose();
-	}
+	const responses = [toolTurn(fauxToolCall("bash", { command: "rm -rf build" })), ...callThenStop("bash", { command: "echo kept > KEPT" })];
+	await withPi(hostd, responses, (pi) => pi.session.prompt("clean up, then write a file"));
 	await hostd.stop();
 	const lines = hostd.log().split("\n").filter((l) => l.startsWith(prefix));
 	const records = lines.map((l) => JSON.parse(l));

@@ -5,12 +5,12 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fs, { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
-import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { loadSkills } from "@mariozechner/pi-coding-agent";
-import { fauxAssistantMessage, fauxToolCall, packageDir, piSession, previewSamples, startHostd, startHostdWithReviewNotes, textOf } from "../harness.mjs";
+import { fauxToolCall, packageDir, previewSamples, startHostd, textOf } from "../harness.mjs";
+import { callsThenStop, callThenStop, fakeHostd, replies, suiteHostd, suiteHostdWithReviewNotes, toolTurn, withPi } from "./helpers.mjs";
 
 const data = previewSamples();
 const manifest = JSON.parse(data["manifest.json"]);
@@ -19,23 +19,11 @@ const instructions = "You work on team-a's parser and runtime. Run `make test` b
 // The platform guard's message, as the samples publish it.
 const platformReason = manifest.hooks.find((h) => h.extension === "platform-guard").cel.message;
 
-/** A model turn that calls one tool, then one that ends the turn. */
-function callThenStop(name, args) {
-	return [fauxAssistantMessage(fauxToolCall(name, args), { stopReason: "toolUse" }), fauxAssistantMessage("done")];
-}
-
 describe("Pi on the samples' Workspace, with hostd running", () => {
-	let hostd;
-	before(async () => {
-		hostd = await startHostd(data);
-	});
-	after(async () => {
-		await hostd?.cleanup();
-	});
+	const hostd = suiteHostd(data);
 
 	test("Pi's loaded skills are the Workspace's winners (names and descriptions), nothing shadowed", async () => {
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir });
-		try {
+		await withPi(hostd, [], async (pi) => {
 			const skills = pi.resourceLoader.getSkills().skills.map((s) => ({ name: s.name, description: s.description }));
 			assert.deepEqual(skills, winners.map((w) => ({ name: w.name, description: w.description })));
 			const body = readFileSync(pi.resourceLoader.getSkills().skills[0].filePath, "utf8");
@@ -43,9 +31,7 @@ describe("Pi on the samples' Workspace, with hostd running", () => {
 			assert.doesNotMatch(body, /PLATFORM-REVIEW-BODY/);
 			const prompts = pi.resourceLoader.getPrompts().prompts.map((p) => ({ name: p.name, description: p.description }));
 			assert.deepEqual(prompts, manifest.templates.map((t) => ({ name: t.name, description: t.description })));
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 
 	test("Pi starts from the manifest: no SKILL.md is read at start-up, the same skills as Pi's own scan; /skill:NAME reads the body", async () => {
@@ -58,23 +44,22 @@ describe("Pi on the samples' Workspace, with hostd running", () => {
 			return original.call(this, path, ...rest);
 		};
 		syncBuiltinESMExports();
-		let pi;
 		try {
-			pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("ok")] });
-			assert.deepEqual(read, [], "SKILL.md files read at start-up");
-			const skills = pi.resourceLoader.getSkills().skills;
-			const scanned = loadSkills({ cwd: pi.cwd, skillPaths: [dirname(skills[0].baseDir)], includeDefaults: false }).skills;
-			const plain = (list) => list.map(({ sourceInfo, ...s }) => s).sort((a, b) => a.name.localeCompare(b.name));
-			assert.deepEqual(plain(skills), plain(scanned));
-			assert.ok(skills.every((s) => s.sourceInfo?.source?.startsWith("extension:")), "source info is not the package's");
-			read.length = 0;
-			await pi.session.prompt(`/skill:${skills[0].name} go`);
-			assert.deepEqual(read, [skills[0].filePath]);
-			assert.match(textOf(pi.calls[0].messages.at(-1)), /PROJECT-REVIEW-BODY/);
+			await withPi(hostd, replies("ok"), async (pi) => {
+				assert.deepEqual(read, [], "SKILL.md files read at start-up");
+				const skills = pi.resourceLoader.getSkills().skills;
+				const scanned = loadSkills({ cwd: pi.cwd, skillPaths: [dirname(skills[0].baseDir)], includeDefaults: false }).skills;
+				const plain = (list) => list.map(({ sourceInfo, ...s }) => s).sort((a, b) => a.name.localeCompare(b.name));
+				assert.deepEqual(plain(skills), plain(scanned));
+				assert.ok(skills.every((s) => s.sourceInfo?.source?.startsWith("extension:")), "source info is not the package's");
+				read.length = 0;
+				await pi.session.prompt(`/skill:${skills[0].name} go`);
+				assert.deepEqual(read, [skills[0].filePath]);
+				assert.match(textOf(pi.calls[0].messages.at(-1)), /PROJECT-REVIEW-BODY/);
+			});
 		} finally {
 			fs.readFileSync = original;
 			syncBuiltinESMExports();
-			pi?.dispose();
 		}
 	});
 
@@ -115,8 +100,7 @@ describe("Pi on the samples' Workspace, with hostd running", () => {
 	});
 
 	test("Pi's system prompt holds the instructions, the active skill and the prompt guide, skills listed once", async () => {
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("hello")] });
-		try {
+		await withPi(hostd, replies("hello"), async (pi) => {
 			await pi.session.prompt("hi");
 			assert.equal(pi.calls.length, 1);
 			const sp = pi.calls[0].systemPrompt;
@@ -128,15 +112,12 @@ describe("Pi on the samples' Workspace, with hostd running", () => {
 			assert.equal(sp.split("<name>review</name>").length - 1, 1);
 			assert.ok(!sp.includes("Skills hold instructions for specific tasks"), "Loadout's skill list duplicated Pi's");
 			assert.equal(sp.split("PROJECT-REVIEW-BODY").length - 1, 1);
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 
 	test("a bash call the platform hook denies never runs, and the model receives hostd's reason", async () => {
 		// A spelling a substring test misses: the guard reads the parsed command line.
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: callThenStop("bash", { command: "touch MARKER && bash -c 'rm -r -f build'" }) });
-		try {
+		await withPi(hostd, callThenStop("bash", { command: "touch MARKER && bash -c 'rm -r -f build'" }), async (pi) => {
 			await pi.session.prompt("clean up");
 			assert.ok(!existsSync(join(pi.cwd, "MARKER")), "the denied bash command ran");
 			const [result] = pi.toolResults();
@@ -146,9 +127,7 @@ describe("Pi on the samples' Workspace, with hostd running", () => {
 			// The model's next turn saw that result.
 			const seen = pi.calls[1].messages.filter((m) => m.role === "toolResult");
 			assert.equal(textOf(seen.at(-1)), platformReason);
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 
 	// The samples' only after hook observes review_note, so hostd's before
@@ -157,112 +136,83 @@ describe("Pi on the samples' Workspace, with hostd running", () => {
 	// after hook on shell, which sees the call).
 	test("an allowed call runs, and its result skips /v1/after when no after hook observes the tool", async () => {
 		const afterBefore = await afterRequests(hostd.url);
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: callThenStop("bash", { command: "echo allowed > ALLOWED" }) });
-		try {
+		await withPi(hostd, callThenStop("bash", { command: "echo allowed > ALLOWED" }), async (pi) => {
 			await pi.session.prompt("write a file");
 			assert.equal(readFileSync(join(pi.cwd, "ALLOWED"), "utf8"), "allowed\n");
 			const [result] = pi.toolResults();
 			assert.equal(result.isError, false);
 			assert.equal(await afterRequests(hostd.url), afterBefore, "a result no after hook observes was sent to /v1/after");
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 
 	test("over hostd's Unix socket (LOADOUT_HOSTD_URL=unix:PATH) the gate decides the same", async () => {
 		const sock = join(mkdtempSync(join(tmpdir(), "loadout-sock-")), "hostd.sock");
 		const onSocket = await startHostd(data, ["--unix-socket", sock]);
 		try {
-			const denied = await piSession({ hostdUrl: "unix:" + sock, treeDir: onSocket.treeDir, responses: callThenStop("bash", { command: "touch MARKER && rm -rf build" }) });
-			try {
+			const overSocket = { url: "unix:" + sock, treeDir: onSocket.treeDir };
+			await withPi(overSocket, callThenStop("bash", { command: "touch MARKER && rm -rf build" }), async (denied) => {
 				await denied.session.prompt("clean up");
 				assert.ok(!existsSync(join(denied.cwd, "MARKER")), "the denied bash command ran");
 				assert.equal(textOf(denied.toolResults()[0]), platformReason);
-			} finally {
-				denied.dispose();
-			}
-			const allowed = await piSession({ hostdUrl: "unix:" + sock, treeDir: onSocket.treeDir, responses: callThenStop("bash", { command: "echo allowed > ALLOWED" }) });
-			try {
+			});
+			await withPi(overSocket, callThenStop("bash", { command: "echo allowed > ALLOWED" }), async (allowed) => {
 				await allowed.session.prompt("write a file");
 				assert.equal(readFileSync(join(allowed.cwd, "ALLOWED"), "utf8"), "allowed\n");
-			} finally {
-				allowed.dispose();
-			}
+			});
 		} finally {
 			await onSocket.cleanup();
 		}
 	});
 
 	test("/review renders the template through hostd", async () => {
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("ok"), fauxAssistantMessage("ok")] });
-		try {
+		await withPi(hostd, replies("ok", "ok"), async (pi) => {
 			await pi.session.prompt("/review src/parser.go runtime");
 			const user = pi.calls[0].messages.filter((m) => m.role === "user").at(-1);
 			assert.equal(textOf(user), "Review src/parser.go for runtime. Focus on src/parser.go.");
 			await pi.session.prompt("/review owner=runtime file=src/lexer.go");
 			const second = pi.calls[1].messages.filter((m) => m.role === "user").at(-1);
 			assert.equal(textOf(second), "Review src/lexer.go for runtime. Focus on src/lexer.go.");
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 
 	test("/review with a missing {{var}} is an error the user sees, and nothing reaches the model", async () => {
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("should not be called")] });
-		try {
+		await withPi(hostd, replies("should not be called"), async (pi) => {
 			await pi.session.prompt("/review src/parser.go");
 			assert.equal(pi.calls.length, 0, "the model was called");
 			const errors = pi.notes.filter((n) => n.type === "error");
 			assert.equal(errors.length, 1);
 			assert.match(errors[0].message, /^\/review: .*owner/);
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 
 	test("with hostd stopped, every call (bash, read, write, edit) is blocked with a reason that says so", async () => {
 		const stopped = await startHostd(data);
-		const pi = await piSession({
-			hostdUrl: stopped.url,
-			treeDir: stopped.treeDir,
-			responses: [
-				fauxAssistantMessage(
-					[
-						fauxToolCall("bash", { command: "echo ran > RAN" }),
-						fauxToolCall("read", { path: "README" }),
-						fauxToolCall("write", { path: "WRITTEN", content: "x" }),
-						fauxToolCall("edit", { path: "README", edits: [{ oldText: "a", newText: "b" }] }),
-					],
-					{ stopReason: "toolUse" },
-				),
-				fauxAssistantMessage("done"),
-			],
-		});
+		const calls = [
+			fauxToolCall("bash", { command: "echo ran > RAN" }),
+			fauxToolCall("read", { path: "README" }),
+			fauxToolCall("write", { path: "WRITTEN", content: "x" }),
+			fauxToolCall("edit", { path: "README", edits: [{ oldText: "a", newText: "b" }] }),
+		];
 		try {
-			await stopped.stop();
-			await pi.session.prompt("do things");
-			assert.ok(!existsSync(join(pi.cwd, "RAN")) && !existsSync(join(pi.cwd, "WRITTEN")), "a call ran without hostd");
-			const results = pi.toolResults();
-			assert.deepEqual(results.map((r) => r.toolName).sort(), ["bash", "edit", "read", "write"]);
-			for (const r of results) {
-				assert.equal(r.isError, true);
-				assert.match(textOf(r), new RegExp(`^Loadout blocked ${r.toolName}: hostd at ${stopped.url} is unreachable .*fail closed`));
-			}
+			await withPi(stopped, callsThenStop(calls), async (pi) => {
+				await stopped.stop();
+				await pi.session.prompt("do things");
+				assert.ok(!existsSync(join(pi.cwd, "RAN")) && !existsSync(join(pi.cwd, "WRITTEN")), "a call ran without hostd");
+				const results = pi.toolResults();
+				assert.deepEqual(results.map((r) => r.toolName).sort(), ["bash", "edit", "read", "write"]);
+				for (const r of results) {
+					assert.equal(r.isError, true);
+					assert.match(textOf(r), new RegExp(`^Loadout blocked ${r.toolName}: hostd at ${stopped.url} is unreachable .*fail closed`));
+				}
+			});
 		} finally {
-			pi.dispose();
 			await stopped.cleanup();
 		}
 	});
 });
 
 describe("hostd answers that are not a verdict block the call", () => {
-	let hostd;
-	before(async () => {
-		hostd = await startHostd(data); // for the tree only
-	});
-	after(async () => {
-		await hostd?.cleanup();
-	});
+	const hostd = suiteHostd(data); // for the tree only
 
 	for (const { name, handler, timeoutMs, reason } of [
 		{ name: "a non-2xx answer", handler: (res) => res.writeHead(503).end('{"error":"no context loaded"}'), reason: /answered \/v1\/before with 503: no context loaded/ },
@@ -271,20 +221,19 @@ describe("hostd answers that are not a verdict block the call", () => {
 		{ name: "a body that is not JSON", handler: (res) => res.writeHead(200).end("<html>"), reason: /not JSON/ },
 	]) {
 		test(`${name} blocks`, async () => {
-			const fake = createServer((req, res) => handler(res));
-			await new Promise((r) => fake.listen(0, "127.0.0.1", r));
-			const url = `http://127.0.0.1:${fake.address().port}`;
-			const pi = await piSession({ hostdUrl: url, treeDir: hostd.treeDir, timeoutMs, responses: callThenStop("bash", { command: "echo ran > RAN" }) });
+			const fake = await fakeHostd((req, res) => handler(res));
 			try {
-				await pi.session.prompt("run");
-				assert.ok(!existsSync(join(pi.cwd, "RAN")), "the call ran");
-				const [result] = pi.toolResults();
-				assert.equal(result.isError, true);
-				assert.match(textOf(result), reason);
+				const answering = { url: fake.url, treeDir: hostd.treeDir };
+				const blocked = async (pi) => {
+					await pi.session.prompt("run");
+					assert.ok(!existsSync(join(pi.cwd, "RAN")), "the call ran");
+					const [result] = pi.toolResults();
+					assert.equal(result.isError, true);
+					assert.match(textOf(result), reason);
+				};
+				await withPi(answering, callThenStop("bash", { command: "echo ran > RAN" }), blocked, { timeoutMs });
 			} finally {
-				pi.dispose();
-				fake.closeAllConnections();
-				await new Promise((r) => fake.close(r));
+				await fake.stop();
 			}
 		});
 	}
@@ -301,49 +250,33 @@ async function afterRequests(url) {
 }
 
 describe("Pi runs the Workspace's runnable tools through hostd", () => {
-	let hostd, notes;
 	const reviewNote = manifest.tools.find((t) => t.name === "review_note");
-	let served;
-	before(async () => {
-		served = await startHostdWithReviewNotes(data);
-		({ hostd, notes } = served);
-	});
-	after(async () => await served?.stop());
+	const served = suiteHostdWithReviewNotes(data);
 
 	test("review_note appears in Pi with its registry description and input schema", async () => {
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir });
-		try {
+		await withPi(served.hostd, [], async (pi) => {
 			const tool = pi.session.getAllTools().find((t) => t.name === "review_note");
 			assert.ok(tool, "review_note is not a Pi tool: " + pi.session.getAllTools().map((t) => t.name));
 			assert.equal(tool.description, reviewNote.description);
 			assert.deepEqual(JSON.parse(JSON.stringify(tool.parameters)), reviewNote.inputSchema);
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 
 	test("an allowed note runs through /v1/tools and is recorded; a SECRET note is denied and never reaches the Service", async () => {
-		const pi = await piSession({
-			hostdUrl: hostd.url,
-			treeDir: hostd.treeDir,
-			responses: [
-				fauxAssistantMessage(fauxToolCall("review_note", { text: "parser.go:42 drops an error" }), { stopReason: "toolUse" }),
-				fauxAssistantMessage(fauxToolCall("review_note", { text: "the SECRET is 42" }), { stopReason: "toolUse" }),
-				fauxAssistantMessage("done"),
-			],
-		});
-		try {
+		const responses = [
+			toolTurn(fauxToolCall("review_note", { text: "parser.go:42 drops an error" })),
+			...callThenStop("review_note", { text: "the SECRET is 42" }),
+		];
+		await withPi(served.hostd, responses, async (pi) => {
 			await pi.session.prompt("review parser.go");
 			const [ok, secret] = pi.toolResults();
 			assert.equal(ok.isError, false);
 			assert.match(textOf(ok), /^note \d+ recorded$/);
 			assert.equal(secret.isError, true);
 			assert.match(textOf(secret), /review notes must not contain secrets/);
-			const recorded = (await notes.notes()).map((n) => n.text);
+			const recorded = (await served.notes.notes()).map((n) => n.text);
 			assert.ok(recorded.includes("parser.go:42 drops an error"), "the allowed note was not recorded: " + recorded);
 			assert.ok(!recorded.some((t) => t.includes("SECRET")), "a SECRET note reached the Service: " + recorded);
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 });
