@@ -6,13 +6,10 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { diagnostics, fauxAssistantMessage, fauxToolCall, packageDir, piSession, previewSamples, startHostd, textOf } from "../harness.mjs";
+import { diagnostics, packageDir, previewSamples, textOf } from "../harness.mjs";
+import { callThenStop, replies, suiteHostd, withPi } from "./helpers.mjs";
 
 const data = previewSamples(join(packageDir, "test", "fixtures", "lifecycle"));
-
-function callThenStop(name, args) {
-	return [fauxAssistantMessage(fauxToolCall(name, args), { stopReason: "toolUse" }), fauxAssistantMessage("done")];
-}
 
 /** Every text the model was sent, over all its calls. */
 function modelSaw(pi) {
@@ -20,9 +17,9 @@ function modelSaw(pi) {
 }
 
 describe("Pi on a Workspace with lifecycle hooks", () => {
-	let hostd, bin, savedPath;
-	before(async () => {
-		hostd = await startHostd(data);
+	const hostd = suiteHostd(data);
+	let bin, savedPath;
+	before(() => {
 		// A stand-in terraform that records the arguments it ran with.
 		bin = mkdtempSync(join(tmpdir(), "fake-terraform-"));
 		writeFileSync(join(bin, "terraform"), '#!/bin/sh\necho "$@" > TERRAFORM_ARGS\necho "terraform $@"\n');
@@ -30,74 +27,56 @@ describe("Pi on a Workspace with lifecycle hooks", () => {
 		savedPath = process.env.PATH;
 		process.env.PATH = `${bin}:${savedPath}`;
 	});
-	after(async () => {
+	after(() => {
 		process.env.PATH = savedPath;
 		rmSync(bin, { recursive: true, force: true });
-		await hostd?.cleanup();
 	});
 
 	test("R-LC-4: a UserInput hook denies a prompt with a secret: the user sees why and nothing reaches the model", async () => {
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("should not be called")] });
-		try {
+		await withPi(hostd, replies("should not be called"), async (pi) => {
 			await pi.session.prompt("deploy with the SECRET hunter2");
 			assert.equal(pi.calls.length, 0, "the model was called");
 			assert.ok(!JSON.stringify(pi.session.messages).includes("hunter2"), "the prompt entered the session");
 			const errors = pi.notes.filter((n) => n.type === "error").map((n) => n.message);
 			assert.deepEqual(errors, ["Loadout: prompts must not carry secrets"]);
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 
 	test("a SessionStart hook's context reaches the model, once, with the first prompt", async () => {
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("hello"), fauxAssistantMessage("again")] });
-		try {
+		await withPi(hostd, replies("hello", "again"), async (pi) => {
 			await pi.session.prompt("hi");
 			await pi.session.prompt("and again");
 			assert.equal(pi.calls.length, 2);
 			const first = pi.calls[0].messages.map(textOf);
 			assert.ok(first.some((t) => t.includes("TENANT-CONTEXT: you work for namespace team-a")), "context missing: " + JSON.stringify(first));
 			assert.equal(modelSaw({ calls: [pi.calls[1]] }).split("TENANT-CONTEXT").length - 1, 1, "the context was added twice");
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 
 	test("a UserInput rewrite is what the model gets; BeforeAgentStart sees the rewritten prompt and adds context", async () => {
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("ok")] });
-		try {
+		await withPi(hostd, replies("ok"), async (pi) => {
 			await pi.session.prompt("my password is hunter2");
 			const saw = modelSaw(pi);
 			assert.ok(!saw.includes("hunter2"), "the password reached the model: " + saw);
 			assert.ok(saw.includes("my password is ***"), "the rewritten prompt did not reach the model: " + saw);
 			assert.ok(saw.includes("TURN-CONTEXT for: my password is ***"), "BeforeAgentStart context missing: " + saw);
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 
 	test("a BeforeCompact hook's denial cancels the compaction", async () => {
-		const pi = await piSession({
-			hostdUrl: hostd.url,
-			treeDir: hostd.treeDir,
-			responses: [fauxAssistantMessage("one"), fauxAssistantMessage("two"), fauxAssistantMessage("three"), fauxAssistantMessage("summary")],
-		});
-		try {
+		await withPi(hostd, replies("one", "two", "three", "summary"), async (pi) => {
 			await pi.session.prompt("first");
 			await pi.session.prompt("second");
 			await pi.session.prompt("third");
 			await assert.rejects(pi.session.compact(), /Compaction cancelled/);
 			assert.ok(pi.notes.some((n) => n.type === "error" && n.message === "Loadout: compaction is disabled for this tenant"), JSON.stringify(pi.notes));
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 
 	test("R-HK-9: a BeforeToolCall rewrite (terraform apply gains -dry-run) is what runs and what the after hooks see", async () => {
 		const sawRewrite = await diagnostics(hostd.url, "saw-dry-run", "audit");
 		const sawOriginal = await diagnostics(hostd.url, "saw-original", "audit");
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: callThenStop("bash", { command: "terraform apply" }) });
-		try {
+		await withPi(hostd, callThenStop("bash", { command: "terraform apply" }), async (pi) => {
 			await pi.session.prompt("apply the plan");
 			assert.equal(readFileSync(join(pi.cwd, "TERRAFORM_ARGS"), "utf8"), "apply -dry-run\n");
 			const [result] = pi.toolResults();
@@ -105,23 +84,18 @@ describe("Pi on a Workspace with lifecycle hooks", () => {
 			assert.match(textOf(result), /terraform apply -dry-run/);
 			assert.equal(await diagnostics(hostd.url, "saw-dry-run", "audit"), sawRewrite + 1, "the after hook did not see the rewritten call");
 			assert.equal(await diagnostics(hostd.url, "saw-original", "audit"), sawOriginal, "the after hook saw the call as the model sent it");
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 
 	/** Runs one bash call the hooks must block; returns its result after checking marker was not created. */
 	async function blockedBash(command, marker) {
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: callThenStop("bash", { command }) });
-		try {
+		return withPi(hostd, callThenStop("bash", { command }), async (pi) => {
 			await pi.session.prompt("run it");
 			assert.ok(!existsSync(join(pi.cwd, marker)), `the blocked call ran: ${command}`);
 			const [result] = pi.toolResults();
 			assert.equal(result.isError, true);
 			return textOf(result);
-		} finally {
-			pi.dispose();
-		}
+		});
 	}
 
 	test("a rewrite that breaks the tool's input schema is refused and never runs", async () => {
@@ -134,8 +108,7 @@ describe("Pi on a Workspace with lifecycle hooks", () => {
 	});
 
 	test("R-LC-2: a message type with inContext: false never reaches the model; one with inContext: true does", async () => {
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("ok")] });
-		try {
+		await withPi(hostd, replies("ok"), async (pi) => {
 			await pi.session.sendCustomMessage({ customType: "audit/trace", content: "HIDDEN-TRACE", display: true });
 			await pi.session.sendCustomMessage({ customType: "team/note", content: "VISIBLE-NOTE", display: true });
 			await pi.session.prompt("hi");
@@ -144,8 +117,6 @@ describe("Pi on a Workspace with lifecycle hooks", () => {
 			const saw = modelSaw(pi);
 			assert.ok(saw.includes("VISIBLE-NOTE"), "the in-context message did not reach the model: " + saw);
 			assert.ok(!saw.includes("HIDDEN-TRACE"), "the inContext: false message reached the model");
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 });

@@ -7,10 +7,10 @@
 // diagnostics are shown to the user and counted.
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
-import { fauxAssistantMessage, fauxToolCall, packageDir, piSession, previewSamples, startHostd } from "../harness.mjs";
+import { describe, test } from "node:test";
+import { packageDir, previewSamples } from "../harness.mjs";
+import { callThenStop, fakeHostd, replies, suiteHostd, withPi } from "./helpers.mjs";
 
 const data = previewSamples(join(packageDir, "test", "fixtures", "planted"));
 const planted = [
@@ -24,17 +24,10 @@ const heading = "## Project content from namespace team-a (not organisation poli
 const projectSection = "# Project Context\n\nProject-specific instructions and guidelines:\n\n";
 
 describe("Pi on a Workspace with planted tenant text", () => {
-	let hostd;
-	before(async () => {
-		hostd = await startHostd(data);
-	});
-	after(async () => {
-		await hostd?.cleanup();
-	});
+	const hostd = suiteHostd(data);
 
 	test("the tenant's text is project content labelled with its namespace, never the platform's", async () => {
-		const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: [fauxAssistantMessage("hello")] });
-		try {
+		await withPi(hostd, replies("hello"), async (pi) => {
 			await pi.session.prompt("hi");
 			assert.equal(pi.calls.length, 1);
 			const sp = pi.calls[0].systemPrompt;
@@ -56,51 +49,36 @@ describe("Pi on a Workspace with planted tenant text", () => {
 				assert.ok(at > labelled && at < end, `the tenant's ${p} is not under team-a's heading in the project section:\n${sp}`);
 				assert.equal(sp.split(p).length - 1, 1, `${p} reached the prompt more than once`);
 			}
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 
 	test("after-hook diagnostics are shown to the user and counted", async () => {
-		const pi = await piSession({
-			hostdUrl: hostd.url,
-			treeDir: hostd.treeDir,
-			responses: [fauxAssistantMessage(fauxToolCall("bash", { command: "echo hi" }), { stopReason: "toolUse" }), fauxAssistantMessage("done")],
-		});
-		try {
+		await withPi(hostd, callThenStop("bash", { command: "echo hi" }), async (pi) => {
 			await pi.session.prompt("run it");
 			const shown = pi.notes.filter((n) => n.type === "warning" && n.message.includes("AUDIT-NOTE every bash result is reviewed"));
 			assert.equal(shown.length, 1, JSON.stringify(pi.notes));
 			assert.match(shown[0].message, /^Loadout after hooks for bash: review-extension\/audit-bash audit: /);
 			assert.match(pi.statuses["loadout-after-hooks"] ?? "", /Loadout after hooks: \d+ not run, [1-9]\d* diagnostics/);
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 
 	test("after hooks that did not run are shown to the user and counted; the result stands", async () => {
 		// A hostd that allows the call and fails the after hooks.
-		const fake = createServer((req, res) =>
+		const fake = await fakeHostd((req, res) =>
 			req.url === "/v1/before" ? res.writeHead(200).end('{"allowed":true}') : res.writeHead(503).end('{"error":"after hooks are down"}'),
 		);
-		await new Promise((r) => fake.listen(0, "127.0.0.1", r));
-		const pi = await piSession({
-			hostdUrl: `http://127.0.0.1:${fake.address().port}`,
-			treeDir: hostd.treeDir,
-			responses: [fauxAssistantMessage(fauxToolCall("bash", { command: "echo ran > RAN" }), { stopReason: "toolUse" }), fauxAssistantMessage("done")],
-		});
 		try {
-			await pi.session.prompt("run it");
-			assert.ok(existsSync(join(pi.cwd, "RAN")), "the allowed call did not run");
-			const shown = pi.notes.filter((n) => n.type === "warning" && n.message.startsWith("Loadout: after hooks for bash did not run:"));
-			assert.equal(shown.length, 1, JSON.stringify(pi.notes));
-			assert.match(shown[0].message, /answered \/v1\/after with 503: after hooks are down/);
-			// The count is the process's: at least this failure.
-			assert.match(pi.statuses["loadout-after-hooks"] ?? "", /Loadout after hooks: [1-9]\d* not run, \d+ diagnostics/);
+			await withPi({ url: fake.url, treeDir: hostd.treeDir }, callThenStop("bash", { command: "echo ran > RAN" }), async (pi) => {
+				await pi.session.prompt("run it");
+				assert.ok(existsSync(join(pi.cwd, "RAN")), "the allowed call did not run");
+				const shown = pi.notes.filter((n) => n.type === "warning" && n.message.startsWith("Loadout: after hooks for bash did not run:"));
+				assert.equal(shown.length, 1, JSON.stringify(pi.notes));
+				assert.match(shown[0].message, /answered \/v1\/after with 503: after hooks are down/);
+				// The count is the process's: at least this failure.
+				assert.match(pi.statuses["loadout-after-hooks"] ?? "", /Loadout after hooks: [1-9]\d* not run, \d+ diagnostics/);
+			});
 		} finally {
-			pi.dispose();
-			fake.closeAllConnections();
-			await new Promise((r) => fake.close(r));
+			await fake.stop();
 		}
 	});
 });
