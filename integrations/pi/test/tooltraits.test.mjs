@@ -3,12 +3,12 @@
 // `loadout hostd`: the samples plus an Extension whose runnable tools bound
 // their answers or run one call at a time, served by a Service in this test.
 import assert from "node:assert/strict";
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fauxAssistantMessage, fauxToolCall, piSession, previewSamples, repoRoot, startHostd, textOf } from "../harness.mjs";
+import { fauxToolCall, startHostd, textOf } from "../harness.mjs";
+import { callsThenStop, callThenStop, promptForToolResult, samplesWith, withPi } from "./helpers.mjs";
 
 const extension = `apiVersion: loadout.dev/v1alpha1
 kind: Extension
@@ -74,24 +74,10 @@ async function startOpsTools() {
 	return { port: server.address().port, seen, reset: () => Object.assign(seen, { maxRunning: 0, calls: 0 }), stop: () => new Promise((r) => server.close(r)) };
 }
 
-function opsContext() {
-	const dir = mkdtempSync(join(tmpdir(), "loadout-tooltraits-"));
-	try {
-		cpSync(join(repoRoot, "config", "samples"), dir, { recursive: true });
-		writeFileSync(join(dir, "team-a_extension_ops-tools.yaml"), extension);
-		return previewSamples(dir);
-	} finally {
-		rmSync(dir, { recursive: true, force: true });
-	}
-}
-
-const callTwice = (name) => [
-	fauxAssistantMessage([fauxToolCall(name, {}), fauxToolCall(name, {})], { stopReason: "toolUse" }),
-	fauxAssistantMessage("done"),
-];
+const callTwice = (name) => callsThenStop([fauxToolCall(name, {}), fauxToolCall(name, {})]);
 
 describe("tool output limits and execution modes reach Pi through hostd", () => {
-	const data = opsContext();
+	const data = samplesWith((dir) => writeFileSync(join(dir, "team-a_extension_ops-tools.yaml"), extension));
 	let ops, hostd;
 	before(async () => {
 		ops = await startOpsTools();
@@ -103,16 +89,8 @@ describe("tool output limits and execution modes reach Pi through hostd", () => 
 	});
 
 	test("an answer over a Truncate limit reaches the model cut, with the marker, and the whole answer stays at the marker's URL", async () => {
-		const pi = await piSession({
-			hostdUrl: hostd.url,
-			treeDir: hostd.treeDir,
-			responses: [fauxAssistantMessage(fauxToolCall("dump_logs", {}), { stopReason: "toolUse" }), fauxAssistantMessage("done")],
-		});
-		try {
-			await pi.session.prompt("show me the logs");
-			const [result] = pi.toolResults();
-			assert.equal(result.isError, false);
-			const text = textOf(result);
+		await withPi(hostd, callThenStop("dump_logs", {}), async (pi) => {
+			const text = await promptForToolResult(pi, "show me the logs", false);
 			assert.ok(text.startsWith("line 000 "), text.slice(0, 80));
 			assert.ok(!text.includes("line 099"), "the answer was not truncated");
 			const marker = text.match(/\[output truncated by Loadout: (\d+) of (\d+) bytes shown \(the limit of tool "dump_logs"\); .* at GET (\/v1\/results\/[0-9a-f]+) on hostd/);
@@ -125,43 +103,28 @@ describe("tool output limits and execution modes reach Pi through hostd", () => 
 			const kept = await fetch(hostd.url + marker[3]);
 			assert.equal(kept.status, 200);
 			assert.equal(textOf(await kept.json()), logs);
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 
 	test("an answer over a Refuse limit is an error naming the limit, and none of it reaches the model", async () => {
-		const pi = await piSession({
-			hostdUrl: hostd.url,
-			treeDir: hostd.treeDir,
-			responses: [fauxAssistantMessage(fauxToolCall("dump_config", {}), { stopReason: "toolUse" }), fauxAssistantMessage("done")],
-		});
-		try {
-			await pi.session.prompt("show me the config");
-			const [result] = pi.toolResults();
-			assert.equal(result.isError, true);
-			const text = textOf(result);
+		await withPi(hostd, callThenStop("dump_config", {}), async (pi) => {
+			const text = await promptForToolResult(pi, "show me the config", true);
 			assert.ok(text.includes(`tool "dump_config" answered ${Buffer.byteLength(logs)} bytes, over its output limit of 1024 bytes (output.onOverflow: Refuse)`), text);
 			assert.ok(!text.includes("line 000"), "the refused answer reached Pi");
-		} finally {
-			pi.dispose();
-		}
+		});
 	});
 
 	test("two calls of a Serial tool in one message never run at once; two of a Parallel tool do", async () => {
 		for (const [tool, want] of [["probe_db", 2], ["migrate_db", 1]]) {
 			ops.reset();
-			const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir, responses: callTwice(tool) });
-			try {
+			await withPi(hostd, callTwice(tool), async (pi) => {
 				await pi.session.prompt(`run ${tool} twice`);
 				const results = pi.toolResults();
 				assert.equal(results.length, 2);
 				for (const r of results) assert.equal(r.isError, false, textOf(r));
 				assert.equal(ops.seen.calls, 2);
 				assert.equal(ops.seen.maxRunning, want, `${tool}: at most ${want} call(s) at once`);
-			} finally {
-				pi.dispose();
-			}
+			});
 		}
 	});
 });
