@@ -67,20 +67,7 @@ func TestActivate_SampleSkillWithChecklist(t *testing.T) { // R-ACT-1, R-ACT-3, 
 
 // A command's render prints its plan, arguments filled, and runs nothing.
 func TestRender_CommandPrintsPlanWithoutRunning(t *testing.T) { // R-TPL-5
-	src := t.TempDir()
-	entries, err := os.ReadDir(samplesDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(samplesDir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(src, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	src := copySamples(t, nil)
 	marker := filepath.Join(t.TempDir(), "ran")
 	command := `apiVersion: loadout.dev/v1alpha1
 kind: Template

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -128,8 +129,7 @@ func TestPush_EverySkillDirectoryOfAnthropicsSkills_RSK3(t *testing.T) {
 
 // An import that finds nothing says so and fails.
 func TestImport_NothingFoundIsAnError(t *testing.T) {
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"notes/README.md": "# not a skill\n"})
+	dir := resourcestest.Tree(t, map[string]string{"notes/README.md": "# not a skill\n"})
 	out, _, err := run(t, "import", dir)
 	if err == nil || !strings.Contains(err.Error(), "found no skill") {
 		t.Fatalf("err = %v, want one saying nothing was found", err)

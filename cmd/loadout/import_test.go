@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"sigs.k8s.io/yaml"
 )
 
 func TestImport_PrintsManifestsAndReportsSkips(t *testing.T) { // R-SK-2 (strict), R-SK-3
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	dir := resourcestest.Tree(t, map[string]string{
 		"review/SKILL.md":     "---\nname: review\ndescription: Review code.\n---\nBODY\n",
 		"review/checklist.md": "CHECK",
 		"broken/SKILL.md":     "no frontmatter",
@@ -43,8 +43,7 @@ func TestImport_PrintsManifestsAndReportsSkips(t *testing.T) { // R-SK-2 (strict
 }
 
 func TestImport_CleanDirectoryExitsZero(t *testing.T) {
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	dir := resourcestest.Tree(t, map[string]string{
 		"skills/review/SKILL.md": "---\nname: review\ndescription: Review code.\n---\nBODY\n",
 		"templates/fix.md":       "Fix {{file}}.",
 	})
@@ -149,8 +148,7 @@ func TestImport_LongDescriptionIsSkippedUnlessTruncateDescriptions(t *testing.T)
 // TestImport_UnknownFrontmatterFieldIsWarnedAndImportSucceeds: the field is
 // named on stderr; the exit status stays zero.
 func TestImport_UnknownFrontmatterFieldIsWarnedAndImportSucceeds(t *testing.T) {
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"review/SKILL.md": "---\nname: review\ndescription: d\nversion: 3\n---\nBODY\n"})
+	dir := resourcestest.Tree(t, map[string]string{"review/SKILL.md": "---\nname: review\ndescription: d\nversion: 3\n---\nBODY\n"})
 	out, errOut, err := run(t, "import", dir)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
@@ -163,8 +161,7 @@ func TestImport_UnknownFrontmatterFieldIsWarnedAndImportSucceeds(t *testing.T) {
 // clashes possible; two Skill objects of one name would overwrite each other,
 // so the second is reported and not printed.
 func TestImport_TwoSkillsOfOneNameAreAnError(t *testing.T) {
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	dir := resourcestest.Tree(t, map[string]string{
 		"skills/a/review/SKILL.md": "---\nname: review\ndescription: First.\n---\nFIRST\n",
 		"skills/b/review/SKILL.md": "---\nname: review\ndescription: Second.\n---\nSECOND\n",
 	})
@@ -181,8 +178,7 @@ func TestImport_TwoSkillsOfOneNameAreAnError(t *testing.T) {
 // is not dropped quietly: the exit status is non-zero and the report points
 // to --push.
 func TestImport_FileOverOneMiBWithoutPushFailsNamingIt(t *testing.T) {
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	dir := resourcestest.Tree(t, map[string]string{
 		"docx/SKILL.md":       "---\nname: docx\ndescription: d\n---\nBODY\n",
 		"docx/assets/big.bin": strings.Repeat("\x00\xff", 600<<10),
 	})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
@@ -61,8 +62,7 @@ func TestMaterialize_RequiresOut(t *testing.T) {
 // Codex creates CODEX_HOME/skills/.system on its first run; materialize
 // --codex into CODEX_HOME then shares skills/ with it instead of failing.
 func TestMaterialize_CodexIntoACodexHomeWithSystemSkills(t *testing.T) {
-	home := t.TempDir()
-	writeFiles(t, home, map[string]string{
+	home := resourcestest.Tree(t, map[string]string{
 		"skills/.system/imagegen/SKILL.md": "---\nname: imagegen\ndescription: d\n---\n",
 		"config.toml":                      "model = \"o3\"\n",
 	})

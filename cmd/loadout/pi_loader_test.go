@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/skilldir"
 )
 
@@ -66,8 +67,7 @@ func md(name, description, body string) string {
 // reasons.
 func writePiShapes(t *testing.T, root string) map[string]string {
 	t.Helper()
-	outside := t.TempDir()
-	writeFiles(t, outside, map[string]string{"away/SKILL.md": md("away", "Outside the root.", "b")})
+	outside := resourcestest.Tree(t, map[string]string{"away/SKILL.md": md("away", "Outside the root.", "b")})
 	long := strings.TrimSpace(strings.Repeat("Use this skill for long things. ", 50)) // 1,599 characters
 	writeFiles(t, root, map[string]string{
 		// A skill directory with files, a binary file, and further

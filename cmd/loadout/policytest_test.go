@@ -12,14 +12,13 @@ import (
 // edit (if any) to the guard's manifest.
 func copySamples(t *testing.T, edit func(guard string) string) string {
 	t.Helper()
-	src := filepath.Join("..", "..", "config", "samples")
 	dst := t.TempDir()
-	entries, err := os.ReadDir(src)
+	entries, err := os.ReadDir(samplesDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		b, err := os.ReadFile(filepath.Join(samplesDir, e.Name()))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 )
 
 // platformGuardManifests is a tenant Workspace and a platform guard in
@@ -12,8 +13,7 @@ import (
 // platform namespace.
 func platformGuardManifests(t *testing.T, ns string) string {
 	t.Helper()
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"all.yaml": ns + `apiVersion: loadout.dev/v1alpha1
+	dir := resourcestest.Tree(t, map[string]string{"all.yaml": ns + `apiVersion: loadout.dev/v1alpha1
 kind: Workspace
 metadata: {name: dev, namespace: team-a}
 ---

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 )
 
 func TestPreview_SamplesMatchGolden(t *testing.T) { // fixed example, R-CAT-6
@@ -113,8 +114,7 @@ func TestPreview_TrustLevelsGateProjectResources(t *testing.T) { // R-EXT-4, doc
 }
 
 func TestPreview_RootInForeignNamespaceNotPermitted(t *testing.T) { // reason RootNotPermitted
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"ws.yaml": `apiVersion: loadout.dev/v1alpha1
+	dir := resourcestest.Tree(t, map[string]string{"ws.yaml": `apiVersion: loadout.dev/v1alpha1
 kind: Workspace
 metadata: {name: ws, namespace: team-a}
 spec:
@@ -127,8 +127,7 @@ spec:
 }
 
 func TestPreview_UnknownFieldNamesFileAndField(t *testing.T) {
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"bad.yaml": "apiVersion: loadout.dev/v1alpha1\nkind: Skill\nmetadata: {name: s}\nspec: {description: d, body: b, bodyy: x}\n"})
+	dir := resourcestest.Tree(t, map[string]string{"bad.yaml": "apiVersion: loadout.dev/v1alpha1\nkind: Skill\nmetadata: {name: s}\nspec: {description: d, body: b, bodyy: x}\n"})
 	_, _, err := run(t, "preview", "-f", dir)
 	if err == nil || !strings.Contains(err.Error(), "bad.yaml") || !strings.Contains(err.Error(), "bodyy") {
 		t.Fatalf("err = %v", err)
@@ -157,8 +156,7 @@ func TestPreview_DirectoryRootsFirstWins(t *testing.T) { // R-CAT-1, R-CAT-5
 // InstructionsNotFound and nothing of it is printed.
 func TestPreview_PlatformInstructionsNeedTheOptInLabel(t *testing.T) {
 	manifests := func(labels string) string {
-		dir := t.TempDir()
-		writeFiles(t, dir, map[string]string{"all.yaml": `apiVersion: v1
+		dir := resourcestest.Tree(t, map[string]string{"all.yaml": `apiVersion: v1
 kind: ConfigMap
 metadata:
   name: rules
@@ -188,8 +186,7 @@ spec:
 // takes the namespace as installed (labelled) and the skill is in.
 func TestPreview_PlatformNamespaceManifestWithoutTheTrustLabelLoadsNothing(t *testing.T) {
 	manifests := func(namespace string) string {
-		dir := t.TempDir()
-		writeFiles(t, dir, map[string]string{"all.yaml": namespace + `apiVersion: loadout.dev/v1alpha1
+		dir := resourcestest.Tree(t, map[string]string{"all.yaml": namespace + `apiVersion: loadout.dev/v1alpha1
 kind: Skill
 metadata: {name: rules, namespace: loadout-system}
 spec: {description: Platform rules., body: PLATFORM-SKILL-BODY}
@@ -217,8 +214,7 @@ spec:
 // rejected keeps the last good context in the cluster, so preview prints no
 // ConfigMap for it and fails naming the extension (the same Resolve decides).
 func TestPreview_RejectedTrustedExtensionFailsLikeTheControllerHolds(t *testing.T) { // rule R-EXT-2, reason ExtensionRejected
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"ws.yaml": `apiVersion: loadout.dev/v1alpha1
+	dir := resourcestest.Tree(t, map[string]string{"ws.yaml": `apiVersion: loadout.dev/v1alpha1
 kind: Workspace
 metadata: {name: ws, namespace: team-a}
 ---

@@ -14,6 +14,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/skillmd"
 	"github.com/loadout-dev/loadout/internal/skillpack/packtest"
 )
@@ -69,8 +70,7 @@ func TestExternalSkills_PushPreviewMaterializeByteIdentical(t *testing.T) {
 		t.Fatalf("pushing the same tree again printed other digests (%v)", err)
 	}
 
-	manifests := t.TempDir()
-	writeFiles(t, manifests, map[string]string{"skills.yaml": skills, "workspace.yaml": everySkillWorkspace(all)})
+	manifests := resourcestest.Tree(t, map[string]string{"skills.yaml": skills, "workspace.yaml": everySkillWorkspace(all)})
 	data := previewData(t, "-f", manifests)
 	if bytes := resources.DataBytes(data); bytes > 32<<10 {
 		t.Fatalf("published %d bytes for a %d-byte skill tree; want the catalog and pinned sources only", bytes, size)
@@ -117,8 +117,7 @@ func TestImportPush_OneFileSkillAndTruncatedDescriptionMaterialize(t *testing.T)
 	if err != nil {
 		t.Fatalf("import --push: %v\n%s", err, stderr)
 	}
-	manifests := t.TempDir()
-	writeFiles(t, manifests, map[string]string{"skills.yaml": skills, "workspace.yaml": everySkillWorkspace([]packtest.Skill{{Name: "quick"}, {Name: "long"}, {Name: "deep"}})})
+	manifests := resourcestest.Tree(t, map[string]string{"skills.yaml": skills, "workspace.yaml": everySkillWorkspace([]packtest.Skill{{Name: "quick"}, {Name: "long"}, {Name: "deep"}})})
 	data := previewData(t, "-f", manifests)
 	out := materializeData(t, data)
 	got, err := os.ReadFile(filepath.Join(out, "skills", "quick", "SKILL.md"))

@@ -37,8 +37,7 @@ func TestDirRoot_OtherIOErrorsAreErrors(t *testing.T) { // R-CAT-5
 }
 
 func TestDirRoot_ReadsSeedLayout(t *testing.T) { // R-SK-1, R-SK-3
-	dir := t.TempDir()
-	resourcestest.WriteTree(t, dir, map[string]string{
+	dir := resourcestest.Tree(t, map[string]string{
 		"AGENTS.md": "Project rules.",
 		"skills/review/SKILL.md": "---\nname: review\ndescription: Review code.\nlicense: MIT\ncompatibility: any\n" +
 			"metadata:\n  owner: team-a\nallowed-tools: Read Grep\nunknown-field: ignored\n---\nBODY\n",
@@ -77,8 +76,7 @@ func TestDirRoot_ReadsSeedLayout(t *testing.T) { // R-SK-1, R-SK-3
 }
 
 func TestDirRoot_BadSkillsAreSkippedWithDiagnosticNamingTheFile(t *testing.T) { // R-SK-2
-	dir := t.TempDir()
-	resourcestest.WriteTree(t, dir, map[string]string{
+	dir := resourcestest.Tree(t, map[string]string{
 		"skills/nofm/SKILL.md":    "no frontmatter here\n",
 		"skills/badyaml/SKILL.md": "---\nname: [unclosed\n---\nbody\n",
 		"skills/blank/SKILL.md":   "---\nname: blank\ndescription: \"  \"\n---\nbody\n",
@@ -104,8 +102,7 @@ func TestDirRoot_BadSkillsAreSkippedWithDiagnosticNamingTheFile(t *testing.T) { 
 }
 
 func TestDirRoot_BadNameWarnsWhenLenientFailsWhenStrict(t *testing.T) { // R-SK-2
-	dir := t.TempDir()
-	resourcestest.WriteTree(t, dir, map[string]string{
+	dir := resourcestest.Tree(t, map[string]string{
 		"skills/review/SKILL.md": resourcestest.SkillMD("Review_Tool", "Bad name.", "b"),
 		"skills/other/SKILL.md":  resourcestest.SkillMD("not-other", "Differs from dir.", "b"),
 	})

@@ -36,8 +36,7 @@ func diagFor(diags []resources.Diagnostic, file string) []resources.Diagnostic {
 // (hidden entries, node_modules, ignored paths, a SKILL.md below a skill)
 // does not.
 func TestDirRoot_DiscoversSkillsWherePiDoes(t *testing.T) {
-	dir := t.TempDir()
-	resourcestest.WriteTree(t, dir, map[string]string{
+	dir := resourcestest.Tree(t, map[string]string{
 		"skills/top/SKILL.md":                 resourcestest.SkillMD("top", "Top level.", "b"),
 		"skills/top/sub/SKILL.md":             resourcestest.SkillMD("sub", "A file of top, not a skill.", "b"),
 		"skills/group/nested/SKILL.md":        resourcestest.SkillMD("nested", "Nested one level.", "b"),
@@ -57,8 +56,7 @@ func TestDirRoot_DiscoversSkillsWherePiDoes(t *testing.T) {
 		"shared/linked/ref.md":                "REF",
 		"skills/top/sub/ref-of-a-subskill.md": "r",
 	})
-	outside := t.TempDir()
-	resourcestest.WriteTree(t, outside, map[string]string{"away/SKILL.md": resourcestest.SkillMD("away", "Outside the root.", "LEAKED")})
+	outside := resourcestest.Tree(t, map[string]string{"away/SKILL.md": resourcestest.SkillMD("away", "Outside the root.", "LEAKED")})
 	resourcestest.Symlink(t, "../shared/linked", filepath.Join(dir, "skills", "linked"))
 	resourcestest.Symlink(t, "top", filepath.Join(dir, "skills", "zz-top-again"))
 	resourcestest.Symlink(t, filepath.Join(outside, "away"), filepath.Join(dir, "skills", "away"))
@@ -124,8 +122,7 @@ func TestDirRoot_DiscoversSkillsWherePiDoes(t *testing.T) {
 // TestDirRoot_OnlyTheHighestSkilllessDirectoryIsReported: a directory tree
 // without any SKILL.md is one warning, not one per directory.
 func TestDirRoot_OnlyTheHighestSkilllessDirectoryIsReported(t *testing.T) {
-	dir := t.TempDir()
-	resourcestest.WriteTree(t, dir, map[string]string{
+	dir := resourcestest.Tree(t, map[string]string{
 		"skills/a/b/c/file.txt": "x",
 		"skills/a/d/file.txt":   "y",
 		"skills/s/SKILL.md":     resourcestest.SkillMD("s", "S.", "b"),
@@ -140,8 +137,7 @@ func TestDirRoot_OnlyTheHighestSkilllessDirectoryIsReported(t *testing.T) {
 // without a name takes the name of its directory, as in Pi: a warning in
 // lenient mode, an error in strict mode; with a valid name it loads in both.
 func TestDirRoot_RootFileSkillNamesFollowPi(t *testing.T) {
-	dir := t.TempDir()
-	resourcestest.WriteTree(t, dir, map[string]string{
+	dir := resourcestest.Tree(t, map[string]string{
 		"skills/named.md":   resourcestest.SkillMD("named", "Named.", "b"),
 		"skills/unnamed.md": "---\ndescription: No name.\n---\nb\n",
 	})
@@ -159,8 +155,7 @@ func TestDirRoot_RootFileSkillNamesFollowPi(t *testing.T) {
 // TestDirRoot_UnknownFrontmatterFieldsAreWarnedNamingFileAndField: every
 // unknown field is one warning naming the file and the field; the skill loads.
 func TestDirRoot_UnknownFrontmatterFieldsAreWarnedNamingFileAndField(t *testing.T) {
-	dir := t.TempDir()
-	resourcestest.WriteTree(t, dir, map[string]string{
+	dir := resourcestest.Tree(t, map[string]string{
 		"skills/review/SKILL.md": "---\nname: review\ndescription: d\nversion: 2\ndisable-model-invocation: true\n---\nb\n",
 	})
 	root, diags, err := LoadRoot("r", dir, Options{Strict: true})
@@ -203,8 +198,7 @@ func TestDirRoot_LongDescriptionIsSkippedOrTruncatedOnRequest(t *testing.T) {
 // file applies to its own directory only (Pi prefixes it), negation
 // re-includes, and an ignored SKILL.md makes no skill.
 func TestDirRoot_IgnoreFilesArePrefixedAsPiDoes(t *testing.T) {
-	dir := t.TempDir()
-	resourcestest.WriteTree(t, dir, map[string]string{
+	dir := resourcestest.Tree(t, map[string]string{
 		"skills/.fdignore":         "old-*\n!old-keep\n# a comment\n\n",
 		"skills/old-a/SKILL.md":    resourcestest.SkillMD("old-a", "Ignored.", "b"),
 		"skills/old-keep/SKILL.md": resourcestest.SkillMD("old-keep", "Re-included.", "b"),
@@ -229,14 +223,12 @@ func TestDirRoot_IgnoreFilesArePrefixedAsPiDoes(t *testing.T) {
 // as Pi loads it, while the skill's other files stay read through the skill
 // directory; a SKILL.md linked from outside the root is still left out.
 func TestDirRoot_SkillFileLinkedFromElsewhereInTheRootLoads(t *testing.T) {
-	dir := t.TempDir()
-	resourcestest.WriteTree(t, dir, map[string]string{
+	dir := resourcestest.Tree(t, map[string]string{
 		"shared/one.md":     resourcestest.SkillMD("one", "Its SKILL.md lives in shared/.", "ONE BODY"),
 		"skills/one/ref.md": "REF",
 		"skills/two/ref.md": "REF",
 	})
-	outside := t.TempDir()
-	resourcestest.WriteTree(t, outside, map[string]string{"two.md": resourcestest.SkillMD("two", "Outside the root.", "LEAKED")})
+	outside := resourcestest.Tree(t, map[string]string{"two.md": resourcestest.SkillMD("two", "Outside the root.", "LEAKED")})
 	resourcestest.Symlink(t, "../../shared/one.md", filepath.Join(dir, "skills", "one", "SKILL.md"))
 	resourcestest.Symlink(t, filepath.Join(outside, "two.md"), filepath.Join(dir, "skills", "two", "SKILL.md"))
 

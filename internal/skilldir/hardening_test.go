@@ -103,8 +103,7 @@ func TestDirRoot_ActivationEscapesAreRefused(t *testing.T) {
 // naming it; no byte of the target is returned. Links that stay inside the
 // root still work.
 func TestDirRoot_SymlinksOutOfTheRootAreNeverRead(t *testing.T) {
-	secretDir := t.TempDir()
-	resourcestest.WriteTree(t, secretDir, map[string]string{
+	secretDir := resourcestest.Tree(t, map[string]string{
 		"passwd":               "ROOT-SECRET-PASSWD",
 		"environ.md":           "ROOT-SECRET-ENV",
 		"skills/evil/SKILL.md": resourcestest.SkillMD("evil", "d", "ROOT-SECRET-SKILL"),
@@ -121,8 +120,7 @@ func TestDirRoot_SymlinksOutOfTheRootAreNeverRead(t *testing.T) {
 		}
 	}
 	t.Run("seed layout", func(t *testing.T) {
-		root := t.TempDir()
-		resourcestest.WriteTree(t, root, map[string]string{
+		root := resourcestest.Tree(t, map[string]string{
 			"docs/rules.md":      "INSIDE-RULES",
 			"skills/ok/SKILL.md": resourcestest.SkillMD("ok", "d", "OK-BODY"),
 			"templates/fine.md":  "FINE {{x}}",
@@ -165,8 +163,7 @@ func TestDirRoot_SymlinksOutOfTheRootAreNeverRead(t *testing.T) {
 		}
 	})
 	t.Run("inside links still work", func(t *testing.T) {
-		root := t.TempDir()
-		resourcestest.WriteTree(t, root, map[string]string{"docs/rules.md": "INSIDE-RULES"})
+		root := resourcestest.Tree(t, map[string]string{"docs/rules.md": "INSIDE-RULES"})
 		link(root, "AGENTS.md", "docs/rules.md")
 		r, diags, err := LoadRoot("project", root, Options{})
 		if err != nil || len(diags) != 0 || len(r.Instructions) != 1 || r.Instructions[0].Body != "INSIDE-RULES" {
@@ -187,8 +184,7 @@ func TestDirRoot_SymlinksOutOfTheRootAreNeverRead(t *testing.T) {
 // would block a plain read forever) and a file larger than any context are
 // reported and left out.
 func TestDirRoot_FIFOAndHugeFilesAreLeftOutWithoutBlocking(t *testing.T) {
-	root := t.TempDir()
-	resourcestest.WriteTree(t, root, map[string]string{"skills/ok/SKILL.md": resourcestest.SkillMD("ok", "d", "b")})
+	root := resourcestest.Tree(t, map[string]string{"skills/ok/SKILL.md": resourcestest.SkillMD("ok", "d", "b")})
 	if err := syscall.Mkfifo(filepath.Join(root, "AGENTS.md"), 0o644); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}

@@ -58,6 +58,15 @@ func WriteTree(t testing.TB, dir string, files map[string]string) {
 	}
 }
 
+// Tree writes files (slash paths → content) below a fresh temporary
+// directory of t and returns the directory.
+func Tree(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	WriteTree(t, dir, files)
+	return dir
+}
+
 // Symlink makes link point to target, creating link's directory.
 func Symlink(t testing.TB, target, link string) {
 	t.Helper()
