@@ -9,13 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/internal/agentcmd"
@@ -35,11 +32,7 @@ import (
 // without a token is refused 401, one with a token of another audience 401,
 // and one from another namespace's agent pod 403.
 func TestReviewNotes_VerifiesHostdsTokenWithTheSamplesRBAC(t *testing.T) {
-	env, cfg, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := testenv.StartFor(t)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -49,24 +42,7 @@ func TestReviewNotes_VerifiesHostdsTokenWithTheSamplesRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	pods := map[string]*corev1.Pod{}
-	for _, ns := range []string{"team-a", "team-b"} {
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "agent"}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		p, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "agent", Labels: map[string]string{toolauth.WorkspaceLabel: "dev"}},
-			Spec: corev1.PodSpec{ServiceAccountName: "agent", AutomountServiceAccountToken: ptr.To(false),
-				Containers: []corev1.Container{{Name: "agent", Image: "agent:dev"}}},
-		}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pods[ns] = p
-	}
+	pods := testenv.AgentPods(t, cs, []string{"team-a", "team-b"}, map[string]map[string]string{"agent": {toolauth.WorkspaceLabel: "dev"}})
 	// The sample's ServiceAccount and RBAC for review-notes, as shipped.
 	all, err := manifests.Read(filepath.Join(testenv.RepoRoot(), "config", "samples"))
 	if err != nil {
@@ -85,20 +61,19 @@ func TestReviewNotes_VerifiesHostdsTokenWithTheSamplesRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A token of ns/sa for aud ("" the API server's), bound to pod ns/pod
+	// unless pod is "".
 	token := func(ns, sa, pod, aud string) string {
 		t.Helper()
-		req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}
-		if aud != "" {
-			req.Spec.Audiences = []string{aud}
-		}
+		var bound *corev1.Pod
 		if pod != "" {
-			req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod, UID: pods[ns].UID}
+			bound = pods[ns+"/"+pod]
 		}
-		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, req, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
+		var audiences []string
+		if aud != "" {
+			audiences = []string{aud}
 		}
-		return tr.Status.Token
+		return testenv.Token(t, cs, ns, sa, bound, audiences...)
 	}
 
 	// The Service's own credential: its ServiceAccount's token for the API

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -276,15 +275,9 @@ func startCluster(t *testing.T) *cluster {
 
 	// hostd's identity: the token the kubelet projects for the API server,
 	// bound to the pod.
-	tr, err := c.cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "agent", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
-		ExpirationSeconds: ptr.To[int64](600), BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}}},
-		metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	token, ca := filepath.Join(dir, "api-token"), filepath.Join(dir, "ca.crt")
-	if err := os.WriteFile(token, []byte(tr.Status.Token), 0o600); err != nil {
+	if err := os.WriteFile(token, []byte(testenv.Token(t, c.cs, ns, "agent", pod)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(ca, cfg.CAData, 0o600); err != nil {

@@ -40,11 +40,7 @@ import (
 // output against the cluster.
 func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 	loadout := testenv.GoBuild(t, t.TempDir(), "./cmd/loadout")
-	env, cfg, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := testenv.StartFor(t)
 	c, err := client.New(cfg, client.Options{Scheme: kubescheme.New()})
 	if err != nil {
 		t.Fatal(err)

@@ -5,17 +5,16 @@ import (
 	"fmt"
 	"testing"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/mcpheaders"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/toolauth"
 )
 
@@ -32,19 +31,6 @@ func clientsetAs(t *testing.T, user string, groups ...string) kubernetes.Interfa
 		t.Fatal(err)
 	}
 	return cs
-}
-
-// mintPodToken asks for a token of sa for audiences bound to pod, as
-// `kubectl create token SA --audience A --bound-object-kind Pod
-// --bound-object-name POD --bound-object-uid UID` does.
-func mintPodToken(cs kubernetes.Interface, sa string, pod *corev1.Pod, audiences ...string) (string, error) {
-	tr, err := cs.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(context.Background(), sa, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{Audiences: audiences, ExpirationSeconds: ptr.To[int64](600),
-			BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}}}, metav1.CreateOptions{})
-	if err != nil {
-		return "", err
-	}
-	return tr.Status.Token, nil
 }
 
 // A tenant with every right in its namespace cannot mint hostd's token for
@@ -77,7 +63,7 @@ func TestAgentPods_TenantCannotMintHostdsMCPHeadersToken(t *testing.T) {
 		t.Fatalf("the bound pod has no hostd or runs as %q, want the default ServiceAccount", pod.Spec.ServiceAccountName)
 	}
 	waitEnforced(t, "the ValidatingAdmissionPolicy loadout-mcp-headers-tokens", func() error {
-		_, err := mintPodToken(tenantCS, "default", pod, mcpheaders.Audience)
+		_, err := testenv.MintToken(tenantCS, ns, "default", pod, mcpheaders.Audience)
 		return err
 	})
 
@@ -85,7 +71,7 @@ func TestAgentPods_TenantCannotMintHostdsMCPHeadersToken(t *testing.T) {
 		"for loadout.dev/mcp-headers":                       {mcpheaders.Audience},
 		"for loadout.dev/mcp-headers next to hostd's other": {toolauth.Audience, mcpheaders.Audience},
 	} {
-		_, err := mintPodToken(tenantCS, "default", pod, audiences...)
+		_, err := testenv.MintToken(tenantCS, ns, "default", pod, audiences...)
 		mustBeDenied(t, "the namespace admin mints a token "+what+" bound to its bound pod", err,
 			mcpHeadersTokensDenial, "spec.audiences", "only by the kubelet (system:nodes)", tenantUser)
 	}
@@ -95,18 +81,18 @@ func TestAgentPods_TenantCannotMintHostdsMCPHeadersToken(t *testing.T) {
 	kit.Create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "minter"}})
 	saUser := "system:serviceaccount:" + ns + ":minter"
 	grantInNamespace(t, ns, saUser, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}})
-	_, err := mintPodToken(clientsetAs(t, saUser, "system:serviceaccounts", "system:serviceaccounts:"+ns, "system:authenticated"), "default", pod, mcpheaders.Audience)
+	_, err := testenv.MintToken(clientsetAs(t, saUser, "system:serviceaccounts", "system:serviceaccounts:"+ns, "system:authenticated"), ns, "default", pod, mcpheaders.Audience)
 	mustBeDenied(t, "a ServiceAccount of the tenant's mints the token", err, mcpHeadersTokensDenial, saUser)
 
 	// RBAC let the tenant through: another audience is minted.
-	if _, err := mintPodToken(tenantCS, "default", pod, "example.com/tenant"); err != nil {
+	if _, err := testenv.MintToken(tenantCS, ns, "default", pod, "example.com/tenant"); err != nil {
 		t.Fatalf("the namespace admin could not mint a token of its own audience: %v", err)
 	}
 
 	// The kubelet projects the token as its node.
 	node := "system:node:node-a"
 	grant(t, node, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}})
-	token, err := mintPodToken(clientsetAs(t, node, "system:nodes", "system:authenticated"), "default", pod, mcpheaders.Audience)
+	token, err := testenv.MintToken(clientsetAs(t, node, "system:nodes", "system:authenticated"), ns, "default", pod, mcpheaders.Audience)
 	if err != nil {
 		t.Fatalf("the kubelet's request for hostd's projected token was refused: %v", err)
 	}
@@ -124,7 +110,7 @@ func TestAgentPods_TenantCannotMintHostdsMCPHeadersToken(t *testing.T) {
 		t.Fatalf("the endpoint's verifier on the kubelet's token: %+v, %v; want pod %s/%s of Workspace dev", caller, err, ns, pod.Name)
 	}
 
-	if _, err := mintPodToken(clientsetAs(t, "cluster-admin-"+ns, "system:masters", "system:authenticated"), "default", pod, mcpheaders.Audience); err != nil {
+	if _, err := testenv.MintToken(clientsetAs(t, "cluster-admin-"+ns, "system:masters", "system:authenticated"), ns, "default", pod, mcpheaders.Audience); err != nil {
 		t.Errorf("a cluster admin (system:masters) could not mint the token: %v", err)
 	}
 }

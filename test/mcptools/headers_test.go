@@ -21,7 +21,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -132,7 +131,7 @@ func TestHeaders_OnlyHostdOfABoundPodGetsThePlatformsKey(t *testing.T) {
 	// A bound pod's hostd: its calls carry the key.
 	sa := serviceAccount(t, ns)
 	pod := createPod(t, ns, sa, map[string]string{toolauth.WorkspaceLabel: "dev"}, true)
-	h := startHostdWithHeaders(t, cm, svcHost, ks.addr, endpointAddr, ca, podToken(t, cs, ns, sa, pod, mcpheaders.Audience))
+	h := startHostdWithHeaders(t, cm, svcHost, ks.addr, endpointAddr, ca, testenv.Token(t, cs, ns, sa, pod, mcpheaders.Audience))
 	before := ks.keyed.Load()
 	out := callREST(t, h, "hk_echo", map[string]any{"message": "hello"})
 	if !out.Executed || out.Result.IsError || textOf(out.Result.Content) != "Echo: hello" {
@@ -149,12 +148,12 @@ func TestHeaders_OnlyHostdOfABoundPodGetsThePlatformsKey(t *testing.T) {
 		token string
 		code  int
 	}{
-		"hostd's tool-Service token (another audience)": {podToken(t, cs, ns, sa, pod, toolauth.Audience), http.StatusUnauthorized},
+		"hostd's tool-Service token (another audience)": {testenv.Token(t, cs, ns, sa, pod, toolauth.Audience), http.StatusUnauthorized},
 		"no token":                    {"", http.StatusUnauthorized},
-		"a pod bound to no Workspace": {podToken(t, cs, ns, sa, createPod(t, ns, sa, nil, true), mcpheaders.Audience), http.StatusForbidden},
-		"a labelled pod without loadout-hostd first": {podToken(t, cs, ns, sa,
+		"a pod bound to no Workspace": {testenv.Token(t, cs, ns, sa, createPod(t, ns, sa, nil, true), mcpheaders.Audience), http.StatusForbidden},
+		"a labelled pod without loadout-hostd first": {testenv.Token(t, cs, ns, sa,
 			createPod(t, ns, sa, map[string]string{toolauth.WorkspaceLabel: "dev"}, false), mcpheaders.Audience), http.StatusForbidden},
-		"a Workspace the Extension does not apply to": {podToken(t, cs, other, otherSA, otherPod, mcpheaders.Audience), http.StatusForbidden},
+		"a Workspace the Extension does not apply to": {testenv.Token(t, cs, other, otherSA, otherPod, mcpheaders.Audience), http.StatusForbidden},
 	}
 	for name, tc := range refusals {
 		t.Run(name, func(t *testing.T) {
@@ -166,7 +165,7 @@ func TestHeaders_OnlyHostdOfABoundPodGetsThePlatformsKey(t *testing.T) {
 	}
 
 	// The endpoint down: the call is blocked, naming why, and never sent.
-	down := startHostdWithHeaders(t, cm, svcHost, ks.addr, "127.0.0.1:1", ca, podToken(t, cs, ns, sa, pod, mcpheaders.Audience))
+	down := startHostdWithHeaders(t, cm, svcHost, ks.addr, "127.0.0.1:1", ca, testenv.Token(t, cs, ns, sa, pod, mcpheaders.Audience))
 	before = ks.keyed.Load() + ks.refused.Load()
 	out = callREST(t, down, "hk_echo", map[string]any{"message": "hello"})
 	if !out.Result.IsError || !strings.Contains(textOf(out.Result.Content), "the headers of "+platformNS+"/"+ext.Name+" from the manager") {
@@ -234,18 +233,6 @@ func createPod(t *testing.T, ns, sa string, labels map[string]string, withHostd 
 	}
 	kit.Create(t, p)
 	return p
-}
-
-func podToken(t *testing.T, cs kubernetes.Interface, ns, sa string, pod *corev1.Pod, audience string) string {
-	t.Helper()
-	exp := int64(600)
-	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), sa, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{Audiences: []string{audience}, ExpirationSeconds: &exp,
-			BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr.Status.Token
 }
 
 // servingCert is a fresh self-signed certificate for host and its PEM,

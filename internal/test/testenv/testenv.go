@@ -51,6 +51,18 @@ func Start(options ...func(*envtest.Environment)) (*envtest.Environment, *rest.C
 	return env, cfg, nil
 }
 
+// StartFor is Start for one test: it fails t when the control plane does
+// not start, and stops it when the test ends.
+func StartFor(t testing.TB, options ...func(*envtest.Environment)) *rest.Config {
+	t.Helper()
+	env, cfg, err := Start(options...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	return cfg
+}
+
 // WriteKubeconfig writes u's kubeconfig to a fresh file and returns its path,
 // for the tests that run kubectl or helm against the control plane.
 func WriteKubeconfig(t testing.TB, u *envtest.AuthenticatedUser) string {

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -35,54 +34,23 @@ type tokenCluster struct {
 
 func startTokenCluster(t *testing.T) *tokenCluster {
 	t.Helper()
-	env, cfg, err := testenv.Start()
+	cs, err := kubernetes.NewForConfig(testenv.StartFor(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Stop() })
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	c := &tokenCluster{cs: cs, pods: map[string]*corev1.Pod{}}
-	for _, ns := range []string{"team-a", "team-b"} {
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "agent"}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		for name, labels := range map[string]map[string]string{"agent": {toolauth.WorkspaceLabel: "dev"}, "plain": nil} {
-			p, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-				Spec: corev1.PodSpec{ServiceAccountName: "agent", AutomountServiceAccountToken: ptr.To(false),
-					Containers: []corev1.Container{{Name: "agent", Image: "agent:dev"}}},
-			}, metav1.CreateOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.pods[ns+"/"+name] = p
-		}
-	}
-	return c
+	return &tokenCluster{cs: cs, pods: testenv.AgentPods(t, cs, []string{"team-a", "team-b"},
+		map[string]map[string]string{"agent": {toolauth.WorkspaceLabel: "dev"}, "plain": nil})}
 }
 
 // token is what the kubelet projects for pod ns/pod (bound to the pod) with
 // audience aud; pod "" requests an unbound token of the ServiceAccount.
 func (c *tokenCluster) token(t *testing.T, ns, pod, aud string) string {
 	t.Helper()
-	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
-		Audiences: []string{aud}, ExpirationSeconds: ptr.To[int64](600)}}
+	var bound *corev1.Pod
 	if pod != "" {
-		p := c.pods[ns+"/"+pod]
-		req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: p.Name, UID: p.UID}
+		bound = c.pods[ns+"/"+pod]
 	}
-	tr, err := c.cs.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), "agent", req, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr.Status.Token
+	return testenv.Token(t, c.cs, ns, "agent", bound, aud)
 }
 
 // TestServer_HostdTokenOnEnvtest: with Tokens set, review-notes records a
