@@ -2,7 +2,6 @@ package exthost
 
 import (
 	"context"
-	"encoding/json"
 	"sync/atomic"
 	"testing"
 
@@ -74,15 +73,6 @@ func hookFactory(hooks ...Hook) Factory {
 		}
 		return nil
 	}
-}
-
-func jsonOf(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 func call(id, name, text string) ToolCall {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 func TestLoad_UntrustedNeverImports_REXT1(t *testing.T) {
@@ -115,7 +116,7 @@ func TestLoad_FailureLeavesNoLeftovers_REXT2(t *testing.T) {
 				api.On(Hook{Name: "audit", Event: vocab.AfterToolResult, Handler: allow()})
 				return nil
 			}))
-			before := jsonOf(t, h.Registry())
+			before := testenv.JSON(t, h.Registry())
 			beforeIDs := h.Extensions()
 
 			staged := allow()
@@ -126,7 +127,7 @@ func TestLoad_FailureLeavesNoLeftovers_REXT2(t *testing.T) {
 			if out.Message == "" {
 				t.Error("rejection without a message")
 			}
-			if got := jsonOf(t, h.Registry()); got != before {
+			if got := testenv.JSON(t, h.Registry()); got != before {
 				t.Fatalf("registry changed:\nbefore %s\nafter  %s", before, got)
 			}
 			if !reflect.DeepEqual(beforeIDs, h.Extensions()) {
@@ -145,14 +146,14 @@ func TestLoad_FailureLeavesNoLeftovers_REXT2(t *testing.T) {
 
 func TestLoad_ImportFailureRejects_REXT1(t *testing.T) {
 	h := newTestHost()
-	before := jsonOf(t, h.Registry())
+	before := testenv.JSON(t, h.Registry())
 	out := h.Load(context.Background(), Source{ID: "x", Import: func(context.Context, Env) (Factory, error) {
 		return nil, errors.New("unreachable")
 	}}, true)
 	if out.State != vocab.ExtensionRejected || out.Reason != ReasonImportFailed {
 		t.Fatalf("outcome = %+v", out)
 	}
-	if jsonOf(t, h.Registry()) != before {
+	if testenv.JSON(t, h.Registry()) != before {
 		t.Fatal("registry changed")
 	}
 }
@@ -198,7 +199,7 @@ func TestLoad_CommitIsAllOrNothingAndOrdered_REXT2(t *testing.T) {
 		api.On(Hook{Name: "second", Event: vocab.AfterToolResult, Tools: []string{"b"}, Handler: mustCEL(t, vocab.AfterToolResult, "!result.isError")})
 		return nil
 	}))
-	got := jsonOf(t, h.Registry())
+	got := testenv.JSON(t, h.Registry())
 	want := `{"tools":[{"name":"bash","description":"bash tool","builtin":true},` +
 		`{"name":"a","description":"A","extension":"one","readOnly":true,"inputSchema":{"type":"object"}},` +
 		`{"name":"b","extension":"two"}],` +
@@ -209,7 +210,7 @@ func TestLoad_CommitIsAllOrNothingAndOrdered_REXT2(t *testing.T) {
 	if got != want {
 		t.Fatalf("registry\n got %s\nwant %s", got, want)
 	}
-	if again := jsonOf(t, h.Registry()); again != got {
+	if again := testenv.JSON(t, h.Registry()); again != got {
 		t.Fatal("registry snapshot is not deterministic")
 	}
 }

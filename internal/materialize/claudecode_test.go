@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 // CLAUDE.md, Claude Code's managed memory, carries the platform's text
@@ -120,22 +121,13 @@ func TestBuild_ClaudeCodeManagedSettings(t *testing.T) {
 		t.Errorf("SessionStart: %+v", start)
 	}
 	server := map[string]any{"type": "http", "url": "http://127.0.0.1:9191/mcp", "alwaysLoad": true}
-	if b, _ := json.Marshal(settings.ManagedMCPServers["loadout"]); string(b) != mustMarshal(t, server) {
+	if b, _ := json.Marshal(settings.ManagedMCPServers["loadout"]); string(b) != testenv.JSON(t, server) {
 		t.Errorf("managedMcpServers.loadout = %s", b)
 	}
 	var mcp struct {
 		MCPServers map[string]map[string]any `json:"mcpServers"`
 	}
-	if err := json.Unmarshal([]byte(got[ManagedMCPFile]), &mcp); err != nil || mustMarshal(t, mcp.MCPServers["loadout"]) != mustMarshal(t, server) {
+	if err := json.Unmarshal([]byte(got[ManagedMCPFile]), &mcp); err != nil || testenv.JSON(t, mcp.MCPServers["loadout"]) != testenv.JSON(t, server) {
 		t.Errorf("managed-mcp.json = %s (%v)", got[ManagedMCPFile], err)
 	}
-}
-
-func mustMarshal(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -30,14 +30,7 @@ func managedFile(path string) bool {
 // under the heading naming their namespace; the platform's text is in the
 // managed files.
 func TestBuild_PlantedTenantTextIsNeverManagedAndAlwaysLabelled(t *testing.T) {
-	r, err := resources.Render(resourcestest.PlantedInput())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := published.Parse(r.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pc := renderParsed(t, resourcestest.PlantedInput())
 	in, err := InputFrom(pc)
 	if err != nil {
 		t.Fatal(err)
@@ -90,14 +83,7 @@ func TestMemoryOf_PendingExternalSkillLeavesTheRest(t *testing.T) {
 	in.Roots[0].Skills[0].Body, in.Roots[0].Skills[0].Files = "", nil
 	in.Roots[0].Skills[0].Source = &contract.SkillSource{OCI: &contract.OCISource{Reference: "ghcr.io/acme/review@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}}
 	in.Activate[0].Files = nil
-	r, err := resources.Render(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := published.Parse(r.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pc := renderParsed(t, in)
 	m, err := MemoryOf(pc)
 	if err != nil {
 		t.Fatal(err)
@@ -108,4 +94,19 @@ func TestMemoryOf_PendingExternalSkillLeavesTheRest(t *testing.T) {
 	}
 	resourcestest.MustContain(t, "project content", labelled, resourcestest.PlantedInstruction, "### Active skill: review\n\n(Loadout cannot give this skill's content yet:", resourcestest.PlantedGuide)
 	resourcestest.MustContain(t, "platform memory", m.Platform, resourcestest.PlatformRule, resourcestest.PlatformSkillBody)
+}
+
+// renderParsed renders in as the manager publishes it and parses the data
+// back as hostd reads it.
+func renderParsed(t *testing.T, in resources.Input) *published.Context {
+	t.Helper()
+	r, err := resources.Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := published.Parse(r.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pc
 }

@@ -91,28 +91,14 @@ func TestPublishedContext_InstructionsTextIsThePromptsHead(t *testing.T) { // R-
 			in := resourcestest.ExampleInput()
 			in.Instructions = tc.instructions
 			in.Roots[1].Instructions = nil
-			r, err := resources.Render(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pc, err := Parse(r.Data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			pc := renderParsed(t, in)
 			got, err := pc.InstructionsText()
 			if err != nil || got != tc.want {
 				t.Errorf("InstructionsText() = %q, %v; want %q", got, err, tc.want)
 			}
 		})
 	}
-	r, err := resources.Render(resourcestest.ExampleInput())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := Parse(r.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pc := renderParsed(t, resourcestest.ExampleInput())
 	// The tail does not matter: the instructions are sliced, not derived.
 	pc.SystemPrompt = strings.Replace(pc.SystemPrompt, "CHECKLIST", "EDITED", 1)
 	if got, err := pc.InstructionsText(); err != nil || got != "WORKSPACE-RULES" {
@@ -131,14 +117,7 @@ func TestPublishedContext_InstructionsAreSlicedWithProvenance(t *testing.T) { //
 		{Body: "\nPLATFORM RULES\n", Origin: resources.Origin{Root: "configmap", Namespace: "platform", Object: "org-rules/AGENTS.md"}},
 		{Body: "\n\n", Origin: resources.Origin{Root: "workspace", Namespace: "team-a", Object: "dev/spec.instructions[1]"}},
 	}, in.Instructions...)
-	r, err := resources.Render(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := Parse(r.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pc := renderParsed(t, in)
 	got, err := pc.Instructions()
 	if err != nil {
 		t.Fatal(err)
@@ -165,4 +144,19 @@ func TestPublishedContext_InstructionsAreSlicedWithProvenance(t *testing.T) { //
 	if _, err := pc.Instructions(); err == nil {
 		t.Error("a manifest without ranges gave instructions")
 	}
+}
+
+// renderParsed renders in as the manager publishes it and parses the data
+// back as hostd reads it.
+func renderParsed(t *testing.T, in resources.Input) *Context {
+	t.Helper()
+	r, err := resources.Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := Parse(r.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pc
 }
