@@ -181,21 +181,12 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 			// Managed memory (/etc/claude-code/CLAUDE.md) is the platform's
 			// text; the tenant's comes as project content under its
 			// namespace; the managed skill is listed.
-			reqs := model.AgentRequests()
-			if len(reqs) == 0 {
-				t.Fatal("Claude Code sent the model no request")
-			}
-			first := reqs[0].Raw
-			for what, want := range map[string]string{
+			model.FirstAgentRequest(t).MustReach(t, map[string]string{
 				"the managed memory":                   "Contents of /etc/claude-code/CLAUDE.md",
 				"the platform's guide in it":           "PLATFORM-GUIDE",
 				"the tenant's text as project content": "Project content from namespace " + ns + " (not organisation policy)",
 				"the managed skill":                    "team-a's review method for parser and runtime changes.",
-			} {
-				if !strings.Contains(first, want) {
-					t.Errorf("%s (%q) did not reach the model", what, want)
-				}
-			}
+			})
 		})
 		t.Run("SecretNoteNeverReachesTheService", func(t *testing.T) {
 			before := len(notes.Notes(t))
@@ -245,16 +236,7 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 				prep(work)
 			}
 			// The user's own configuration selects the model provider only.
-			writeFile(t, filepath.Join(codexHome, "config.toml"), fmt.Sprintf(`model = "scripted"
-model_provider = "scripted"
-
-[model_providers.scripted]
-name = "scripted"
-base_url = %q
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-`, model.URL)+userConfig)
+			writeFile(t, filepath.Join(codexHome, "config.toml"), model.CodexConfig()+userConfig)
 			argv := codexNS.wrap(t, []string{codex, "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "-C", work, "go"})
 			out, err := runAgent(argv, work, stockEnv(codex, home, "CODEX_HOME="+codexHome))
 			if err != nil {
@@ -338,15 +320,7 @@ stream_max_retries = 0
 		})
 		t.Run("UserConfigCannotRemoveTheHooks", func(t *testing.T) {
 			ran := filepath.Join(t.TempDir(), "user-hook-ran")
-			user := fmt.Sprintf(`
-[hooks.state."/etc/codex/requirements.toml:pre_tool_use:0:0"]
-enabled = false
-
-[[hooks.PreToolUse]]
-[[hooks.PreToolUse.hooks]]
-type = "command"
-command = "touch %s"
-`, ran)
+			user := responses.CodexUserHookOverride(ran)
 			model := responses.Start(t, shell("c1", "rm -r --force build"), say("done"))
 			var marker string
 			_, out := run(t, model, user, func(work string) { marker = agenttest.BuildMarker(t, work) })
@@ -439,7 +413,7 @@ command = "touch %s"
 			return []any{responses.FunctionCall("c1", "exec_command", map[string]any{"cmd": "touch ran.txt"})}
 		}, func(responses.Request) []any { return []any{responses.Message("done")} })
 		home, codexHome, xwork := t.TempDir(), t.TempDir(), t.TempDir()
-		writeFile(t, filepath.Join(codexHome, "config.toml"), fmt.Sprintf("model = \"scripted\"\nmodel_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"scripted\"\nbase_url = %q\nwire_api = \"responses\"\nrequest_max_retries = 0\nstream_max_retries = 0\n", xm.URL))
+		writeFile(t, filepath.Join(codexHome, "config.toml"), xm.CodexConfig())
 		out, _ = runAgent(codexNS.wrap(t, []string{codex, "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "-C", xwork, "go"}),
 			xwork, stockEnv(codex, home, "CODEX_HOME="+codexHome))
 		if _, err := os.Stat(filepath.Join(xwork, "ran.txt")); err == nil {

@@ -18,27 +18,19 @@ import (
 func TestClaudeCode_WorkspaceContextReachesTheModel(t *testing.T) { // R-AG-1, R-AG-5
 	a := NewAgent(t, HTTPHook)
 	a.Run(t, "hello")
-	reqs := a.Model.AgentRequests()
-	if len(reqs) == 0 {
-		t.Fatal("Claude Code sent the model no request")
-	}
-	first := reqs[0].Raw
-	for what, want := range map[string]string{
+	first := a.Model.FirstAgentRequest(t)
+	first.MustReach(t, map[string]string{
 		"the instructions":             "You work on team-a's parser and runtime.",
 		"the active skill's body":      "PROJECT-REVIEW-BODY",
 		"the active skill's file":      "No buffer outlives its owner.",
 		"the extension's prompt guide": "Record each review finding with review_note",
 		"the winning skill's listing":  "team-a's review method for parser and runtime changes.",
-	} {
-		if !strings.Contains(first, want) {
-			t.Errorf("%s (%q) did not reach the model", what, want)
-		}
-	}
-	if strings.Contains(first, "PLATFORM-REVIEW-BODY") || strings.Contains(first, "Generic code review guidance") {
+	})
+	if strings.Contains(first.Raw, "PLATFORM-REVIEW-BODY") || strings.Contains(first.Raw, "Generic code review guidance") {
 		t.Error("the shadowed platform skill reached the model")
 	}
-	if !slices.Contains(reqs[0].Tools, "mcp__loadout__review_note") {
-		t.Errorf("mcp__loadout__review_note is not among the tools offered up front: %v", reqs[0].Tools)
+	if !slices.Contains(first.Tools, "mcp__loadout__review_note") {
+		t.Errorf("mcp__loadout__review_note is not among the tools offered up front: %v", first.Tools)
 	}
 }
 
@@ -130,14 +122,11 @@ func TestClaudeCode_TemplateIsASlashCommandAndAnMCPPrompt(t *testing.T) { // R-T
 		t.Run(strings.TrimPrefix(command, "/"), func(t *testing.T) {
 			a := NewAgent(t, HTTPHook)
 			a.Run(t, command+" parser.go runtime")
-			reqs := a.Model.AgentRequests()
-			if len(reqs) == 0 {
-				t.Fatal("Claude Code sent the model no request")
+			first := a.Model.FirstAgentRequest(t)
+			if want := "Review parser.go for runtime. Focus on parser.go."; !strings.Contains(first.Raw, want) {
+				t.Errorf("the model did not get %q from %s parser.go runtime: %v", want, command, first.Messages)
 			}
-			if want := "Review parser.go for runtime. Focus on parser.go."; !strings.Contains(reqs[0].Raw, want) {
-				t.Errorf("the model did not get %q from %s parser.go runtime: %v", want, command, reqs[0].Messages)
-			}
-			if strings.Contains(reqs[0].Raw, "ARGUMENTS: parser.go runtime") {
+			if strings.Contains(first.Raw, "ARGUMENTS: parser.go runtime") {
 				t.Errorf("%s ran the skill review", command)
 			}
 		})

@@ -100,15 +100,10 @@ func TestClaudeCode_SessionStartAndTurnContextReachTheModel(t *testing.T) {
 		t.Run(string(wiring), func(t *testing.T) {
 			a := NewLifecycleAgent(t, wiring)
 			a.Run(t, "hello there")
-			reqs := a.Model.AgentRequests()
-			if len(reqs) == 0 {
-				t.Fatal("Claude Code sent the model no request")
-			}
-			for _, want := range []string{"TENANT-CONTEXT: you work for namespace team-a", "TURN-CONTEXT for: hello there"} {
-				if !strings.Contains(reqs[0].Raw, want) {
-					t.Errorf("%q did not reach the model", want)
-				}
-			}
+			a.Model.FirstAgentRequest(t).MustReach(t, map[string]string{
+				"SessionStart's context":     "TENANT-CONTEXT: you work for namespace team-a",
+				"BeforeAgentStart's context": "TURN-CONTEXT for: hello there",
+			})
 		})
 	}
 }

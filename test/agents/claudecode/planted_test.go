@@ -83,10 +83,7 @@ func TestClaudeCode_PlantedTenantTextIsProjectContentNeverManaged(t *testing.T) 
 	if out, stderr, err := s.Run(t, "hello"); err != nil {
 		t.Fatalf("claude -p: %v\nstdout: %s\nstderr: %s", err, out, stderr)
 	}
-	reqs := model.AgentRequests()
-	if len(reqs) == 0 {
-		t.Fatal("Claude Code sent the model no request")
-	}
+	first := model.FirstAgentRequest(t)
 	// The request's text, as the model reads it (JSON strings decoded).
 	var texts []string
 	var walk func(v any)
@@ -105,7 +102,7 @@ func TestClaudeCode_PlantedTenantTextIsProjectContentNeverManaged(t *testing.T) 
 		}
 	}
 	var body any
-	if err := json.Unmarshal([]byte(reqs[0].Raw), &body); err != nil {
+	if err := json.Unmarshal([]byte(first.Raw), &body); err != nil {
 		t.Fatal(err)
 	}
 	walk(body)
@@ -119,7 +116,7 @@ func TestClaudeCode_PlantedTenantTextIsProjectContentNeverManaged(t *testing.T) 
 		}
 	}
 	if memory < 0 || project < 0 || memory == project {
-		t.Fatalf("the managed memory (%d) and the project content (%d) are not two parts of the request:\n%s", memory, project, reqs[0].Raw)
+		t.Fatalf("the managed memory (%d) and the project content (%d) are not two parts of the request:\n%s", memory, project, first.Raw)
 	}
 	for _, text := range planted {
 		if strings.Contains(texts[memory], text) {

@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,15 +151,7 @@ func TestCodex_UserCannotOverrideTheManagedHooks_RAG4(t *testing.T) {
 		t.Fatal(err)
 	}
 	userHookRan := filepath.Join(t.TempDir(), "user-hook-ran")
-	s.user = fmt.Sprintf(`
-[hooks.state."/etc/codex/requirements.toml:pre_tool_use:0:0"]
-enabled = false
-
-[[hooks.PreToolUse]]
-[[hooks.PreToolUse.hooks]]
-type = "command"
-command = "touch %s"
-`, userHookRan)
+	s.user = responses.CodexUserHookOverride(userHookRan)
 	s.args = []string{"--dangerously-bypass-hook-trust"}
 	marker := agenttest.BuildMarker(t, s.work)
 	model := responses.Start(t, shell("c1", "rm -r --force build"), say("done"))

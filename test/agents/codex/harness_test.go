@@ -78,16 +78,7 @@ func (s *session) run(t *testing.T, model *responses.Server, prompt string) stri
 // test; a run that outlives runTimeout still fails it.
 func (s *session) runErr(t *testing.T, model *responses.Server, prompt string) (string, error) {
 	t.Helper()
-	config := fmt.Sprintf(`model = "scripted"
-model_provider = "scripted"
-
-[model_providers.scripted]
-name = "scripted"
-base_url = %q
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-`, model.URL) + s.user
+	config := model.CodexConfig() + s.user
 	exec1 := append([]string{agenttest.CLI(t, "codex"), "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "-C", s.work}, s.args...)
 	var argv []string
 	if managedInstall() {

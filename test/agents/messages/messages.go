@@ -96,6 +96,28 @@ func (m *Model) AgentRequests() []Request {
 	return out
 }
 
+// FirstAgentRequest is the agent loop's first request; t fails when the
+// agent sent the model none.
+func (m *Model) FirstAgentRequest(t testing.TB) Request {
+	t.Helper()
+	reqs := m.AgentRequests()
+	if len(reqs) == 0 {
+		t.Fatal("Claude Code sent the model no request")
+	}
+	return reqs[0]
+}
+
+// MustReach reports each wanted text (what it is → the text) that the
+// request does not hold.
+func (r Request) MustReach(t testing.TB, wants map[string]string) {
+	t.Helper()
+	for what, want := range wants {
+		if !strings.Contains(r.Raw, want) {
+			t.Errorf("%s (%q) did not reach the model", what, want)
+		}
+	}
+}
+
 // ToolResults are the tool_result blocks the agent sent back, by tool_use id,
 // each as its text.
 func (m *Model) ToolResults() map[string]ToolResult {

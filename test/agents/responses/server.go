@@ -107,6 +107,36 @@ func Start(t testing.TB, script ...Turn) *Server {
 	return s
 }
 
+// CodexConfig is the config.toml a user writes to run codex against s: the
+// scripted model provider, without retries (a test's script answers once).
+func (s *Server) CodexConfig() string {
+	return fmt.Sprintf(`model = "scripted"
+model_provider = "scripted"
+
+[model_providers.scripted]
+name = "scripted"
+base_url = %q
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+`, s.URL)
+}
+
+// CodexUserHookOverride is what a user adds to config.toml to try to remove
+// the managed PreToolUse hook (disabling it by its state key) and run a hook
+// of its own, which touches ran.
+func CodexUserHookOverride(ran string) string {
+	return fmt.Sprintf(`
+[hooks.state."/etc/codex/requirements.toml:pre_tool_use:0:0"]
+enabled = false
+
+[[hooks.PreToolUse]]
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = "touch %s"
+`, ran)
+}
+
 // Requests returns the model requests received so far, in order.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
