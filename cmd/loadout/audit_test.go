@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
@@ -103,9 +104,5 @@ func TestAuditVerify_RealHostdLedger(t *testing.T) {
 
 func write(t *testing.T, s string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "ledger.log")
-	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testenv.TempFile(t, "ledger.log", []byte(s), 0o644)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 // serveWithLimits starts hostd's real listener (newHTTPServer, with its
@@ -202,10 +203,7 @@ func TestAPI_UnixSocketServesTheSameAPI(t *testing.T) {
 		t.Fatalf("socket mode: %v %v", fi, err)
 	}
 
-	file := filepath.Join(t.TempDir(), "not-a-socket")
-	if err := os.WriteFile(file, []byte("keep"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := testenv.TempFile(t, "not-a-socket", []byte("keep"), 0o600)
 	if err := s.ServeUnixSocket(context.Background(), file); err == nil || !strings.Contains(err.Error(), "not a socket") {
 		t.Fatalf("a regular file at the path: %v", err)
 	}

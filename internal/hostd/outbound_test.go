@@ -5,12 +5,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 // TestWebhook_HostdSignsOverHTTPSVerifiedByTheCABundle: hostd calls a
@@ -18,10 +17,7 @@ import (
 // the call with the mounted key for that hook and URL; the Service verifies
 // the signature and the audience before it answers.
 func TestWebhook_HostdSignsOverHTTPSVerifiedByTheCABundle(t *testing.T) {
-	keyFile := filepath.Join(t.TempDir(), "signing-key")
-	if err := os.WriteFile(keyFile, []byte(outbound.NewSecret()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile := testenv.TempFile(t, "signing-key", []byte(outbound.NewSecret()), 0o600)
 	verified := 0
 	var verifier *outbound.Verifier
 	svc := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -5,13 +5,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 // TestTools_ServiceTokenIsPresentedOnEveryCall: with --service-token-file,
@@ -26,10 +25,7 @@ func TestTools_ServiceTokenIsPresentedOnEveryCall(t *testing.T) {
 		mu.Unlock()
 		recordNote(w, r)
 	})
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte("projected.service.token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokenFile := testenv.TempFile(t, "token", []byte("projected.service.token\n"), 0o600)
 	dir := t.TempDir()
 	writeConfigMapDir(t, dir, contextData(t, runnableRegistry(svc.URL+"/notes", 5)))
 	s := New(Options{ContextDir: dir, ServiceTokenFile: tokenFile, Now: func() time.Time { return time.UnixMilli(42) },
@@ -58,10 +54,7 @@ func TestWebhook_ServiceTokenIsPresented(t *testing.T) {
 		_, _ = io.WriteString(w, `{"allowed":true}`)
 	}))
 	defer svc.Close()
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte("projected.service.token"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokenFile := testenv.TempFile(t, "token", []byte("projected.service.token"), 0o600)
 	reg := contract.Registry{
 		Tools: []contract.Tool{{Name: "run", Description: "Runs.", Extension: "policy"}},
 		Hooks: []contract.Hook{{Extension: "policy", Name: "remote", Event: contract.EventBeforeToolCall, TimeoutSeconds: 5,

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 func testFetcher(t *testing.T, handler http.HandlerFunc, now func() time.Time) *Fetcher {
@@ -19,10 +21,7 @@ func testFetcher(t *testing.T, handler http.HandlerFunc, now func() time.Time) *
 	srv := httptest.NewTLSServer(handler)
 	t.Cleanup(srv.Close)
 	ca := pemOf(t, srv)
-	token := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(token, []byte("tok"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	token := testenv.TempFile(t, "token", []byte("tok"), 0o600)
 	f, err := NewFetcher(FetcherOptions{URL: srv.URL + Path, CA: ca, TokenFile: token, Now: now})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
@@ -111,10 +112,7 @@ func TestDo_HTTPSVerifiesAgainstTheCABundle(t *testing.T) {
 // key fails the call instead of sending it unsigned.
 func TestDo_SignsCallsTheStandardWebhooksWay(t *testing.T) {
 	secret := NewSecret()
-	keyFile := filepath.Join(t.TempDir(), "key")
-	if err := os.WriteFile(keyFile, []byte(secret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile := testenv.TempFile(t, "key", []byte(secret+"\n"), 0o600)
 	var got []http.Header
 	var gotBody []byte
 	svc := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {

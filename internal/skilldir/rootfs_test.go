@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 // TestReadBounded_ReadsAsOfTheStatAndNeverPastTheBound: a file is read up to
@@ -39,10 +41,7 @@ func TestReadBounded_ReadsAsOfTheStatAndNeverPastTheBound(t *testing.T) {
 		}
 	}
 
-	big := filepath.Join(t.TempDir(), "big")
-	if err := os.WriteFile(big, make([]byte, maxRootFileBytes+1), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	big := testenv.TempFile(t, "big", make([]byte, maxRootFileBytes+1), 0o644)
 	f, err := os.Open(big)
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 	"github.com/loadout-dev/loadout/internal/skillpack/packtest"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 // testRegistry is an in-process OCI registry on loopback that counts
@@ -391,10 +392,7 @@ func TestFetch_GitCredentialsFromTheDirComeBeforeTheFlags(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(creds, CredentialsGit), []byte("https://dir:tok@git.example.com\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	flagFile := filepath.Join(t.TempDir(), "git-credentials")
-	if err := os.WriteFile(flagFile, []byte("https://flag:x@git.example.com\nhttps://flag:y@other.example.com\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	flagFile := testenv.TempFile(t, "git-credentials", []byte("https://flag:x@git.example.com\nhttps://flag:y@other.example.com\n"), 0o600)
 	flag, err := LoadGitCredentials(flagFile)
 	if err != nil {
 		t.Fatal(err)

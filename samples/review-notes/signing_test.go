@@ -127,10 +127,7 @@ func runHostdTool(t *testing.T, hostdAddr, tool, text string) string {
 // the same call replayed, a stale signed call, and a call hostd signed for
 // another tool (deploy) that deploy's Service replays to it.
 func TestReviewNotes_RefusesReplayedStaleAndCrossToolCalls(t *testing.T) {
-	keyFile := filepath.Join(t.TempDir(), "signing-key")
-	if err := os.WriteFile(keyFile, []byte(outbound.NewSecret()+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile := testenv.TempFile(t, "signing-key", []byte(outbound.NewSecret()+"\n"), 0o600)
 	const notesURL = "http://review-notes.team-a.svc:8080/notes"
 	toolAddr := testnet.FreeAddr(t)
 	testenv.StartCommand(t, newRootCommand(), "--addr", toolAddr, "--signing-key-file", keyFile, "--url", notesURL)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,10 +93,7 @@ func TestReviewNotes_VerifiesHostdsTokenWithTheSamplesRBAC(t *testing.T) {
 	testnet.WaitStatus(t, "http://"+toolAddr+"/healthz", http.StatusOK)
 
 	// hostd of team-a/agent, with the token the kubelet would project.
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte(token("team-a", "agent", "agent", toolauth.Audience)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokenFile := testenv.TempFile(t, "token", []byte(token("team-a", "agent", "agent", toolauth.Audience)), 0o600)
 	hostdAddr := testnet.FreeAddr(t)
 	testenv.StartCommand(t, agentcmd.NewHostdCommand(), "--allow-unsigned-context", "--context-dir", toolContextDir(t, "http://127.0.0.1:1/run"), "--addr", hostdAddr,
 		"--service-token-file", tokenFile, "--service-address", "review-notes.team-a.svc:8080="+toolAddr)

@@ -66,10 +66,7 @@ func renderChartFromDocs(t *testing.T, who, path, namespace string, values map[s
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := filepath.Join(t.TempDir(), "values.yaml")
-		if err := os.WriteFile(f, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		f := testenv.TempFile(t, "values.yaml", b, 0o600)
 		args = append(args, "--values", f)
 	}
 	objs, err := manifests.Decode(testenv.Helm(t, args...))

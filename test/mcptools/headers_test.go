@@ -277,10 +277,7 @@ func startHostdWithHeaders(t *testing.T, cm *corev1.ConfigMap, svcHost, svcAddr,
 			t.Fatal(err)
 		}
 	}
-	tokenFile := filepath.Join(t.TempDir(), "mcp-headers-token")
-	if err := os.WriteFile(tokenFile, []byte(token), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokenFile := testenv.TempFile(t, "mcp-headers-token", []byte(token), 0o600)
 	fetcher, err := mcpheaders.NewFetcher(mcpheaders.FetcherOptions{URL: "https://" + headersHost + ":8444" + mcpheaders.Path, CA: ca,
 		TokenFile: tokenFile, Addresses: map[string]string{headersHost + ":8444": endpointAddr}})
 	if err != nil {

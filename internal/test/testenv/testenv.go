@@ -71,8 +71,15 @@ func WriteKubeconfig(t testing.TB, u *envtest.AuthenticatedUser) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, kc, 0o600); err != nil {
+	return TempFile(t, "kubeconfig", kc, 0o600)
+}
+
+// TempFile writes data with perm to name in a fresh temporary directory of
+// t and returns its path.
+func TempFile(t testing.TB, name string, data []byte, perm os.FileMode) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, perm); err != nil {
 		t.Fatal(err)
 	}
 	return path

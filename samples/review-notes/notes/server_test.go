@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 const testURL = "http://review-notes.team-a.svc:8080/notes"
@@ -42,11 +41,7 @@ func signWith(t *testing.T, keyFile string, at time.Time, body []byte) http.Head
 
 func writeSecret(t *testing.T) string {
 	t.Helper()
-	key := filepath.Join(t.TempDir(), "key")
-	if err := os.WriteFile(key, []byte(outbound.NewSecret()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return key
+	return testenv.TempFile(t, "key", []byte(outbound.NewSecret()), 0o600)
 }
 
 func TestServer_RecordsSignedNotesAndRefusesUnsigned(t *testing.T) {

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,10 +70,7 @@ func TestServer_HostdTokenOnEnvtest(t *testing.T) {
 	body := invocation(t, "looks good", outbound.Audience{Kind: outbound.AudienceTool, Name: ToolName, URL: testURL})
 
 	// hostd: the token file its container mounts, presented by its client.
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte(c.token(t, "team-a", "agent", toolauth.Audience)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokenFile := testenv.TempFile(t, "token", []byte(c.token(t, "team-a", "agent", toolauth.Audience)), 0o600)
 	hostdClient := outbound.New(outbound.Options{ServiceTokenFile: tokenFile})
 	resp, err := hostdClient.Do(context.Background(), outbound.Request{Target: outbound.Target{URL: ts.URL + "/notes"}, Body: body,
 		Header: http.Header{"Content-Type": {"application/json"}}})

@@ -2,11 +2,11 @@ package claudecode
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
 )
 
@@ -109,11 +109,7 @@ func writeManagedHooks(t *testing.T, hooks map[string]any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "settings.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testenv.TempFile(t, "settings.json", b, 0o644)
 }
 
 // Run runs claude -p and fails the test when it fails.
