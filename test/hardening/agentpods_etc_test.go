@@ -17,9 +17,7 @@ import (
 // docs/agents.md#every-agent-in-a-bound-pod lists these checks.
 func TestAgentPods_TenantCannotShadowTheAgentsPolicyPaths(t *testing.T) {
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, "")
-	bindAgentPods(t, ns)
-	tenant := namespaceAdmin(t, ns)
+	ns, tenant, _ := boundTenant(t)
 	own := corev1.Volume{Name: "own", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
 	mount := func(m corev1.VolumeMount) func(*corev1.Pod) {
 		return func(p *corev1.Pod) {

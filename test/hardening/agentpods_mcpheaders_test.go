@@ -122,9 +122,7 @@ func TestAgentPods_TenantCannotMintHostdsMCPHeadersToken(t *testing.T) {
 // (R-EXT-7). Its token projection and flag stay: nothing else changes.
 func TestAgentPods_NoMCPHeadersEndpointNoMCPHeadersEnv(t *testing.T) {
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, "")
-	bindAgentPods(t, ns)
-	tenant := namespaceAdmin(t, ns)
+	ns, tenant, _ := boundTenant(t)
 	injectsMCPEnv := func(want bool) error {
 		pod := agentPod(ns, "probe-mcp-env", "dev")
 		if err := k8sClient.Create(ctx, pod, client.DryRunAll); err != nil {

@@ -28,9 +28,7 @@ import (
 // admitted, spelled out or not.
 func TestAgentPods_TenantCannotReshapeTheSidecar(t *testing.T) {
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, "")
-	bindAgentPods(t, ns)
-	tenant := namespaceAdmin(t, ns)
+	ns, tenant, _ := boundTenant(t)
 
 	editHostd := func(edit func(*corev1.Container)) func(*corev1.Pod) {
 		return func(p *corev1.Pod) { edit(hostd(p)) }
@@ -130,9 +128,7 @@ func TestAgentPods_TenantCannotReshapeTheSidecar(t *testing.T) {
 // the agent's own container is the tenant's to resize.
 func TestAgentPods_TenantCannotResizeHostd(t *testing.T) {
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, "")
-	bindAgentPods(t, ns)
-	tenant := namespaceAdmin(t, ns)
+	ns, tenant, _ := boundTenant(t)
 	pod := agentPod(ns, "bound", "dev")
 	pod.Spec.Containers[0].Resources = corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")},

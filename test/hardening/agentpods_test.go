@@ -128,6 +128,15 @@ func bindAgentPods(t *testing.T, ns string) map[string]string {
 	return params
 }
 
+// boundTenant is a fresh namespace whose pods the agent pod policies bind,
+// its namespace admin, and the policies' parameters (bindAgentPods).
+func boundTenant(t *testing.T) (ns string, tenant client.Client, params map[string]string) {
+	t.Helper()
+	ns = kit.NewNamespace(t, "")
+	params = bindAgentPods(t, ns)
+	return ns, namespaceAdmin(t, ns), params
+}
+
 // namespaceAdmin returns a tenant with every right in ns and none elsewhere.
 func namespaceAdmin(t *testing.T, ns string) client.Client {
 	t.Helper()
@@ -295,9 +304,7 @@ func checkBound(t *testing.T, pod *corev1.Pod, workspace, contextConfigMap strin
 // untouched.
 func TestAgentPods_LabelledPodGetsHostdItsContextAndTheTree(t *testing.T) {
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, "")
-	params := bindAgentPods(t, ns)
-	tenant := namespaceAdmin(t, ns)
+	ns, tenant, params := boundTenant(t)
 
 	pod := agentPod(ns, "agent", "dev")
 	pod.Spec.InitContainers = []corev1.Container{{Name: "clone", Image: "example.com/git", Command: []string{"git", "clone"}}}
@@ -360,9 +367,7 @@ func containerNames(cs []corev1.Container) []string {
 // binding, cache, tree or process. Each refusal names the field.
 func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t *testing.T) {
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, "")
-	bindAgentPods(t, ns)
-	tenant := namespaceAdmin(t, ns)
+	ns, tenant, _ := boundTenant(t)
 	kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant-keys"},
 		Data: map[string]string{"keys": tenantAnchor(t)}})
 
@@ -544,9 +549,7 @@ func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t
 // context and ConfigMaps that are no context stay mountable.
 func TestAgentPods_TenantCannotMountAnotherWorkspacesContext(t *testing.T) {
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, "")
-	bindAgentPods(t, ns)
-	tenant := namespaceAdmin(t, ns)
+	ns, tenant, _ := boundTenant(t)
 	for _, name := range []string{"dev-context", "prod-context", "team-notes"} {
 		kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string]string{"k": "v"}})
 	}
@@ -605,9 +608,7 @@ func TestAgentPods_TenantCannotMountAnotherWorkspacesContext(t *testing.T) {
 // allowed (the pod keeps its sidecar).
 func TestAgentPods_TenantCannotRebindARunningPodOrSwapItsHostd(t *testing.T) {
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, "")
-	bindAgentPods(t, ns)
-	tenant := namespaceAdmin(t, ns)
+	ns, tenant, _ := boundTenant(t)
 
 	plain := agentPod(ns, "plain", "")
 	if err := tenant.Create(ctx, plain); err != nil {
@@ -690,9 +691,7 @@ func TestAgentPods_TenantCannotRebindARunningPodOrSwapItsHostd(t *testing.T) {
 // platform's keys. Unlabelled pods are not affected.
 func TestAgentPods_NoHostdParametersNoLabelledPod(t *testing.T) {
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, "")
-	params := bindAgentPods(t, ns)
-	tenant := namespaceAdmin(t, ns)
+	ns, tenant, params := boundTenant(t)
 	key := hostdParamsKey
 	t.Cleanup(func() {
 		// Put the parameters back for the other tests, and wait until a
@@ -747,9 +746,7 @@ func TestAgentPods_NoHostdParametersNoLabelledPod(t *testing.T) {
 // namespace that enforces Pod Security's restricted level.
 func TestAgentPods_SampleAgentDeploymentIsBoundByThePolicies(t *testing.T) {
 	ctx := context.Background()
-	ns := kit.NewNamespace(t, "")
-	params := bindAgentPods(t, ns)
-	tenant := namespaceAdmin(t, ns)
+	ns, tenant, params := boundTenant(t)
 	testenv.Update(t, kit, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, func(n *corev1.Namespace) {
 		n.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
 	})

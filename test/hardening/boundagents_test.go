@@ -244,29 +244,8 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 			}
 			return work, out
 		}
-		shell := func(id, cmd string) responses.Turn {
-			return func(responses.Request) []any {
-				return []any{responses.FunctionCall(id, "exec_command", map[string]any{"cmd": cmd})}
-			}
-		}
-		say := func(text string) responses.Turn {
-			return func(responses.Request) []any { return []any{responses.Message(text)} }
-		}
-		got := func(t *testing.T, model *responses.Server, id, want, out string) {
-			t.Helper()
-			for _, r := range model.Requests() {
-				if o, ok := r.Output(id); ok {
-					if !strings.Contains(o, want) {
-						t.Errorf("the model got %q for call %s, want %q", o, id, want)
-					}
-					return
-				}
-			}
-			t.Errorf("the model never got the output of call %s\n%s\nhostd:\n%s", id, out, hd.log())
-		}
-
 		t.Run("GuardDeniesRmAndOrdinaryCommandRuns", func(t *testing.T) {
-			model := responses.Start(t, shell("c1", "rm -rf build"), shell("c2", "touch allowed.txt"), say("done"))
+			model := responses.Start(t, responses.Shell("c1", "rm -rf build"), responses.Shell("c2", "touch allowed.txt"), responses.Say("done"))
 			var marker string
 			work, out := run(t, model, "", func(work string) { marker = agenttest.BuildMarker(t, work) })
 			if _, err := os.Stat(marker); err != nil {
@@ -275,7 +254,7 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 			if _, err := os.Stat(filepath.Join(work, "allowed.txt")); err != nil {
 				t.Errorf("the ordinary command did not run: %v\n%s", err, out)
 			}
-			got(t, model, "c1", guardReason, out)
+			model.MustHaveGot(t, "c1", guardReason, out+"\nhostd:\n"+hd.log())
 			// The platform's text as managed developer instructions
 			// (requirements.toml), the tenant's as project content, the
 			// Workspace's skills from /etc/codex/skills.
@@ -308,7 +287,7 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 					return []any{responses.FunctionCall(id, tool, map[string]any{"text": text})}
 				}
 			}
-			model := responses.Start(t, call("n1", "codex: parser.go:42 drops an error"), call("n2", "codex: the SECRET is 42"), say("done"))
+			model := responses.Start(t, call("n1", "codex: parser.go:42 drops an error"), call("n2", "codex: the SECRET is 42"), responses.Say("done"))
 			_, out := run(t, model, "", nil)
 			if tool == "" {
 				t.Fatalf("Codex offered no review_note tool from /etc/codex/config.toml\n%s", out)
@@ -316,12 +295,12 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 			if got := notes.Notes(t)[before:]; !slices.Equal(got, []string{"codex: parser.go:42 drops an error"}) {
 				t.Errorf("the Service got %q, want only the allowed note\n%s", got, out)
 			}
-			got(t, model, "n2", "review notes must not contain secrets", out)
+			model.MustHaveGot(t, "n2", "review notes must not contain secrets", out+"\nhostd:\n"+hd.log())
 		})
 		t.Run("UserConfigCannotRemoveTheHooks", func(t *testing.T) {
 			ran := filepath.Join(t.TempDir(), "user-hook-ran")
 			user := responses.CodexUserHookOverride(ran)
-			model := responses.Start(t, shell("c1", "rm -r --force build"), say("done"))
+			model := responses.Start(t, responses.Shell("c1", "rm -r --force build"), responses.Say("done"))
 			var marker string
 			_, out := run(t, model, user, func(work string) { marker = agenttest.BuildMarker(t, work) })
 			if _, err := os.Stat(marker); err != nil {
@@ -330,7 +309,7 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 			if _, err := os.Stat(ran); err == nil {
 				t.Errorf("the user's own hook ran next to the managed one\n%s", out)
 			}
-			got(t, model, "c1", guardReason, out)
+			model.MustHaveGot(t, "c1", guardReason, out+"\nhostd:\n"+hd.log())
 		})
 	})
 

@@ -10,32 +10,8 @@ import (
 	"github.com/loadout-dev/loadout/test/agents/responses"
 )
 
-func shell(id, cmd string) responses.Turn {
-	return func(responses.Request) []any {
-		return []any{responses.FunctionCall(id, "exec_command", map[string]any{"cmd": cmd})}
-	}
-}
-
 // guardReason is the samples' platform-guard message.
 const guardReason = "recursive deletes (rm -r, find -delete, git clean, rmtree, Remove-Item -Recurse)"
-
-// modelGot fails unless the model read want in the output of call id.
-func modelGot(t *testing.T, model *responses.Server, id, want, out string) {
-	t.Helper()
-	for _, r := range model.Requests() {
-		if got, ok := r.Output(id); ok {
-			if !strings.Contains(got, want) {
-				t.Errorf("the model got %q for call %s, want %q", got, id, want)
-			}
-			return
-		}
-	}
-	t.Errorf("the model never got the output of call %s\n%s", id, out)
-}
-
-func say(text string) responses.Turn {
-	return func(responses.Request) []any { return []any{responses.Message(text)} }
-}
 
 // The Workspace's winning skills, its instructions, the always-active skill
 // with its file and the extension's prompt guide reach the model next to
@@ -73,8 +49,8 @@ func TestCodex_WorkspaceSkillsAndInstructionsReachTheModel_RAG5(t *testing.T) {
 func TestCodex_PlatformGuardDeniesRecursiveDeleteAndAllowsTheRest_RAG4(t *testing.T) {
 	s := newSession(t)
 	marker := agenttest.BuildMarker(t, s.work)
-	model := responses.Start(t, shell("c1", "rm -rf build"), shell("c2", "sh -c 'rm -r --force build'"),
-		shell("c3", "touch allowed.txt"), say("done"))
+	model := responses.Start(t, responses.Shell("c1", "rm -rf build"), responses.Shell("c2", "sh -c 'rm -r --force build'"),
+		responses.Shell("c3", "touch allowed.txt"), responses.Say("done"))
 	out := s.run(t, model, "clean up")
 
 	if _, err := os.Stat(marker); err != nil {
@@ -85,8 +61,8 @@ func TestCodex_PlatformGuardDeniesRecursiveDeleteAndAllowsTheRest_RAG4(t *testin
 	}
 	// Codex refuses some spellings of rm -rf itself; the reason shows that
 	// Loadout's guard decided.
-	modelGot(t, model, "c1", guardReason, out)
-	modelGot(t, model, "c2", guardReason, out)
+	model.MustHaveGot(t, "c1", guardReason, out)
+	model.MustHaveGot(t, "c2", guardReason, out)
 }
 
 // The runnable review_note tool works through hostd's MCP server; a note
@@ -102,7 +78,7 @@ func TestCodex_ReviewNoteThroughMCPAndSecretNeverReachesTheService_RAG4(t *testi
 			return []any{responses.FunctionCall(id, tool, map[string]any{"text": text})}
 		}
 	}
-	model := responses.Start(t, call("n1", "parser.go:42 drops an error"), call("n2", "the SECRET is 42"), say("done"))
+	model := responses.Start(t, call("n1", "parser.go:42 drops an error"), call("n2", "the SECRET is 42"), responses.Say("done"))
 	out := s.run(t, model, "record the review notes")
 
 	if tool == "" {
@@ -112,7 +88,7 @@ func TestCodex_ReviewNoteThroughMCPAndSecretNeverReachesTheService_RAG4(t *testi
 	if len(notes) != 1 || notes[0] != "parser.go:42 drops an error" {
 		t.Errorf("the Service recorded %q, want only the first note\n%s", notes, out)
 	}
-	modelGot(t, model, "n2", "review notes must not contain secrets", out)
+	model.MustHaveGot(t, "n2", "review notes must not contain secrets", out)
 }
 
 // With hostd down nothing runs: the managed UserPromptSubmit hook refuses the
@@ -121,7 +97,7 @@ func TestCodex_ReviewNoteThroughMCPAndSecretNeverReachesTheService_RAG4(t *testi
 func TestCodex_HostdDownBlocksEveryCall_RAG3(t *testing.T) {
 	s := newSession(t)
 	s.hostd.Stop()
-	model := responses.Start(t, shell("c1", "touch ran.txt"), say("done"))
+	model := responses.Start(t, responses.Shell("c1", "touch ran.txt"), responses.Say("done"))
 	out := s.run(t, model, "try")
 
 	if _, err := os.Stat(filepath.Join(s.work, "ran.txt")); err == nil {
@@ -133,7 +109,7 @@ func TestCodex_HostdDownBlocksEveryCall_RAG3(t *testing.T) {
 		}
 		return
 	}
-	modelGot(t, model, "c1", "could not get a policy decision from hostd", out)
+	model.MustHaveGot(t, "c1", "could not get a policy decision from hostd", out)
 	if name := toolNamed(model.Requests()[0], "review_note"); name != "" {
 		t.Errorf("hostd's MCP tool %s was offered with hostd down", name)
 	}
@@ -154,7 +130,7 @@ func TestCodex_UserCannotOverrideTheManagedHooks_RAG4(t *testing.T) {
 	s.user = responses.CodexUserHookOverride(userHookRan)
 	s.args = []string{"--dangerously-bypass-hook-trust"}
 	marker := agenttest.BuildMarker(t, s.work)
-	model := responses.Start(t, shell("c1", "rm -r --force build"), say("done"))
+	model := responses.Start(t, responses.Shell("c1", "rm -r --force build"), responses.Say("done"))
 	out := s.run(t, model, "clean up")
 
 	if _, err := os.Stat(marker); err != nil {
@@ -163,7 +139,7 @@ func TestCodex_UserCannotOverrideTheManagedHooks_RAG4(t *testing.T) {
 	if _, err := os.Stat(userHookRan); err == nil {
 		t.Errorf("the user's own hook ran next to the managed ones\n%s", out)
 	}
-	modelGot(t, model, "c1", guardReason, out)
+	model.MustHaveGot(t, "c1", guardReason, out)
 }
 
 // Codex 0.169 has no custom prompts: the binary holds no /prompts: command,
@@ -186,7 +162,7 @@ func TestCodex_ExecSendsATemplateCommandAsTyped(t *testing.T) {
 // Codex's first request to it.
 func (s *session) firstRequest(t *testing.T, prompt string) string {
 	t.Helper()
-	model := responses.Start(t, say("done"))
+	model := responses.Start(t, responses.Say("done"))
 	s.run(t, model, prompt)
 	reqs := model.Requests()
 	if len(reqs) == 0 {

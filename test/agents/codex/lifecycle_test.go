@@ -62,7 +62,7 @@ func TestCodex_UserInputDeniesASecretPrompt(t *testing.T) { // R-LC-4
 	for name, prompt := range map[string]string{"deny": "deploy with the SECRET hunter2", "rewrite": "the password is hunter2"} {
 		t.Run(name, func(t *testing.T) {
 			s := newLifecycleSession(t)
-			model := responses.Start(t, say("should not be called"))
+			model := responses.Start(t, responses.Say("should not be called"))
 			out, _ := s.runErr(t, model, prompt)
 			for _, r := range model.Requests() {
 				if strings.Contains(r.Text(), "hunter2") {
@@ -80,7 +80,7 @@ func TestCodex_UserInputDeniesASecretPrompt(t *testing.T) { // R-LC-4
 // SessionStart's and BeforeAgentStart's context reach the model.
 func TestCodex_SessionStartAndTurnContextReachTheModel(t *testing.T) {
 	s := newLifecycleSession(t)
-	model := responses.Start(t, say("done"))
+	model := responses.Start(t, responses.Say("done"))
 	s.run(t, model, "hello there")
 	reqs := model.Requests()
 	if len(reqs) == 0 {
@@ -98,7 +98,7 @@ func TestCodex_SessionStartAndTurnContextReachTheModel(t *testing.T) {
 // refuses "ask").
 func TestCodex_BeforeToolCallRewriteRunsAndAskDenies(t *testing.T) {
 	s := newLifecycleSession(t)
-	model := responses.Start(t, shell("call_tf", "terraform apply"), shell("call_ask", "echo deploy > deployed.txt"), say("done"))
+	model := responses.Start(t, responses.Shell("call_tf", "terraform apply"), responses.Shell("call_ask", "echo deploy > deployed.txt"), responses.Say("done"))
 	out := s.run(t, model, "apply, then deploy")
 	args, err := os.ReadFile(filepath.Join(s.work, "TERRAFORM_ARGS"))
 	if err != nil || strings.TrimSpace(string(args)) != "apply -dry-run" {
@@ -107,5 +107,5 @@ func TestCodex_BeforeToolCallRewriteRunsAndAskDenies(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.work, "deployed.txt")); err == nil {
 		t.Error("the asked call ran")
 	}
-	modelGot(t, model, "call_ask", "ASK: deploys need a human", out)
+	model.MustHaveGot(t, "call_ask", "ASK: deploys need a human", out)
 }

@@ -44,7 +44,7 @@ func TestCodex_PlantedTenantTextIsProjectContentNeverManaged(t *testing.T) {
 			}
 		}
 	}
-	model := responses.Start(t, say("done"))
+	model := responses.Start(t, responses.Say("done"))
 	s.run(t, model, "hello")
 	reqs := model.Requests()
 	if len(reqs) == 0 {

@@ -12,7 +12,7 @@ import (
 // the hook lets it stop.
 func TestCodex_StopHookKeepsTheAgentGoing(t *testing.T) { // R-LC-5
 	s := newFixtureSession(t, "surface")
-	model := responses.Start(t, say("I edited the file."), say("Checks pass. DONE"))
+	model := responses.Start(t, responses.Say("I edited the file."), responses.Say("Checks pass. DONE"))
 	out := s.run(t, model, "edit the file")
 	reqs := model.Requests()
 	if len(reqs) < 2 {

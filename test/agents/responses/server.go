@@ -208,3 +208,31 @@ func FunctionCall(callID, name string, args any) any {
 	}
 	return item
 }
+
+// Shell is a turn that calls codex's exec_command tool with cmd as call id.
+func Shell(id, cmd string) Turn {
+	return func(Request) []any {
+		return []any{FunctionCall(id, "exec_command", map[string]any{"cmd": cmd})}
+	}
+}
+
+// Say is a turn that answers text.
+func Say(text string) Turn {
+	return func(Request) []any { return []any{Message(text)} }
+}
+
+// MustHaveGot fails t unless the agent sent back the output of call id
+// holding want; detail (the agent's output, logs) is shown when it never
+// sent that output back.
+func (s *Server) MustHaveGot(t testing.TB, id, want, detail string) {
+	t.Helper()
+	for _, r := range s.Requests() {
+		if got, ok := r.Output(id); ok {
+			if !strings.Contains(got, want) {
+				t.Errorf("the model got %q for call %s, want %q", got, id, want)
+			}
+			return
+		}
+	}
+	t.Errorf("the model never got the output of call %s\n%s", id, detail)
+}
