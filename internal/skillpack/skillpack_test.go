@@ -106,10 +106,7 @@ func TestReadDir_SymlinkLeavingTheSkillIsAnError(t *testing.T) {
 	if err := os.Symlink("docs/ref/deep.md", filepath.Join(inside, "alias.md")); err != nil {
 		t.Fatal(err)
 	}
-	tree, err := ReadDir(inside)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tree := mustReadDir(t, inside)
 	if f, ok := tree.File("alias.md"); !ok || string(f.Content) != "deep" {
 		t.Fatalf("symlink inside the skill not followed: %+v", f)
 	}
@@ -187,13 +184,19 @@ func TestPush_InProcessRegistryServesTheSameBytes(t *testing.T) {
 	}
 }
 
-func mustPack(t *testing.T, dir string) *Artifact {
+// mustReadDir reads the skill directory dir, which must be readable.
+func mustReadDir(t *testing.T, dir string) Tree {
 	t.Helper()
 	tree, err := ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := Pack(tree)
+	return tree
+}
+
+func mustPack(t *testing.T, dir string) *Artifact {
+	t.Helper()
+	a, err := Pack(mustReadDir(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}

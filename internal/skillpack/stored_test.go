@@ -26,10 +26,7 @@ func storedLayer(t *testing.T) (stored, inMemory Tree, layer string) {
 	if err := os.WriteFile(long, []byte("past a PAX header\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	inMemory, err := ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	inMemory = mustReadDir(t, dir)
 	tarred, err := Tar(inMemory)
 	if err != nil {
 		t.Fatal(err)

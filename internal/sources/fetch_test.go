@@ -77,6 +77,14 @@ func newTestRegistry(t *testing.T) *testRegistry {
 
 func (r *testRegistry) host() string { return strings.TrimPrefix(r.srv.URL, "http://") }
 
+// pushFixture pushes the fixture's skill name (packtest) as skills/name.
+func (r *testRegistry) pushFixture(t *testing.T, name string) contract.SkillSource {
+	t.Helper()
+	dir := t.TempDir()
+	packtest.Write(t, dir)
+	return r.push(t, filepath.Join(dir, name), "skills/"+name)
+}
+
 // push packs a skill directory and pushes it, returning the pinned source.
 func (r *testRegistry) push(t *testing.T, dir, repo string) contract.SkillSource {
 	t.Helper()
@@ -141,9 +149,7 @@ func TestFetch_AnthropicsShapedPackComesOutByteIdentical(t *testing.T) {
 
 func TestFetch_OncePerDigestThenFromTheVerifiedCache(t *testing.T) {
 	reg := newTestRegistry(t)
-	dir := t.TempDir()
-	packtest.Write(t, dir)
-	source := reg.push(t, filepath.Join(dir, "pdf"), "skills/pdf")
+	source := reg.pushFixture(t, "pdf")
 	cache := t.TempDir()
 	if _, err := New(Options{CacheDir: cache}).Fetch(context.Background(), source); err != nil {
 		t.Fatal(err)
@@ -173,9 +179,7 @@ func TestFetch_OncePerDigestThenFromTheVerifiedCache(t *testing.T) {
 
 func TestFetch_TamperedBlobOrManifestIsRefused(t *testing.T) {
 	reg := newTestRegistry(t)
-	dir := t.TempDir()
-	packtest.Write(t, dir)
-	source := reg.push(t, filepath.Join(dir, "xlsx"), "skills/xlsx")
+	source := reg.pushFixture(t, "xlsx")
 	for name, flag := range map[string]*atomic.Bool{"blob": &reg.tamperBlobs, "manifest": &reg.tamperManifests} {
 		flag.Store(true)
 		_, err := New(Options{CacheDir: t.TempDir()}).Fetch(context.Background(), source)
@@ -191,9 +195,7 @@ func TestFetch_TamperedBlobOrManifestIsRefused(t *testing.T) {
 
 func TestFetch_WrongDigestIsRefused(t *testing.T) {
 	reg := newTestRegistry(t)
-	dir := t.TempDir()
-	packtest.Write(t, dir)
-	source := reg.push(t, filepath.Join(dir, "pdf"), "skills/pdf")
+	source := reg.pushFixture(t, "pdf")
 	wrong := source.OCI.Reference[:len(source.OCI.Reference)-64] + strings.Repeat("0", 64)
 	_, err := New(Options{CacheDir: t.TempDir()}).Fetch(context.Background(), contract.SkillSource{OCI: &contract.OCISource{Reference: wrong}})
 	if err == nil {
@@ -210,9 +212,7 @@ func TestFetch_WrongDigestIsRefused(t *testing.T) {
 func loginRegistry(t *testing.T) (*testRegistry, contract.SkillSource) {
 	t.Helper()
 	reg := newTestRegistry(t)
-	dir := t.TempDir()
-	packtest.Write(t, dir)
-	source := reg.push(t, filepath.Join(dir, "pdf"), "skills/pdf")
+	source := reg.pushFixture(t, "pdf")
 	reg.user, reg.password = "team-a", "s3cret"
 	return reg, source
 }
@@ -346,9 +346,7 @@ func writeRandomSkill(t *testing.T, size int) string {
 // refetches the layer, after which the tree reads the verified bytes again.
 func TestFetch_CacheChangedAfterTheFetchIsNotServed(t *testing.T) {
 	reg := newTestRegistry(t)
-	dir := t.TempDir()
-	packtest.Write(t, dir)
-	source := reg.push(t, filepath.Join(dir, "pdf"), "skills/pdf")
+	source := reg.pushFixture(t, "pdf")
 	cache := t.TempDir()
 	f := New(Options{CacheDir: cache})
 	tree, err := f.Fetch(context.Background(), source)

@@ -39,18 +39,26 @@ func commitAll(t *testing.T, repo *git.Repository, msg string) string {
 	return h.String()
 }
 
-// TestFetch_GitDirectoryAtCommitComesOutByteIdentical: a local repository
-// holding the fixture under skills/ serves each skill by commit and path,
-// modes kept; a later commit does not change what the pinned one serves.
-// Fetched or read from the cache, the tree keeps its files other than
-// SKILL.md in the cached tar, not in memory.
-func TestFetch_GitDirectoryAtCommitComesOutByteIdentical(t *testing.T) {
+// fixtureRepo is a fresh local git repository whose work tree holds the
+// fixture (packtest) under skills/, nothing committed yet.
+func fixtureRepo(t *testing.T) (string, *git.Repository) {
+	t.Helper()
 	work := t.TempDir()
 	packtest.Write(t, filepath.Join(work, "skills"))
 	repo, err := git.PlainInit(work, false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return work, repo
+}
+
+// TestFetch_GitDirectoryAtCommitComesOutByteIdentical: a local repository
+// holding the fixture under skills/ serves each skill by commit and path,
+// modes kept; a later commit does not change what the pinned one serves.
+// Fetched or read from the cache, the tree keeps its files other than
+// SKILL.md in the cached tar, not in memory.
+func TestFetch_GitDirectoryAtCommitComesOutByteIdentical(t *testing.T) {
+	work, repo := fixtureRepo(t)
 	first := commitAll(t, repo, "skills")
 	want := t.TempDir()
 	packtest.Write(t, want)
@@ -79,12 +87,7 @@ func TestFetch_GitDirectoryAtCommitComesOutByteIdentical(t *testing.T) {
 }
 
 func TestFetch_GitRefusesUnknownCommitAndLocalURLsByDefault(t *testing.T) {
-	work := t.TempDir()
-	packtest.Write(t, filepath.Join(work, "skills"))
-	repo, err := git.PlainInit(work, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	work, repo := fixtureRepo(t)
 	commit := commitAll(t, repo, "skills")
 	src := contract.GitSource{URL: "file://" + work, Commit: commit, Path: "skills/pdf"}
 
