@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,31 +11,12 @@ import (
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
-// samplesContextDir is config/samples' team-a/dev context, as preview
-// publishes it, in a directory hostd loads.
-func samplesContextDir(t *testing.T) string {
-	t.Helper()
-	o := previewOptions{files: []string{filepath.Join("..", "..", "config", "samples")}, namespace: "default",
-		platform: []string{"loadout-system"}, defaultTrust: "restricted"}
-	cms, err := o.fromManifests(io.Discard)
-	if err != nil || len(cms) != 1 {
-		t.Fatalf("preview: %d contexts, %v", len(cms), err)
-	}
-	dir := t.TempDir()
-	for k, v := range cms[0].Data {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // A real hostd's ledger of a few calls verifies; a deleted, an edited and
 // two reordered records are each named by line.
 func TestAuditVerify_RealHostdLedger(t *testing.T) {
 	ledgerFile := filepath.Join(t.TempDir(), "hostd.log")
 	addr := testnet.FreeAddr(t)
-	startCommand(t, "hostd", "--allow-unsigned-context", "--context-dir", samplesContextDir(t), "--addr", addr, "--ledger-file", ledgerFile)
+	startCommand(t, "hostd", "--allow-unsigned-context", "--context-dir", mountSamples(t), "--addr", addr, "--ledger-file", ledgerFile)
 	testnet.WaitStatus(t, "http://"+addr+"/readyz", http.StatusOK)
 	for _, body := range []string{
 		`{"call":{"id":"1","name":"bash","arguments":{"command":"ls -la"}}}`,
@@ -44,17 +24,9 @@ func TestAuditVerify_RealHostdLedger(t *testing.T) {
 		`{"call":{"id":"3","name":"review_note","arguments":{"text":"the SECRET"}}}`,
 		`{"call":{"id":"4","name":"bash","arguments":{"command":"git status"}}}`,
 	} {
-		resp, err := http.Post("http://"+addr+"/v1/before", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = resp.Body.Close()
+		testnet.PostJSON(t, "http://"+addr+"/v1/before", body, nil)
 	}
-	resp, err := http.Post("http://"+addr+"/v1/events/UserInput", "application/json", strings.NewReader(`{"prompt":{"text":"hello"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
+	testnet.PostJSON(t, "http://"+addr+"/v1/events/UserInput", `{"prompt":{"text":"hello"}}`, nil)
 
 	raw, err := os.ReadFile(ledgerFile)
 	if err != nil {

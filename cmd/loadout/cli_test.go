@@ -65,6 +65,13 @@ func previewData(t *testing.T, args ...string) map[string]string {
 	return cm.Data
 }
 
+// previewDir is previewData written as a context directory, as the kubelet
+// mounts the ConfigMap for hostd and the context commands.
+func previewDir(t *testing.T, args ...string) string {
+	t.Helper()
+	return resourcestest.Tree(t, previewData(t, args...))
+}
+
 func mustContain(t *testing.T, what, s string, subs ...string) {
 	t.Helper()
 	for _, sub := range subs {

@@ -12,13 +12,7 @@ import (
 // mountSamples writes the samples' published data as a context directory.
 func mountSamples(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	for k, v := range previewData(t, "-f", samplesDir) {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return previewDir(t, "-f", samplesDir)
 }
 
 func TestRender_SampleTemplateIntoUserMessage(t *testing.T) { // R-TPL-1..3, fixed example
@@ -85,12 +79,7 @@ spec:
 	if err := os.WriteFile(filepath.Join(src, "team-a_template_ship.yaml"), []byte(command), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	for k, v := range previewData(t, "-f", src) {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := previewDir(t, "-f", src)
 	out, _, err := run(t, "render", "ship", "--context-dir", dir, "--set", "file=a.go", "--set", "owner=bob", "--timestamp", "42")
 	if err != nil {
 		t.Fatal(err)

@@ -1,19 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/hostd"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // startHostdOnSamples runs hostd on the context `loadout preview -f
@@ -27,13 +24,15 @@ func startHostdOnSamples(t *testing.T) string {
 // context `loadout preview -f manifests` publishes.
 func startHostdOnPreview(t *testing.T, manifests string) string {
 	t.Helper()
-	dir := t.TempDir()
-	for k, v := range previewData(t, "-f", manifests) {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := hostd.New(hostd.Options{ContextDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return serveHostd(t, hostd.Options{ContextDir: previewDir(t, "-f", manifests)})
+}
+
+// serveHostd loads opts' context into a hostd that logs nowhere and serves
+// its API on loopback until the test ends; it returns the API's URL.
+func serveHostd(t *testing.T, opts hostd.Options) string {
+	t.Helper()
+	opts.Logger = slog.New(slog.DiscardHandler)
+	s := hostd.New(opts)
 	if err := s.Reload(context.Background(), true); err != nil {
 		t.Fatal(err)
 	}
@@ -62,16 +61,7 @@ func TestSamplesGuard_DeniesEveryRecursiveForceSpellingForEveryAgentsShell_RLC3(
 
 	agents := map[string]func(command string) guardVerdict{
 		"Pi bash": func(command string) guardVerdict {
-			body, _ := json.Marshal(map[string]any{"call": map[string]any{"id": "c1", "name": "bash", "arguments": map[string]any{"command": command}}})
-			resp, err := http.Post(url+"/v1/before", "application/json", bytes.NewReader(body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = resp.Body.Close() }()
-			var out hostd.BeforeResponse
-			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
-				t.Fatalf("/v1/before: %d %v", resp.StatusCode, err)
-			}
+			out := askBash(t, url, "c1", command)
 			v := guardVerdict{denied: !out.Allowed}
 			if out.Result != nil && len(out.Result.Content) > 0 {
 				v.reason = out.Result.Content[0].Text
@@ -115,6 +105,18 @@ func TestSamplesGuard_DeniesEveryRecursiveForceSpellingForEveryAgentsShell_RLC3(
 			t.Errorf("%s, a command that does not parse: %+v, want blocked by the failed hook", agent, v)
 		}
 	}
+}
+
+// askBash asks hostd's /v1/before about a bash call of command, which it
+// must answer.
+func askBash(t *testing.T, url, id, command string) hostd.BeforeResponse {
+	t.Helper()
+	var out hostd.BeforeResponse
+	body := map[string]any{"call": map[string]any{"id": id, "name": "bash", "arguments": map[string]any{"command": command}}}
+	if code := testnet.PostJSON(t, url+"/v1/before", body, &out); code != http.StatusOK {
+		t.Fatalf("/v1/before: %d", code)
+	}
+	return out
 }
 
 // guardVerdict is an agent's answer to a shell call.

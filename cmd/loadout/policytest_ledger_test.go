@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,36 +20,18 @@ func recordingGuard(g string) string {
 // a file, asks it about each shell command, and returns the file.
 func ledgerOf(t *testing.T, manifests string, commands ...string) string {
 	t.Helper()
-	dir := t.TempDir()
-	for k, v := range previewData(t, "-f", manifests) {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	path := filepath.Join(t.TempDir(), "hostd.log")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	s := hostd.New(hostd.Options{ContextDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Ledger: ledger.NewWriter(f)})
-	if err := s.Reload(context.Background(), true); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	defer ts.Close()
+	url := serveHostd(t, hostd.Options{ContextDir: previewDir(t, "-f", manifests), Ledger: ledger.NewWriter(f)})
 	for i, c := range commands {
-		body := `{"call":{"id":"c` + string(rune('0'+i)) + `","name":"bash","arguments":{"command":` + quoteJSON(c) + `}}}`
-		resp, err := http.Post(ts.URL+"/v1/before", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = resp.Body.Close()
+		askBash(t, url, "c"+strconv.Itoa(i), c)
 	}
 	return path
 }
-
-func quoteJSON(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
 
 // A ledger recorded with an extension's recordArguments replays as CALLS: a
 // head that weakens the guard fails naming the recorded call; an unchanged

@@ -1,13 +1,11 @@
 package hostd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // fixedRegistry is the registry of the fixed example (docs/rules.md) as the controller publishes it.
@@ -197,27 +196,9 @@ func loadAndServe(t *testing.T, s *Server) (api, probes *httptest.Server) {
 	return api, probes
 }
 
-// post sends body as JSON and decodes the answer into out; it returns the status.
-func post(t testing.TB, url string, body any, out any) int {
-	t.Helper()
-	var buf bytes.Buffer
-	if s, ok := body.(string); ok {
-		buf.WriteString(s)
-	} else if err := json.NewEncoder(&buf).Encode(body); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.Post(url, "application/json", &buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if out != nil {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			t.Fatalf("decode answer (status %d): %v", resp.StatusCode, err)
-		}
-	}
-	return resp.StatusCode
-}
+// post sends body as JSON and decodes the answer into out; it returns the
+// status. The hostd tests call it on every route.
+var post = testnet.PostJSON
 
 // quietLogger drops hostd's log lines.
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

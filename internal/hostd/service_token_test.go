@@ -2,7 +2,6 @@ package hostd
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -29,7 +28,7 @@ func TestTools_ServiceTokenIsPresentedOnEveryCall(t *testing.T) {
 	dir := t.TempDir()
 	writeConfigMapDir(t, dir, contextData(t, runnableRegistry(svc.URL+"/notes", 5)))
 	s := New(Options{ContextDir: dir, ServiceTokenFile: tokenFile, Now: func() time.Time { return time.UnixMilli(42) },
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: quietLogger()})
 	api, _ := loadAndServe(t, s)
 	for i := range 2 {
 		code, resp, _ := runTool(t, api.URL, "review_note", map[string]any{"id": "t", "arguments": map[string]any{"text": "ok"}})
@@ -63,7 +62,7 @@ func TestWebhook_ServiceTokenIsPresented(t *testing.T) {
 	}
 	dir := t.TempDir()
 	writeConfigMapDir(t, dir, contextData(t, reg))
-	s := New(Options{ContextDir: dir, ServiceTokenFile: tokenFile, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s := New(Options{ContextDir: dir, ServiceTokenFile: tokenFile, Logger: quietLogger()})
 	api, _ := loadAndServe(t, s)
 	var out BeforeResponse
 	if code := post(t, api.URL+"/v1/before", `{"call":{"id":"c1","name":"run","arguments":{}}}`, &out); code != 200 || !out.Allowed {

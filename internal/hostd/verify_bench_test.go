@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
@@ -37,7 +35,7 @@ func BenchmarkContextLoad(b *testing.B) {
 		keys *contextsig.Verifier
 	}{{"unsigned", nil}, {"signed", anchor}} {
 		b.Run(tc.name, func(b *testing.B) {
-			s := New(Options{ContextDir: dir, ContextKeys: tc.keys, Workspace: "team-a/ws", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			s := New(Options{ContextDir: dir, ContextKeys: tc.keys, Workspace: "team-a/ws", Logger: quietLogger()})
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {

@@ -3,8 +3,6 @@ package hostd
 import (
 	"context"
 	"crypto/ed25519"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -67,7 +65,7 @@ func TestVerify_ForgedUnsignedOrCrossWorkspaceContextsAreRefused(t *testing.T) {
 	dir := t.TempDir()
 	writeConfigMapDir(t, dir, signed(t, manager, fixedRegistry(), servedWS))
 	s := New(Options{ContextDir: dir, ContextKeys: anchorOf(t, key), Workspace: "team-a/ws",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: quietLogger()})
 	if err := s.Reload(context.Background(), true); err != nil {
 		t.Fatalf("the manager's signed context: %v", err)
 	}
@@ -115,7 +113,7 @@ func TestVerify_ForgedUnsignedOrCrossWorkspaceContextsAreRefused(t *testing.T) {
 	// A pod admitted for team-a/ws never serves team-b/ws, even one the
 	// manager signed, whatever ConfigMap it mounts.
 	other := New(Options{ContextDir: dir, ContextKeys: anchorOf(t, key), Workspace: "team-b/ws",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: quietLogger()})
 	writeConfigMapDir(t, dir, signed(t, manager, fixedRegistry(), servedWS))
 	if err := other.Reload(context.Background(), true); err == nil || !strings.Contains(err.Error(), "team-b/ws") {
 		t.Fatalf("a host for team-b/ws loaded team-a/ws's context: %v", err)
@@ -133,7 +131,7 @@ func TestVerify_KeyRotationCausesNoOutage(t *testing.T) {
 		"admitted before the rotation": anchorOf(t, oldKey),
 		"admitted during the rotation": anchorOf(t, oldKey, newKey),
 	} {
-		hosts[name] = New(Options{ContextDir: dir, ContextKeys: anchor, Workspace: "team-a/ws", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		hosts[name] = New(Options{ContextDir: dir, ContextKeys: anchor, Workspace: "team-a/ws", Logger: quietLogger()})
 	}
 	steps := []struct {
 		name   string
@@ -156,7 +154,7 @@ func TestVerify_KeyRotationCausesNoOutage(t *testing.T) {
 		}
 	}
 	// After the pods rolled, the new-only anchor takes the new-only signer.
-	newOnly := New(Options{ContextDir: dir, ContextKeys: anchorOf(t, newKey), Workspace: "team-a/ws", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	newOnly := New(Options{ContextDir: dir, ContextKeys: anchorOf(t, newKey), Workspace: "team-a/ws", Logger: quietLogger()})
 	writeConfigMapDir(t, dir, signed(t, signerOf(t, newKey), fixedRegistry(), servedWS))
 	if err := newOnly.Reload(context.Background(), true); err != nil {
 		t.Errorf("after the rotation: %v", err)
@@ -169,7 +167,7 @@ func TestVerify_TrustKeysWithoutAWorkspaceLoadNothing(t *testing.T) {
 	key := testenv.SigningKey(t)
 	dir := t.TempDir()
 	writeConfigMapDir(t, dir, signed(t, signerOf(t, key), fixedRegistry(), servedWS))
-	s := New(Options{ContextDir: dir, ContextKeys: anchorOf(t, key), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s := New(Options{ContextDir: dir, ContextKeys: anchorOf(t, key), Logger: quietLogger()})
 	err := s.Reload(context.Background(), true)
 	if err == nil || !strings.Contains(err.Error(), "no Workspace") {
 		t.Fatalf("a host with keys and no Workspace: %v, want the context refused naming the missing Workspace", err)

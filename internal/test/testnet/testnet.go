@@ -4,6 +4,7 @@
 package testnet
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net"
@@ -92,6 +93,30 @@ func GitServer(t testing.TB, root string, tls bool) *httptest.Server {
 	}
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// PostJSON POSTs body to url as JSON (a string as it is, anything else
+// encoded) and decodes the answer into out unless out is nil; it returns the
+// status and fails t when the request or the decoding fails.
+func PostJSON(t testing.TB, url string, body, out any) int {
+	t.Helper()
+	var buf bytes.Buffer
+	if s, ok := body.(string); ok {
+		buf.WriteString(s)
+	} else if err := json.NewEncoder(&buf).Encode(body); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(url, "application/json", &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatalf("decode answer (status %d): %v", resp.StatusCode, err)
+		}
+	}
+	return resp.StatusCode
 }
 
 // PostBearer POSTs body to url with token as its bearer token (none when
