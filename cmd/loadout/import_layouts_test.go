@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 	"sigs.k8s.io/yaml"
 )
 
@@ -114,7 +115,7 @@ func TestImport_AnthropicsSkillsDirectoryAndRoot(t *testing.T) {
 
 // Push takes each skill directory of anthropics/skills, templates/ and all.
 func TestPush_EverySkillDirectoryOfAnthropicsSkills_RSK3(t *testing.T) {
-	host := startRegistry(t)
+	host := testnet.Registry(t)
 	root := anthropicsSkills(t)
 	for _, dir := range []string{"skills/algorithmic-art", "skills/docx", "skills/theme-factory"} {
 		name := filepath.Base(dir)

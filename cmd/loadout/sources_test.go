@@ -2,30 +2,18 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/skillmd"
 	"github.com/loadout-dev/loadout/internal/skillpack/packtest"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
-
-// startRegistry serves an in-process OCI registry on loopback.
-func startRegistry(t *testing.T) string {
-	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
-}
 
 // everySkillWorkspace is a Workspace in team-a that activates every skill
 // of the fixture, pdf with one of its files.
@@ -51,7 +39,7 @@ func everySkillWorkspace(skills []packtest.Skill) string {
 // for byte, mode for mode, with every active skill's body in the system
 // prompt.
 func TestExternalSkills_PushPreviewMaterializeByteIdentical(t *testing.T) {
-	host := startRegistry(t)
+	host := testnet.Registry(t)
 	src := t.TempDir()
 	size := packtest.WriteAll(t, src)
 	all := packtest.AllSkills()
@@ -100,7 +88,7 @@ func TestExternalSkills_PushPreviewMaterializeByteIdentical(t *testing.T) {
 // SKILL.md too, so the agent side, which refuses a SKILL.md that disagrees
 // with its Skill, materializes both.
 func TestImportPush_OneFileSkillAndTruncatedDescriptionMaterialize(t *testing.T) {
-	host := startRegistry(t)
+	host := testnet.Registry(t)
 	src := t.TempDir()
 	long := strings.Repeat("d", 1500)
 	quick := "---\nname: quick\ndescription: A one-file skill.\n---\nQUICK BODY\n"
@@ -152,7 +140,7 @@ func materializeData(t *testing.T, data map[string]string) string {
 }
 
 func TestPush_PrintsSkillPinnedToTheDigestAndIsDeterministic(t *testing.T) {
-	host := startRegistry(t)
+	host := testnet.Registry(t)
 	src := t.TempDir()
 	packtest.Write(t, src)
 	first, stderr, err := run(t, "push", filepath.Join(src, "docx"), host+"/skills/docx:v1", "-n", "team-a")

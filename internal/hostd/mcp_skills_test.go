@@ -7,14 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
-	"log"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -389,22 +385,13 @@ func TestMCPSkills_ListPages(t *testing.T) {
 // kept in the verified cache on disk is listed with the digest it was
 // verified against and read with the same bytes.
 func TestMCPSkills_ExternalSkillServedOnceItsSourceArrives(t *testing.T) {
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	defer srv.Close()
 	skillMD := []byte("---\nname: pdf\ndescription: Reads PDFs.\nx-owner: docs-team\n---\nEXTERNAL-BODY\n")
-	art, err := skillpack.Pack(skillpack.Tree{
+	ref := pushSkill(t, "pdf", skillpack.Tree{
 		{Path: "SKILL.md", Mode: skillpack.ModeFile, Content: skillMD},
 		{Path: "bin/tool", Mode: skillpack.ModeExecutable, Content: binaryLogo},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := skillpack.Push(t.Context(), art, strings.TrimPrefix(srv.URL, "http://")+"/skills/pdf")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctxDir := t.TempDir()
-	writeExternalContext(t, ctxDir, ref.String())
+	writeExternalContext(t, ctxDir, ref)
 	s := New(Options{ContextDir: ctxDir, Sources: sources.New(sources.Options{CacheDir: t.TempDir()}), Logger: quietLogger()})
 	t.Cleanup(s.wait)
 	if err := s.Reload(t.Context(), true); err != nil {

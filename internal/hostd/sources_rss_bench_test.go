@@ -1,19 +1,12 @@
 package hostd
 
 import (
-	"context"
 	"crypto/rand"
 	"fmt"
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
@@ -92,23 +85,13 @@ func peakRSSServingExternalSkill(b *testing.B, bin, env string, without, with ma
 // for the benchmark's life and returns its pinned reference.
 func pushBigSkill(b *testing.B) string {
 	b.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	b.Cleanup(srv.Close)
 	tree := skillpack.Tree{skillfile.New("SKILL.md", []byte("---\nname: big\ndescription: A big skill.\n---\nBig.\n"), skillfile.ModeFile)}
 	for i := range bigSkillFiles {
 		data := make([]byte, bigSkillFileBytes)
 		_, _ = rand.Read(data)
 		tree = append(tree, skillfile.New(fmt.Sprintf("data-%d.bin", i), data, skillfile.ModeFile))
 	}
-	art, err := skillpack.Pack(tree)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ref, err := skillpack.Push(context.Background(), art, strings.TrimPrefix(srv.URL, "http://")+"/skills/big")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return ref.String()
+	return pushSkill(b, "big", tree)
 }
 
 // externalSkillContext is a context holding the skill name (described as

@@ -2,8 +2,6 @@ package hostd
 
 import (
 	"context"
-	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,13 +9,27 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/registry"
-
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 	"github.com/loadout-dev/loadout/internal/sources"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
+
+// pushSkill packs tree and pushes it as skills/name to an in-process
+// registry serving until the test ends; it returns the pinned reference.
+func pushSkill(t testing.TB, name string, tree skillpack.Tree) string {
+	t.Helper()
+	art, err := skillpack.Pack(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := skillpack.Push(context.Background(), art, testnet.Registry(t)+"/skills/"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref.String()
+}
 
 func writeExternalContext(t *testing.T, dir, reference string) {
 	t.Helper()
@@ -39,25 +51,16 @@ func writeExternalContext(t *testing.T, dir, reference string) {
 // served (its policy applies at once); the skill keeps its previous version
 // in the materialized tree, and /readyz names the failing source.
 func TestReload_FailingSkillSourceKeepsLastGoodTreeAndIsReported(t *testing.T) {
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	defer srv.Close()
-	art, err := skillpack.Pack(skillpack.Tree{{Path: "SKILL.md", Mode: skillpack.ModeFile, Content: []byte("---\nname: pdf\ndescription: Reads PDFs.\n---\nGOOD-BODY\n")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := skillpack.Push(context.Background(), art, strings.TrimPrefix(srv.URL, "http://")+"/skills/pdf")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref := pushSkill(t, "pdf", skillpack.Tree{{Path: "SKILL.md", Mode: skillpack.ModeFile, Content: []byte("---\nname: pdf\ndescription: Reads PDFs.\n---\nGOOD-BODY\n")}})
 	ctxDir, out := t.TempDir(), filepath.Join(t.TempDir(), "tree")
-	writeExternalContext(t, ctxDir, ref.String())
+	writeExternalContext(t, ctxDir, ref)
 	s := New(Options{ContextDir: ctxDir, MaterializeDir: out, Sources: sources.New(sources.Options{CacheDir: t.TempDir()}), Logger: quietLogger()})
 	t.Cleanup(s.wait)
 	if err := s.Reload(context.Background(), true); err != nil {
 		t.Fatal(err)
 	}
 	s.wait()
-	wrong := ref.String()[:len(ref.String())-64] + strings.Repeat("0", 64)
+	wrong := ref[:len(ref)-64] + strings.Repeat("0", 64)
 	writeExternalContext(t, ctxDir, wrong)
 	if err := s.Reload(context.Background(), true); err != nil {
 		t.Fatalf("a context whose source fails was not served: %v", err)

@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,8 +11,9 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 func writeSkill(t *testing.T, dir string) {
@@ -133,12 +133,10 @@ func TestUntar_RefusesUnsafeEntries(t *testing.T) {
 // TestPush_InProcessRegistryServesTheSameBytes pushes to an in-process
 // registry and reads the manifest and layer back by digest.
 func TestPush_InProcessRegistryServesTheSameBytes(t *testing.T) {
-	srv := httptest.NewServer(registry.New())
-	defer srv.Close()
+	host := testnet.Registry(t)
 	dir := t.TempDir()
 	writeSkill(t, dir)
 	art := mustPack(t, dir)
-	host := strings.TrimPrefix(srv.URL, "http://")
 	ref, err := Push(context.Background(), art, host+"/skills/docx:latest")
 	if err != nil {
 		t.Fatal(err)
