@@ -2,25 +2,20 @@ package controllers
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zapcore"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
-	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/workspace"
@@ -64,41 +59,26 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	env, cfg, err := testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	adminConfig = cfg
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
-
-	scheme := kubescheme.New()
-	if k8sClient, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	kit = &testenv.Kit{Client: k8sClient, Timeout: 30 * time.Second, NamespacePrefix: "ws-"}
-	// Labelled as an installation labels them: the manager honours a
-	// platform namespace only with its trust label.
-	for _, ns := range []string{platformNS, platformExtNS, platformOtherNS} {
-		if err := k8sClient.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
-			Labels: map[string]string{vocab.TrustLabel: string(vocab.TrustTrusted)}}}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-	}
-
-	mgrCfg := rest.CopyConfig(cfg)
-	mgrCfg.Wrap(writes.Wrap)
-	mgrCfg.Wrap(namespaceReads.wrap)
-	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	return testenv.RunSuite(m, testenv.SuiteOptions{Timeout: 30 * time.Second, NamespacePrefix: "ws-",
+		TrustedNamespaces: []string{platformNS, platformExtNS, platformOtherNS}, LogErrors: true},
+		func(s *testenv.Suite) (func() error, error) {
+			adminConfig, k8sClient, kit = s.Config, s.Client, s.Kit
+			return startManager(ctx, cancel)
+		})
+}
+
+// startManager starts the controllers under test until ctx ends; the
+// returned stop ends it and reports what the manager returned.
+func startManager(ctx context.Context, cancel context.CancelFunc) (func() error, error) {
+	mgrCfg := rest.CopyConfig(adminConfig)
+	mgrCfg.Wrap(writes.Wrap)
+	mgrCfg.Wrap(namespaceReads.wrap)
+	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{Scheme: k8sClient.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return nil, err
+	}
 	if reconciler, err = Setup(ctx, mgr, Options{
 		Policy: workspace.Policy{
 			PlatformNamespaces: []string{platformNS, platformExtNS, platformOtherNS},
@@ -108,25 +88,14 @@ func runSuite(m *testing.M) int {
 		ReconcileTimeout:        30 * time.Second,
 		MaxConcurrentReconciles: 4,
 	}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return nil, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	code := m.Run()
-	cancel()
-	if err := <-done; err != nil {
-		fmt.Fprintln(os.Stderr, "manager:", err)
-	}
-	return code
-}
-
-// zapLevel logs errors only, unless TEST_VERBOSE asks for the controllers' detail.
-func zapLevel() zapcore.Level {
-	if os.Getenv("TEST_VERBOSE") != "" {
-		return zapcore.Level(-2)
-	}
-	return zapcore.ErrorLevel
+	return func() error {
+		cancel()
+		return <-done
+	}, nil
 }
 
 // testResolver sends a Service reference to the test server registered for

@@ -1,7 +1,6 @@
 package crdvalidation
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -9,7 +8,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
@@ -21,21 +19,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	var err error
-	testEnv, cfg, err = testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	k8sClient, err = client.New(cfg, client.Options{Scheme: kubescheme.New()})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		_ = testEnv.Stop()
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := testEnv.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
-	}
-	os.Exit(code)
+	os.Exit(testenv.RunSuite(m, testenv.SuiteOptions{}, func(s *testenv.Suite) (func() error, error) {
+		testEnv, cfg, k8sClient = s.Env, s.Config, s.Client
+		return nil, nil
+	}))
 }

@@ -11,15 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zapcore"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
@@ -74,42 +69,24 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = os.RemoveAll(certDir) }()
-	env, cfg, err = testenv.Start(func(e *envtest.Environment) {
-		e.ControlPlane.GetAPIServer().CertDir = certDir
-		// A graceful stop waits for open watches; past this it is killed,
-		// which is a fault worth surviving too.
-		e.ControlPlane.GetAPIServer().StopTimeout = 5 * time.Second
+	return testenv.RunSuite(m, testenv.SuiteOptions{
+		// Waits are generous: the suite shares two cores with other work,
+		// and nothing here asserts timings.
+		Timeout: 60 * time.Second, NamespacePrefix: "hard-",
+		TrustedNamespaces: []string{platformNS},
+		Environment: []func(*envtest.Environment){func(e *envtest.Environment) {
+			e.ControlPlane.GetAPIServer().CertDir = certDir
+			// A graceful stop waits for open watches; past this it is killed,
+			// which is a fault worth surviving too.
+			e.ControlPlane.GetAPIServer().StopTimeout = 5 * time.Second
+		}},
+	}, func(s *testenv.Suite) (func() error, error) {
+		env, cfg, k8sClient, kit = s.Env, s.Config, s.Client, s.Kit
+		var err error
+		current, err = startManager()
+		// The tests may have replaced the manager by the time it stops.
+		return func() error { return current.Stop() }, err
 	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
-
-	if k8sClient, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	// Waits are generous: the suite shares two cores with other work, and
-	// nothing here asserts timings.
-	kit = &testenv.Kit{Client: k8sClient, Timeout: 60 * time.Second, NamespacePrefix: "hard-"}
-	// As config/manager labels it: the manager honours a platform namespace
-	// only with its trust label.
-	if err := k8sClient.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: platformNS,
-		Labels: map[string]string{vocab.TrustLabel: string(vocab.TrustTrusted)}}}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if current, err = startManager(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	if err := current.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "manager:", err)
-	}
-	return code
 }
 
 // contextSigner signs what the test manager publishes, as the real manager
@@ -128,14 +105,6 @@ var contextSigner, contextAnchor = func() (*contextsig.Signer, *contextsig.Verif
 var managerPolicy = workspace.Policy{
 	PlatformNamespaces: []string{platformNS, unclaimedPlatformNS},
 	DefaultTrust:       vocab.TrustRestricted,
-}
-
-// zapLevel logs errors only, unless TEST_VERBOSE asks for the controllers' detail.
-func zapLevel() zapcore.Level {
-	if os.Getenv("TEST_VERBOSE") != "" {
-		return zapcore.Level(-2)
-	}
-	return zapcore.ErrorLevel + 1 // the fault tests provoke expected errors
 }
 
 // startManager starts the production controllers with the test's

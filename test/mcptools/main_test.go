@@ -6,7 +6,6 @@ package mcptools
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"maps"
 	"net"
@@ -19,16 +18,10 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
-	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testmanager"
@@ -48,45 +41,24 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	e, restCfg, err := testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	env = e
-	defer func() { _ = env.Stop() }()
-	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
-	scheme := kubescheme.New()
-	c, err := client.New(restCfg, client.Options{Scheme: scheme})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	kit = &testenv.Kit{Client: c, Timeout: 60 * time.Second, NamespacePrefix: "mcp-"}
-	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: platformNS,
-		Labels: map[string]string{vocab.TrustLabel: string(vocab.TrustTrusted)}}}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	// The manager reaches the tests' Services through routes, as the
-	// cluster's DNS would; everything else is as the manager wires it.
-	doer := routes.doer(outbound.Options{Timeout: 5 * time.Second, MaxResponseBytes: 4 << 20})
-	mgr, err := testmanager.Start(context.Background(), restCfg, testmanager.Options{Controllers: controllers.Options{
-		Policy:                  workspace.Policy{PlatformNamespaces: []string{platformNS}, DefaultTrust: vocab.TrustRestricted},
-		Loader:                  workspace.HostLoader{Outbound: doer},
-		MaxConcurrentReconciles: 2,
-		ReconcileTimeout:        30 * time.Second,
-		MCP:                     controllers.MCPDiscovery{Outbound: doer, Resync: 2 * time.Second},
-	}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	if err := mgr.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "manager:", err)
-	}
-	return code
+	return testenv.RunSuite(m, testenv.SuiteOptions{Timeout: 60 * time.Second, NamespacePrefix: "mcp-",
+		TrustedNamespaces: []string{platformNS}}, func(s *testenv.Suite) (func() error, error) {
+		env, kit = s.Env, s.Kit
+		// The manager reaches the tests' Services through routes, as the
+		// cluster's DNS would; everything else is as the manager wires it.
+		doer := routes.doer(outbound.Options{Timeout: 5 * time.Second, MaxResponseBytes: 4 << 20})
+		mgr, err := testmanager.Start(context.Background(), s.Config, testmanager.Options{Controllers: controllers.Options{
+			Policy:                  workspace.Policy{PlatformNamespaces: []string{platformNS}, DefaultTrust: vocab.TrustRestricted},
+			Loader:                  workspace.HostLoader{Outbound: doer},
+			MaxConcurrentReconciles: 2,
+			ReconcileTimeout:        30 * time.Second,
+			MCP:                     controllers.MCPDiscovery{Outbound: doer, Resync: 2 * time.Second},
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return mgr.Stop, nil
+	})
 }
 
 // router sends calls for a Service host:port to a loopback address, as
