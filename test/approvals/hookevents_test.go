@@ -3,8 +3,6 @@ package approvals
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/approval"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
 )
 
@@ -114,13 +113,8 @@ func TestHookEvents_AFailingHookRaisesOneEventOnTheWorkspace(t *testing.T) {
 
 func metricsText(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	_, body := testnet.Get(t, url+"/metrics")
+	return body
 }
 
 func grepLines(text, sub string) string {

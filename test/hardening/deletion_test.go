@@ -2,9 +2,7 @@ package hardening
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	hostdserver "github.com/loadout-dev/loadout/internal/hostd"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -103,15 +102,8 @@ func TestTenancy_WorkspaceDeletionCannotFreezePolicy(t *testing.T) {
 			t.Errorf("%s through hostd on a Terminating Workspace's context: %+v, want denied", call.tool, v)
 		}
 	}
-	resp, err := http.Post(url+"/v1/events/UserInput", "application/json", strings.NewReader(`{"prompt":{"text":"hello"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
 	var answer hostdserver.EventResponse
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
-		t.Fatal(err)
-	}
+	testnet.PostJSON(t, url+"/v1/events/UserInput", `{"prompt":{"text":"hello"}}`, &answer)
 	if answer.Allowed || !strings.Contains(answer.Message, "is being deleted") {
 		t.Errorf("a prompt on a Terminating Workspace's context: %+v, want refused naming the deletion", answer)
 	}

@@ -1,8 +1,6 @@
 package hardening
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	hostdserver "github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // TestTenancy_PlatformJudgesATrustedTenantsRewriteInputAndAsk: a trusted
@@ -57,14 +56,8 @@ func TestTenancy_PlatformJudgesATrustedTenantsRewriteInputAndAsk(t *testing.T) {
 
 	post := func(path string, body, out any) {
 		t.Helper()
-		b, _ := json.Marshal(body)
-		resp, err := http.Post(url+path, "application/json", bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = resp.Body.Close() }()
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s: %d %v", path, resp.StatusCode, err)
+		if code := testnet.PostJSON(t, url+path, body, out); code != http.StatusOK {
+			t.Fatalf("%s: %d", path, code)
 		}
 	}
 	var b hostdserver.BeforeResponse

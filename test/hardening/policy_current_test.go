@@ -1,9 +1,7 @@
 package hardening
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +18,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	hostdserver "github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // TestBadInput_PlatformPolicyIsNeverHeldBack: a tenant with rights in its own
@@ -135,15 +134,9 @@ type verdict struct {
 // before asks hostd's /v1/before about one call.
 func before(t *testing.T, url, tool string, args map[string]any) verdict {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"call": map[string]any{"id": "c1", "name": tool, "arguments": args}})
-	resp, err := http.Post(url+"/v1/before", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
 	var out hostdserver.BeforeResponse
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("/v1/before: %d %v", resp.StatusCode, err)
+	if code := testnet.PostJSON(t, url+"/v1/before", map[string]any{"call": map[string]any{"id": "c1", "name": tool, "arguments": args}}, &out); code != http.StatusOK {
+		t.Fatalf("/v1/before: %d", code)
 	}
 	v := verdict{allowed: out.Allowed}
 	if out.Result != nil && len(out.Result.Content) > 0 {

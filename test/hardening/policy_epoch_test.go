@@ -23,6 +23,7 @@ import (
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contract"
 	hostdserver "github.com/loadout-dev/loadout/internal/hostd"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // epochHostd is a real hostd serving Workspace ns/dev with --policy-dir, on
@@ -64,13 +65,7 @@ func (h *epochHostd) write(t *testing.T, contextData, epochData map[string]strin
 
 func (h *epochHostd) ready(t *testing.T) (int, string) {
 	t.Helper()
-	resp, err := http.Get(h.url + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return testnet.Get(t, h.url+"/readyz")
 }
 
 // epochOf waits for ns's policy epoch to satisfy check and returns it.

@@ -230,17 +230,12 @@ type toolRun struct {
 	} `json:"result"`
 }
 
-func postTool(t *testing.T, h, name string, args map[string]any) (int, []byte) {
+func postTool(t *testing.T, h, name string, args map[string]any) (int, string) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"call": map[string]any{"id": "call-1", "arguments": args}})
-	resp, err := http.Post(h+"/v1/tools/"+name, "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	var buf bytes.Buffer
-	_, _ = buf.ReadFrom(resp.Body)
-	return resp.StatusCode, buf.Bytes()
+	body := testenv.JSON(t, map[string]any{"call": map[string]any{"id": "call-1", "arguments": args}})
+	req, _ := http.NewRequest(http.MethodPost, h+"/v1/tools/"+name, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	return testnet.Do(t, nil, req)
 }
 
 func callREST(t *testing.T, h, name string, args map[string]any) toolRun {
@@ -250,7 +245,7 @@ func callREST(t *testing.T, h, name string, args map[string]any) toolRun {
 		t.Fatalf("POST /v1/tools/%s answered %d: %s", name, code, body)
 	}
 	var out toolRun
-	if err := json.Unmarshal(body, &out); err != nil {
+	if err := json.Unmarshal([]byte(body), &out); err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -302,19 +302,12 @@ func postHeaders(t *testing.T, addr string, ca []byte, token, extension string) 
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, network, addr)
 		}}}
-	body, _ := json.Marshal(mcpheaders.Request{Extension: extension})
-	req, _ := http.NewRequest(http.MethodPost, "https://"+headersHost+":8444"+mcpheaders.Path, bytes.NewReader(body))
+	body := testenv.JSON(t, mcpheaders.Request{Extension: extension})
+	req, _ := http.NewRequest(http.MethodPost, "https://"+headersHost+":8444"+mcpheaders.Path, strings.NewReader(body))
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	var b bytes.Buffer
-	_, _ = b.ReadFrom(resp.Body)
-	return resp.StatusCode, b.String()
+	return testnet.Do(t, c, req)
 }
 
 // assertNoKey reads every ConfigMap, Extension, Workspace and Event of the
