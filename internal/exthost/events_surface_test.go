@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // compileCase is an expression of an event's hook and the compile error it
@@ -134,12 +134,11 @@ func TestEvent_SummaryAndBeforeAgentStartInput_RLC5(t *testing.T) {
 // webhook's review.
 func TestHooks_SeeSessionAgentAndCwd_RLC6(t *testing.T) {
 	var review HookReview
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := testnet.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(body, &review)
 		_, _ = w.Write([]byte(`{"allowed":true}`))
-	}))
-	defer srv.Close()
+	})
 	h := newTestHost("bash")
 	mustLoad(t, h, factorySource("ext", nil, hookFactory(
 		celHook(t, "explorers-read-only", vocab.BeforeToolCall,

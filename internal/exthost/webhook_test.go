@@ -12,21 +12,21 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // webhookServer answers every review with handler and records the last one.
 func webhookServer(t *testing.T, handler func(w http.ResponseWriter, review HookReview)) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
 	var hits atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := testnet.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		var review HookReview
 		if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
 			t.Errorf("webhook got an unreadable review: %v", err)
 		}
 		handler(w, review)
-	}))
-	t.Cleanup(srv.Close)
+	})
 	return srv, &hits
 }
 
@@ -113,22 +113,13 @@ func TestWebhook_BrokenAfterHookOnlyDiagnoses_RHK5(t *testing.T) {
 // answers 302 to a metadata endpoint blocks the call; the endpoint is never
 // contacted and nothing of it appears in the diagnostic.
 func TestWebhook_RedirectFailsClosedWithoutFollowingOrLeaking(t *testing.T) {
-	var contacted atomic.Bool
-	metadata := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		contacted.Store(true)
-		_, _ = w.Write([]byte(`{"allowed":true,"message":"AKIA-LEAKED"}`))
-	}))
-	defer metadata.Close()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, metadata.URL+"/latest/meta-data", http.StatusFound)
-	}))
-	defer srv.Close()
+	srv := testnet.RedirectToMetadata(t, `{"allowed":true,"message":"AKIA-LEAKED"}`)
 	h := webhookHost(t, srv.URL, vocab.BeforeToolCall, time.Second)
 	c := call("r-1", "write", "x")
 	r, d := h.Execute(context.Background(), c, (&coreCounter{}).run)
 	assertPaired(t, c, r)
-	if !r.IsError || contacted.Load() || len(d) != 1 || strings.Contains(d[0].Message, "AKIA") || !strings.Contains(d[0].Message, "redirects are not followed") {
-		t.Fatalf("result %+v diagnostics %+v contacted %v", r, d, contacted.Load())
+	if !r.IsError || srv.Contacted() || len(d) != 1 || strings.Contains(d[0].Message, "AKIA") || !strings.Contains(d[0].Message, "redirects are not followed") {
+		t.Fatalf("result %+v diagnostics %+v contacted %v", r, d, srv.Contacted())
 	}
 }
 

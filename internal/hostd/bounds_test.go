@@ -18,6 +18,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/jsonlimit"
 	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // emptyObjectsAnswer is a tool answer of n bytes at most whose details hold
@@ -109,10 +110,9 @@ func TestBounds_ToolAnswerDrawsFromTheRequestsDecodeBudget(t *testing.T) {
 // A webhook hook answering more values than a verdict needs fails the
 // before call closed, the reason naming the limit.
 func TestBounds_WebhookAnswerOverTheValueLimitFailsClosed(t *testing.T) {
-	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	svc := testnet.Serve(t, func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, `{"allowed":true,"extra":[`+strings.Repeat(`{},`, 10_000)+`{}]}`)
-	}))
-	defer svc.Close()
+	})
 	reg := contract.Registry{
 		Tools: []contract.Tool{{Name: "run", Description: "Runs.", Extension: "policy"}},
 		Hooks: []contract.Hook{{Extension: "policy", Name: "remote", Event: contract.EventBeforeToolCall, TimeoutSeconds: 5,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/sources"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // hungRegistry accepts connections and never answers: a source that freezes
@@ -164,12 +165,11 @@ func TestReload_HungSourceDelaysNeitherPolicyNorReadyz(t *testing.T) {
 // source and the status code, never the body.
 func TestReadyz_NamesAFailingSourceButNeverItsBody(t *testing.T) {
 	const marker = "REMOTE-BODY-MARKER-c4d1"
-	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	remote := testnet.Serve(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(http.StatusForbidden)
 		_, _ = io.WriteString(w, marker+` {"AccessKeyId":"`+marker+`"}`)
-	}))
-	t.Cleanup(remote.Close)
+	})
 	dir := t.TempDir()
 	ref := strings.TrimPrefix(remote.URL, "http://") + "/skills/pdf@sha256:" + strings.Repeat("b", 64)
 	writeConfigMapDir(t, dir, withExternalSkill(t, contextData(t, fixedRegistry()), "pdf", ref))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 
 	"github.com/loadout-dev/loadout/internal/ledger"
 	"github.com/loadout-dev/loadout/internal/ledgerexport"
@@ -90,11 +91,10 @@ func BenchmarkRoundTrip_BeforeLedger(b *testing.B) {
 				opts.Ledger = ledger.NewWriter(f)
 			}
 			if mode == "on-file-otlp" {
-				receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				receiver := testnet.Serve(b, func(w http.ResponseWriter, r *http.Request) {
 					_, _ = io.Copy(io.Discard, r.Body)
 					w.Header().Set("Content-Type", "application/x-protobuf")
-				}))
-				defer receiver.Close()
+				})
 				b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.URL)
 				exp, err := ledgerexport.FromEnv(context.Background())
 				if err != nil {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -310,11 +309,10 @@ func BenchmarkHostd_PeakRSS_16ConcurrentToolAnswersOf1MiBEmptyObjects(b *testing
 	}
 	bin := hostdBinary(b)
 	answer := emptyObjectsAnswer(1 << 20)
-	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	svc := testnet.Serve(b, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		_, _ = w.Write(answer)
-	}))
-	defer svc.Close()
+	})
 	data := contextData(b, runnableRegistry(svc.URL, 30))
 	b.Run("sample-128Mi-limit", func(b *testing.B) { toolAnswerAttack(b, bin, "GOMEMLIMIT=107374182", data) })
 }

@@ -3,13 +3,13 @@ package hostd
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // TestTools_ServiceTokenIsPresentedOnEveryCall: with --service-token-file,
@@ -48,11 +48,10 @@ func TestTools_ServiceTokenIsPresentedOnEveryCall(t *testing.T) {
 // token too (the same outbound client as tools).
 func TestWebhook_ServiceTokenIsPresented(t *testing.T) {
 	var got string
-	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	svc := testnet.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		got = r.Header.Get("Authorization")
 		_, _ = io.WriteString(w, `{"allowed":true}`)
-	}))
-	defer svc.Close()
+	})
 	tokenFile := testenv.TempFile(t, "token", []byte("projected.service.token"), 0o600)
 	reg := contract.Registry{
 		Tools: []contract.Tool{{Name: "run", Description: "Runs.", Extension: "policy"}},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
@@ -25,34 +26,23 @@ func caBundleOf(srv *httptest.Server) []byte {
 // 302 to a metadata endpoint gets an error naming the status; the target is
 // never contacted, so its body cannot appear anywhere.
 func TestDo_RedirectIsNotFollowedAndItsTargetNeverLeaks(t *testing.T) {
-	contacted := false
-	metadata := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		contacted = true
-		_, _ = io.WriteString(w, `{"AccessKeyId":"AKIA-LEAKED"}`)
-	}))
-	defer metadata.Close()
-	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, metadata.URL+"/latest/meta-data/iam", http.StatusFound)
-	}))
-	defer svc.Close()
-
+	svc := testnet.RedirectToMetadata(t, `{"AccessKeyId":"AKIA-LEAKED"}`)
 	_, err := New(Options{}).Do(context.Background(), Request{Target: Target{URL: svc.URL}})
 	var se *StatusError
 	if !errors.As(err, &se) || se.StatusCode != http.StatusFound {
 		t.Fatalf("err = %v, want a 302 StatusError", err)
 	}
-	if contacted || strings.Contains(err.Error(), "AKIA") || !strings.Contains(err.Error(), "redirects are not followed") {
-		t.Fatalf("redirect followed (%v) or leaked: %v", contacted, err)
+	if svc.Contacted() || strings.Contains(err.Error(), "AKIA") || !strings.Contains(err.Error(), "redirects are not followed") {
+		t.Fatalf("redirect followed (%v) or leaked: %v", svc.Contacted(), err)
 	}
 }
 
 // TestDo_ErrorBodiesNeverEnterErrors: a 500 answer's body is not read into
 // the error.
 func TestDo_ErrorBodiesNeverEnterErrors(t *testing.T) {
-	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	svc := testnet.Serve(t, func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "internal secret token=abc", http.StatusInternalServerError)
-	}))
-	defer svc.Close()
+	})
 	_, err := New(Options{}).Do(context.Background(), Request{Target: Target{URL: svc.URL}})
 	if err == nil || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "500") {
 		t.Fatalf("err = %v", err)
@@ -63,13 +53,12 @@ func TestDo_ErrorBodiesNeverEnterErrors(t *testing.T) {
 // by the client's deadline even when the caller's context has none.
 func TestDo_EachCallHasItsOwnDeadline(t *testing.T) {
 	release := make(chan struct{})
-	svc := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+	svc := testnet.Serve(t, func(_ http.ResponseWriter, r *http.Request) {
 		select {
 		case <-release:
 		case <-r.Context().Done():
 		}
-	}))
-	defer svc.Close()
+	})
 	defer close(release)
 	_, err := New(Options{Timeout: 50 * time.Millisecond}).Do(context.Background(), Request{Target: Target{URL: svc.URL}})
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -115,11 +104,10 @@ func TestDo_SignsCallsTheStandardWebhooksWay(t *testing.T) {
 	keyFile := testenv.TempFile(t, "key", []byte(secret+"\n"), 0o600)
 	var got []http.Header
 	var gotBody []byte
-	svc := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+	svc := testnet.Serve(t, func(_ http.ResponseWriter, r *http.Request) {
 		got = append(got, r.Header.Clone())
 		gotBody, _ = io.ReadAll(r.Body)
-	}))
-	defer svc.Close()
+	})
 	body := []byte(`{"audience":{"kind":"tool","name":"t","url":"http://t"},"call":{"id":"1"}}`)
 	c := New(Options{SigningKeyFile: keyFile})
 	for range 2 {
@@ -160,10 +148,9 @@ func TestDo_SignsCallsTheStandardWebhooksWay(t *testing.T) {
 // TestDo_ResponsesAreCapped: an answer over the cap is an error, not a
 // buffer that grows.
 func TestDo_ResponsesAreCapped(t *testing.T) {
-	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	svc := testnet.Serve(t, func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write(make([]byte, 2048))
-	}))
-	defer svc.Close()
+	})
 	if _, err := New(Options{MaxResponseBytes: 1024}).Do(context.Background(), Request{Target: Target{URL: svc.URL}}); err == nil || !strings.Contains(err.Error(), "exceeds 1024") {
 		t.Fatalf("err = %v", err)
 	}
@@ -173,11 +160,10 @@ func TestDo_ResponsesAreCapped(t *testing.T) {
 // address; the URL and Host header stay the Service's.
 func TestClient_AddressesDialAServiceElsewhereKeepingItsHost(t *testing.T) {
 	var host string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := testnet.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		host = r.Host
 		_, _ = w.Write([]byte("{}"))
-	}))
-	defer srv.Close()
+	})
 	c := New(Options{Addresses: map[string]string{"review-notes.team-a.svc:8080": srv.Listener.Addr().String()}})
 	if _, err := c.Do(t.Context(), Request{Target: Target{URL: "http://review-notes.team-a.svc:8080/notes"}, Body: []byte("{}")}); err != nil {
 		t.Fatal(err)

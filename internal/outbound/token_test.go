@@ -3,13 +3,14 @@ package outbound
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // TestDo_PresentsTheServiceTokenAndPicksUpARotatedFile: every call carries
@@ -19,12 +20,11 @@ import (
 func TestDo_PresentsTheServiceTokenAndPicksUpARotatedFile(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
-	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	svc := testnet.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen = append(seen, r.Header.Get("Authorization"))
 		mu.Unlock()
-	}))
-	defer svc.Close()
+	})
 	file := filepath.Join(t.TempDir(), "token")
 	write := func(tok string) {
 		// As the kubelet does: a new file renamed over the old one.
@@ -86,8 +86,7 @@ func TestDo_PresentsTheServiceTokenAndPicksUpARotatedFile(t *testing.T) {
 // (Standard Webhooks signing only) no bearer token is sent.
 func TestDo_NoServiceTokenFileSendsNoAuthorization(t *testing.T) {
 	var got string
-	svc := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = r.Header.Get("Authorization") }))
-	defer svc.Close()
+	svc := testnet.Serve(t, func(_ http.ResponseWriter, r *http.Request) { got = r.Header.Get("Authorization") })
 	if _, err := New(Options{}).Do(context.Background(), Request{Target: Target{URL: svc.URL}}); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // hostileRegistry answers every manifest GET with a body of size bytes
@@ -20,7 +21,7 @@ import (
 // streamed from a small buffer so the server itself allocates little.
 func hostileRegistry(t *testing.T, size int64, announce bool) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	srv := testnet.Serve(t, func(w http.ResponseWriter, req *http.Request) {
 		if !strings.Contains(req.URL.Path, "/manifests/") {
 			w.WriteHeader(http.StatusOK) // /v2/: no auth
 			return
@@ -42,8 +43,7 @@ func hostileRegistry(t *testing.T, size int64, announce bool) *httptest.Server {
 			chunk[0] = ' '
 			sent += n
 		}
-	}))
-	t.Cleanup(srv.Close)
+	})
 	return srv
 }
 
@@ -94,7 +94,7 @@ func TestFetch_ManifestNamingAHugeConfigBlobIsRefused(t *testing.T) {
 		`"config":{"mediaType":"application/vnd.oci.empty.v1+json","digest":"sha256:` + strings.Repeat("cd", 32) + `","size":` +
 		fmt.Sprint(99<<20) + `},"layers":[]}`)
 	var blobs atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	srv := testnet.Serve(t, func(w http.ResponseWriter, req *http.Request) {
 		switch {
 		case strings.Contains(req.URL.Path, "/manifests/"):
 			w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
@@ -105,8 +105,7 @@ func TestFetch_ManifestNamingAHugeConfigBlobIsRefused(t *testing.T) {
 		default:
 			w.WriteHeader(http.StatusOK)
 		}
-	}))
-	t.Cleanup(srv.Close)
+	})
 	ref := strings.TrimPrefix(srv.URL, "http://") + "/skills/config@sha256:" + sha256Hex(manifest)
 	_, err := New(Options{CacheDir: t.TempDir()}).Fetch(context.Background(), contract.SkillSource{OCI: &contract.OCISource{Reference: ref}})
 	var fe *FetchError

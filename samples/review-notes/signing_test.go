@@ -143,11 +143,10 @@ func TestReviewNotes_RefusesReplayedStaleAndCrossToolCalls(t *testing.T) {
 	}})
 	t.Cleanup(tap.Close)
 	// deploy's Service: it answers, and keeps what it received.
-	deploy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	deploy := testnet.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		toDeploy.keep(r)
 		_, _ = io.WriteString(w, `{"content":[{"type":"text","text":"deployed"}]}`)
-	}))
-	t.Cleanup(deploy.Close)
+	})
 
 	hostdAddr := testnet.FreeAddr(t)
 	testenv.StartCommand(t, agentcmd.NewHostdCommand(), "--allow-unsigned-context", "--context-dir", toolContextDir(t, deploy.URL+"/run"), "--addr", hostdAddr,

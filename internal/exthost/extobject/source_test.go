@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"reflect"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // reviewExtension is the extension of the fixed example (docs/rules.md).
@@ -132,15 +132,14 @@ func TestFromObject_WebhookURLsStayInOwnNamespace(t *testing.T) {
 func serviceBacked(t *testing.T, manifest string) (*v1alpha1.Extension, *atomic.Int32, WebhookResolver) {
 	t.Helper()
 	var hits atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := testnet.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		if r.URL.Path != "/manifest.json" {
 			http.NotFound(w, r)
 			return
 		}
 		_, _ = w.Write([]byte(manifest))
-	}))
-	t.Cleanup(srv.Close)
+	})
 	u, _ := url.Parse(srv.URL)
 	resolve := func(ns string, ref v1alpha1.ServiceReference) (string, error) {
 		if ns != "team-a" {
@@ -216,21 +215,12 @@ func TestServiceBacked_BadManifestRejects(t *testing.T) {
 // redirects to a metadata endpoint gets ImportFailed naming the status; the
 // endpoint's JSON never reaches the outcome's message.
 func TestServiceBacked_ManifestRedirectIsNotFollowed(t *testing.T) {
-	var contacted atomic.Bool
-	metadata := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		contacted.Store(true)
-		_, _ = w.Write([]byte(`{"AccessKeyId":"AKIA-LEAKED"}`))
-	}))
-	defer metadata.Close()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, metadata.URL+"/latest/meta-data/iam", http.StatusFound)
-	}))
-	defer srv.Close()
+	srv := testnet.RedirectToMetadata(t, `{"AccessKeyId":"AKIA-LEAKED"}`)
 	ext, _, _ := serviceBacked(t, `{}`)
 	resolve := func(string, v1alpha1.ServiceReference) (string, error) { return srv.URL + "/manifest.json", nil }
 	out := newTestHost().Load(context.Background(), FromObject(ext, resolve), true)
-	if out.State != vocab.ExtensionRejected || out.Reason != exthost.ReasonImportFailed || contacted.Load() ||
+	if out.State != vocab.ExtensionRejected || out.Reason != exthost.ReasonImportFailed || srv.Contacted() ||
 		strings.Contains(out.Message, "AKIA") || !strings.Contains(out.Message, "redirects are not followed") {
-		t.Fatalf("outcome %+v (metadata contacted: %v)", out, contacted.Load())
+		t.Fatalf("outcome %+v (metadata contacted: %v)", out, srv.Contacted())
 	}
 }
