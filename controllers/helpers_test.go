@@ -7,6 +7,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 // workspaceWithRoots is a Workspace reading its own namespace and then the
@@ -23,23 +24,18 @@ func workspaceWithRoots(ns, name, platform string) *v1alpha1.Workspace {
 // reviewExtension is the fixed example (docs/rules.md)'s extension: tool review_note, a before hook
 // denying SECRET and an after hook that observes.
 func reviewExtension(ns string) *v1alpha1.Extension {
-	return &v1alpha1.Extension{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "review-extension"},
-		Spec: v1alpha1.ExtensionSpec{
-			PromptGuide: "Use review_note to record findings.",
-			Tools: []v1alpha1.ExtensionTool{{
-				Name: "review_note", Description: "Adds a review note.",
-				InputSchema: &runtime.RawExtension{Raw: []byte(`{"type":"object","properties":{"text":{"type":"string"}}}`)},
-			}},
-			Hooks: []v1alpha1.ExtensionHook{
-				{Name: "deny-secret", Event: vocab.BeforeToolCall, TimeoutSeconds: 10,
-					Match: &v1alpha1.HookMatch{Tools: []v1alpha1.ToolName{"review_note"}},
-					CEL:   &v1alpha1.CELHook{Expression: "!string(call.arguments.text).contains('SECRET')", Message: "notes must not contain secrets"}},
-				{Name: "observe", Event: vocab.AfterToolResult, TimeoutSeconds: 10, CEL: &v1alpha1.CELHook{Expression: "true"}},
-			},
-			MessageTypes: []v1alpha1.MessageType{{Type: "review/note", InContext: true}},
-		},
-	}
+	ext := testenv.Extension(ns, "review-extension", []v1alpha1.ExtensionTool{{
+		Name: "review_note", Description: "Adds a review note.",
+		InputSchema: &runtime.RawExtension{Raw: []byte(`{"type":"object","properties":{"text":{"type":"string"}}}`)},
+	}},
+		v1alpha1.ExtensionHook{Name: "deny-secret", Event: vocab.BeforeToolCall, TimeoutSeconds: 10,
+			Match: &v1alpha1.HookMatch{Tools: []v1alpha1.ToolName{"review_note"}},
+			CEL:   &v1alpha1.CELHook{Expression: "!string(call.arguments.text).contains('SECRET')", Message: "notes must not contain secrets"}},
+		v1alpha1.ExtensionHook{Name: "observe", Event: vocab.AfterToolResult, TimeoutSeconds: 10, CEL: &v1alpha1.CELHook{Expression: "true"}},
+	)
+	ext.Spec.PromptGuide = "Use review_note to record findings."
+	ext.Spec.MessageTypes = []v1alpha1.MessageType{{Type: "review/note", InContext: true}}
+	return ext
 }
 
 func extensionStatesOf(ws *v1alpha1.Workspace) map[string]vocab.ExtensionLoadState {

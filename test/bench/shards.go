@@ -130,14 +130,7 @@ func (c *child) stats(ctx context.Context, gc bool) (*shards.Stats, error) {
 
 func (c *child) stop() {
 	_ = c.stdin.Close()
-	done := make(chan struct{})
-	go func() { _ = c.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-done
-	}
+	testenv.WaitOrKill(c.cmd, 30*time.Second)
 }
 
 func (c *child) kill() {

@@ -313,17 +313,7 @@ func (c *cluster) runManagerAsServiceAccount(t *testing.T) *testenv.SyncBuffer {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	t.Cleanup(func() { testenv.Interrupt(cmd, 15*time.Second) })
 	eventually(t, "manager /readyz", func() error {
 		resp, err := http.Get("http://" + probeAddr + "/readyz")
 		if err != nil {

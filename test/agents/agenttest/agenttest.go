@@ -178,15 +178,7 @@ func (p *Process) Log() string {
 // Stop ends the process and waits for it; stopping twice is harmless.
 func (p *Process) Stop() {
 	if p.cmd.ProcessState == nil {
-		_ = p.cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = p.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-done
-		}
+		testenv.Interrupt(p.cmd, 10*time.Second)
 	}
 }
 
