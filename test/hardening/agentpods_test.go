@@ -184,6 +184,13 @@ func hostd(pod *corev1.Pod) *corev1.Container {
 	return nil
 }
 
+// addTokenVolume adds a volume projecting a service account token for
+// audience, as a tenant would to get a token of its own.
+func addTokenVolume(p *corev1.Pod, name, audience string) {
+	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: audience, Path: "t"}}}}}})
+}
+
 func volume(pod *corev1.Pod, name string) *corev1.Volume {
 	for i := range pod.Spec.Volumes {
 		if pod.Spec.Volumes[i].Name == name {
@@ -480,8 +487,7 @@ func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t
 			p.Spec.Containers[0].VolumeMounts = append(p.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: serviceTokenVolume, MountPath: "/token", ReadOnly: true})
 		}, []string{"volumeMounts of container agent", "only loadout-hostd mounts loadout-service-token"}},
 		{"projects a Loadout-audience token for the agent", func(p *corev1.Pod) {
-			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "mine", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-				Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: toolauth.Audience, Path: "t"}}}}}})
+			addTokenVolume(p, "mine", toolauth.Audience)
 			p.Spec.Containers[0].VolumeMounts = append(p.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "mine", MountPath: "/token"})
 		}, []string{"spec.volumes[mine]", "hostd's alone"}},
 		{"gives hostd a token of another audience", func(p *corev1.Pod) {
@@ -514,13 +520,11 @@ func TestAgentPods_TenantCannotCreateALabelledPodWithAnAlteredOrMissingSidecar(t
 			h.Command = slices.DeleteFunc(slices.Clone(h.Command), func(a string) bool { return strings.HasPrefix(a, "--mcp-headers-token-file") })
 		}), []string{"spec.initContainers[loadout-hostd].command", "--mcp-headers-token-file"}},
 		{"projects an MCP-headers token for the agent", func(p *corev1.Pod) {
-			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "keys", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-				Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: mcpheaders.Audience, Path: "t"}}}}}})
+			addTokenVolume(p, "keys", mcpheaders.Audience)
 			p.Spec.Containers[0].VolumeMounts = append(p.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "keys", MountPath: "/keys"})
 		}, []string{"spec.volumes[keys]", "loadout.dev/mcp-headers is hostd's alone"}},
 		{"projects it in an init container's volume", func(p *corev1.Pod) {
-			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "early", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-				Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: mcpheaders.Audience, Path: "t"}}}}}})
+			addTokenVolume(p, "early", mcpheaders.Audience)
 			p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: "fetch", Image: "example.com/curl",
 				VolumeMounts: []corev1.VolumeMount{{Name: "early", MountPath: "/keys"}, {Name: treeVolume, MountPath: "/etc/claude-code", ReadOnly: true},
 					{Name: treeVolume, MountPath: "/etc/codex", ReadOnly: true}}})
