@@ -62,7 +62,7 @@ func BenchmarkHostd_PeakRSS_4ByteGitSkillBeside150MiB(b *testing.B) {
 
 func peakRSSServingGitSkill(b *testing.B, bin, env string, source *contract.SkillSource) {
 	b.Helper()
-	peakRSSServingExternalSkill(b, bin, env, externalSkillContext(b, "tiny", nil), externalSkillContext(b, "tiny", source), 32<<20,
+	peakRSSServingExternalSkill(b, bin, env, externalSkillContext(b, "tiny", "A tiny skill.", nil), externalSkillContext(b, "tiny", "A tiny skill.", source), 32<<20,
 		func(out string) bool {
 			body, err := os.ReadFile(filepath.Join(out, "skills", "tiny", "SKILL.md"))
 			return err == nil && strings.HasSuffix(string(body), "\nTiny")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,9 +78,7 @@ func BenchmarkRoundTrip_BeforeLedger(b *testing.B) {
 	body := []byte(`{"call":{"id":"call-1","name":"review_note","arguments":{"text":"looks good"}}}`)
 	for _, mode := range []string{"off", "on-file", "on-file-otlp"} {
 		b.Run(mode, func(b *testing.B) {
-			dir := b.TempDir()
-			writeConfigMapDir(b, dir, contextData(b, fixedRegistry()))
-			opts := Options{ContextDir: dir, Logger: quietLogger()}
+			var opts Options
 			if mode != "off" {
 				f, err := os.Create(filepath.Join(b.TempDir(), "ledger.log"))
 				if err != nil {
@@ -103,12 +100,7 @@ func BenchmarkRoundTrip_BeforeLedger(b *testing.B) {
 				defer func() { _ = exp.Shutdown(context.Background()) }()
 				opts.Ledger.OnRecord = exp.Record
 			}
-			s := New(opts)
-			if err := s.Reload(context.Background(), true); err != nil {
-				b.Fatal(err)
-			}
-			ts := httptest.NewServer(s.Handler())
-			defer ts.Close()
+			_, ts, _ := serveContext(b, contextData(b, fixedRegistry()), opts)
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 			measure(b, func() { postOK(b, client, ts.URL+"/v1/before", body) })
 		})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
@@ -162,12 +163,7 @@ func TestRun_AfterFirstLoadOnce(t *testing.T) {
 }
 
 func TestFingerprint_PlainDirectory(t *testing.T) {
-	dir := t.TempDir()
-	for k, v := range contextData(t, fixedRegistry()) {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := resourcestest.Tree(t, contextData(t, fixedRegistry()))
 	a := takeFingerprint(dir)
 	if err := os.WriteFile(filepath.Join(dir, contract.KeySystemPrompt), []byte("changed, and longer\n"), 0o644); err != nil {
 		t.Fatal(err)

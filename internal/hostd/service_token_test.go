@@ -25,11 +25,8 @@ func TestTools_ServiceTokenIsPresentedOnEveryCall(t *testing.T) {
 		recordNote(w, r)
 	})
 	tokenFile := testenv.TempFile(t, "token", []byte("projected.service.token\n"), 0o600)
-	dir := t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, runnableRegistry(svc.URL+"/notes", 5)))
-	s := New(Options{ContextDir: dir, ServiceTokenFile: tokenFile, Now: func() time.Time { return time.UnixMilli(42) },
-		Logger: quietLogger()})
-	api, _ := loadAndServe(t, s)
+	_, api, _ := serveContext(t, contextData(t, runnableRegistry(svc.URL+"/notes", 5)),
+		Options{ServiceTokenFile: tokenFile, Now: func() time.Time { return time.UnixMilli(42) }})
 	for i := range 2 {
 		code, resp, _ := runTool(t, api.URL, "review_note", map[string]any{"id": "t", "arguments": map[string]any{"text": "ok"}})
 		if code != 200 || resp.Result.IsError {
@@ -59,10 +56,7 @@ func TestWebhook_ServiceTokenIsPresented(t *testing.T) {
 			Webhook: &contract.WebhookHook{URL: svc.URL + "/check"}}},
 		Extensions: []string{"policy"},
 	}
-	dir := t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, reg))
-	s := New(Options{ContextDir: dir, ServiceTokenFile: tokenFile, Logger: quietLogger()})
-	api, _ := loadAndServe(t, s)
+	_, api, _ := serveContext(t, contextData(t, reg), Options{ServiceTokenFile: tokenFile})
 	var out BeforeResponse
 	if code := post(t, api.URL+"/v1/before", `{"call":{"id":"c1","name":"run","arguments":{}}}`, &out); code != 200 || !out.Allowed {
 		t.Fatalf("before: %d %+v", code, out)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/skillfile"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 )
@@ -43,8 +42,8 @@ func BenchmarkHostd_PeakRSS_120MiBExternalSkill(b *testing.B) {
 func peakRSSServingSource(b *testing.B, bin, env, reference string) {
 	b.Helper()
 	last := filepath.Join("skills", "big", fmt.Sprintf("data-%d.bin", bigSkillFiles-1))
-	peakRSSServingExternalSkill(b, bin, env, externalSkillContext(b, "big", nil),
-		externalSkillContext(b, "big", &contract.SkillSource{OCI: &contract.OCISource{Reference: reference}}), 64<<20,
+	peakRSSServingExternalSkill(b, bin, env, externalSkillContext(b, "big", "A big skill.", nil),
+		externalSkillContext(b, "big", "A big skill.", &contract.SkillSource{OCI: &contract.OCISource{Reference: reference}}), 64<<20,
 		func(out string) bool {
 			fi, err := os.Stat(filepath.Join(out, last))
 			return err == nil && fi.Size() == bigSkillFileBytes
@@ -92,22 +91,6 @@ func pushBigSkill(b *testing.B) string {
 		tree = append(tree, skillfile.New(fmt.Sprintf("data-%d.bin", i), data, skillfile.ModeFile))
 	}
 	return pushSkill(b, "big", tree)
-}
-
-// externalSkillContext is a context holding the skill name (described as
-// "A <name> skill.") fetched from source, or no skill when source is nil.
-func externalSkillContext(b *testing.B, name string, source *contract.SkillSource) map[string]string {
-	b.Helper()
-	root := resources.Root{Name: "p"}
-	if source != nil {
-		root.Skills = []resources.Skill{{Name: name, Description: "A " + name + " skill.", Source: source,
-			Origin: resources.Origin{Root: "p", Namespace: "p", Object: name}}}
-	}
-	res, err := resources.Render(resources.Input{Roots: []resources.Root{root}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return res.Data
 }
 
 // awaitMaterialized polls cond for up to two minutes: a fetch and a write

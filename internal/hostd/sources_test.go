@@ -11,6 +11,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 	"github.com/loadout-dev/loadout/internal/sources"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
@@ -31,19 +32,28 @@ func pushSkill(t testing.TB, name string, tree skillpack.Tree) string {
 	return ref.String()
 }
 
-func writeExternalContext(t *testing.T, dir, reference string) {
+// externalSkillContext is a context holding the skill name, described as
+// description, fetched from source, or no skill when source is nil.
+func externalSkillContext(t testing.TB, name, description string, source *contract.SkillSource) map[string]string {
 	t.Helper()
-	res, err := resources.Render(resources.Input{Roots: []resources.Root{{Name: "p", Skills: []resources.Skill{{
-		Name: "pdf", Description: "Reads PDFs.", Source: &contract.SkillSource{OCI: &contract.OCISource{Reference: reference}},
-		Origin: resources.Origin{Root: "p", Namespace: "p", Object: "pdf"}}}}}})
+	root := resources.Root{Name: "p"}
+	if source != nil {
+		root.Skills = []resources.Skill{{Name: name, Description: description, Source: source,
+			Origin: resources.Origin{Root: "p", Namespace: "p", Object: name}}}
+	}
+	res, err := resources.Render(resources.Input{Roots: []resources.Root{root}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, v := range res.Data {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return res.Data
+}
+
+// writeExternalContext writes the context of the external skill pdf pinned
+// at reference into dir.
+func writeExternalContext(t *testing.T, dir, reference string) {
+	t.Helper()
+	resourcestest.WriteTree(t, dir, externalSkillContext(t, "pdf", "Reads PDFs.",
+		&contract.SkillSource{OCI: &contract.OCISource{Reference: reference}}))
 }
 
 // TestReload_FailingSkillSourceKeepsLastGoodTreeAndIsReported: a context
