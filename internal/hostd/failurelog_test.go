@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
@@ -39,7 +40,7 @@ func TestHookFailures_LoggedOncePerHookAndContextAndCounted(t *testing.T) {
 	}
 	// A new context (another hash) logs the failure once more.
 	reg.PromptGuides[0].Text = "Use review_note, always."
-	writeConfigMapDir(t, dir, contextData(t, reg))
+	resourcestest.WriteConfigMapDir(t, dir, contextData(t, reg))
 	if err := s.Reload(context.Background(), true); err != nil {
 		t.Fatal(err)
 	}

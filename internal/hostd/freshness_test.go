@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/sources"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
@@ -111,7 +112,7 @@ func reloadWithin(t *testing.T, s *Server, d time.Duration) {
 func TestReload_HungSourceDelaysNeitherPolicyNorReadyz(t *testing.T) {
 	hung := hungRegistry(t) + "/skills/pdf@sha256:" + strings.Repeat("a", 64)
 	dir := t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, fixedRegistry()))
+	resourcestest.WriteConfigMapDir(t, dir, contextData(t, fixedRegistry()))
 	s := New(Options{ContextDir: dir, Logger: quietLogger(), SourceTimeout: 700 * time.Millisecond, SourceRetry: 50 * time.Millisecond,
 		Sources: sources.New(sources.Options{CacheDir: t.TempDir()})})
 	t.Cleanup(s.wait)
@@ -124,7 +125,7 @@ func TestReload_HungSourceDelaysNeitherPolicyNorReadyz(t *testing.T) {
 	// whose registry hangs.
 	reg := fixedRegistry()
 	reg.Deny = append(reg.Deny, "review_note")
-	writeConfigMapDir(t, dir, withExternalSkill(t, contextData(t, reg), "pdf", hung))
+	resourcestest.WriteConfigMapDir(t, dir, withExternalSkill(t, contextData(t, reg), "pdf", hung))
 	reloadWithin(t, s, time.Second)
 	if beforeAllowed(t, api.URL, "review_note") {
 		t.Fatal("the new deny list waits on the skill source")
@@ -150,7 +151,7 @@ func TestReload_HungSourceDelaysNeitherPolicyNorReadyz(t *testing.T) {
 	// that update applies at once as well.
 	time.Sleep(100 * time.Millisecond)
 	reg.Deny = append(reg.Deny, "edit")
-	writeConfigMapDir(t, dir, withExternalSkill(t, contextData(t, reg), "pdf", hung))
+	resourcestest.WriteConfigMapDir(t, dir, withExternalSkill(t, contextData(t, reg), "pdf", hung))
 	reloadWithin(t, s, time.Second)
 	if beforeAllowed(t, api.URL, "edit") {
 		t.Fatal("a later deny list waits on the skill source being retried")
@@ -172,7 +173,7 @@ func TestReadyz_NamesAFailingSourceButNeverItsBody(t *testing.T) {
 	})
 	dir := t.TempDir()
 	ref := strings.TrimPrefix(remote.URL, "http://") + "/skills/pdf@sha256:" + strings.Repeat("b", 64)
-	writeConfigMapDir(t, dir, withExternalSkill(t, contextData(t, fixedRegistry()), "pdf", ref))
+	resourcestest.WriteConfigMapDir(t, dir, withExternalSkill(t, contextData(t, fixedRegistry()), "pdf", ref))
 	s := New(Options{ContextDir: dir, Logger: quietLogger(), Sources: sources.New(sources.Options{CacheDir: t.TempDir()})})
 	t.Cleanup(s.wait)
 	_ = s.Reload(context.Background(), true)
@@ -205,7 +206,7 @@ func TestReadyz_NamesAFailingSourceButNeverItsBody(t *testing.T) {
 func TestReload_TamperedTreeCannotFreezePolicy(t *testing.T) {
 	dir, out := t.TempDir(), t.TempDir()
 	policy := contract.Registry{Deny: []string{"bash"}}
-	writeConfigMapDir(t, dir, contextData(t, policy))
+	resourcestest.WriteConfigMapDir(t, dir, contextData(t, policy))
 	s := New(Options{ContextDir: dir, MaterializeDir: out, Logger: quietLogger()})
 	api, probes := loadAndServe(t, s)
 
@@ -223,7 +224,7 @@ func TestReload_TamperedTreeCannotFreezePolicy(t *testing.T) {
 	}
 	policy.Deny = append(policy.Deny, "edit")
 	update := withSkills(t, contextData(t, policy), contract.SkillDoc{Name: "deploy", Description: "Deploy", Body: "Deploy body"})
-	writeConfigMapDir(t, dir, update)
+	resourcestest.WriteConfigMapDir(t, dir, update)
 	if err := s.Reload(context.Background(), false); err != nil {
 		t.Fatalf("reload after tampering: %v", err)
 	}
@@ -248,7 +249,7 @@ func TestReload_TamperedTreeCannotFreezePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	policy.Deny = append(policy.Deny, "write")
-	writeConfigMapDir(t, dir, contextData(t, policy))
+	resourcestest.WriteConfigMapDir(t, dir, contextData(t, policy))
 	if err := s.Reload(context.Background(), false); err == nil {
 		t.Fatal("a tree that could not be written was not reported")
 	}

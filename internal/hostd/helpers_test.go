@@ -3,17 +3,15 @@ package hostd
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
@@ -71,37 +69,6 @@ func contextData(t testing.TB, reg contract.Registry) map[string]string {
 	return data
 }
 
-// writeConfigMapDir writes data the way the kubelet does: a timestamped
-// directory, a ..data symlink swapped atomically, and key symlinks through it.
-func writeConfigMapDir(t testing.TB, dir string, data map[string]string) {
-	t.Helper()
-	snap := filepath.Join(dir, fmt.Sprintf("..%d", time.Now().UnixNano()))
-	if err := os.Mkdir(snap, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range data {
-		if err := os.WriteFile(filepath.Join(snap, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tmp := filepath.Join(dir, "..data_tmp")
-	if err := os.Symlink(filepath.Base(snap), tmp); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, "..data")); err != nil {
-		t.Fatal(err)
-	}
-	for k := range data {
-		link := filepath.Join(dir, k)
-		if _, err := os.Lstat(link); err == nil {
-			continue
-		}
-		if err := os.Symlink(filepath.Join("..data", k), link); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // newTestServer serves a context directory holding reg.
 func newTestServer(t testing.TB, reg contract.Registry) (*Server, *httptest.Server, string) {
 	t.Helper()
@@ -114,7 +81,7 @@ func newTestServer(t testing.TB, reg contract.Registry) (*Server, *httptest.Serv
 func loadContext(t testing.TB, data map[string]string, opts Options) (*Server, string) {
 	t.Helper()
 	dir := t.TempDir()
-	writeConfigMapDir(t, dir, data)
+	resourcestest.WriteConfigMapDir(t, dir, data)
 	opts.ContextDir = dir
 	if opts.Logger == nil {
 		opts.Logger = quietLogger()
@@ -130,7 +97,7 @@ func loadContext(t testing.TB, data map[string]string, opts Options) (*Server, s
 // updates a mounted ConfigMap, and reloads s, which must take it.
 func reloadWith(t testing.TB, s *Server, dir string, data map[string]string) {
 	t.Helper()
-	writeConfigMapDir(t, dir, data)
+	resourcestest.WriteConfigMapDir(t, dir, data)
 	if err := s.Reload(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}

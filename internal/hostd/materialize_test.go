@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 )
 
 // withSkills replaces skills.json and recomputes the context hash.
@@ -53,7 +54,7 @@ func TestReload_MaterializesEveryLoadAndKeepsTheLastGoodTree(t *testing.T) {
 	// tree stays, /readyz answers 503 naming the skill, and nothing is
 	// written outside the tree.
 	hostile := withSkills(t, contextData(t, contract.Registry{}), contract.SkillDoc{Name: "../escape", Description: "x", Body: "x"})
-	writeConfigMapDir(t, dir, hostile)
+	resourcestest.WriteConfigMapDir(t, dir, hostile)
 	err := s.Reload(context.Background(), false)
 	if err == nil || !strings.Contains(err.Error(), `skill "../escape"`) {
 		t.Fatalf("reload error = %v, want one naming the skill", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 )
 
 // connectMCP connects the SDK's own client to hostd's MCP endpoint. changed,
@@ -139,7 +140,7 @@ func TestMCP_ToolsFollowReloads(t *testing.T) {
 	next.Tools[1].Service = nil // review_note becomes a declaration
 	next.Tools = append(next.Tools, contract.Tool{Name: "lookup", Description: "Look something up", Extension: "review-extension",
 		Service: &contract.ToolService{URL: svc.URL, TimeoutSeconds: 5}})
-	writeConfigMapDir(t, dir, contextData(t, next))
+	resourcestest.WriteConfigMapDir(t, dir, contextData(t, next))
 	if err := s.Reload(t.Context(), true); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
@@ -74,10 +75,10 @@ func TestPolicyEpoch_AcceptsOnlyTheCurrentPolicy(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctxDir, policyDir := t.TempDir(), filepath.Join(t.TempDir(), "policy")
-			writeConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, fixedRegistry(), policyA))
+			resourcestest.WriteConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, fixedRegistry(), policyA))
 			if tc.epoch != nil {
 				policyDir = t.TempDir()
-				writeConfigMapDir(t, policyDir, tc.epoch)
+				resourcestest.WriteConfigMapDir(t, policyDir, tc.epoch)
 			}
 			s := New(Options{ContextDir: ctxDir, PolicyDir: policyDir, ContextKeys: anchorOf(t, key), Workspace: "team-a/ws",
 				Now: func() time.Time { return now }, Logger: quietLogger()})
@@ -127,8 +128,8 @@ func TestPolicyEpoch_StaleServedContextIsDeniedUntilTheCurrentOneLoads(t *testin
 	manager := signerOf(t, key)
 	now := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
 	ctxDir, policyDir := t.TempDir(), t.TempDir()
-	writeConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, fixedRegistry(), policyA))
-	writeConfigMapDir(t, policyDir, epochData(t, manager, contract.PolicyEpoch{Namespace: "team-a", PlatformPolicy: policyA}, "team-a"))
+	resourcestest.WriteConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, fixedRegistry(), policyA))
+	resourcestest.WriteConfigMapDir(t, policyDir, epochData(t, manager, contract.PolicyEpoch{Namespace: "team-a", PlatformPolicy: policyA}, "team-a"))
 	s := New(Options{ContextDir: ctxDir, PolicyDir: policyDir, ContextKeys: anchorOf(t, key), Workspace: "team-a/ws",
 		Now: func() time.Time { return now }, Logger: quietLogger()})
 	api, probes := loadAndServe(t, s)
@@ -144,7 +145,7 @@ func TestPolicyEpoch_StaleServedContextIsDeniedUntilTheCurrentOneLoads(t *testin
 	reg := fixedRegistry()
 	reg.Hooks[0].CEL.Expression = "!call.arguments.text.contains('PASSWORD')"
 	next := signedWithPolicy(t, manager, reg, policyB)
-	writeConfigMapDir(t, ctxDir, next)
+	resourcestest.WriteConfigMapDir(t, ctxDir, next)
 	if err := reload(); err == nil || !strings.Contains(err.Error(), "stale platform policy") {
 		t.Fatalf("a context ahead of the epoch: %v, want refused", err)
 	}
@@ -152,7 +153,7 @@ func TestPolicyEpoch_StaleServedContextIsDeniedUntilTheCurrentOneLoads(t *testin
 		t.Fatal("the context the epoch names stopped serving")
 	}
 	// The epoch follows: the refused context is tried again and serves.
-	writeConfigMapDir(t, policyDir, epochData(t, manager, contract.PolicyEpoch{Namespace: "team-a", PlatformPolicy: policyB,
+	resourcestest.WriteConfigMapDir(t, policyDir, epochData(t, manager, contract.PolicyEpoch{Namespace: "team-a", PlatformPolicy: policyB,
 		Previous: &contract.PreviousPolicy{PlatformPolicy: policyA, Until: now.Add(2 * time.Minute)}}, "team-a"))
 	if err := reload(); err != nil {
 		t.Fatalf("the new context once the epoch names it: %v", err)
@@ -162,7 +163,7 @@ func TestPolicyEpoch_StaleServedContextIsDeniedUntilTheCurrentOneLoads(t *testin
 	}
 
 	// A frozen context (the old one, put back) serves within the grace only.
-	writeConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, fixedRegistry(), policyA))
+	resourcestest.WriteConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, fixedRegistry(), policyA))
 	if err := reload(); err != nil || !allowed() {
 		t.Fatalf("the previous policy within its grace: %v", err)
 	}
@@ -203,7 +204,7 @@ func TestPolicyEpoch_StaleServedContextIsDeniedUntilTheCurrentOneLoads(t *testin
 	}
 
 	// The current context comes back: served again.
-	writeConfigMapDir(t, ctxDir, next)
+	resourcestest.WriteConfigMapDir(t, ctxDir, next)
 	if err := reload(); err != nil || !allowed() {
 		t.Fatalf("the current context again: %v", err)
 	}
@@ -231,13 +232,13 @@ func TestPolicyEpoch_DenyAllContextServesUnderAnyEpoch(t *testing.T) {
 			ctxDir, policyDir := t.TempDir(), filepath.Join(t.TempDir(), "missing")
 			if epoch != nil {
 				policyDir = t.TempDir()
-				writeConfigMapDir(t, policyDir, epoch)
+				resourcestest.WriteConfigMapDir(t, policyDir, epoch)
 			}
-			writeConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, fixedRegistry(), policyA))
+			resourcestest.WriteConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, fixedRegistry(), policyA))
 			s := New(Options{ContextDir: ctxDir, PolicyDir: policyDir, ContextKeys: anchorOf(t, key), Workspace: "team-a/ws", Logger: quietLogger()})
 			_ = s.Reload(context.Background(), true)
 			api, _ := serveOnly(t, s)
-			writeConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, denyAll, ""))
+			resourcestest.WriteConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, denyAll, ""))
 			if err := s.Reload(context.Background(), false); err != nil {
 				t.Fatalf("the deny-all context: %v", err)
 			}
@@ -248,7 +249,7 @@ func TestPolicyEpoch_DenyAllContextServesUnderAnyEpoch(t *testing.T) {
 			}
 			// Without the deny-all registry, no platform policy is refused.
 			reg := fixedRegistry()
-			writeConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, reg, ""))
+			resourcestest.WriteConfigMapDir(t, ctxDir, signedWithPolicy(t, manager, reg, ""))
 			if err := s.Reload(context.Background(), false); err == nil || !strings.Contains(err.Error(), "stale platform policy") {
 				t.Errorf("a context without a platform policy: %v, want refused", err)
 			}

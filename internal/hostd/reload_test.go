@@ -53,17 +53,17 @@ func TestReload_BadUpdateKeepsLastGood(t *testing.T) {
 		{"hash mismatch", func() {
 			data := contextData(t, fixedRegistry())
 			data[contract.KeySystemPrompt] = "tampered\n"
-			writeConfigMapDir(t, dir, data)
+			resourcestest.WriteConfigMapDir(t, dir, data)
 		}},
 		{"hook does not compile", func() {
 			reg := fixedRegistry()
 			reg.Hooks[0].CEL.Expression = "call.("
-			writeConfigMapDir(t, dir, contextData(t, reg))
+			resourcestest.WriteConfigMapDir(t, dir, contextData(t, reg))
 		}},
 		{"not json", func() {
 			data := contextData(t, fixedRegistry())
 			data[contract.KeySkills] = "{"
-			writeConfigMapDir(t, dir, data)
+			resourcestest.WriteConfigMapDir(t, dir, data)
 		}},
 	} {
 		t.Run(bad.name, func(t *testing.T) {
@@ -109,7 +109,7 @@ func TestReload_ConcurrentWithRequests(t *testing.T) {
 	for i := range 10 {
 		reg := fixedRegistry()
 		reg.PromptGuides[0].Text = strings.Repeat("v", i+1)
-		writeConfigMapDir(t, dir, contextData(t, reg))
+		resourcestest.WriteConfigMapDir(t, dir, contextData(t, reg))
 		if err := s.Reload(ctx, false); err != nil {
 			t.Error(err)
 		}
@@ -123,7 +123,7 @@ func TestReload_ConcurrentWithRequests(t *testing.T) {
 
 func TestRun_PollsForChanges(t *testing.T) {
 	dir := t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, fixedRegistry()))
+	resourcestest.WriteConfigMapDir(t, dir, contextData(t, fixedRegistry()))
 	s := New(Options{ContextDir: dir, PollInterval: 10 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -132,7 +132,7 @@ func TestRun_PollsForChanges(t *testing.T) {
 	first := servedHash(s)
 	reg := fixedRegistry()
 	reg.Deny = nil
-	writeConfigMapDir(t, dir, contextData(t, reg))
+	resourcestest.WriteConfigMapDir(t, dir, contextData(t, reg))
 	waitFor(t, func() bool { return servedHash(s) != first })
 }
 
@@ -140,7 +140,7 @@ func TestRun_PollsForChanges(t *testing.T) {
 // again on later reloads.
 func TestRun_AfterFirstLoadOnce(t *testing.T) {
 	dir := t.TempDir()
-	writeConfigMapDir(t, dir, contextData(t, fixedRegistry()))
+	resourcestest.WriteConfigMapDir(t, dir, contextData(t, fixedRegistry()))
 	var calls atomic.Int32
 	var served atomic.Bool
 	var s *Server
@@ -155,7 +155,7 @@ func TestRun_AfterFirstLoadOnce(t *testing.T) {
 	first := servedHash(s)
 	reg := fixedRegistry()
 	reg.Deny = nil
-	writeConfigMapDir(t, dir, contextData(t, reg))
+	resourcestest.WriteConfigMapDir(t, dir, contextData(t, reg))
 	waitFor(t, func() bool { return servedHash(s) != first })
 	if n := calls.Load(); n != 1 || !served.Load() {
 		t.Errorf("AfterFirstLoad ran %d times (context served at the first: %v), want once after the first load", n, served.Load())

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
@@ -200,7 +201,7 @@ func BenchmarkHostd_IdleRSS_Interleaved(b *testing.B) {
 		bins = append(bins, &binary{name: name, path: path})
 	}
 	dir := b.TempDir()
-	writeConfigMapDir(b, dir, contextData(b, fixedRegistry()))
+	resourcestest.WriteConfigMapDir(b, dir, contextData(b, fixedRegistry()))
 	for range b.N {
 		for _, bin := range bins {
 			_, pid, stop := runHostd(b, bin.path, "GOMEMLIMIT=107374182", dir)
@@ -264,7 +265,7 @@ func hostdArgs(bin string) []string {
 func startHostd(b *testing.B, bin, env string, data map[string]string, args ...string) (string, int) {
 	b.Helper()
 	dir := b.TempDir()
-	writeConfigMapDir(b, dir, data)
+	resourcestest.WriteConfigMapDir(b, dir, data)
 	return startHostdOn(b, bin, env, dir, args...)
 }
 

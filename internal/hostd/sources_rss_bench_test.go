@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/skillfile"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 )
@@ -59,14 +60,14 @@ func peakRSSServingExternalSkill(b *testing.B, bin, env string, without, with ma
 	materialized func(out string) bool, skillDir string) {
 	b.Helper()
 	dir, out := b.TempDir(), b.TempDir()
-	writeConfigMapDir(b, dir, without)
+	resourcestest.WriteConfigMapDir(b, dir, without)
 	_, pid := startHostdOn(b, bin, env, dir, "--materialize", out, "--source-cache", b.TempDir(), "--poll-interval", "100ms")
 	idle := peakRSS(b, pid)
 	b.ResetTimer()
 	for range b.N {
-		writeConfigMapDir(b, dir, with)
+		resourcestest.WriteConfigMapDir(b, dir, with)
 		awaitMaterialized(b, "the skill materialized whole", func() bool { return materialized(out) })
-		writeConfigMapDir(b, dir, without)
+		resourcestest.WriteConfigMapDir(b, dir, without)
 		awaitMaterialized(b, "the skill gone again", func() bool {
 			_, err := os.Stat(filepath.Join(out, skillDir))
 			return os.IsNotExist(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 )
 
 // toolService is a real HTTP server standing in for a tool's Service: it
@@ -224,7 +225,7 @@ func TestTools_UncompilableSchemaFailsTheReload(t *testing.T) {
 	s, ts, dir := newTestServer(t, runnableRegistry(svc.URL, 5))
 	bad := runnableRegistry(svc.URL, 5)
 	bad.Tools[1].InputSchema = json.RawMessage(`{"type":"object","properties":{"text":{"type":"strin"}}}`)
-	writeConfigMapDir(t, dir, contextData(t, bad))
+	resourcestest.WriteConfigMapDir(t, dir, contextData(t, bad))
 	err := s.Reload(t.Context(), true)
 	if err == nil || !strings.Contains(err.Error(), `tool "review_note": inputSchema does not compile`) {
 		t.Fatalf("reload: %v", err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 )
 
 // BenchmarkContextLoad measures one forced load of a context directory
@@ -29,7 +30,7 @@ func BenchmarkContextLoad(b *testing.B) {
 	hash := manifestHashOf(b, data)
 	data["signature.json"] = string(signer.Sign(hash, contextsig.Subject{Namespace: "team-a", Name: "ws", UID: "uid-1", ConfigMap: "ws-context"}))
 	dir := b.TempDir()
-	writeConfigMapDir(b, dir, data)
+	resourcestest.WriteConfigMapDir(b, dir, data)
 	for _, tc := range []struct {
 		name string
 		keys *contextsig.Verifier

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
@@ -63,7 +64,7 @@ func TestVerify_ForgedUnsignedOrCrossWorkspaceContextsAreRefused(t *testing.T) {
 	key := testenv.SigningKey(t)
 	manager := signerOf(t, key)
 	dir := t.TempDir()
-	writeConfigMapDir(t, dir, signed(t, manager, fixedRegistry(), servedWS))
+	resourcestest.WriteConfigMapDir(t, dir, signed(t, manager, fixedRegistry(), servedWS))
 	s := New(Options{ContextDir: dir, ContextKeys: anchorOf(t, key), Workspace: "team-a/ws",
 		Logger: quietLogger()})
 	if err := s.Reload(context.Background(), true); err != nil {
@@ -91,7 +92,7 @@ func TestVerify_ForgedUnsignedOrCrossWorkspaceContextsAreRefused(t *testing.T) {
 		}()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			writeConfigMapDir(t, dir, tc.data)
+			resourcestest.WriteConfigMapDir(t, dir, tc.data)
 			mustRefuseReload(t, s, ts, good)
 			if code, ready := testnet.Get(t, ts.URL+"/readyz"); code != http.StatusServiceUnavailable ||
 				!strings.Contains(ready, "the newest context was refused") || !strings.Contains(ready, good) {
@@ -103,7 +104,7 @@ func TestVerify_ForgedUnsignedOrCrossWorkspaceContextsAreRefused(t *testing.T) {
 		})
 	}
 	// The manager's next context loads, and /readyz is green again.
-	writeConfigMapDir(t, dir, signed(t, manager, fixedRegistry(), servedWS))
+	resourcestest.WriteConfigMapDir(t, dir, signed(t, manager, fixedRegistry(), servedWS))
 	if err := s.Reload(context.Background(), false); err != nil {
 		t.Fatalf("the manager's signed context after the refusals: %v", err)
 	}
@@ -114,7 +115,7 @@ func TestVerify_ForgedUnsignedOrCrossWorkspaceContextsAreRefused(t *testing.T) {
 	// manager signed, whatever ConfigMap it mounts.
 	other := New(Options{ContextDir: dir, ContextKeys: anchorOf(t, key), Workspace: "team-b/ws",
 		Logger: quietLogger()})
-	writeConfigMapDir(t, dir, signed(t, manager, fixedRegistry(), servedWS))
+	resourcestest.WriteConfigMapDir(t, dir, signed(t, manager, fixedRegistry(), servedWS))
 	if err := other.Reload(context.Background(), true); err == nil || !strings.Contains(err.Error(), "team-b/ws") {
 		t.Fatalf("a host for team-b/ws loaded team-a/ws's context: %v", err)
 	}
@@ -146,7 +147,7 @@ func TestVerify_KeyRotationCausesNoOutage(t *testing.T) {
 		}},
 	}
 	for _, step := range steps {
-		writeConfigMapDir(t, dir, signed(t, step.signer, step.reg(), servedWS))
+		resourcestest.WriteConfigMapDir(t, dir, signed(t, step.signer, step.reg(), servedWS))
 		for name, h := range hosts {
 			if err := h.Reload(context.Background(), true); err != nil {
 				t.Errorf("%s, contexts signed with %s: %v", name, step.name, err)
@@ -155,7 +156,7 @@ func TestVerify_KeyRotationCausesNoOutage(t *testing.T) {
 	}
 	// After the pods rolled, the new-only anchor takes the new-only signer.
 	newOnly := New(Options{ContextDir: dir, ContextKeys: anchorOf(t, newKey), Workspace: "team-a/ws", Logger: quietLogger()})
-	writeConfigMapDir(t, dir, signed(t, signerOf(t, newKey), fixedRegistry(), servedWS))
+	resourcestest.WriteConfigMapDir(t, dir, signed(t, signerOf(t, newKey), fixedRegistry(), servedWS))
 	if err := newOnly.Reload(context.Background(), true); err != nil {
 		t.Errorf("after the rotation: %v", err)
 	}
@@ -166,7 +167,7 @@ func TestVerify_KeyRotationCausesNoOutage(t *testing.T) {
 func TestVerify_TrustKeysWithoutAWorkspaceLoadNothing(t *testing.T) {
 	key := testenv.SigningKey(t)
 	dir := t.TempDir()
-	writeConfigMapDir(t, dir, signed(t, signerOf(t, key), fixedRegistry(), servedWS))
+	resourcestest.WriteConfigMapDir(t, dir, signed(t, signerOf(t, key), fixedRegistry(), servedWS))
 	s := New(Options{ContextDir: dir, ContextKeys: anchorOf(t, key), Logger: quietLogger()})
 	err := s.Reload(context.Background(), true)
 	if err == nil || !strings.Contains(err.Error(), "no Workspace") {

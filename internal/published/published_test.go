@@ -3,8 +3,6 @@ package published
 import (
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,21 +17,7 @@ import (
 func mountLikeKubelet(t *testing.T, data map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	snap := filepath.Join(dir, "..2026_01_01_00_00_00.000000001")
-	if err := os.Mkdir(snap, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range data {
-		if err := os.WriteFile(filepath.Join(snap, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(filepath.Join("..data", k), filepath.Join(dir, k)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Symlink(filepath.Base(snap), filepath.Join(dir, "..data")); err != nil {
-		t.Fatal(err)
-	}
+	resourcestest.WriteConfigMapDir(t, dir, data)
 	return dir
 }
 

@@ -6,10 +6,12 @@ package resourcestest
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
@@ -65,6 +67,39 @@ func Tree(t testing.TB, files map[string]string) string {
 	dir := t.TempDir()
 	WriteTree(t, dir, files)
 	return dir
+}
+
+// WriteConfigMapDir writes data into dir the way the kubelet mounts a
+// ConfigMap: a timestamped directory, a ..data symlink swapped atomically,
+// and key symlinks through it. Called again on the same dir it updates the
+// mount as the kubelet does when the ConfigMap changes.
+func WriteConfigMapDir(t testing.TB, dir string, data map[string]string) {
+	t.Helper()
+	snap := filepath.Join(dir, fmt.Sprintf("..%d", time.Now().UnixNano()))
+	if err := os.Mkdir(snap, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range data {
+		if err := os.WriteFile(filepath.Join(snap, k), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := filepath.Join(dir, "..data_tmp")
+	if err := os.Symlink(filepath.Base(snap), tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	for k := range data {
+		link := filepath.Join(dir, k)
+		if _, err := os.Lstat(link); err == nil {
+			continue
+		}
+		if err := os.Symlink(filepath.Join("..data", k), link); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // Symlink makes link point to target, creating link's directory.
