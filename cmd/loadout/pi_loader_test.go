@@ -125,9 +125,7 @@ func writePiShapes(t *testing.T, root string) map[string]string {
 		"skills/abs":             filepath.Join(root, "vendor/abs"), // absolute, inside the root
 	}
 	for link, target := range links {
-		if err := os.Symlink(target, filepath.Join(root, filepath.FromSlash(link))); err != nil {
-			t.Fatal(err)
-		}
+		resourcestest.Symlink(t, target, filepath.Join(root, filepath.FromSlash(link)))
 	}
 	return map[string]string{
 		"away/SKILL.md":     "skills/away: skipped: left out: it resolves outside its root",

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 )
 
 // samplesGuard is the expression of the samples' platform guard, read from
@@ -289,16 +290,11 @@ func TestSamplesGuard_DeniesEveryLineThatDeletesATreeRunByRealBash_RHK3(t *testi
 // whether any file or directory of its tree x is gone.
 func runInScratch(t *testing.T, bash string, tc guardLine) bool {
 	t.Helper()
-	dir := t.TempDir()
+	files := map[string]string{}
 	for _, f := range []string{"x/a/b/c.txt", "x/a/d.txt", "x/e.txt", "docs/guide.md", "README", "build.log"} {
-		p := filepath.Join(dir, f)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("rm -rf is mentioned here\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		files[f] = "rm -rf is mentioned here\n"
 	}
+	dir := resourcestest.Tree(t, files)
 	if err := os.Mkdir(filepath.Join(dir, "e"), 0o755); err != nil {
 		t.Fatal(err)
 	}

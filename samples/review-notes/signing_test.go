@@ -8,8 +8,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +17,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 	"github.com/loadout-dev/loadout/samples/review-notes/notes"
@@ -89,13 +88,7 @@ func toolContextDir(t *testing.T, deployURL string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	for k, v := range res.Data {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return resourcestest.Tree(t, res.Data)
 }
 
 // runTool asks hostd to run a tool and returns its answer's text.
