@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,38 +16,6 @@ import (
 	"github.com/loadout-dev/loadout/internal/sources"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
-
-// hungRegistry accepts connections and never answers: a source that freezes
-// whoever waits on it without a deadline.
-func hungRegistry(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conns := make(chan net.Conn, 64)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns <- c
-		}
-	}()
-	t.Cleanup(func() {
-		_ = l.Close()
-		for {
-			select {
-			case c := <-conns:
-				_ = c.Close()
-			default:
-				return
-			}
-		}
-	})
-	return l.Addr().String()
-}
 
 // withExternalSkill adds an external skill pinned at reference to a context.
 func withExternalSkill(t *testing.T, data map[string]string, name, reference string) map[string]string {
@@ -63,13 +29,7 @@ var quickClient = &http.Client{Timeout: 2 * time.Second}
 
 func quickGet(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := quickClient.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return testnet.GetWith(t, quickClient, url)
 }
 
 // beforeAllowed asks the real listener whether a call of tool may run.
@@ -110,7 +70,7 @@ func reloadWithin(t *testing.T, s *Server, d time.Duration) {
 // metrics, and a later context applies at once too while the source is
 // being tried again.
 func TestReload_HungSourceDelaysNeitherPolicyNorReadyz(t *testing.T) {
-	hung := hungRegistry(t) + "/skills/pdf@sha256:" + strings.Repeat("a", 64)
+	hung := testnet.Hung(t) + "/skills/pdf@sha256:" + strings.Repeat("a", 64)
 	dir := t.TempDir()
 	resourcestest.WriteConfigMapDir(t, dir, contextData(t, fixedRegistry()))
 	s := New(Options{ContextDir: dir, Logger: quietLogger(), SourceTimeout: 700 * time.Millisecond, SourceRetry: 50 * time.Millisecond,
@@ -179,8 +139,7 @@ func TestReadyz_NamesAFailingSourceButNeverItsBody(t *testing.T) {
 	_ = s.Reload(context.Background(), true)
 	s.wait()
 	_ = s.Reload(context.Background(), false)
-	probes := httptest.NewServer(s.ProbeHandler())
-	t.Cleanup(probes.Close)
+	probes := testnet.Serve(t, s.ProbeHandler().ServeHTTP)
 
 	_, ready := quickGet(t, probes.URL+"/readyz")
 	_, metrics := quickGet(t, probes.URL+"/metrics")
@@ -219,9 +178,7 @@ func TestReload_TamperedTreeCannotFreezePolicy(t *testing.T) {
 	if err := os.Remove(filepath.Join(out, "skills")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(outside, filepath.Join(out, "skills")); err != nil {
-		t.Fatal(err)
-	}
+	resourcestest.Symlink(t, outside, filepath.Join(out, "skills"))
 	policy.Deny = append(policy.Deny, "edit")
 	update := withSkills(t, contextData(t, policy), contract.SkillDoc{Name: "deploy", Description: "Deploy", Body: "Deploy body"})
 	resourcestest.WriteConfigMapDir(t, dir, update)

@@ -3,7 +3,6 @@ package sources
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/skillpack"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // remoteMarker stands for anything a remote could put in an error body: a
@@ -51,20 +51,7 @@ func TestFetch_ReasonNeverCarriesTheRemoteBody(t *testing.T) {
 // the fetch whose context bounds it: a fetch of a cached source on the same
 // Fetcher at the same time completes at once.
 func TestFetch_AHungSourceHoldsUpOnlyItsOwnFetch(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { _ = c.Close() }) // accepted, never answered
-		}
-	}()
-	t.Cleanup(func() { _ = l.Close() })
+	hungAddr := testnet.Hung(t)
 
 	reg := newTestRegistry(t)
 	dir := t.TempDir()
@@ -79,7 +66,7 @@ func TestFetch_AHungSourceHoldsUpOnlyItsOwnFetch(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_, err := f.Fetch(ctx, ociSource(l.Addr().String()))
+		_, err := f.Fetch(ctx, ociSource(hungAddr))
 		hung <- err
 	}()
 	time.Sleep(100 * time.Millisecond) // the hung fetch is under way
@@ -90,7 +77,7 @@ func TestFetch_AHungSourceHoldsUpOnlyItsOwnFetch(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("a cached fetch waited %s behind a hung source", d)
 	}
-	err = <-hung
+	err := <-hung
 	if got := Reason(err); got != "no answer within the fetch deadline" {
 		t.Fatalf("hung source: reason %q (err %v)", got, err)
 	}

@@ -2,6 +2,7 @@ package testnet
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -43,3 +44,36 @@ func RedirectToMetadata(t testing.TB, body string) *MetadataRedirect {
 
 // Contacted says whether anything reached the metadata endpoint.
 func (m *MetadataRedirect) Contacted() bool { return m.contacted.Load() }
+
+// Hung listens on loopback, accepts every connection and never answers,
+// until the test ends, and returns its address: a registry or Service that
+// freezes whoever waits on it without a deadline.
+func Hung(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make(chan net.Conn, 64)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns <- c
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		for {
+			select {
+			case c := <-conns:
+				_ = c.Close()
+			default:
+				return
+			}
+		}
+	})
+	return l.Addr().String()
+}

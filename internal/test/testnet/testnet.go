@@ -6,7 +6,6 @@ package testnet
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -57,16 +56,19 @@ func WaitStatus(t testing.TB, url string, want int) {
 // read fails.
 func Get(t testing.TB, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	return GetWith(t, nil, url)
+}
+
+// GetWith is Get sent with c (http.DefaultClient when nil): a client with a
+// timeout fails the test where a listener that stopped answering would hang
+// it.
+func GetWith(t testing.TB, c *http.Client, url string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(body)
+	return Do(t, c, req)
 }
 
 // GitServer serves the git repositories under root (each its own directory,
