@@ -153,6 +153,22 @@ func mcpPost(t *testing.T, base, session, body string) (int, string, string) {
 	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(out)
 }
 
+// waitSessionRoom polls MCP initialize, for at most 30 seconds, until the
+// session cap admits a new session; it fails with failure and the last
+// answer when none is admitted.
+func waitSessionRoom(t *testing.T, base, failure string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		code, _, body := mcpPost(t, base, "", mcpInitialize)
+		if code == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d %s", failure, code, body)
+		}
+	}
+}
+
 const mcpInitialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
 
 // A JSON-RPC batch of 200 tools/call, on a protocol version that still had
@@ -209,25 +225,11 @@ func TestBounds_MCPSessionCap(t *testing.T) {
 	}
 	req, _ := http.NewRequest(http.MethodDelete, ts.URL+MCPPath, nil)
 	req.Header.Set("Mcp-Session-Id", sessions[0])
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	if code, _ := testnet.Do(t, nil, req); code != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", code)
 	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		t.Fatalf("DELETE: %d", resp.StatusCode)
-	}
-	// The SDK forgets an ended session just after DELETE answers: poll until
-	// the room it held is free again.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		code, _, body := mcpPost(t, ts.URL, "", mcpInitialize)
-		if code == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no room after a session ended: %d %s", code, body)
-		}
-	}
+	// The SDK forgets an ended session just after DELETE answers.
+	waitSessionRoom(t, ts.URL, "no room after a session ended")
 }
 
 // A session that receives no request for --mcp-session-idle-timeout is
@@ -238,16 +240,8 @@ func TestBounds_MCPIdleSessionsExpire(t *testing.T) {
 	if code != 200 || first == "" {
 		t.Fatalf("initialize: %d %s", code, body)
 	}
-	// Poll until the idle session is gone: the cap then admits a new one.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		code, _, body = mcpPost(t, ts.URL, "", mcpInitialize)
-		if code == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the idle session never closed: %d %s", code, body)
-		}
-	}
+	// Once the idle session is gone the cap admits a new one.
+	waitSessionRoom(t, ts.URL, "the idle session never closed")
 	if code, _, _ := mcpPost(t, ts.URL, first, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusNotFound {
 		t.Fatalf("the expired session still answers: %d", code)
 	}

@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // channelRequest sends one request to hostd's real listener with the given
@@ -99,8 +100,7 @@ func TestAPI_RefusesCrossOriginAndRebindingRequests(t *testing.T) {
 // (a Host that is not loopback).
 func TestProbeHandler_AnswersANonLoopbackHost(t *testing.T) {
 	s, _, _ := newTestServer(t, fixedRegistry())
-	probes := httptest.NewServer(s.ProbeHandler())
-	t.Cleanup(probes.Close)
+	probes := testnet.ServeHandler(t, s.ProbeHandler())
 	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
 		if code, msg := channelRequest(t, "GET", probes.URL+path, "10.1.2.3:8182", "", nil); code != http.StatusOK {
 			t.Errorf("GET %s with the pod IP as Host = %d %q, want 200", path, code, msg)

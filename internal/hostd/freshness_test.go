@@ -139,7 +139,7 @@ func TestReadyz_NamesAFailingSourceButNeverItsBody(t *testing.T) {
 	_ = s.Reload(context.Background(), true)
 	s.wait()
 	_ = s.Reload(context.Background(), false)
-	probes := testnet.Serve(t, s.ProbeHandler().ServeHTTP)
+	probes := testnet.ServeHandler(t, s.ProbeHandler())
 
 	_, ready := quickGet(t, probes.URL+"/readyz")
 	_, metrics := quickGet(t, probes.URL+"/metrics")

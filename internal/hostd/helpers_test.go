@@ -143,9 +143,7 @@ func withKey(t testing.TB, data map[string]string, key string, v any) map[string
 func serveContext(t testing.TB, data map[string]string, opts Options) (*Server, *httptest.Server, string) {
 	t.Helper()
 	s, dir := loadContext(t, data, opts)
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
-	return s, ts, dir
+	return s, testnet.ServeHandler(t, s.Handler()), dir
 }
 
 // loadAndServe loads s's first context and serves its API and its probe
@@ -156,11 +154,7 @@ func loadAndServe(t *testing.T, s *Server) (api, probes *httptest.Server) {
 	if err := s.Reload(context.Background(), true); err != nil {
 		t.Fatal(err)
 	}
-	api = httptest.NewServer(s.Handler())
-	t.Cleanup(api.Close)
-	probes = httptest.NewServer(s.ProbeHandler())
-	t.Cleanup(probes.Close)
-	return api, probes
+	return serveOnly(t, s)
 }
 
 // post sends body as JSON and decodes the answer into out; it returns the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // serveWithLimits starts hostd's real listener (newHTTPServer, with its
@@ -86,13 +87,8 @@ func TestAPI_RequestOverTheConcurrencyLimitGetsBusy(t *testing.T) {
 		t.Fatalf("third request: status %d %+v, want 503 busy", code, out)
 	}
 	// GET requests (probes, the registry) never queue behind bodies.
-	resp, err := http.Get("http://" + addr + "/readyz")
-	if err != nil {
-		t.Fatalf("/readyz while busy: %v", err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("/readyz while busy: %d", resp.StatusCode)
+	if code, _ := testnet.Get(t, "http://"+addr+"/readyz"); code != http.StatusOK {
+		t.Fatalf("/readyz while busy: %d", code)
 	}
 	for _, c := range held {
 		_ = c.Close()

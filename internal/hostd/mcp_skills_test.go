@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/skillmd"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 	"github.com/loadout-dev/loadout/internal/sources"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // mcpSkillsClient is an MCP client of the official Go SDK that speaks the
@@ -398,8 +398,7 @@ func TestMCPSkills_ExternalSkillServedOnceItsSourceArrives(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.wait()
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
+	ts := testnet.ServeHandler(t, s.Handler())
 	c := connectMCPSkills(t, ts.URL)
 	var listed []skillEntry
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
@@ -112,10 +113,7 @@ func TestPolicyEpoch_AcceptsOnlyTheCurrentPolicy(t *testing.T) {
 // serveOnly serves s's API and probes without loading.
 func serveOnly(t *testing.T, s *Server) (api, probes *httptest.Server) {
 	t.Helper()
-	api, probes = httptest.NewServer(s.Handler()), httptest.NewServer(s.ProbeHandler())
-	t.Cleanup(api.Close)
-	t.Cleanup(probes.Close)
-	return api, probes
+	return testnet.ServeHandler(t, s.Handler()), testnet.ServeHandler(t, s.ProbeHandler())
 }
 
 // A served context stops being served when the epoch moves on and its grace

@@ -3,7 +3,6 @@ package hostd
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +15,7 @@ import (
 // must stay reachable from loopback only.
 func TestProbeHandler_ServesProbesAndMetricsButNotTheAPI(t *testing.T) {
 	s, _, _ := newTestServer(t, fixedRegistry())
-	probes := httptest.NewServer(s.ProbeHandler())
-	t.Cleanup(probes.Close)
+	probes := testnet.ServeHandler(t, s.ProbeHandler())
 
 	for path, want := range map[string]string{
 		"/healthz": "ok",
@@ -49,8 +47,7 @@ func TestProbeHandler_ServesProbesAndMetricsButNotTheAPI(t *testing.T) {
 
 func TestProbeHandler_NotReadyUntilAContextLoads(t *testing.T) {
 	s := New(Options{ContextDir: t.TempDir()})
-	probes := httptest.NewServer(s.ProbeHandler())
-	t.Cleanup(probes.Close)
+	probes := testnet.ServeHandler(t, s.ProbeHandler())
 	if code, _ := testnet.Get(t, probes.URL+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz = %d before any load, want 200 (alive, so the kubelet does not restart it)", code)
 	}

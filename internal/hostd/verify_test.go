@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -70,8 +69,7 @@ func TestVerify_ForgedUnsignedOrCrossWorkspaceContextsAreRefused(t *testing.T) {
 	if err := s.Reload(context.Background(), true); err != nil {
 		t.Fatalf("the manager's signed context: %v", err)
 	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
+	ts := testnet.ServeHandler(t, s.Handler())
 	good := servedHash(s)
 
 	stripped := fixedRegistry()

@@ -13,7 +13,14 @@ import (
 // Service, webhook, registry or collector a test points its client at.
 func Serve(t testing.TB, handler http.HandlerFunc) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(handler)
+	return ServeHandler(t, handler)
+}
+
+// ServeHandler is Serve for a handler the code under test builds (a
+// server's API or probe mux).
+func ServeHandler(t testing.TB, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv
 }
