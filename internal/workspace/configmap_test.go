@@ -15,10 +15,7 @@ import (
 // publishFor runs gather, load and publish for ws over objs.
 func publishFor(t *testing.T, ws *v1alpha1.Workspace, objs Objects) *resources.Result {
 	t.Helper()
-	plan, err := Gather(context.Background(), ws, objs, policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := mustGather(t, ws, objs)
 	plan.Input.Registry, _ = HostLoader{}.LoadExtensions(context.Background(), ws, plan)
 	res, err := resources.Render(plan.Input)
 	if err != nil {
@@ -32,7 +29,7 @@ func publishFor(t *testing.T, ws *v1alpha1.Workspace, objs Objects) *resources.R
 // the same bytes and hash, so `loadout preview` predicts the cluster exactly.
 func TestContext_SameInputsSameHashWhateverTheGeneration(t *testing.T) {
 	objs := &fakeObjects{skills: []v1alpha1.Skill{sk("team", "notes"), sk("loadout-system", "rules")}}
-	manifest := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}}
+	manifest := workspaceIn("team")
 	live := manifest.DeepCopy()
 	live.Generation, live.UID = 7, "uid-1"
 	a, b := publishFor(t, manifest, objs), publishFor(t, live, objs)

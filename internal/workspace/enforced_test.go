@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"context"
 	"slices"
 	"testing"
 
@@ -53,11 +52,8 @@ func TestGather_PlatformPolicyHoldsWhateverTheWorkspaceSays(t *testing.T) {
 		"project root with a label selector": {Roots: []v1alpha1.WorkspaceRoot{{Name: "project", Selector: nothing}}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}, Spec: spec}
-			plan, err := Gather(context.Background(), ws, objs, policy)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ws := workspaceIn("team", spec)
+			plan := mustGather(t, ws, objs)
 			if got := enforcedNames(plan); !slices.Equal(got, []string{"loadout-system/platform-guard"}) {
 				t.Errorf("enforced extensions %v, want [loadout-system/platform-guard]", got)
 			}
@@ -82,11 +78,8 @@ func TestGather_NamespaceSelectorDecidesWherePlatformPolicyApplies(t *testing.T)
 		},
 	}
 	for ns, want := range map[string]bool{"payments": true, "team": false} {
-		ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"}}
-		plan, err := Gather(context.Background(), ws, objs, policy)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ws := workspaceIn(ns)
+		plan := mustGather(t, ws, objs)
 		if got := len(enforcedNames(plan)) == 1; got != want {
 			t.Errorf("namespace %s: imposed %v, want %v (extensions %+v)", ns, got, want, plan.Extensions)
 		}
@@ -108,20 +101,14 @@ func TestGather_OptionalPlatformExtensionsAreOfferedThroughRootsOnly(t *testing.
 		extensions: []v1alpha1.Extension{offered, sneaky},
 		labels:     map[string]map[string]string{"loadout-system": {vocab.TrustLabel: "trusted"}},
 	}
-	projectOnly := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
-		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project"}}}}
-	plan, err := Gather(context.Background(), projectOnly, objs, policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	projectOnly := workspaceIn("team", v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project"}}})
+	plan := mustGather(t, projectOnly, objs)
 	if got := enforcedNames(plan); !slices.Equal(got, []string{"loadout-system/sneaky-guard"}) || len(plan.Extensions) != 1 {
 		t.Errorf("project-only Workspace: extensions %+v, want only sneaky-guard, imposed", plan.Extensions)
 	}
 	withPlatform := projectOnly.DeepCopy()
 	withPlatform.Spec.Roots = nil
-	if plan, err = Gather(context.Background(), withPlatform, objs, policy); err != nil {
-		t.Fatal(err)
-	}
+	plan = mustGather(t, withPlatform, objs)
 	if len(plan.Extensions) != 2 || plan.Extensions[0].Extension.Name != "jira-tools" || plan.Extensions[0].Enforced {
 		t.Errorf("default roots: extensions %+v, want jira-tools offered and sneaky-guard imposed", plan.Extensions)
 	}
@@ -132,18 +119,13 @@ func TestGather_OptionalPlatformExtensionsAreOfferedThroughRootsOnly(t *testing.
 func TestGather_DeniedToolsComeOnlyFromTrustedExtensions(t *testing.T) {
 	mine := guard("team", "my-guard")
 	objs := &fakeObjects{extensions: []v1alpha1.Extension{mine}}
-	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}}
-	plan, err := Gather(context.Background(), ws, objs, policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspaceIn("team")
+	plan := mustGather(t, ws, objs)
 	if len(plan.Deny) != 0 {
 		t.Errorf("restricted namespace: deny %v, want none (its extensions do not load)", plan.Deny)
 	}
 	objs.labels = map[string]map[string]string{"team": {vocab.TrustLabel: "trusted"}}
-	if plan, err = Gather(context.Background(), ws, objs, policy); err != nil {
-		t.Fatal(err)
-	}
+	plan = mustGather(t, ws, objs)
 	if !slices.Equal(plan.Deny, []string{"curl"}) {
 		t.Errorf("trusted namespace: deny %v, want [curl]", plan.Deny)
 	}

@@ -57,6 +57,27 @@ func filter[T any](items []T, keep func(T) bool) []T {
 
 var policy = Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: vocab.TrustRestricted}
 
+// workspaceIn is a Workspace named dev in namespace ns, with spec when
+// one is given.
+func workspaceIn(ns string, spec ...v1alpha1.WorkspaceSpec) *v1alpha1.Workspace {
+	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"}}
+	if len(spec) > 0 {
+		ws.Spec = spec[0]
+	}
+	return ws
+}
+
+// mustGather is Gather of ws over objs with the tests' policy; it fails t
+// on an error.
+func mustGather(t testing.TB, ws *v1alpha1.Workspace, objs Objects) *Plan {
+	t.Helper()
+	plan, err := Gather(context.Background(), ws, objs, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
 func ext(ns, name string) v1alpha1.Extension {
 	return v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 }
@@ -73,11 +94,8 @@ func TestGather_PlatformExtensionsLoadFirstWhateverTheRootOrder(t *testing.T) {
 		extensions: []v1alpha1.Extension{ext("team", "guard"), ext("team", "aaa"), ext("loadout-system", "guard")},
 		labels:     map[string]map[string]string{"team": {vocab.TrustLabel: "trusted"}},
 	}
-	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}}
-	plan, err := Gather(context.Background(), ws, objs, policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspaceIn("team")
+	plan := mustGather(t, ws, objs)
 	var got []string
 	for _, c := range plan.Extensions {
 		got = append(got, c.Extension.Namespace+"/"+c.Extension.Name)
@@ -99,11 +117,8 @@ func TestGather_UntrustedNamespaceIgnoresDataAndSkipsExtensions(t *testing.T) {
 		extensions: []v1alpha1.Extension{ext("team", "tool")},
 		labels:     map[string]map[string]string{"team": {vocab.TrustLabel: "untrusted"}},
 	}
-	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}}
-	plan, err := Gather(context.Background(), ws, objs, policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspaceIn("team")
+	plan := mustGather(t, ws, objs)
 	if len(plan.Input.Roots) != 2 || len(plan.Input.Roots[0].Skills) != 0 || len(plan.Input.Roots[1].Skills) != 1 {
 		t.Errorf("roots %+v: want an empty project root and the platform skill", plan.Input.Roots)
 	}
@@ -116,13 +131,9 @@ func TestGather_RootSelectorFiltersObjects(t *testing.T) {
 	labelled := sk("team", "picked")
 	labelled.Labels = map[string]string{"pick": "yes"}
 	objs := &fakeObjects{skills: []v1alpha1.Skill{labelled, sk("team", "other")}}
-	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
-		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project",
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"pick": "yes"}}}}}}
-	plan, err := Gather(context.Background(), ws, objs, policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspaceIn("team", v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project",
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"pick": "yes"}}}}})
+	plan := mustGather(t, ws, objs)
 	if skills := plan.Input.Roots[0].Skills; len(skills) != 1 || skills[0].Name != "picked" {
 		t.Errorf("skills %+v, want only the selected one", skills)
 	}
@@ -131,21 +142,17 @@ func TestGather_RootSelectorFiltersObjects(t *testing.T) {
 func TestGather_InstructionsOrderAndErrors(t *testing.T) {
 	objs := &fakeObjects{configMaps: map[string]map[string]string{"loadout-system/rules": {"AGENTS.md": "PLATFORM RULES"}},
 		cmLabels: map[string]map[string]string{"loadout-system/rules": {vocab.InstructionsLabel: "true"}}}
-	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
-		Spec: v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
-			{Inline: "INLINE"},
-			{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: "loadout-system", Name: "rules"}},
-		}}}
-	plan, err := Gather(context.Background(), ws, objs, policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspaceIn("team", v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
+		{Inline: "INLINE"},
+		{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: "loadout-system", Name: "rules"}},
+	}})
+	plan := mustGather(t, ws, objs)
 	if got := plan.Input.Instructions; len(got) != 2 || got[0].Body != "INLINE" || got[1].Body != "PLATFORM RULES" {
 		t.Errorf("instructions %+v", got)
 	}
 
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "missing"}}}
-	_, err = Gather(context.Background(), ws, objs, policy)
+	_, err := Gather(context.Background(), ws, objs, policy)
 	var notFound *InstructionsNotFoundError
 	if !errors.As(err, &notFound) {
 		t.Errorf("missing ConfigMap: %v, want InstructionsNotFoundError", err)
@@ -171,9 +178,8 @@ func TestGather_PlatformConfigMapWithoutOptInLabelReadsAsMissing(t *testing.T) {
 		"team/own":                      {"AGENTS.md": "OWN"},
 	}, cmLabels: map[string]map[string]string{"loadout-system/labelled-false": {vocab.InstructionsLabel: "false"}}}
 	gather := func(ns, name string) (string, error) {
-		ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
-			Spec: v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
-				{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: ns, Name: name}}}}}
+		ws := workspaceIn("team", v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
+			{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: ns, Name: name}}}})
 		plan, err := Gather(context.Background(), ws, objs, policy)
 		if err != nil {
 			return "", err
@@ -240,13 +246,9 @@ func TestGather_UnlabelledPlatformNamespaceLoadsNothingAndIsNamed(t *testing.T) 
 		configMaps: map[string]map[string]string{"loadout-system/rules": {"AGENTS.md": "LURE"}},
 		cmLabels:   map[string]map[string]string{"loadout-system/rules": {vocab.InstructionsLabel: "true"}},
 	}
-	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
-		Spec: v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
-			{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: "loadout-system", Name: "rules"}}}}}
-	plan, err := Gather(context.Background(), ws, objs, policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspaceIn("team", v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
+		{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: "loadout-system", Name: "rules"}}}})
+	plan := mustGather(t, ws, objs)
 	if !slices.Equal(plan.UnlabelledPlatform, []string{"loadout-system"}) {
 		t.Errorf("UnlabelledPlatform = %v, want [loadout-system]", plan.UnlabelledPlatform)
 	}
@@ -262,9 +264,7 @@ func TestGather_UnlabelledPlatformNamespaceLoadsNothingAndIsNamed(t *testing.T) 
 	}
 	// Labelled, the same namespace is the platform's, and nothing is named.
 	objs.labels["loadout-system"] = map[string]string{vocab.TrustLabel: "trusted"}
-	if plan, err = Gather(context.Background(), ws, objs, policy); err != nil {
-		t.Fatal(err)
-	}
+	plan = mustGather(t, ws, objs)
 	if len(plan.UnlabelledPlatform) != 0 || len(plan.Input.Instructions) != 1 || !plan.Extensions[0].Trusted {
 		t.Errorf("labelled platform namespace: unlabelled %v, %d instructions, extensions %+v", plan.UnlabelledPlatform, len(plan.Input.Instructions), plan.Extensions)
 	}

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/exthost"
@@ -26,7 +24,7 @@ func lengthGuard(from v1alpha1.ParamSource, notFound vocab.ParameterNotFoundActi
 // rebuilt as hostd rebuilds them, about one call.
 func verdictIn(t *testing.T, objs Objects, ns string) (*exthost.ToolResult, *Resolution) {
 	t.Helper()
-	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"}}
+	ws := workspaceIn(ns)
 	res, err := Resolve(context.Background(), ws, objs, policy, HostLoader{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -42,7 +41,7 @@ func TestReadsOf_NamespacesConfigMapsAndRefusals(t *testing.T) {
 			wantNamespaces: []string{"team", "loadout-system"}, wantRefused: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}, Spec: tc.spec}
+			ws := workspaceIn("team", tc.spec)
 			r := ReadsOf(ws, policy)
 			if got := r.Namespaces(); !slices.Equal(got, tc.wantNamespaces) {
 				t.Errorf("namespaces %v, want %v", got, tc.wantNamespaces)
@@ -65,13 +64,9 @@ func TestReads_SelectsExactlyWhatGatherReads(t *testing.T) {
 	picked := sk("loadout-system", "picked")
 	picked.Labels = map[string]string{"pick": "yes"}
 	objs := &fakeObjects{skills: []v1alpha1.Skill{picked, sk("loadout-system", "unpicked"), sk("team", "own"), sk("elsewhere", "foreign")}}
-	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
-		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project"},
-			{Name: "platform", Namespace: "loadout-system", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"pick": "yes"}}}}}}
-	plan, err := Gather(context.Background(), ws, objs, policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspaceIn("team", v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project"},
+		{Name: "platform", Namespace: "loadout-system", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"pick": "yes"}}}}})
+	plan := mustGather(t, ws, objs)
 	gathered := map[string]bool{}
 	for _, root := range plan.Input.Roots {
 		for _, s := range root.Skills {
@@ -87,9 +82,8 @@ func TestReads_SelectsExactlyWhatGatherReads(t *testing.T) {
 }
 
 func TestReads_BrokenSelectorSelectsNothing(t *testing.T) {
-	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"},
-		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project", Selector: &metav1.LabelSelector{
-			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Bogus"}}}}}}}
+	ws := workspaceIn("team", v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project", Selector: &metav1.LabelSelector{
+		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Bogus"}}}}}})
 	if ReadsOf(ws, policy).Selects("team", map[string]string{"a": "b"}) {
 		t.Error("a selector that does not parse selected an object")
 	}

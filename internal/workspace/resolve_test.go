@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
@@ -66,7 +64,7 @@ func TestResolve_EachFailureTaggedWithPhaseAndReason(t *testing.T) {
 			loader: rejectingLoader{reason: exthost.ReasonImportFailed}, wantPhase: PhaseLoad, wantReason: vocab.ReasonExtensionRejected, wantRetry: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}}
+			ws := workspaceIn("team")
 			if tc.ws != nil {
 				tc.ws(ws)
 			}
@@ -95,7 +93,7 @@ func TestResolve_EachFailureTaggedWithPhaseAndReason(t *testing.T) {
 // A read that fails is transient: Resolve returns it as an error, never as a
 // Failure that would be reported as the user's to fix.
 func TestResolve_FailedReadIsTransientNotAFailure(t *testing.T) {
-	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}}
+	ws := workspaceIn("team")
 	res, err := Resolve(context.Background(), ws, failingObjects{&fakeObjects{}}, policy, HostLoader{})
 	if err == nil || !strings.Contains(err.Error(), "connection refused") || res != nil {
 		t.Errorf("got %+v, %v; want the read's error and no resolution", res, err)
@@ -103,7 +101,7 @@ func TestResolve_FailedReadIsTransientNotAFailure(t *testing.T) {
 }
 
 func TestResolve_ValidInputIsPublishable(t *testing.T) {
-	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev"}}
+	ws := workspaceIn("team")
 	objs := &fakeObjects{skills: []v1alpha1.Skill{sk("team", "a")}, extensions: []v1alpha1.Extension{ext("loadout-system", "guard")}}
 	res, err := Resolve(context.Background(), ws, objs, policy, HostLoader{})
 	if err != nil || !res.Publishable() || res.Result.Hash == "" || len(res.Extensions) != 1 {
