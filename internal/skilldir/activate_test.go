@@ -2,7 +2,6 @@ package skilldir
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -46,12 +45,8 @@ func TestActivation_DirectorySourceIsCanonicalPath(t *testing.T) { // R-ACT-3
 func TestActivation_DirectoryRefusesTraversalPrefixSiblingAndSymlinkEscape(t *testing.T) { // R-ACT-4
 	cat, skillDir := dirCatalog(t)
 	// A sibling whose name shares the prefix: /x/review-old is not in /x/review.
-	if err := os.Symlink(filepath.Join(skillDir, "..", "..", "..", "review-old", "secret.md"), filepath.Join(skillDir, "escape.md")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("checklist.md", filepath.Join(skillDir, "alias.md")); err != nil {
-		t.Fatal(err)
-	}
+	resourcestest.Symlink(t, filepath.Join(skillDir, "..", "..", "..", "review-old", "secret.md"), filepath.Join(skillDir, "escape.md"))
+	resourcestest.Symlink(t, "checklist.md", filepath.Join(skillDir, "alias.md"))
 	for _, req := range []string{"../../../review-old/secret.md", filepath.Join(skillDir, "checklist.md"), "escape.md"} {
 		_, err := cat.Activate("review", []string{req})
 		var ae *resources.ActivationError

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 )
 
 // TestReadDirSorted_ListsWhatFSReadDirLists: the listing built from raw
@@ -19,15 +21,9 @@ func TestReadDirSorted_ListsWhatFSReadDirLists(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{"SKILL.md", "b.txt", ".gitignore", "Z-upper.md"} {
-		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	resourcestest.WriteTree(t, dir, map[string]string{"SKILL.md": "x", "b.txt": "x", ".gitignore": "x", "Z-upper.md": "x"})
 	for link, target := range map[string]string{"to-sub": "sub", "broken": "missing", "away": "/etc/passwd"} {
-		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
-			t.Fatal(err)
-		}
+		resourcestest.Symlink(t, target, filepath.Join(dir, link))
 	}
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Fatal(err)

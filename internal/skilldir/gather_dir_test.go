@@ -3,7 +3,6 @@ package skilldir
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -124,15 +123,9 @@ func TestDirRoot_BadNameWarnsWhenLenientFailsWhenStrict(t *testing.T) { // R-SK-
 }
 
 func TestDirRoot_SymlinkLeavingSkillIsLeftOut(t *testing.T) { // R-ACT-4 (b) at discovery
-	dir := t.TempDir()
-	outside := filepath.Join(t.TempDir(), "secret.txt")
-	resourcestest.WriteTree(t, dir, map[string]string{"skills/review/SKILL.md": resourcestest.SkillMD("review", "d", "b")})
-	if err := os.WriteFile(outside, []byte("SECRET"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(outside, filepath.Join(dir, "skills/review/leak.txt")); err != nil {
-		t.Fatal(err)
-	}
+	dir := resourcestest.Tree(t, map[string]string{"skills/review/SKILL.md": resourcestest.SkillMD("review", "d", "b")})
+	outside := filepath.Join(resourcestest.Tree(t, map[string]string{"secret.txt": "SECRET"}), "secret.txt")
+	resourcestest.Symlink(t, outside, filepath.Join(dir, "skills/review/leak.txt"))
 	root, diags, err := LoadRoot("r", dir, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package skilldir
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -38,9 +37,7 @@ func TestDirRoot_ActivationEscapesAreRefused(t *testing.T) {
 		"sibling.md":  "../review-old/old.md",              // into a prefix-sharing sibling
 		"loop.md":     "loop.md",                           // a symlink loop
 	} {
-		if err := os.Symlink(target, filepath.Join(skillDir, link)); err != nil {
-			t.Fatal(err)
-		}
+		resourcestest.Symlink(t, target, filepath.Join(skillDir, link))
 	}
 	r, _, err := LoadRoot("project", root, Options{Strict: true})
 	if err != nil {
@@ -87,9 +84,7 @@ func TestDirRoot_ActivationEscapesAreRefused(t *testing.T) {
 	}
 	// The literal name is honoured, not decoded: a file really called
 	// "%2e%2e" inside the skill is just a file.
-	if err := os.WriteFile(filepath.Join(skillDir, "%2e%2e"), []byte("LITERAL"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	resourcestest.WriteTree(t, skillDir, map[string]string{"%2e%2e": "LITERAL"})
 	got, err := cat.Activate("review", []string{"%2e%2e"})
 	if err != nil || len(got.Files) != 1 || got.Files[0].Content != "LITERAL" {
 		t.Errorf("literal %%2e%%2e file: %+v, %v", got, err)
@@ -112,12 +107,7 @@ func TestDirRoot_SymlinksOutOfTheRootAreNeverRead(t *testing.T) {
 	})
 	link := func(root, name, target string) {
 		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
-			t.Fatal(err)
-		}
+		resourcestest.Symlink(t, target, filepath.Join(root, name))
 	}
 	t.Run("seed layout", func(t *testing.T) {
 		root := resourcestest.Tree(t, map[string]string{

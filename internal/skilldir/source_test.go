@@ -17,11 +17,9 @@ import (
 // TestDirRoot_BinaryAndExecutableFilesAreKept: a directory skill's font and
 // script reach skills.json (base64 and executable) instead of being dropped.
 func TestDirRoot_BinaryAndExecutableFilesAreKept(t *testing.T) {
-	dir := resourcestest.Tree(t, map[string]string{"skills/canvas/SKILL.md": resourcestest.SkillMD("canvas", "Draws.", "Draw.")})
 	font := []byte{0, 1, 2, 0xff, 0xfe, 'x'}
-	if err := os.WriteFile(filepath.Join(dir, "skills/canvas/font.ttf"), font, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := resourcestest.Tree(t, map[string]string{"skills/canvas/SKILL.md": resourcestest.SkillMD("canvas", "Draws.", "Draw."),
+		"skills/canvas/font.ttf": string(font)})
 	if err := os.WriteFile(filepath.Join(dir, "skills/canvas/run.sh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
