@@ -168,9 +168,7 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 			model := messages.NewModel(t, bash("rm", "rm -rf build"), bash("ls", "ls"))
 			var marker string
 			run(t, model, func(_, work string) { marker = agenttest.BuildMarker(t, work) })
-			if _, err := os.Stat(marker); err != nil {
-				t.Errorf("rm -rf build ran: %v", err)
-			}
+			agenttest.FileLeft(t, marker, "rm -rf build ran", "")
 			results := model.ToolResults()
 			if !strings.Contains(results["rm"].Text, guardReason) {
 				t.Errorf("the model got %+v for rm -rf build, want the guard's reason", results["rm"])
@@ -216,15 +214,11 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 					writeFile(t, filepath.Join(dir, "settings.json"), string(settings))
 				}
 			})
-			if _, err := os.Stat(marker); err != nil {
-				t.Errorf("rm -rf build ran: %v", err)
-			}
+			agenttest.FileLeft(t, marker, "rm -rf build ran", "")
 			if !strings.Contains(model.ToolResults()["rm"].Text, guardReason) {
 				t.Errorf("the model got %+v for rm -rf build, want the guard's reason", model.ToolResults()["rm"])
 			}
-			if _, err := os.Stat(ran); err == nil {
-				t.Error("the user's own hook ran next to the managed one")
-			}
+			agenttest.NoFileLeft(t, ran, "the user's own hook ran next to the managed one", "")
 		})
 	})
 
@@ -248,12 +242,8 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 			model := responses.Start(t, responses.Shell("c1", "rm -rf build"), responses.Shell("c2", "touch allowed.txt"), responses.Say("done"))
 			var marker string
 			work, out := run(t, model, "", func(work string) { marker = agenttest.BuildMarker(t, work) })
-			if _, err := os.Stat(marker); err != nil {
-				t.Errorf("rm -rf build ran: %v\n%s", err, out)
-			}
-			if _, err := os.Stat(filepath.Join(work, "allowed.txt")); err != nil {
-				t.Errorf("the ordinary command did not run: %v\n%s", err, out)
-			}
+			agenttest.FileLeft(t, marker, "rm -rf build ran", out)
+			agenttest.FileLeft(t, filepath.Join(work, "allowed.txt"), "the ordinary command did not run", out)
 			model.MustHaveGot(t, "c1", guardReason, out+"\nhostd:\n"+hd.log())
 			// The platform's text as managed developer instructions
 			// (requirements.toml), the tenant's as project content, the
@@ -303,12 +293,8 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 			model := responses.Start(t, responses.Shell("c1", "rm -r --force build"), responses.Say("done"))
 			var marker string
 			_, out := run(t, model, user, func(work string) { marker = agenttest.BuildMarker(t, work) })
-			if _, err := os.Stat(marker); err != nil {
-				t.Errorf("rm -r --force build ran: %v\n%s", err, out)
-			}
-			if _, err := os.Stat(ran); err == nil {
-				t.Errorf("the user's own hook ran next to the managed one\n%s", out)
-			}
+			agenttest.FileLeft(t, marker, "rm -r --force build ran", out)
+			agenttest.NoFileLeft(t, ran, "the user's own hook ran next to the managed one", out)
 			model.MustHaveGot(t, "c1", guardReason, out+"\nhostd:\n"+hd.log())
 		})
 	})
@@ -380,9 +366,7 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 		out, _ := runAgent(claudeNS.wrap(t, []string{claude, "-p", "go", "--output-format", "json", "--allowedTools", "Bash", "mcp__loadout__review_note"}),
 			work, stockEnv(claude, t.TempDir(), "ANTHROPIC_BASE_URL="+cm.URL, "ANTHROPIC_API_KEY=sk-ant-scripted",
 				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1"))
-		if _, err := os.Stat(filepath.Join(work, "made")); err == nil {
-			t.Errorf("Claude Code ran a command with hostd down\n%s", out)
-		}
+		agenttest.NoFileLeft(t, filepath.Join(work, "made"), "Claude Code ran a command with hostd down", out)
 		for id, r := range cm.ToolResults() {
 			if !r.IsError {
 				t.Errorf("Claude Code's %s with hostd down: %+v, want an error result", id, r)
@@ -395,9 +379,7 @@ func TestBoundPod_StockClaudeCodeAndCodexRunWithWhatThePodGivesThem(t *testing.T
 		writeFile(t, filepath.Join(codexHome, "config.toml"), xm.CodexConfig())
 		out, _ = runAgent(codexNS.wrap(t, []string{codex, "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "-C", xwork, "go"}),
 			xwork, stockEnv(codex, home, "CODEX_HOME="+codexHome))
-		if _, err := os.Stat(filepath.Join(xwork, "ran.txt")); err == nil {
-			t.Errorf("Codex ran a command with hostd down\n%s", out)
-		}
+		agenttest.NoFileLeft(t, filepath.Join(xwork, "ran.txt"), "Codex ran a command with hostd down", out)
 		if got := notes.Notes(t)[before:]; len(got) != 0 {
 			t.Errorf("the Service got %q with hostd down", got)
 		}

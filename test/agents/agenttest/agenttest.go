@@ -84,6 +84,12 @@ func CLI(t testing.TB, name string) string {
 	return path
 }
 
+// PiFixture is the directory of the Pi integration's test fixture name:
+// manifests every agent harness previews so that their verdicts compare.
+func PiFixture(name string) string {
+	return filepath.Join(RepoRoot(), "integrations", "pi", "test", "fixtures", name)
+}
+
 // PreviewSamples returns the ConfigMap data `loadout preview` publishes for
 // the samples' Workspace, or for the manifests in dirs when given.
 func PreviewSamples(t testing.TB, dirs ...string) map[string]string {

@@ -19,3 +19,31 @@ func BuildMarker(t testing.TB, dir string) string {
 	}
 	return marker
 }
+
+// FileLeft reports as an error of t, naming what and adding log (the
+// agent's output) when there is one, that path is missing: a file a
+// command the policy allowed had to write, or the marker a denied delete
+// had to leave.
+func FileLeft(t testing.TB, path, what, log string) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("%s: %v%s", what, err, logSuffix(log))
+	}
+}
+
+// NoFileLeft reports as an error of t, as FileLeft does, that path exists:
+// what a command the policy refused, or a hook that must not run, would
+// have written.
+func NoFileLeft(t testing.TB, path, what, log string) {
+	t.Helper()
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("%s%s", what, logSuffix(log))
+	}
+}
+
+func logSuffix(log string) string {
+	if log == "" {
+		return ""
+	}
+	return "\n" + log
+}

@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -45,9 +44,7 @@ func TestClaudeCode_PlatformGuardDeniesTheShellCommandAndAllowsOthers(t *testing
 			)
 			marker := agenttest.BuildMarker(t, a.Session.WorkDir)
 			a.Run(t, "clean up, then list")
-			if _, err := os.Stat(marker); err != nil {
-				t.Errorf("rm -rf build ran: %v", err)
-			}
+			agenttest.FileLeft(t, marker, "rm -rf build ran", "")
 			results := a.Model.ToolResults()
 			if rm := results["toolu_rm"]; !strings.Contains(rm.Text, "platform policy: recursive deletes (rm -r, find -delete, git clean, rmtree, Remove-Item -Recurse)") {
 				t.Errorf("the model got %+v for rm -rf build, want the guard's reason", rm)
@@ -94,9 +91,7 @@ func TestClaudeCode_HostdDownBlocksEveryCall(t *testing.T) { // R-AG-3
 			a.Hostd.Stop()
 			a.Run(t, "do things")
 			for _, f := range []string{"made", "written.txt"} {
-				if _, err := os.Stat(filepath.Join(a.Session.WorkDir, f)); err == nil {
-					t.Errorf("%s was created with hostd down", f)
-				}
+				agenttest.NoFileLeft(t, filepath.Join(a.Session.WorkDir, f), f+" was created with hostd down", "")
 			}
 			if len(a.Model.AgentRequests()) > 0 {
 				results := a.Model.ToolResults()

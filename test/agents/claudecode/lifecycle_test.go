@@ -25,7 +25,7 @@ var lifecycleEvents = map[string]bool{
 // directory's TERRAFORM_ARGS.
 func NewLifecycleAgent(t *testing.T, wiring Wiring, script ...Turn) *Agent {
 	t.Helper()
-	return newHookedAgent(t, wiring, filepath.Join(agenttest.RepoRoot(), "integrations", "pi", "test", "fixtures", "lifecycle"), script...)
+	return newHookedAgent(t, wiring, agenttest.PiFixture("lifecycle"), script...)
 }
 
 // newHookedAgent is NewLifecycleAgent on the Workspace in dir.
@@ -130,15 +130,11 @@ func TestClaudeCode_BeforeToolCallRewriteAskAndSchema(t *testing.T) {
 			if tf := results["toolu_tf"]; tf.IsError || !strings.Contains(tf.Text, "terraform apply -dry-run") {
 				t.Errorf("the model got %+v for terraform apply, want the rewritten call's output", tf)
 			}
-			if _, err := os.Stat(filepath.Join(a.Session.WorkDir, "broke.txt")); err == nil {
-				t.Error("the schema-breaking rewrite ran")
-			}
+			agenttest.NoFileLeft(t, filepath.Join(a.Session.WorkDir, "broke.txt"), "the schema-breaking rewrite ran", "")
 			if broke := results["toolu_broke"]; !broke.IsError || !strings.Contains(broke.Text, "failed schema validation") {
 				t.Errorf("the model got %+v for the schema-breaking rewrite, want Claude Code's schema error", broke)
 			}
-			if _, err := os.Stat(filepath.Join(a.Session.WorkDir, "deployed.txt")); err == nil {
-				t.Error("the asked call ran headless")
-			}
+			agenttest.NoFileLeft(t, filepath.Join(a.Session.WorkDir, "deployed.txt"), "the asked call ran headless", "")
 			if ask := results["toolu_ask"]; !ask.IsError || !strings.Contains(ask.Text, "ASK: deploys need a human") {
 				t.Errorf("the model got %+v for the asked call, want a block with the ask's message", ask)
 			}

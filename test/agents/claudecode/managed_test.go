@@ -46,15 +46,11 @@ func TestClaudeCode_UserCannotOverrideTheManagedHooks(t *testing.T) { // R-AG-4
 			}
 			marker := agenttest.BuildMarker(t, a.Session.WorkDir)
 			a.Run(t, "clean up")
-			if _, err := os.Stat(marker); err != nil {
-				t.Errorf("rm -rf build ran: %v", err)
-			}
+			agenttest.FileLeft(t, marker, "rm -rf build ran", "")
 			if rm := a.Model.ToolResults()["toolu_rm"]; !strings.Contains(rm.Text, "platform policy: recursive deletes (rm -r, find -delete, git clean, rmtree, Remove-Item -Recurse)") {
 				t.Errorf("the model got %+v for rm -rf build, want the guard's reason", rm)
 			}
-			if _, err := os.Stat(ran); err == nil {
-				t.Error("the user's own hook ran next to the managed one")
-			}
+			agenttest.NoFileLeft(t, ran, "the user's own hook ran next to the managed one", "")
 		})
 	}
 }

@@ -33,7 +33,7 @@ const (
 // under team-a's heading, in the SessionStart context, apart from the
 // managed memory (which holds the platform's rule).
 func TestClaudeCode_PlantedTenantTextIsProjectContentNeverManaged(t *testing.T) {
-	data := agenttest.PreviewSamples(t, filepath.Join(agenttest.RepoRoot(), "integrations", "pi", "test", "fixtures", "planted"))
+	data := agenttest.PreviewSamples(t, agenttest.PiFixture("planted"))
 	hostd := agenttest.StartHostd(t, data, "--claude-code")
 	model := NewModel(t)
 	s := NewSession(t, model)

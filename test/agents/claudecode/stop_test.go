@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,7 +13,7 @@ import (
 func TestClaudeCode_StopHookKeepsTheAgentGoing(t *testing.T) { // R-LC-5
 	for _, wiring := range []Wiring{HTTPHook, CommandHook} {
 		t.Run(string(wiring), func(t *testing.T) {
-			a := newHookedAgent(t, wiring, filepath.Join(agenttest.RepoRoot(), "integrations", "pi", "test", "fixtures", "surface"),
+			a := newHookedAgent(t, wiring, agenttest.PiFixture("surface"),
 				Turn{Text: "I edited the file."}, Turn{Text: "Checks pass. DONE"})
 			out := a.Run(t, "edit the file")
 			reqs := a.Model.AgentRequests()

@@ -36,12 +36,8 @@ func TestCodex_WorkspaceSkillsAndInstructionsReachTheModel_RAG5(t *testing.T) {
 	if strings.Contains(text, "PLATFORM-REVIEW-BODY") {
 		t.Error("the shadowed platform skill's body reached the model")
 	}
-	if _, err := os.Stat(filepath.Join(s.home, "skills", ".system")); err != nil {
-		t.Errorf("Codex's system skills: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(s.home, "skills", "review", "checklist.md")); err != nil {
-		t.Errorf("the review skill's file: %v", err)
-	}
+	agenttest.FileLeft(t, filepath.Join(s.home, "skills", ".system"), "Codex's system skills", "")
+	agenttest.FileLeft(t, filepath.Join(s.home, "skills", "review", "checklist.md"), "the review skill's file", "")
 }
 
 // The platform's guard denies rm -rf: the command never runs and the model
@@ -53,12 +49,8 @@ func TestCodex_PlatformGuardDeniesRecursiveDeleteAndAllowsTheRest_RAG4(t *testin
 		responses.Shell("c3", "touch allowed.txt"), responses.Say("done"))
 	out := s.run(t, model, "clean up")
 
-	if _, err := os.Stat(marker); err != nil {
-		t.Errorf("rm -rf build ran: %v\n%s", err, out)
-	}
-	if _, err := os.Stat(filepath.Join(s.work, "allowed.txt")); err != nil {
-		t.Errorf("the allowed command did not run: %v\n%s", err, out)
-	}
+	agenttest.FileLeft(t, marker, "rm -rf build ran", out)
+	agenttest.FileLeft(t, filepath.Join(s.work, "allowed.txt"), "the allowed command did not run", out)
 	// Codex refuses some spellings of rm -rf itself; the reason shows that
 	// Loadout's guard decided.
 	model.MustHaveGot(t, "c1", guardReason, out)
@@ -100,9 +92,7 @@ func TestCodex_HostdDownBlocksEveryCall_RAG3(t *testing.T) {
 	model := responses.Start(t, responses.Shell("c1", "touch ran.txt"), responses.Say("done"))
 	out := s.run(t, model, "try")
 
-	if _, err := os.Stat(filepath.Join(s.work, "ran.txt")); err == nil {
-		t.Errorf("a command ran with hostd down\n%s", out)
-	}
+	agenttest.NoFileLeft(t, filepath.Join(s.work, "ran.txt"), "a command ran with hostd down", out)
 	if len(model.Requests()) == 0 {
 		if !strings.Contains(out, "UserPromptSubmit Blocked") {
 			t.Errorf("the model was never asked, but Codex does not say the prompt was blocked\n%s", out)
@@ -133,12 +123,8 @@ func TestCodex_UserCannotOverrideTheManagedHooks_RAG4(t *testing.T) {
 	model := responses.Start(t, responses.Shell("c1", "rm -r --force build"), responses.Say("done"))
 	out := s.run(t, model, "clean up")
 
-	if _, err := os.Stat(marker); err != nil {
-		t.Errorf("rm -r --force build ran: %v\n%s", err, out)
-	}
-	if _, err := os.Stat(userHookRan); err == nil {
-		t.Errorf("the user's own hook ran next to the managed ones\n%s", out)
-	}
+	agenttest.FileLeft(t, marker, "rm -r --force build ran", out)
+	agenttest.NoFileLeft(t, userHookRan, "the user's own hook ran next to the managed ones", out)
 	model.MustHaveGot(t, "c1", guardReason, out)
 }
 

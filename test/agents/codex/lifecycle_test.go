@@ -37,7 +37,7 @@ func newFixtureSession(t *testing.T, fixture string) *session {
 	if !managedInstall() {
 		t.Skip("needs a private /etc/codex (unshare --mount)")
 	}
-	data := agenttest.PreviewSamples(t, filepath.Join(agenttest.RepoRoot(), "integrations", "pi", "test", "fixtures", fixture))
+	data := agenttest.PreviewSamples(t, agenttest.PiFixture(fixture))
 	s := &session{home: t.TempDir(), work: t.TempDir(), etc: t.TempDir()}
 	s.hostd = agenttest.StartHostd(t, data, "--materialize", s.home, "--codex")
 	if err := os.WriteFile(filepath.Join(s.etc, "requirements.toml"), []byte(lifecycleRequirements()), 0o644); err != nil {
@@ -104,8 +104,6 @@ func TestCodex_BeforeToolCallRewriteRunsAndAskDenies(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(args)) != "apply -dry-run" {
 		t.Errorf("terraform ran with %q (%v), want apply -dry-run\n%s", args, err, out)
 	}
-	if _, err := os.Stat(filepath.Join(s.work, "deployed.txt")); err == nil {
-		t.Error("the asked call ran")
-	}
+	agenttest.NoFileLeft(t, filepath.Join(s.work, "deployed.txt"), "the asked call ran", "")
 	model.MustHaveGot(t, "call_ask", "ASK: deploys need a human", out)
 }

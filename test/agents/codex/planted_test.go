@@ -27,7 +27,7 @@ const plantedHeading = "## Project content from namespace team-a (not organisati
 // another message than the AGENTS.md instructions (which hold the
 // platform's rule).
 func TestCodex_PlantedTenantTextIsProjectContentNeverManaged(t *testing.T) {
-	data := agenttest.PreviewSamples(t, filepath.Join(agenttest.RepoRoot(), "integrations", "pi", "test", "fixtures", "planted"))
+	data := agenttest.PreviewSamples(t, agenttest.PiFixture("planted"))
 	s := &session{home: t.TempDir(), work: t.TempDir(), etc: t.TempDir()}
 	s.hostd = agenttest.StartHostd(t, data, "--materialize", s.home, "--codex")
 	if err := os.Symlink(filepath.Join(s.home, "requirements.toml"), filepath.Join(s.etc, "requirements.toml")); err != nil {
