@@ -152,23 +152,11 @@ type Write struct {
 // namespace. It wraps the RoundTripper of the manager's rest.Config, so it
 // sees exactly what the manager sends.
 type WriteCounter struct {
-	mu     sync.Mutex
-	counts map[Write]int
+	writes testenv.Writes[Write]
 }
 
 func (w *WriteCounter) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		if req.Method != http.MethodGet {
-			k := classify(req)
-			w.mu.Lock()
-			if w.counts == nil {
-				w.counts = map[Write]int{}
-			}
-			w.counts[k]++
-			w.mu.Unlock()
-		}
-		return rt.RoundTrip(req)
-	})
+	return w.writes.Wrap(rt, classify)
 }
 
 // classify turns a request into verb, resource (with subresource) and namespace.
@@ -207,13 +195,7 @@ func classify(req *http.Request) Write {
 
 // Snapshot returns a copy of the counts so far.
 func (w *WriteCounter) Snapshot() WriteCounts {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := WriteCounts{}
-	for k, n := range w.counts {
-		out[k] = n
-	}
-	return out
+	return w.writes.Counts()
 }
 
 // WriteCounts are counted writes.
@@ -273,10 +255,6 @@ func (c WriteCounts) String() string {
 	}
 	return b.String()
 }
-
-type roundTripperFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // ---------------------------------------------------------------------------
 // ConfigMap tracking
