@@ -334,27 +334,33 @@ func runShardMode(ctx context.Context, cfg ShardConfig, mode string) (*ShardRun,
 		}
 		return errors.New("writes did not settle")
 	}
+	// around returns the processes' counters before and after during.
+	around := func(cs []*child, during func() error) (before, after []*shards.Stats, err error) {
+		if before, err = sum(cs, false); err != nil {
+			return nil, nil, err
+		}
+		if err := during(); err != nil {
+			return nil, nil, err
+		}
+		after, err = sum(cs, false)
+		return before, after, err
+	}
 	rev := 0
 	change := func(cs []*child, row *ShardRow) error {
-		before, err := sum(cs, false)
-		if err != nil {
-			return err
-		}
-		old := tracker.Hashes(cms)
-		rev++
-		t0 := time.Now()
-		if err := (&Fleet{e: &Env{Client: c}}).patchShared(ctx, rev); err != nil {
-			return err
-		}
-		at, err := tracker.WaitChanged(ctx, cms, old, cfg.Timeout)
-		if err != nil {
-			return err
-		}
-		row.ChangeTime, row.Affected = at.Sub(t0), len(cms)
-		if err := settle(cs, 2*time.Second); err != nil {
-			return err
-		}
-		after, err := sum(cs, false)
+		before, after, err := around(cs, func() error {
+			old := tracker.Hashes(cms)
+			rev++
+			t0 := time.Now()
+			if err := (&Fleet{e: &Env{Client: c}}).patchShared(ctx, rev); err != nil {
+				return err
+			}
+			at, err := tracker.WaitChanged(ctx, cms, old, cfg.Timeout)
+			if err != nil {
+				return err
+			}
+			row.ChangeTime, row.Affected = at.Sub(t0), len(cms)
+			return settle(cs, 2*time.Second)
+		})
 		if err != nil {
 			return err
 		}
@@ -367,12 +373,10 @@ func runShardMode(ctx context.Context, cfg ShardConfig, mode string) (*ShardRun,
 		return nil
 	}
 	rest := func(cs []*child, row *ShardRow) error {
-		before, err := sum(cs, false)
-		if err != nil {
-			return err
-		}
-		time.Sleep(cfg.Steady)
-		after, err := sum(cs, false)
+		before, after, err := around(cs, func() error {
+			time.Sleep(cfg.Steady)
+			return nil
+		})
 		if err != nil {
 			return err
 		}
