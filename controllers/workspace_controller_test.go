@@ -77,10 +77,7 @@ func TestWorkspace_FixedExamplePublishesProjectWinnerAndEnforcesHooks(t *testing
 	testenv.MustContain(t, "system-prompt.md", prompt, "PROJECT REVIEW BODY", "CHECKLIST CONTENT", "review_note", "Use review_note to record findings.")
 	testenv.MustNotContain(t, "system-prompt.md", prompt, "PLATFORM REVIEW BODY")
 	testenv.MustNotContain(t, "manifest.json", cm.Data[contract.KeyManifest], "PLATFORM REVIEW BODY", "PROJECT REVIEW BODY")
-	var m contract.Manifest
-	if err := json.Unmarshal([]byte(cm.Data[contract.KeyManifest]), &m); err != nil {
-		t.Fatal(err)
-	}
+	m := testenv.ManifestOf(t, cm)
 	if len(m.Shadowed) != 1 || m.Shadowed[0].Name != "review" || !strings.Contains(m.Shadowed[0].Origin, platformNS) {
 		t.Errorf("shadowed = %+v, want the platform review", m.Shadowed)
 	}

@@ -2,7 +2,6 @@ package hardening
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -59,10 +58,7 @@ func TestTenancy_TenantCannotPublishAContextWithoutThePlatformsPolicy(t *testing
 	for i := range specs {
 		name := fmt.Sprintf("ws-%d", i)
 		ws, cm := kit.Published(t, ns, name)
-		var m contract.Manifest
-		if err := json.Unmarshal([]byte(cm.Data[contract.KeyManifest]), &m); err != nil {
-			t.Fatal(err)
-		}
+		m := testenv.ManifestOf(t, cm)
 		if !slices.ContainsFunc(m.Hooks, func(h contract.Hook) bool { return h.Extension == guard.Name && h.Name == "no-rm" }) {
 			t.Errorf("Workspace %s (%+v): the published context lacks the platform hook: %+v", name, specs[i], m.Hooks)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contract"
 	hostdserver "github.com/loadout-dev/loadout/internal/hostd"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
@@ -100,11 +101,7 @@ func epochDoc(t *testing.T, cm *corev1.ConfigMap) contract.PolicyEpoch {
 
 func platformPolicyOf(t *testing.T, cm *corev1.ConfigMap) string {
 	t.Helper()
-	var m contract.Manifest
-	if err := json.Unmarshal([]byte(cm.Data[contract.KeyManifest]), &m); err != nil {
-		t.Fatal(err)
-	}
-	return m.PlatformPolicy
+	return testenv.ManifestOf(t, cm).PlatformPolicy
 }
 
 // TestPolicyEpoch_FrozenContextIsRefusedAfterAPlatformChange: a tenant keeps

@@ -18,7 +18,6 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
-	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost/extobject"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
@@ -275,10 +274,7 @@ func TestTenancy_WebhooksResolveOnlyInTheExtensionsNamespace(t *testing.T) {
 	kit.Create(t, e)
 	kit.Create(t, devWorkspace(ns))
 	_, cm := kit.Published(t, ns, "dev", "guarded")
-	var m contract.Manifest
-	if err := json.Unmarshal([]byte(cm.Data[contract.KeyManifest]), &m); err != nil {
-		t.Fatal(err)
-	}
+	m := testenv.ManifestOf(t, cm)
 	want := "https://" + svc + "." + ns + ".svc:8443/check"
 	var urls []string
 	for _, h := range m.Registry.Hooks {

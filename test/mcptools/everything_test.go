@@ -179,11 +179,7 @@ func waitDiscovered(t *testing.T, ns, name string) *v1alpha1.Extension {
 
 func registryOf(t *testing.T, cm *corev1.ConfigMap) contract.Registry {
 	t.Helper()
-	var m contract.Manifest
-	if err := json.Unmarshal([]byte(cm.Data[contract.KeyManifest]), &m); err != nil {
-		t.Fatal(err)
-	}
-	return m.Registry
+	return testenv.ManifestOf(t, cm).Registry
 }
 
 func toolNamed(reg contract.Registry, name string) *contract.Tool {

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -137,6 +138,17 @@ func (k *Kit) Published(t testing.TB, ns, name string, wants ...string) (*v1alph
 		return nil
 	})
 	return ws, cm
+}
+
+// ManifestOf decodes the manifest.json of a published context; t fails
+// when it does not decode.
+func ManifestOf(t testing.TB, cm *corev1.ConfigMap) contract.Manifest {
+	t.Helper()
+	var m contract.Manifest
+	if err := json.Unmarshal([]byte(cm.Data[contract.KeyManifest]), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // Consistent checks that the ConfigMap holds exactly what the status says
