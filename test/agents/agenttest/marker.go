@@ -3,6 +3,7 @@ package agenttest
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -46,4 +47,27 @@ func logSuffix(log string) string {
 		return ""
 	}
 	return "\n" + log
+}
+
+// TerraformStandIn writes a stand-in terraform into a fresh directory and
+// returns the directory, to put on PATH: it records its arguments in the
+// working directory's TERRAFORM_ARGS and prints them, so a test sees what a
+// rewriting hook made of the call.
+func TerraformStandIn(t testing.TB) string {
+	t.Helper()
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "terraform"), []byte("#!/bin/sh\necho \"$@\" > TERRAFORM_ARGS\necho \"terraform $@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// TerraformRanWith reports as an error of t, adding log when there is one,
+// that the stand-in terraform did not run in work with the arguments want.
+func TerraformRanWith(t testing.TB, work, want, log string) {
+	t.Helper()
+	args, err := os.ReadFile(filepath.Join(work, "TERRAFORM_ARGS"))
+	if err != nil || strings.TrimSpace(string(args)) != want {
+		t.Errorf("terraform ran with %q (%v), want %s%s", args, err, want, logSuffix(log))
+	}
 }

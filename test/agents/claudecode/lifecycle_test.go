@@ -35,10 +35,7 @@ func newHookedAgent(t *testing.T, wiring Wiring, dir string, script ...Turn) *Ag
 	a := &Agent{Hostd: agenttest.StartHostd(t, data, "--claude-code")}
 	a.Model = NewModel(t, script...)
 	a.Session = NewSession(t, a.Model)
-	bin := t.TempDir()
-	if err := os.WriteFile(filepath.Join(bin, "terraform"), []byte("#!/bin/sh\necho \"$@\" > TERRAFORM_ARGS\necho \"terraform $@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := agenttest.TerraformStandIn(t)
 	for i, e := range a.Session.Env {
 		if rest, ok := strings.CutPrefix(e, "PATH="); ok {
 			a.Session.Env[i] = "PATH=" + bin + ":" + rest
@@ -122,10 +119,7 @@ func TestClaudeCode_BeforeToolCallRewriteAskAndSchema(t *testing.T) {
 				Turn{Tools: []ToolUse{{ID: "toolu_ask", Name: "Bash", Input: map[string]any{"command": "echo deploy > deployed.txt", "description": "deploy"}}}},
 			)
 			a.Run(t, "apply, break, deploy")
-			args, err := os.ReadFile(filepath.Join(a.Session.WorkDir, "TERRAFORM_ARGS"))
-			if err != nil || strings.TrimSpace(string(args)) != "apply -dry-run" {
-				t.Errorf("terraform ran with %q (%v), want apply -dry-run", args, err)
-			}
+			agenttest.TerraformRanWith(t, a.Session.WorkDir, "apply -dry-run", "")
 			results := a.Model.ToolResults()
 			if tf := results["toolu_tf"]; tf.IsError || !strings.Contains(tf.Text, "terraform apply -dry-run") {
 				t.Errorf("the model got %+v for terraform apply, want the rewritten call's output", tf)

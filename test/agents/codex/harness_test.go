@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
 	"github.com/loadout-dev/loadout/test/agents/responses"
 )
@@ -47,17 +48,30 @@ type session struct {
 func newSession(t *testing.T) *session {
 	t.Helper()
 	data := agenttest.PreviewSamples(t)
-	s := &session{notes: agenttest.StartReviewNotes(t, data), home: t.TempDir(), work: t.TempDir(), etc: t.TempDir()}
-	s.hostd = agenttest.StartHostd(t, data, append(s.notes.HostdArgs, "--materialize", s.home, "--codex")...)
-	// /etc/codex/requirements.toml is the tree's, linked as an image would.
-	if err := os.Symlink(filepath.Join(s.home, "requirements.toml"), filepath.Join(s.etc, "requirements.toml")); err != nil {
-		t.Fatal(err)
-	}
+	notes := agenttest.StartReviewNotes(t, data)
+	s := startSession(t, data, notes.HostdArgs...)
+	s.notes = notes
+	s.linkRequirements(t)
 	s.mcp = fmt.Sprintf("\n[mcp_servers.loadout]\nurl = %q\n", s.hostd.URL+"/mcp")
-	if err := os.WriteFile(filepath.Join(s.etc, "config.toml"), []byte(s.mcp), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	resourcestest.WriteTree(t, s.etc, map[string]string{"config.toml": s.mcp})
 	return s
+}
+
+// startSession starts hostd on data (with hostdArgs) materializing the
+// Codex layout into a fresh CODEX_HOME, with fresh work and /etc/codex
+// directories.
+func startSession(t *testing.T, data map[string]string, hostdArgs ...string) *session {
+	t.Helper()
+	s := &session{home: t.TempDir(), work: t.TempDir(), etc: t.TempDir()}
+	s.hostd = agenttest.StartHostd(t, data, append(hostdArgs, "--materialize", s.home, "--codex")...)
+	return s
+}
+
+// linkRequirements links /etc/codex/requirements.toml to the tree's, as an
+// image would.
+func (s *session) linkRequirements(t *testing.T) {
+	t.Helper()
+	resourcestest.Symlink(t, filepath.Join(s.home, "requirements.toml"), filepath.Join(s.etc, "requirements.toml"))
 }
 
 // run runs `codex exec prompt` offline against the scripted model server

@@ -2,11 +2,11 @@ package codex
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
 	"github.com/loadout-dev/loadout/test/agents/responses"
 )
@@ -37,21 +37,12 @@ func newFixtureSession(t *testing.T, fixture string) *session {
 	if !managedInstall() {
 		t.Skip("needs a private /etc/codex (unshare --mount)")
 	}
-	data := agenttest.PreviewSamples(t, agenttest.PiFixture(fixture))
-	s := &session{home: t.TempDir(), work: t.TempDir(), etc: t.TempDir()}
-	s.hostd = agenttest.StartHostd(t, data, "--materialize", s.home, "--codex")
-	if err := os.WriteFile(filepath.Join(s.etc, "requirements.toml"), []byte(lifecycleRequirements()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	s := startSession(t, agenttest.PreviewSamples(t, agenttest.PiFixture(fixture)))
+	resourcestest.WriteTree(t, s.etc, map[string]string{"requirements.toml": lifecycleRequirements()})
 	// Codex runs commands in a login shell, which sets PATH from the
 	// profiles: the stand-in joins it from the session's own.
-	home, bin := t.TempDir(), t.TempDir()
-	if err := os.WriteFile(filepath.Join(bin, "terraform"), []byte("#!/bin/sh\necho \"$@\" > TERRAFORM_ARGS\necho \"terraform $@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, ".bash_profile"), []byte("export PATH="+bin+":$PATH\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bin := agenttest.TerraformStandIn(t)
+	home := resourcestest.Tree(t, map[string]string{".bash_profile": "export PATH=" + bin + ":$PATH\n"})
 	s.env = []string{"HOME=" + home}
 	return s
 }
@@ -100,10 +91,7 @@ func TestCodex_BeforeToolCallRewriteRunsAndAskDenies(t *testing.T) {
 	s := newLifecycleSession(t)
 	model := responses.Start(t, responses.Shell("call_tf", "terraform apply"), responses.Shell("call_ask", "echo deploy > deployed.txt"), responses.Say("done"))
 	out := s.run(t, model, "apply, then deploy")
-	args, err := os.ReadFile(filepath.Join(s.work, "TERRAFORM_ARGS"))
-	if err != nil || strings.TrimSpace(string(args)) != "apply -dry-run" {
-		t.Errorf("terraform ran with %q (%v), want apply -dry-run\n%s", args, err, out)
-	}
+	agenttest.TerraformRanWith(t, s.work, "apply -dry-run", out)
 	agenttest.NoFileLeft(t, filepath.Join(s.work, "deployed.txt"), "the asked call ran", "")
 	model.MustHaveGot(t, "call_ask", "ASK: deploys need a human", out)
 }

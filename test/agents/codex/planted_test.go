@@ -27,12 +27,8 @@ const plantedHeading = "## Project content from namespace team-a (not organisati
 // another message than the AGENTS.md instructions (which hold the
 // platform's rule).
 func TestCodex_PlantedTenantTextIsProjectContentNeverManaged(t *testing.T) {
-	data := agenttest.PreviewSamples(t, agenttest.PiFixture("planted"))
-	s := &session{home: t.TempDir(), work: t.TempDir(), etc: t.TempDir()}
-	s.hostd = agenttest.StartHostd(t, data, "--materialize", s.home, "--codex")
-	if err := os.Symlink(filepath.Join(s.home, "requirements.toml"), filepath.Join(s.etc, "requirements.toml")); err != nil {
-		t.Fatal(err)
-	}
+	s := startSession(t, agenttest.PreviewSamples(t, agenttest.PiFixture("planted")))
+	s.linkRequirements(t)
 	for _, name := range []string{"AGENTS.md", "requirements.toml", "hooks.json"} {
 		b, err := os.ReadFile(filepath.Join(s.home, name))
 		if err != nil {
