@@ -42,13 +42,10 @@ func publishedVerdict(t *testing.T, ns string) (blocked bool, params *contract.H
 func TestWorkspace_ParameterisedGuardTwoNamespacesTwoVerdicts(t *testing.T) { // R-LC-7
 	ctx := context.Background()
 	a, b := kit.NewNamespace(t, vocab.TrustTrusted), kit.NewNamespace(t, vocab.TrustTrusted)
-	guard := &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: platformOtherNS, Name: "length-" + a},
-		Spec: v1alpha1.ExtensionSpec{
-			NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-				{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: []string{a, b}}}},
-			ParamRef: &v1alpha1.ParamRef{Name: "length-guard"},
-			Hooks: []v1alpha1.ExtensionHook{{Name: "length", Event: vocab.BeforeToolCall, TimeoutSeconds: 1,
-				CEL: &v1alpha1.CELHook{Expression: "call.arguments.command.size() <= int(params.maxCommand)", Message: "command too long"}}}}}
+	guard := testenv.LengthGuard(platformOtherNS, "length-"+a)
+	guard.Spec.Hooks[0].TimeoutSeconds = 1
+	guard.Spec.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: []string{a, b}}}}
 	kit.Create(t, guard)
 	t.Cleanup(func() { _ = k8sClient.Delete(ctx, guard) })
 	for ns, limit := range map[string]string{a: "4", b: "100"} {

@@ -8,16 +8,15 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 // lengthGuard is a platform extension imposed on every namespace: one
 // expression, its threshold per namespace from params.
 func lengthGuard(from v1alpha1.ParamSource, notFound vocab.ParameterNotFoundAction) v1alpha1.Extension {
-	e := ext("loadout-system", "length-guard")
-	e.Spec.ParamRef = &v1alpha1.ParamRef{Name: "length-guard", From: from, ParameterNotFoundAction: notFound}
-	e.Spec.Hooks = []v1alpha1.ExtensionHook{{Name: "length", Event: vocab.BeforeToolCall,
-		CEL: &v1alpha1.CELHook{Expression: "call.arguments.command.size() <= int(params.maxCommand)", Message: "command too long"}}}
-	return e
+	e := testenv.LengthGuard("loadout-system", "length-guard")
+	e.Spec.ParamRef.From, e.Spec.ParamRef.ParameterNotFoundAction = from, notFound
+	return *e
 }
 
 // verdictIn resolves namespace ns's Workspace and asks its published hooks,

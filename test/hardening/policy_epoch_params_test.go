@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contract"
@@ -22,9 +21,7 @@ func TestPolicyEpoch_FollowsAnImposedHooksParams(t *testing.T) { // R-LC-7
 	t.Parallel()
 	ns := kit.NewNamespace(t, vocab.TrustTrusted)
 	kit.Create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "length-guard"}, Data: map[string]string{"maxCommand": "4"}})
-	e := testenv.Extension(platformNS, "length-"+ns, nil, v1alpha1.ExtensionHook{Name: "length", Event: vocab.BeforeToolCall,
-		CEL: &v1alpha1.CELHook{Expression: "call.arguments.command.size() <= int(params.maxCommand)", Message: "command too long"}})
-	e.Spec.ParamRef = &v1alpha1.ParamRef{Name: "length-guard"}
+	e := testenv.LengthGuard(platformNS, "length-"+ns)
 	e.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
 	kit.Create(t, e)
 	deleteWhenDone(t, e)

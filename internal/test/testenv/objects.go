@@ -31,3 +31,14 @@ func Extension(ns, name string, tools []v1alpha1.ExtensionTool, hooks ...v1alpha
 	return &v1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: v1alpha1.ExtensionSpec{Tools: tools, Hooks: hooks}}
 }
+
+// LengthGuard is an Extension whose BeforeToolCall hook "length" blocks,
+// with "command too long", a command longer than the maxCommand of its
+// params, read from the ConfigMap length-guard: one expression whose
+// verdict each namespace's params decide.
+func LengthGuard(ns, name string) *v1alpha1.Extension {
+	e := Extension(ns, name, nil, v1alpha1.ExtensionHook{Name: "length", Event: vocab.BeforeToolCall,
+		CEL: &v1alpha1.CELHook{Expression: "call.arguments.command.size() <= int(params.maxCommand)", Message: "command too long"}})
+	e.Spec.ParamRef = &v1alpha1.ParamRef{Name: "length-guard"}
+	return e
+}
