@@ -1,19 +1,15 @@
 package crdvalidation
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/loadout-dev/loadout/internal/test/manifests"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
@@ -31,23 +27,11 @@ func readManifests(t *testing.T, dir string) []*unstructured.Unstructured {
 		if filepath.Base(f) == "kustomization.yaml" {
 			continue
 		}
-		data, err := os.ReadFile(f)
+		docs, err := manifests.DecodeFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			u := &unstructured.Unstructured{}
-			if err := dec.Decode(&u.Object); err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				t.Fatalf("%s: %v", f, err)
-			}
-			if len(u.Object) > 0 {
-				objs = append(objs, u)
-			}
-		}
+		objs = append(objs, docs...)
 	}
 	return objs
 }

@@ -51,13 +51,9 @@ func Read(dir string) ([]Manifest, error) {
 	}
 	var out []Manifest
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		objs, err := DecodeFile(f)
 		if err != nil {
 			return nil, err
-		}
-		objs, err := Decode(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		for _, o := range objs {
 			out = append(out, Manifest{File: f, Object: o})
@@ -100,6 +96,19 @@ func manifestFiles(dir string) ([]string, error) {
 		return nil, fmt.Errorf("%s/kustomization.yaml lists no resources", dir)
 	}
 	return files, nil
+}
+
+// DecodeFile is Decode of the file at path; its errors name the file.
+func DecodeFile(path string) ([]*unstructured.Unstructured, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return objs, nil
 }
 
 // Decode decodes a stream of YAML (or JSON) documents, skipping empty
