@@ -3,12 +3,8 @@ package hardening
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,6 +13,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	hostdserver "github.com/loadout-dev/loadout/internal/hostd"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
@@ -106,24 +103,23 @@ func addPlatformGuardFor(t *testing.T, ns string) {
 	deleteWhenDone(t, e)
 }
 
-// startHostdOn runs a real hostd, trusting the test manager's signing keys
-// and serving Workspace ns/dev, on a context ConfigMap's data.
+// hostdFor is a real hostd trusting the test manager's signing keys and
+// serving Workspace ns/dev, its log dropped; opts gives its directories
+// (and clock).
+func hostdFor(ns string, opts hostdserver.Options) *hostdserver.Server {
+	opts.ContextKeys, opts.Workspace, opts.Logger = contextAnchor, ns+"/dev", slog.New(slog.DiscardHandler)
+	return hostdserver.New(opts)
+}
+
+// startHostdOn runs hostdFor on a context ConfigMap's data and returns its
+// URL.
 func startHostdOn(t *testing.T, ns string, data map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
-	for k, v := range data {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := hostdserver.New(hostdserver.Options{ContextDir: dir, ContextKeys: contextAnchor, Workspace: ns + "/dev",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s := hostdFor(ns, hostdserver.Options{ContextDir: resourcestest.Tree(t, data)})
 	if err := s.Reload(context.Background(), true); err != nil {
 		t.Fatalf("hostd refused the published context: %v", err)
 	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
-	return ts.URL
+	return testnet.ServeHandler(t, s.Handler()).URL
 }
 
 type verdict struct {

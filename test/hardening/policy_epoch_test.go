@@ -4,13 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"maps"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,6 +18,7 @@ import (
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contract"
 	hostdserver "github.com/loadout-dev/loadout/internal/hostd"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
@@ -39,15 +35,12 @@ type epochHostd struct {
 func startEpochHostd(t *testing.T, ns string, contextData, epochData map[string]string) *epochHostd {
 	t.Helper()
 	h := &epochHostd{contextDir: t.TempDir(), polDir: t.TempDir()}
-	h.s = hostdserver.New(hostdserver.Options{ContextDir: h.contextDir, PolicyDir: h.polDir, ContextKeys: contextAnchor, Workspace: ns + "/dev",
-		Now:    func() time.Time { return time.Now().Add(time.Duration(h.offset.Load())) },
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h.s = hostdFor(ns, hostdserver.Options{ContextDir: h.contextDir, PolicyDir: h.polDir,
+		Now: func() time.Time { return time.Now().Add(time.Duration(h.offset.Load())) }})
 	if err := h.write(t, contextData, epochData); err != nil {
 		t.Fatalf("hostd refused the context under the epoch: %v", err)
 	}
-	ts := httptest.NewServer(h.s.Handler())
-	t.Cleanup(ts.Close)
-	h.url = ts.URL
+	h.url = testnet.ServeHandler(t, h.s.Handler()).URL
 	return h
 }
 
@@ -55,11 +48,7 @@ func startEpochHostd(t *testing.T, ns string, contextData, epochData map[string]
 func (h *epochHostd) write(t *testing.T, contextData, epochData map[string]string) error {
 	t.Helper()
 	for dir, data := range map[string]map[string]string{h.contextDir: contextData, h.polDir: epochData} {
-		for k, v := range data {
-			if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		resourcestest.WriteTree(t, dir, data)
 	}
 	return h.s.Reload(context.Background(), true)
 }
