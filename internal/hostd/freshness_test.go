@@ -2,7 +2,6 @@ package hostd
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -36,15 +35,8 @@ func quickGet(t *testing.T, url string) (int, string) {
 func beforeAllowed(t *testing.T, base, tool string) bool {
 	t.Helper()
 	body := `{"call":{"id":"f1","name":"` + tool + `","arguments":{"text":"x"}}}`
-	resp, err := quickClient.Post(base+"/v1/before", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatalf("POST /v1/before: %v", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
 	var out BeforeResponse
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatal(err)
-	}
+	testnet.PostJSONWith(t, quickClient, base+"/v1/before", body, &out)
 	return out.Allowed
 }
 

@@ -102,13 +102,23 @@ func GitServer(t testing.TB, root string, tls bool) *httptest.Server {
 // status and fails t when the request or the decoding fails.
 func PostJSON(t testing.TB, url string, body, out any) int {
 	t.Helper()
+	return PostJSONWith(t, nil, url, body, out)
+}
+
+// PostJSONWith is PostJSON sent with c (http.DefaultClient when nil), as
+// GetWith is Get.
+func PostJSONWith(t testing.TB, c *http.Client, url string, body, out any) int {
+	t.Helper()
+	if c == nil {
+		c = http.DefaultClient
+	}
 	var buf bytes.Buffer
 	if s, ok := body.(string); ok {
 		buf.WriteString(s)
 	} else if err := json.NewEncoder(&buf).Encode(body); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post(url, "application/json", &buf)
+	resp, err := c.Post(url, "application/json", &buf)
 	if err != nil {
 		t.Fatal(err)
 	}
