@@ -69,11 +69,7 @@ func renderChartFromDocs(t *testing.T, who, path, namespace string, values map[s
 		f := testenv.TempFile(t, "values.yaml", b, 0o600)
 		args = append(args, "--values", f)
 	}
-	objs, err := manifests.Decode(testenv.Helm(t, args...))
-	if err != nil {
-		t.Fatalf("%s: helm template %s: %v", who, path, err)
-	}
-	return objs
+	return decodeRendered(t, who+": helm template "+path, testenv.Helm(t, args...))
 }
 
 // checkChartContents: the CRDs chart holds the CRDs of config/crd/bases and

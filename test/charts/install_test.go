@@ -354,10 +354,7 @@ func TestNamespaceScope_ManagerAsServiceAccountServesOnlyWatchedNamespaces(t *te
 		}},
 		{"kustomize config/namespaced", func(t *testing.T, c *cluster) {
 			t.Helper()
-			objs, err := manifests.Decode(testenv.KustomizeBuild(t, "config/namespaced"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			objs := decodeRendered(t, "kustomize build config/namespaced", testenv.KustomizeBuild(t, "config/namespaced"))
 			var applied []manifests.Manifest
 			for _, o := range objs {
 				applied = append(applied, manifests.Manifest{File: "kustomize build config/namespaced", Object: o})

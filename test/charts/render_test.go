@@ -23,9 +23,16 @@ var helmOnlyAnnotations = []string{"helm.sh/resource-policy"}
 func render(t *testing.T, chart string, args ...string) []*unstructured.Unstructured {
 	t.Helper()
 	out := testenv.Helm(t, append([]string{"template", chart, "charts/" + chart, "--namespace", "loadout-system"}, args...)...)
+	return decodeRendered(t, "helm template "+chart, out)
+}
+
+// decodeRendered decodes the objects a helm template or kustomize build
+// printed; t fails, naming what rendered them, when they do not decode.
+func decodeRendered(t *testing.T, what string, out []byte) []*unstructured.Unstructured {
+	t.Helper()
 	objs, err := manifests.Decode(out)
 	if err != nil {
-		t.Fatalf("helm template %s: %v", chart, err)
+		t.Fatalf("%s: %v", what, err)
 	}
 	return objs
 }
@@ -39,10 +46,7 @@ func key(u *unstructured.Unstructured) string {
 // labels (and Helm's own annotations).
 func compareWithKustomize(t *testing.T, chart []*unstructured.Unstructured, dir string) {
 	t.Helper()
-	want, err := manifests.Decode(testenv.KustomizeBuild(t, dir))
-	if err != nil {
-		t.Fatalf("kustomize build %s: %v", dir, err)
-	}
+	want := decodeRendered(t, "kustomize build "+dir, testenv.KustomizeBuild(t, dir))
 	got := map[string]*unstructured.Unstructured{}
 	for _, u := range chart {
 		if _, dup := got[key(u)]; dup {
@@ -247,12 +251,8 @@ func TestCharts_RefuseBadValuesWithAMessage(t *testing.T) {
 // loadout-system), and trustAdminGroups reaches their adminGroups as it
 // reaches the trust policy's.
 func TestCharts_ConfigMapPoliciesNameTheReleaseNamespacesManager(t *testing.T) {
-	out := testenv.Helm(t, "template", "loadout", "charts/loadout", "--namespace", "platform-x",
-		"--set", "trustAdminGroups={corp:platform-admins}")
-	objs, err := manifests.Decode(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := decodeRendered(t, "helm template loadout", testenv.Helm(t, "template", "loadout", "charts/loadout", "--namespace", "platform-x",
+		"--set", "trustAdminGroups={corp:platform-admins}"))
 	for _, name := range []string{"loadout-context-configmaps", "loadout-manager-configmaps", "loadout-policy-epochs"} {
 		vap := find(objs, "ValidatingAdmissionPolicy", name)
 		if vap == nil || find(objs, "ValidatingAdmissionPolicyBinding", name) == nil {
@@ -275,10 +275,7 @@ func TestCharts_ConfigMapPoliciesNameTheReleaseNamespacesManager(t *testing.T) {
 // written by the manager) from the manager's namespace: rendered into
 // another release namespace, they read them there.
 func TestCharts_AgentPodPoliciesReadTheReleaseNamespacesHostdParameters(t *testing.T) {
-	objs, err := manifests.Decode(testenv.Helm(t, "template", "loadout", "charts/loadout", "--namespace", "platform-x"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := decodeRendered(t, "helm template loadout", testenv.Helm(t, "template", "loadout", "charts/loadout", "--namespace", "platform-x"))
 	for _, kind := range []string{"MutatingAdmissionPolicyBinding", "ValidatingAdmissionPolicyBinding"} {
 		b := find(objs, kind, "loadout-agent-pods")
 		if b == nil {
