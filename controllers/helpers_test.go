@@ -1,9 +1,16 @@
 package controllers
 
 import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
@@ -50,4 +57,23 @@ type namespaceT = corev1.Namespace
 
 func namespaceObject(name string) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+// warningEvent is nil once the manager has recorded, in ns (every namespace
+// when empty), a Warning Event with reason regarding kind/name whose note
+// holds every part; otherwise an error listing the events there are.
+func warningEvent(ns, kind, name string, reason vocab.ConditionReason, parts ...string) error {
+	var list eventsv1.EventList
+	if err := k8sClient.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	var seen []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == kind && e.Regarding.Name == name && e.Type == corev1.EventTypeWarning && e.Reason == string(reason) &&
+			!slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(e.Note, p) }) {
+			return nil
+		}
+		seen = append(seen, e.Regarding.Kind+"/"+e.Regarding.Name+" "+e.Reason+": "+e.Note)
+	}
+	return fmt.Errorf("no %s Warning Event on %s %s with %q; events: %q", reason, kind, name, parts, seen)
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -68,19 +67,7 @@ func TestPlatformNamespace_UnlabelledIsAConditionAnEventAndAMetric(t *testing.T)
 		if v := testenv.ControllerMetric("loadout_platform_namespace_trusted", "namespace", platformOtherNS); v != 0 {
 			return fmt.Errorf("loadout_platform_namespace_trusted{namespace=%q} = %v, want 0", platformOtherNS, v)
 		}
-		var list eventsv1.EventList
-		if err := k8sClient.List(context.Background(), &list); err != nil {
-			return err
-		}
-		var notes []string
-		for _, e := range list.Items {
-			if e.Regarding.Kind == "Namespace" && e.Regarding.Name == platformOtherNS && e.Type == corev1.EventTypeWarning &&
-				e.Reason == string(vocab.ReasonPlatformNamespaceUnlabelled) && strings.Contains(e.Note, "kubectl label namespace "+platformOtherNS) {
-				return nil
-			}
-			notes = append(notes, e.Regarding.Kind+"/"+e.Regarding.Name+" "+e.Reason)
-		}
-		return fmt.Errorf("no PlatformNamespaceUnlabelled Warning Event on Namespace %s; events: %q", platformOtherNS, notes)
+		return warningEvent("", "Namespace", platformOtherNS, vocab.ReasonPlatformNamespaceUnlabelled, "kubectl label namespace "+platformOtherNS)
 	})
 
 	setPlatformTrust(t, string(vocab.TrustTrusted))

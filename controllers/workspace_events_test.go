@@ -1,14 +1,9 @@
 package controllers
 
 import (
-	"context"
-	"fmt"
-	"strings"
 	"testing"
 
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
@@ -27,19 +22,7 @@ func TestWorkspace_RejectedExtensionLoadIsAnEvent_RHK8(t *testing.T) {
 		t.Fatal(err)
 	}
 	kit.Eventually(t, func() error {
-		var list eventsv1.EventList
-		if err := k8sClient.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		var notes []string
-		for _, e := range list.Items {
-			if e.Regarding.Kind == "Workspace" && e.Regarding.Name == "dev" && e.Reason == string(vocab.ReasonExtensionRejected) &&
-				e.Type == "Warning" && strings.Contains(e.Note, "extension "+ns+"/redactor was rejected") &&
-				strings.Contains(e.Note, `hook "redact"`) && strings.Contains(e.Note, `outcome key "arguments" is not allowed for UserInput`) {
-				return nil
-			}
-			notes = append(notes, e.Reason+": "+e.Note)
-		}
-		return fmt.Errorf("no ExtensionRejected event naming the hook and key; events: %q", notes)
+		return warningEvent(ns, "Workspace", "dev", vocab.ReasonExtensionRejected,
+			"extension "+ns+"/redactor was rejected", `hook "redact"`, `outcome key "arguments" is not allowed for UserInput`)
 	})
 }
