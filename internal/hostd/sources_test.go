@@ -13,6 +13,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/skillpack"
+	"github.com/loadout-dev/loadout/internal/skillpack/packtest"
 	"github.com/loadout-dev/loadout/internal/sources"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
@@ -21,15 +22,7 @@ import (
 // registry serving until the test ends; it returns the pinned reference.
 func pushSkill(t testing.TB, name string, tree skillpack.Tree) string {
 	t.Helper()
-	art, err := skillpack.Pack(tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := skillpack.Push(context.Background(), art, testnet.Registry(t)+"/skills/"+name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ref.String()
+	return packtest.Push(t, tree, testnet.Registry(t)+"/skills/"+name)
 }
 
 // externalSkillContext is a context holding the skill name, described as

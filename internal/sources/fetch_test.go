@@ -92,15 +92,7 @@ func (r *testRegistry) push(t *testing.T, dir, repo string) contract.SkillSource
 	if err != nil {
 		t.Fatal(err)
 	}
-	art, err := skillpack.Pack(tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := skillpack.Push(context.Background(), art, r.host()+"/"+repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return contract.SkillSource{OCI: &contract.OCISource{Reference: ref.String()}}
+	return contract.SkillSource{OCI: &contract.OCISource{Reference: packtest.Push(t, tree, r.host()+"/"+repo)}}
 }
 
 // writeTree writes a fetched tree below dir with its modes, reading each

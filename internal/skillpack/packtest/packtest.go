@@ -9,6 +9,7 @@ package packtest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -17,6 +18,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/loadout-dev/loadout/internal/skillpack"
 )
 
 // Skill is one generated skill.
@@ -261,4 +264,20 @@ func snapshot(t testing.TB, dir string) map[string]snap {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// Push packs tree and pushes it to ref (host/repository), as `loadout
+// import --push` does, and returns the pinned reference; t fails on an
+// error.
+func Push(t testing.TB, tree skillpack.Tree, ref string) string {
+	t.Helper()
+	art, err := skillpack.Pack(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned, err := skillpack.Push(context.Background(), art, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pinned.String()
 }
