@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -25,6 +22,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
@@ -195,19 +193,20 @@ func toolNamed(reg contract.Registry, name string) *contract.Tool {
 // the Service at svcHost through addr.
 func startHostd(t *testing.T, cm *corev1.ConfigMap, svcHost, addr string) string {
 	t.Helper()
-	dir := t.TempDir()
-	for k, v := range cm.Data {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := hostd.New(hostd.Options{ContextDir: dir, Outbound: outbound.New(outbound.Options{Addresses: map[string]string{svcHost: addr}})})
+	return serveContext(t, cm, svcHost, addr, hostd.Options{})
+}
+
+// serveContext is startHostd with opts for what else hostd needs; it
+// returns the API's URL.
+func serveContext(t *testing.T, cm *corev1.ConfigMap, svcHost, addr string, opts hostd.Options) string {
+	t.Helper()
+	opts.ContextDir = resourcestest.Tree(t, cm.Data)
+	opts.Outbound = outbound.New(outbound.Options{Addresses: map[string]string{svcHost: addr}})
+	s := hostd.New(opts)
 	if err := s.Reload(context.Background(), true); err != nil {
 		t.Fatal(err)
 	}
-	h := httptest.NewServer(s.Handler())
-	t.Cleanup(h.Close)
-	return h.URL
+	return testnet.ServeHandler(t, s.Handler()).URL
 }
 
 type contentBlock struct {

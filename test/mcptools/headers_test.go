@@ -13,7 +13,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -32,7 +31,6 @@ import (
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/mcpheaders"
-	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 	"github.com/loadout-dev/loadout/internal/toolauth"
@@ -271,26 +269,13 @@ func startHeadersEndpoint(t *testing.T, cs kubernetes.Interface, log logr.Logger
 
 func startHostdWithHeaders(t *testing.T, cm *corev1.ConfigMap, svcHost, svcAddr, endpointAddr string, ca []byte, token string) string {
 	t.Helper()
-	dir := t.TempDir()
-	for k, v := range cm.Data {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	tokenFile := testenv.TempFile(t, "mcp-headers-token", []byte(token), 0o600)
 	fetcher, err := mcpheaders.NewFetcher(mcpheaders.FetcherOptions{URL: "https://" + headersHost + ":8444" + mcpheaders.Path, CA: ca,
 		TokenFile: tokenFile, Addresses: map[string]string{headersHost + ":8444": endpointAddr}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := hostd.New(hostd.Options{ContextDir: dir, MCPHeaders: fetcher,
-		Outbound: outbound.New(outbound.Options{Addresses: map[string]string{svcHost: svcAddr}})})
-	if err := s.Reload(context.Background(), true); err != nil {
-		t.Fatal(err)
-	}
-	h := httptest.NewServer(s.Handler())
-	t.Cleanup(h.Close)
-	return h.URL
+	return serveContext(t, cm, svcHost, svcAddr, hostd.Options{MCPHeaders: fetcher})
 }
 
 // postHeaders asks the endpoint directly, as anyone in the cluster could.
