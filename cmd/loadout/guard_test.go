@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -36,9 +35,7 @@ func serveHostd(t *testing.T, opts hostd.Options) string {
 	if err := s.Reload(context.Background(), true); err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
-	return ts.URL
+	return testnet.ServeHandler(t, s.Handler()).URL
 }
 
 const guardReason = "platform policy: recursive deletes (rm -r, find -delete, git clean, rmtree, Remove-Item -Recurse)"

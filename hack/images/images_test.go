@@ -4,9 +4,7 @@ import (
 	"archive/tar"
 	"errors"
 	"io"
-	"log"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +14,6 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -60,9 +57,7 @@ func TestImages_BuiltPushedPulledAndRun(t *testing.T) {
 		}
 	}
 
-	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(reg.Close)
-	host := strings.TrimPrefix(reg.URL, "http://")
+	host := testnet.Registry(t)
 	roots := map[string]string{}
 	for _, img := range Images {
 		ref := host + "/loadout/" + img.Name + ":test"

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadout-dev/loadout/internal/ledger"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // collector is an OTLP/HTTP receiver that decodes with the generated
@@ -74,9 +74,7 @@ func startCollector(t *testing.T) (*collector, string) {
 		c.traces = append(c.traces, req)
 		c.mu.Unlock()
 	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return c, srv.URL
+	return c, testnet.ServeHandler(t, mux).URL
 }
 
 func record(tool string, seq int, at time.Time) (*ledger.Record, []byte) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/mcpclient"
 	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 // mcpServer serves an SDK MCP server with the given tools (and page size)
@@ -33,9 +33,7 @@ func mcpServer(t *testing.T, tools []*mcp.Tool, pageSize int, wrap func(http.Han
 	if wrap != nil {
 		h = wrap(h)
 	}
-	s := httptest.NewServer(h)
-	t.Cleanup(s.Close)
-	return s.URL
+	return testnet.ServeHandler(t, h).URL
 }
 
 func tool(name string, schema string) *mcp.Tool {
