@@ -17,6 +17,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -217,12 +218,7 @@ func serveSamples(t *testing.T, loadout, hostd, repo string) {
 	if err := yaml.Unmarshal(raw, &cm); err != nil || len(cm.Data) == 0 {
 		t.Fatalf("loadout preview printed no ConfigMap: %v", err)
 	}
-	ctxDir := t.TempDir()
-	for k, v := range cm.Data {
-		if err := os.WriteFile(filepath.Join(ctxDir, k), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ctxDir := resourcestest.Tree(t, cm.Data)
 	addr := testnet.FreeAddr(t)
 	startUntilHealthy(t, "the image's hostd", addr, hostd, "--context-dir", ctxDir, "--addr", addr, "--allow-unsigned-context")
 }
