@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
@@ -31,16 +32,7 @@ func writeSkill(t *testing.T, dir string) {
 		"templates/empty.md": {"", 0o644},
 	}
 	for p, f := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(f.data), f.mode); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(full, f.mode); err != nil { // past the umask
-			t.Fatal(err)
-		}
+		resourcestest.WriteFile(t, filepath.Join(dir, filepath.FromSlash(p)), []byte(f.data), f.mode)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 	"github.com/loadout-dev/loadout/internal/skillpack/packtest"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
@@ -100,20 +101,11 @@ func (r *testRegistry) push(t *testing.T, dir, repo string) contract.SkillSource
 func writeTree(t *testing.T, dir string, tree skillpack.Tree) {
 	t.Helper()
 	for _, f := range tree {
-		p := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
 		content, err := f.Bytes()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, content, fs.FileMode(f.Mode)); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(p, fs.FileMode(f.Mode)); err != nil {
-			t.Fatal(err)
-		}
+		resourcestest.WriteFile(t, filepath.Join(dir, filepath.FromSlash(f.Path)), content, fs.FileMode(f.Mode))
 	}
 }
 

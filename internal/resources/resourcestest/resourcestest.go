@@ -50,13 +50,22 @@ func ExampleRoots() []resources.Root {
 func WriteTree(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for p, content := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		WriteFile(t, filepath.Join(dir, filepath.FromSlash(p)), []byte(content), 0o644)
+	}
+}
+
+// WriteFile writes data to path with exactly mode (set again past the
+// umask), creating path's directory: for trees whose modes a test checks.
+func WriteFile(t testing.TB, path string, data []byte, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
 	}
 }
 

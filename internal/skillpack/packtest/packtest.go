@@ -19,6 +19,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 )
 
@@ -196,15 +197,7 @@ func write(t testing.TB, dir string, all []skillFiles) int64 {
 
 func put(t testing.TB, p string, data []byte, mode os.FileMode) int64 {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, data, mode); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(p, mode); err != nil {
-		t.Fatal(err)
-	}
+	resourcestest.WriteFile(t, p, data, mode)
 	return int64(len(data))
 }
 
