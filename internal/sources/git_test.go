@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/skillpack/packtest"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
@@ -140,13 +141,7 @@ func TestFetch_GitMemoryDoesNotFollowTheRepository(t *testing.T) {
 			if err := repo.SetConfig(cfg); err != nil {
 				t.Fatal(err)
 			}
-			skill := filepath.Join(work, "skills", "tiny")
-			if err := os.MkdirAll(skill, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: tiny\ndescription: Tiny.\n---\nTiny"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			resourcestest.WriteTree(t, work, map[string]string{"skills/tiny/SKILL.md": "---\nname: tiny\ndescription: Tiny.\n---\nTiny"})
 			// 64 files of 256 KiB: go-git decodes one object at a time
 			// while it indexes the pack, so memory may follow the largest
 			// file but never the repository.
@@ -249,19 +244,11 @@ func TestFetch_GitServerSendingTooMuchFailsTheFetch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(work, "skills", "big"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(work, "skills", "big", "SKILL.md"), []byte("---\nname: big\ndescription: Big.\n---\nBig"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	data := make([]byte, 4<<20)
 	if _, err := rand.Read(data); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(work, "skills", "big", "data.bin"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	resourcestest.WriteTree(t, work, map[string]string{"skills/big/SKILL.md": "---\nname: big\ndescription: Big.\n---\nBig", "skills/big/data.bin": string(data)})
 	pinned := commitAll(t, repo, "big skill")
 	url := testnet.GitServer(t, served, false).URL + "/skills/.git"
 
