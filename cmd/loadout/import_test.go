@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,9 +61,7 @@ func TestImport_SymlinkedTemplateOutsideTheRootIsSkippedNotPrinted(t *testing.T)
 	outside, root := t.TempDir(), t.TempDir()
 	writeFiles(t, outside, map[string]string{"environ": "AWS_SECRET_ACCESS_KEY=LEAKED"})
 	writeFiles(t, root, map[string]string{"templates/ok.md": "Fine {{x}}"})
-	if err := os.Symlink(filepath.Join(outside, "environ"), filepath.Join(root, "templates", "env.md")); err != nil {
-		t.Fatal(err)
-	}
+	resourcestest.Symlink(t, filepath.Join(outside, "environ"), filepath.Join(root, "templates", "env.md"))
 	out, errOut, err := run(t, "import", root)
 	if err == nil {
 		t.Fatal("import exited 0 after skipping a file")
@@ -81,9 +78,7 @@ func TestPreview_AgentsMDSymlinkedOutOfTheRootIsNotInThePrompt(t *testing.T) {
 	outside, root := t.TempDir(), t.TempDir()
 	writeFiles(t, outside, map[string]string{"passwd": "root:x:0:0:LEAKED"})
 	writeFiles(t, root, map[string]string{"skills/review/SKILL.md": "---\nname: review\ndescription: Review.\n---\nBODY\n"})
-	if err := os.Symlink(filepath.Join(outside, "passwd"), filepath.Join(root, "AGENTS.md")); err != nil {
-		t.Fatal(err)
-	}
+	resourcestest.Symlink(t, filepath.Join(outside, "passwd"), filepath.Join(root, "AGENTS.md"))
 	out, errOut, err := run(t, "preview", "--root", root)
 	if err != nil {
 		t.Fatal(err)
@@ -104,12 +99,8 @@ func TestImport_FindsNestedAndRootFileSkillsAsPiDoes(t *testing.T) {
 		"skills/quick.md":              "---\nname: quick\ndescription: A one-file skill.\n---\nQUICK\n",
 		"vendor/linked/SKILL.md":       "---\nname: linked\ndescription: Linked in.\n---\nLINKED\n",
 	})
-	if err := os.Symlink("../vendor/linked", filepath.Join(root, "skills", "linked")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(outside, "away"), filepath.Join(root, "skills", "away")); err != nil {
-		t.Fatal(err)
-	}
+	resourcestest.Symlink(t, "../vendor/linked", filepath.Join(root, "skills", "linked"))
+	resourcestest.Symlink(t, filepath.Join(outside, "away"), filepath.Join(root, "skills", "away"))
 	out, errOut, err := run(t, "import", root)
 	if err == nil {
 		t.Fatal("import exited 0 after leaving out a link out of the root")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 )
 
 // Codex creates CODEX_HOME/skills/.system itself; with the tree written into
@@ -98,9 +99,7 @@ func TestWrite_CodexLayoutNeverReplacesAUserSkill_RAG1(t *testing.T) {
 		t.Fatal(err)
 	}
 	theirs := t.TempDir()
-	if err := os.Symlink(theirs, filepath.Join(home, "skills", "deploy")); err != nil {
-		t.Fatal(err)
-	}
+	resourcestest.Symlink(t, theirs, filepath.Join(home, "skills", "deploy"))
 	_, err = Write(home, mustBuild(t, sampleInput(), Options{Codex: true}))
 	if err == nil || !strings.Contains(err.Error(), "skills/deploy is a link to "+theirs) {
 		t.Fatalf("err = %v, want one naming the user's link", err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 )
 
 func mustBuild(t *testing.T, in Input, opts Options) *Tree {
@@ -254,9 +255,7 @@ func TestWrite_NeverWritesOutsideOut(t *testing.T) {
 	// Links planted in OUT that point outside: a stale temporary data link, a
 	// "generation" that the collector would remove, and a data link.
 	for _, name := range []string{dataLinkTmp, generationPrefix + "0000000000000000-evil", DataLink} {
-		if err := os.Symlink(outside, filepath.Join(out, name)); err != nil {
-			t.Fatal(err)
-		}
+		resourcestest.Symlink(t, outside, filepath.Join(out, name))
 	}
 	mustWrite(t, out, mustBuild(t, sampleInput(), Options{}))
 	mustWrite(t, out, mustBuild(t, Input{SystemPrompt: "other"}, Options{}))
@@ -275,9 +274,7 @@ func TestWrite_NeverWritesOutsideOut(t *testing.T) {
 	// A top-level link that points outside is not followed either: it is
 	// replaced by materialize's own link.
 	out2 := t.TempDir()
-	if err := os.Symlink(outside, filepath.Join(out2, SkillsDir)); err != nil {
-		t.Fatal(err)
-	}
+	resourcestest.Symlink(t, outside, filepath.Join(out2, SkillsDir))
 	mustWrite(t, out2, mustBuild(t, sampleInput(), Options{}))
 	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
 		t.Errorf("outside dir holds %v, want only keep", entries)

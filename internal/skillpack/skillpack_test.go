@@ -87,17 +87,13 @@ func TestReadDir_SymlinkLeavingTheSkillIsAnError(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "leak.md")); err != nil {
-		t.Fatal(err)
-	}
+	resourcestest.Symlink(t, filepath.Join(outside, "secret"), filepath.Join(dir, "leak.md"))
 	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "leak.md") {
 		t.Fatalf("ReadDir with an escaping symlink: %v", err)
 	}
 	inside := t.TempDir()
 	writeSkill(t, inside)
-	if err := os.Symlink("docs/ref/deep.md", filepath.Join(inside, "alias.md")); err != nil {
-		t.Fatal(err)
-	}
+	resourcestest.Symlink(t, "docs/ref/deep.md", filepath.Join(inside, "alias.md"))
 	tree := mustReadDir(t, inside)
 	if f, ok := tree.File("alias.md"); !ok || string(f.Content) != "deep" {
 		t.Fatalf("symlink inside the skill not followed: %+v", f)
