@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -112,8 +110,7 @@ func TestFetcher_FailuresBlockTheCallNamingWhy(t *testing.T) {
 }
 
 func TestFetcher_EndpointDownFailsWithinItsTimeout(t *testing.T) {
-	token := filepath.Join(t.TempDir(), "token")
-	_ = os.WriteFile(token, []byte("tok"), 0o600)
+	token := testenv.TempFile(t, "token", []byte("tok"), 0o600)
 	f, err := NewFetcher(FetcherOptions{URL: "https://127.0.0.1:1" + Path, CA: []byte("x"), TokenFile: token})
 	if err != nil {
 		t.Fatal(err)
