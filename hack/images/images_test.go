@@ -232,20 +232,8 @@ func startUntilHealthy(t *testing.T, what, addr, bin string, args ...string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not serve /healthz: %v", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	t.Logf("waiting for %s to serve /healthz on %s", what, addr)
+	testnet.WaitStatus(t, "http://"+addr+"/healthz", http.StatusOK)
 }
 
 // TestImages_DockerfileStagesHoldTheSameFiles: the Dockerfile (for those

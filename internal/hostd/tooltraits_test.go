@@ -3,7 +3,6 @@ package hostd
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -58,14 +57,10 @@ func TestToolOutput_TruncatesOverTheLimitAndKeepsTheWholeAnswer(t *testing.T) {
 	if _, found := resp.Result.Details["rows"]; found {
 		t.Fatal("a truncated answer kept the tool's details")
 	}
-	r, err := http.Get(ts.URL + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Body.Close()
+	code, body := testnet.Get(t, ts.URL+path)
 	var full exthost.ToolResult
-	if err := json.NewDecoder(r.Body).Decode(&full); err != nil || r.StatusCode != 200 || full.Content[0].Text != whole || full.ToolCallID != "t-1" {
-		t.Fatalf("GET %s: %d %v, want the whole answer", path, r.StatusCode, err)
+	if err := json.Unmarshal([]byte(body), &full); err != nil || code != 200 || full.Content[0].Text != whole || full.ToolCallID != "t-1" {
+		t.Fatalf("GET %s: %d %v, want the whole answer", path, code, err)
 	}
 	if code, _ := testnet.Get(t, ts.URL+"/v1/results/0123"); code != http.StatusNotFound {
 		t.Fatalf("an unknown result: %d, want 404", code)
@@ -234,13 +229,8 @@ func TestToolTraits_InTheRegistryAndOnMCPTools(t *testing.T) {
 	reg.Tools[1].ToolTraits = contract.ToolTraits{Destructive: &yes, Idempotent: true, OpenWorld: &no, ExecutionMode: contract.ExecutionSerial,
 		Output: &contract.ToolOutput{MaxBytes: 4096, OnOverflow: contract.OverflowTruncate}}
 	_, ts, _ := newTestServer(t, reg)
-	r, err := http.Get(ts.URL + "/v1/registry")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(r.Body)
-	r.Body.Close()
-	if !strings.Contains(string(body), `"destructive":true,"idempotent":true,"openWorld":false,"output":{"maxBytes":4096,"onOverflow":"truncate"},"executionMode":"serial"`) {
+	_, body := testnet.Get(t, ts.URL+"/v1/registry")
+	if !strings.Contains(body, `"destructive":true,"idempotent":true,"openWorld":false,"output":{"maxBytes":4096,"onOverflow":"truncate"},"executionMode":"serial"`) {
 		t.Fatalf("/v1/registry = %s", body)
 	}
 	tool := mcpTool(reg.Tools[1])
