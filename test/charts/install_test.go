@@ -315,13 +315,8 @@ func (c *cluster) runManagerAsServiceAccount(t *testing.T) *testenv.SyncBuffer {
 	}
 	t.Cleanup(func() { testenv.Interrupt(cmd, 15*time.Second) })
 	eventually(t, "manager /readyz", func() error {
-		resp, err := http.Get("http://" + probeAddr + "/readyz")
-		if err != nil {
+		if err := testnet.Answers("http://"+probeAddr+"/readyz", http.StatusOK); err != nil {
 			return fmt.Errorf("%v; log:\n%s", err, log.String())
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", resp.StatusCode)
 		}
 		return nil
 	})

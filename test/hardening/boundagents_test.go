@@ -496,13 +496,8 @@ func startPodHostd(t *testing.T, bin string, h *corev1.Container, dirs map[strin
 	}
 	t.Cleanup(p.stop)
 	testenv.Eventually(t, 60*time.Second, func() error {
-		resp, err := http.Get("http://" + probe + "/readyz")
-		if err != nil {
-			return err
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/readyz %d\n%s", resp.StatusCode, p.log())
+		if err := testnet.Answers("http://"+probe+"/readyz", http.StatusOK); err != nil {
+			return fmt.Errorf("%v\n%s", err, p.log())
 		}
 		return nil
 	})

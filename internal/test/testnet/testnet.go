@@ -6,6 +6,7 @@ package testnet
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -38,18 +39,29 @@ func WaitStatus(t testing.TB, url string, want int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		resp, err := http.Get(url)
+		err := Answers(url, want)
 		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == want {
-				return
-			}
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("GET %s never answered %d (last: %v)", url, want, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Answers is nil when GET url answers want, else the request's error or
+// the status it got: one try of a wait for a listener to be ready.
+func Answers(url string, want int) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != want {
+		return fmt.Errorf("GET %s: status %d, want %d", url, resp.StatusCode, want)
+	}
+	return nil
 }
 
 // Get is GET url's status code and body; it fails t when the request or the
