@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -241,19 +242,11 @@ func (c WriteCounts) String() string {
 	if len(by) == 0 {
 		return "none"
 	}
-	keys := make([]string, 0, len(by))
-	for k := range by {
-		keys = append(keys, k)
+	parts := make([]string, 0, len(by))
+	for _, k := range slices.Sorted(maps.Keys(by)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, by[k]))
 	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s %d", k, by[k])
-	}
-	return b.String()
+	return strings.Join(parts, ", ")
 }
 
 // ---------------------------------------------------------------------------
