@@ -39,32 +39,29 @@ RUN pkg=github.com/loadout-dev/loadout/internal/buildinfo \
  && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -buildvcs=false -ldflags="$ldflags" -o loadout-hostd ./cmd/loadout-hostd \
  && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -buildvcs=false -ldflags="$ldflags" -o review-notes ./samples/review-notes
 
-# The sidecar image: an empty base, non-root, /loadout-hostd only (and the
-# non-root user's passwd and group entries). The binaries carry their CA
-# roots (golang.org/x/crypto/x509roots/fallback). `make images` builds the
-# same files without a container engine (hack/images; a test compares them).
-FROM scratch AS hostd
+# The base of every image: an empty image holding only the non-root user's
+# passwd and group entries, run as that user; no shell, no package manager.
+# The binaries carry their CA roots (golang.org/x/crypto/x509roots/fallback).
+# `make images` builds the same files without a container engine
+# (hack/images; a test compares them).
+FROM scratch AS nonroot
 COPY hack/images/rootfs/etc/group /etc/group
 COPY hack/images/rootfs/etc/passwd /etc/passwd
-COPY --from=builder /workspace/loadout-hostd /loadout-hostd
 USER 65532:65532
+
+# The sidecar image: /loadout-hostd only.
+FROM nonroot AS hostd
+COPY --from=builder /workspace/loadout-hostd /loadout-hostd
 ENTRYPOINT ["/loadout-hostd"]
 
-# The samples' image: the same base, /review-notes only, so that neither the
-# manager image nor the sidecar carries a sample.
-FROM scratch AS samples
-COPY hack/images/rootfs/etc/group /etc/group
-COPY hack/images/rootfs/etc/passwd /etc/passwd
+# The samples' image: /review-notes only, so that neither the manager image
+# nor the sidecar carries a sample.
+FROM nonroot AS samples
 COPY --from=builder /workspace/review-notes /review-notes
-USER 65532:65532
 ENTRYPOINT ["/review-notes"]
 
-# The manager image (the default target): an empty base, non-root, no
-# shell, no package manager; /loadout is the CLI.
-FROM scratch AS manager
-COPY hack/images/rootfs/etc/group /etc/group
-COPY hack/images/rootfs/etc/passwd /etc/passwd
+# The manager image (the default target): /manager, and /loadout, the CLI.
+FROM nonroot AS manager
 COPY --from=builder /workspace/manager /manager
 COPY --from=builder /workspace/loadout /loadout
-USER 65532:65532
 ENTRYPOINT ["/manager"]
