@@ -107,33 +107,26 @@ func (s *Server) handleClaudeCodeHook(w http.ResponseWriter, r *http.Request) {
 		h.MCPServer = q.Get("mcpServer")
 	}
 	autoAllow, err := queryBool(q, "autoAllow")
-	var headless *bool
 	if err == nil {
-		headless, err = queryBool(q, "headless")
+		policy.headless, err = queryBool(q, "headless")
 	}
 	if err != nil {
 		writeJSON(w, http.StatusOK, claudecode.Block(err.Error()+"; the call is blocked", in.HookEventName))
 		return
 	}
-	if autoAllow != nil {
-		h.AutoAllow = *autoAllow
-	}
-	if headless != nil {
-		policy.headless = *headless
-		h.Policy = policy
-	}
+	h.AutoAllow, h.Policy = autoAllow, policy
 	writeJSON(w, http.StatusOK, h.Answer(r.Context(), in))
 }
 
-// queryBool reads a boolean parameter of the hook URL: nil when absent.
-func queryBool(q url.Values, name string) (*bool, error) {
+// queryBool reads a boolean parameter of the hook URL; absent, it is false.
+func queryBool(q url.Values, name string) (bool, error) {
 	v := q.Get(name)
 	if v == "" {
-		return nil, nil
+		return false, nil
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return nil, fmt.Errorf("the hook URL's %s=%s is not a boolean", name, strconv.Quote(v))
+		return false, fmt.Errorf("the hook URL's %s=%s is not a boolean", name, strconv.Quote(v))
 	}
-	return &b, nil
+	return b, nil
 }
