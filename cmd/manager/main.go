@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/flowcontrol"
@@ -94,7 +96,7 @@ Flags:
 	fs.BoolVar(&o.leaderElection, "leader-elect", false,
 		"Elect a leader so that only one replica reconciles at a time.")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "",
-		"Namespace of the leader election Lease (default: the manager's own namespace).")
+		"Namespace of the leader election Lease (default: --namespace, the manager's own namespace, in a pod or not).")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443",
 		"Address of the Prometheus metrics endpoint; \"0\" disables it.")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true,
@@ -217,19 +219,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	mopts := ctrl.Options{
-		Scheme:                  scheme,
-		Metrics:                 o.metricsOptions(),
-		Cache:                   o.cacheOptions(),
-		HealthProbeBindAddress:  o.probeAddr,
-		LeaderElection:          o.leaderElection,
-		LeaderElectionID:        controllers.LeaderElectionID,
-		LeaderElectionNamespace: o.leaderElectionNamespace,
-	}
-	leaseNamespace := o.leaderElectionNamespace
-	if leaseNamespace == "" {
-		leaseNamespace = o.namespace
-	}
+	mopts := o.managerOptions(scheme)
+	leaseNamespace := mopts.LeaderElectionNamespace
 	if err := o.shard.configure(ctx, owner, cfg, &mopts, leaseNamespace); err != nil {
 		return err
 	}
@@ -262,6 +253,22 @@ func run() error {
 
 // defaultNamespace is where the manager runs: $POD_NAMESPACE (the Downward
 // API), the in-cluster ServiceAccount's namespace, or loadout-system.
+// managerOptions are the controller-runtime options the flags give. The
+// leader election Lease lives in the manager's own namespace unless told
+// otherwise, in a pod or not: controller-runtime alone would refuse
+// --leader-elect outside a pod without --leader-election-namespace.
+func (o *options) managerOptions(scheme *runtime.Scheme) ctrl.Options {
+	return ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 o.metricsOptions(),
+		Cache:                   o.cacheOptions(),
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElection,
+		LeaderElectionID:        controllers.LeaderElectionID,
+		LeaderElectionNamespace: cmp.Or(o.leaderElectionNamespace, o.namespace),
+	}
+}
+
 func defaultNamespace() string {
 	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
 		return ns
