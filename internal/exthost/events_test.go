@@ -134,13 +134,13 @@ func TestDecide_FirstDenyWinsAskBlocksHeadless_RHK1(t *testing.T) {
 	later := &recorder{verdict: Verdict{Allowed: true}}
 	h, _ := terraformHost(t, ask, deny, Hook{Name: "later", Event: vocab.BeforeToolCall, Handler: later})
 	d := h.Decide(context.Background(), ToolCall{ID: "1", Name: "terraform", Arguments: map[string]any{"command": "terraform apply"}})
-	if d.Ask || d.Blocked == nil || d.Blocked.Content[0].Text != "never on fridays" || later.calls.Load() != 0 {
+	if d.Asks() || d.Blocked == nil || d.Blocked.Content[0].Text != "never on fridays" || later.calls.Load() != 0 {
 		t.Fatalf("decision %+v, later ran %d", d, later.calls.Load())
 	}
 
 	h, _ = terraformHost(t, ask)
 	d = h.Decide(context.Background(), ToolCall{ID: "1", Name: "terraform", Arguments: map[string]any{"command": "terraform apply"}})
-	if !d.Ask || d.Blocked == nil || d.Blocked.Content[0].Text != "apply to prod?" || d.Call.Arguments["command"] != "terraform apply -dry-run" {
+	if !d.Asks() || d.Blocked == nil || d.Blocked.Content[0].Text != "apply to prod?" || d.Call.Arguments["command"] != "terraform apply -dry-run" {
 		t.Fatalf("decision %+v", d)
 	}
 	core := &coreCounter{}

@@ -11,6 +11,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/mcpclient"
 	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/verdict"
 )
 
 // runnableTool is a registry tool that hostd runs itself: its input schema,
@@ -86,10 +87,10 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 	switch {
 	case snap.host.Denies(call.Name):
 		// The executor blocks a denied tool before any hook runs (rule R-EXT-5).
-		blocked, _ := snap.host.Before(ctx, call)
-		out.Result = *blocked
+		d := snap.host.Decide(ctx, call)
+		out.Result = *d.Blocked
 		s.metrics.toolRuns.WithLabelValues("denied").Inc()
-		s.recordCall(snap, "tools", call, call, blocked, false, false, nil, nil)
+		s.recordCall(snap, "tools", call, &d, false, nil, nil)
 		return out, nil
 	case !ok:
 		if slices.ContainsFunc(snap.host.Registry().Tools, func(t contract.Tool) bool { return t.Name == call.Name }) {
@@ -99,10 +100,11 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 	}
 	if rt.schema != nil {
 		if err := rt.schema.Validate(call.Arguments); err != nil {
-			reason := fmt.Sprintf("invalid arguments for tool %q: %s", call.Name, err)
-			out.Result = exthost.BlockedResult(call, reason, map[string]any{"invalidArguments": err.Error()})
+			d := exthost.Decision{Call: call}
+			d.Refuse(call, fmt.Sprintf("invalid arguments for tool %q: %s", call.Name, err), verdict.CauseInvalidArguments, map[string]any{"invalidArguments": err.Error()})
+			out.Result = *d.Blocked
 			s.metrics.toolRuns.WithLabelValues("invalid").Inc()
-			s.recordCall(snap, "tools", call, call, &out.Result, false, false, nil, nil)
+			s.recordCall(snap, "tools", call, &d, false, nil, nil)
 			return out, nil
 		}
 	}
@@ -138,7 +140,7 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 	}
 	out.Call, out.Diagnostics = d.Call, d.Diagnostics
 	s.metrics.observeDiagnostics(out.Diagnostics)
-	s.recordCall(snap, "tools", call, d.Call, d.Blocked, d.Ask, out.Executed, runsOf(trace), apv)
+	s.recordCall(snap, "tools", call, &d, out.Executed, runsOf(trace), apv)
 	switch {
 	case !out.Executed:
 		s.metrics.toolRuns.WithLabelValues("blocked").Inc()
