@@ -41,6 +41,11 @@ type Decision struct {
 	// to the cluster's approvers.
 	Verdict     verdict.Verdict
 	Diagnostics []Diagnostic
+	// Flagged are the after hooks' audit findings and failures on the
+	// whole result of a call that ran (also in Diagnostics): a caller that
+	// cuts the result afterwards withholds it whole when any is set, since
+	// a hook that would block it judged more than the agent gets.
+	Flagged []Diagnostic
 }
 
 // Asks reports an ask: the call waits for a yes.
@@ -143,7 +148,8 @@ func (h *Host) run(ctx context.Context, reg *registry, v *view, d Decision, core
 	// Built-in after hooks read result in place and are done before it is
 	// returned; every other hook gets its own copy. Either way no hook holds
 	// memory the caller gets.
-	d.Diagnostics = append(d.Diagnostics, h.after(ctx, reg, v, &result)...)
+	d.Flagged = h.after(ctx, reg, v, &result)
+	d.Diagnostics = append(d.Diagnostics, d.Flagged...)
 	return result, d
 }
 

@@ -109,8 +109,7 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 		}
 	}
 	// A serial tool waits for its running call before it runs (at most
-	// the tool's own timeout); the answer is held to the tool's output
-	// limit before the after hooks and the agent see it.
+	// the tool's own timeout).
 	core := func(ctx context.Context, c exthost.ToolCall) (exthost.ToolResult, error) {
 		release, err := s.serial.enter(ctx, rt.tool, toolTimeout(rt.tool))
 		if err != nil {
@@ -118,11 +117,7 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 		}
 		defer release()
 		out.Executed = true
-		res, err := rt.core(ctx, c)
-		if err != nil {
-			return res, err
-		}
-		return s.limitOutput(rt.tool, res), nil
+		return rt.core(ctx, c)
 	}
 	// The hooks may rewrite the call: what runs, and what the answer reports
 	// as the call, is the rewritten one (re-checked against the schema).
@@ -137,6 +132,11 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 		out.Result, d = snap.host.RunApproved(tctx, d, core)
 	case apv != nil:
 		out.Result = *d.Blocked
+	}
+	if out.Executed {
+		// The after hooks judged the whole answer; only now is it held to
+		// the tool's output limit, and withheld whole if they flagged it.
+		out.Result = s.limitOutput(rt.tool, out.Result, d.Flagged, resultOwner(ctx, call))
 	}
 	out.Call, out.Diagnostics = d.Call, d.Diagnostics
 	s.metrics.observeDiagnostics(out.Diagnostics)
