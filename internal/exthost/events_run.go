@@ -45,8 +45,11 @@ type EventOutcome struct {
 	Extension, Hook string
 	// Input is the rewritten prompt text; nil when no hook rewrote it.
 	Input *string
-	// Context is the text hooks added for the model, in hook order.
-	Context string
+	// Context is the text hooks added for the model, in hook order, each
+	// part under a heading naming its origin (RenderHookText); Contexts are
+	// the same texts, typed.
+	Context  string
+	Contexts []HookText `json:"-"`
 	// Summary is the BeforeCompact summary the agent keeps: the last hook's
 	// that returned one (the platform's, when it does). Nil: none.
 	Summary *string
@@ -70,7 +73,7 @@ func (h *Host) Event(ctx context.Context, req EventRequest) (EventOutcome, error
 		p := *req.Prompt
 		prompt = &p
 	}
-	var contexts []string
+	var contexts []HookText
 	var asker verdict.Verdict // the hook whose question an ask is
 	for _, b := range reg.byEvent[req.Event] {
 		in := Input{Event: req.Event, Session: req.Session, Workspace: h.workspace, Cwd: req.Cwd,
@@ -118,7 +121,7 @@ func (h *Host) Event(ctx context.Context, req EventRequest) (EventOutcome, error
 			out.Ask, out.Message, out.Extension, out.Hook = true, asker.Reason, asker.Extension, asker.Hook
 		}
 		if hv.Context != "" && allowsKey(req.Event, OutcomeContext) {
-			contexts = append(contexts, hv.Context)
+			contexts = append(contexts, HookText{Extension: b.extension, Hook: b.hook.Name, Platform: b.imposed, Namespace: b.namespace, Text: hv.Context})
 		}
 		if hv.Summary != nil && allowsKey(req.Event, OutcomeSummary) {
 			out.Summary = hv.Summary
@@ -127,7 +130,8 @@ func (h *Host) Event(ctx context.Context, req EventRequest) (EventOutcome, error
 			out.Messages = append(out.Messages, *m)
 		}
 	}
-	out.Context = strings.Join(contexts, "\n\n")
+	out.Contexts = contexts
+	out.Context = RenderHookText(contexts)
 	if out.Ask {
 		out.Allowed = false
 	}

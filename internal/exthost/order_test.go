@@ -107,7 +107,7 @@ func TestOrder_PlatformPromptGuardSeesTenantInput(t *testing.T) {
 		t.Fatalf("the tenant's input was not judged by the platform: %+v %v", out, err)
 	}
 	out, _ = h.Event(context.Background(), EventRequest{Event: vocab.SessionStart})
-	if out.Context != "tenant\n\nplatform" {
+	if out.Context != TenantHookTextHeading("team-a")+"\n\n> tenant\n\n"+PlatformHookTextHeading+"\n\nplatform" {
 		t.Fatalf("SessionStart context order %q", out.Context)
 	}
 }
