@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
@@ -93,5 +95,31 @@ func TestAttack_KeptResultAnswersOnlyItsSessionAndCall(t *testing.T) {
 	}
 	if code, body := testnet.Get(t, ts.URL+path+"?session=s-1&call=t-1"); code != http.StatusOK || !strings.Contains(body, whole) {
 		t.Fatalf("the owner: %d", code)
+	}
+}
+
+// Over MCP, a kept answer is read as the resource its marker names, by the
+// MCP session whose tools/call produced it; another session gets not-found.
+func TestAttack_KeptResultOverMCPAnswersOnlyItsSession(t *testing.T) {
+	whole := strings.Repeat("z", 4096)
+	svc := newToolService(t, answerText(whole))
+	_, ts, _ := newTestServer(t, limitedRegistry(svc.URL, &contract.ToolOutput{MaxBytes: 256, OnOverflow: contract.OverflowTruncate}))
+	owner, other := connectMCP(t, ts.URL, nil), connectMCP(t, ts.URL, nil)
+	res, err := owner.CallTool(t.Context(), &mcp.CallToolParams{Name: "review_note", Arguments: map[string]any{"text": "x"}})
+	if err != nil || res.IsError {
+		t.Fatalf("tools/call: %v %+v", err, res)
+	}
+	d, _ := res.Meta["loadout.dev/details"].(map[string]any)
+	tr, _ := d[TruncatedDetailsKey].(map[string]any)
+	uri, _ := tr["resource"].(string)
+	if !strings.HasPrefix(uri, keptResultURIPrefix) {
+		t.Fatalf("no kept resource: %+v", res.Meta)
+	}
+	if got, err := other.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri}); err == nil {
+		t.Fatalf("another MCP session read the kept answer: %+v", got)
+	}
+	got, err := owner.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+	if err != nil || len(got.Contents) != 1 || !strings.Contains(got.Contents[0].Text, whole) {
+		t.Fatalf("the owner's session: %v", err)
 	}
 }
