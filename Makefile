@@ -231,6 +231,23 @@ push: ## Push what `make images` built: IMG (the manager image), HOSTD_IMG (the 
 	go run ./hack/images push --out $(IMAGES_DIR) --image hostd --ref $(HOSTD_IMG)
 	go run ./hack/images push --out $(IMAGES_DIR) --image samples --ref $(SAMPLES_IMG)
 
+# `make release VERSION=vX.Y.Z` builds everything a user installs, all at
+# that version, and pushes it to REGISTRY (log in first: `docker login` for
+# the images, `helm registry login` for the charts): the three images for
+# linux/amd64 and linux/arm64, each with its SBOM as an OCI referrer; image
+# archives for `docker load`, `podman load` and `kind load image-archive`;
+# the loadout CLI for Linux and macOS (amd64, arm64) with SHA256SUMS; the
+# charts, whose default image tag is VERSION, pushed to oci://REGISTRY/charts.
+# Everything lands in RELEASE_DIR too. .github/workflows/release.yml runs it
+# for a pushed tag. INSECURE=1 allows a plain-HTTP registry (a local one).
+REGISTRY ?= ghcr.io/loadout-dev
+RELEASE_DIR ?= $(CURDIR)/dist/release
+
+.PHONY: release
+release: $(HELM) ## Build and push a release: make release VERSION=vX.Y.Z [REGISTRY=ghcr.io/loadout-dev] [INSECURE=1] (images with SBOM referrers, image archives, CLI binaries with checksums, OCI charts).
+	go run ./hack/images release --version $(VERSION) --commit $(COMMIT) --date $(or $(IMAGES_DATE),1970-01-01T00:00:00Z) \
+		--registry $(REGISTRY) --helm $(HELM) --dist $(RELEASE_DIR) $(if $(filter 1 true yes,$(INSECURE)),--insecure)
+
 .PHONY: docker-build
 docker-build: ## Build the manager image IMG, the hostd sidecar image HOSTD_IMG and the samples image SAMPLES_IMG (needs a Docker engine).
 	@command -v docker >/dev/null 2>&1 || { echo "docker-build: no docker CLI on PATH; install Docker to build the image"; exit 1; }

@@ -24,7 +24,6 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
-	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/test/demo"
 	"github.com/loadout-dev/loadout/internal/test/manifests"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
@@ -41,24 +40,8 @@ type cluster struct {
 
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
-	assets, err := testenv.Assets()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &envtest.Environment{BinaryAssetsDirectory: assets}
-	if _, err := env.Start(); err != nil {
-		t.Fatalf("starting envtest from %s: %v", assets, err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	admin, err := env.AddUser(envtest.User{Name: "charts-admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(admin.Config(), client.Options{Scheme: kubescheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &cluster{env: env, client: c, kubeconfig: testenv.WriteKubeconfig(t, admin)}
+	a := testenv.StartAdmin(t)
+	return &cluster{env: a.Env, client: a.Client, kubeconfig: a.Kubeconfig}
 }
 
 func (c *cluster) helm(t *testing.T, args ...string) string {

@@ -9,7 +9,10 @@ import (
 	"testing"
 
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/loadout-dev/loadout/internal/kubescheme"
 )
 
 // ErrNoAssets says where the control plane comes from when it is missing.
@@ -81,4 +84,37 @@ func TempFile(t testing.TB, name string, data []byte, perm os.FileMode) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// AdminCluster is a bare control plane as a user with every right
+// (system:masters) reaches it with kubectl or helm.
+type AdminCluster struct {
+	Env        *envtest.Environment
+	Kubeconfig string
+	Client     client.Client
+}
+
+// StartAdmin starts a bare control plane (no CRDs: what an installation
+// brings, the test applies) for one test, with an admin's kubeconfig file
+// and direct client. The control plane stops when the test ends.
+func StartAdmin(t testing.TB) *AdminCluster {
+	t.Helper()
+	assets, err := Assets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &envtest.Environment{BinaryAssetsDirectory: assets}
+	if _, err := env.Start(); err != nil {
+		t.Fatalf("starting envtest from %s: %v", assets, err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(admin.Config(), client.Options{Scheme: kubescheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &AdminCluster{Env: env, Kubeconfig: WriteKubeconfig(t, admin), Client: c}
 }
