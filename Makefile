@@ -99,6 +99,7 @@ MCP_SERVERS := $(MCP_SERVERS_DIR)/node_modules/.loadout-installed
 
 .PHONY: test
 test: fuzz-smoke test-pi $(HELM) $(KUSTOMIZE) $(AGENT_CLIS) $(MCP_SERVERS) ## Run all tests, envtest suites and chart lint/render/install included (builds the control plane, helm and kustomize on first use), each fuzzer briefly, the Pi package's tests and the real Claude Code and Codex CLIs.
+	@bash hack/apt-install.sh podman=podman setpriv=util-linux
 	HELM=$(HELM) KUSTOMIZE=$(KUSTOMIZE) LOADOUT_AGENT_CLIS=$(CURDIR)/$(AGENT_CLI_DIR)/node_modules/.bin LOADOUT_MCP_SERVERS=$(CURDIR)/$(MCP_SERVERS_DIR)/node_modules KUBEBUILDER_ASSETS="$$(bash hack/envtest/build.sh)" go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-go
