@@ -112,8 +112,9 @@ are not called (their Service is not reachable from CI): each fails, which
 blocks, on both sides alike.
 
 Exits 1 whenever a call denied or asked at base is let through at head (a
-weakened guard) and, with --fail-on-change, on any change. Prints nothing and
-exits 0 when no verdict changes.`,
+weakened guard) and, with --fail-on-change, on any change. When it passes it
+prints one line on stderr: how many calls it judged over how many Workspaces
+and how many verdicts change.`,
 		Example: `  loadout test --base base/config --head config calls.yaml
   loadout test --base base/config --head config calls.yaml --fail-on-change -o json`,
 		Args: cobra.ExactArgs(1),
@@ -164,6 +165,7 @@ func (o *testOptions) run(ctx context.Context, callsFile string, stdout, stderr 
 	}
 	slices.Sort(names)
 	var changes []change
+	judged := 0
 	for i, c := range calls {
 		label := c.Name
 		if label == "" {
@@ -185,12 +187,16 @@ func (o *testOptions) run(ctx context.Context, callsFile string, stdout, stderr 
 			if err != nil {
 				return fmt.Errorf("call %s: head: %w", label, err)
 			}
+			judged++
 			if b != h {
 				changes = append(changes, change{Call: label, Workspace: ws, Base: b, Head: h, Weakened: h.strength() < b.strength()})
 			}
 		}
 	}
+	// A pass says what it judged, on stderr so -o json stays one document.
+	summary := fmt.Sprintf("loadout test: passed: %d calls judged over %d Workspaces, base and head; %d verdicts change, none weakens a guard", judged, len(names), len(changes))
 	if len(changes) == 0 {
+		fmt.Fprintln(stderr, summary)
 		return nil
 	}
 	if err := writeChanges(stdout, o.output, changes); err != nil {
@@ -208,6 +214,7 @@ func (o *testOptions) run(ctx context.Context, callsFile string, stdout, stderr 
 	if o.failOnChange {
 		return fmt.Errorf("--fail-on-change: %d verdicts change", len(changes))
 	}
+	fmt.Fprintln(stderr, summary)
 	return nil
 }
 

@@ -55,7 +55,7 @@ func TestPolicyTest_ReplaysALedgerRecordedWithArguments(t *testing.T) {
 		t.Errorf("table:\n%s", out)
 	}
 	out, stderr, err := run(t, "test", "--base", base, "--head", copySamples(t, recordingGuard), led, "--fail-on-change")
-	if err != nil || out != "" || stderr != "" {
+	if err != nil || out != "" || !strings.HasPrefix(stderr, "loadout test: passed: 2 calls judged") {
 		t.Fatalf("unchanged head: err %v, stdout %q, stderr %q", err, out, stderr)
 	}
 }

@@ -60,11 +60,14 @@ func TestPolicyTest_WeakenedGuardFailsNamingTheCall(t *testing.T) {
 	}
 }
 
-func TestPolicyTest_UnchangedHeadPrintsNothing(t *testing.T) {
+// An unchanged head prints no table, and one line on stderr saying what
+// passed.
+func TestPolicyTest_UnchangedHeadPrintsOnlyASummary(t *testing.T) {
 	head := copySamples(t, nil)
 	out, stderr, err := run(t, "test", "--base", "../../config/samples", "--head", head, calls, "--fail-on-change")
-	if err != nil || out != "" || stderr != "" {
-		t.Fatalf("err %v, stdout %q, stderr %q", err, out, stderr)
+	if err != nil || out != "" || !strings.HasPrefix(stderr, "loadout test: passed: ") || strings.Count(stderr, "\n") != 1 ||
+		!strings.Contains(stderr, "0 verdicts change") {
+		t.Fatalf("err %v, stdout %q, stderr %q; want no table and one summary line", err, out, stderr)
 	}
 }
 
