@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,6 +33,7 @@ type previewOptions struct {
 	platform     []string
 	defaultTrust string
 	lastGood     []string
+	outDir       string
 	// directory-root mode only
 	workspace string
 	activate  []string
@@ -94,6 +97,7 @@ Output is deterministic: the same input prints the same bytes.`,
 	f.StringVarP(&o.output, "output", "o", outputYAML, "output format: yaml or json")
 	f.StringVarP(&o.namespace, "namespace", "n", "default", "namespace of objects that have none")
 	f.StringSliceVar(&o.platform, "platform-namespace", []string{"loadout-system"}, "platform namespaces (trusted when labelled, or when no Namespace manifest is given)")
+	f.StringVar(&o.outDir, "out-dir", "", "write each context's keys as files into DIR/NAMESPACE/WORKSPACE (what 'loadout hostd --context-dir' reads) instead of printing the ConfigMaps")
 	f.StringArrayVar(&o.lastGood, "last-good", nil, "-f mode: published context ConfigMaps (file or directory, repeatable): print the held or policy-only context the cluster publishes for a Workspace whose input is invalid")
 	f.StringVar(&o.defaultTrust, "default-trust", string(vocab.TrustRestricted), "trust of project namespaces without a loadout.dev/trust label: untrusted, restricted or trusted")
 	f.StringVar(&o.workspace, "workspace", "preview", "--root mode: Workspace name")
@@ -117,7 +121,29 @@ func (o *previewOptions) run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.outDir != "" {
+		return writeContextDirs(o.outDir, cms, stderr)
+	}
 	return writeConfigMaps(stdout, o.output, cms)
+}
+
+// writeContextDirs writes each context's keys as files into
+// dir/NAMESPACE/WORKSPACE: the directory a mounted context ConfigMap is, so
+// `loadout hostd --context-dir` serves it without a cluster.
+func writeContextDirs(dir string, cms []configMap, stderr io.Writer) error {
+	for _, cm := range cms {
+		wsDir := filepath.Join(dir, *cm.Namespace, cm.Labels[vocab.WorkspaceLabel])
+		if err := os.MkdirAll(wsDir, 0o755); err != nil {
+			return err
+		}
+		for _, key := range slices.Sorted(maps.Keys(cm.Data)) {
+			if err := os.WriteFile(filepath.Join(wsDir, key), []byte(cm.Data[key]), 0o644); err != nil { //nolint:gosec // the context is what agents read
+				return err
+			}
+		}
+		fmt.Fprintf(stderr, "wrote the context of Workspace %s/%s (%s) into %s\n", *cm.Namespace, cm.Labels[vocab.WorkspaceLabel], cm.Annotations[vocab.ContextHashAnnotation], wsDir)
+	}
+	return nil
 }
 
 // fromManifests publishes every Workspace of the manifests, in namespace/name

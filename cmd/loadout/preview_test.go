@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -236,4 +238,30 @@ spec:
 		t.Errorf("preview printed a ConfigMap the controller would not publish:\n%s", out)
 	}
 	mustContain(t, "stderr", stderr, "extension loadout-system/guard: Rejected")
+}
+
+// --out-dir writes each context as the directory a mounted ConfigMap is
+// (what `loadout hostd --context-dir` serves): the same bytes, key by key,
+// as the ConfigMap preview prints.
+func TestPreview_OutDirWritesTheContextHostdServes(t *testing.T) {
+	dir := t.TempDir()
+	if _, stderr, err := run(t, "preview", "-f", "../../config/samples", "--out-dir", dir); err != nil || !strings.Contains(stderr, "team-a/dev") {
+		t.Fatalf("preview --out-dir: %v\n%s", err, stderr)
+	}
+	out, _, err := run(t, "preview", "-f", "../../config/samples", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(out), &cm); err != nil || len(cm.Data) == 0 {
+		t.Fatalf("preview -o json: %v", err)
+	}
+	for key, want := range cm.Data {
+		got, err := os.ReadFile(filepath.Join(dir, "team-a", "dev", key))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %v; the file differs from the ConfigMap's key", key, err)
+		}
+	}
 }
