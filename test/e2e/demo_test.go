@@ -138,6 +138,9 @@ func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { //
 		`"allowed": true`, `"allowed": false`, `"toolCallId": "call-2"`,
 		"skipped Deployment team-a/agent", "no kubelet", "skipped Deployment team-a/review-notes",
 		"POST /v1/tools/review_note", `"text": "note 1 recorded"`,
+		// The tour: the other agents' layouts, the ledger, a weakened guard caught.
+		"CLAUDE.md", "managed-settings.json", "requirements.toml", "hooks.json",
+		"loadout audit verify", "records in", "WEAKENED", "recursive delete", "Next steps",
 	} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, shown)

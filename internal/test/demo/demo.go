@@ -202,6 +202,17 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 		}
 	}
 
+	if err := d.showAgentLayouts(ctx, hd.volume); err != nil {
+		return res, err
+	}
+	if err := d.verifyLedger(ctx, hd.ledger); err != nil {
+		return res, err
+	}
+	if err := d.catchWeakenedGuard(ctx); err != nil {
+		return res, err
+	}
+	d.nextSteps()
+
 	if d.o.Keep {
 		return res, d.keep(ctx, d.client, ws, hd.volume, d.kubeconfig, base)
 	}
@@ -371,8 +382,8 @@ func (d *demo) showWorkspace(ctx context.Context, mgr *process, res *Result) (*v
 // sidecar is hostd as the demo runs it: its base URL, the tree it
 // materializes, the mounted context volume and the sample tool Service.
 type sidecar struct {
-	base, tree, volume string
-	tools              *toolServer
+	base, tree, volume, ledger string
+	tools                      *toolServer
 }
 
 // startHostd runs hostd on the published ConfigMap, mounted as the kubelet
@@ -401,7 +412,8 @@ func (d *demo) startHostd(ctx context.Context, cm *corev1.ConfigMap) (*sidecar, 
 	fmt.Fprintf(d.out, "trust anchor (ConfigMap %s/%s, key %s): %s", PlatformNamespace, controllers.DefaultHostdConfigMap,
 		controllers.HostdConfigContextKeys, hostdConfig.Data[controllers.HostdConfigContextKeys])
 	tree := filepath.Join(d.workDir, "tree")
-	hostdArgs := append([]string{"hostd", "--context-dir", volume, "--addr", hostdAddr, "--materialize", tree}, tools.hostdArgs()...)
+	ledger := filepath.Join(d.workDir, "ledger.jsonl")
+	hostdArgs := append([]string{"hostd", "--context-dir", volume, "--addr", hostdAddr, "--materialize", tree, "--ledger-file", ledger}, tools.hostdArgs()...)
 	d.step("Starting the hostd sidecar: LOADOUT_WORKSPACE=%s LOADOUT_CONTEXT_KEYS=… loadout %s", sampleWorkspace, strings.Join(hostdArgs, " "))
 	hd, err := d.start("hostd", d.o.Loadout, hostdArgs, hostdEnv)
 	if err != nil {
@@ -410,7 +422,7 @@ func (d *demo) startHostd(ctx context.Context, cm *corev1.ConfigMap) (*sidecar, 
 	if err := hd.waitHTTP("http://"+hostdAddr+"/readyz", 30*time.Second); err != nil {
 		return nil, err
 	}
-	return &sidecar{base: "http://" + hostdAddr, tree: tree, volume: volume, tools: tools}, nil
+	return &sidecar{base: "http://" + hostdAddr, tree: tree, volume: volume, ledger: ledger, tools: tools}, nil
 }
 
 // runPi runs a real Pi session through the Pi package (integrations/pi
