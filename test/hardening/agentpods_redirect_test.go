@@ -3,10 +3,19 @@ package hardening
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
 // A tenant cannot shape a bound pod so that a call hostd makes to a
@@ -131,4 +140,56 @@ func TestAgentPods_AgentContainersHoldNoServiceAccountToken(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A platform webhook hook over plain HTTP (the hook of issue 43, at
+// http://guard.loadout-system.svc/...) is refused at reconcile: the
+// Extension is not Valid, and the Workspace it is imposed on names it
+// Rejected, Invalid, with the field and the rule; no context carries the
+// hook's URL. Over HTTPS with a caBundle the same hook is published.
+func TestTenancy_PlatformWebhookOverPlainHTTPIsRefusedAtReconcile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
+	guard := testenv.Extension(platformNS, "plain-guard-"+ns, nil)
+	guard.Spec.Hooks = []v1alpha1.ExtensionHook{webhookHook(v1alpha1.ServiceReference{Name: "guard", Port: 80, Path: "/check", Scheme: v1alpha1.SchemeHTTP})}
+	guard.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
+	kit.Create(t, guard)
+	kit.Create(t, &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dev"}})
+
+	const why = "must be scheme HTTPS with a caBundle"
+	kit.Eventually(t, func() error {
+		e := &v1alpha1.Extension{}
+		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(guard), e); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(e.Status.Conditions, string(vocab.ConditionValid))
+		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "spec.hooks[0].webhook.service.scheme") || !strings.Contains(c.Message, why) {
+			return fmt.Errorf("the Extension's Valid condition is %+v, want False naming spec.hooks[0].webhook.service.scheme", c)
+		}
+		return nil
+	})
+	kit.WaitFor(t, ns, "dev", func(ws *v1alpha1.Workspace) error {
+		for _, s := range ws.Status.Extensions {
+			if s.Name == guard.Name && s.State == vocab.ExtensionRejected && s.Reason == string(exthost.ReasonInvalid) && strings.Contains(s.Message, why) {
+				return nil
+			}
+		}
+		return fmt.Errorf("status.extensions %+v does not name %s Rejected, Invalid: %s", ws.Status.Extensions, guard.Name, why)
+	})
+	if cm, err := kit.GetConfigMap(ns, "dev-context"); err == nil {
+		testenv.MustNotContain(t, "the published context", allData(cm), "http://guard."+platformNS+".svc")
+	}
+
+	// The platform's fix: HTTPS with its CA.
+	fixed := &v1alpha1.Extension{}
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(guard), fixed); err != nil {
+		t.Fatal(err)
+	}
+	fixed.Spec.Hooks[0].Webhook.Service = v1alpha1.ServiceReference{Name: "guard", Port: 443, Path: "/check", CABundle: []byte("-----BEGIN CERTIFICATE-----\n")}
+	if err := k8sClient.Update(ctx, fixed); err != nil {
+		t.Fatal(err)
+	}
+	_, cm := kit.Published(t, ns, "dev")
+	testenv.MustContain(t, "the published context", allData(cm), "https://guard."+platformNS+".svc:443/check")
 }
