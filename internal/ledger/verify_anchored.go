@@ -18,11 +18,12 @@ type Forgery struct {
 	// no anchor names), cut (the chain ends before its last anchor).
 	Kind string
 	// Seq is the record rewritten, or the last seq left after a cut.
-	Seq     uint64
+	Seq uint64
+	// Message names the chain and the forgery.
 	Message string
 }
 
-func (f Forgery) String() string { return "chain " + f.Chain + ": " + f.Message }
+func (f Forgery) String() string { return f.Message }
 
 // AnchoredReport is VerifyAnchored's finding.
 type AnchoredReport struct {
@@ -122,7 +123,7 @@ func VerifyAnchored(ledger, anchors io.Reader) (AnchoredReport, error) {
 		}
 		if top.Seq > last[chain] {
 			rep.Forgeries = append(rep.Forgeries, Forgery{Chain: chain, Kind: "cut", Seq: last[chain],
-				Message: fmt.Sprintf("tail cut after %d (anchor says %d): records %d-%d are missing from the end", last[chain], top.Seq, last[chain]+1, top.Seq)})
+				Message: fmt.Sprintf("chain %s: tail cut after %d (anchor says %d): records %d-%d are missing from the end", chain, last[chain], top.Seq, last[chain]+1, top.Seq)})
 		} else {
 			rep.Unanchored += int(last[chain] - top.Seq)
 		}
@@ -160,7 +161,7 @@ func rewritten(chain string, as []Anchor, got map[uint64]string, last uint64) (F
 			}
 		}
 		return Forgery{Chain: chain, Kind: "rewritten", Seq: n,
-			Message: fmt.Sprintf("record %d rewritten: it is not the record hostd wrote (the anchor at seq %d signs head %s; the ledger has %s)", n, a.Seq, a.Head, orNone(got[a.Seq]))}, true
+			Message: fmt.Sprintf("chain %s: record %d rewritten: it is not the record hostd wrote (the anchor at seq %d signs head %s; the ledger has %s)", chain, n, a.Seq, a.Head, orNone(got[a.Seq]))}, true
 	}
 	return Forgery{}, false
 }
