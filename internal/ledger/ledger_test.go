@@ -132,6 +132,7 @@ func BenchmarkLedgerWriteAnchored(b *testing.B) {
 }
 
 func benchmarkWrite(b *testing.B, w *Writer) {
+	b.Helper()
 	args := map[string]any{"command": "git status"}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
