@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -119,6 +122,9 @@ func TestAgentPods_AgentContainersHoldNoServiceAccountToken(t *testing.T) {
 		mustBeDenied(t, "the tenant "+tc.what, tenant.Create(ctx, pod), append([]string{agentPodsDenial}, tc.wants...)...)
 	}
 
+	// The namespace's default ServiceAccount, which the kube-controller-manager
+	// (not part of envtest) would have made: the bound pod runs as it.
+	kit.Create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}})
 	pod := agentPod(ns, "no-token", "dev")
 	if err := tenant.Create(ctx, pod); err != nil {
 		t.Fatal(err)
@@ -139,6 +145,35 @@ func TestAgentPods_AgentContainersHoldNoServiceAccountToken(t *testing.T) {
 				t.Errorf("container %s mounts hostd's token volume", c.Name)
 			}
 		}
+	}
+
+	// hostd's own identity (the API token the kubelet projects into
+	// loadout-service-token, bound to the pod) still files its Approval,
+	// under loadout-approvals and the RBAC the chart grants.
+	installPolicy(t, "approval_policy.yaml")
+	sa := "system:serviceaccount:" + ns + ":default"
+	grantInNamespace(t, ns, sa, rbacv1.PolicyRule{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"approvals"}, Verbs: []string{"create", "get", "watch"}})
+	approval := func() *v1alpha1.Approval {
+		return &v1alpha1.Approval{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "bash-"}, Spec: v1alpha1.ApprovalSpec{
+			Workspace: ns + "/dev", Call: v1alpha1.ApprovalCall{Tool: "bash", ArgumentsDigest: "sha256:" + strings.Repeat("0", 64)},
+			Hook:           v1alpha1.ApprovalHook{Extension: "prod-guard", Name: "apply-needs-approval"},
+			Requester:      v1alpha1.ApprovalRequester{Pod: pod.Name, ServiceAccount: "default", User: sa},
+			ApproverGroups: []string{"platform:approvers"}, ExpiresAt: metav1.NewTime(time.Now().Add(time.Hour))}}
+	}
+	waitEnforced(t, "the ValidatingAdmissionPolicy loadout-approvals", func() error {
+		return k8sClient.Create(ctx, approval(), client.DryRunAll) // an admin filing in the pod's name
+	})
+	// Minted as the kubelet's projection is (envtest runs no node
+	// authorizer: a cluster admin stands in for the node).
+	hostdToken := testenv.Token(t, clientsetAs(t, "kubelet-stand-in", "system:masters"), ns, "default", pod)
+	asHostd := rest.AnonymousClientConfig(cfg)
+	asHostd.BearerToken = hostdToken
+	hostdClient, err := client.New(asHostd, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hostdClient.Create(ctx, approval()); err != nil {
+		t.Errorf("hostd's own token filing its Approval: %v", err)
 	}
 }
 
