@@ -169,11 +169,10 @@ func (r *PolicyEpochReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if len(list.Items) == 0 {
 		return ctrl.Result{}, nil // no Workspace, no agent pod to serve: nothing to write
 	}
-	// The platform's policy for the namespace, as a Workspace that says
-	// nothing gets it: ImposedPolicy reads none of a Workspace's input, so
-	// this is the digest every Workspace's context of the namespace carries.
-	synthetic := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: contract.EpochConfigMap}}
-	imp, err := workspace.ImposedPolicy(ctx, synthetic, cachedObjects{cache: r.Client, reader: r.APIReader}, r.Policy, r.Loader)
+	// The platform's policy for the namespace: the value every Workspace's
+	// resolution of the namespace takes, so its digest is the one their
+	// contexts carry.
+	imp, err := workspace.PlatformPolicyOf(ctx, ns, cachedObjects{cache: r.Client, reader: r.APIReader}, r.Policy, r.Loader)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -25,8 +25,12 @@ const (
 	DefaultHostdConfigMap  = "loadout-hostd"
 	HostdConfigImageKey    = "image"
 	HostdConfigContextKeys = "contextKeys"
-	signingKeyEntryPrefix  = "key-"
-	signingKeyEntrySuffix  = ".pem"
+	// Where hostd reaches the MCP headers endpoint (internal/mcpheaders/endpoint)
+	// and the CA it trusts there; present only while the endpoint is on.
+	HostdConfigMCPHeadersURL = "mcpHeadersURL"
+	HostdConfigMCPHeadersCA  = "mcpHeadersCA"
+	signingKeyEntryPrefix    = "key-"
+	signingKeyEntrySuffix    = ".pem"
 )
 
 // The manager's own namespace: its key set Secret and the hostd

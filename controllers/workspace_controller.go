@@ -135,7 +135,12 @@ func (r *WorkspaceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 // an invalid input is a condition, and the last good ConfigMap stays.
 func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Workspace) (result ctrl.Result, applied bool, err error) {
 	start := time.Now()
-	res, err := workspace.Resolve(ctx, ws, cachedObjects{cache: r.Client, reader: r.APIReader}, r.Policy, r.Loader)
+	objs := cachedObjects{cache: r.Client, reader: r.APIReader}
+	platform, err := workspace.PlatformPolicyOf(ctx, ws.Namespace, objs, r.Policy, r.Loader)
+	if err != nil {
+		return ctrl.Result{}, false, err
+	}
+	res, err := workspace.Resolve(ctx, ws, objs, r.Policy, platform, r.Loader)
 	resolutionDuration.Observe(time.Since(start).Seconds())
 	if err != nil {
 		return ctrl.Result{}, false, err
@@ -144,14 +149,20 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 	if res.RetrySoon {
 		result = ctrl.Result{RequeueAfter: importRetryInterval}
 	}
-	published, held := res.Result, (*v1alpha1.HeldContent)(nil)
-	if !res.Publishable() {
-		if !res.TenantFailure(r.Policy) {
-			return result, false, nil // the platform's own policy is broken: the last good context stays
-		}
-		if published, held, err = r.heldContext(ctx, ws, res); err != nil || published == nil {
+	var tenant workspace.Tenant
+	var last *workspace.LastGood
+	if workspace.NeedsLastGood(res, r.Policy, platform) {
+		if tenant, last, err = r.lastGood(ctx, ws); err != nil {
 			return result, false, err
 		}
+	}
+	out, err := workspace.Decide(ws, res, r.Policy, platform, tenant, last)
+	if err != nil || out.Kind == workspace.OutcomeKeepLastGood {
+		return result, false, err // a broken platform policy is the platform's to fix: the last good context stays
+	}
+	published, held := out.Result, out.Held
+	if held != nil {
+		held.Message = truncate(held.Message, maxHeldMessage)
 	}
 	owner, err := r.olderClaimant(ctx, ws)
 	if err != nil {
@@ -161,7 +172,7 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 		keepLastGood(ws, vocab.ReasonConfigMapNameConflict, conflictMessage(ws, owner))
 		return ctrl.Result{}, false, nil
 	}
-	w, err := r.publishWith(ctx, ws, published, heldAnnotations(held))
+	w, err := r.publishConfigMap(ctx, ws, published, out.ConfigMap)
 	if err != nil {
 		var notOwned *notOwnedError
 		if errors.As(err, &notOwned) {

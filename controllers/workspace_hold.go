@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,108 +17,22 @@ import (
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
-// heldMaxBytes bounds a held, policy-only or deny-all context: the API's
-// hard cap on any context. The tenant's current budget does not apply: it
-// is part of the input that is invalid (a tenant may set 1 KiB precisely to
-// keep a new policy out), and the held content fit the budget it had.
-const heldMaxBytes = vocab.MaxContextBytesLimit
-
-// heldContext builds the context of a Workspace whose own input is invalid
-// (res.TenantFailure): the platform's current policy with the tenant's last
-// good content, taken from the published ConfigMap, or with none. "Keep the
-// last good context" keeps tenant content only; it never holds the
-// platform's policy back (docs/concepts.md, "Policy apart from content").
-//
-// It returns nil when the platform's own policy does not load: that is the
-// platform's to fix, and the last good context, with the last good policy,
-// stays. The error is transient only.
-func (r *WorkspaceReconciler) heldContext(ctx context.Context, ws *v1alpha1.Workspace, res *workspace.Resolution) (*resources.Result, *v1alpha1.HeldContent, error) {
-	objs := cachedObjects{cache: r.Client, reader: r.APIReader}
-	imp, err := workspace.ImposedPolicy(ctx, ws, objs, r.Policy, r.Loader)
+// lastGood reads what Decide needs when the Workspace's own input is invalid
+// (workspace.NeedsLastGood): the tenant's policy now, and the last good
+// context from the published ConfigMap. What is held is read from the
+// published ConfigMap alone, never from the Workspace's status: a status
+// patch may still be deferred behind other Workspaces' contexts when the next
+// pass runs.
+func (r *WorkspaceReconciler) lastGood(ctx context.Context, ws *v1alpha1.Workspace) (workspace.Tenant, *workspace.LastGood, error) {
+	tenant, err := workspace.TenantPolicy(ctx, ws, cachedObjects{cache: r.Client, reader: r.APIReader}, r.Policy)
 	if err != nil {
-		return nil, nil, err
+		return workspace.Tenant{}, nil, err
 	}
-	if imp.Broken != "" {
-		return nil, nil, nil
+	cm, err := r.publishedData(ctx, ws)
+	if err != nil || cm == nil {
+		return tenant, nil, err
 	}
-	ids, deny, err := workspace.TenantPolicy(ctx, ws, objs, r.Policy)
-	if err != nil {
-		return nil, nil, err
-	}
-	f := res.Failure
-	held := &v1alpha1.HeldContent{Mode: v1alpha1.HeldContentContent, Reason: string(f.Reason), Message: truncate(f.Error(), maxHeldMessage)}
-	// What is held is read from the published ConfigMap alone, never from
-	// the Workspace's status: a status patch may still be deferred behind
-	// other Workspaces' contexts when the next pass runs.
-	old, err := r.publishedData(ctx, ws)
-	if err != nil {
-		return nil, nil, err
-	}
-	if old != nil {
-		held.From = old.Annotations[vocab.ContextHashAnnotation]
-		if from := old.Annotations[ContentFromAnnotation]; from != "" {
-			held.From = from // already held: the content is still that of the last good context
-		}
-		result, err := resources.Repolicy(old.Data, func(reg contract.Registry) contract.Registry {
-			return workspace.HeldRegistry(reg, imp, ids, deny)
-		}, imp.Digest(), heldMaxBytes)
-		if err == nil && !onlyPolicy(result.Manifest, imp) {
-			return result, held, nil
-		}
-	}
-	held.Mode, held.From = v1alpha1.HeldContentPolicyOnly, ""
-	result, err := resources.Render(resources.Input{
-		Workspace:       contract.WorkspaceRef{Name: ws.Name, Namespace: ws.Namespace},
-		Registry:        workspace.HeldRegistry(contract.Registry{}, imp, nil, deny),
-		PlatformPolicy:  imp.Digest(),
-		MaxContextBytes: heldMaxBytes,
-	})
-	if err != nil {
-		// Not even the platform's policy fits: nothing it cannot judge may run.
-		result, err = denyAllContext(ws, "the platform's policy cannot be published: "+err.Error())
-	}
-	return result, held, err
-}
-
-// ContentFromAnnotation on a context ConfigMap that holds a tenant's last
-// good content under the current policy names the context that content came
-// from (status.heldContent.from). A good publish's apply removes it.
-const ContentFromAnnotation = "loadout.dev/content-from"
-
-// onlyPolicy reports whether a held context carries no tenant content at
-// all: it is then the policy-only context, whatever the ConfigMap held.
-func onlyPolicy(m contract.Manifest, imp *workspace.Imposed) bool {
-	if len(m.Instructions) > 0 || len(m.Catalog) > 0 || len(m.ActiveSkills) > 0 || len(m.Templates) > 0 {
-		return false
-	}
-	for _, t := range m.Tools {
-		if t.Builtin {
-			return false
-		}
-	}
-	for _, id := range m.Extensions {
-		if !slices.Contains(imp.IDs, id) {
-			return false
-		}
-	}
-	return true
-}
-
-// heldAnnotations are the annotations a held context is published with.
-func heldAnnotations(held *v1alpha1.HeldContent) map[string]string {
-	if held == nil || held.Mode != v1alpha1.HeldContentContent || held.From == "" {
-		return nil
-	}
-	return map[string]string{ContentFromAnnotation: held.From}
-}
-
-// denyAllContext renders the context that denies every tool call and prompt.
-func denyAllContext(ws *v1alpha1.Workspace, reason string) (*resources.Result, error) {
-	return resources.Render(resources.Input{
-		Workspace:       contract.WorkspaceRef{Name: ws.Name, Namespace: ws.Namespace},
-		Registry:        workspace.DenyAllRegistry(reason),
-		MaxContextBytes: heldMaxBytes,
-	})
+	return tenant, &workspace.LastGood{Data: cm.Data, Annotations: cm.Annotations}, nil
 }
 
 // publishedData reads the Workspace's published ConfigMap live (the cache
@@ -140,7 +53,7 @@ func (r *WorkspaceReconciler) publishedData(ctx context.Context, ws *v1alpha1.Wo
 	return cm, nil
 }
 
-// setHeldStatus describes a held context just published. The catalog lists
+// setHeldStatus describes a held context just published (held, bounded). The catalog lists
 // keep describing the content agents have; the tools are the held registry's.
 func setHeldStatus(ws *v1alpha1.Workspace, res *resources.Result, held *v1alpha1.HeldContent) {
 	ws.Status.Context = &v1alpha1.ContextStatus{ConfigMapName: ws.ConfigMapName(), Hash: res.Hash, Bytes: res.Bytes}
@@ -198,7 +111,7 @@ func (r *WorkspaceReconciler) publishDenyAll(ctx context.Context, ws *v1alpha1.W
 	if !metav1.IsControlledBy(existing, ws) {
 		return nil
 	}
-	res, err := denyAllContext(ws, fmt.Sprintf("Workspace %s/%s is being deleted: every tool call and prompt is refused", ws.Namespace, ws.Name))
+	res, err := workspace.DenyAllContext(ws, fmt.Sprintf("Workspace %s/%s is being deleted: every tool call and prompt is refused", ws.Namespace, ws.Name))
 	if err != nil {
 		return err
 	}

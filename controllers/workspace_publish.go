@@ -45,18 +45,14 @@ func (e *notOwnedError) Error() string {
 // same keys, label, annotation and owner reference, so nothing the create
 // wrote (owned by "loadout" as an update) is ever left behind by an apply.
 func (r *WorkspaceReconciler) publish(ctx context.Context, ws *v1alpha1.Workspace, res *resources.Result) (w written, err error) {
-	return r.publishWith(ctx, ws, res, nil)
+	return r.publishConfigMap(ctx, ws, res, workspace.ContextConfigMap(ws, res))
 }
 
-// publishWith is publish with annotations added to the ConfigMap (a held
-// context's ContentFromAnnotation). They change only with the context's
-// hash, so the write decision stays the hash's.
-func (r *WorkspaceReconciler) publishWith(ctx context.Context, ws *v1alpha1.Workspace, res *resources.Result, annotations map[string]string) (w written, err error) {
+// publishConfigMap is publish of the ConfigMap an Outcome carries (a held
+// context's adds its ContentFromAnnotation). Its annotations change only
+// with the context's hash, so the write decision stays the hash's.
+func (r *WorkspaceReconciler) publishConfigMap(ctx context.Context, ws *v1alpha1.Workspace, res *resources.Result, cm *corev1ac.ConfigMapApplyConfiguration) (w written, err error) {
 	key := types.NamespacedName{Namespace: ws.Namespace, Name: ws.ConfigMapName()}
-	cm := workspace.ContextConfigMap(ws, res)
-	if len(annotations) > 0 {
-		cm.WithAnnotations(annotations)
-	}
 	signers := r.sign(cm, ws, res)
 	existing := configMapMetadata()
 	err = r.Get(ctx, key, existing)

@@ -343,12 +343,10 @@ func (h *replayHost) decide(ctx context.Context, c replayCall) (verdict, error) 
 	v := verdict{Verdict: "allowed", Arguments: ledger.Digest(d.Call.Arguments)}
 	if d.Blocked != nil {
 		v.Verdict, v.Arguments = "blocked", ""
-		if d.Ask {
+		if d.Asks() {
 			v.Verdict = "ask"
 		}
-		v.Extension, _ = d.Blocked.Details["extension"].(string)
-		v.Hook, _ = d.Blocked.Details["hook"].(string)
-		v.Message, _ = d.Blocked.Details["reason"].(string)
+		v.Extension, v.Hook, v.Message = d.Verdict.Extension, d.Verdict.Hook, d.Verdict.Reason
 	}
 	return v, nil
 }

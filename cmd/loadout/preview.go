@@ -30,6 +30,7 @@ type previewOptions struct {
 	namespace    string
 	platform     []string
 	defaultTrust string
+	lastGood     []string
 	// directory-root mode only
 	workspace string
 	activate  []string
@@ -63,6 +64,15 @@ extension fails the preview (ExtensionRejected), as the controller keeps the
 last good context for it; a trusted service-backed extension is rejected
 too, because preview contacts no Service.
 
+A Workspace whose own input is invalid fails the preview, unless
+--last-good gives the contexts the cluster has published (the ConfigMaps as
+'kubectl get configmap -o yaml' prints them): preview then prints what the
+controller publishes in its place, byte for byte: the tenant's last good
+content under the platform's current policy (held), or, with no good
+content to keep (no ConfigMap of the Workspace's name and label among them),
+the platform's policy alone (policy only). stderr says which. A rejected
+imposed platform extension still fails: the cluster changes nothing then.
+
 With --root, resolve directory roots in the seed layout (AGENTS.md, skills/,
 templates/<name>.md), first root first, as one Workspace. Skills are found
 below skills/ as the Pi agent finds them (see 'loadout import --help').
@@ -70,6 +80,8 @@ below skills/ as the Pi agent finds them (see 'loadout import --help').
 Output is deterministic: the same input prints the same bytes.`,
 		Example: `  loadout preview -f config/samples
   loadout preview -f config/samples -o json
+  kubectl get configmap -n team-a dev-context -o yaml > last-good.yaml
+  loadout preview -f config/samples --last-good last-good.yaml
   loadout preview --root ./project --root ~/.agents --activate review=checklist.md`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -82,6 +94,7 @@ Output is deterministic: the same input prints the same bytes.`,
 	f.StringVarP(&o.output, "output", "o", outputYAML, "output format: yaml or json")
 	f.StringVarP(&o.namespace, "namespace", "n", "default", "namespace of objects that have none")
 	f.StringSliceVar(&o.platform, "platform-namespace", []string{"loadout-system"}, "platform namespaces (trusted when labelled, or when no Namespace manifest is given)")
+	f.StringArrayVar(&o.lastGood, "last-good", nil, "-f mode: published context ConfigMaps (file or directory, repeatable): print the held or policy-only context the cluster publishes for a Workspace whose input is invalid")
 	f.StringVar(&o.defaultTrust, "default-trust", string(vocab.TrustRestricted), "trust of project namespaces without a loadout.dev/trust label: untrusted, restricted or trusted")
 	f.StringVar(&o.workspace, "workspace", "preview", "--root mode: Workspace name")
 	f.StringArrayVar(&o.activate, "activate", nil, "--root mode: activate SKILL or SKILL=FILE,FILE... (repeatable)")
@@ -128,10 +141,27 @@ func (o *previewOptions) fromManifests(stderr io.Writer) ([]configMap, error) {
 	slices.SortFunc(set.workspaces, func(a, b v1alpha1.Workspace) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
+	var lastGood map[string]corev1.ConfigMap
+	if len(o.lastGood) > 0 {
+		published, err := readManifests(o.lastGood, o.namespace, stderr)
+		if err != nil {
+			return nil, fmt.Errorf("--last-good: %w", err)
+		}
+		lastGood = published.configMaps
+	}
+	ctx := context.Background()
+	platforms := map[string]*workspace.Platform{} // once per namespace, as the cluster computes it
 	var cms []configMap
 	for i := range set.workspaces {
 		ws := &set.workspaces[i]
-		res, err := workspace.Resolve(context.Background(), ws, set, policy, previewLoader)
+		platform := platforms[ws.Namespace]
+		if platform == nil {
+			if platform, err = workspace.PlatformPolicyOf(ctx, ws.Namespace, set, policy, previewLoader); err != nil {
+				return nil, fmt.Errorf("namespace %s: the platform's policy: %w", ws.Namespace, err)
+			}
+			platforms[ws.Namespace] = platform
+		}
+		res, err := workspace.Resolve(ctx, ws, set, policy, platform, previewLoader)
 		if err != nil {
 			return nil, fmt.Errorf("workspace %s/%s: %w", ws.Namespace, ws.Name, err)
 		}
@@ -142,15 +172,48 @@ func (o *previewOptions) fromManifests(stderr io.Writer) ([]configMap, error) {
 			}
 			fmt.Fprintln(stderr)
 		}
-		if f := res.Failure; f != nil {
-			// The controller would keep the last good context: there is
-			// nothing to print that the cluster would publish.
-			return nil, fmt.Errorf("workspace %s/%s: %s: %s: %w", ws.Namespace, ws.Name, f.Phase, f.Reason, f)
+		cm, err := clusterPublishes(ctx, ws, res, set, policy, platform, lastGood, stderr)
+		if err != nil {
+			return nil, err
 		}
-		r := res.Result
-		cms = append(cms, workspace.ContextConfigMap(ws, r))
+		cms = append(cms, cm)
 	}
 	return cms, nil
+}
+
+// clusterPublishes is what the cluster publishes for ws: its resolution, or, for
+// input of the tenant's that is invalid and with --last-good given, the held
+// or policy-only context workspace.Decide chooses, as the controller does.
+func clusterPublishes(ctx context.Context, ws *v1alpha1.Workspace, res *workspace.Resolution, set *objectSet, policy workspace.Policy,
+	platform *workspace.Platform, lastGood map[string]corev1.ConfigMap, stderr io.Writer) (configMap, error) {
+	f := res.Failure
+	if f != nil && (lastGood == nil || !workspace.NeedsLastGood(res, policy, platform)) {
+		// The controller would keep the last good context (or, without
+		// --last-good, preview cannot know it): nothing to print that the
+		// cluster would publish.
+		return nil, fmt.Errorf("workspace %s/%s: %s: %s: %w", ws.Namespace, ws.Name, f.Phase, f.Reason, f)
+	}
+	var tenant workspace.Tenant
+	var last *workspace.LastGood
+	if f != nil {
+		var err error
+		if tenant, err = workspace.TenantPolicy(ctx, ws, set, policy); err != nil {
+			return nil, fmt.Errorf("workspace %s/%s: %w", ws.Namespace, ws.Name, err)
+		}
+		// Only the Workspace's own context counts, as in the cluster (which
+		// checks the owner; a manifest from Git has no UID to check).
+		if cm, ok := lastGood[ws.Namespace+"/"+ws.ConfigMapName()]; ok && cm.Labels[vocab.WorkspaceLabel] == ws.Name {
+			last = &workspace.LastGood{Data: cm.Data, Annotations: cm.Annotations}
+		}
+	}
+	out, err := workspace.Decide(ws, res, policy, platform, tenant, last)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s/%s: %w", ws.Namespace, ws.Name, err)
+	}
+	if out.Held != nil {
+		fmt.Fprintf(stderr, "workspace %s/%s: %s (%s: %s): %s\n", ws.Namespace, ws.Name, out.Kind, f.Phase, f.Reason, f)
+	}
+	return out.ConfigMap, nil
 }
 
 // checkPlatformNamespaces says on stderr which platform namespaces the

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/flowcontrol"
@@ -30,6 +32,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/mcpheaders"
+	mcpendpoint "github.com/loadout-dev/loadout/internal/mcpheaders/endpoint"
 	"github.com/loadout-dev/loadout/internal/shard"
 	"github.com/loadout-dev/loadout/internal/toolauth"
 	"github.com/loadout-dev/loadout/internal/workspace"
@@ -93,7 +96,7 @@ Flags:
 	fs.BoolVar(&o.leaderElection, "leader-elect", false,
 		"Elect a leader so that only one replica reconciles at a time.")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "",
-		"Namespace of the leader election Lease (default: the manager's own namespace).")
+		"Namespace of the leader election Lease (default: --namespace, the manager's own namespace, in a pod or not).")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443",
 		"Address of the Prometheus metrics endpoint; \"0\" disables it.")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true,
@@ -127,9 +130,9 @@ Flags:
 		"How often the tools of each Extension's MCP server are listed again: a tool added, changed or removed on the server reaches the Workspaces within it.")
 	fs.StringVar(&o.mcpHeadersAddr, "mcp-headers-bind-address", fmt.Sprintf(":%d", mcpheaders.DefaultPort),
 		"Address of the HTTPS endpoint that gives hostd the headers of platform Extensions' MCP servers (spec.mcpServer.headersFrom), to a pod-bound token of audience "+mcpheaders.Audience+" only (docs/security.md); \"0\" disables it, and such servers' calls are then blocked.")
-	fs.StringVar(&o.mcpHeadersService, "mcp-headers-service", controllers.DefaultMCPHeadersService,
+	fs.StringVar(&o.mcpHeadersService, "mcp-headers-service", mcpendpoint.DefaultService,
 		"Service in --namespace in front of the MCP headers endpoint: hostd calls https://NAME.NAMESPACE.svc:PORT"+mcpheaders.Path+" (PORT: the bind address's), and the endpoint's certificate names it.")
-	fs.StringVar(&o.mcpHeadersTLSSecret, "mcp-headers-tls-secret", controllers.DefaultMCPHeadersTLSSecret,
+	fs.StringVar(&o.mcpHeadersTLSSecret, "mcp-headers-tls-secret", mcpendpoint.DefaultTLSSecret,
 		"Secret in --namespace holding the MCP headers endpoint's self-signed certificate (created if missing; published to hostd in --hostd-configmap). Delete it and restart to rotate, then re-create agent pods.")
 	o.shard.bind(fs)
 	zopts := zap.Options{}
@@ -216,19 +219,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	mopts := ctrl.Options{
-		Scheme:                  scheme,
-		Metrics:                 o.metricsOptions(),
-		Cache:                   o.cacheOptions(),
-		HealthProbeBindAddress:  o.probeAddr,
-		LeaderElection:          o.leaderElection,
-		LeaderElectionID:        controllers.LeaderElectionID,
-		LeaderElectionNamespace: o.leaderElectionNamespace,
-	}
-	leaseNamespace := o.leaderElectionNamespace
-	if leaseNamespace == "" {
-		leaseNamespace = o.namespace
-	}
+	mopts := o.managerOptions(scheme)
+	leaseNamespace := mopts.LeaderElectionNamespace
 	if err := o.shard.configure(ctx, owner, cfg, &mopts, leaseNamespace); err != nil {
 		return err
 	}
@@ -261,6 +253,22 @@ func run() error {
 
 // defaultNamespace is where the manager runs: $POD_NAMESPACE (the Downward
 // API), the in-cluster ServiceAccount's namespace, or loadout-system.
+// managerOptions are the controller-runtime options the flags give. The
+// leader election Lease lives in the manager's own namespace unless told
+// otherwise, in a pod or not: controller-runtime alone would refuse
+// --leader-elect outside a pod without --leader-election-namespace.
+func (o *options) managerOptions(scheme *runtime.Scheme) ctrl.Options {
+	return ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 o.metricsOptions(),
+		Cache:                   o.cacheOptions(),
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElection,
+		LeaderElectionID:        controllers.LeaderElectionID,
+		LeaderElectionNamespace: cmp.Or(o.leaderElectionNamespace, o.namespace),
+	}
+}
+
 func defaultNamespace() string {
 	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
 		return ns
@@ -324,7 +332,7 @@ func (o *options) mcpHeadersEndpoint(ctx context.Context, mgr ctrl.Manager, c cl
 		return fmt.Errorf("--mcp-headers-bind-address=%q: %w", o.mcpHeadersAddr, err)
 	}
 	host := o.mcpHeadersService + "." + o.namespace + ".svc"
-	cert, certPEM, err := controllers.LoadMCPHeadersCert(ctx, c, types.NamespacedName{Namespace: o.namespace, Name: o.mcpHeadersTLSSecret}, host)
+	cert, certPEM, err := mcpendpoint.LoadCert(ctx, c, types.NamespacedName{Namespace: o.namespace, Name: o.mcpHeadersTLSSecret}, host, controllers.FieldOwner)
 	if err != nil {
 		return err
 	}
@@ -332,11 +340,11 @@ func (o *options) mcpHeadersEndpoint(ctx context.Context, mgr ctrl.Manager, c cl
 	if err != nil {
 		return err
 	}
-	v, err := toolauth.New(toolauth.Options{Client: cs, Audience: mcpheaders.Audience, AllNamespaces: true, CheckPod: controllers.CheckBoundPod})
+	v, err := toolauth.New(toolauth.Options{Client: cs, Audience: mcpheaders.Audience, AllNamespaces: true, CheckPod: mcpendpoint.CheckBoundPod})
 	if err != nil {
 		return err
 	}
-	ep := &controllers.MCPHeadersEndpoint{Verifier: v, Reader: mgr.GetAPIReader(), Log: ctrl.Log.WithName("mcp-headers"),
+	ep := &mcpendpoint.Endpoint{Verifier: v, Reader: mgr.GetAPIReader(), Log: ctrl.Log.WithName("mcp-headers"),
 		Policy: workspace.Policy{PlatformNamespaces: o.platform(), DefaultTrust: vocab.TrustLevel(o.defaultTrust)}}
 	// Every replica serves it, leader or not: the answers read the cluster.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { return ep.Serve(ctx, o.mcpHeadersAddr, cert) })); err != nil {

@@ -33,9 +33,9 @@ import (
 // without ClusterRole loadout-metrics-reader gets 403; Prometheus's
 // ServiceAccount, bound by config/prometheus, gets the metrics.
 func TestMetrics_SecuredEndpointNeedsTheMetricsReaderRole(t *testing.T) {
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		t.Fatal(testenv.ErrNoAssets)
+	assets, err := testenv.Assets()
+	if err != nil {
+		t.Fatal(err)
 	}
 	env := &envtest.Environment{BinaryAssetsDirectory: assets}
 	cfg, err := env.Start()

@@ -9,6 +9,14 @@
 //
 //	go run ./hack/images build [--out DIR] [--version V] [--commit C] [--date RFC3339]
 //	go run ./hack/images push --image manager|hostd|samples --ref REGISTRY/REPO:TAG [--out DIR]
+//	go run ./hack/images release --version vX.Y.Z --registry REGISTRY[/PATH] --helm HELM [--dist DIR] [--insecure]
+//
+// push sends an image's SBOM with it, as an OCI artifact referring to the
+// image index. release (`make release`) builds everything a user installs
+// for one version: the images pushed with their SBOMs, image archives for
+// docker/podman/kind load, the loadout CLI for Linux and macOS with
+// SHA256SUMS, and both charts pushed as OCI artifacts whose default image
+// tag is the version.
 package main
 
 import (
@@ -30,7 +38,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: images build|push [flags] (see the package comment)")
+		fmt.Fprintln(os.Stderr, "usage: images build|push|release [flags] (see the package comment)")
 		os.Exit(2)
 	}
 	// Interrupted, the build stops its go builds rather than leave them
@@ -43,8 +51,10 @@ func main() {
 		err = buildCmd(ctx, os.Args[2:])
 	case "push":
 		err = pushCmd(os.Args[2:])
+	case "release":
+		err = releaseCmd(ctx, os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: want build or push", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want build, push or release", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "images:", err)
@@ -88,8 +98,32 @@ func pushCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s@%s\n", *ref, d)
+	sbom, err := PushSBOM(filepath.Join(*out, *image+".spdx.json"), *ref, d, *insecure)
+	if err != nil {
+		return fmt.Errorf("the SBOM of %s: %w", *image, err)
+	}
+	fmt.Printf("%s@%s\tSBOM %s\n", *ref, d, sbom)
 	return nil
+}
+
+func releaseCmd(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("release", flag.ExitOnError)
+	r := Release{Build: Build{Repo: ".", Source: "https://github.com/loadout-dev/loadout"}, Log: os.Stderr}
+	var date string
+	fs.StringVar(&r.Version, "version", "", "the release's version, vMAJOR.MINOR.PATCH[-PRE]: the images' tag, the binaries' stamp, the charts' version and appVersion")
+	fs.StringVar(&r.Commit, "commit", "unknown", "source revision for the labels and binaries")
+	fs.StringVar(&date, "date", "1970-01-01T00:00:00Z", "build time (RFC 3339); the commit's time keeps builds reproducible")
+	fs.StringVar(&r.Registry, "registry", "", "REGISTRY[/PATH] the images (NAME:VERSION) and charts (charts/NAME) are pushed to")
+	fs.StringVar(&r.Helm, "helm", "helm", "the helm binary that packages and pushes the charts")
+	fs.StringVar(&r.Dist, "dist", "dist", "output directory: images/ (layouts, SBOMs, archives), bin/ (CLI, SHA256SUMS), charts/")
+	fs.BoolVar(&r.Insecure, "insecure", false, "plain HTTP to the registry (a loopback test registry)")
+	_ = fs.Parse(args)
+	t, err := time.Parse(time.RFC3339, date)
+	if err != nil {
+		return fmt.Errorf("--date: %w", err)
+	}
+	r.Date = t
+	return r.Run(ctx)
 }
 
 // Push pushes the index of an OCI layout to ref, with the credentials of

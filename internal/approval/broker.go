@@ -38,6 +38,41 @@ type Outcome struct {
 	DecidedBy string
 	// Reason is the approver's reason, or why hostd could not ask.
 	Reason string
+	// Refused: hostd itself refused the Approval's decision (not for this
+	// call, its request changed, decided by its requester), so State is
+	// Denied and no approver denied anything.
+	Refused bool
+}
+
+// Message is what the agent reads for an outcome that is not Approved:
+// decider is the asking hook (extension/hook), question its question and
+// groups its approver groups.
+func (o Outcome) Message(decider, question string, groups []string) string {
+	switch o.State {
+	case Pending:
+		return fmt.Sprintf("waiting for approval %s (%s: %s) by %v: %s; ask again with the same call to keep waiting",
+			o.Name, decider, question, groups, o.Reason)
+	case Denied:
+		if o.Refused {
+			// Nobody denied: hostd does not honour what the object
+			// says, so naming its decidedBy would say the requester (or
+			// whoever wrote it) denied the call.
+			return fmt.Sprintf("approval %s is not honoured by hostd: %s; the call is blocked (ask again for a new Approval)", o.Name, o.Reason)
+		}
+		reason := o.Reason
+		if reason == "" {
+			reason = "no reason given"
+		}
+		by := o.DecidedBy
+		if by == "" {
+			by = "an approver"
+		}
+		return fmt.Sprintf("approval %s was denied by %s: %s; the call is blocked", o.Name, by, reason)
+	case Unavailable:
+		return fmt.Sprintf("hook %s asks the cluster's approvers about this call, and hostd could not ask: %s; the call is blocked", decider, o.Reason)
+	default:
+		return fmt.Sprintf("approval %s: %s (%s); the call is blocked", o.Name, o.Reason, o.State)
+	}
 }
 
 // The states of an Outcome besides Approved, Denied and Pending.
@@ -150,11 +185,11 @@ func (b *Broker) judge(r Request, e *entry, o *Object) Outcome {
 	case e.spent:
 		out.State, out.Reason = Reused, "the Approval was already used for an earlier call"
 	case o.Spec.Call.ArgumentsDigest != e.req.Digest || o.Spec.Call.Tool != e.req.Tool || e.req.Digest != r.Digest:
-		out.State, out.Reason = Denied, "the Approval is not for this call"
+		out.State, out.Reason, out.Refused = Denied, "the Approval is not for this call", true
 	case !slices.Equal(o.Spec.ApproverGroups, e.req.ApproverGroups) || o.Spec.Requester.User != e.requester:
-		out.State, out.Reason = Denied, "the Approval's request was changed"
+		out.State, out.Reason, out.Refused = Denied, "the Approval's request was changed", true
 	case o.Status.DecidedBy == "" || o.Status.DecidedBy == e.requester:
-		out.State, out.Reason = Denied, "the Approval was decided by its requester"
+		out.State, out.Reason, out.Refused = Denied, "the Approval was decided by its requester, never an approver", true
 	case !b.now().Before(e.expires):
 		out.State, out.Reason = Expired, "decided after it expired at "+e.expires.UTC().Format(time.RFC3339)
 	case o.Status.Decision == Approved:

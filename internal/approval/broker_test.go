@@ -55,6 +55,15 @@ func TestBroker_HonoursOnlyItsOwnApprovalForTheCallOnceInTime(t *testing.T) { //
 			if out.State != tc.state || out.Name != name {
 				t.Fatalf("got %+v, want %s", out, tc.state)
 			}
+			// hostd's own refusal names no one as having denied the call;
+			// an approver's denial names the approver.
+			msg := out.Message("prod-guard/apply", "sure?", req.ApproverGroups)
+			switch refused := tc.state == approval.Denied && tc.name != "denied"; {
+			case refused && (!out.Refused || strings.Contains(msg, "denied by") || !strings.Contains(msg, "not honoured by hostd")):
+				t.Errorf("hostd's refusal: %+v, message %q", out, msg)
+			case tc.name == "denied" && (out.Refused || !strings.Contains(msg, "was denied by alice: no")):
+				t.Errorf("an approver's denial: %+v, message %q", out, msg)
+			}
 			if tc.state != approval.Approved {
 				return
 			}

@@ -14,7 +14,7 @@ type hostPolicy struct{ h *exthost.Host }
 
 func (p hostPolicy) Before(ctx context.Context, call exthost.ToolCall) (BeforeVerdict, error) {
 	d := p.h.Decide(ctx, call)
-	return BeforeVerdict{Blocked: d.Blocked, Ask: d.Ask}, nil
+	return BeforeVerdict{Blocked: d.Blocked, Ask: d.Asks()}, nil
 }
 
 func (p hostPolicy) After(ctx context.Context, call exthost.ToolCall, r exthost.ToolResult) ([]exthost.Diagnostic, error) {
@@ -91,7 +91,7 @@ func TestSessionAndCwdReachEveryHook_RLC6(t *testing.T) {
 		t.Fatalf("main agent's call answered %s", got)
 	}
 	codex := Hook{Policy: h.Policy, Agent: "codex"}
-	if got := answer(t, codex, `{"hook_event_name":"SessionStart","session_id":"s2","cwd":"/x","source":"startup"}`); !strings.Contains(got, `"additionalContext":"session s2 of codex in /x"`) {
+	if got := answer(t, codex, `{"hook_event_name":"SessionStart","session_id":"s2","cwd":"/x","source":"startup"}`); !strings.Contains(got, `\u003e session s2 of codex in /x"`) {
 		t.Fatalf("session start answered %s", got)
 	}
 }

@@ -308,6 +308,11 @@ type Hook struct {
 	// so the platform judges the call or prompt as it will run
 	// (docs/hooks.md, "Order").
 	Imposed bool `json:"imposed,omitempty"`
+	// Namespace is the hook's extension's namespace: where the text the
+	// hook adds for the model comes from. A hook that is not imposed adds
+	// project content from this namespace, never organisation policy
+	// (docs/hooks.md, "Where hook text comes from").
+	Namespace string `json:"namespace,omitempty"`
 	// Approval sends the hook's asks to the cluster's approvers.
 	Approval *HookApproval `json:"approval,omitempty"`
 	// RecordArguments: the decision ledger records the arguments (or

@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/verdict"
 )
 
 // The defaults and bounds of a hook's approval, as the Extension CRD sets
@@ -70,23 +71,12 @@ func compileApproval(a *contract.HookApproval, event vocab.HookEvent, p *field.P
 	return out, nil
 }
 
-// Approval is the approval of the hook ext/name, as the registry publishes
-// it, and whether that hook is imposed; nil when there is none.
-func (h *Host) Approval(ext, name string) (approval *contract.HookApproval, imposed bool) {
-	for _, b := range h.reg.Load().byEvent[eventBefore] {
-		if b.extension == ext && b.hook.Name == name {
-			return b.hook.Approval, b.imposed
-		}
-	}
-	return nil, false
-}
-
 // RunApproved runs a call whose ask an approver approved: d is the
 // Decision ExecuteDecided returned with Ask set, approved for d.Call
 // exactly; the core runs once on d.Call, then the after hooks, as for an
 // allowed call.
 func (h *Host) RunApproved(ctx context.Context, d Decision, core CoreFunc) (ToolResult, Decision) {
-	d.Blocked, d.Ask = nil, false
+	d.Blocked, d.Verdict.Outcome = nil, verdict.Allow
 	return h.run(ctx, h.reg.Load(), newView(ctx, d.Call, h.workspace), d, core)
 }
 

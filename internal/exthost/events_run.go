@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/verdict"
 )
 
 // EventRequest is one event that is not a tool call: its payload as the
@@ -44,8 +45,11 @@ type EventOutcome struct {
 	Extension, Hook string
 	// Input is the rewritten prompt text; nil when no hook rewrote it.
 	Input *string
-	// Context is the text hooks added for the model, in hook order.
-	Context string
+	// Context is the text hooks added for the model, in hook order, each
+	// part under a heading naming its origin (RenderHookText); Contexts are
+	// the same texts, typed.
+	Context  string
+	Contexts []HookText `json:"-"`
 	// Summary is the BeforeCompact summary the agent keeps: the last hook's
 	// that returned one (the platform's, when it does). Nil: none.
 	Summary *string
@@ -69,7 +73,8 @@ func (h *Host) Event(ctx context.Context, req EventRequest) (EventOutcome, error
 		p := *req.Prompt
 		prompt = &p
 	}
-	var contexts []string
+	var contexts []HookText
+	var asker verdict.Verdict // the hook whose question an ask is
 	for _, b := range reg.byEvent[req.Event] {
 		in := Input{Event: req.Event, Session: req.Session, Workspace: h.workspace, Cwd: req.Cwd,
 			// Flat structs of strings and numbers: a copy is a deep copy.
@@ -77,9 +82,9 @@ func (h *Host) Event(ctx context.Context, req EventRequest) (EventOutcome, error
 		if prompt != nil {
 			in.Prompt = copyOf(prompt)
 		}
-		verdict, diag := runHook(ctx, b, in)
-		if diag == nil && verdict.CustomMessage != nil && allowsKey(req.Event, OutcomeCustomMessage) {
-			if err := reg.checkDeclared(b.extension, verdict.CustomMessage); err != nil {
+		hv, diag := runHook(ctx, b, in)
+		if diag == nil && hv.CustomMessage != nil && allowsKey(req.Event, OutcomeCustomMessage) {
+			if err := reg.checkDeclared(b.extension, hv.CustomMessage); err != nil {
 				diag = &Diagnostic{ExtensionID: b.extension, Hook: b.hook.Name, Kind: DiagnosticError, Message: err.Error()}
 			}
 		}
@@ -90,38 +95,43 @@ func (h *Host) Event(ctx context.Context, req EventRequest) (EventOutcome, error
 		case diag != nil:
 			out.Diagnostics = append(out.Diagnostics, *diag)
 			continue
-		case !verdict.Allowed && (blocking || continues):
-			return denied(out, b, verdict.Message), nil
-		case !verdict.Allowed:
-			out.Diagnostics = append(out.Diagnostics, Diagnostic{ExtensionID: b.extension, Hook: b.hook.Name, Kind: DiagnosticAudit, Message: verdict.Message})
+		case !hv.Allowed && (blocking || continues):
+			return denied(out, b, hv.Message), nil
+		case !hv.Allowed:
+			out.Diagnostics = append(out.Diagnostics, Diagnostic{ExtensionID: b.extension, Hook: b.hook.Name, Kind: DiagnosticAudit, Message: hv.Message})
 			continue
 		}
-		if verdict.Ask && blocking && !out.Ask && allowsKey(req.Event, OutcomeAsk) {
-			out.Ask, out.Message, out.Extension, out.Hook = true, verdict.Message, b.extension, b.hook.Name
-		}
-		if verdict.Input != nil && prompt != nil && allowsKey(req.Event, OutcomeInput) {
-			if out.Ask && *verdict.Input != prompt.Text && (out.Extension != b.extension || out.Hook != b.hook.Name) {
+		if hv.Input != nil && prompt != nil && allowsKey(req.Event, OutcomeInput) {
+			if out.Ask && *hv.Input != prompt.Text {
 				// An ask answers for the exact prompt that goes on: a
 				// rewrite after another hook asked would spend its yes
 				// on a prompt it never saw (docs/hooks.md, "Order").
 				return denied(out, b, fmt.Sprintf("hook %s/%s rewrote the prompt after hook %s/%s asked about it, so the question would not be about the prompt that goes on; %s is blocked",
 					b.extension, b.hook.Name, out.Extension, out.Hook, req.Event)), nil
 			}
-			prompt.Text = *verdict.Input
+			prompt.Text = *hv.Input
 			text := prompt.Text
 			out.Input = &text
 		}
-		if verdict.Context != "" && allowsKey(req.Event, OutcomeContext) {
-			contexts = append(contexts, verdict.Context)
+		if hv.Ask && blocking && allowsKey(req.Event, OutcomeAsk) {
+			// The one rule that combines verdicts (verdict.Combine): the
+			// platform's ask is the question, whatever a tenant's hook
+			// asked before it.
+			asker = verdict.Combine(asker, b.verdict(verdict.Ask, hv.Message, ""))
+			out.Ask, out.Message, out.Extension, out.Hook = true, asker.Reason, asker.Extension, asker.Hook
 		}
-		if verdict.Summary != nil && allowsKey(req.Event, OutcomeSummary) {
-			out.Summary = verdict.Summary
+		if hv.Context != "" && allowsKey(req.Event, OutcomeContext) {
+			contexts = append(contexts, HookText{Extension: b.extension, Hook: b.hook.Name, Platform: b.imposed, Namespace: b.namespace, Text: hv.Context})
 		}
-		if m := verdict.CustomMessage; m != nil && allowsKey(req.Event, OutcomeCustomMessage) {
+		if hv.Summary != nil && allowsKey(req.Event, OutcomeSummary) {
+			out.Summary = hv.Summary
+		}
+		if m := hv.CustomMessage; m != nil && allowsKey(req.Event, OutcomeCustomMessage) {
 			out.Messages = append(out.Messages, *m)
 		}
 	}
-	out.Context = strings.Join(contexts, "\n\n")
+	out.Contexts = contexts
+	out.Context = RenderHookText(contexts)
 	if out.Ask {
 		out.Allowed = false
 	}

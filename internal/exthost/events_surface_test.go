@@ -102,7 +102,7 @@ func TestEvent_MissingPayloadIsEmpty_RLC5(t *testing.T) {
 		if err != nil || !out.Allowed || len(out.Diagnostics) > 0 {
 			t.Fatalf("%s without a payload: %+v, %v", e, out, err)
 		}
-		if e == vocab.BeforeModelRequest && out.Context != "no model named" {
+		if e == vocab.BeforeModelRequest && hookTexts(out) != "no model named" {
 			t.Fatalf("%s: %+v", e, out)
 		}
 	}

@@ -134,13 +134,13 @@ func TestDecide_FirstDenyWinsAskBlocksHeadless_RHK1(t *testing.T) {
 	later := &recorder{verdict: Verdict{Allowed: true}}
 	h, _ := terraformHost(t, ask, deny, Hook{Name: "later", Event: vocab.BeforeToolCall, Handler: later})
 	d := h.Decide(context.Background(), ToolCall{ID: "1", Name: "terraform", Arguments: map[string]any{"command": "terraform apply"}})
-	if d.Ask || d.Blocked == nil || d.Blocked.Content[0].Text != "never on fridays" || later.calls.Load() != 0 {
+	if d.Asks() || d.Blocked == nil || d.Blocked.Content[0].Text != "never on fridays" || later.calls.Load() != 0 {
 		t.Fatalf("decision %+v, later ran %d", d, later.calls.Load())
 	}
 
 	h, _ = terraformHost(t, ask)
 	d = h.Decide(context.Background(), ToolCall{ID: "1", Name: "terraform", Arguments: map[string]any{"command": "terraform apply"}})
-	if !d.Ask || d.Blocked == nil || d.Blocked.Content[0].Text != "apply to prod?" || d.Call.Arguments["command"] != "terraform apply -dry-run" {
+	if !d.Asks() || d.Blocked == nil || d.Blocked.Content[0].Text != "apply to prod?" || d.Call.Arguments["command"] != "terraform apply -dry-run" {
 		t.Fatalf("decision %+v", d)
 	}
 	core := &coreCounter{}
@@ -170,7 +170,7 @@ func TestEvent_ComposesInOrder_RLC4(t *testing.T) {
 	)))
 	ctx := context.Background()
 	out, err := h.Event(ctx, EventRequest{Event: vocab.UserInput, Prompt: &Prompt{Text: "my password is hunter2"}})
-	if err != nil || !out.Allowed || out.Input == nil || *out.Input != "my password is ***" || out.Context != "redacted\n\ntenant team-a" {
+	if err != nil || !out.Allowed || out.Input == nil || *out.Input != "my password is ***" || hookTexts(out) != "redacted\n\ntenant team-a" {
 		t.Fatalf("UserInput: %+v %v", out, err)
 	}
 	out, _ = h.Event(ctx, EventRequest{Event: vocab.UserInput, Prompt: &Prompt{Text: "hunter2 and SECRET"}})
@@ -186,7 +186,7 @@ func TestEvent_ComposesInOrder_RLC4(t *testing.T) {
 		t.Fatalf("a later deny wins over an ask: %+v", out)
 	}
 	out, _ = h.Event(ctx, EventRequest{Event: vocab.SessionStart, Session: SessionInfo{ID: "s1"}})
-	if !out.Allowed || out.Context != "tenant team-a session s1" {
+	if !out.Allowed || hookTexts(out) != "tenant team-a session s1" {
 		t.Fatalf("SessionStart: %+v", out)
 	}
 	out, _ = h.Event(ctx, EventRequest{Event: vocab.SessionEnd})

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/verdict"
 )
 
 // Execute runs one tool call under the hook rules (docs/rules.md): the permission policy, then before
@@ -31,11 +32,42 @@ type Decision struct {
 	// Blocked is the paired result of a call that must not run as it stands;
 	// nil means run Call.
 	Blocked *ToolResult
-	// Ask: no hook denied, but one asked. Blocked holds its message: an
-	// agent with a user may ask and, on yes, run Call; a headless agent
-	// returns Blocked.
-	Ask         bool
+	// Verdict says which hook decided, whether it is the platform's, its
+	// reason and its approval policy: the one answer hostd, the agents'
+	// adapters, the ledger and `loadout test` read (verdict.Combine made
+	// it). An ask (no hook denied, but one asked) has Blocked hold its
+	// question: an agent with a user may ask and, on yes, run Call; a
+	// headless agent returns Blocked; an ask with an approval route goes
+	// to the cluster's approvers.
+	Verdict     verdict.Verdict
 	Diagnostics []Diagnostic
+	// Flagged are the after hooks' audit findings and failures on the
+	// whole result of a call that ran (also in Diagnostics): a caller that
+	// cuts the result afterwards withholds it whole when any is set, since
+	// a hook that would block it judged more than the agent gets.
+	Flagged []Diagnostic
+}
+
+// Asks reports an ask: the call waits for a yes.
+func (d Decision) Asks() bool { return d.Blocked != nil && d.Verdict.Outcome == verdict.Ask }
+
+// Refuse blocks the call with reason, decided by no hook (cause says why);
+// details are the paired result's, for the agent.
+func (d *Decision) Refuse(call ToolCall, reason string, cause verdict.Cause, details map[string]any) {
+	d.Deny(call, verdict.Verdict{Outcome: verdict.Deny, Reason: reason, Cause: cause}, details)
+}
+
+// Deny blocks the call on v, which must deny: the paired result carries
+// v.Reason and, for the agent, details.
+func (d *Decision) Deny(call ToolCall, v verdict.Verdict, details map[string]any) {
+	if details == nil {
+		details = map[string]any{}
+	}
+	if v.Extension != "" {
+		details["extension"], details["hook"] = v.Extension, v.Hook
+	}
+	r := blockedResult(call, v.Reason, details)
+	d.Blocked, d.Verdict = &r, v
 }
 
 // Decide runs the permission policy and the before hooks for a call whose
@@ -55,12 +87,15 @@ func (h *Host) Before(ctx context.Context, call ToolCall) (*ToolResult, []Diagno
 }
 
 // RefuseRewrite is d for a caller that can only allow or block call as the
-// agent sent it: an allowed call the hooks rewrote is blocked.
+// agent sent it: an allowed call the hooks rewrote is blocked, and an ask,
+// which nobody can answer there, is a deny with its question as the reason.
 func RefuseRewrite(call ToolCall, d Decision) Decision {
+	if d.Asks() {
+		d.Verdict.Outcome, d.Verdict.Cause = verdict.Deny, verdict.CauseHook
+	}
 	if d.Blocked == nil && d.Rewritten {
-		r := blockedResult(call, fmt.Sprintf("a hook rewrote the arguments of %q and this agent cannot run a rewritten call; the call is blocked", call.Name),
-			map[string]any{"rewritten": d.Call.Arguments})
-		d.Blocked = &r
+		d.Refuse(call, fmt.Sprintf("a hook rewrote the arguments of %q and this agent cannot run a rewritten call; the call is blocked", call.Name),
+			verdict.CauseRewriteRefused, map[string]any{"rewritten": d.Call.Arguments})
 	}
 	return d
 }
@@ -113,52 +148,59 @@ func (h *Host) run(ctx context.Context, reg *registry, v *view, d Decision, core
 	// Built-in after hooks read result in place and are done before it is
 	// returned; every other hook gets its own copy. Either way no hook holds
 	// memory the caller gets.
-	d.Diagnostics = append(d.Diagnostics, h.after(ctx, reg, v, &result)...)
+	d.Flagged = h.after(ctx, reg, v, &result)
+	d.Diagnostics = append(d.Diagnostics, d.Flagged...)
 	return result, d
 }
 
 func (h *Host) decide(ctx context.Context, reg *registry, call ToolCall) (Decision, *view) {
 	d := Decision{Call: call}
 	v := newView(ctx, call, h.workspace)
-	block := func(reason string, details map[string]any) (Decision, *view) {
-		r := blockedResult(call, reason, details)
-		d.Blocked, d.Ask = &r, false
+	if h.denied(call.Name) {
+		d.Refuse(call, fmt.Sprintf("tool %q is denied by the Workspace's policy", call.Name), verdict.CauseDeniedTool, map[string]any{"policy": "deny"})
 		return d, v
 	}
-	if h.denied(call.Name) {
-		return block(fmt.Sprintf("tool %q is denied by the Workspace's policy", call.Name), map[string]any{"policy": "deny"})
-	}
-	// The first hook that asked, by index: taking b's address would move
-	// every iteration's copy to the heap.
-	asked, askMessage := -1, ""
+	// acc is the hooks' verdict so far, combined by the one rule
+	// (verdict.Combine); asked is the first hook that asked, by index
+	// (taking b's address would move every iteration's copy to the heap),
+	// for the rewrite check below.
+	var acc verdict.Verdict
+	asked := -1
 	before := reg.byEvent[eventBefore]
 	for i, b := range before {
 		if !b.matches(call.Name) {
 			continue
 		}
-		verdict, diag := runHook(ctx, b, v.input(b))
+		hv, diag := runHook(ctx, b, v.input(b))
 		if diag != nil {
 			d.Diagnostics = append(d.Diagnostics, *diag)
-			return block(fmt.Sprintf("hook %s/%s failed (%s): the call is blocked", b.extension, b.hook.Name, diag.Kind),
-				map[string]any{"extension": b.extension, "hook": b.hook.Name, "failure": string(diag.Kind), "error": diag.Message})
+			d.Deny(call, verdict.Combine(acc, b.verdict(verdict.Deny, fmt.Sprintf("hook %s/%s failed (%s): the call is blocked", b.extension, b.hook.Name, diag.Kind), verdict.CauseHookFailure)),
+				map[string]any{"failure": string(diag.Kind), "error": diag.Message})
+			return d, v
 		}
-		if !verdict.Allowed {
-			return block(verdict.Message, map[string]any{"extension": b.extension, "hook": b.hook.Name})
+		if !hv.Allowed {
+			// A deny is final: later hooks do not run.
+			d.Deny(call, verdict.Combine(acc, b.verdict(verdict.Deny, hv.Message, verdict.CauseHook)), nil)
+			return d, v
 		}
-		if verdict.Ask && asked < 0 {
-			asked, askMessage = i, verdict.Message
+		if hv.Ask {
+			acc = verdict.Combine(acc, b.verdict(verdict.Ask, hv.Message, ""))
+			if asked < 0 {
+				asked = i
+			}
 		}
-		if verdict.Arguments != nil {
+		if hv.Arguments != nil {
 			// Later hooks, the core and the after hooks see the rewritten call.
-			next := d.Call.merged(verdict.Arguments)
+			next := d.Call.merged(hv.Arguments)
 			if asked >= 0 && asked < i && !reflect.DeepEqual(next.Arguments, d.Call.Arguments) {
 				// An ask answers for the exact call that runs: a hook
 				// that asked about one call must not see its yes spent
 				// on another (docs/hooks.md, "Order").
 				a := before[asked]
-				return block(fmt.Sprintf("hook %s/%s rewrote the call after hook %s/%s asked about it, so the question would not be about the call that runs; the call is blocked",
-					b.extension, b.hook.Name, a.extension, a.hook.Name),
-					map[string]any{"extension": b.extension, "hook": b.hook.Name, "askedBy": a.extension + "/" + a.hook.Name})
+				d.Deny(call, b.verdict(verdict.Deny, fmt.Sprintf("hook %s/%s rewrote the call after hook %s/%s asked about it, so the question would not be about the call that runs; the call is blocked",
+					b.extension, b.hook.Name, a.extension, a.hook.Name), verdict.CauseRewroteAfterAsk),
+					map[string]any{"askedBy": a.extension + "/" + a.hook.Name})
+				return d, v
 			}
 			d.Call = next
 			d.Rewritten = true
@@ -167,16 +209,21 @@ func (h *Host) decide(ctx context.Context, reg *registry, call ToolCall) (Decisi
 	}
 	if schema := reg.schemas[call.Name]; d.Rewritten && schema != nil {
 		if err := schema.Validate(d.Call.Arguments); err != nil {
-			return block(fmt.Sprintf("hooks rewrote the arguments of tool %q into ones its input schema refuses: %s", call.Name, err),
-				map[string]any{"invalidArguments": err.Error(), "rewritten": d.Call.Arguments})
+			d.Refuse(call, fmt.Sprintf("hooks rewrote the arguments of tool %q into ones its input schema refuses: %s", call.Name, err),
+				verdict.CauseInvalidArguments, map[string]any{"invalidArguments": err.Error(), "rewritten": d.Call.Arguments})
+			return d, v
 		}
 	}
-	if asked >= 0 {
-		b := before[asked]
-		r := blockedResult(call, askMessage, map[string]any{"extension": b.extension, "hook": b.hook.Name, "ask": true})
-		d.Blocked, d.Ask = &r, true
+	if acc.Outcome == verdict.Ask {
+		r := blockedResult(call, acc.Reason, map[string]any{"extension": acc.Extension, "hook": acc.Hook, "ask": true})
+		d.Blocked, d.Verdict = &r, acc
 	}
 	return d, v
+}
+
+// verdict is what hook b said, as the verdict it would decide the call by.
+func (b boundHook) verdict(o verdict.Outcome, reason string, cause verdict.Cause) verdict.Verdict {
+	return verdict.Verdict{Outcome: o, Extension: b.extension, Hook: b.hook.Name, Imposed: b.imposed, Reason: reason, Cause: cause, Approval: b.hook.Approval}
 }
 
 // after runs the after hooks and, for an error result, the ToolFailure

@@ -2,6 +2,7 @@ package exthost
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -77,4 +78,14 @@ func hookFactory(hooks ...Hook) Factory {
 
 func call(id, name, text string) ToolCall {
 	return ToolCall{ID: id, Name: name, Arguments: map[string]any{"text": text}}
+}
+
+// hookTexts is the texts hooks added, joined by a blank line, without their
+// origin headings.
+func hookTexts(out EventOutcome) string {
+	texts := make([]string, len(out.Contexts))
+	for i, c := range out.Contexts {
+		texts[i] = c.Text
+	}
+	return strings.Join(texts, "\n\n")
 }

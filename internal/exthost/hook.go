@@ -120,12 +120,15 @@ type boundHook struct {
 	// imposed: the hook's extension is platform policy imposed on the
 	// Workspace; it runs after the hooks that are not.
 	imposed bool
-	hook    Hook
-	tools   toolclass.Matcher
+	// namespace is the extension's: where the text the hook adds comes
+	// from (origin).
+	namespace string
+	hook      Hook
+	tools     toolclass.Matcher
 }
 
-func bind(extension string, imposed bool, h Hook) boundHook {
-	return boundHook{extension: extension, imposed: imposed, hook: h, tools: toolclass.NewMatcher(h.Tools)}
+func bind(extension, namespace string, imposed bool, h Hook) boundHook {
+	return boundHook{extension: extension, namespace: namespace, imposed: imposed, hook: h, tools: toolclass.NewMatcher(h.Tools)}
 }
 
 // matches reports whether the hook runs for a call of tool: the call's name
@@ -161,6 +164,7 @@ func (b boundHook) contract() contract.Hook {
 		Tools:          slices.Clone(b.hook.Tools),
 		TimeoutSeconds: int32(b.timeout() / time.Second),
 		Imposed:        b.imposed,
+		Namespace:      b.namespace,
 		Params:         cloneParams(b.hook.Params),
 		Approval:       b.hook.Approval.Clone(),
 	}

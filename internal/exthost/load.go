@@ -97,7 +97,7 @@ func (h *Host) Load(ctx context.Context, src Source, trusted bool) Outcome {
 	if err != nil {
 		return reject(classify(err, ReasonImportFailed), err)
 	}
-	api := &stagingAPI{stage: &stage{id: src.ID, imposed: src.Imposed}, workspace: h.workspace}
+	api := &stagingAPI{stage: &stage{id: src.ID, namespace: src.Namespace, imposed: src.Imposed}, workspace: h.workspace}
 	err = safeFactory(factory, api)
 	st := api.seal()
 	if err != nil {

@@ -203,8 +203,8 @@ func TestLoad_CommitIsAllOrNothingAndOrdered_REXT2(t *testing.T) {
 	want := `{"tools":[{"name":"bash","description":"bash tool","builtin":true},` +
 		`{"name":"a","description":"A","extension":"one","readOnly":true,"inputSchema":{"type":"object"}},` +
 		`{"name":"b","extension":"two"}],` +
-		`"hooks":[{"extension":"one","name":"first","event":"BeforeToolCall","timeoutSeconds":10,"cel":{"expression":"true"}},` +
-		`{"extension":"two","name":"second","event":"AfterToolResult","tools":["b"],"timeoutSeconds":10,"cel":{"expression":"!result.isError"}}],` +
+		`"hooks":[{"extension":"one","name":"first","event":"BeforeToolCall","timeoutSeconds":10,"cel":{"expression":"true"},"namespace":"team-a"},` +
+		`{"extension":"two","name":"second","event":"AfterToolResult","tools":["b"],"timeoutSeconds":10,"cel":{"expression":"!result.isError"},"namespace":"team-a"}],` +
 		`"messageTypes":[{"extension":"one","type":"one/note","inContext":true}],` +
 		`"promptGuides":[{"extension":"one","text":"use a"}],"extensions":["one","two"]}`
 	if got != want {

@@ -32,7 +32,7 @@ func TestOrder_PlatformJudgesTenantRewrite(t *testing.T) {
 	check := func(name string, h *Host) {
 		t.Helper()
 		d := h.Decide(context.Background(), ToolCall{ID: "1", Name: "bash", Arguments: map[string]any{"command": "ls"}})
-		if d.Blocked == nil || d.Ask || d.Blocked.Content[0].Text != "the platform denies rm -rf" || d.Blocked.Details["extension"] != "platform-guard" {
+		if d.Blocked == nil || d.Asks() || d.Blocked.Content[0].Text != "the platform denies rm -rf" || d.Blocked.Details["extension"] != "platform-guard" {
 			t.Fatalf("%s: the tenant's rewrite was not judged by the platform: %+v", name, d)
 		}
 		core := &coreCounter{}
@@ -62,7 +62,7 @@ func TestOrder_PlatformAskIsForTheCallThatRuns(t *testing.T) {
 	rewrite := celHook(t, "push-instead", vocab.BeforeToolCall, "call.arguments.command == 'git status' ? {'arguments': {'command': 'git push --force origin main'}} : {}")
 	h := platformAndTenant(t, []Hook{ask}, []Hook{rewrite})
 	d := h.Decide(context.Background(), ToolCall{ID: "1", Name: "bash", Arguments: map[string]any{"command": "git status"}})
-	if !d.Ask || d.Blocked == nil || d.Blocked.Content[0].Text != "allow git push --force origin main?" || d.Call.Arguments["command"] != "git push --force origin main" {
+	if !d.Asks() || d.Blocked == nil || d.Blocked.Content[0].Text != "allow git push --force origin main?" || d.Call.Arguments["command"] != "git push --force origin main" {
 		t.Fatalf("the platform's ask was not about the call that runs: %+v", d)
 	}
 }
@@ -76,19 +76,19 @@ func TestOrder_RewriteAfterAnAskBlocks(t *testing.T) {
 	h := newTestHost("bash")
 	mustLoad(t, h, factorySource("tenant", nil, hookFactory(ask, rewrite)))
 	d := h.Decide(context.Background(), ToolCall{ID: "1", Name: "bash", Arguments: map[string]any{"command": "git push"}})
-	if d.Ask || d.Blocked == nil || !strings.Contains(d.Blocked.Content[0].Text, "rewrote the call after hook tenant/ask-push asked") {
+	if d.Asks() || d.Blocked == nil || !strings.Contains(d.Blocked.Content[0].Text, "rewrote the call after hook tenant/ask-push asked") {
 		t.Fatalf("a rewrite after an ask: %+v", d)
 	}
 	// The same rewrite to what the call already is changes nothing.
 	d = h.Decide(context.Background(), ToolCall{ID: "1", Name: "bash", Arguments: map[string]any{"command": "git push --force"}})
-	if !d.Ask || d.Call.Arguments["command"] != "git push --force" {
+	if !d.Asks() || d.Call.Arguments["command"] != "git push --force" {
 		t.Fatalf("an unchanged call after an ask: %+v", d)
 	}
 	both := celHook(t, "ask-own", vocab.BeforeToolCall, "{'ask': true, 'message': 'allow git push --dry-run?', 'arguments': {'command': 'git push --dry-run'}}")
 	h = newTestHost("bash")
 	mustLoad(t, h, factorySource("tenant", nil, hookFactory(both)))
 	d = h.Decide(context.Background(), ToolCall{ID: "1", Name: "bash", Arguments: map[string]any{"command": "git push"}})
-	if !d.Ask || d.Call.Arguments["command"] != "git push --dry-run" {
+	if !d.Asks() || d.Call.Arguments["command"] != "git push --dry-run" {
 		t.Fatalf("an ask about its own rewrite: %+v", d)
 	}
 }
@@ -107,7 +107,7 @@ func TestOrder_PlatformPromptGuardSeesTenantInput(t *testing.T) {
 		t.Fatalf("the tenant's input was not judged by the platform: %+v %v", out, err)
 	}
 	out, _ = h.Event(context.Background(), EventRequest{Event: vocab.SessionStart})
-	if out.Context != "tenant\n\nplatform" {
+	if out.Context != TenantHookTextHeading("team-a")+"\n\n> tenant\n\n"+PlatformHookTextHeading+"\n\nplatform" {
 		t.Fatalf("SessionStart context order %q", out.Context)
 	}
 }

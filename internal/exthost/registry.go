@@ -84,7 +84,7 @@ func (r *registry) with(s *stage) *registry {
 		n.addSchema(t.Name, t.InputSchema)
 	}
 	for _, h := range s.hooks {
-		b := bind(s.id, s.imposed, h)
+		b := bind(s.id, s.namespace, s.imposed, h)
 		n.hooks = append(n.hooks, b)
 		n.byEvent[h.Event] = insertInRunOrder(n.byEvent[h.Event], b)
 	}

@@ -40,7 +40,7 @@ func NewHostFromRegistry(ctx context.Context, reg contract.Registry, ws Workspac
 func RegistrySources(reg contract.Registry) []Source {
 	var out []Source
 	for _, id := range registryOrder(reg) {
-		out = append(out, Source{ID: id, Import: registryImport(reg, id), Imposed: imposedIn(reg, id)})
+		out = append(out, Source{ID: id, Namespace: namespaceIn(reg, id), Import: registryImport(reg, id), Imposed: imposedIn(reg, id)})
 	}
 	return out
 }
@@ -50,6 +50,18 @@ func RegistrySources(reg contract.Registry) []Source {
 // makes the whole extension run last again.
 func imposedIn(reg contract.Registry, id string) bool {
 	return slices.ContainsFunc(reg.Hooks, func(h contract.Hook) bool { return h.Extension == id && h.Imposed })
+}
+
+// namespaceIn is the namespace the registry gives extension id's hooks
+// (the publisher marks every hook of an extension alike); "" when none
+// does.
+func namespaceIn(reg contract.Registry, id string) string {
+	for _, h := range reg.Hooks {
+		if h.Extension == id && h.Namespace != "" {
+			return h.Namespace
+		}
+	}
+	return ""
 }
 
 func registryOrder(reg contract.Registry) []string {

@@ -45,6 +45,7 @@ type stagedMessageType struct {
 // stage collects one extension's registrations during its factory.
 type stage struct {
 	id           string
+	namespace    string
 	imposed      bool
 	tools        []Tool
 	hooks        []Hook

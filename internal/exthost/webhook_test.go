@@ -159,7 +159,7 @@ func TestWebhook_OutcomesPerEvent(t *testing.T) {
 
 	h = webhookHost(t, srv.URL, vocab.UserInput, time.Second)
 	out, err := h.Event(context.Background(), EventRequest{Event: vocab.UserInput, Session: SessionInfo{ID: "s-1"}, Prompt: &Prompt{Text: "hi"}})
-	if err != nil || !out.Allowed || out.Input == nil || *out.Input != "HI" || out.Context != "from the webhook" {
+	if err != nil || !out.Allowed || out.Input == nil || *out.Input != "HI" || hookTexts(out) != "from the webhook" {
 		t.Fatalf("UserInput: %+v %v", out, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/ledger"
+	"github.com/loadout-dev/loadout/internal/verdict"
 )
 
 // Approvals (docs/hooks.md, "Approvals"): an imposed hook whose ask goes to
@@ -20,29 +21,29 @@ import (
 // other outcome blocks the call naming the Approval and why.
 
 // decideAsk settles an ask that goes to the cluster in place: on approval d
-// allows d.Call; otherwise d blocks. headless says the agent has no user to
-// ask. It returns the Approval for the ledger, nil when the ask stays the
-// agent's.
+// allows d.Call; otherwise d blocks. The ask goes to the cluster when the
+// deciding hook (d.Verdict, combined by the one rule: a tenant's ask cannot
+// hide the platform's) is the platform's and names approvers, on every
+// route for Cluster and for a headless agent on Headless. It returns the
+// Approval for the ledger, nil when the ask stays the agent's.
 func (s *Server) decideAsk(ctx context.Context, snap *snapshot, call exthost.ToolCall, d *exthost.Decision, headless bool) *ledger.Approval {
-	if !d.Ask || d.Blocked == nil {
+	if !d.Asks() {
 		return nil
 	}
-	ext, _ := d.Blocked.Details["extension"].(string)
-	hook, _ := d.Blocked.Details["hook"].(string)
-	policy, imposed := snap.host.Approval(ext, hook)
-	if policy == nil || !imposed || (policy.Route == contract.ApprovalRouteHeadless && !headless) {
+	v := d.Verdict
+	policy := v.ApprovalRoute()
+	if policy == nil || (policy.Route == contract.ApprovalRouteHeadless && !headless) {
 		return nil
 	}
-	question := resultText(d.Blocked)
-	block := func(rec *ledger.Approval, format string, args ...any) *ledger.Approval {
-		msg := fmt.Sprintf(format, args...)
-		r := exthost.BlockedResult(call, msg, map[string]any{"extension": ext, "hook": hook, "approval": rec.Name, "decision": rec.Decision})
-		d.Blocked, d.Ask = &r, false
+	question, decider := v.Reason, v.Decider()
+	block := func(rec *ledger.Approval, msg string) *ledger.Approval {
+		d.Deny(call, verdict.Verdict{Outcome: verdict.Deny, Extension: v.Extension, Hook: v.Hook, Imposed: v.Imposed, Approval: v.Approval,
+			Reason: msg, Cause: verdict.CauseApproval}, map[string]any{"approval": rec.Name, "decision": rec.Decision})
 		return rec
 	}
 	if s.opts.Approvals == nil {
-		return block(&ledger.Approval{Decision: approval.Unavailable},
-			"hook %s/%s asks the cluster's approvers about this call (%s), and this hostd has no access to the cluster (--approvals); the call is blocked", ext, hook, question)
+		return block(&ledger.Approval{Decision: approval.Unavailable}, fmt.Sprintf(
+			"hook %s asks the cluster's approvers about this call (%s), and this hostd has no access to the cluster (--approvals); the call is blocked", decider, question))
 	}
 	ws := ""
 	if snap != nil {
@@ -50,49 +51,18 @@ func (s *Server) decideAsk(ctx context.Context, snap *snapshot, call exthost.Too
 		ws = m.Namespace + "/" + m.Name
 	}
 	req := approval.Request{Workspace: ws, Tool: d.Call.Name, Arguments: d.Call.Arguments, Digest: ledger.Digest(d.Call.Arguments),
-		Extension: ext, Hook: hook, Question: question, ApproverGroups: policy.ApproverGroups,
+		Extension: v.Extension, Hook: v.Hook, Question: question, ApproverGroups: policy.ApproverGroups,
 		Expiry: time.Duration(policy.ExpirySeconds) * time.Second, Wait: time.Duration(policy.WaitSeconds) * time.Second}
 	out := s.opts.Approvals.Decide(ctx, req, func(name string) {
-		s.opts.Logger.Info("Waiting for approval", "approval", name, "tool", call.Name, "callId", call.ID, "hook", ext+"/"+hook, "wait", req.Wait)
+		s.opts.Logger.Info("Waiting for approval", "approval", name, "tool", call.Name, "callId", call.ID, "hook", decider, "wait", req.Wait)
 	})
 	s.approvalStates.WithLabelValues(out.State).Inc()
 	rec := &ledger.Approval{Name: out.Name, Decision: out.State, DecidedBy: out.DecidedBy}
-	switch out.State {
-	case approval.Approved:
-		d.Blocked, d.Ask = nil, false
+	if out.State == approval.Approved {
+		d.Blocked, d.Verdict.Outcome = nil, verdict.Allow
 		return rec
-	case approval.Pending:
-		return block(rec, "waiting for approval %s (%s: %s) by %v: %s; ask again with the same call to keep waiting",
-			out.Name, ext+"/"+hook, question, policy.ApproverGroups, out.Reason)
-	case approval.Denied:
-		reason := out.Reason
-		if reason == "" {
-			reason = "no reason given"
-		}
-		return block(rec, "approval %s was denied by %s: %s; the call is blocked", out.Name, orSomeone(out.DecidedBy), reason)
-	case approval.Unavailable:
-		return block(rec, "hook %s/%s asks the cluster's approvers about this call, and hostd could not ask: %s; the call is blocked", ext, hook, out.Reason)
-	default:
-		return block(rec, "approval %s: %s (%s); the call is blocked", out.Name, out.Reason, out.State)
 	}
-}
-
-func orSomeone(user string) string {
-	if user == "" {
-		return "an approver"
-	}
-	return user
-}
-
-// resultText is a blocked result's reason, as the agent reads it.
-func resultText(r *exthost.ToolResult) string {
-	if reason, ok := r.Details["reason"].(string); ok {
-		return reason
-	}
-	if len(r.Content) > 0 {
-		return r.Content[0].Text
-	}
-	return ""
+	return block(rec, out.Message(decider, question, policy.ApproverGroups))
 }
 
 // useApprovals registers loadout_hostd_approvals_total{state}.

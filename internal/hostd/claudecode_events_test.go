@@ -19,8 +19,9 @@ func TestClaudeCodeHook_LifecycleEvents(t *testing.T) {
 	out = nil
 	post(t, url, map[string]any{"hook_event_name": "SessionStart", "source": "startup"}, &out)
 	// The hooks' context follows the Workspace's project content (here the
-	// unlabelled extension's guide, project text without a namespace).
-	if s, _ := out["hookSpecificOutput"].(map[string]any); !strings.HasSuffix(fmt.Sprint(s["additionalContext"]), "Use review_note.\n\nyou work for team-a") ||
+	// unlabelled extension's guide, project text without a namespace),
+	// under its own heading.
+	if s, _ := out["hookSpecificOutput"].(map[string]any); !strings.HasSuffix(fmt.Sprint(s["additionalContext"]), "Use review_note.\n\n"+tenantHookText("review-extension", "you work for team-a")) ||
 		!strings.HasPrefix(fmt.Sprint(s["additionalContext"]), "# Project content\n\n") {
 		t.Errorf("SessionStart: %v", out)
 	}

@@ -37,13 +37,13 @@ func (p snapshotPolicy) Before(ctx context.Context, call exthost.ToolCall) (clau
 	d := p.snap.host.Decide(tctx, call)
 	apv := p.s.decideAsk(ctx, p.snap, call, &d, p.headless)
 	p.s.metrics.observeDiagnostics(d.Diagnostics)
-	p.s.recordCall(p.snap, "claude-code", call, d.Call, d.Blocked, d.Ask, false, runsOf(trace), apv)
+	p.s.recordCall(p.snap, "claude-code", call, &d, false, runsOf(trace), apv)
 	if d.Blocked == nil {
 		p.s.metrics.decisions.WithLabelValues("allowed").Inc()
 	} else {
 		p.s.metrics.decisions.WithLabelValues("blocked").Inc()
 	}
-	v := claudecode.BeforeVerdict{Blocked: d.Blocked, Ask: d.Ask}
+	v := claudecode.BeforeVerdict{Blocked: d.Blocked, Ask: d.Asks()}
 	if d.Rewritten {
 		v.Arguments = d.Call.Arguments
 	}

@@ -35,11 +35,11 @@ func TestEvents_UserInputAndSessionStart(t *testing.T) {
 		t.Fatalf("UserInput with a secret: %d %+v", code, out)
 	}
 	out = EventResponse{}
-	if code := post(t, ts.URL+"/v1/events/UserInput", map[string]any{"prompt": map[string]any{"text": "hello"}}, &out); code != 200 || !out.Allowed || out.Context != "tenant a" {
+	if code := post(t, ts.URL+"/v1/events/UserInput", map[string]any{"prompt": map[string]any{"text": "hello"}}, &out); code != 200 || !out.Allowed || out.Context != tenantHookText("review-extension", "tenant a") {
 		t.Fatalf("UserInput: %d %+v", code, out)
 	}
 	out = EventResponse{}
-	if code := post(t, ts.URL+"/v1/events/SessionStart", map[string]any{"session": map[string]any{"id": "s"}}, &out); code != 200 || !out.Allowed || out.Context != "you work for team-a" {
+	if code := post(t, ts.URL+"/v1/events/SessionStart", map[string]any{"session": map[string]any{"id": "s"}}, &out); code != 200 || !out.Allowed || out.Context != tenantHookText("review-extension", "you work for team-a") {
 		t.Fatalf("SessionStart: %d %+v", code, out)
 	}
 	var e ErrorResponse

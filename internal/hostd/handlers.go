@@ -95,12 +95,13 @@ func (s *Server) handleBefore(w http.ResponseWriter, r *http.Request, snap *snap
 	d := snap.host.Decide(ctx, req.Call)
 	apv := s.decideAsk(r.Context(), snap, req.Call, &d, req.Headless)
 	if !req.AcceptArguments {
+		// The agent cannot run the call the asking hook saw: the ask is
+		// a deny for it.
 		d = exthost.RefuseRewrite(req.Call, d)
-		d.Ask = false
 	}
-	s.recordCall(snap, "before", req.Call, d.Call, d.Blocked, d.Ask, false, runsOf(trace), apv)
+	s.recordCall(snap, "before", req.Call, &d, false, runsOf(trace), apv)
 	s.metrics.observeDiagnostics(d.Diagnostics)
-	resp := BeforeResponse{Allowed: d.Blocked == nil, AfterHooks: d.Blocked == nil && snap.host.Observed(req.Call.Name), Ask: d.Ask, Result: d.Blocked, Diagnostics: d.Diagnostics}
+	resp := BeforeResponse{Allowed: d.Blocked == nil, AfterHooks: d.Blocked == nil && snap.host.Observed(req.Call.Name), Ask: d.Asks(), Result: d.Blocked, Diagnostics: d.Diagnostics}
 	if d.Rewritten {
 		resp.Arguments = d.Call.Arguments
 	}

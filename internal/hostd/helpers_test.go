@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
@@ -180,4 +181,10 @@ func mustRefuseReload(t *testing.T, s *Server, ts *httptest.Server, good string)
 	if resp.Allowed {
 		t.Fatal("the good context's policy no longer holds")
 	}
+}
+
+// tenantHookText is text a hook of extension ext (no namespace in the
+// registry) added, as hostd labels it (exthost.RenderHookText).
+func tenantHookText(ext, text string) string {
+	return exthost.RenderHookText([]exthost.HookText{{Extension: ext, Text: text}})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/ledger"
+	"github.com/loadout-dev/loadout/internal/verdict"
 )
 
 // The decision ledger (docs/hostd.md, "Decision ledger"): every verdict
@@ -45,10 +46,10 @@ func runsOf(t *exthost.Trace) []exthost.HookRun {
 	return t.Runs()
 }
 
-// recordCall records a before verdict on call: blocked nil is allowed;
-// ran is the call as it runs (rewrites merged in); runs are the hooks that
-// ran; apv is the cluster's answer to an ask, if it was asked.
-func (s *Server) recordCall(snap *snapshot, surface string, call, ran exthost.ToolCall, blocked *exthost.ToolResult, ask, executed bool, runs []exthost.HookRun, apv *ledger.Approval) {
+// recordCall records the before verdict d on call: d.Call is the call as
+// it runs (rewrites merged in; empty Name: as sent); runs are the hooks
+// that ran; apv is the cluster's answer to an ask, if it was asked.
+func (s *Server) recordCall(snap *snapshot, surface string, call exthost.ToolCall, d *exthost.Decision, executed bool, runs []exthost.HookRun, apv *ledger.Approval) {
 	if s.opts.Ledger == nil {
 		return
 	}
@@ -56,8 +57,8 @@ func (s *Server) recordCall(snap *snapshot, surface string, call, ran exthost.To
 	r.Tool, r.CallID, r.Executed, r.Approval = call.Name, call.ID, executed, apv
 	r.ArgumentsDigest = ledger.Digest(call.Arguments)
 	r.ArgumentsDigestAfter = r.ArgumentsDigest
-	if ran.Name != "" {
-		r.ArgumentsDigestAfter = ledger.Digest(ran.Arguments)
+	if d.Call.Name != "" {
+		r.ArgumentsDigestAfter = ledger.Digest(d.Call.Arguments)
 	}
 	r.Rewritten = r.ArgumentsDigestAfter != r.ArgumentsDigest
 	r.Hooks = ledgerHooks(runs)
@@ -65,29 +66,12 @@ func (s *Server) recordCall(snap *snapshot, surface string, call, ran exthost.To
 		r.Arguments = argumentsJSON(call.Arguments)
 	}
 	switch {
-	case blocked == nil:
+	case d.Blocked == nil:
 		r.Verdict = "allowed"
-	case ask:
-		r.Verdict, r.Reason = "ask", "hook"
+	case d.Asks():
+		r.Verdict, r.Reason = "ask", string(verdict.CauseHook)
 	default:
-		r.Verdict = "blocked"
-		d := blocked.Details
-		switch {
-		case d["policy"] == "deny":
-			r.Reason = "deniedTool"
-		case d["approval"] != nil || apv != nil:
-			r.Reason = "approval"
-		case d["failure"] != nil:
-			r.Reason = "hookFailure"
-		case d["invalidArguments"] != nil:
-			r.Reason = "invalidArguments"
-		case d["rewritten"] != nil:
-			r.Reason = "rewriteRefused"
-		case d["askedBy"] != nil:
-			r.Reason = "rewroteAfterAsk"
-		case d["extension"] != nil:
-			r.Reason = "hook"
-		}
+		r.Verdict, r.Reason = "blocked", string(d.Verdict.Cause)
 	}
 	s.opts.Ledger.Write(r)
 }

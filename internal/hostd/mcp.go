@@ -263,6 +263,9 @@ func (s *Server) mcpCall(name string) mcp.ToolHandler {
 				return errorToolResult(fmt.Sprintf("arguments of tool %q must be a JSON object: %v", name, err)), nil
 			}
 		}
+		if req.Session != nil {
+			ctx = context.WithValue(ctx, resultOwnerKey{}, mcpResultOwner(req.Session.ID()))
+		}
 		resp, err := s.runTool(ctx, snap, call)
 		if err != nil {
 			return errorToolResult(err.Error()), nil

@@ -67,12 +67,17 @@ func orderRegistry(t *testing.T) contract.Registry {
 	}
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "ws"},
 		Spec: v1alpha1.WorkspaceSpec{Roots: []v1alpha1.WorkspaceRoot{{Name: "project"}}}}
-	plan, err := workspace.Gather(context.Background(), ws, objs, workspace.Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: vocab.TrustRestricted})
+	pol := workspace.Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: vocab.TrustRestricted}
+	platform, err := workspace.PlatformPolicyOf(context.Background(), ws.Namespace, objs, pol, workspace.HostLoader{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := workspace.Gather(context.Background(), ws, objs, pol, platform)
 	if err != nil {
 		t.Fatal(err)
 	}
 	plan.Builtin = []contract.Tool{{Name: "Bash", Builtin: true}, {Name: "bash", Builtin: true}}
-	reg, outcomes := workspace.HostLoader{}.LoadExtensions(context.Background(), ws, plan)
+	reg, outcomes := workspace.HostLoader{}.LoadExtensions(context.Background(), plan.Input.Workspace, plan)
 	if len(outcomes) != 2 {
 		t.Fatalf("outcomes %+v", outcomes)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/hookevents"
 	"github.com/loadout-dev/loadout/internal/httpserve"
+	"github.com/loadout-dev/loadout/internal/keptresult"
 	"github.com/loadout-dev/loadout/internal/ledger"
 	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/mcpclient"
@@ -137,7 +138,7 @@ type Server struct {
 	// serial runs a serial tool's calls one at a time; kept holds the
 	// whole answers of truncated calls for a while.
 	serial *serialGates
-	kept   *keptResults
+	kept   *keptresult.Store
 
 	// approvalStates counts the outcomes of asks taken to the cluster.
 	approvalStates *prometheus.CounterVec
@@ -199,7 +200,7 @@ func New(opts Options) *Server {
 	}
 	opts.Limits = opts.Limits.withDefaults()
 	s := &Server{opts: opts, metrics: newMetrics(), limits: newLimiter(opts.Limits), sources: map[string]*sourceState{},
-		serial: newSerialGates(), kept: newKeptResults(opts.Now)}
+		serial: newSerialGates(), kept: keptresult.New(opts.Now)}
 	s.mcp = s.newMCPServer("v1alpha1")
 	if err := s.registerMCPSkills(); err != nil {
 		panic(err) // the extension's method names are fixed: never a standard method

@@ -2,30 +2,21 @@ package hostd
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
-	"sync"
-	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/keptresult"
 )
 
-// Bounds of the answers hostd keeps for truncated calls: a truncated
-// answer's whole is served at GET /v1/results/{id} (and as the MCP resource
-// loadout://results/{id}) for keptResultTTL, the oldest dropped first when
-// more than keptResultsMaxBytes or keptResultsMax are kept.
 const (
-	keptResultTTL       = 10 * time.Minute
-	keptResultsMaxBytes = 8 << 20
-	keptResultsMax      = 32
 	// TruncatedDetailsKey is the detail of a truncated answer: the bytes the
 	// agent got and the tool answered, and where the whole answer is.
 	TruncatedDetailsKey = "loadout.dev/truncated"
@@ -48,78 +39,34 @@ func resultSize(r exthost.ToolResult) int {
 	return n
 }
 
-// keptResult is a whole answer hostd keeps for a while.
-type keptResult struct {
-	id      string
-	tool    string
-	body    []byte // the ToolResult as JSON
-	expires time.Time
-}
+// resultOwnerKey carries, in an MCP call's context, who may read its kept
+// answer: the MCP session (a resource read carries no call id).
+type resultOwnerKey struct{}
 
-// keptResults holds the whole answers of truncated calls, bounded in count,
-// bytes and time.
-type keptResults struct {
-	mu    sync.Mutex
-	now   func() time.Time
-	order []*keptResult // oldest first
-	bytes int
-}
-
-func newKeptResults(now func() time.Time) *keptResults { return &keptResults{now: now} }
-
-// keep stores r and returns its id, or "" when it cannot be kept (larger
-// than the whole store).
-func (k *keptResults) keep(r exthost.ToolResult) string {
-	body, err := json.Marshal(r)
-	if err != nil || len(body) > keptResultsMaxBytes {
-		return ""
+// resultOwner is who may read call's kept answer: the MCP session that
+// made it, or else the session the agent sent and the call's id.
+func resultOwner(ctx context.Context, call exthost.ToolCall) keptresult.Owner {
+	if o, ok := ctx.Value(resultOwnerKey{}).(keptresult.Owner); ok {
+		return o
 	}
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	e := &keptResult{id: hex.EncodeToString(b[:]), tool: r.ToolName, body: body, expires: k.now().Add(keptResultTTL)}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.expire()
-	for len(k.order) > 0 && (len(k.order) >= keptResultsMax || k.bytes+len(body) > keptResultsMaxBytes) {
-		k.bytes -= len(k.order[0].body)
-		k.order = k.order[1:]
-	}
-	k.order = append(k.order, e)
-	k.bytes += len(body)
-	return e.id
+	return keptresult.Owner{Session: exthost.RuntimeOf(ctx).Session.ID, Call: call.ID}
 }
 
-// get returns the kept answer id names, while it is kept.
-func (k *keptResults) get(id string) ([]byte, bool) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.expire()
-	for _, e := range k.order {
-		if e.id == id {
-			return e.body, true
-		}
-	}
-	return nil, false
+// mcpResultOwner is the owner of the kept answers of an MCP session's calls.
+func mcpResultOwner(sessionID string) keptresult.Owner {
+	return keptresult.Owner{Session: "mcp:" + sessionID}
 }
 
-// expire drops the answers past their time. The caller holds mu.
-func (k *keptResults) expire() {
-	now := k.now()
-	i := 0
-	for i < len(k.order) && !now.Before(k.order[i].expires) {
-		k.bytes -= len(k.order[i].body)
-		i++
-	}
-	k.order = k.order[i:]
-}
-
-// limitOutput applies a tool's output limit to its answer (rule R-TL-2):
-// within it, the answer as it is; over it, Refuse answers an error naming
-// the limit and Truncate keeps the content blocks that fit (the first text
-// block that does not is cut at a character boundary), drops the details,
-// and adds a marker block saying how much the agent got and where the whole
-// answer is kept.
-func (s *Server) limitOutput(tool contract.Tool, r exthost.ToolResult) exthost.ToolResult {
+// limitOutput applies a tool's output limit to its answer (rule R-TL-2),
+// after the after hooks judged the whole of it (flagged: their findings and
+// failures): within it, the answer as it is; over it, Refuse answers an
+// error naming the limit, an answer an after hook flagged is withheld whole
+// (neither its cut part nor the whole is handed out: the hook judged more
+// than the agent would get), and Truncate keeps the content blocks that fit
+// (the first text block that does not is cut at a character boundary),
+// drops the details, and adds a marker block saying how much the agent got
+// and where the whole answer is kept, for owner only.
+func (s *Server) limitOutput(tool contract.Tool, r exthost.ToolResult, flagged []exthost.Diagnostic, owner keptresult.Owner) exthost.ToolResult {
 	limit := tool.Output
 	if limit == nil {
 		return r
@@ -129,6 +76,12 @@ func (s *Server) limitOutput(tool contract.Tool, r exthost.ToolResult) exthost.T
 		return r
 	}
 	s.metrics.toolOutputs.WithLabelValues(limit.OnOverflow).Inc()
+	if len(flagged) > 0 {
+		f := flagged[0]
+		return exthost.ToolResult{ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: true, Content: []exthost.Content{{Type: "text",
+			Text: fmt.Sprintf("tool %q answered %d bytes, over its output limit of %d bytes, and hook %s/%s flagged the whole answer (%s: %s): the answer is withheld whole and not kept",
+				tool.Name, size, limit.MaxBytes, f.ExtensionID, f.Hook, f.Kind, f.Message)}}}
+	}
 	if limit.OnOverflow == contract.OverflowRefuse {
 		return exthost.ToolResult{ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: true, Content: []exthost.Content{{Type: "text",
 			Text: fmt.Sprintf("tool %q answered %d bytes, over its output limit of %d bytes (output.onOverflow: Refuse): the answer was dropped", tool.Name, size, limit.MaxBytes)}}}
@@ -153,10 +106,13 @@ func (s *Server) limitOutput(tool contract.Tool, r exthost.ToolResult) exthost.T
 	}
 	where := "it was too large to keep"
 	details := map[string]any{"keptBytes": kept, "totalBytes": size}
-	if id := s.kept.keep(r); id != "" {
-		where = fmt.Sprintf("the whole answer is kept for %s at GET /v1/results/%s on hostd (MCP resource %s%s)", keptResultTTL, id, keptResultURIPrefix, id)
-		details["result"] = "/v1/results/" + id
-		details["resource"] = keptResultURIPrefix + id
+	if body, err := json.Marshal(r); err == nil {
+		if id := s.kept.Keep(owner, body); id != "" {
+			where = fmt.Sprintf("the whole answer is kept for %s, for this session and call only, at GET /v1/results/%s?session=<session id>&call=%s on hostd (MCP resource %s%s, this MCP session only)",
+				keptresult.TTL, id, url.QueryEscape(r.ToolCallID), keptResultURIPrefix, id)
+			details["result"] = "/v1/results/" + id
+			details["resource"] = keptResultURIPrefix + id
+		}
 	}
 	out.Content = append(out.Content, exthost.Content{Type: "text",
 		Text: fmt.Sprintf("[output truncated by Loadout: %d of %d bytes shown (the limit of tool %q); %s]", kept, size, tool.Name, where)})
@@ -178,11 +134,14 @@ func cutAtRune(s string, n int) string {
 	return s[:n]
 }
 
-// handleKeptResult serves a truncated call's whole answer while it is kept.
+// handleKeptResult serves a truncated call's whole answer while it is
+// kept, to the session and call that produced it (?session=&call=).
 func (s *Server) handleKeptResult(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.kept.get(r.PathValue("id"))
-	if !ok {
-		writeError(w, http.StatusNotFound, fmt.Errorf("no kept result %q: results of truncated calls are kept for %s, at most %d of them", r.PathValue("id"), keptResultTTL, keptResultsMax))
+	q := r.URL.Query()
+	body, err := s.kept.Get(r.PathValue("id"), keptresult.Owner{Session: q.Get("session"), Call: q.Get("call")})
+	if err != nil {
+		writeError(w, http.StatusNotFound, fmt.Errorf("no kept result %q for this session and call: results of truncated calls are kept for %s, at most %d of them, each for the session and call that produced it (?session=&call=)",
+			r.PathValue("id"), keptresult.TTL, keptresult.MaxEntries))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -191,11 +150,14 @@ func (s *Server) handleKeptResult(w http.ResponseWriter, r *http.Request) {
 }
 
 // mcpReadKeptResult serves a kept answer as the MCP resource the
-// truncation marker names.
+// truncation marker names, to the MCP session whose call produced it.
 func (s *Server) mcpReadKeptResult(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	body, ok := s.kept.get(strings.TrimPrefix(uri, keptResultURIPrefix))
-	if !ok || !strings.HasPrefix(uri, keptResultURIPrefix) {
+	if !strings.HasPrefix(uri, keptResultURIPrefix) || req.Session == nil {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	body, err := s.kept.Get(strings.TrimPrefix(uri, keptResultURIPrefix), mcpResultOwner(req.Session.ID()))
+	if err != nil {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(body)}}}, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/mcpclient"
 	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/verdict"
 )
 
 // runnableTool is a registry tool that hostd runs itself: its input schema,
@@ -86,10 +87,10 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 	switch {
 	case snap.host.Denies(call.Name):
 		// The executor blocks a denied tool before any hook runs (rule R-EXT-5).
-		blocked, _ := snap.host.Before(ctx, call)
-		out.Result = *blocked
+		d := snap.host.Decide(ctx, call)
+		out.Result = *d.Blocked
 		s.metrics.toolRuns.WithLabelValues("denied").Inc()
-		s.recordCall(snap, "tools", call, call, blocked, false, false, nil, nil)
+		s.recordCall(snap, "tools", call, &d, false, nil, nil)
 		return out, nil
 	case !ok:
 		if slices.ContainsFunc(snap.host.Registry().Tools, func(t contract.Tool) bool { return t.Name == call.Name }) {
@@ -99,16 +100,16 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 	}
 	if rt.schema != nil {
 		if err := rt.schema.Validate(call.Arguments); err != nil {
-			reason := fmt.Sprintf("invalid arguments for tool %q: %s", call.Name, err)
-			out.Result = exthost.BlockedResult(call, reason, map[string]any{"invalidArguments": err.Error()})
+			d := exthost.Decision{Call: call}
+			d.Refuse(call, fmt.Sprintf("invalid arguments for tool %q: %s", call.Name, err), verdict.CauseInvalidArguments, map[string]any{"invalidArguments": err.Error()})
+			out.Result = *d.Blocked
 			s.metrics.toolRuns.WithLabelValues("invalid").Inc()
-			s.recordCall(snap, "tools", call, call, &out.Result, false, false, nil, nil)
+			s.recordCall(snap, "tools", call, &d, false, nil, nil)
 			return out, nil
 		}
 	}
 	// A serial tool waits for its running call before it runs (at most
-	// the tool's own timeout); the answer is held to the tool's output
-	// limit before the after hooks and the agent see it.
+	// the tool's own timeout).
 	core := func(ctx context.Context, c exthost.ToolCall) (exthost.ToolResult, error) {
 		release, err := s.serial.enter(ctx, rt.tool, toolTimeout(rt.tool))
 		if err != nil {
@@ -116,11 +117,7 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 		}
 		defer release()
 		out.Executed = true
-		res, err := rt.core(ctx, c)
-		if err != nil {
-			return res, err
-		}
-		return s.limitOutput(rt.tool, res), nil
+		return rt.core(ctx, c)
 	}
 	// The hooks may rewrite the call: what runs, and what the answer reports
 	// as the call, is the rewritten one (re-checked against the schema).
@@ -136,9 +133,14 @@ func (s *Server) runTool(ctx context.Context, snap *snapshot, call exthost.ToolC
 	case apv != nil:
 		out.Result = *d.Blocked
 	}
+	if out.Executed {
+		// The after hooks judged the whole answer; only now is it held to
+		// the tool's output limit, and withheld whole if they flagged it.
+		out.Result = s.limitOutput(rt.tool, out.Result, d.Flagged, resultOwner(ctx, call))
+	}
 	out.Call, out.Diagnostics = d.Call, d.Diagnostics
 	s.metrics.observeDiagnostics(out.Diagnostics)
-	s.recordCall(snap, "tools", call, d.Call, d.Blocked, d.Ask, out.Executed, runsOf(trace), apv)
+	s.recordCall(snap, "tools", call, &d, out.Executed, runsOf(trace), apv)
 	switch {
 	case !out.Executed:
 		s.metrics.toolRuns.WithLabelValues("blocked").Inc()

@@ -57,7 +57,7 @@ func TestToolOutput_TruncatesOverTheLimitAndKeepsTheWholeAnswer(t *testing.T) {
 	if _, found := resp.Result.Details["rows"]; found {
 		t.Fatal("a truncated answer kept the tool's details")
 	}
-	code, body := testnet.Get(t, ts.URL+path)
+	code, body := testnet.Get(t, ts.URL+path+"?call=t-1")
 	var full exthost.ToolResult
 	if err := json.Unmarshal([]byte(body), &full); err != nil || code != 200 || full.Content[0].Text != whole || full.ToolCallID != "t-1" {
 		t.Fatalf("GET %s: %d %v, want the whole answer", path, code, err)
@@ -76,7 +76,7 @@ func TestToolOutput_RefuseAnswersAnErrorNamingTheLimit(t *testing.T) {
 		resp.Result.Content[0].Text != `tool "review_note" answered 5013 bytes, over its output limit of 1024 bytes (output.onOverflow: Refuse): the answer was dropped` {
 		t.Fatalf("refused answer: %+v", resp.Result)
 	}
-	if len(s.kept.order) != 0 {
+	if s.kept.Len() != 0 {
 		t.Fatal("a refused answer was kept")
 	}
 }
@@ -87,38 +87,6 @@ func TestToolOutput_WithinTheLimitIsUntouched(t *testing.T) {
 	_, resp, _ := runTool(t, ts.URL, "review_note", map[string]any{"id": "t-1", "arguments": map[string]any{"text": "x"}})
 	if resp.Result.IsError || len(resp.Result.Content) != 1 || resp.Result.Content[0].Text != "short" || resp.Result.Details["rows"] != float64(9000) {
 		t.Fatalf("answer within the limit: %+v", resp.Result)
-	}
-}
-
-// The kept answers are bounded in count, bytes and time.
-func TestKeptResults_BoundedInCountBytesAndTime(t *testing.T) {
-	now := time.Unix(1000, 0)
-	k := newKeptResults(func() time.Time { return now })
-	big := exthost.ToolResult{Content: []exthost.Content{{Type: "text", Text: strings.Repeat("a", keptResultsMaxBytes/3)}}}
-	first := k.keep(big)
-	for range 3 {
-		k.keep(big)
-	}
-	if _, ok := k.get(first); ok || k.bytes > keptResultsMaxBytes {
-		t.Fatalf("the oldest answer outlived the byte bound: %d bytes kept", k.bytes)
-	}
-	ids := []string{}
-	for range keptResultsMax + 5 {
-		ids = append(ids, k.keep(exthost.ToolResult{ToolName: "t"}))
-	}
-	if len(k.order) != keptResultsMax {
-		t.Fatalf("%d answers kept, want at most %d", len(k.order), keptResultsMax)
-	}
-	last := ids[len(ids)-1]
-	if _, ok := k.get(last); !ok {
-		t.Fatal("the newest answer was not kept")
-	}
-	now = now.Add(keptResultTTL)
-	if _, ok := k.get(last); ok || len(k.order) != 0 || k.bytes != 0 {
-		t.Fatal("an answer outlived its time")
-	}
-	if k.keep(exthost.ToolResult{Content: []exthost.Content{{Type: "text", Text: strings.Repeat("a", keptResultsMaxBytes)}}}) != "" {
-		t.Fatal("an answer larger than the whole store was kept")
 	}
 }
 

@@ -45,8 +45,9 @@ var claudeCodeLinks = []string{ClaudeFile, CommandsDir, ManagedMCPFile, ManagedS
 // addClaudeCode adds the Claude Code layout's files; memory is
 // workspaceMemory's text, CLAUDE.md.
 // program runs the SessionStart command hook: "loadout" from the PATH, or
-// the tree's own (ManagedEtcHookProgram).
-func (b *builder) addClaudeCode(in Input, memory, hostdURL, program string) error {
+// the tree's own (ManagedEtcHookProgram). headless marks the hook URL
+// ?headless=true (a bound pod's tree, ManagedEtc).
+func (b *builder) addClaudeCode(in Input, memory, hostdURL, program string, headless bool) error {
 	b.add(ClaudeFile, []byte(memory), 0o644)
 	for _, t := range in.Templates {
 		md, err := claudeCommand(t)
@@ -59,7 +60,7 @@ func (b *builder) addClaudeCode(in Input, memory, hostdURL, program string) erro
 		hostdURL = DefaultHostdURL
 	}
 	hostdURL = strings.TrimRight(hostdURL, "/")
-	settings, err := json.MarshalIndent(claudeManagedSettings(hostdURL, program), "", "  ")
+	settings, err := json.MarshalIndent(claudeManagedSettings(hostdURL, program, headless), "", "  ")
 	if err != nil {
 		return err
 	}
@@ -119,9 +120,21 @@ func claudeCommand(t contract.TemplateDoc) ([]byte, error) {
 // and Stop do not block. SessionStart is the command hook: Claude Code runs no http
 // hook there. allowManagedHooksOnly drops the hooks of user, project and
 // plugin settings, so nothing can answer "allow" around hostd.
-func claudeManagedSettings(hostdURL, program string) map[string]any {
+//
+// headless puts ?headless=true on the hook URL: one managed file serves
+// `claude -p` and an interactive session alike, and Claude Code's hook
+// input does not say which runs, so in a bound pod (ManagedEtc) every
+// session counts as headless and a platform ask with approvers (route
+// Headless, the default) reaches them instead of becoming `claude -p`'s
+// silent deny. An interactive user there waits on the approvers too:
+// stricter, never looser (docs/hooks.md, "Approvals").
+func claudeManagedSettings(hostdURL, program string, headless bool) map[string]any {
+	url := hostdURL + claudeCodeHookPath
+	if headless {
+		url += "?headless=true"
+	}
 	hook := func(matcher string, block bool) []any {
-		h := map[string]any{"type": "http", "url": hostdURL + claudeCodeHookPath, "timeout": claudeHookTimeout}
+		h := map[string]any{"type": "http", "url": url, "timeout": claudeHookTimeout}
 		if block {
 			h["onFailure"] = "block"
 		}

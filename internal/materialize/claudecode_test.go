@@ -131,3 +131,38 @@ func TestBuild_ClaudeCodeManagedSettings(t *testing.T) {
 		t.Errorf("managed-mcp.json = %s (%v)", got[ManagedMCPFile], err)
 	}
 }
+
+// A bound pod's tree (ManagedEtc) marks every http hook URL headless: one
+// managed file serves `claude -p` and interactive sessions alike, and a
+// platform ask with approvers on the default route (Headless) must reach
+// them; a tree for a user's own install keeps the plain URL.
+func TestBuild_ManagedEtcHookURLIsHeadless(t *testing.T) {
+	for _, tc := range []struct {
+		opts Options
+		url  string
+	}{
+		{Options{ManagedEtc: true, HostdURL: "http://127.0.0.1:8181"}, "http://127.0.0.1:8181/v1/hooks/claude-code?headless=true"},
+		{Options{ClaudeCode: true, HostdURL: "http://127.0.0.1:8181"}, "http://127.0.0.1:8181/v1/hooks/claude-code"},
+	} {
+		var settings struct {
+			Hooks map[string][]struct {
+				Hooks []struct {
+					Type string `json:"type"`
+					URL  string `json:"url"`
+				} `json:"hooks"`
+			} `json:"hooks"`
+		}
+		if err := json.Unmarshal([]byte(files(t, mustBuild(t, sampleInput(), tc.opts))[ManagedSettingsFile]), &settings); err != nil {
+			t.Fatal(err)
+		}
+		for event, groups := range settings.Hooks {
+			for _, g := range groups {
+				for _, h := range g.Hooks {
+					if h.Type == "http" && h.URL != tc.url {
+						t.Errorf("ManagedEtc=%v: %s hook URL %q, want %q", tc.opts.ManagedEtc, event, h.URL, tc.url)
+					}
+				}
+			}
+		}
+	}
+}

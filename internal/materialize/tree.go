@@ -212,7 +212,7 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 		claudeProgram = path.Join(EtcClaudeCode, ManagedEtcHookProgram)
 	}
 	if opts.ClaudeCode {
-		if err := b.addClaudeCode(in, memory.Platform, opts.HostdURL, claudeProgram); err != nil {
+		if err := b.addClaudeCode(in, memory.Platform, opts.HostdURL, claudeProgram, opts.ManagedEtc); err != nil {
 			return nil, b.errorf("%w", err)
 		}
 		links = append(links, claudeCodeLinks...)

@@ -4,7 +4,7 @@ import (
 	"testing"
 )
 
-// Fuzz targets for every parser (STYLE 19). Seeds live in testdata/fuzz.
+// Fuzz targets for every parser (every parser is fuzzed; CONTRIBUTING.md). Seeds live in testdata/fuzz.
 // Each asserts no panic and determinism, plus the parser's invariant.
 
 func FuzzRender(f *testing.F) { // R-TPL-1, R-TPL-2

@@ -70,6 +70,17 @@ func guideProvenance(reg contract.Registry, namespaces map[string]string, platfo
 	}
 }
 
+// hookProvenance gives each hook of reg without a namespace its
+// extension's, so the text a hook adds is labelled with where it came from
+// (docs/hooks.md, "Where hook text comes from").
+func hookProvenance(reg contract.Registry, namespaces map[string]string) {
+	for i, h := range reg.Hooks {
+		if h.Namespace == "" {
+			reg.Hooks[i].Namespace = namespaces[h.Extension]
+		}
+	}
+}
+
 // keepGuideProvenance gives each prompt guide of reg without a provenance
 // the one its extension's guide had in old, or else project authority: a
 // guide is never raised to the platform's authority without a namespace

@@ -81,6 +81,7 @@ func Render(in Input) (*Result, error) {
 		return nil, err
 	}
 	guideProvenance(reg, in.ExtensionNamespaces, in.PlatformNamespaces)
+	hookProvenance(reg, in.ExtensionNamespaces)
 	if err := checkStepTargets(cat, reg); err != nil {
 		return nil, err
 	}

@@ -177,3 +177,32 @@ func TestPlan_YAMLRoundTrip(t *testing.T) {
 		t.Fatalf("round trip: %v\n%s", err, p.YAML())
 	}
 }
+
+// A tenant with 40% of a 1,500-Workspace fleet fixes the heaviest shard of
+// any 3-shard plan at 600 (heaviest/mean 1.2). The planner then prefers
+// the plan whose other shards share the rest evenly, not the first one it
+// found with the same heaviest shard (600/594/306).
+func TestWeightedPlan_WhaleTenantLeavesTheRestEvenlySpread(t *testing.T) {
+	weights := sequential("tenant-", 119, 1)
+	left := 900
+	for ns := range weights { // 119 small tenants share 900 Workspaces
+		weights[ns] = 900 / 119
+		left -= 900 / 119
+	}
+	weights["tenant-0000"] += left
+	weights["whale"] = 600
+	loads := WeightedPlan(weights, 3).Loads(weights)
+	t.Logf("1,500 Workspaces, a 40%% tenant, 3 shards: %+v", loads)
+	var rest []int
+	for _, l := range loads {
+		if l.Weight != 600 || l.Namespaces != 1 {
+			rest = append(rest, l.Weight)
+		}
+	}
+	if len(rest) != 2 {
+		t.Fatalf("the whale has no shard of its own: %+v", loads)
+	}
+	if d := rest[0] - rest[1]; d > 60 || d < -60 {
+		t.Errorf("the shards beside the whale hold %v Workspaces: want them within 60 of each other", rest)
+	}
+}

@@ -39,11 +39,11 @@ func BenchmarkReconcilePass(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				plan, err := Gather(context.Background(), ws, objs, policy)
+				plan, err := gatherIn(ws, objs)
 				if err != nil {
 					b.Fatal(err)
 				}
-				plan.Input.Registry, _ = HostLoader{}.LoadExtensions(ctx, ws, plan)
+				plan.Input.Registry, _ = HostLoader{}.LoadExtensions(ctx, plan.Input.Workspace, plan)
 				res, err := resources.Render(plan.Input)
 				if err != nil {
 					b.Fatal(err)

@@ -15,8 +15,10 @@ import (
 // controller. The controller applies it and `loadout preview` prints it, so
 // both agree on every byte they share.
 //
-// No label or annotation of the Workspace is copied: GitOps tools track
-// objects by them (STYLE 15).
+// No label or annotation of the Workspace is copied: GitOps tools (Argo CD's
+// tracking label, Flux's kustomize labels) track objects by them, and a
+// copied one would make the ConfigMap look like part of the user's Git
+// source (docs/gitops.md).
 func ContextConfigMap(ws *v1alpha1.Workspace, res *resources.Result) *corev1ac.ConfigMapApplyConfiguration {
 	cm := corev1ac.ConfigMap(ws.ConfigMapName(), ws.Namespace).
 		WithLabels(map[string]string{vocab.WorkspaceLabel: ws.Name}).

@@ -16,7 +16,7 @@ import (
 func publishFor(t *testing.T, ws *v1alpha1.Workspace, objs Objects) *resources.Result {
 	t.Helper()
 	plan := mustGather(t, ws, objs)
-	plan.Input.Registry, _ = HostLoader{}.LoadExtensions(context.Background(), ws, plan)
+	plan.Input.Registry, _ = HostLoader{}.LoadExtensions(context.Background(), plan.Input.Workspace, plan)
 	res, err := resources.Render(plan.Input)
 	if err != nil {
 		t.Fatal(err)

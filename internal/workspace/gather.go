@@ -63,10 +63,12 @@ type Plan struct {
 }
 
 // Gather reads what the Workspace reads (ReadsOf) through objs under the
-// trust policy. A root or instructions reference outside the own and platform
+// trust policy, after the platform's policy for its namespace (platform,
+// from PlatformPolicyOf), whose imposed extensions load first whatever the
+// roots say. A root or instructions reference outside the own and platform
 // namespaces is a *RootNotPermittedError; a missing instructions ConfigMap or
 // key is an *InstructionsNotFoundError.
-func Gather(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Plan, error) {
+func Gather(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy, platform *Platform) (*Plan, error) {
 	reads := ReadsOf(ws, pol)
 	if reads.Refused != nil {
 		return nil, reads.Refused
@@ -74,7 +76,8 @@ func Gather(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Polic
 	plan := &Plan{Input: resources.Input{
 		Workspace:       contract.WorkspaceRef{Name: ws.Name, Namespace: ws.Namespace},
 		MaxContextBytes: ws.MaxContextBytes(),
-	}}
+		PlatformPolicy:  platform.Digest(),
+	}, UnlabelledPlatform: slices.Clone(platform.UnlabelledPlatform)}
 	trust := func(ns string) (vocab.TrustLevel, error) {
 		l, err := objs.NamespaceLabels(ctx, ns)
 		if err != nil {
@@ -85,30 +88,30 @@ func Gather(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Polic
 		}
 		return pol.TrustOf(ns, l), nil
 	}
-	exts, err := gatherEnforced(ctx, ws, objs, pol, plan, trust)
-	if err != nil {
-		return nil, err
-	}
+	var found []Candidate
 	for i, r := range reads.Roots {
 		level, err := trust(r.Namespace)
 		if err != nil {
 			return nil, err
 		}
-		root, found, err := gatherRoot(ctx, objs, r, level, pol.isPlatform(r.Namespace))
+		root, exts, err := gatherRoot(ctx, objs, r, level, pol.isPlatform(r.Namespace))
 		if err != nil {
 			return nil, fmt.Errorf("workspace %s/%s: spec.roots[%d] (%s): %w", ws.Namespace, ws.Name, i, r.Name, err)
 		}
 		plan.Input.Roots = append(plan.Input.Roots, root)
-		for _, e := range found {
-			if !slices.ContainsFunc(exts, func(c Candidate) bool { return c.Extension.Namespace == e.Namespace && c.Extension.Name == e.Name }) {
-				exts = append(exts, Candidate{Extension: e, Trusted: LoadsExtensions(level), Platform: pol.isPlatform(e.Namespace)})
+		for _, e := range exts {
+			same := func(c Candidate) bool { return c.Extension.Namespace == e.Namespace && c.Extension.Name == e.Name }
+			if !slices.ContainsFunc(platform.Extensions, same) && !slices.ContainsFunc(found, same) {
+				found = append(found, Candidate{Extension: e, Trusted: LoadsExtensions(level), Platform: pol.isPlatform(e.Namespace)})
 			}
 		}
 	}
-	plan.Extensions = loadOrder(exts, pol.PlatformNamespaces)
-	if err := resolveParams(ctx, ws, objs, plan.Extensions); err != nil {
+	// The platform's candidates come with their parameters resolved; only
+	// what the roots bring is read here.
+	if err := resolveParams(ctx, ws.Namespace, objs, found); err != nil {
 		return nil, err
 	}
+	plan.Extensions = loadOrder(append(slices.Clone(platform.Extensions), found...), pol.PlatformNamespaces)
 	// Provenance (docs/context-contract.md): text of a platform namespace is
 	// the platform's, and an extension's prompt guide is its namespace's (the
 	// first in load order takes an id, as at commit).
@@ -147,54 +150,6 @@ func Gather(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Polic
 	return plan, nil
 }
 
-// gatherEnforced returns the platform extensions imposed on the Workspace:
-// every extension of a labelled platform namespace that is not optional and
-// whose namespace selector selects the Workspace's namespace. Roots play no
-// part, so no field of the Workspace can remove one. A platform namespace
-// without its trust label imposes nothing and lists nothing (a tenant may
-// have created it: its objects must not crowd every Workspace's bounded
-// status; the plan names the namespace instead). A labelled one that does
-// not trust extensions reports them as skipped.
-//
-// A selector that does not parse selects every namespace: a platform
-// policy that is broken applies too widely rather than not at all.
-func gatherEnforced(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy, plan *Plan, trust func(string) (vocab.TrustLevel, error)) ([]Candidate, error) {
-	var out []Candidate
-	var nsLabels map[string]string
-	for _, ns := range pol.PlatformNamespaces {
-		level, err := trust(ns)
-		if err != nil {
-			return nil, err
-		}
-		if slices.Contains(plan.UnlabelledPlatform, ns) {
-			continue
-		}
-		extensions, err := objs.Extensions(ctx, ns)
-		if err != nil {
-			return nil, err
-		}
-		for i := range extensions {
-			e := &extensions[i]
-			if Offered(e) {
-				continue
-			}
-			if nsLabels == nil {
-				if nsLabels, err = objs.NamespaceLabels(ctx, ws.Namespace); err != nil {
-					return nil, fmt.Errorf("reading namespace %s: %w", ws.Namespace, err)
-				}
-				if nsLabels == nil {
-					nsLabels = map[string]string{}
-				}
-			}
-			if !AppliesTo(e, nsLabels) {
-				continue
-			}
-			out = append(out, Candidate{Extension: e, Trusted: LoadsExtensions(level), Enforced: true, Platform: true})
-		}
-	}
-	return out, nil
-}
-
 // Offered reports whether a platform extension is offered rather than
 // imposed: marked optional, and carrying no policy. One that carries hooks,
 // denied tools or a manifest source (which may add hooks) is imposed even if
@@ -222,7 +177,7 @@ func AppliesTo(e *v1alpha1.Extension, namespaceLabels map[string]string) bool {
 // extensions are still returned, only to be reported as SkippedUntrusted:
 // loading decides trust before anything of them is read or contacted. Of a
 // platform root, only the offered extensions come through the root: the
-// imposed ones come through gatherEnforced, whatever the root selects.
+// imposed ones come through the namespace's Platform, whatever the root selects.
 func gatherRoot(ctx context.Context, objs Objects, r v1alpha1.WorkspaceRoot, level vocab.TrustLevel, platform bool) (resources.Root, []*v1alpha1.Extension, error) {
 	sel, err := rootSelector(r)
 	if err != nil {

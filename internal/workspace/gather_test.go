@@ -67,11 +67,32 @@ func workspaceIn(ns string, spec ...v1alpha1.WorkspaceSpec) *v1alpha1.Workspace 
 	return ws
 }
 
+// gatherIn is Gather as Resolve runs it: under the platform's policy for
+// ws's namespace, with the tests' policy.
+func gatherIn(ws *v1alpha1.Workspace, objs Objects) (*Plan, error) {
+	ctx := context.Background()
+	platform, err := PlatformPolicyOf(ctx, ws.Namespace, objs, policy, HostLoader{})
+	if err != nil {
+		return nil, err
+	}
+	return Gather(ctx, ws, objs, policy, platform)
+}
+
+// resolve is the pipeline as the controller runs it: the platform's policy
+// for ws's namespace, then Resolve, with the tests' policy.
+func resolve(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, loader ExtensionLoader) (*Resolution, error) {
+	platform, err := PlatformPolicyOf(ctx, ws.Namespace, objs, policy, loader)
+	if err != nil {
+		return nil, err
+	}
+	return Resolve(ctx, ws, objs, policy, platform, loader)
+}
+
 // mustGather is Gather of ws over objs with the tests' policy; it fails t
 // on an error.
 func mustGather(t testing.TB, ws *v1alpha1.Workspace, objs Objects) *Plan {
 	t.Helper()
-	plan, err := Gather(context.Background(), ws, objs, policy)
+	plan, err := gatherIn(ws, objs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +124,7 @@ func TestGather_PlatformExtensionsLoadFirstWhateverTheRootOrder(t *testing.T) {
 	if want := []string{"loadout-system/guard", "team/aaa", "team/guard"}; !slices.Equal(got, want) {
 		t.Errorf("load order %v, want %v", got, want)
 	}
-	_, outcomes := HostLoader{}.LoadExtensions(context.Background(), ws, plan)
+	_, outcomes := HostLoader{}.LoadExtensions(context.Background(), plan.Input.Workspace, plan)
 	if outcomes[0].State != vocab.ExtensionLoaded || outcomes[2].State != vocab.ExtensionRejected {
 		t.Errorf("outcomes %+v: the platform guard must load and the project guard be rejected", outcomes)
 	}
@@ -152,14 +173,14 @@ func TestGather_InstructionsOrderAndErrors(t *testing.T) {
 	}
 
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Name: "missing"}}}
-	_, err := Gather(context.Background(), ws, objs, policy)
+	_, err := gatherIn(ws, objs)
 	var notFound *InstructionsNotFoundError
 	if !errors.As(err, &notFound) {
 		t.Errorf("missing ConfigMap: %v, want InstructionsNotFoundError", err)
 	}
 
 	ws.Spec.Instructions = []v1alpha1.InstructionSource{{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: "other-team", Name: "rules"}}}
-	_, err = Gather(context.Background(), ws, objs, policy)
+	_, err = gatherIn(ws, objs)
 	var refused *RootNotPermittedError
 	if !errors.As(err, &refused) {
 		t.Errorf("foreign ConfigMap: %v, want RootNotPermittedError", err)
@@ -180,7 +201,7 @@ func TestGather_PlatformConfigMapWithoutOptInLabelReadsAsMissing(t *testing.T) {
 	gather := func(ns, name string) (string, error) {
 		ws := workspaceIn("team", v1alpha1.WorkspaceSpec{Instructions: []v1alpha1.InstructionSource{
 			{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyReference{Namespace: ns, Name: name}}}})
-		plan, err := Gather(context.Background(), ws, objs, policy)
+		plan, err := gatherIn(ws, objs)
 		if err != nil {
 			return "", err
 		}

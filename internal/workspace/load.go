@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/exthost/extobject"
@@ -13,7 +12,9 @@ import (
 // ExtensionLoader loads a plan's extensions into a tool registry. The
 // controller takes it as an interface so tests can count what is contacted.
 type ExtensionLoader interface {
-	LoadExtensions(ctx context.Context, ws *v1alpha1.Workspace, plan *Plan) (contract.Registry, []exthost.Outcome)
+	// at is the Workspace (or, for the platform's policy alone, just the
+	// namespace) the extensions load for.
+	LoadExtensions(ctx context.Context, at contract.WorkspaceRef, plan *Plan) (contract.Registry, []exthost.Outcome)
 }
 
 // HostLoader loads extensions through internal/exthost: trust, import,
@@ -27,11 +28,11 @@ type HostLoader struct {
 }
 
 // LoadExtensions implements ExtensionLoader.
-func (l HostLoader) LoadExtensions(ctx context.Context, ws *v1alpha1.Workspace, plan *Plan) (contract.Registry, []exthost.Outcome) {
+func (l HostLoader) LoadExtensions(ctx context.Context, at contract.WorkspaceRef, plan *Plan) (contract.Registry, []exthost.Outcome) {
 	host := exthost.NewHost(exthost.Options{
 		Builtin:   plan.Builtin,
 		Deny:      plan.Deny,
-		Workspace: exthost.WorkspaceInfo{Name: ws.Name, Namespace: ws.Namespace},
+		Workspace: exthost.WorkspaceInfo{Name: at.Name, Namespace: at.Namespace},
 		Outbound:  l.Outbound,
 	})
 	outcomes := make([]exthost.Outcome, 0, len(plan.Extensions))

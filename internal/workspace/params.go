@@ -23,14 +23,14 @@ func ParamsNamespace(ext *v1alpha1.Extension, wsNamespace string) string {
 // resolveParams reads each trusted candidate's params ConfigMap for ws.
 // A missing ConfigMap is what its parameterNotFoundAction says (Deny by
 // default); a read that fails is transient, like every read.
-func resolveParams(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, cands []Candidate) error {
+func resolveParams(ctx context.Context, namespace string, objs Objects, cands []Candidate) error {
 	for i := range cands {
 		c := &cands[i]
 		ref := c.Extension.Spec.ParamRef
 		if ref == nil || !c.Trusted {
 			continue
 		}
-		ns := ParamsNamespace(c.Extension, ws.Namespace)
+		ns := ParamsNamespace(c.Extension, namespace)
 		from := ns + "/" + ref.Name
 		data, _, ok, err := objs.ConfigMapData(ctx, ns, ref.Name)
 		if err != nil {

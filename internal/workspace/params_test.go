@@ -24,7 +24,7 @@ func lengthGuard(from v1alpha1.ParamSource, notFound vocab.ParameterNotFoundActi
 func verdictIn(t *testing.T, objs Objects, ns string) (*exthost.ToolResult, *Resolution) {
 	t.Helper()
 	ws := workspaceIn(ns)
-	res, err := Resolve(context.Background(), ws, objs, policy, HostLoader{})
+	res, err := resolve(context.Background(), ws, objs, HostLoader{})
 	if err != nil {
 		t.Fatal(err)
 	}

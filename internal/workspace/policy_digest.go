@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"slices"
 
-	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/exthost"
 )
 
 // platformPolicyDoc is what PlatformPolicyDigest hashes, as canonical JSON
@@ -28,11 +26,9 @@ type platformPolicyDoc struct {
 // deny list may drop a platform tool, and a tool is no policy), and so is
 // whatever rendering adds later (a guide's provenance).
 //
-// The manifest of every context carries it (contract.Manifest.PlatformPolicy)
-// and the namespace's policy epoch names the current one: the same digest
-// comes from a Workspace's full pass (Resolution.PlatformPolicy) and from
-// the imposed extensions alone (Imposed.Digest), so the epoch reconciler
-// needs no Workspace's input to compute it.
+// Platform.Digest is its one caller: the manifest of every context carries
+// it (contract.Manifest.PlatformPolicy) and the namespace's policy epoch
+// names the current one.
 func PlatformPolicyDigest(reg contract.Registry, imposed, deny []string) string {
 	doc := platformPolicyDoc{Hooks: []contract.Hook{}, MessageTypes: []contract.MessageType{}, PromptGuides: []contract.PromptGuide{},
 		DeniedTools: slices.Compact(slices.Sorted(slices.Values(slices.Clone(deny))))}
@@ -58,40 +54,4 @@ func PlatformPolicyDigest(reg contract.Registry, imposed, deny []string) string 
 	b, _ := json.Marshal(doc) // plain fields always marshal
 	sum := sha256.Sum256(b)
 	return contract.HashPrefix + hex.EncodeToString(sum[:])
-}
-
-// Digest is the digest of the platform's current policy (PlatformPolicyDigest).
-func (imp *Imposed) Digest() string {
-	return PlatformPolicyDigest(imp.Registry, imp.IDs, imp.Deny)
-}
-
-// PlatformPolicy is the digest of the platform policy in the Resolution's
-// registry (PlatformPolicyDigest): the entries of the imposed extensions
-// that loaded, and the denied tools of the imposed extensions. It equals
-// ImposedPolicy's Digest for the same objects. Empty without a plan.
-func (r *Resolution) PlatformPolicy() string {
-	if r.Plan == nil {
-		return ""
-	}
-	ids, deny := imposedOf(r.Plan, r.Extensions)
-	return PlatformPolicyDigest(r.Registry, ids, deny)
-}
-
-// imposedOf lists the ids of the imposed extensions of plan that loaded
-// (outcomes are in the plan's load order) and the platform's denied tools.
-func imposedOf(plan *Plan, outcomes []exthost.Outcome) (ids, deny []string) {
-	for i, c := range plan.Extensions {
-		if !c.Enforced {
-			continue
-		}
-		if c.Trusted {
-			for _, d := range c.Extension.Spec.DeniedTools {
-				deny = append(deny, string(d))
-			}
-		}
-		if i < len(outcomes) && outcomes[i].State == vocab.ExtensionLoaded && !slices.Contains(ids, outcomes[i].Extension) {
-			ids = append(ids, outcomes[i].Extension)
-		}
-	}
-	return ids, deny
 }

@@ -37,57 +37,37 @@ func policyDigestObjects() *fakeObjects {
 	}
 }
 
-// The digest of the platform's policy a Workspace's context carries is the
-// same whether it comes from the Workspace's full pass (with a trusted
-// tenant extension and a tenant deny list that drops a platform tool) or
-// from the imposed extensions alone, as the epoch reconciler computes it
-// for the namespace with no Workspace's input.
-func TestPlatformPolicyDigest_FullPassEqualsImposedPolicy(t *testing.T) {
+// The platform's policy is computed once per namespace (PlatformPolicyOf),
+// from the namespace alone; every Workspace's context carries its digest.
+// Each part of the platform's policy moves the digest; the tenant's own
+// entries, its deny list and the platform's tools do not.
+func TestPlatformPolicyOf_DigestMovesWithThePlatformsPolicyOnly(t *testing.T) {
 	ctx := context.Background()
-	objs := policyDigestObjects()
 	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dev", UID: "u1"},
 		Spec: v1alpha1.WorkspaceSpec{Tools: &v1alpha1.WorkspaceTools{Deny: []v1alpha1.ToolName{"jira", "rm"}}}}
-	res, err := Resolve(ctx, ws, objs, policy, HostLoader{})
-	if err != nil || res.Failure != nil {
-		t.Fatalf("Resolve: %v %v", err, res.Failure)
-	}
-	if len(res.Registry.Extensions) != 3 {
-		t.Fatalf("registry extensions %v, want the two platform ones and team-tools", res.Registry.Extensions)
-	}
-	full := res.PlatformPolicy()
-	if got := res.Result.Manifest.PlatformPolicy; got != full {
-		t.Errorf("manifest platformPolicy %q, want the pass's digest %q", got, full)
-	}
-	// The epoch's view: a Workspace of the namespace that says nothing.
-	synthetic := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "loadout-policy"}}
-	imp, err := ImposedPolicy(ctx, synthetic, objs, policy, HostLoader{})
-	if err != nil || imp.Broken != "" {
-		t.Fatalf("ImposedPolicy: %v %s", err, imp.Broken)
-	}
-	if got := imp.Digest(); got != full {
-		t.Errorf("ImposedPolicy digest %s, full pass %s", got, full)
-	}
-	if !strings.HasPrefix(full, contract.HashPrefix) || len(full) != len(contract.HashPrefix)+64 {
-		t.Errorf("digest %q is not sha256:<hex>", full)
-	}
-
-	// Each part of the platform's policy moves the digest; the tenant's
-	// own entries, its deny list and the platform's tools do not.
 	digestWith := func(change func(o *fakeObjects, ws *v1alpha1.Workspace)) string {
+		t.Helper()
 		o, w := policyDigestObjects(), ws.DeepCopy()
 		change(o, w)
-		r, err := Resolve(ctx, w, o, policy, HostLoader{})
+		platform, err := PlatformPolicyOf(ctx, w.Namespace, o, policy, HostLoader{})
+		if err != nil || platform.Broken != "" {
+			t.Fatalf("PlatformPolicyOf: %v %+v", err, platform)
+		}
+		r, err := Resolve(ctx, w, o, policy, platform, HostLoader{})
 		if err != nil || r.Failure != nil {
 			t.Fatalf("Resolve: %v %v", err, r.Failure)
 		}
-		imp, err := ImposedPolicy(ctx, synthetic, o, policy, HostLoader{})
-		if err != nil {
-			t.Fatal(err)
+		if len(r.Registry.Extensions) != 3 {
+			t.Fatalf("registry extensions %v, want the two platform ones and team-tools", r.Registry.Extensions)
 		}
-		if imp.Digest() != r.PlatformPolicy() {
-			t.Errorf("after the change: ImposedPolicy %s, full pass %s", imp.Digest(), r.PlatformPolicy())
+		if got := r.Result.Manifest.PlatformPolicy; got != platform.Digest() {
+			t.Errorf("manifest platformPolicy %q, want the platform's digest %q", got, platform.Digest())
 		}
-		return r.PlatformPolicy()
+		return platform.Digest()
+	}
+	full := digestWith(func(*fakeObjects, *v1alpha1.Workspace) {})
+	if !strings.HasPrefix(full, contract.HashPrefix) || len(full) != len(contract.HashPrefix)+64 {
+		t.Errorf("digest %q is not sha256:<hex>", full)
 	}
 	for name, tc := range map[string]struct {
 		change func(o *fakeObjects, ws *v1alpha1.Workspace)

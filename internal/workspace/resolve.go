@@ -60,8 +60,10 @@ type Resolution struct {
 // Publishable reports whether Result may replace the published context.
 func (r *Resolution) Publishable() bool { return r.Failure == nil && r.Result != nil }
 
-// Resolve runs the whole pipeline for one Workspace: gather → load
-// extensions → resolve → render. The controller and `loadout preview` both
+// Resolve runs the whole pipeline for one Workspace under the platform's
+// policy for its namespace (PlatformPolicyOf): gather → load extensions →
+// resolve → render. The context carries platform's digest; Decide then
+// chooses what to publish. The controller and `loadout preview` both
 // call it, so preview prints exactly what the controller publishes and
 // refuses exactly what it refuses.
 //
@@ -71,16 +73,15 @@ func (r *Resolution) Publishable() bool { return r.Failure == nil && r.Result !=
 // policy hooks (failing open). The returned error is transient only (a read
 // that failed, a deadline): retry it, and do not touch the conditions that
 // describe the last completed pass.
-func Resolve(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy, loader ExtensionLoader) (*Resolution, error) {
+func Resolve(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy, platform *Platform, loader ExtensionLoader) (*Resolution, error) {
 	res := &Resolution{}
-	plan, err := Gather(ctx, ws, objs, pol)
+	plan, err := Gather(ctx, ws, objs, pol, platform)
 	if err != nil {
 		return invalid(res, PhaseGather, err)
 	}
 	res.Plan = plan
-	res.Registry, res.Extensions = loader.LoadExtensions(ctx, ws, plan)
+	res.Registry, res.Extensions = loader.LoadExtensions(ctx, plan.Input.Workspace, plan)
 	plan.Input.Registry = res.Registry
-	plan.Input.PlatformPolicy = res.PlatformPolicy()
 	if res.Result, err = resources.Render(plan.Input); err != nil {
 		phase := PhaseResolve
 		var tooLarge *resources.TooLargeError

@@ -22,7 +22,7 @@ func (failingObjects) NamespaceLabels(context.Context, string) (map[string]strin
 // rejectingLoader rejects every extension with the given reason.
 type rejectingLoader struct{ reason string }
 
-func (l rejectingLoader) LoadExtensions(_ context.Context, _ *v1alpha1.Workspace, plan *Plan) (contract.Registry, []exthost.Outcome) {
+func (l rejectingLoader) LoadExtensions(_ context.Context, _ contract.WorkspaceRef, plan *Plan) (contract.Registry, []exthost.Outcome) {
 	var out []exthost.Outcome
 	for _, c := range plan.Extensions {
 		out = append(out, exthost.Outcome{Extension: c.Extension.Name, Namespace: c.Extension.Namespace,
@@ -76,7 +76,7 @@ func TestResolve_EachFailureTaggedWithPhaseAndReason(t *testing.T) {
 			if loader == nil {
 				loader = HostLoader{}
 			}
-			res, err := Resolve(context.Background(), ws, objs, policy, loader)
+			res, err := resolve(context.Background(), ws, objs, loader)
 			if err != nil {
 				t.Fatalf("an invalid input came back as a transient error: %v", err)
 			}
@@ -94,7 +94,7 @@ func TestResolve_EachFailureTaggedWithPhaseAndReason(t *testing.T) {
 // Failure that would be reported as the user's to fix.
 func TestResolve_FailedReadIsTransientNotAFailure(t *testing.T) {
 	ws := workspaceIn("team")
-	res, err := Resolve(context.Background(), ws, failingObjects{&fakeObjects{}}, policy, HostLoader{})
+	res, err := resolve(context.Background(), ws, failingObjects{&fakeObjects{}}, HostLoader{})
 	if err == nil || !strings.Contains(err.Error(), "connection refused") || res != nil {
 		t.Errorf("got %+v, %v; want the read's error and no resolution", res, err)
 	}
@@ -103,7 +103,7 @@ func TestResolve_FailedReadIsTransientNotAFailure(t *testing.T) {
 func TestResolve_ValidInputIsPublishable(t *testing.T) {
 	ws := workspaceIn("team")
 	objs := &fakeObjects{skills: []v1alpha1.Skill{sk("team", "a")}, extensions: []v1alpha1.Extension{ext("loadout-system", "guard")}}
-	res, err := Resolve(context.Background(), ws, objs, policy, HostLoader{})
+	res, err := resolve(context.Background(), ws, objs, HostLoader{})
 	if err != nil || !res.Publishable() || res.Result.Hash == "" || len(res.Extensions) != 1 {
 		t.Fatalf("got %+v, %v; want a publishable result with one extension outcome", res, err)
 	}

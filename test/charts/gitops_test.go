@@ -57,7 +57,9 @@ func renderChartFromDocs(t *testing.T, who, path, namespace string, values map[s
 	if _, err := os.Stat(filepath.Join(testenv.RepoRoot(), path, "Chart.yaml")); err != nil {
 		t.Fatalf("%s: chart path %q is not a chart of this repository: %v", who, path, err)
 	}
-	args := []string{"template", filepath.Base(path), path}
+	// Argo CD and Flux render for the cluster's version; plain helm would
+	// assume v1.20, below the loadout chart's kubeVersion.
+	args := []string{"template", filepath.Base(path), path, "--kube-version", kubeVersion}
 	if namespace != "" {
 		args = append(args, "--namespace", namespace)
 	}

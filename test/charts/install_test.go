@@ -41,9 +41,9 @@ type cluster struct {
 
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		t.Fatal(testenv.ErrNoAssets)
+	assets, err := testenv.Assets()
+	if err != nil {
+		t.Fatal(err)
 	}
 	env := &envtest.Environment{BinaryAssetsDirectory: assets}
 	if _, err := env.Start(); err != nil {

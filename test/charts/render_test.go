@@ -22,7 +22,7 @@ var helmOnlyAnnotations = []string{"helm.sh/resource-policy"}
 // loadout-system namespace and decodes the objects.
 func render(t *testing.T, chart string, args ...string) []*unstructured.Unstructured {
 	t.Helper()
-	out := testenv.Helm(t, append([]string{"template", chart, "charts/" + chart, "--namespace", "loadout-system"}, args...)...)
+	out := testenv.Helm(t, append([]string{"template", chart, "charts/" + chart, "--namespace", "loadout-system", "--kube-version", kubeVersion}, args...)...)
 	return decodeRendered(t, "helm template "+chart, out)
 }
 
@@ -115,7 +115,7 @@ func TestCharts_LintCleanly(t *testing.T) {
 		{"loadout", []string{"rbac.scope=namespace", "rbac.watchNamespaces={team-a,team-b}"}},
 		{"loadout", []string{"metrics.serviceMonitor.enabled=true", "podDisruptionBudget.enabled=true", "replicas=2", "namespace.create=true"}},
 	} {
-		args := []string{"lint", "--strict", "charts/" + tc.chart, "--namespace", "loadout-system"}
+		args := []string{"lint", "--strict", "charts/" + tc.chart, "--namespace", "loadout-system", "--kube-version", kubeVersion}
 		for _, s := range tc.set {
 			args = append(args, "--set", s)
 		}
@@ -225,6 +225,26 @@ func TestCharts_ValuesReachTheObjects(t *testing.T) {
 	}
 }
 
+// kubeVersion is the Kubernetes version the tests render the charts for:
+// the test control plane's (hack/envtest/build.sh). The loadout chart
+// requires 1.36 or later (its kubeVersion), and `helm template` assumes
+// v1.20 unless told, as Argo CD and Flux tell it the cluster's.
+const kubeVersion = "1.37.2"
+
+// The loadout chart refuses a cluster older than 1.36, where its agent-pod
+// policies (MutatingAdmissionPolicy) are not served: an install there would
+// admit agent pods without hostd.
+func TestCharts_LoadoutNeedsKubernetes136(t *testing.T) {
+	for version, ok := range map[string]bool{"1.35.4": false, "1.36.0": true, "v1.36.2-eks-1234": true, kubeVersion: true} {
+		cmd := exec.Command(testenv.HelmBinary(t), "template", "loadout", "charts/loadout", "--kube-version", version)
+		cmd.Dir = testenv.RepoRoot()
+		out, err := cmd.CombinedOutput()
+		if (err == nil) != ok || (!ok && !strings.Contains(string(out), ">= 1.36.0-0")) {
+			t.Errorf("helm template --kube-version %s: err %v, want ok %v\n%.300s", version, err, ok, out)
+		}
+	}
+}
+
 func TestCharts_RefuseBadValuesWithAMessage(t *testing.T) {
 	for _, tc := range []struct {
 		set  []string
@@ -233,7 +253,7 @@ func TestCharts_RefuseBadValuesWithAMessage(t *testing.T) {
 		{[]string{"rbac.scope=tenant"}, `rbac.scope="tenant": must be cluster or namespace`},
 		{[]string{"rbac.scope=namespace"}, "rbac.scope=namespace needs rbac.watchNamespaces"},
 	} {
-		args := []string{"template", "loadout", "charts/loadout"}
+		args := []string{"template", "loadout", "charts/loadout", "--kube-version", kubeVersion}
 		for _, s := range tc.set {
 			args = append(args, "--set", s)
 		}
@@ -251,7 +271,7 @@ func TestCharts_RefuseBadValuesWithAMessage(t *testing.T) {
 // loadout-system), and trustAdminGroups reaches their adminGroups as it
 // reaches the trust policy's.
 func TestCharts_ConfigMapPoliciesNameTheReleaseNamespacesManager(t *testing.T) {
-	objs := decodeRendered(t, "helm template loadout", testenv.Helm(t, "template", "loadout", "charts/loadout", "--namespace", "platform-x",
+	objs := decodeRendered(t, "helm template loadout", testenv.Helm(t, "template", "loadout", "charts/loadout", "--namespace", "platform-x", "--kube-version", kubeVersion,
 		"--set", "trustAdminGroups={corp:platform-admins}"))
 	for _, name := range []string{"loadout-context-configmaps", "loadout-manager-configmaps", "loadout-policy-epochs"} {
 		vap := find(objs, "ValidatingAdmissionPolicy", name)
@@ -275,7 +295,7 @@ func TestCharts_ConfigMapPoliciesNameTheReleaseNamespacesManager(t *testing.T) {
 // written by the manager) from the manager's namespace: rendered into
 // another release namespace, they read them there.
 func TestCharts_AgentPodPoliciesReadTheReleaseNamespacesHostdParameters(t *testing.T) {
-	objs := decodeRendered(t, "helm template loadout", testenv.Helm(t, "template", "loadout", "charts/loadout", "--namespace", "platform-x"))
+	objs := decodeRendered(t, "helm template loadout", testenv.Helm(t, "template", "loadout", "charts/loadout", "--namespace", "platform-x", "--kube-version", kubeVersion))
 	for _, kind := range []string{"MutatingAdmissionPolicyBinding", "ValidatingAdmissionPolicyBinding"} {
 		b := find(objs, kind, "loadout-agent-pods")
 		if b == nil {

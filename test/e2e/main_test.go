@@ -17,7 +17,8 @@ import (
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 )
 
-// assets is KUBEBUILDER_ASSETS: the envtest binaries built from Go modules.
+// assets holds the envtest binaries built from Go modules (KUBEBUILDER_ASSETS,
+// through testenv.Assets' wrappers, which die with the test process).
 var assets string
 
 // The API server shared by the install and policy tests, started on first
@@ -30,9 +31,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	assets = os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		fmt.Fprintln(os.Stderr, testenv.ErrNoAssets)
+	var err error
+	if assets, err = testenv.Assets(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	ctrllog.SetLogger(crzap.New(crzap.WriteTo(io.Discard))) // envtest's progress lines; failures come back as errors

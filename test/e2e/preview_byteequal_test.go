@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -14,9 +15,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
@@ -39,6 +43,96 @@ import (
 // with the manager's public key. A GitOps user can therefore diff preview
 // output against the cluster.
 func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
+	env := startPreviewCluster(t)
+	env.applySamples(t)
+	env.checkPreviewMatchesCluster(t, env.preview(t, "-f", filepath.Join(testenv.RepoRoot(), "config", "samples")))
+}
+
+// TestPreview_LastGoodHeldAndPolicyOnlyByteEqualToTheCluster: when a
+// tenant's own input is invalid, the cluster publishes its last good content
+// under the platform's current policy (held), or, for a Workspace with no
+// good context yet, the platform's policy alone (policy only). `loadout
+// preview --last-good` given the ConfigMaps the cluster had published
+// prints both, byte for byte, from the same workspace.Decide.
+func TestPreview_LastGoodHeldAndPolicyOnlyByteEqualToTheCluster(t *testing.T) {
+	env := startPreviewCluster(t)
+	samples := env.applySamples(t)
+	// The last good context of team-a/dev, as `kubectl get -o yaml` saves it.
+	good := waitPublished(t, env.ctx, env.client, corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "dev-context",
+		Labels: map[string]string{vocab.WorkspaceLabel: "dev"}}}, "")
+	good.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
+	lastGood := filepath.Join(t.TempDir(), "last-good.yaml")
+	writeYAML(t, lastGood, good)
+
+	// The tenant breaks dev (it activates a skill that does not exist) and
+	// creates fresh, broken from the start.
+	var broken []manifests.Manifest
+	var guard manifests.Manifest
+	for _, m := range samples {
+		if m.Object.GetKind() == "Extension" && m.Object.GetName() == "platform-guard" {
+			guard = m
+		}
+		if m.Object.GetKind() == "Workspace" && m.Object.GetName() == "dev" {
+			m.Object = m.Object.DeepCopy()
+			if err := unstructured.SetNestedSlice(m.Object.Object, []any{map[string]any{"skill": "no-such-skill"}}, "spec", "activate"); err != nil {
+				t.Fatal(err)
+			}
+			fresh := m.Object.DeepCopy()
+			fresh.SetName("fresh")
+			broken = append(broken, m, manifests.Manifest{File: "fresh.yaml", Object: fresh})
+			continue
+		}
+		broken = append(broken, m)
+	}
+	if err := manifests.Apply(env.ctx, env.client, broken, client.ForceOwnership); err != nil {
+		t.Fatal(err)
+	}
+	for name, mode := range map[string]v1alpha1.HeldContentMode{"dev": v1alpha1.HeldContentContent, "fresh": v1alpha1.HeldContentPolicyOnly} {
+		waitHeld(t, env.ctx, env.client, types.NamespacedName{Namespace: "team-a", Name: name}, mode)
+	}
+	// Then the platform changes its policy (a denied tool more): it reaches
+	// the held content and the policy-only context at once.
+	guard.Object = guard.Object.DeepCopy()
+	if err := unstructured.SetNestedStringSlice(guard.Object.Object, []string{"telnet"}, "spec", "deniedTools"); err != nil {
+		t.Fatal(err)
+	}
+	if err := manifests.Apply(env.ctx, env.client, []manifests.Manifest{guard}, client.ForceOwnership); err != nil {
+		t.Fatal(err)
+	}
+	broken = slices.DeleteFunc(broken, func(m manifests.Manifest) bool { return m.Object.GetName() == guard.Object.GetName() })
+	broken = append(broken, guard)
+	previewed := env.preview(t, "-f", writeManifests(t, broken), "--last-good", lastGood)
+	if len(previewed) != 2 {
+		t.Fatalf("preview printed %d ConfigMaps, want dev's held and fresh's policy-only contexts", len(previewed))
+	}
+	env.checkPreviewMatchesCluster(t, previewed)
+	if from := previewed[0].Annotations[workspace.ContentFromAnnotation]; previewed[0].Name != "dev-context" || from != good.Annotations[vocab.ContextHashAnnotation] {
+		t.Errorf("preview's held context %s says its content is from %q, want the last good %s", previewed[0].Name, from, good.Annotations[vocab.ContextHashAnnotation])
+	}
+
+	// Without --last-good, preview cannot know what the cluster held: it
+	// fails naming the Workspace and the failure.
+	cmd := exec.CommandContext(env.ctx, env.loadout, "preview", "-f", writeManifests(t, broken))
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "team-a/dev") || !strings.Contains(string(out), "no-such-skill") {
+		t.Errorf("preview without --last-good: %v\n%s", err, out)
+	}
+}
+
+// previewCluster is the test control plane with the controllers in
+// process, configured as the manager's defaults (platform namespace
+// loadout-system, restricted default trust), signing as the shipped
+// manager does, and the loadout CLI built.
+type previewCluster struct {
+	ctx      context.Context
+	client   client.Client
+	loadout  string
+	signer   *contextsig.Signer
+	verifier *contextsig.Verifier
+}
+
+func startPreviewCluster(t *testing.T) *previewCluster {
+	t.Helper()
 	loadout := testenv.GoBuild(t, t.TempDir(), "./cmd/loadout")
 	cfg := testenv.StartFor(t)
 	c, err := client.New(cfg, client.Options{Scheme: kubescheme.New()})
@@ -46,7 +140,7 @@ func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	signer, err := contextsig.NewSigner([]ed25519.PrivateKey{testenv.SigningKey(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -55,8 +149,6 @@ func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The controllers in process, configured as the manager's defaults
-	// (platform namespace loadout-system, restricted default trust).
 	mgr, err := testmanager.Start(ctx, cfg, testmanager.Options{Controllers: controllers.Options{
 		Policy: workspace.Policy{PlatformNamespaces: []string{"loadout-system"}, DefaultTrust: vocab.TrustRestricted},
 		Signer: signer,
@@ -69,19 +161,29 @@ func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 			t.Errorf("manager: %v", err)
 		}
 	})
+	return &previewCluster{ctx: ctx, client: c, loadout: loadout, signer: signer, verifier: verifier}
+}
 
-	samplesDir := filepath.Join(testenv.RepoRoot(), "config", "samples")
-	samples, err := manifests.Read(samplesDir)
+// applySamples applies config/samples (the Deployment aside: no kubelet
+// runs its pods) and returns what it applied.
+func (e *previewCluster) applySamples(t *testing.T) []manifests.Manifest {
+	t.Helper()
+	samples, err := manifests.Read(filepath.Join(testenv.RepoRoot(), "config", "samples"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	samples = slices.DeleteFunc(samples, func(m manifests.Manifest) bool { return m.Object.GetKind() == "Deployment" })
-	if err := manifests.Apply(ctx, c, samples); err != nil {
+	if err := manifests.Apply(e.ctx, e.client, samples); err != nil {
 		t.Fatal(err)
 	}
+	return samples
+}
 
+// preview runs `loadout preview` with args and decodes what it printed.
+func (e *previewCluster) preview(t *testing.T, args ...string) []corev1.ConfigMap {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	preview := exec.CommandContext(ctx, loadout, "preview", "-f", samplesDir)
+	preview := exec.CommandContext(e.ctx, e.loadout, append([]string{"preview"}, args...)...)
 	preview.Stdout, preview.Stderr = &stdout, &stderr
 	if err := preview.Run(); err != nil {
 		t.Fatalf("loadout preview: %v\n%s", err, stderr.String())
@@ -90,22 +192,33 @@ func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 	if len(previewed) == 0 {
 		t.Fatal("preview printed no ConfigMap")
 	}
+	return previewed
+}
+
+// checkPreviewMatchesCluster diffs every ConfigMap preview printed against
+// the live one: the same data bytes under every key the preview prints, the
+// same annotations, the same label. The cluster's one extra key is the
+// signature, which verifies over the preview's hash with the manager's
+// public key. A GitOps user can therefore diff preview output against the
+// cluster.
+func (e *previewCluster) checkPreviewMatchesCluster(t *testing.T, previewed []corev1.ConfigMap) {
+	t.Helper()
 	for _, want := range previewed {
-		live := waitPublished(t, ctx, c, want)
+		live := waitPublished(t, e.ctx, e.client, want, want.Annotations[vocab.ContextHashAnnotation])
 		if _, ok := want.Data[contract.KeySignature]; ok {
 			t.Fatalf("%s/%s: preview printed a signature; it holds no key", want.Namespace, want.Name)
 		}
 		// The signature is the cluster's one extra key: it signs the hash
 		// the preview computed, for this Workspace and ConfigMap.
 		sig := live.Data[contract.KeySignature]
-		if err := verifier.Verify([]byte(sig), want.Annotations[vocab.ContextHashAnnotation],
+		if err := e.verifier.Verify([]byte(sig), want.Annotations[vocab.ContextHashAnnotation],
 			contextsig.Subject{Namespace: want.Namespace, Name: want.Labels[vocab.WorkspaceLabel], ConfigMap: want.Name}); err != nil {
 			t.Errorf("%s/%s: the cluster's signature does not verify over the preview's hash: %v", want.Namespace, want.Name, err)
 		}
 		live.Data = maps.Clone(live.Data)
 		delete(live.Data, contract.KeySignature)
 		// And the annotation naming the keys that signed it.
-		if got, want := live.Annotations[vocab.ContextSignersAnnotation], strings.Join(signer.KeyIDs(), ","); got != want {
+		if got, want := live.Annotations[vocab.ContextSignersAnnotation], strings.Join(e.signer.KeyIDs(), ","); got != want {
 			t.Errorf("%s/%s: %s = %q, want %q", live.Namespace, live.Name, vocab.ContextSignersAnnotation, got, want)
 		}
 		live.Annotations = maps.Clone(live.Annotations)
@@ -125,6 +238,52 @@ func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 	}
 }
 
+// writeManifests writes manifests as one multi-document YAML file in a new
+// directory, which it returns: what preview reads with -f.
+func writeManifests(t *testing.T, ms []manifests.Manifest) string {
+	t.Helper()
+	dir := t.TempDir()
+	var docs [][]byte
+	for _, m := range ms {
+		b, err := yaml.Marshal(m.Object.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, b)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "manifests.yaml"), bytes.Join(docs, []byte("---\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func writeYAML(t *testing.T, path string, obj any) {
+	t.Helper()
+	b, err := yaml.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitHeld waits until Workspace key reports a held context of mode.
+func waitHeld(t *testing.T, ctx context.Context, c client.Client, key types.NamespacedName, mode v1alpha1.HeldContentMode) {
+	t.Helper()
+	var last string
+	for ctx.Err() == nil {
+		ws := &v1alpha1.Workspace{}
+		if err := c.Get(ctx, key, ws); err == nil && ws.Status.HeldContent != nil && ws.Status.HeldContent.Mode == mode && ws.Status.Context != nil {
+			return
+		} else if err == nil {
+			last = fmt.Sprintf("%+v", ws.Status.HeldContent)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("Workspace %s never reported a held context of mode %s (last: %s)", key, mode, last)
+}
+
 // decodeConfigMaps reads the YAML documents preview printed.
 func decodeConfigMaps(t *testing.T, out []byte) []corev1.ConfigMap {
 	t.Helper()
@@ -141,15 +300,14 @@ func decodeConfigMaps(t *testing.T, out []byte) []corev1.ConfigMap {
 }
 
 // waitPublished waits until the cluster's ConfigMap of want's name holds the
-// hash its Workspace reports as published, and returns it.
-func waitPublished(t *testing.T, ctx context.Context, c client.Client, want corev1.ConfigMap) *corev1.ConfigMap {
+// hash its Workspace reports as published, wantHash if given, and returns it.
+func waitPublished(t *testing.T, ctx context.Context, c client.Client, want corev1.ConfigMap, wantHash string) *corev1.ConfigMap {
 	t.Helper()
 	// A first pass may publish before the cache holds every input, so wait
 	// (bounded) for the context the controller settles on; if it never
 	// reaches preview's hash, return what it settled on so the caller
 	// reports the differing keys.
 	wsName := want.Labels[vocab.WorkspaceLabel]
-	wantHash := want.Annotations[vocab.ContextHashAnnotation]
 	deadline := time.Now().Add(30 * time.Second)
 	var last error
 	var settled *corev1.ConfigMap
@@ -164,7 +322,7 @@ func waitPublished(t *testing.T, ctx context.Context, c client.Client, want core
 		default:
 			err := c.Get(ctx, types.NamespacedName{Namespace: want.Namespace, Name: want.Name}, cm)
 			if err == nil && cm.Annotations[vocab.ContextHashAnnotation] == ws.Status.Context.Hash {
-				if ws.Status.Context.Hash == wantHash {
+				if ws.Status.Context.Hash == wantHash || wantHash == "" {
 					return cm
 				}
 				settled = cm

@@ -14,6 +14,7 @@ import (
 
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/mcpheaders"
+	mcpendpoint "github.com/loadout-dev/loadout/internal/mcpheaders/endpoint"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/toolauth"
 )
@@ -101,7 +102,7 @@ func TestAgentPods_TenantCannotMintHostdsMCPHeadersToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	verifier, err := toolauth.New(toolauth.Options{Client: admin, Audience: mcpheaders.Audience,
-		AllNamespaces: true, CheckPod: controllers.CheckBoundPod})
+		AllNamespaces: true, CheckPod: mcpendpoint.CheckBoundPod})
 	if err != nil {
 		t.Fatal(err)
 	}

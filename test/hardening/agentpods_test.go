@@ -31,6 +31,7 @@ import (
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/mcpheaders"
+	mcpendpoint "github.com/loadout-dev/loadout/internal/mcpheaders/endpoint"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/toolauth"
 )
@@ -65,7 +66,7 @@ var hostdCommand = []string{"/loadout-hostd",
 // testMCPHeaders is the manager's MCP headers endpoint as the suite's
 // parameters publish it: its URL and a certificate made for it.
 var testMCPHeaders = func() controllers.HostdConfig {
-	host := controllers.DefaultMCPHeadersService + "." + platformNS + ".svc"
+	host := mcpendpoint.DefaultService + "." + platformNS + ".svc"
 	certPEM, _, err := mcpheaders.NewServingCert([]string{host}, time.Now())
 	utilruntime.Must(err)
 	return controllers.HostdConfig{MCPHeadersURL: "https://" + host + ":8444" + mcpheaders.Path, MCPHeadersCA: certPEM}

@@ -28,9 +28,9 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
-	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/mcpheaders"
+	mcpendpoint "github.com/loadout-dev/loadout/internal/mcpheaders/endpoint"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 	"github.com/loadout-dev/loadout/internal/toolauth"
@@ -251,11 +251,11 @@ func servingCert(t *testing.T, host string) (tls.Certificate, []byte) {
 func startHeadersEndpoint(t *testing.T, cs kubernetes.Interface, log logr.Logger) (addr string, ca []byte) {
 	t.Helper()
 	cert, certPEM := servingCert(t, headersHost)
-	v, err := toolauth.New(toolauth.Options{Client: cs, Audience: mcpheaders.Audience, AllNamespaces: true, CheckPod: controllers.CheckBoundPod})
+	v, err := toolauth.New(toolauth.Options{Client: cs, Audience: mcpheaders.Audience, AllNamespaces: true, CheckPod: mcpendpoint.CheckBoundPod})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep := &controllers.MCPHeadersEndpoint{Verifier: v, Reader: kit.Client, Log: log,
+	ep := &mcpendpoint.Endpoint{Verifier: v, Reader: kit.Client, Log: log,
 		Policy: workspace.Policy{PlatformNamespaces: []string{platformNS}, DefaultTrust: vocab.TrustRestricted}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

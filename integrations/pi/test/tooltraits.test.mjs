@@ -88,19 +88,23 @@ describe("tool output limits and execution modes reach Pi through hostd", () => 
 		await ops?.stop();
 	});
 
-	test("an answer over a Truncate limit reaches the model cut, with the marker, and the whole answer stays at the marker's URL", async () => {
+	test("an answer over a Truncate limit reaches the model cut, with the marker, and the whole answer stays at the marker's URL, for this session and call only", async () => {
 		await withPi(hostd, callThenStop("dump_logs", {}), async (pi) => {
 			const text = await promptForToolResult(pi, "show me the logs", false);
 			assert.ok(text.startsWith("line 000 "), text.slice(0, 80));
 			assert.ok(!text.includes("line 099"), "the answer was not truncated");
-			const marker = text.match(/\[output truncated by Loadout: (\d+) of (\d+) bytes shown \(the limit of tool "dump_logs"\); .* at GET (\/v1\/results\/[0-9a-f]+) on hostd/);
+			const marker = text.match(/\[output truncated by Loadout: (\d+) of (\d+) bytes shown \(the limit of tool "dump_logs"\); .* at GET (\/v1\/results\/[0-9a-f]+)\?session=<session id>&call=(\S+) on hostd/);
 			assert.ok(marker, `no truncation marker in:\n${text}`);
 			assert.ok(Number(marker[1]) <= 1024);
 			assert.equal(Number(marker[2]), Buffer.byteLength(logs));
 			// What the model saw on its next call is the cut answer, not the whole.
 			const seen = pi.calls[1].messages.filter((m) => m.role === "toolResult").map(textOf).join("\n");
 			assert.ok(seen.includes("[output truncated by Loadout:") && !seen.includes("line 099"));
-			const kept = await fetch(hostd.url + marker[3]);
+			// The id alone reads nothing: the whole answer is the session's
+			// and the call's that produced it.
+			assert.equal((await fetch(hostd.url + marker[3])).status, 404);
+			const session = encodeURIComponent(pi.session.sessionManager.getSessionId() ?? "");
+			const kept = await fetch(`${hostd.url}${marker[3]}?session=${session}&call=${marker[4]}`);
 			assert.equal(kept.status, 200);
 			assert.equal(textOf(await kept.json()), logs);
 		});

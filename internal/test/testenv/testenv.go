@@ -30,23 +30,21 @@ func RepoRoot() string {
 // certificate directory so it can stop and restart it). Call Stop on the
 // returned environment when done.
 func Start(options ...func(*envtest.Environment)) (*envtest.Environment, *rest.Config, error) {
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		return nil, nil, ErrNoAssets
-	}
-	if _, err := os.Stat(filepath.Join(assets, "kube-apiserver")); err != nil {
-		return nil, nil, fmt.Errorf("KUBEBUILDER_ASSETS=%s has no kube-apiserver: %w; %w", assets, err, ErrNoAssets)
+	bin, err := Assets()
+	if err != nil {
+		return nil, nil, err
 	}
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: bin,
 	}
 	for _, o := range options {
 		o(env)
 	}
 	cfg, err := env.Start()
 	if err != nil {
-		return nil, nil, fmt.Errorf("starting envtest from %s: %w", assets, err)
+		return nil, nil, fmt.Errorf("starting envtest from %s: %w", os.Getenv("KUBEBUILDER_ASSETS"), err)
 	}
 	return env, cfg, nil
 }

@@ -13,71 +13,10 @@ import (
 )
 
 // Policy apart from content (docs/concepts.md): what the platform imposes on
-// a Workspace (the hooks, denied tools and prompt guides of the imposed
-// platform extensions) always publishes at its current version. When the
-// tenant's own input is invalid, the controller keeps the tenant's last good
-// content and publishes it under this policy (HeldRegistry and
-// resources.Repolicy), or, with no good content to keep, the policy alone.
-
-// Imposed is the platform's current policy for one Workspace, loaded without
-// anything the tenant wrote.
-type Imposed struct {
-	// Registry holds the imposed extensions, loaded, and their denied tools.
-	Registry contract.Registry
-	// IDs are the ids of the imposed extensions that loaded.
-	IDs []string
-	// Deny is the platform's denied tools: the spec.deniedTools of the
-	// imposed extensions.
-	Deny []string
-	// Broken, when set, says why the platform's own policy does not load:
-	// an imposed extension was rejected. Nothing a tenant writes causes it.
-	Broken string
-}
-
-// ImposedPolicy gathers and loads the platform extensions imposed on ws,
-// reading nothing of the Workspace's own roots or instructions, so no
-// tenant input can make it fail. The error is transient only.
-func ImposedPolicy(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy, loader ExtensionLoader) (*Imposed, error) {
-	plan := &Plan{}
-	trust := func(ns string) (vocab.TrustLevel, error) {
-		l, err := objs.NamespaceLabels(ctx, ns)
-		if err != nil {
-			return "", fmt.Errorf("reading namespace %s: %w", ns, err)
-		}
-		if pol.UnlabelledPlatform(ns, l) {
-			plan.UnlabelledPlatform = append(plan.UnlabelledPlatform, ns)
-		}
-		return pol.TrustOf(ns, l), nil
-	}
-	exts, err := gatherEnforced(ctx, ws, objs, pol, plan, trust)
-	if err != nil {
-		return nil, err
-	}
-	plan.Extensions = loadOrder(exts, pol.PlatformNamespaces)
-	if err := resolveParams(ctx, ws, objs, plan.Extensions); err != nil {
-		return nil, err
-	}
-	for _, c := range plan.Extensions {
-		if c.Trusted {
-			for _, d := range c.Extension.Spec.DeniedTools {
-				plan.Deny = append(plan.Deny, string(d))
-			}
-		}
-	}
-	reg, outcomes := loader.LoadExtensions(ctx, ws, plan)
-	imp := &Imposed{Registry: reg, Deny: slices.Clone(plan.Deny)}
-	var broken []string
-	for _, o := range outcomes {
-		switch o.State {
-		case vocab.ExtensionRejected:
-			broken = append(broken, fmt.Sprintf("%s/%s: %s", o.Namespace, o.Extension, o.Message))
-		case vocab.ExtensionLoaded:
-			imp.IDs = append(imp.IDs, o.Extension)
-		}
-	}
-	imp.Broken = strings.Join(broken, "; ")
-	return imp, nil
-}
+// a Workspace (Platform) always publishes at its current version. When the
+// tenant's own input is invalid, the tenant's last good content is published
+// under this policy (HeldRegistry and resources.Repolicy), or, with no good
+// content to keep, the policy alone (Decide).
 
 // TenantFailure reports whether the Resolution failed on input a tenant can
 // write (anything but an imposed platform extension that was rejected). Such
@@ -105,7 +44,7 @@ func (r *Resolution) TenantFailure(pol Policy) bool {
 // platform extension removed or changed since) are dropped: the old policy
 // never outlives the new one. deny is the Workspace's and its extensions'
 // current deny list, added to the platform's.
-func HeldRegistry(old contract.Registry, imp *Imposed, tenantIDs, deny []string) contract.Registry {
+func HeldRegistry(old contract.Registry, imp *Platform, tenantIDs, deny []string) contract.Registry {
 	keep := func(id string) bool {
 		return id != "" && slices.Contains(tenantIDs, id) && !slices.Contains(imp.IDs, id)
 	}
@@ -169,28 +108,29 @@ func DenyAllRegistry(reason string) contract.Registry {
 // TenantPolicy is what a held context keeps of the tenant's own policy: the
 // ids of the extensions in the Workspace's namespace, if that namespace
 // loads extensions now, and the tools they and the Workspace deny now.
-func TenantPolicy(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy) (ids, deny []string, err error) {
-	if t := ws.Spec.Tools; t != nil {
-		for _, d := range t.Deny {
-			deny = append(deny, string(d))
+func TenantPolicy(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy) (Tenant, error) {
+	var t Tenant
+	if tools := ws.Spec.Tools; tools != nil {
+		for _, d := range tools.Deny {
+			t.Deny = append(t.Deny, string(d))
 		}
 	}
 	labels, err := objs.NamespaceLabels(ctx, ws.Namespace)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading namespace %s: %w", ws.Namespace, err)
+		return Tenant{}, fmt.Errorf("reading namespace %s: %w", ws.Namespace, err)
 	}
 	if !LoadsExtensions(pol.TrustOf(ws.Namespace, labels)) {
-		return nil, deny, nil
+		return t, nil
 	}
 	exts, err := objs.Extensions(ctx, ws.Namespace)
 	if err != nil {
-		return nil, nil, err
+		return Tenant{}, err
 	}
 	for i := range exts {
-		ids = append(ids, exts[i].LogicalName())
+		t.IDs = append(t.IDs, exts[i].LogicalName())
 		for _, d := range exts[i].Spec.DeniedTools {
-			deny = append(deny, string(d))
+			t.Deny = append(t.Deny, string(d))
 		}
 	}
-	return ids, deny, nil
+	return t, nil
 }

@@ -1,4 +1,10 @@
-package controllers
+// Package endpoint is the manager's HTTPS endpoint that gives hostd the
+// request headers of platform MCP servers (docs/security.md): it reviews the
+// caller's pod-bound token, checks that the pod was admitted as bound to a
+// Workspace, and answers only for a platform Extension that applies to that
+// Workspace. It is the manager's side of internal/mcpheaders, apart from the
+// reconcilers: it serves requests, it reconciles nothing.
+package endpoint
 
 import (
 	"context"
@@ -31,11 +37,9 @@ import (
 // Defaults of the MCP headers endpoint: its Service and the Secret holding
 // its certificate, both in the manager's namespace.
 const (
-	DefaultMCPHeadersService   = "loadout-mcp-headers"
-	DefaultMCPHeadersTLSSecret = "loadout-mcp-headers-tls"
-	HostdConfigMCPHeadersURL   = "mcpHeadersURL"
-	HostdConfigMCPHeadersCA    = "mcpHeadersCA"
-	hostdContainer             = "loadout-hostd"
+	DefaultService   = "loadout-mcp-headers"
+	DefaultTLSSecret = "loadout-mcp-headers-tls"
+	hostdContainer   = "loadout-hostd"
 )
 
 // The endpoint reviews hostd's tokens and reads their pods cluster-wide;
@@ -43,13 +47,13 @@ const (
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get
 
-// MCPHeadersEndpoint answers hostd's requests for the headers of the MCP
+// Endpoint answers hostd's requests for the headers of the MCP
 // servers of platform Extensions (docs/security.md): only to a caller whose
 // token the API server issued for mcpheaders.Audience, bound to a pod that
 // still exists, carries a Workspace label and runs loadout-hostd first
 // (so it was admitted as a bound pod), and only for an Extension of a
 // platform namespace that applies to that Workspace.
-type MCPHeadersEndpoint struct {
+type Endpoint struct {
 	// Verifier checks the caller's token (audience mcpheaders.Audience,
 	// every namespace, CheckBoundPod).
 	Verifier *toolauth.Verifier
@@ -84,7 +88,7 @@ func refuse(status int, format string, a ...any) error {
 	return &refusal{status: status, reason: fmt.Sprintf(format, a...)}
 }
 
-func (h *MCPHeadersEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ans, caller, ext, err := h.answer(r)
 	if err != nil {
 		var status int
@@ -110,7 +114,7 @@ func (h *MCPHeadersEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(ans)
 }
 
-func (h *MCPHeadersEndpoint) answer(r *http.Request) (ans *mcpheaders.Answer, caller, extension string, err error) {
+func (h *Endpoint) answer(r *http.Request) (ans *mcpheaders.Answer, caller, extension string, err error) {
 	if r.Method != http.MethodPost || r.URL.Path != mcpheaders.Path {
 		return nil, "", "", refuse(http.StatusNotFound, "only POST %s", mcpheaders.Path)
 	}
@@ -138,7 +142,7 @@ func (h *MCPHeadersEndpoint) answer(r *http.Request) (ans *mcpheaders.Answer, ca
 
 // headersFor answers the headers of Extension key to caller, if its
 // Workspace carries the Extension.
-func (h *MCPHeadersEndpoint) headersFor(ctx context.Context, c *toolauth.Caller, key types.NamespacedName) (*mcpheaders.Answer, error) {
+func (h *Endpoint) headersFor(ctx context.Context, c *toolauth.Caller, key types.NamespacedName) (*mcpheaders.Answer, error) {
 	// The same answer for a tenant namespace and a missing Extension: the
 	// endpoint tells a caller nothing about what it may not read.
 	notGiven := refuse(http.StatusForbidden, "Extension %s gives no MCP headers to Workspace %s/%s", key, c.Namespace, c.Workspace)
@@ -186,7 +190,7 @@ func (h *MCPHeadersEndpoint) headersFor(ctx context.Context, c *toolauth.Caller,
 // its namespace, or offered and selected by its roots. It is decided from
 // the Workspace's spec and its namespace's labels, never from a status a
 // tenant could write.
-func (h *MCPHeadersEndpoint) applies(ctx context.Context, e *v1alpha1.Extension, c *toolauth.Caller) (bool, error) {
+func (h *Endpoint) applies(ctx context.Context, e *v1alpha1.Extension, c *toolauth.Caller) (bool, error) {
 	ws := &v1alpha1.Workspace{}
 	if err := h.Reader.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: c.Workspace}, ws); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -207,7 +211,7 @@ func (h *MCPHeadersEndpoint) applies(ctx context.Context, e *v1alpha1.Extension,
 }
 
 // Serve serves the endpoint over TLS on addr with cert until ctx is done.
-func (h *MCPHeadersEndpoint) Serve(ctx context.Context, addr string, cert tls.Certificate) error {
+func (h *Endpoint) Serve(ctx context.Context, addr string, cert tls.Certificate) error {
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("MCP headers endpoint: %w", err)
@@ -216,7 +220,7 @@ func (h *MCPHeadersEndpoint) Serve(ctx context.Context, addr string, cert tls.Ce
 }
 
 // ServeListener is Serve on an open listener.
-func (h *MCPHeadersEndpoint) ServeListener(ctx context.Context, ln net.Listener, cert tls.Certificate) error {
+func (h *Endpoint) ServeListener(ctx context.Context, ln net.Listener, cert tls.Certificate) error {
 	srv := &http.Server{
 		Handler:           http.MaxBytesHandler(h, mcpheaders.MaxRequestBytes+1),
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}},
@@ -229,10 +233,10 @@ func (h *MCPHeadersEndpoint) ServeListener(ctx context.Context, ln net.Listener,
 	return httpserve.UntilDone(ctx, srv, func() error { return srv.ServeTLS(ln, "", "") })
 }
 
-// LoadMCPHeadersCert returns the endpoint's certificate from Secret key,
+// LoadCert returns the endpoint's certificate from Secret key,
 // creating the Secret with a new self-signed certificate for host when it
 // does not exist (the first start), and its PEM, which hostd trusts.
-func LoadMCPHeadersCert(ctx context.Context, c client.Client, key types.NamespacedName, host string) (tls.Certificate, []byte, error) {
+func LoadCert(ctx context.Context, c client.Client, key types.NamespacedName, host, fieldOwner string) (tls.Certificate, []byte, error) {
 	secret := &corev1.Secret{}
 	err := c.Get(ctx, key, secret)
 	if apierrors.IsNotFound(err) {
@@ -246,7 +250,7 @@ func LoadMCPHeadersCert(ctx context.Context, c client.Client, key types.Namespac
 			Type:       corev1.SecretTypeTLS,
 			Data:       map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM},
 		}
-		err = c.Create(ctx, secret, client.FieldOwner(FieldOwner))
+		err = c.Create(ctx, secret, client.FieldOwner(fieldOwner))
 		if apierrors.IsAlreadyExists(err) { // another replica was first
 			secret = &corev1.Secret{}
 			err = c.Get(ctx, key, secret)
