@@ -143,3 +143,26 @@ func TestAnchors_ForgedAnchorsAreRefused(t *testing.T) {
 		t.Fatalf("a second key for the chain: %v", err)
 	}
 }
+
+// With an anchor missing from the collector's copy (a dropped export
+// batch), a rewrite is still found: named exactly when the next anchor's
+// digest prefixes cover it, as a span of seqs when they cannot.
+func TestAnchors_ARewriteBehindAMissingAnchorIsStillFound(t *testing.T) {
+	_, lines, anchors := anchoredChain(t, 5) // anchors at seq 0, 2, 4, 5
+	trusted := []string{anchors[0], anchors[2], anchors[3]}
+	for _, tc := range []struct {
+		record int
+		want   string
+	}{
+		{4, "record 4 rewritten"},
+		{1, "a record of seq 1-3 rewritten"},
+	} {
+		forged := ledgertest.Records(lines)
+		forged[tc.record-1] = strings.Replace(forged[tc.record-1], `"surface":"before"`, `"surface":"after"`, 1)
+		forged = ledgertest.Rechain(forged)
+		rep := verifyAnchored(t, forged, trusted)
+		if len(rep.Forgeries) != 1 || !strings.Contains(rep.Forgeries[0].String(), tc.want) {
+			t.Errorf("record %d rewritten: forgeries %v, want %q", tc.record, rep.Forgeries, tc.want)
+		}
+	}
+}

@@ -151,17 +151,27 @@ func rewritten(chain string, as []Anchor, got map[uint64]string, last uint64) (F
 			prev = a.Seq
 			continue
 		}
-		n := a.Seq
-		if uint64(len(a.Since)) == a.Seq-prev {
-			for i, p := range a.Since {
-				if s := prev + 1 + uint64(i); digestPrefix(got[s]) != p {
-					n = s
-					break
-				}
+		// Since covers the records after the anchor hostd wrote before
+		// this one, which the anchors at hand may lack (a dropped export
+		// batch). A rewrite changes every digest after it, so the first
+		// that differs is the record, unless it is the first Since holds
+		// and records before it are not covered: then it is one of those.
+		base := a.Seq - min(uint64(len(a.Since)), a.Seq)
+		n, what := prev+1, fmt.Sprintf("a record of seq %d-%d", prev+1, a.Seq)
+		for i, p := range a.Since {
+			s := base + 1 + uint64(i)
+			if s <= prev || digestPrefix(got[s]) == p {
+				continue
 			}
+			if s == prev+1 || i > 0 {
+				n, what = s, fmt.Sprintf("record %d", s)
+			} else {
+				what = fmt.Sprintf("a record of seq %d-%d", prev+1, s)
+			}
+			break
 		}
 		return Forgery{Chain: chain, Kind: "rewritten", Seq: n,
-			Message: fmt.Sprintf("chain %s: record %d rewritten: it is not the record hostd wrote (the anchor at seq %d signs head %s; the ledger has %s)", chain, n, a.Seq, a.Head, orNone(got[a.Seq]))}, true
+			Message: fmt.Sprintf("chain %s: %s rewritten: it is not the record hostd wrote (the anchor at seq %d signs head %s; the ledger has %s)", chain, what, a.Seq, a.Head, orNone(got[a.Seq]))}, true
 	}
 	return Forgery{}, false
 }
