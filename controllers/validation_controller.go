@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -192,7 +193,11 @@ func checkExtension(ctx context.Context, c client.Reader, policy workspace.Polic
 		}
 	}
 	if workspace.LoadsExtensions(trust) {
-		return checked{errs: append(extobject.ValidateObject(e), selectorErr...), trust: trust}, nil
+		validate := extobject.ValidateObject
+		if slices.Contains(policy.PlatformNamespaces, e.Namespace) {
+			validate = extobject.ValidatePlatformObject
+		}
+		return checked{errs: append(validate(e), selectorErr...), trust: trust}, nil
 	}
 	return checked{
 		trust: trust,

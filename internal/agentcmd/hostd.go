@@ -49,8 +49,10 @@ func NewHostdCommand() *cobra.Command {
 		policyDir  string
 		ledgerOn   bool
 		ledgerFile string
-		approvals  approvalFlags
-		mcpHeaders mcpHeadersFlags
+		// anchorInterval bounds how long a moved ledger head goes unsigned.
+		anchorInterval time.Duration
+		approvals      approvalFlags
+		mcpHeaders     mcpHeadersFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "hostd",
@@ -114,6 +116,11 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 			led, flushExport := exportLedger(ctx, led, cmd.ErrOrStderr(),
 				attribute.String("k8s.pod.name", os.Getenv("POD_NAME")), attribute.String("loadout.workspace", trust.workspace))
 			defer flushExport()
+			stopAnchors, err := anchorLedger(ctx, led, anchorInterval)
+			if err != nil {
+				return err
+			}
+			defer stopAnchors()
 			broker := approvals.broker(cmd.ErrOrStderr())
 			srv := hostd.New(hostd.Options{Approvals: broker, HookEvents: approvals.hookEvents(trust.workspace, cmd.ErrOrStderr()), Ledger: led, Pod: os.Getenv("POD_NAME"), ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
 				PolicyDir: policyDir, MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, managedEtc, "http://"+addr),
@@ -128,6 +135,8 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 	cmd.Flags().BoolVar(&ledgerOn, "ledger", true,
 		"write the decision ledger: one hash-chained JSON line per verdict (tool call, event, after hooks), arguments as digests only; check it with 'loadout audit verify' (docs/hostd.md#decision-ledger)")
 	cmd.Flags().StringVar(&ledgerFile, "ledger-file", "", "append the decision ledger to this file instead of stderr")
+	cmd.Flags().DurationVar(&anchorInterval, "ledger-anchor-interval", DefaultLedgerAnchorInterval,
+		"sign the ledger's head this often when it moved (and every 256 records, and at shutdown): the anchors 'loadout audit verify --anchors' checks a ledger copy against (docs/hostd.md#decision-ledger)")
 	approvals.register(cmd.Flags())
 	mcpHeaders.register(cmd.Flags())
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8181", "address to listen on; keep it on loopback")

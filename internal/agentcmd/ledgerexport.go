@@ -30,6 +30,7 @@ func exportLedger(ctx context.Context, led *ledger.Writer, warn io.Writer, attrs
 		led = ledger.NewWriter(io.Discard)
 	}
 	led.OnRecord = exp.Record
+	led.OnAnchor = exp.Anchor
 	return led, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -144,7 +144,13 @@ func hookFromContract(ch contract.Hook, client outbound.Doer) (Hook, error) {
 			if ch.Webhook.URL == "" {
 				return outbound.Target{}, field.Required(p.Child("webhook", "url"), "the publishing controller resolves it")
 			}
-			return outbound.Target{URL: ch.Webhook.URL, CABundle: ch.Webhook.CABundle}, nil
+			target := outbound.Target{URL: ch.Webhook.URL, CABundle: ch.Webhook.CABundle}
+			if ch.Imposed {
+				if ferr := checkImposedWebhook(p.Child("webhook"), target); ferr != nil {
+					return outbound.Target{}, ferr
+				}
+			}
+			return target, nil
 		}
 	}
 	h, errs := CompileHook(d, p, ch.Extension, client)

@@ -109,13 +109,17 @@ type Writer struct {
 	// the very bytes the file holds. It must not block and must not keep
 	// line.
 	OnRecord func(line []byte, r *Record)
+	// OnAnchor, when set, is given each anchor line (without its newline)
+	// under the Writer's lock (EnableAnchors). Same rules as OnRecord.
+	OnAnchor func(line []byte)
 
-	mu    sync.Mutex
-	w     io.Writer
-	chain string
-	seq   uint64
-	prev  string
-	buf   []byte
+	mu      sync.Mutex
+	anchors *anchorer
+	w       io.Writer
+	chain   string
+	seq     uint64
+	prev    string
+	buf     []byte
 
 	written, failed atomic.Uint64
 }
@@ -175,9 +179,15 @@ func (l *Writer) Write(r *Record) {
 	if _, err := l.w.Write(b); err != nil {
 		l.failed.Add(1)
 		l.report(err)
-		return
+	} else {
+		l.written.Add(1)
 	}
-	l.written.Add(1)
+	if l.anchors != nil {
+		l.anchors.since = append(l.anchors.since, digestPrefix(digest))
+		if l.seq-l.anchors.last >= l.anchors.every {
+			l.anchorLocked()
+		}
+	}
 }
 
 func (l *Writer) report(err error) {

@@ -118,8 +118,21 @@ func TestLedger_ConcurrentWritesChain(t *testing.T) {
 	}
 }
 
-func BenchmarkLedgerWrite(b *testing.B) {
+func BenchmarkLedgerWrite(b *testing.B) { benchmarkWrite(b, NewWriter(discard{})) }
+
+// BenchmarkLedgerWriteAnchored is BenchmarkLedgerWrite with hostd's anchors:
+// every 256th record also signs the head (Ed25519), and each record keeps
+// its digest prefix for the next anchor.
+func BenchmarkLedgerWriteAnchored(b *testing.B) {
 	w := NewWriter(discard{})
+	if err := w.EnableAnchors(DefaultAnchorEvery); err != nil {
+		b.Fatal(err)
+	}
+	benchmarkWrite(b, w)
+}
+
+func benchmarkWrite(b *testing.B, w *Writer) {
+	b.Helper()
 	args := map[string]any{"command": "git status"}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

@@ -107,6 +107,18 @@ func (e *Exporter) Record(line []byte, r *ledger.Record) {
 	e.logger.Emit(ctx, rec)
 }
 
+// Anchor exports one ledger anchor (hostd's signed chain head) as a log
+// whose body is the anchor's very line, so the collector's copy is what
+// `loadout audit verify --anchors` reads. A ledger.Writer's OnAnchor.
+func (e *Exporter) Anchor(line []byte) {
+	var rec otellog.Record
+	rec.SetTimestamp(time.Now())
+	rec.SetEventName("loadout.decision.anchor")
+	rec.SetSeverity(otellog.SeverityInfo)
+	rec.SetBody(otellog.StringValue(string(line)))
+	e.logger.Emit(context.Background(), rec)
+}
+
 // span records a tool call's verdict: from the first hook's start (the
 // record's time when none ran) to its last hook's end, a child per hook.
 // It returns a context holding the span, so the log is correlated with it.

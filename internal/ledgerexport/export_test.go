@@ -223,3 +223,46 @@ func TestFromEnv_Configuration(t *testing.T) {
 		t.Fatalf("an ftp endpoint: %v", err)
 	}
 }
+
+// hostd's anchors go out as logs too, in chain order with the records,
+// each body the anchor's very line: the collector's copy is what `loadout
+// audit verify --anchors` checks a ledger against (issue 43).
+func TestExport_AnchorsGoOutAsLogsWhoseBodyVerifies(t *testing.T) {
+	col, url := startCollector(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
+	exp, err := FromEnv(t.Context())
+	if err != nil || exp == nil {
+		t.Fatalf("FromEnv: %v, %v", exp, err)
+	}
+	var file bytes.Buffer
+	w := ledger.NewWriter(&file)
+	w.OnRecord, w.OnAnchor = exp.Record, exp.Anchor
+	if err := w.EnableAnchors(1); err != nil {
+		t.Fatal(err)
+	}
+	w.Write(&ledger.Record{Time: time.Now().Format(time.RFC3339Nano), Surface: "before", Event: "BeforeToolCall", Verdict: "allowed"})
+	if err := exp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	var anchors []string
+	for _, req := range col.logs {
+		for _, rl := range req.ResourceLogs {
+			for _, sl := range rl.ScopeLogs {
+				for _, lr := range sl.LogRecords {
+					if lr.EventName == "loadout.decision.anchor" {
+						anchors = append(anchors, lr.Body.GetStringValue()+"\n")
+					}
+				}
+			}
+		}
+	}
+	if len(anchors) != 2 {
+		t.Fatalf("%d anchors exported, want the chain's key (seq 0) and seq 1", len(anchors))
+	}
+	rep, err := ledger.VerifyAnchored(&file, strings.NewReader(strings.Join(anchors, "")))
+	if err != nil || len(rep.Forgeries) != 0 || rep.Anchors != 2 || rep.Summary.Records != 1 {
+		t.Fatalf("the ledger against the collector's anchors: %+v, %v", rep, err)
+	}
+}

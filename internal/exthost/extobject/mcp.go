@@ -144,6 +144,9 @@ func (sc specContext) compileMCPServer(s *v1alpha1.MCPServer) ([]exthost.Tool, f
 	if ferr != nil {
 		return nil, field.ErrorList{ferr}
 	}
+	if ferr := sc.checkMCPService(s); ferr != nil {
+		return nil, field.ErrorList{ferr}
+	}
 	if !sc.loading {
 		return nil, nil
 	}
@@ -163,6 +166,9 @@ func (sc specContext) compileMCPServer(s *v1alpha1.MCPServer) ([]exthost.Tool, f
 // good context meanwhile. A spec that cannot resolve is invalid.
 func (sc specContext) discovered(s *v1alpha1.MCPServer) error {
 	ep, ferr := ResolveMCPServer(sc.namespace, sc.platform, s, sc.resolve)
+	if ferr == nil {
+		ferr = sc.checkMCPService(s)
+	}
 	if ferr != nil {
 		return exthost.Invalid(field.ErrorList{ferr})
 	}
@@ -170,4 +176,15 @@ func (sc specContext) discovered(s *v1alpha1.MCPServer) error {
 		return fmt.Errorf("spec.mcpServer: %w: the manager has not listed the tools of %s yet (see the Extension's ToolsDiscovered condition)", errNotDiscovered, ep.URL)
 	}
 	return nil
+}
+
+// checkMCPService holds a platform Extension's MCP Service to the rule of
+// its other Services (checkPlatformEndpoint): hostd calls it from the pod.
+// The manager's discovery runs in the manager's pod, which the agent cannot
+// redirect, so ResolveMCPServer itself does not check it.
+func (sc specContext) checkMCPService(s *v1alpha1.MCPServer) *field.Error {
+	if s.Service == nil {
+		return nil
+	}
+	return checkPlatformEndpoint(sc.platform, field.NewPath("spec", "mcpServer", "service"), s.Service.Scheme, s.Service.CABundle)
 }

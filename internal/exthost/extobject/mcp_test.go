@@ -86,7 +86,9 @@ func TestMCPServer_OnlyPlatformExtensionsNameURLsOrOtherNamespaces(t *testing.T)
 	if out := loadMCP(t, ext, false); out.Reason != exthost.ReasonInvalid || !strings.Contains(out.Message, "only an Extension of a platform namespace") {
 		t.Fatalf("tenant, other namespace: outcome = %+v", out)
 	}
-	ext.Status.MCPServer.Endpoint = "http://everything.mcp-servers.svc:3001/mcp"
+	// A platform's Service is HTTPS with a caBundle (platform_endpoint_test.go).
+	ext.Spec.MCPServer.Service.Scheme, ext.Spec.MCPServer.Service.CABundle = v1alpha1.SchemeHTTPS, []byte("pem")
+	ext.Status.MCPServer.Endpoint = "https://everything.mcp-servers.svc:3001/mcp"
 	if out := loadMCP(t, ext, true); out.Reason != "" {
 		t.Fatalf("platform, other namespace: outcome = %+v, want loaded", out)
 	}

@@ -177,7 +177,14 @@ func DecodeManifest(body []byte) (*v1alpha1.ExtensionSpec, error) {
 // service-backed extension's manifest is not fetched here: validation never
 // contacts anything.
 func ValidateObject(ext *v1alpha1.Extension) []error {
-	return validateObject(ext, false)
+	return validateObject(ext, false, false)
+}
+
+// ValidatePlatformObject is ValidateObject for an Extension of a platform
+// namespace: the Services hostd calls for it must also be HTTPS with a
+// caBundle (checkPlatformEndpoint).
+func ValidatePlatformObject(ext *v1alpha1.Extension) []error {
+	return validateObject(ext, false, true)
 }
 
 // ValidateObjectSyntax is ValidateObject for an Extension that cannot load
@@ -186,11 +193,11 @@ func ValidateObject(ext *v1alpha1.Extension) []error {
 // would aim at, and an extension that never loads gains
 // nothing from it; it is checked in full once its namespace becomes trusted.
 func ValidateObjectSyntax(ext *v1alpha1.Extension) []error {
-	return validateObject(ext, true)
+	return validateObject(ext, true, false)
 }
 
-func validateObject(ext *v1alpha1.Extension, syntaxOnly bool) []error {
-	sc := specContext{extension: ext.LogicalName(), namespace: ext.Namespace, resolve: validationResolver, syntaxOnly: syntaxOnly}
+func validateObject(ext *v1alpha1.Extension, syntaxOnly, platform bool) []error {
+	sc := specContext{extension: ext.LogicalName(), namespace: ext.Namespace, resolve: validationResolver, syntaxOnly: syntaxOnly, platform: platform}
 	_, errs := compileSpec(&ext.Spec, field.NewPath("spec"), sc)
 	out := make([]error, len(errs))
 	for i, e := range errs {

@@ -140,6 +140,9 @@ func specHook(in *v1alpha1.ExtensionHook, p *field.Path, sc specContext) exthost
 	}
 	if in.Webhook != nil {
 		d.Webhook = func() (outbound.Target, *field.Error) {
+			if ferr := checkPlatformEndpoint(sc.platform, p.Child("webhook", "service"), in.Webhook.Service.Scheme, in.Webhook.Service.CABundle); ferr != nil {
+				return outbound.Target{}, ferr
+			}
 			url, err := sc.resolve(sc.namespace, in.Webhook.Service)
 			if err != nil {
 				return outbound.Target{}, field.Invalid(p.Child("webhook", "service"), in.Webhook.Service.Name, err.Error())
@@ -160,6 +163,9 @@ func compileImplementation(in *v1alpha1.ToolImplementation, p *field.Path, sc sp
 	}
 	if timeout < 1 || time.Duration(timeout)*time.Second > exthost.MaxToolTimeout {
 		errs = append(errs, field.Invalid(p.Child("timeoutSeconds"), in.TimeoutSeconds, "must be between 1 and 300"))
+	}
+	if ferr := checkPlatformEndpoint(sc.platform, p.Child("service"), in.Service.Scheme, in.Service.CABundle); ferr != nil {
+		errs = append(errs, ferr)
 	}
 	url, err := sc.resolve(sc.namespace, in.Service)
 	if err != nil {
