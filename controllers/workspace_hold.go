@@ -15,6 +15,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/sandboxpolicy"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -42,7 +43,7 @@ func (r *WorkspaceReconciler) heldContext(ctx context.Context, ws *v1alpha1.Work
 	if imp.Broken != "" {
 		return nil, nil, nil
 	}
-	ids, deny, err := workspace.TenantPolicy(ctx, ws, objs, r.Policy)
+	tenant, err := workspace.TenantPolicy(ctx, ws, objs, r.Policy)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -61,7 +62,7 @@ func (r *WorkspaceReconciler) heldContext(ctx context.Context, ws *v1alpha1.Work
 			held.From = from // already held: the content is still that of the last good context
 		}
 		result, err := resources.Repolicy(old.Data, func(reg contract.Registry) contract.Registry {
-			return workspace.HeldRegistry(reg, imp, ids, deny)
+			return workspace.HeldRegistry(reg, imp, tenant)
 		}, imp.Digest(), heldMaxBytes)
 		if err == nil && !onlyPolicy(result.Manifest, imp) {
 			return result, held, nil
@@ -70,7 +71,7 @@ func (r *WorkspaceReconciler) heldContext(ctx context.Context, ws *v1alpha1.Work
 	held.Mode, held.From = v1alpha1.HeldContentPolicyOnly, ""
 	result, err := resources.Render(resources.Input{
 		Workspace:       contract.WorkspaceRef{Name: ws.Name, Namespace: ws.Namespace},
-		Registry:        workspace.HeldRegistry(contract.Registry{}, imp, nil, deny),
+		Registry:        workspace.HeldRegistry(contract.Registry{}, imp, &workspace.Tenant{Deny: tenant.Deny, Sandboxes: tenant.Sandboxes}),
 		PlatformPolicy:  imp.Digest(),
 		MaxContextBytes: heldMaxBytes,
 	})
@@ -212,8 +213,10 @@ func (r *WorkspaceReconciler) publishDenyAll(ctx context.Context, ws *v1alpha1.W
 	return nil
 }
 
-// setToolsStatus lists a registry's tools, capped.
+// setToolsStatus lists a registry's tools, capped, and the sandbox its
+// agents run under.
 func setToolsStatus(ws *v1alpha1.Workspace, registry contract.Registry) {
+	ws.Status.Sandbox = sandboxpolicy.ToAPI(registry.Sandbox)
 	ws.Status.Tools = nil
 	for _, t := range registry.Tools[:min(len(registry.Tools), vocab.MaxStatusListItems)] {
 		ws.Status.Tools = append(ws.Status.Tools, v1alpha1.ToolEntry{

@@ -9,6 +9,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/sandboxpolicy"
 	"github.com/loadout-dev/loadout/internal/toolclass"
 )
 
@@ -29,6 +30,9 @@ type Imposed struct {
 	// Deny is the platform's denied tools: the spec.deniedTools of the
 	// imposed extensions.
 	Deny []string
+	// Sandbox is the platform's sandbox: the intersection of the imposed
+	// extensions' declarations, narrowed by nothing of the tenant's.
+	Sandbox *contract.Sandbox
 	// Broken, when set, says why the platform's own policy does not load:
 	// an imposed extension was rejected. Nothing a tenant writes causes it.
 	Broken string
@@ -65,7 +69,8 @@ func ImposedPolicy(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, po
 		}
 	}
 	reg, outcomes := loader.LoadExtensions(ctx, ws, plan)
-	imp := &Imposed{Registry: reg, Deny: slices.Clone(plan.Deny)}
+	imp := &Imposed{Registry: reg, Deny: slices.Clone(plan.Deny), Sandbox: sandboxpolicy.Effective(platformSandboxes(plan.Extensions), nil)}
+	imp.Registry.Sandbox = imp.Sandbox
 	var broken []string
 	for _, o := range outcomes {
 		switch o.State {
@@ -99,19 +104,21 @@ func (r *Resolution) TenantFailure(pol Policy) bool {
 
 // HeldRegistry is the registry of a context that keeps a tenant's last good
 // content under the platform's current policy: the built-in tools and the
-// tenant's own extensions (tenantIDs, the ids of the extensions in the
+// tenant's own extensions (tenant.IDs, the ids of the extensions in the
 // Workspace's namespace now) as the last good context had them, and the
 // imposed extensions as they are now. Entries of any other extension (a
 // platform extension removed or changed since) are dropped: the old policy
-// never outlives the new one. deny is the Workspace's and its extensions'
-// current deny list, added to the platform's.
-func HeldRegistry(old contract.Registry, imp *Imposed, tenantIDs, deny []string) contract.Registry {
+// never outlives the new one. tenant.Deny is the Workspace's and its
+// extensions' current deny list, added to the platform's, and
+// tenant.Sandboxes narrow the platform's sandbox.
+func HeldRegistry(old contract.Registry, imp *Imposed, tenant *Tenant) contract.Registry {
 	keep := func(id string) bool {
-		return id != "" && slices.Contains(tenantIDs, id) && !slices.Contains(imp.IDs, id)
+		return id != "" && slices.Contains(tenant.IDs, id) && !slices.Contains(imp.IDs, id)
 	}
 	out := contract.Registry{
 		Extensions: slices.Clone(imp.IDs),
-		Deny:       slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(imp.Registry.Deny), deny...)))),
+		Deny:       slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(imp.Registry.Deny), tenant.Deny...)))),
+		Sandbox:    sandboxpolicy.Effective([]*contract.Sandbox{imp.Sandbox}, tenant.Sandboxes),
 	}
 	for _, id := range old.Extensions {
 		if keep(id) {
@@ -166,31 +173,43 @@ func DenyAllRegistry(reason string) contract.Registry {
 	return reg
 }
 
-// TenantPolicy is what a held context keeps of the tenant's own policy: the
-// ids of the extensions in the Workspace's namespace, if that namespace
-// loads extensions now, and the tools they and the Workspace deny now.
-func TenantPolicy(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy) (ids, deny []string, err error) {
-	if t := ws.Spec.Tools; t != nil {
-		for _, d := range t.Deny {
-			deny = append(deny, string(d))
+// Tenant is what a held context keeps of the tenant's own policy.
+type Tenant struct {
+	// IDs are the ids of the extensions in the Workspace's namespace, if
+	// that namespace loads extensions now.
+	IDs []string
+	// Deny is the tools they and the Workspace deny now.
+	Deny []string
+	// Sandboxes are the sandboxes they and the Workspace declare now: each
+	// narrows the platform's.
+	Sandboxes []*contract.Sandbox
+}
+
+// TenantPolicy reads the tenant's own policy (Tenant) as it is now.
+func TenantPolicy(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy) (*Tenant, error) {
+	t := &Tenant{Sandboxes: []*contract.Sandbox{sandboxpolicy.FromAPI(ws.Spec.Sandbox)}}
+	if tools := ws.Spec.Tools; tools != nil {
+		for _, d := range tools.Deny {
+			t.Deny = append(t.Deny, string(d))
 		}
 	}
 	labels, err := objs.NamespaceLabels(ctx, ws.Namespace)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading namespace %s: %w", ws.Namespace, err)
+		return nil, fmt.Errorf("reading namespace %s: %w", ws.Namespace, err)
 	}
 	if !LoadsExtensions(pol.TrustOf(ws.Namespace, labels)) {
-		return nil, deny, nil
+		return t, nil
 	}
 	exts, err := objs.Extensions(ctx, ws.Namespace)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for i := range exts {
-		ids = append(ids, exts[i].LogicalName())
+		t.IDs = append(t.IDs, exts[i].LogicalName())
 		for _, d := range exts[i].Spec.DeniedTools {
-			deny = append(deny, string(d))
+			t.Deny = append(t.Deny, string(d))
 		}
+		t.Sandboxes = append(t.Sandboxes, sandboxpolicy.FromAPI(exts[i].Spec.Sandbox))
 	}
-	return ids, deny, nil
+	return t, nil
 }

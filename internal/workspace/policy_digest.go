@@ -9,6 +9,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/sandboxpolicy"
 )
 
 // platformPolicyDoc is what PlatformPolicyDigest hashes, as canonical JSON
@@ -18,13 +19,18 @@ type platformPolicyDoc struct {
 	MessageTypes []contract.MessageType `json:"messageTypes"`
 	PromptGuides []contract.PromptGuide `json:"promptGuides"`
 	DeniedTools  []string               `json:"deniedTools"`
+	// Sandbox is left out when nil, so a platform that declares none keeps
+	// the digests it had before sandboxes existed.
+	Sandbox *contract.Sandbox `json:"sandbox,omitempty"`
 }
 
 // PlatformPolicyDigest is the digest ("sha256:" and hex) of the platform
 // policy a registry carries: the hooks, message types and prompt guides of
 // the imposed extensions (ids imposed), in registry order as published, and
 // deny, the platform's denied tools (the spec.deniedTools of the imposed
-// extensions), sorted and without duplicates. Tools are left out (a tenant's
+// extensions), sorted and without duplicates, and sandbox, the platform's
+// sandbox (the imposed extensions' declarations intersected, before any
+// tenant narrows it). Tools are left out (a tenant's
 // deny list may drop a platform tool, and a tool is no policy), and so is
 // whatever rendering adds later (a guide's provenance).
 //
@@ -33,9 +39,9 @@ type platformPolicyDoc struct {
 // comes from a Workspace's full pass (Resolution.PlatformPolicy) and from
 // the imposed extensions alone (Imposed.Digest), so the epoch reconciler
 // needs no Workspace's input to compute it.
-func PlatformPolicyDigest(reg contract.Registry, imposed, deny []string) string {
+func PlatformPolicyDigest(reg contract.Registry, imposed, deny []string, sandbox *contract.Sandbox) string {
 	doc := platformPolicyDoc{Hooks: []contract.Hook{}, MessageTypes: []contract.MessageType{}, PromptGuides: []contract.PromptGuide{},
-		DeniedTools: slices.Compact(slices.Sorted(slices.Values(slices.Clone(deny))))}
+		DeniedTools: slices.Compact(slices.Sorted(slices.Values(slices.Clone(deny)))), Sandbox: sandbox}
 	if doc.DeniedTools == nil {
 		doc.DeniedTools = []string{}
 	}
@@ -62,7 +68,7 @@ func PlatformPolicyDigest(reg contract.Registry, imposed, deny []string) string 
 
 // Digest is the digest of the platform's current policy (PlatformPolicyDigest).
 func (imp *Imposed) Digest() string {
-	return PlatformPolicyDigest(imp.Registry, imp.IDs, imp.Deny)
+	return PlatformPolicyDigest(imp.Registry, imp.IDs, imp.Deny, imp.Sandbox)
 }
 
 // PlatformPolicy is the digest of the platform policy in the Resolution's
@@ -74,7 +80,7 @@ func (r *Resolution) PlatformPolicy() string {
 		return ""
 	}
 	ids, deny := imposedOf(r.Plan, r.Extensions)
-	return PlatformPolicyDigest(r.Registry, ids, deny)
+	return PlatformPolicyDigest(r.Registry, ids, deny, sandboxpolicy.Effective(platformSandboxes(r.Plan.Extensions), nil))
 }
 
 // imposedOf lists the ids of the imposed extensions of plan that loaded

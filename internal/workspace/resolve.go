@@ -79,6 +79,7 @@ func Resolve(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Poli
 	}
 	res.Plan = plan
 	res.Registry, res.Extensions = loader.LoadExtensions(ctx, ws, plan)
+	res.Registry.Sandbox = plan.Sandbox
 	plan.Input.Registry = res.Registry
 	plan.Input.PlatformPolicy = res.PlatformPolicy()
 	if res.Result, err = resources.Render(plan.Input); err != nil {
