@@ -59,7 +59,7 @@ func (b *builder) addClaudeCode(in Input, memory, hostdURL, program string) erro
 		hostdURL = DefaultHostdURL
 	}
 	hostdURL = strings.TrimRight(hostdURL, "/")
-	settings, err := json.MarshalIndent(claudeManagedSettings(hostdURL, program), "", "  ")
+	settings, err := json.MarshalIndent(claudeManagedSettings(hostdURL, program, in.Manifest.Registry.Sandbox), "", "  ")
 	if err != nil {
 		return err
 	}
@@ -118,8 +118,10 @@ func claudeCommand(t contract.TemplateDoc) ([]byte, error) {
 // Claude Code's default lets it go on. Observers (after hooks, SessionEnd)
 // and Stop do not block. SessionStart is the command hook: Claude Code runs no http
 // hook there. allowManagedHooksOnly drops the hooks of user, project and
-// plugin settings, so nothing can answer "allow" around hostd.
-func claudeManagedSettings(hostdURL, program string) map[string]any {
+// plugin settings, so nothing can answer "allow" around hostd. With a
+// declared sandbox, Claude Code's own sandbox is switched on from it
+// (claudeSandbox) and bypass-permissions mode is disabled.
+func claudeManagedSettings(hostdURL, program string, sandbox *contract.Sandbox) map[string]any {
 	hook := func(matcher string, block bool) []any {
 		h := map[string]any{"type": "http", "url": hostdURL + claudeCodeHookPath, "timeout": claudeHookTimeout}
 		if block {
@@ -133,7 +135,7 @@ func claudeManagedSettings(hostdURL, program string) map[string]any {
 	}
 	sessionStart := map[string]any{"type": "command", "command": program + " hook claude-code --hostd-url " + hostdURL,
 		"timeout": claudeHookTimeout}
-	return map[string]any{
+	settings := map[string]any{
 		"allowManagedHooksOnly": true,
 		"hooks": map[string]any{
 			"PreToolUse":         hook("*", true),
@@ -150,6 +152,11 @@ func claudeManagedSettings(hostdURL, program string) map[string]any {
 		},
 		"managedMcpServers": map[string]any{"loadout": claudeMCPServer(hostdURL)},
 	}
+	if sb := claudeSandbox(sandbox); sb != nil {
+		settings["sandbox"] = sb
+		settings["permissions"] = map[string]any{"disableBypassPermissionsMode": "disable"}
+	}
+	return settings
 }
 
 // claudeMCPServer is hostd's MCP server entry. alwaysLoad lists its tools

@@ -1,0 +1,74 @@
+// The declared sandbox (docs/security.md, "Sandbox") in a real Pi session:
+// with a platform extension declaring "edit the tree, never delete in it",
+// Pi's bash runs through `loadout sandbox`, so a delete the shell guard
+// cannot read (issue 42's lines) leaves the tree intact while an edit in
+// it succeeds, and the refusal reaches the model naming the sandbox; Pi's
+// write tool writes inside the tree and is refused outside it.
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { loadoutBinary, textOf } from "../harness.mjs";
+import { callThenStop, samplesWith, suiteHostd, withPi } from "./helpers.mjs";
+
+const tree = mkdtempSync(join(tmpdir(), "loadout-protected-"));
+const outside = mkdtempSync(join(tmpdir(), "loadout-outside-"));
+mkdirSync(join(tree, "v", "a"), { recursive: true });
+writeFileSync(join(tree, "v", "a", "b.txt"), "keep\n");
+writeFileSync(join(tree, "v", "c.txt"), "keep\n");
+
+const data = samplesWith((dir) =>
+	writeFileSync(
+		join(dir, "platform_extension_sandbox.yaml"),
+		`apiVersion: loadout.dev/v1alpha1
+kind: Extension
+metadata: {name: sandbox, namespace: loadout-system}
+spec:
+  sandbox:
+    filesystem:
+      paths:
+        - {path: /, access: [read, execute]}
+        - {path: ${tree}, access: [read, write, create, execute]}
+`,
+	),
+);
+
+describe("Pi under a declared sandbox", () => {
+	const hostd = suiteHostd(data);
+	const withSandbox = (responses, body) => {
+		process.env.LOADOUT_SANDBOX_BIN = loadoutBinary();
+		process.env.LOADOUT_SANDBOX_FROM = hostd.contextDir;
+		return withPi(hostd, responses, body);
+	};
+
+	test("bash: a delete the guard cannot read leaves the tree intact; an edit in it succeeds", async () => {
+		const command = `cd ${tree} && python3 -c 'import shutil as s; s.__dict__["r"+"mtree"]("v")'; find v -type f -exec unlink {} \\; ; echo edited > v/c.txt; cat v/c.txt`;
+		await withSandbox(callThenStop("bash", { command }), async (pi) => {
+			await pi.session.prompt("clean up");
+			const [result] = pi.toolResults();
+			const text = textOf(result);
+			assert.match(text, /Permission denied|Operation not permitted/, text);
+			assert.match(text, /\[loadout sandbox\] the platform's sandbox refused an access/, text);
+			assert.match(text, /edited/, text);
+		});
+		assert.equal(readFileSync(join(tree, "v", "a", "b.txt"), "utf8"), "keep\n");
+		assert.equal(readFileSync(join(tree, "v", "c.txt"), "utf8"), "edited\n");
+	});
+
+	test("write: inside the tree it writes, outside it is refused", async () => {
+		await withSandbox(callThenStop("write", { path: join(tree, "v", "new.txt"), content: "new\n" }), async (pi) => {
+			await pi.session.prompt("write it");
+			const [result] = pi.toolResults();
+			assert.equal(result.isError, false, textOf(result));
+		});
+		assert.equal(readFileSync(join(tree, "v", "new.txt"), "utf8"), "new\n");
+		await withSandbox(callThenStop("write", { path: join(outside, "escape.txt"), content: "x\n" }), async (pi) => {
+			await pi.session.prompt("write it");
+			const [result] = pi.toolResults();
+			assert.equal(result.isError, true, textOf(result));
+			assert.match(textOf(result), /Permission denied[\s\S]*\[loadout sandbox\]/, textOf(result));
+		});
+		assert.ok(!existsSync(join(outside, "escape.txt")), "written outside the declared paths");
+	});
+});
