@@ -1,5 +1,10 @@
 package contract
 
+import (
+	"slices"
+	"strings"
+)
+
 // Sandbox is the effective sandbox a context carries (Registry.Sandbox): the
 // intersection of every declaration that applies to the Workspace
 // (internal/sandboxpolicy), enforced below the agent by `loadout sandbox`
@@ -50,3 +55,24 @@ const (
 	UnsandboxedRefuse = "Refuse"
 	UnsandboxedAllow  = "Allow"
 )
+
+// Within reports whether p is dir or below it (both clean absolute paths).
+func Within(dir, p string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// Rights returns the rights fs grants at p, sorted: the union of the rules
+// on p and its ancestors, as Landlock grants them. A nil fs (filesystem not
+// restricted) grants every right.
+func (fs *SandboxFilesystem) Rights(p string) []string {
+	if fs == nil {
+		return []string{AccessCreate, AccessExecute, AccessRead, AccessRemove, AccessWrite}
+	}
+	var out []string
+	for _, r := range fs.Paths {
+		if Within(r.Path, p) {
+			out = append(out, r.Access...)
+		}
+	}
+	return slices.Compact(slices.Sorted(slices.Values(out)))
+}

@@ -3,6 +3,7 @@ package materialize
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path"
 	"slices"
 	"strconv"
@@ -152,11 +153,20 @@ func claudeManagedSettings(hostdURL, program string, sandbox *contract.Sandbox) 
 		},
 		"managedMcpServers": map[string]any{"loadout": claudeMCPServer(hostdURL)},
 	}
-	if sb := claudeSandbox(sandbox); sb != nil {
+	if sb := claudeSandbox(sandbox, hostOf(hostdURL)); sb != nil {
 		settings["sandbox"] = sb
 		settings["permissions"] = map[string]any{"disableBypassPermissionsMode": "disable"}
 	}
 	return settings
+}
+
+// hostOf is the host of a URL ("" if it does not parse).
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }
 
 // claudeMCPServer is hostd's MCP server entry. alwaysLoad lists its tools

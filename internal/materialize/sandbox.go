@@ -17,12 +17,17 @@ import (
 // Claude Code runs Bash under bubblewrap: enabled, no unsandboxed retry
 // (allowUnsandboxedCommands: false), failing at start-up where bubblewrap
 // cannot run unless the declaration allows unsandboxed agents. Its write
-// right is all or nothing (write, create and delete), so only a path the
-// declaration lets the agent write, create and remove in is writable for
-// Bash; a path without remove stays read-only to Bash (Claude Code's Edit
-// and Write tools, which cannot delete, still edit there). Its network
-// filter knows domains, not ports, so a declared network allows no domain.
-func claudeSandbox(s *contract.Sandbox) map[string]any {
+// right is all or nothing (write, create and delete), so a declared path
+// is writable for Bash only where the declaration grants all three there
+// (allowWrite), and one where it grants less is denied to Bash's writes
+// (denyWrite, which also beats Claude Code's default write access to its
+// working directory), unless a writable path lies below it. So "edit, never
+// delete" holds for Bash; Claude Code's Edit and Write tools, which cannot
+// delete, still edit there. Its network filter knows domains, not ports,
+// so a declared network allows no domain but hostd's (hostdHost), which
+// Claude Code's own hooks reach through the sandbox's proxy; an undeclared
+// network allows hostd's and asks for the rest, as Claude Code does.
+func claudeSandbox(s *contract.Sandbox, hostdHost string) map[string]any {
 	if s == nil {
 		return nil
 	}
@@ -32,18 +37,25 @@ func claudeSandbox(s *contract.Sandbox) map[string]any {
 		"allowUnsandboxedCommands": false,
 		"autoAllowBashIfSandboxed": false,
 	}
-	if s.Filesystem != nil {
-		writable := []string{}
-		for _, p := range s.Filesystem.Paths {
-			if hasAll(p.Access, contract.AccessWrite, contract.AccessCreate, contract.AccessRemove) {
+	if fs := s.Filesystem; fs != nil {
+		writable, denied := []string{}, []string{}
+		for _, p := range fs.Paths {
+			if hasAll(fs.Rights(p.Path), contract.AccessWrite, contract.AccessCreate, contract.AccessRemove) {
 				writable = append(writable, p.Path)
 			}
 		}
-		out["filesystem"] = map[string]any{"allowWrite": writable}
+		for _, p := range fs.Paths {
+			if !slices.Contains(writable, p.Path) && !slices.ContainsFunc(writable, func(w string) bool { return contract.Within(p.Path, w) }) {
+				denied = append(denied, p.Path)
+			}
+		}
+		out["filesystem"] = map[string]any{"allowWrite": writable, "denyWrite": denied}
 	}
+	network := map[string]any{"allowedDomains": []string{hostdHost}}
 	if s.Network != nil {
-		out["network"] = map[string]any{"allowedDomains": []string{}, "allowManagedDomainsOnly": true}
+		network["allowManagedDomainsOnly"] = true
 	}
+	out["network"] = network
 	return out
 }
 
@@ -59,7 +71,7 @@ func codexSandboxRequirements(s *contract.Sandbox) string {
 	}
 	modes := []string{"read-only"}
 	if s.Filesystem == nil || slices.ContainsFunc(s.Filesystem.Paths, func(p contract.SandboxPath) bool {
-		return hasAll(p.Access, contract.AccessWrite, contract.AccessCreate)
+		return hasAll(s.Filesystem.Rights(p.Path), contract.AccessWrite, contract.AccessCreate)
 	}) {
 		modes = append(modes, "workspace-write")
 	}

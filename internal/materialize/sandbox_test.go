@@ -26,7 +26,8 @@ func editNeverDelete() *contract.Sandbox {
 // A declared sandbox switches Claude Code's own sandbox on from managed
 // settings: enabled, failing where bubblewrap cannot run, no unsandboxed
 // retry, Bash writable only where the declaration lets the agent write,
-// create and remove (so never delete in /workspace), no domain, and
+// create and remove, and denied writes in /workspace (so it never deletes
+// there, even as its working directory), no domain but hostd's, and
 // bypass-permissions mode disabled. Without one, the settings say nothing
 // of a sandbox.
 func TestBuild_ClaudeCodeSandboxFromTheDeclaration(t *testing.T) {
@@ -44,8 +45,8 @@ func TestBuild_ClaudeCodeSandboxFromTheDeclaration(t *testing.T) {
 	}
 	want := map[string]any{
 		"enabled": true, "failIfUnavailable": true, "allowUnsandboxedCommands": false, "autoAllowBashIfSandboxed": false,
-		"filesystem": map[string]any{"allowWrite": []any{"/tmp"}},
-		"network":    map[string]any{"allowedDomains": []any{}, "allowManagedDomainsOnly": true},
+		"filesystem": map[string]any{"allowWrite": []any{"/tmp"}, "denyWrite": []any{"/workspace"}},
+		"network":    map[string]any{"allowedDomains": []any{"127.0.0.1"}, "allowManagedDomainsOnly": true},
 	}
 	if !reflect.DeepEqual(got.Sandbox, want) {
 		t.Errorf("sandbox %v, want %v", got.Sandbox, want)

@@ -110,9 +110,9 @@ func Intersect(a, b *contract.Sandbox) *contract.Sandbox {
 			for _, pb := range b.Filesystem.Paths {
 				deeper := ""
 				switch {
-				case Within(pa.Path, pb.Path):
+				case contract.Within(pa.Path, pb.Path):
 					deeper = pb.Path
-				case Within(pb.Path, pa.Path):
+				case contract.Within(pb.Path, pa.Path):
 					deeper = pa.Path
 				default:
 					continue
@@ -145,26 +145,6 @@ func Intersect(a, b *contract.Sandbox) *contract.Sandbox {
 		out.Network = &contract.SandboxNetwork{ConnectPorts: ports}
 	}
 	return out
-}
-
-// Within reports whether p is dir or below it (both clean absolute paths).
-func Within(dir, p string) bool {
-	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
-}
-
-// Rights returns the rights s grants at p: the union of the rules on p and
-// its ancestors. A nil filesystem grants every right.
-func Rights(fs *contract.SandboxFilesystem, p string) []string {
-	if fs == nil {
-		return []string{contract.AccessCreate, contract.AccessExecute, contract.AccessRead, contract.AccessRemove, contract.AccessWrite}
-	}
-	var out []string
-	for _, r := range fs.Paths {
-		if Within(r.Path, p) {
-			out = append(out, r.Access...)
-		}
-	}
-	return slices.Compact(slices.Sorted(slices.Values(out)))
 }
 
 // unsandboxed combines two unsandboxedAgents values: Refuse wins, an unset

@@ -44,14 +44,14 @@ func TestIntersect_GrantsExactlyWhatBothGrantAtEveryPath(t *testing.T) {
 		a, b := random(), random()
 		got := Intersect(a, b)
 		for _, path := range tree {
-			ra, rb := Rights(a.Filesystem, path), Rights(b.Filesystem, path)
+			ra, rb := a.Filesystem.Rights(path), b.Filesystem.Rights(path)
 			var want []string
 			for _, r := range ra {
 				if slices.Contains(rb, r) {
 					want = append(want, r)
 				}
 			}
-			if g := Rights(got.Filesystem, path); !slices.Equal(g, want) {
+			if g := got.Filesystem.Rights(path); !slices.Equal(g, want) {
 				t.Fatalf("case %d at %s: a=%v b=%v: got %v, want %v", i, path, a.Filesystem.Paths, b.Filesystem.Paths, g, want)
 			}
 		}
