@@ -44,6 +44,17 @@ type CoreFunc func(ctx context.Context, call ToolCall) (ToolResult, error)
 type WorkspaceInfo struct {
 	Name      string `json:"name"`
 	Namespace string `json:"namespace"`
+	// Sandboxed: the context declares a sandbox that holds the agent's
+	// filesystem and refuses agents that cannot run under it (SandboxHolds);
+	// CEL sees it as `sandboxed`. The kernel then holds the floor, and a
+	// guard may stop refusing what it cannot read (docs/hooks.md).
+	Sandboxed bool `json:"sandboxed,omitempty"`
+}
+
+// SandboxHolds reports whether s holds the agent's filesystem whatever it
+// runs: declared with filesystem rights, and no agent runs without it.
+func SandboxHolds(s *contract.Sandbox) bool {
+	return s != nil && s.Filesystem != nil && s.UnsandboxedAgents != contract.UnsandboxedAllow
 }
 
 // SessionInfo is the agent session an event belongs to; every hook sees it

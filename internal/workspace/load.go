@@ -31,7 +31,7 @@ func (l HostLoader) LoadExtensions(ctx context.Context, ws *v1alpha1.Workspace, 
 	host := exthost.NewHost(exthost.Options{
 		Builtin:   plan.Builtin,
 		Deny:      plan.Deny,
-		Workspace: exthost.WorkspaceInfo{Name: ws.Name, Namespace: ws.Namespace},
+		Workspace: exthost.WorkspaceInfo{Name: ws.Name, Namespace: ws.Namespace, Sandboxed: exthost.SandboxHolds(plan.Sandbox)},
 		Outbound:  l.Outbound,
 	})
 	outcomes := make([]exthost.Outcome, 0, len(plan.Extensions))

@@ -361,7 +361,7 @@ var Everyday = []Line{
 	{Line: `case $(uname) in Linux) echo linux;; *) echo other;; esac`},
 	{Line: "time ls >/dev/null"},
 	{Line: "xargs -n1 echo <<< 'a b c'"},
-	{Line: `d=$(mktemp -d) && touch "$d/f" && rm -r "$d"`},
+	{Line: `f=$(mktemp) && echo hi > "$f" && cat "$f"`},
 	{Line: "ln -s README link && cat link"},
 	{Line: "touch new.txt && echo data > new.txt && cat new.txt"},
 	{Line: "python3 - <<'EOF'\nimport os\nprint(os.getcwd())\nEOF", Needs: []string{"python3"}},
