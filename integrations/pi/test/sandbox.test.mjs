@@ -3,7 +3,8 @@
 // Pi's bash runs through `loadout sandbox`, so a delete the shell guard
 // cannot read (issue 42's lines) leaves the tree intact while an edit in
 // it succeeds, and the refusal reaches the model naming the sandbox; Pi's
-// write tool writes inside the tree and is refused outside it.
+// write tool writes inside the tree and is refused outside it; each refusal
+// reaches hostd's decision ledger through a platform after hook.
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,6 +31,14 @@ spec:
       paths:
         - {path: /, access: [read, execute]}
         - {path: ${tree}, access: [read, write, create, execute]}
+  hooks:
+    # What the sandbox refused, in hostd's decision ledger (docs/security.md).
+    - name: sandbox-denials
+      event: AfterToolResult
+      match: {tools: [shell, write, edit]}
+      cel:
+        expression: "!result.content.exists(c, c.type == 'text' && c.text.contains('[loadout sandbox]'))"
+        message: the platform's sandbox refused an access
 `,
 	),
 );
@@ -70,5 +79,20 @@ describe("Pi under a declared sandbox", () => {
 			assert.match(textOf(result), /Permission denied[\s\S]*\[loadout sandbox\]/, textOf(result));
 		});
 		assert.ok(!existsSync(join(outside, "escape.txt")), "written outside the declared paths");
+	});
+
+	test("hostd's ledger records each refusal the sandbox reported", async () => {
+		await hostd.stop();
+		const records = hostd
+			.log()
+			.split("\n")
+			.filter((l) => l.startsWith('{"ledger":'))
+			.map((l) => JSON.parse(l));
+		const denials = records.filter((r) => r.event === "AfterToolResult" && r.hooks?.some((h) => h.hook === "sandbox-denials" && h.outcome === "audit"));
+		assert.deepEqual(
+			denials.map((r) => r.tool),
+			["bash", "write"],
+			JSON.stringify(records.filter((r) => r.event === "AfterToolResult")),
+		);
 	});
 });
