@@ -3,7 +3,8 @@
 // Pi's bash runs through `loadout sandbox`, so a delete the shell guard
 // cannot read (issue 42's lines) leaves the tree intact while an edit in
 // it succeeds, and the refusal reaches the model naming the sandbox; Pi's
-// write tool writes inside the tree and is refused outside it; each refusal
+// write tool writes inside the tree and is refused outside it; a connect to
+// an undeclared port is refused; each refusal
 // reaches hostd's decision ledger through a platform after hook.
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -31,6 +32,7 @@ spec:
       paths:
         - {path: /, access: [read, execute]}
         - {path: ${tree}, access: [read, write, create, execute]}
+    network: {connectPorts: [9]}
   hooks:
     # What the sandbox refused, in hostd's decision ledger (docs/security.md).
     - name: sandbox-denials
@@ -65,6 +67,16 @@ describe("Pi under a declared sandbox", () => {
 		assert.equal(readFileSync(join(tree, "v", "c.txt"), "utf8"), "edited\n");
 	});
 
+	test("bash: a TCP connect to an undeclared port is refused (hostd's, which Pi itself still reaches)", async () => {
+		const port = new URL(hostd.url).port;
+		await withSandbox(callThenStop("bash", { command: `exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected` }), async (pi) => {
+			await pi.session.prompt("connect");
+			const text = textOf(pi.toolResults()[0]);
+			assert.doesNotMatch(text, /connected/, text);
+			assert.match(text, /Permission denied[\s\S]*\[loadout sandbox\]/, text);
+		});
+	});
+
 	test("write: inside the tree it writes, outside it is refused", async () => {
 		await withSandbox(callThenStop("write", { path: join(tree, "v", "new.txt"), content: "new\n" }), async (pi) => {
 			await pi.session.prompt("write it");
@@ -91,7 +103,7 @@ describe("Pi under a declared sandbox", () => {
 		const denials = records.filter((r) => r.event === "AfterToolResult" && r.hooks?.some((h) => h.hook === "sandbox-denials" && h.outcome === "audit"));
 		assert.deepEqual(
 			denials.map((r) => r.tool),
-			["bash", "write"],
+			["bash", "bash", "write"],
 			JSON.stringify(records.filter((r) => r.event === "AfterToolResult")),
 		);
 	});
