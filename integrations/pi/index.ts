@@ -111,7 +111,7 @@ export default async function loadoutExtension(pi: ExtensionAPI): Promise<void> 
 	registerSystemPrompt(pi, tree, session);
 	const runnable = registerRunnableTools(pi, tree, hostd);
 	const sandboxed = registerSandbox(pi, tree);
-	registerToolGate(pi, hostd, runnable);
+	registerToolGate(pi, hostd, runnable, sandboxed ? undefined : () => declaredSandbox(tree));
 	registerPrompts(pi, tree, hostd, session, new StepRunner(pi, hostd, runnable, sandboxed));
 	registerSessionEvents(pi, hostd, session);
 	registerTurnEvents(pi, session);
@@ -506,7 +506,13 @@ async function tellAfter(hostd: Hostd, ctx: ExtensionContext, call: GateCall, re
 	}
 }
 
-function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>): void {
+/**
+ * The gate: every call Pi makes is asked of hostd first. newSandbox, set in
+ * a session that started without a sandbox, reads the context's current
+ * one: once a context declares a sandbox, bash, write and edit are refused
+ * until a new session runs them through it (fail closed).
+ */
+function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>, newSandbox?: () => SandboxDecl | undefined): void {
 	// Calls whose before answer said no after hook observes their tool
 	// (afterHooks: false): their results are not sent to POST /v1/after,
 	// which would run nothing. Bounded, for calls whose result never comes.
@@ -514,6 +520,9 @@ function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>)
 	pi.on("tool_call", async (event, ctx) => {
 		// hostd runs a runnable tool's hooks itself, inside /v1/tools/{name}.
 		if (runnable.has(event.toolName)) return undefined;
+		if (newSandbox && sandboxedNames.includes(event.toolName) && newSandbox()) {
+			return { block: true, reason: "Loadout: the context now declares a sandbox this session does not run under; start a new session" };
+		}
 		const verdict = await askBefore(pi, hostd, ctx, { id: event.toolCallId, name: event.toolName, arguments: event.input ?? {} });
 		if ("block" in verdict) return { block: true, reason: verdict.block };
 		const input = event.input as Record<string, unknown>;
@@ -708,14 +717,8 @@ type SandboxedTools = (cwd: string) => Record<string, ToolDefinition<any, any>>;
  * the mounted context at each call, so a narrowed one holds at once.
  */
 function registerSandbox(pi: ExtensionAPI, tree: Tree): SandboxedTools | undefined {
-	let decl: SandboxDecl | undefined;
-	try {
-		decl = tree.manifest(tree.generation()).sandbox;
-	} catch {
-		return undefined;
-	}
-	if (!decl) return undefined;
-	const s = decl;
+	const s = declaredSandbox(tree);
+	if (!s) return undefined;
 	const cfg = sandboxConfigFromEnv();
 	const build: SandboxedTools = (cwd) => sandboxedTools(cfg, s, cwd);
 	for (const def of Object.values(build(process.cwd()))) {
@@ -726,6 +729,18 @@ function registerSandbox(pi: ExtensionAPI, tree: Tree): SandboxedTools | undefin
 	}
 	return build;
 }
+
+/** The sandbox the tree's current context declares, if any. */
+function declaredSandbox(tree: Tree): SandboxDecl | undefined {
+	try {
+		return tree.manifest(tree.generation()).sandbox;
+	} catch {
+		return undefined;
+	}
+}
+
+/** Pi's tools that run or write on the machine, which a declared sandbox holds. */
+const sandboxedNames = ["bash", "write", "edit"];
 
 /** Pi's own tools a step may run, built as Pi builds them for the session's cwd. */
 const builtinTools: Record<string, (cwd: string) => ToolDefinition<any, any>> = {
@@ -789,7 +804,7 @@ export class StepRunner {
 		// Under a declared sandbox, bash, write and edit are this package's
 		// sandboxed twins (registerSandbox), and a step runs them too.
 		const twin = this.sandboxed ? (cwd: string) => this.sandboxed!(cwd)[name] : undefined;
-		const ours = twin !== undefined && ["bash", "write", "edit"].includes(name);
+		const ours = twin !== undefined && sandboxedNames.includes(name);
 		const build = ours ? twin : builtinTools[name];
 		if (!build || (!ours && info?.sourceInfo?.source !== "builtin") || !this.pi.getActiveTools().includes(name)) {
 			throw new Error(`${name} is not a tool this Pi session runs`);

@@ -85,6 +85,7 @@ func editNeverDelete(t *testing.T, dir, home, tmp string, ports ...int) *contrac
 // sandboxed wraps a scratch tree's bash line in editNeverDelete, with HOME
 // and TMPDIR in their own writable directories.
 func sandboxed(t *testing.T) shellcorpus.Wrap {
+	t.Helper()
 	return func(dir string, argv []string) []string {
 		home, tmp := t.TempDir(), t.TempDir()
 		env := []string{"env", "HOME=" + home, "TMPDIR=" + tmp, "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "npm_config_cache=" + home + "/.npm"}

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { loadoutBinary, textOf } from "../harness.mjs";
+import { loadoutBinary, mountConfigMap, previewSamples, textOf } from "../harness.mjs";
 import { callThenStop, samplesWith, suiteHostd, withPi } from "./helpers.mjs";
 
 const tree = mkdtempSync(join(tmpdir(), "loadout-protected-"));
@@ -106,5 +106,21 @@ describe("Pi under a declared sandbox", () => {
 			["bash", "bash", "write"],
 			JSON.stringify(records.filter((r) => r.event === "AfterToolResult")),
 		);
+	});
+});
+
+describe("Pi in a session that started without a sandbox", () => {
+	const hostd = suiteHostd(previewSamples());
+
+	test("once the context declares one, bash, write and edit are refused until a new session (fail closed)", async () => {
+		await withPi(hostd, callThenStop("bash", { command: "echo ran" }), async (pi) => {
+			mountConfigMap(hostd.contextDir, data);
+			const manifest = join(hostd.treeDir, "manifest.json");
+			for (let i = 0; i < 200 && !readFileSync(manifest, "utf8").includes('"sandbox"'); i++) await new Promise((r) => setTimeout(r, 50));
+			await pi.session.prompt("run it");
+			const [result] = pi.toolResults();
+			assert.equal(result.isError, true, textOf(result));
+			assert.match(textOf(result), /the context now declares a sandbox this session does not run under; start a new session/);
+		});
 	});
 });

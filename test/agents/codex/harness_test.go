@@ -47,7 +47,12 @@ type session struct {
 
 func newSession(t *testing.T) *session {
 	t.Helper()
-	data := agenttest.PreviewSamples(t)
+	return newSessionOn(t, agenttest.PreviewSamples(t))
+}
+
+// newSessionOn is newSession on the context data (a ConfigMap's data).
+func newSessionOn(t *testing.T, data map[string]string) *session {
+	t.Helper()
 	notes := agenttest.StartReviewNotes(t, data)
 	s := startSession(t, data, notes.HostdArgs...)
 	s.notes = notes
