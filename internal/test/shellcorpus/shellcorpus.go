@@ -22,18 +22,18 @@ import (
 // Line is a command line, what the samples' guard must answer, and what
 // it does when bash runs it in a scratch tree.
 type Line struct {
-	Line string
+	Line string `json:"line"`
 	// Deletes: run by bash, it deletes (part of) the tree x; otherwise it
 	// must leave x as it was. A line that deletes must be denied.
-	Deletes bool
+	Deletes bool `json:"deletes,omitempty"`
 	// Allow: the guard allows it (only lines that do not delete).
-	Allow bool
+	Allow bool `json:"allow,omitempty"`
 	// Needs are programs the line runs: without them it is only judged.
-	Needs []string
+	Needs []string `json:"needs,omitempty"`
 	// Git: the scratch tree is a git repository.
-	Git bool
+	Git bool `json:"git,omitempty"`
 	// Judged: never run here (it would change the machine).
-	Judged bool
+	Judged bool `json:"judged,omitempty"`
 }
 
 // Guard: every line that deletes a tree, whatever its spelling or
@@ -236,14 +236,8 @@ type Result struct {
 // repository when tc.Git). wrap, when set, wraps bash's command line.
 func Run(t *testing.T, bash string, tc Line, wrap Wrap) Result {
 	t.Helper()
-	files := map[string]string{}
-	for _, f := range []string{"x/a/b/c.txt", "x/a/d.txt", "x/e.txt", "docs/guide.md", "README", "build.log"} {
-		files[f] = "rm -rf is mentioned here\n"
-	}
-	dir := resourcestest.Tree(t, files)
-	if err := os.Mkdir(filepath.Join(dir, "e"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := t.TempDir()
+	WriteScratch(t, dir)
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com"}
 	if tc.Git {
@@ -276,6 +270,21 @@ func Run(t *testing.T, bash string, tc Line, wrap Wrap) Result {
 		Err: err, Output: strings.TrimSpace(string(out))}
 }
 
+// WriteScratch lays a scratch tree out in dir: x holds files two levels
+// deep; docs, README, build.log and an empty e beside it. Every file reads
+// "rm -rf is mentioned here".
+func WriteScratch(t testing.TB, dir string) {
+	t.Helper()
+	files := map[string]string{}
+	for _, f := range []string{"x/a/b/c.txt", "x/a/d.txt", "x/e.txt", "docs/guide.md", "README", "build.log"} {
+		files[f] = "rm -rf is mentioned here\n"
+	}
+	resourcestest.WriteTree(t, dir, files)
+	if err := os.Mkdir(filepath.Join(dir, "e"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // RunInScratch runs tc's line (Run) and reports whether any file or
 // directory of x is gone, logging what bash said when that is not what
 // tc expects.
@@ -289,7 +298,7 @@ func RunInScratch(t *testing.T, bash string, tc Line, wrap Wrap) bool {
 }
 
 // Tree lists the paths under root.
-func Tree(t *testing.T, root string) []string {
+func Tree(t testing.TB, root string) []string {
 	t.Helper()
 	var out []string
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -371,4 +380,17 @@ var Everyday = []Line{
 	{Line: "printf '%s\\n' b a | sort > sorted.txt && cat sorted.txt"},
 	{Line: "date +%s >/dev/null && echo ok"},
 	{Line: "python3 -m pip --version", Needs: []string{"python3"}},
+}
+
+// Deleting are the lines that delete the tree x when bash runs them in a
+// scratch tree that is not a git repository, and that are safe to run
+// here: Issue42's, then Guard's. The agents' sandbox tests run them all.
+func Deleting() []Line {
+	var out []Line
+	for _, l := range append(slices.Clone(Issue42), Guard...) {
+		if l.Deletes && !l.Judged && !l.Git {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -2,18 +2,20 @@ package agenttest
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
+	"github.com/loadout-dev/loadout/internal/test/shellcorpus"
 )
 
-// protectedFiles are the files of ProtectedTree, relative to it.
-var protectedFiles = []string{"x/a/b/c.txt", "x/a/d.txt", "x/e.txt"}
-
-// ProtectedTree is a scratch tree x (files two levels deep, each "keep\n")
-// outside /tmp, so a sandbox that makes /tmp removable does not reach it.
-func ProtectedTree(t testing.TB) string {
+// ProtectedTree is shellcorpus's scratch tree (x holds files two levels
+// deep) outside /tmp, so a sandbox that makes /tmp removable does not
+// reach it. It returns the tree and the paths under x, to compare with
+// TreeIntact.
+func ProtectedTree(t testing.TB) (dir string, x []string) {
 	t.Helper()
 	// Not t.TempDir: that is under /tmp, which the agents need removable.
 	dir, err := os.MkdirTemp("/var/tmp", "loadout-protected-") //nolint:usetesting // see above
@@ -21,21 +23,31 @@ func ProtectedTree(t testing.TB) string {
 		t.Skipf("no /var/tmp for a tree outside /tmp: %v", err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	for _, f := range protectedFiles {
-		resourcestest.WriteTree(t, dir, map[string]string{f: "keep\n"})
-	}
-	return dir
+	shellcorpus.WriteScratch(t, dir)
+	return dir, shellcorpus.Tree(t, filepath.Join(dir, "x"))
 }
 
-// TreeIntact reports as errors of t every file of ProtectedTree dir that is
-// gone or changed, with detail (the agent's output).
-func TreeIntact(t testing.TB, dir string, detail any) {
+// TreeIntact reports as errors of t every path under dir/x that is gone
+// (x is what ProtectedTree returned), with detail (the agent's output).
+func TreeIntact(t testing.TB, dir string, x []string, detail any) {
 	t.Helper()
-	for _, f := range protectedFiles {
-		if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || string(b) != "keep\n" {
-			t.Errorf("%s: %q, %v: the tree declared no-remove lost it\n%v", f, b, err, detail)
+	now := shellcorpus.Tree(t, filepath.Join(dir, "x"))
+	for _, p := range x {
+		if !slices.Contains(now, p) {
+			t.Errorf("%s is gone: the tree declared no-remove lost it\n%v", p, detail)
 		}
 	}
+}
+
+// Runnable are the deleting lines of shellcorpus whose programs are here.
+func Runnable(lines []shellcorpus.Line) []shellcorpus.Line {
+	var out []shellcorpus.Line
+	for _, l := range lines {
+		if !slices.ContainsFunc(l.Needs, func(p string) bool { _, err := exec.LookPath(p); return err != nil }) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // SandboxedSamples is the samples' context with a platform extension that

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -16,8 +15,9 @@ import (
 
 // With a declared sandbox, the managed settings switch Claude Code's own
 // sandbox on: every line of issue 42 that deleted a tree past the shell
-// guard, run by Claude Code's Bash in the tree declared "no remove", leaves
-// it intact; a Bash write outside the declared paths fails; Claude Code's
+// guard and every deleting line of the guard's corpus (round 4's spellings
+// of rm -r among them), run by Claude Code's Bash in the tree declared "no
+// remove", leaves it intact; a Bash write outside the declared paths fails; Claude Code's
 // Write tool still writes in the tree.
 func TestClaudeCode_OwnSandboxKeepsATreeDeclaredNoRemove_Issue42(t *testing.T) {
 	for _, p := range []string{"bwrap", "socat"} {
@@ -25,12 +25,11 @@ func TestClaudeCode_OwnSandboxKeepsATreeDeclaredNoRemove_Issue42(t *testing.T) {
 			t.Skipf("no %s (hack/sandbox-deps.sh installs it): Claude Code's sandbox cannot start here, and with the declared sandbox it refuses to start (TestClaudeCode_RefusesToStartWithoutItsSandbox)", p)
 		}
 	}
-	protected, outside := agenttest.ProtectedTree(t), agenttest.ProtectedTree(t) // outside is declared nowhere
+	protected, x := agenttest.ProtectedTree(t)
+	outside, _ := agenttest.ProtectedTree(t) // declared nowhere
 	var tools []ToolUse
-	for i, l := range shellcorpus.Issue42 {
-		if slices.ContainsFunc(l.Needs, func(p string) bool { _, err := exec.LookPath(p); return err != nil }) {
-			continue
-		}
+	lines := agenttest.Runnable(shellcorpus.Deleting())
+	for i, l := range lines {
 		tools = append(tools, ToolUse{ID: fmt.Sprintf("toolu_del%d", i), Name: "Bash", Input: map[string]any{"command": "cd " + protected + " && " + l.Line, "description": "clean"}})
 	}
 	tools = append(tools,
@@ -39,7 +38,7 @@ func TestClaudeCode_OwnSandboxKeepsATreeDeclaredNoRemove_Issue42(t *testing.T) {
 	a := NewAgentOn(t, agenttest.SandboxedSamples(t, protected), HTTPHook, Turn{Text: "cleaning", Tools: tools})
 	a.Run(t, "clean up the tree")
 	results := a.Model.ToolResults()
-	agenttest.TreeIntact(t, protected, results)
+	agenttest.TreeIntact(t, protected, x, results)
 	if b, err := os.ReadFile(filepath.Join(protected, "x", "new.txt")); err != nil || string(b) != "edited\n" {
 		t.Errorf("x/new.txt %q, %v: the Write tool's edit did not land: %+v", b, err, results["toolu_edit"])
 	}
@@ -55,14 +54,14 @@ func TestClaudeCode_OwnSandboxKeepsATreeDeclaredNoRemove_Issue42(t *testing.T) {
 	if ran == 0 {
 		t.Errorf("no deletion line reached the sandbox (all refused before running?): %+v", results)
 	}
-	t.Logf("%d of %d deletion lines ran and met Claude Code's sandbox; the others were refused before running (the guard, or Claude Code's own permission rules)", ran, len(tools)-2)
+	t.Logf("%d of %d deletion lines ran and met Claude Code's sandbox; the others were refused before running (the guard, or Claude Code's own permission rules)", ran, len(lines))
 }
 
 // With a declared sandbox and Claude Code's sandbox unable to start (no
 // bubblewrap on the PATH), Claude Code refuses to start: no unsandboxed
 // fallback (failIfUnavailable).
 func TestClaudeCode_RefusesToStartWithoutItsSandbox(t *testing.T) {
-	protected := agenttest.ProtectedTree(t)
+	protected, _ := agenttest.ProtectedTree(t)
 	a := NewAgentOn(t, agenttest.SandboxedSamples(t, protected), HTTPHook, Turn{Text: "hi"})
 	// A PATH without bwrap and socat: Claude Code looks them up there.
 	bin := t.TempDir()
