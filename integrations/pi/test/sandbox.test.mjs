@@ -11,14 +11,27 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { loadoutBinary, mountConfigMap, previewSamples, textOf } from "../harness.mjs";
-import { callThenStop, samplesWith, suiteHostd, withPi } from "./helpers.mjs";
+import { spawnSync } from "node:child_process";
+import { fauxToolCall, loadoutBinary, mountConfigMap, previewSamples, repoRoot, textOf } from "../harness.mjs";
+import { callThenStop, callsThenStop, samplesWith, suiteHostd, withPi } from "./helpers.mjs";
 
 const tree = mkdtempSync(join(tmpdir(), "loadout-protected-"));
 const outside = mkdtempSync(join(tmpdir(), "loadout-outside-"));
 mkdirSync(join(tree, "v", "a"), { recursive: true });
 writeFileSync(join(tree, "v", "a", "b.txt"), "keep\n");
 writeFileSync(join(tree, "v", "c.txt"), "keep\n");
+// shellcorpus's scratch tree (x files two levels deep, docs, README,
+// build.log, an empty e) for the deleting corpus.
+for (const f of ["x/a/b/c.txt", "x/a/d.txt", "x/e.txt", "docs/guide.md", "README", "build.log"]) {
+	mkdirSync(join(tree, f, ".."), { recursive: true });
+	writeFileSync(join(tree, f), "rm -rf is mentioned here\n");
+}
+mkdirSync(join(tree, "e"));
+const xFiles = ["x/a/b/c.txt", "x/a/d.txt", "x/e.txt"];
+/** Every deleting line of the Go corpus (internal/test/shellcorpus/deleting.json) whose programs are here. */
+const deleting = JSON.parse(readFileSync(join(repoRoot, "internal", "test", "shellcorpus", "deleting.json"), "utf8")).filter((l) =>
+	(l.needs ?? []).every((p) => spawnSync("sh", ["-c", `command -v ${p}`]).status === 0),
+);
 
 const data = samplesWith((dir) =>
 	writeFileSync(
@@ -67,6 +80,16 @@ describe("Pi under a declared sandbox", () => {
 		assert.equal(readFileSync(join(tree, "v", "c.txt"), "utf8"), "edited\n");
 	});
 
+	test("bash: every deleting line of the corpus (issue 42's, round 4's spellings of rm -r) leaves the tree intact", async () => {
+		assert.ok(deleting.length >= 60, `${deleting.length} deleting lines runnable here`);
+		const calls = deleting.map((l, i) => fauxToolCall("bash", { command: `cd ${tree} && ${l.line}` }, { id: `del${i}` }));
+		await withSandbox(callsThenStop(calls), async (pi) => {
+			await pi.session.prompt("clean up");
+			assert.equal(pi.toolResults().length, deleting.length, "every line got a result");
+		});
+		for (const f of xFiles) assert.equal(readFileSync(join(tree, f), "utf8"), "rm -rf is mentioned here\n", `${f} after the corpus`);
+	});
+
 	test("bash: a TCP connect to an undeclared port is refused (hostd's, which Pi itself still reaches)", async () => {
 		const port = new URL(hostd.url).port;
 		await withSandbox(callThenStop("bash", { command: `exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected` }), async (pi) => {
@@ -101,11 +124,16 @@ describe("Pi under a declared sandbox", () => {
 			.filter((l) => l.startsWith('{"ledger":'))
 			.map((l) => JSON.parse(l));
 		const denials = records.filter((r) => r.event === "AfterToolResult" && r.hooks?.some((h) => h.hook === "sandbox-denials" && h.outcome === "audit"));
+		// The single calls: the first bash, the connect, the write outside.
 		assert.deepEqual(
-			denials.map((r) => r.tool),
+			denials.filter((r) => !r.callId.startsWith("del")).map((r) => r.tool),
 			["bash", "bash", "write"],
-			JSON.stringify(records.filter((r) => r.event === "AfterToolResult")),
+			JSON.stringify(records.filter((r) => r.event === "AfterToolResult" && !r.callId.startsWith("del"))),
 		);
+		// The corpus lines the guard lets through (what it cannot read: 48 of
+		// 112 here) ran and met the sandbox; the guard refused the rest.
+		const corpus = denials.filter((r) => r.callId.startsWith("del")).length;
+		assert.ok(corpus >= 30, `${corpus} of ${deleting.length} corpus lines recorded as sandbox refusals`);
 	});
 });
 
