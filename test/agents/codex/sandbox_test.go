@@ -28,12 +28,15 @@ func TestCodex_RequirementsPinTheSandboxAgainstIssue42(t *testing.T) {
 		t.Fatalf("requirements.toml does not pin the sandbox modes (%v):\n%s", err, req)
 	}
 
-	// Asked for danger-full-access, Codex refuses to start.
-	out, err := s.runErr(t, responses.Start(t, responses.Shell("d", "cd "+protected+" && rm -rf x"), responses.Say("done")), "clean up")
+	// Asked for danger-full-access, Codex refuses to start. (Without the
+	// pin it would run this script, which the guard, relaxed under the
+	// declared sandbox, cannot read, and lose the tree.)
+	script := `printf '#!/bin/sh\nrm -rf x\n' > x.sh && chmod +x x.sh && ./x.sh`
+	out, err := s.runErr(t, responses.Start(t, responses.Shell("d", "cd "+protected+" && "+script), responses.Say("done")), "clean up")
+	agenttest.TreeIntact(t, protected, x, out)
 	if err == nil || !strings.Contains(out, "requirements do not allow `sandbox_mode = \"danger-full-access\"`") {
 		t.Fatalf("codex exec --sandbox danger-full-access under the pinned requirements: %v, want Codex's refusal\n%s", err, out)
 	}
-	agenttest.TreeIntact(t, protected, x, out)
 
 	// In the sandbox it is allowed, every deleting line meets Codex's own
 	// sandbox (Landlock): the tree is outside its writable roots.
