@@ -9,11 +9,12 @@ import (
 	"github.com/loadout-dev/loadout/internal/test/shellcorpus"
 )
 
-// sandboxedCall is shellCall in a Workspace whose context declares a
+// sandboxedCall is shellCall by Pi in a Workspace whose context declares a
 // sandbox that holds.
 func sandboxedCall(line string) Input {
 	in := shellCall(line)
 	in.Workspace.Sandboxed = true
+	in.Session.Agent = "pi"
 	return in
 }
 
@@ -69,5 +70,22 @@ func TestSandboxHolds_OnlyAFilesystemSandboxThatRefusesUnsandboxedAgents(t *test
 	h, _ := NewHostFromRegistry(context.Background(), contract.Registry{Sandbox: &contract.Sandbox{Filesystem: fs, UnsandboxedAgents: contract.UnsandboxedRefuse}}, WorkspaceInfo{Name: "w"}, nil)
 	if !h.Workspace().Sandboxed {
 		t.Error("a host rebuilt from a registry with a sandbox that holds does not say so")
+	}
+}
+
+// `sandboxed` is true only for the agents whose every command the sandbox
+// holds: Codex's workspace-write lets it delete in its working directory,
+// so for Codex (and an agent that does not say which it is) the guard keeps
+// refusing what it cannot read.
+func TestSamplesGuard_SandboxedOnlyForAgentsTheSandboxHolds_RSB4(t *testing.T) {
+	h := mustCEL(t, vocab.BeforeToolCall, samplesGuard(t))
+	line := "x=rm; $x -rf x" // opaque: a name known only at run time
+	for agent, allowed := range map[string]bool{"pi": true, "claude-code": true, "codex": false, "": false} {
+		in := sandboxedCall(line)
+		in.Session.Agent = agent
+		v, err := h.Evaluate(context.Background(), in)
+		if err != nil || v.Allowed != allowed {
+			t.Errorf("agent %q: %+v, %v; want allowed %v", agent, v, err, allowed)
+		}
 	}
 }

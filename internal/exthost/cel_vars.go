@@ -98,7 +98,7 @@ func (v *celVars) ResolveName(name string) (any, bool) {
 	case "cwd":
 		return types.String(v.in.Cwd), true
 	case "sandboxed":
-		return types.Bool(v.in.Workspace.Sandboxed), true
+		return types.Bool(sandboxedFor(v.in.Workspace, v.in.Session)), true
 	case "params":
 		// Each hook's own (paramsActivation); a hook of an extension
 		// without a paramRef sees an empty map.

@@ -29,8 +29,8 @@ func TestCodex_RequirementsPinTheSandboxAgainstIssue42(t *testing.T) {
 	}
 
 	// Asked for danger-full-access, Codex refuses to start. (Without the
-	// pin it would run this script, which the guard, relaxed under the
-	// declared sandbox, cannot read, and lose the tree.)
+	// pin it would run this script, which the guard cannot read, and lose
+	// the tree.)
 	script := `printf '#!/bin/sh\nrm -rf x\n' > x.sh && chmod +x x.sh && ./x.sh`
 	out, err := s.runErr(t, responses.Start(t, responses.Shell("d", "cd "+protected+" && "+script), responses.Say("done")), "clean up")
 	agenttest.TreeIntact(t, protected, x, out)
