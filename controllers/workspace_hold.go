@@ -14,6 +14,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/sandboxpolicy"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -125,8 +126,10 @@ func (r *WorkspaceReconciler) publishDenyAll(ctx context.Context, ws *v1alpha1.W
 	return nil
 }
 
-// setToolsStatus lists a registry's tools, capped.
+// setToolsStatus lists a registry's tools, capped, and the sandbox its
+// agents run under.
 func setToolsStatus(ws *v1alpha1.Workspace, registry contract.Registry) {
+	ws.Status.Sandbox = sandboxpolicy.ToAPI(registry.Sandbox)
 	ws.Status.Tools = nil
 	for _, t := range registry.Tools[:min(len(registry.Tools), vocab.MaxStatusListItems)] {
 		ws.Status.Tools = append(ws.Status.Tools, v1alpha1.ToolEntry{

@@ -13,7 +13,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.hooks) || self.hooks.all(h, self.hooks.exists_one(i, i.name == h.name))",message="hook names must be unique within an extension"
 // +kubebuilder:validation:XValidation:rule="!has(self.messageTypes) || self.messageTypes.all(m, self.messageTypes.exists_one(n, n.type == m.type))",message="message types must be unique within an extension"
 // +kubebuilder:validation:XValidation:rule="!has(self.mcpServer) || !has(self.source)",message="mcpServer and source are exclusive: a manifest cannot name an MCP server"
-// +kubebuilder:validation:XValidation:rule="!has(self.optional) || !self.optional || ((!has(self.hooks) || size(self.hooks) == 0) && (!has(self.deniedTools) || size(self.deniedTools) == 0) && !has(self.source))",message="an optional extension may carry tools but no hooks, no deniedTools and no source: policy is never optional"
+// +kubebuilder:validation:XValidation:rule="!has(self.optional) || !self.optional || ((!has(self.hooks) || size(self.hooks) == 0) && (!has(self.deniedTools) || size(self.deniedTools) == 0) && !has(self.sandbox) && !has(self.source))",message="an optional extension may carry tools but no hooks, no deniedTools, no sandbox and no source: policy is never optional"
 type ExtensionSpec struct {
 	// name is the extension id. Defaults to metadata.name, which must then follow
 	// the same rules.
@@ -76,6 +76,14 @@ type ExtensionSpec struct {
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
 	DeniedTools []ToolName `json:"deniedTools,omitempty"`
+
+	// sandbox is what the kernel holds the agents of a Workspace this
+	// extension applies to (docs/security.md, "Sandbox"). Policy like
+	// deniedTools: the sandboxes of the imposed platform extensions
+	// intersect, and a tenant's (a Workspace's spec.sandbox, an extension
+	// of its own namespace) can only narrow theirs.
+	// +optional
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 
 	// namespaceSelector, for an extension in a platform namespace, selects the
 	// project namespaces whose Workspaces it applies to, whatever their roots

@@ -41,6 +41,12 @@ type WorkspaceSpec struct {
 	// +optional
 	Tools *WorkspaceTools `json:"tools,omitempty"`
 
+	// sandbox narrows the sandbox the platform imposes (docs/security.md,
+	// "Sandbox"): it intersects with it and can never widen it. With no
+	// platform sandbox it is the Workspace's own.
+	// +optional
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
+
 	// output says where the context is published.
 	// +optional
 	Output *WorkspaceOutput `json:"output,omitempty"`
@@ -206,6 +212,12 @@ type WorkspaceStatus struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256
 	Tools []ToolEntry `json:"tools,omitempty"`
+
+	// sandbox is the effective sandbox the published context carries, the
+	// intersection of every declaration: what every agent of the Workspace
+	// runs under. Unset, agents run unsandboxed.
+	// +optional
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 
 	// heldContent is set while the Workspace's own input is invalid. The
 	// platform's policy is never held back: the published context carries

@@ -72,3 +72,39 @@ func TestPreview_MissingPlatformNamespaceWarnsAndFailsStrict(t *testing.T) {
 		t.Fatalf("--strict: err = %v", err)
 	}
 }
+
+// `loadout preview` shows the effective sandbox in the manifest it prints:
+// the platform's declaration, narrowed (never widened) by the Workspace's.
+func TestPreview_ShowsTheEffectiveSandbox(t *testing.T) {
+	dir := resourcestest.Tree(t, map[string]string{"all.yaml": `apiVersion: v1
+kind: Namespace
+metadata: {name: loadout-system, labels: {loadout.dev/trust: trusted}}
+---
+apiVersion: loadout.dev/v1alpha1
+kind: Workspace
+metadata: {name: dev, namespace: team-a}
+spec:
+  sandbox:
+    filesystem:
+      paths:
+        - {path: /workspace, access: [read, write, create, remove]}
+    network: {connectPorts: [22, 443]}
+---
+apiVersion: loadout.dev/v1alpha1
+kind: Extension
+metadata: {name: guard, namespace: loadout-system}
+spec:
+  sandbox:
+    filesystem:
+      paths:
+        - {path: /, access: [read, execute]}
+        - {path: /workspace, access: [read, write, create]}
+    network: {connectPorts: [443]}
+`})
+	m := strings.Join(strings.Fields(previewData(t, "-f", dir)[contract.KeyManifest]), "")
+	mustContain(t, "manifest", m, `"sandbox":{`, `{"path":"/workspace","access":["create","read","write"]}`,
+		`"connectPorts":[443]`, `"unsandboxedAgents":"Refuse"`)
+	if strings.Contains(m, `"remove"`) || strings.Contains(m, "22,") {
+		t.Errorf("the Workspace widened the platform's sandbox:\n%s", m)
+	}
+}

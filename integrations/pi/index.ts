@@ -78,6 +78,7 @@ import {
 } from "@mariozechner/pi-coding-agent";
 import type { ExtensionAPI, ExtensionContext, Skill, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { postJSON } from "./hostd-http.ts";
+import { type SandboxDecl, sandboxConfigFromEnv, sandboxedTools } from "./sandbox.ts";
 
 export interface LoadoutConfig {
 	hostdUrl: string;
@@ -109,8 +110,9 @@ export default async function loadoutExtension(pi: ExtensionAPI): Promise<void> 
 	const session = new SessionHooks(tree, hostd);
 	registerSystemPrompt(pi, tree, session);
 	const runnable = registerRunnableTools(pi, tree, hostd);
-	registerToolGate(pi, hostd, runnable);
-	registerPrompts(pi, tree, hostd, session, new StepRunner(pi, hostd, runnable));
+	const sandboxed = registerSandbox(pi, tree);
+	registerToolGate(pi, hostd, runnable, sandboxed ? undefined : () => declaredSandbox(tree));
+	registerPrompts(pi, tree, hostd, session, new StepRunner(pi, hostd, runnable, sandboxed));
 	registerSessionEvents(pi, hostd, session);
 	registerTurnEvents(pi, session);
 	registerContextFilter(pi, tree);
@@ -183,6 +185,7 @@ interface Manifest {
 	hooks?: { event: string }[];
 	catalog?: { kind: string; name: string; description?: string }[];
 	messageTypes?: { extension?: string; type: string; inContext?: boolean; template?: string }[];
+	sandbox?: SandboxDecl;
 }
 
 export class Tree {
@@ -503,7 +506,13 @@ async function tellAfter(hostd: Hostd, ctx: ExtensionContext, call: GateCall, re
 	}
 }
 
-function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>): void {
+/**
+ * The gate: every call Pi makes is asked of hostd first. newSandbox, set in
+ * a session that started without a sandbox, reads the context's current
+ * one: once a context declares a sandbox, bash, write and edit are refused
+ * until a new session runs them through it (fail closed).
+ */
+function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>, newSandbox?: () => SandboxDecl | undefined): void {
 	// Calls whose before answer said no after hook observes their tool
 	// (afterHooks: false): their results are not sent to POST /v1/after,
 	// which would run nothing. Bounded, for calls whose result never comes.
@@ -511,6 +520,9 @@ function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<string>)
 	pi.on("tool_call", async (event, ctx) => {
 		// hostd runs a runnable tool's hooks itself, inside /v1/tools/{name}.
 		if (runnable.has(event.toolName)) return undefined;
+		if (newSandbox && sandboxedNames.includes(event.toolName) && newSandbox()) {
+			return { block: true, reason: "Loadout: the context now declares a sandbox this session does not run under; start a new session" };
+		}
 		const verdict = await askBefore(pi, hostd, ctx, { id: event.toolCallId, name: event.toolName, arguments: event.input ?? {} });
 		if ("block" in verdict) return { block: true, reason: verdict.block };
 		const input = event.input as Record<string, unknown>;
@@ -690,6 +702,46 @@ async function renderCommand(text: string, tree: Tree, hostd: Hostd, ctx: Extens
 /** One step of a command's plan as hostd's /v1/render answers it: a tool call with its arguments filled, or a rendered template. */
 type PlannedStep = { tool?: string; arguments?: Record<string, unknown>; template?: string; text?: string };
 
+// ---------------------------------------------------------------------------
+// The declared sandbox (sandbox.ts)
+
+/** Builds the sandboxed twins of Pi's bash, write and edit for a cwd. */
+type SandboxedTools = (cwd: string) => Record<string, ToolDefinition<any, any>>;
+
+/**
+ * When the context declares a sandbox, Pi's bash, write and edit tools are
+ * replaced by twins that run through `loadout sandbox` (sandbox.ts), built
+ * for each call's cwd; the gate asks hostd about them as about Pi's own.
+ * Tools are registered at start-up: a context that adds or drops the
+ * sandbox needs a new session, and `loadout sandbox` reads the sandbox from
+ * the mounted context at each call, so a narrowed one holds at once.
+ */
+function registerSandbox(pi: ExtensionAPI, tree: Tree): SandboxedTools | undefined {
+	const s = declaredSandbox(tree);
+	if (!s) return undefined;
+	const cfg = sandboxConfigFromEnv();
+	const build: SandboxedTools = (cwd) => sandboxedTools(cfg, s, cwd);
+	for (const def of Object.values(build(process.cwd()))) {
+		pi.registerTool({
+			...def,
+			execute: (id, params, signal, onUpdate, ctx) => build(ctx?.cwd ?? process.cwd())[def.name].execute(id, params, signal, onUpdate, ctx),
+		});
+	}
+	return build;
+}
+
+/** The sandbox the tree's current context declares, if any. */
+function declaredSandbox(tree: Tree): SandboxDecl | undefined {
+	try {
+		return tree.manifest(tree.generation()).sandbox;
+	} catch {
+		return undefined;
+	}
+}
+
+/** Pi's tools that run or write on the machine, which a declared sandbox holds. */
+const sandboxedNames = ["bash", "write", "edit"];
+
 /** Pi's own tools a step may run, built as Pi builds them for the session's cwd. */
 const builtinTools: Record<string, (cwd: string) => ToolDefinition<any, any>> = {
 	bash: createBashToolDefinition,
@@ -715,6 +767,7 @@ export class StepRunner {
 		private readonly pi: ExtensionAPI,
 		private readonly hostd: Hostd,
 		private readonly runnable: Set<string>,
+		private readonly sandboxed?: SandboxedTools,
 	) {}
 
 	async run(ctx: ExtensionContext, command: string, plan: PlannedStep[]): Promise<string | "handled"> {
@@ -748,8 +801,12 @@ export class StepRunner {
 		// Only Pi's own tool, active in this session: a tool another extension
 		// registered under the name runs its own code, which a step cannot call.
 		const info = this.pi.getAllTools().find((t) => t.name === name);
-		const build = builtinTools[name];
-		if (!build || info?.sourceInfo?.source !== "builtin" || !this.pi.getActiveTools().includes(name)) {
+		// Under a declared sandbox, bash, write and edit are this package's
+		// sandboxed twins (registerSandbox), and a step runs them too.
+		const twin = this.sandboxed ? (cwd: string) => this.sandboxed!(cwd)[name] : undefined;
+		const ours = twin !== undefined && sandboxedNames.includes(name);
+		const build = ours ? twin : builtinTools[name];
+		if (!build || (!ours && info?.sourceInfo?.source !== "builtin") || !this.pi.getActiveTools().includes(name)) {
 			throw new Error(`${name} is not a tool this Pi session runs`);
 		}
 		validateToolArguments(info as any, { type: "toolCall", id, name, arguments: args } as any);

@@ -192,6 +192,10 @@ type Registry struct {
 	// Deny lists the tools the Workspace denies, built-in or from an extension
 	// (rule R-EXT-5); hostd refuses them before any hook runs.
 	Deny []string `json:"deny,omitempty"`
+	// Sandbox, when set, is what the kernel holds every agent of the
+	// Workspace to (docs/security.md, "Sandbox"): the platform's declared
+	// sandbox, narrowed by the tenant's.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }
 
 // Tool is one tool the agent may call.

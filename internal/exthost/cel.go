@@ -55,6 +55,9 @@ var celEnvs = sync.OnceValues(func() (map[vocab.HookEvent]*cel.Env, error) {
 		cel.Variable("session", text),
 		cel.Variable("cwd", cel.StringType),
 		cel.Variable("params", text),
+		// Whether the kernel holds the agent to a declared sandbox
+		// (WorkspaceInfo.Sandboxed).
+		cel.Variable("sandboxed", cel.BoolType),
 		ext.Strings(),
 		ext.Lists(),
 	}, shellLibrary()...)...)

@@ -97,6 +97,8 @@ func (v *celVars) ResolveName(name string) (any, bool) {
 		return v.session, true
 	case "cwd":
 		return types.String(v.in.Cwd), true
+	case "sandboxed":
+		return types.Bool(sandboxedFor(v.in.Workspace, v.in.Session)), true
 	case "params":
 		// Each hook's own (paramsActivation); a hook of an extension
 		// without a paramRef sees an empty map.

@@ -25,6 +25,7 @@ func NewHostFromRegistry(ctx context.Context, reg contract.Registry, ws Workspac
 			builtin = append(builtin, t)
 		}
 	}
+	ws.Sandboxed = SandboxHolds(reg.Sandbox)
 	h := NewHost(Options{Builtin: builtin, Deny: reg.Deny, Workspace: ws, Outbound: client})
 	var outcomes []Outcome
 	for _, src := range RegistrySources(reg) {

@@ -2,6 +2,7 @@ package exthost
 
 import (
 	"context"
+	"slices"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 )
@@ -44,6 +45,32 @@ type CoreFunc func(ctx context.Context, call ToolCall) (ToolResult, error)
 type WorkspaceInfo struct {
 	Name      string `json:"name"`
 	Namespace string `json:"namespace"`
+	// Sandboxed: the context declares a sandbox that holds the agent's
+	// filesystem and refuses agents that cannot run under it (SandboxHolds).
+	// CEL's `sandboxed` is true where it is and the session's agent runs its
+	// commands under it (sandboxedFor): the kernel then holds the floor, and
+	// a guard may stop refusing what it cannot read (docs/hooks.md).
+	Sandboxed bool `json:"sandboxed,omitempty"`
+}
+
+// SandboxHolds reports whether s holds the agent's filesystem whatever it
+// runs: declared with filesystem rights, and no agent runs without it.
+func SandboxHolds(s *contract.Sandbox) bool {
+	return s != nil && s.Filesystem != nil && s.UnsandboxedAgents != contract.UnsandboxedAllow
+}
+
+// heldAgents are the agents whose every shell command a declared sandbox
+// holds, remove rights included: Pi runs bash through `loadout sandbox`,
+// Claude Code's Bash runs under its bubblewrap with writes denied where
+// remove is withheld (docs/agents.md, "Sandbox"). Codex's workspace-write
+// lets it delete in its working directory, so for Codex (and any agent not
+// listed) `sandboxed` stays false and guards keep their fail-closed answers.
+var heldAgents = []string{"pi", "claude-code"}
+
+// sandboxedFor is `sandboxed` for a session: the Workspace's sandbox holds
+// and the session's agent runs its commands under it.
+func sandboxedFor(ws WorkspaceInfo, s SessionInfo) bool {
+	return ws.Sandboxed && slices.Contains(heldAgents, s.Agent)
 }
 
 // SessionInfo is the agent session an event belongs to; every hook sees it

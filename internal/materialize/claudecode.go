@@ -3,6 +3,7 @@ package materialize
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path"
 	"slices"
 	"strconv"
@@ -60,7 +61,7 @@ func (b *builder) addClaudeCode(in Input, memory, hostdURL, program string, head
 		hostdURL = DefaultHostdURL
 	}
 	hostdURL = strings.TrimRight(hostdURL, "/")
-	settings, err := json.MarshalIndent(claudeManagedSettings(hostdURL, program, headless), "", "  ")
+	settings, err := json.MarshalIndent(claudeManagedSettings(hostdURL, program, headless, in.Manifest.Registry.Sandbox), "", "  ")
 	if err != nil {
 		return err
 	}
@@ -119,7 +120,9 @@ func claudeCommand(t contract.TemplateDoc) ([]byte, error) {
 // Claude Code's default lets it go on. Observers (after hooks, SessionEnd)
 // and Stop do not block. SessionStart is the command hook: Claude Code runs no http
 // hook there. allowManagedHooksOnly drops the hooks of user, project and
-// plugin settings, so nothing can answer "allow" around hostd.
+// plugin settings, so nothing can answer "allow" around hostd. With a
+// declared sandbox, Claude Code's own sandbox is switched on from it
+// (claudeSandbox) and bypass-permissions mode is disabled.
 //
 // headless puts ?headless=true on the hook URL: one managed file serves
 // `claude -p` and an interactive session alike, and Claude Code's hook
@@ -128,7 +131,7 @@ func claudeCommand(t contract.TemplateDoc) ([]byte, error) {
 // Headless, the default) reaches them instead of becoming `claude -p`'s
 // silent deny. An interactive user there waits on the approvers too:
 // stricter, never looser (docs/hooks.md, "Approvals").
-func claudeManagedSettings(hostdURL, program string, headless bool) map[string]any {
+func claudeManagedSettings(hostdURL, program string, headless bool, sandbox *contract.Sandbox) map[string]any {
 	url := hostdURL + claudeCodeHookPath
 	if headless {
 		url += "?headless=true"
@@ -146,7 +149,7 @@ func claudeManagedSettings(hostdURL, program string, headless bool) map[string]a
 	}
 	sessionStart := map[string]any{"type": "command", "command": program + " hook claude-code --hostd-url " + hostdURL,
 		"timeout": claudeHookTimeout}
-	return map[string]any{
+	settings := map[string]any{
 		"allowManagedHooksOnly": true,
 		"hooks": map[string]any{
 			"PreToolUse":         hook("*", true),
@@ -163,6 +166,20 @@ func claudeManagedSettings(hostdURL, program string, headless bool) map[string]a
 		},
 		"managedMcpServers": map[string]any{"loadout": claudeMCPServer(hostdURL)},
 	}
+	if sb := claudeSandbox(sandbox, hostOf(hostdURL)); sb != nil {
+		settings["sandbox"] = sb
+		settings["permissions"] = map[string]any{"disableBypassPermissionsMode": "disable"}
+	}
+	return settings
+}
+
+// hostOf is the host of a URL ("" if it does not parse).
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }
 
 // claudeMCPServer is hostd's MCP server entry. alwaysLoad lists its tools

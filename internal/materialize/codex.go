@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/loadout-dev/loadout/internal/contract"
 )
 
 // Files of the Codex layout (Options.Codex), linked at the top of OUT like
@@ -54,12 +56,13 @@ const codexHooksJSON = `{
 // codexRequirementsTOML makes the hooks managed: allow_managed_hooks_only
 // drops every hook from user, project and plugin configuration, so nothing a
 // user writes runs around a tool call or replaces Loadout's hook.
-var codexRequirementsTOML = codexRequirements(CodexHookCommand)
+var codexRequirementsTOML = codexRequirements(CodexHookCommand, nil)
 
 // codexRequirements is requirements.toml with command as the hook: `loadout
 // hook codex` from the PATH in the Codex layout, the tree's own program with
-// hostd's URL in the managed /etc layout (Options.ManagedEtc).
-func codexRequirements(command string) string {
+// hostd's URL in the managed /etc layout (Options.ManagedEtc). A declared
+// sandbox pins the sandbox modes (codexSandboxRequirements).
+func codexRequirements(command string, sandbox *contract.Sandbox) string {
 	hook := func(event, extra string) string {
 		return "[[hooks." + event + "]]\n[[hooks." + event + ".hooks]]\ntype = \"command\"\ncommand = " +
 			strconv.Quote(command) + "\ntimeout = " + strconv.Itoa(codexHookTimeout) + "\n" + extra
@@ -68,7 +71,7 @@ func codexRequirements(command string) string {
 # Install as /etc/codex/requirements.toml; user and project configuration
 # cannot remove these hooks or add their own.
 allow_managed_hooks_only = true
-
+` + codexSandboxRequirements(sandbox) + `
 ` + hook("SessionStart", "") + "\n" + hook("UserPromptSubmit", "") + "\n" +
 		hook("PreToolUse", "statusMessage = \"Loadout policy\"\n") + "\n" + hook("PostToolUse", "") + "\n" + hook("Stop", "")
 }
@@ -77,9 +80,9 @@ allow_managed_hooks_only = true
 // links. OUT/skills is not one of them: Codex keeps its own system skills in
 // CODEX_HOME/skills/.system, so skills is a real directory that both share,
 // and each Workspace skill is a link in it (see linkSkills).
-func codexLayout(b *builder, links []string) []string {
+func codexLayout(b *builder, links []string, sandbox *contract.Sandbox) []string {
 	b.add(CodexHooksFile, []byte(codexHooksJSON), 0o644)
-	b.add(CodexRequirementsFile, []byte(codexRequirementsTOML), 0o644)
+	b.add(CodexRequirementsFile, []byte(codexRequirements(CodexHookCommand, sandbox)), 0o644)
 	links = slices.DeleteFunc(slices.Clone(links), func(name string) bool { return name == SkillsDir })
 	links = append(links, CodexHooksFile, CodexRequirementsFile)
 	slices.Sort(links)

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/loadout-dev/loadout/internal/contract"
 )
 
 // The managed /etc layout (Options.ManagedEtc): the tree a bound pod mounts
@@ -56,13 +58,13 @@ func (t *Tree) GenLinks() []GenLink { return slices.Clone(t.genLinks) }
 // no AGENTS.md from /etc/codex, so requirements.toml carries it as
 // additional_developer_instructions, which Codex gives the model as
 // <managed_developer_instructions> in a developer message.
-func managedEtcLayout(b *builder, links []string, hostdURL, platform string) []string {
+func managedEtcLayout(b *builder, links []string, hostdURL, platform string, sandbox *contract.Sandbox) []string {
 	if hostdURL == "" {
 		hostdURL = DefaultHostdURL
 	}
 	hostdURL = strings.TrimRight(hostdURL, "/")
 	codexCommand := path.Join(EtcCodex, ManagedEtcHookProgram) + " hook codex --hostd-url " + hostdURL
-	req := codexRequirements(codexCommand)
+	req := codexRequirements(codexCommand, sandbox)
 	if strings.TrimSpace(platform) != "" {
 		req = strings.Replace(req, "allow_managed_hooks_only = true\n",
 			"allow_managed_hooks_only = true\n# The platform's text (AGENTS.md, CLAUDE.md): organisation policy.\nadditional_developer_instructions = "+tomlString(platform)+"\n", 1)

@@ -219,13 +219,13 @@ func Build(ctx context.Context, in Input, opts Options) (*Tree, error) {
 		slices.Sort(links)
 	}
 	if opts.Codex {
-		links = codexLayout(b, links)
+		links = codexLayout(b, links, in.Manifest.Registry.Sandbox)
 		if b.err != nil {
 			return nil, b.errorf("%w", b.err)
 		}
 	}
 	if opts.ManagedEtc {
-		links = managedEtcLayout(b, links, opts.HostdURL, memory.Platform)
+		links = managedEtcLayout(b, links, opts.HostdURL, memory.Platform, in.Manifest.Registry.Sandbox)
 		if b.err != nil {
 			return nil, b.errorf("%w", b.err)
 		}

@@ -174,6 +174,7 @@ func normalizeRegistry(r contract.Registry) (contract.Registry, error) {
 		PromptGuides: nonNil(r.PromptGuides),
 		Extensions:   slices.Clone(r.Extensions),
 		Deny:         slices.Clone(r.Deny),
+		Sandbox:      r.Sandbox,
 	}
 	for i, t := range r.Tools {
 		schema, err := canonicalJSON(t.InputSchema)

@@ -13,6 +13,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/sandboxpolicy"
 )
 
 // Objects is read access to what a Workspace may see. The controller serves it
@@ -56,6 +57,9 @@ type Plan struct {
 	// Builtin and Deny are the Workspace's tool policy.
 	Builtin []contract.Tool
 	Deny    []string
+	// Sandbox is the Workspace's effective sandbox (sandboxOf); nil when
+	// nothing declares one.
+	Sandbox *contract.Sandbox
 	// UnlabelledPlatform lists, in read order, the platform namespaces the
 	// Workspace reads that carry no valid loadout.dev/trust label: nothing of
 	// them loads (Policy.TrustOf). The Workspace's status says so.
@@ -147,16 +151,42 @@ func Gather(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Polic
 			}
 		}
 	}
+	plan.Sandbox = sandboxOf(ws, plan.Extensions)
 	return plan, nil
+}
+
+// sandboxOf is the effective sandbox (internal/sandboxpolicy): the trusted
+// imposed extensions' declarations, narrowed by every other trusted
+// extension's and the Workspace's own. An untrusted extension declares
+// nothing, as it denies nothing.
+func sandboxOf(ws *v1alpha1.Workspace, exts []Candidate) *contract.Sandbox {
+	platform, tenant := platformSandboxes(exts), []*contract.Sandbox{sandboxpolicy.FromAPI(ws.Spec.Sandbox)}
+	for _, c := range exts {
+		if c.Trusted && !c.Enforced {
+			tenant = append(tenant, sandboxpolicy.FromAPI(c.Extension.Spec.Sandbox))
+		}
+	}
+	return sandboxpolicy.Effective(platform, tenant)
+}
+
+// platformSandboxes are the sandboxes the trusted imposed extensions declare.
+func platformSandboxes(exts []Candidate) []*contract.Sandbox {
+	var out []*contract.Sandbox
+	for _, c := range exts {
+		if c.Trusted && c.Enforced {
+			out = append(out, sandboxpolicy.FromAPI(c.Extension.Spec.Sandbox))
+		}
+	}
+	return out
 }
 
 // Offered reports whether a platform extension is offered rather than
 // imposed: marked optional, and carrying no policy. One that carries hooks,
-// denied tools or a manifest source (which may add hooks) is imposed even if
+// denied tools, a sandbox or a manifest source (which may add hooks) is imposed even if
 // marked optional: the API refuses that combination, and manifests read by
 // `loadout preview` are not validated by the API server.
 func Offered(e *v1alpha1.Extension) bool {
-	return e.Spec.Optional && len(e.Spec.Hooks) == 0 && len(e.Spec.DeniedTools) == 0 && e.Spec.Source == nil
+	return e.Spec.Optional && len(e.Spec.Hooks) == 0 && len(e.Spec.DeniedTools) == 0 && e.Spec.Sandbox == nil && e.Spec.Source == nil
 }
 
 // AppliesTo reports whether a platform extension that is imposed applies to

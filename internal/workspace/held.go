@@ -9,6 +9,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/sandboxpolicy"
 	"github.com/loadout-dev/loadout/internal/toolclass"
 )
 
@@ -38,19 +39,21 @@ func (r *Resolution) TenantFailure(pol Policy) bool {
 
 // HeldRegistry is the registry of a context that keeps a tenant's last good
 // content under the platform's current policy: the built-in tools and the
-// tenant's own extensions (tenantIDs, the ids of the extensions in the
+// tenant's own extensions (tenant.IDs, the ids of the extensions in the
 // Workspace's namespace now) as the last good context had them, and the
 // imposed extensions as they are now. Entries of any other extension (a
 // platform extension removed or changed since) are dropped: the old policy
-// never outlives the new one. deny is the Workspace's and its extensions'
-// current deny list, added to the platform's.
-func HeldRegistry(old contract.Registry, imp *Platform, tenantIDs, deny []string) contract.Registry {
+// never outlives the new one. tenant.Deny is the Workspace's and its
+// extensions' current deny list, added to the platform's, and
+// tenant.Sandboxes narrow the platform's sandbox.
+func HeldRegistry(old contract.Registry, imp *Platform, tenant Tenant) contract.Registry {
 	keep := func(id string) bool {
-		return id != "" && slices.Contains(tenantIDs, id) && !slices.Contains(imp.IDs, id)
+		return id != "" && slices.Contains(tenant.IDs, id) && !slices.Contains(imp.IDs, id)
 	}
 	out := contract.Registry{
 		Extensions: slices.Clone(imp.IDs),
-		Deny:       slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(imp.Registry.Deny), deny...)))),
+		Deny:       slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(imp.Registry.Deny), tenant.Deny...)))),
+		Sandbox:    sandboxpolicy.Effective([]*contract.Sandbox{imp.Sandbox}, tenant.Sandboxes),
 	}
 	for _, id := range old.Extensions {
 		if keep(id) {
@@ -105,11 +108,9 @@ func DenyAllRegistry(reason string) contract.Registry {
 	return reg
 }
 
-// TenantPolicy is what a held context keeps of the tenant's own policy: the
-// ids of the extensions in the Workspace's namespace, if that namespace
-// loads extensions now, and the tools they and the Workspace deny now.
+// TenantPolicy reads the tenant's own policy (Tenant) as it is now.
 func TenantPolicy(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy) (Tenant, error) {
-	var t Tenant
+	t := Tenant{Sandboxes: []*contract.Sandbox{sandboxpolicy.FromAPI(ws.Spec.Sandbox)}}
 	if tools := ws.Spec.Tools; tools != nil {
 		for _, d := range tools.Deny {
 			t.Deny = append(t.Deny, string(d))
@@ -131,6 +132,7 @@ func TenantPolicy(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol
 		for _, d := range exts[i].Spec.DeniedTools {
 			t.Deny = append(t.Deny, string(d))
 		}
+		t.Sandboxes = append(t.Sandboxes, sandboxpolicy.FromAPI(exts[i].Spec.Sandbox))
 	}
 	return t, nil
 }

@@ -32,7 +32,7 @@ func (l HostLoader) LoadExtensions(ctx context.Context, at contract.WorkspaceRef
 	host := exthost.NewHost(exthost.Options{
 		Builtin:   plan.Builtin,
 		Deny:      plan.Deny,
-		Workspace: exthost.WorkspaceInfo{Name: at.Name, Namespace: at.Namespace},
+		Workspace: exthost.WorkspaceInfo{Name: at.Name, Namespace: at.Namespace, Sandboxed: exthost.SandboxHolds(plan.Sandbox)},
 		Outbound:  l.Outbound,
 	})
 	outcomes := make([]exthost.Outcome, 0, len(plan.Extensions))

@@ -53,11 +53,16 @@ type LastGood struct {
 }
 
 // Tenant is what a held context keeps of the tenant's own policy now
-// (TenantPolicy): the ids of its extensions, if its namespace loads
-// extensions, and the tools it and the Workspace deny.
+// (TenantPolicy).
 type Tenant struct {
-	IDs  []string
+	// IDs are the ids of the extensions in the Workspace's namespace, if
+	// that namespace loads extensions now.
+	IDs []string
+	// Deny is the tools they and the Workspace deny now.
 	Deny []string
+	// Sandboxes are the sandboxes they and the Workspace declare now: each
+	// narrows the platform's.
+	Sandboxes []*contract.Sandbox
 }
 
 // Outcome is what a pass publishes: Kind, and for every kind but
@@ -112,7 +117,7 @@ func Decide(ws *v1alpha1.Workspace, res *Resolution, pol Policy, platform *Platf
 			held.From = from // already held: the content is still that of the last good context
 		}
 		result, err := resources.Repolicy(last.Data, func(reg contract.Registry) contract.Registry {
-			return HeldRegistry(reg, platform, tenant.IDs, tenant.Deny)
+			return HeldRegistry(reg, platform, tenant)
 		}, platform.Digest(), HeldMaxBytes)
 		if err == nil && !onlyPolicy(result.Manifest, platform) {
 			// Under an unchanged policy the held context is the last good
@@ -127,7 +132,7 @@ func Decide(ws *v1alpha1.Workspace, res *Resolution, pol Policy, platform *Platf
 	held.Mode, held.From = v1alpha1.HeldContentPolicyOnly, ""
 	result, err := resources.Render(resources.Input{
 		Workspace:       contract.WorkspaceRef{Name: ws.Name, Namespace: ws.Namespace},
-		Registry:        HeldRegistry(contract.Registry{}, platform, nil, tenant.Deny),
+		Registry:        HeldRegistry(contract.Registry{}, platform, Tenant{Deny: tenant.Deny, Sandboxes: tenant.Sandboxes}),
 		PlatformPolicy:  platform.Digest(),
 		MaxContextBytes: HeldMaxBytes,
 	})

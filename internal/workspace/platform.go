@@ -8,6 +8,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/sandboxpolicy"
 )
 
 // Platform is the platform's imposed policy for one namespace (docs/concepts.md,
@@ -37,6 +38,9 @@ type Platform struct {
 	// Deny is the platform's denied tools: the spec.deniedTools of the
 	// imposed extensions.
 	Deny []string
+	// Sandbox is the platform's sandbox: the intersection of the imposed
+	// extensions' declarations, narrowed by nothing of the tenant's.
+	Sandbox *contract.Sandbox
 	// Broken, when set, says why the platform's own policy does not load:
 	// an imposed extension was rejected. Nothing a tenant writes causes it.
 	Broken string
@@ -84,6 +88,8 @@ func PlatformPolicyOf(ctx context.Context, namespace string, objs Objects, pol P
 	}
 	reg, outcomes := loader.LoadExtensions(ctx, contract.WorkspaceRef{Namespace: namespace}, plan)
 	p.Registry, p.Deny = reg, slices.Clone(plan.Deny)
+	p.Sandbox = sandboxpolicy.Effective(platformSandboxes(p.Extensions), nil)
+	p.Registry.Sandbox = p.Sandbox
 	var broken []string
 	for _, o := range outcomes {
 		switch o.State {
@@ -94,7 +100,7 @@ func PlatformPolicyOf(ctx context.Context, namespace string, objs Objects, pol P
 		}
 	}
 	p.Broken = strings.Join(broken, "; ")
-	p.digest = PlatformPolicyDigest(p.Registry, p.IDs, p.Deny)
+	p.digest = PlatformPolicyDigest(p.Registry, p.IDs, p.Deny, p.Sandbox)
 	return p, nil
 }
 

@@ -16,22 +16,27 @@ type platformPolicyDoc struct {
 	MessageTypes []contract.MessageType `json:"messageTypes"`
 	PromptGuides []contract.PromptGuide `json:"promptGuides"`
 	DeniedTools  []string               `json:"deniedTools"`
+	// Sandbox is left out when nil, so a platform that declares none keeps
+	// the digests it had before sandboxes existed.
+	Sandbox *contract.Sandbox `json:"sandbox,omitempty"`
 }
 
 // PlatformPolicyDigest is the digest ("sha256:" and hex) of the platform
 // policy a registry carries: the hooks, message types and prompt guides of
 // the imposed extensions (ids imposed), in registry order as published, and
 // deny, the platform's denied tools (the spec.deniedTools of the imposed
-// extensions), sorted and without duplicates. Tools are left out (a tenant's
+// extensions), sorted and without duplicates, and sandbox, the platform's
+// sandbox (the imposed extensions' declarations intersected, before any
+// tenant narrows it). Tools are left out (a tenant's
 // deny list may drop a platform tool, and a tool is no policy), and so is
 // whatever rendering adds later (a guide's provenance).
 //
 // Platform.Digest is its one caller: the manifest of every context carries
 // it (contract.Manifest.PlatformPolicy) and the namespace's policy epoch
 // names the current one.
-func PlatformPolicyDigest(reg contract.Registry, imposed, deny []string) string {
+func PlatformPolicyDigest(reg contract.Registry, imposed, deny []string, sandbox *contract.Sandbox) string {
 	doc := platformPolicyDoc{Hooks: []contract.Hook{}, MessageTypes: []contract.MessageType{}, PromptGuides: []contract.PromptGuide{},
-		DeniedTools: slices.Compact(slices.Sorted(slices.Values(slices.Clone(deny))))}
+		DeniedTools: slices.Compact(slices.Sorted(slices.Values(slices.Clone(deny)))), Sandbox: sandbox}
 	if doc.DeniedTools == nil {
 		doc.DeniedTools = []string{}
 	}

@@ -100,8 +100,8 @@ func TestPlatformPolicyOf_DigestMovesWithThePlatformsPolicyOnly(t *testing.T) {
 // a namespace with no imposed extension still has one (the empty policy):
 // hostd tells "no policy yet" from "the empty policy".
 func TestPlatformPolicyDigest_EmptyPolicyHasADigest(t *testing.T) {
-	d := PlatformPolicyDigest(contract.Registry{}, nil, nil)
-	if d == "" || d != PlatformPolicyDigest(DenyAllRegistry("x"), nil, nil) {
+	d := PlatformPolicyDigest(contract.Registry{}, nil, nil, nil)
+	if d == "" || d != PlatformPolicyDigest(DenyAllRegistry("x"), nil, nil, nil) {
 		t.Errorf("empty policy digest %q; entries of no imposed extension must not count", d)
 	}
 }

@@ -47,7 +47,12 @@ type Agent struct {
 // Loadout's hook and nothing else.
 func NewAgent(t *testing.T, wiring Wiring, script ...Turn) *Agent {
 	t.Helper()
-	data := agenttest.PreviewSamples(t)
+	return NewAgentOn(t, agenttest.PreviewSamples(t), wiring, script...)
+}
+
+// NewAgentOn is NewAgent on the context data (a ConfigMap's data).
+func NewAgentOn(t *testing.T, data map[string]string, wiring Wiring, script ...Turn) *Agent {
+	t.Helper()
 	a := &Agent{Notes: agenttest.StartReviewNotes(t, data)}
 	a.Hostd = agenttest.StartHostd(t, data, append(a.Notes.HostdArgs, "--claude-code")...)
 	a.Model = NewModel(t, script...)

@@ -40,6 +40,9 @@ type session struct {
 	// user is added to the user's config.toml, and args to codex exec.
 	user string
 	args []string
+	// sandbox is codex exec's --sandbox; empty: danger-full-access (the
+	// tests' default: Loadout's hooks, not Codex's sandbox, decide).
+	sandbox string
 	// env is added to codex exec's environment, after (so over) the
 	// session's own.
 	env []string
@@ -47,7 +50,12 @@ type session struct {
 
 func newSession(t *testing.T) *session {
 	t.Helper()
-	data := agenttest.PreviewSamples(t)
+	return newSessionOn(t, agenttest.PreviewSamples(t))
+}
+
+// newSessionOn is newSession on the context data (a ConfigMap's data).
+func newSessionOn(t *testing.T, data map[string]string) *session {
+	t.Helper()
 	notes := agenttest.StartReviewNotes(t, data)
 	s := startSession(t, data, notes.HostdArgs...)
 	s.notes = notes
@@ -93,7 +101,11 @@ func (s *session) run(t *testing.T, model *responses.Server, prompt string) stri
 func (s *session) runErr(t *testing.T, model *responses.Server, prompt string) (string, error) {
 	t.Helper()
 	config := model.CodexConfig() + s.user
-	exec1 := append([]string{agenttest.CLI(t, "codex"), "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "-C", s.work}, s.args...)
+	mode := s.sandbox
+	if mode == "" {
+		mode = "danger-full-access"
+	}
+	exec1 := append([]string{agenttest.CLI(t, "codex"), "exec", "--skip-git-repo-check", "--sandbox", mode, "-C", s.work}, s.args...)
 	var argv []string
 	if managedInstall() {
 		argv = agenttest.WithPrivateEtc(t, "codex", s.etc, exec1)
