@@ -22,3 +22,18 @@ func BenchmarkCommands(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCommandsIn_PowerShellCorpus: one op reads every line of the
+// PowerShell reader's pathological corpus (the bash shapes and PowerShell's
+// own nesting, 64 KiB each); B/op is the reader's total allocation over the
+// corpus (docs/benchmarks.md: 127 MiB before the tokenizer streamed, 30 MiB
+// after).
+func BenchmarkCommandsIn_PowerShellCorpus(b *testing.B) {
+	lines := powerShellCorpus()
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, line := range lines {
+			_, _ = CommandsIn(PowerShell, line)
+		}
+	}
+}

@@ -77,36 +77,52 @@ func (w *walker) pwshLine(n nested) ([]nested, error) {
 		return nil, err
 	}
 	w.pending = nil
-	words, groups, err := psTokens(n.line)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnparsable, err)
-	}
-	for _, g := range groups {
-		w.pending = append(w.pending, nested{line: g, depth: n.depth + 1, dialect: PowerShell})
-	}
+	// Statements are judged as the tokenizer finds them, and only the
+	// current one is held: a line of thousands of statements stops at the
+	// walker's command limit instead of being tokenized whole first.
 	var stmt []psWord
 	prev := ""
-	for i := 0; i <= len(words); i++ {
-		if i < len(words) && words[i].op == "" {
-			stmt = append(stmt, words[i])
-			continue
-		}
-		via := ""
-		if prev != "" {
-			via = prev
-		}
+	end := func(op string) error {
+		via := prev
 		prev = ""
 		if len(stmt) > 0 {
 			name := w.psStatement(n, stmt, via)
-			if i < len(words) && words[i].op == "|" {
+			if op == "|" {
 				prev = name
 			}
 		}
 		stmt = stmt[:0]
-		if w.err != nil {
-			return nil, w.err
-		}
+		return w.err
 	}
+	groups, err := psTokens(n.line, func(word psWord) error {
+		if word.op == "" {
+			if len(stmt) == cap(stmt) {
+				// Doubling: append grows a large slice by a quarter, which
+				// reallocates a statement of thousands of words five times
+				// over.
+				stmt = slices.Grow(stmt, max(len(stmt), 8))
+			}
+			stmt = append(stmt, word)
+			return nil
+		}
+		return end(word.op)
+	})
+	if err == nil {
+		err = end("")
+	}
+	if w.err != nil {
+		return nil, w.err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnparsable, err)
+	}
+	// A group's line is read after the statements of its own line, as
+	// before the tokenizer streamed (the order the commands come out in).
+	nestedGroups := make([]nested, 0, len(groups)+len(w.pending))
+	for _, g := range groups {
+		nestedGroups = append(nestedGroups, nested{line: g, depth: n.depth + 1, dialect: PowerShell})
+	}
+	w.pending = append(nestedGroups, w.pending...)
 	return w.pending, w.err
 }
 
@@ -234,7 +250,7 @@ func (w *walker) psStatement(n nested, stmt []psWord, via string) string {
 // psCmd is a statement's words as a cmd; for a native program, pwsh on
 // Unix expands wildcards, so a leading one may make any option.
 func psCmd(stmt []psWord, native bool) cmd {
-	var c cmd
+	c := cmd{argv: make([]string, 0, len(stmt)), info: make([]wordInfo, 0, len(stmt))}
 	for _, s := range stmt {
 		f := s.info
 		if s.group {
@@ -262,10 +278,17 @@ func (w *walker) psAdd(stmt []psWord, canon, reason, via string) {
 }
 
 // psTokens splits a PowerShell line into words and statement operators,
-// and returns the text inside its groups, to be read as lines of their own.
-func psTokens(s string) ([]psWord, []string, error) {
-	var words []psWord
+// handing each to emit as it reads it (an error from emit stops it), and
+// returns the text inside its groups, to be read as lines of their own.
+func psTokens(s string, emit func(psWord) error) ([]string, error) {
 	var groups []string
+	// Whether anything was emitted yet, and whether the last was an
+	// operator: & after an operator (or first) is the call operator.
+	lastOp, seen := false, false
+	send := func(word psWord) error {
+		lastOp, seen = word.op != "", true
+		return emit(word)
+	}
 	i := 0
 	for i < len(s) {
 		c := s[i]
@@ -281,30 +304,36 @@ func psTokens(s string) ([]psWord, []string, error) {
 		case c == '<' && strings.HasPrefix(s[i:], "<#"):
 			j := strings.Index(s[i+2:], "#>")
 			if j < 0 {
-				return nil, nil, fmt.Errorf("an unclosed <# comment")
+				return nil, fmt.Errorf("an unclosed <# comment")
 			}
 			i += j + 4
 		case c == '\n' || c == ';':
-			words = append(words, psWord{op: ";"})
+			if err := send(psWord{op: ";"}); err != nil {
+				return nil, err
+			}
 			i++
 		case c == '|' || c == '&':
 			op := string(c)
 			if i+1 < len(s) && s[i+1] == c {
 				op += string(c)
 			}
-			if op == "&" && (len(words) == 0 || words[len(words)-1].op != "") {
-				words = append(words, psWord{text: "&"}) // the call operator
+			if op == "&" && (!seen || lastOp) {
+				if err := send(psWord{text: "&"}); err != nil { // the call operator
+					return nil, err
+				}
 				i++
 				continue
 			}
+			sep := ";"
 			if op == "|" {
-				words = append(words, psWord{op: "|"})
-			} else {
-				words = append(words, psWord{op: ";"})
+				sep = "|"
+			}
+			if err := send(psWord{op: sep}); err != nil {
+				return nil, err
 			}
 			i += len(op)
 		case c == ')' || c == '}':
-			return nil, nil, fmt.Errorf("an unmatched %q", c)
+			return nil, fmt.Errorf("an unmatched %q", c)
 		default:
 			if op, n := psRedirect(s[i:]); n > 0 {
 				i += n
@@ -314,21 +343,23 @@ func psTokens(s string) ([]psWord, []string, error) {
 				// the redirection's target word
 				_, j, err := psWordAt(s, skipSpace(s, i))
 				if err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 				i = j
 				continue
 			}
 			word, j, err := psWordAt(s, i)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
-			words = append(words, word.psWord)
+			if err := send(word.psWord); err != nil {
+				return nil, err
+			}
 			groups = append(groups, word.groups...)
 			i = j
 		}
 	}
-	return words, groups, nil
+	return groups, nil
 }
 
 func skipSpace(s string, i int) int {
