@@ -25,6 +25,16 @@ type Sandbox struct {
 	// Allow, never the reverse.
 	// +optional
 	UnsandboxedAgents UnsandboxedAgents `json:"unsandboxedAgents,omitempty"`
+
+	// agentsUnderLoadoutSandbox says the platform starts every agent
+	// container of the namespace under `loadout sandbox` (docs/agents.md,
+	// "Sandbox"): the kernel then holds each agent whole, so an agent's own
+	// sandbox (Claude Code's bubblewrap, which many pods cannot run) is a
+	// second layer that may be unavailable, and hooks may rely on the
+	// sandbox for every agent. Honoured on a platform declaration only: a
+	// tenant cannot say how the platform starts its pods.
+	// +optional
+	AgentsUnderLoadoutSandbox bool `json:"agentsUnderLoadoutSandbox,omitempty"`
 }
 
 // SandboxFilesystem is the filesystem half of a Sandbox.

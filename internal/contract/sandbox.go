@@ -20,6 +20,10 @@ type Sandbox struct {
 	// UnsandboxedAgents is Refuse or Allow: whether an agent runs where the
 	// sandbox cannot be applied.
 	UnsandboxedAgents string `json:"unsandboxedAgents"`
+	// AgentsUnderLoadoutSandbox: the platform starts every agent container
+	// under `loadout sandbox`, so every agent is held whole (a platform
+	// declaration's word only).
+	AgentsUnderLoadoutSandbox bool `json:"agentsUnderLoadoutSandbox,omitempty"`
 }
 
 // SandboxFilesystem lists the paths of a Sandbox, sorted by path, one entry

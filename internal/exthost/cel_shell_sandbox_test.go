@@ -87,5 +87,11 @@ func TestSamplesGuard_SandboxedOnlyForAgentsTheSandboxHolds_RSB4(t *testing.T) {
 		if err != nil || v.Allowed != allowed {
 			t.Errorf("agent %q: %+v, %v; want allowed %v", agent, v, err, allowed)
 		}
+		// Where the platform starts every agent under `loadout sandbox`,
+		// the sandbox holds whatever the agent.
+		in.Workspace.EveryAgentSandboxed = true
+		if v, err := h.Evaluate(context.Background(), in); err != nil || !v.Allowed {
+			t.Errorf("agent %q under loadout sandbox: %+v, %v; want allowed", agent, v, err)
+		}
 	}
 }

@@ -26,6 +26,7 @@ func NewHostFromRegistry(ctx context.Context, reg contract.Registry, ws Workspac
 		}
 	}
 	ws.Sandboxed = SandboxHolds(reg.Sandbox)
+	ws.EveryAgentSandboxed = ws.Sandboxed && reg.Sandbox.AgentsUnderLoadoutSandbox
 	h := NewHost(Options{Builtin: builtin, Deny: reg.Deny, Workspace: ws, Outbound: client})
 	var outcomes []Outcome
 	for _, src := range RegistrySources(reg) {

@@ -51,6 +51,10 @@ type WorkspaceInfo struct {
 	// commands under it (sandboxedFor): the kernel then holds the floor, and
 	// a guard may stop refusing what it cannot read (docs/hooks.md).
 	Sandboxed bool `json:"sandboxed,omitempty"`
+	// EveryAgentSandboxed: besides, the platform starts every agent under
+	// `loadout sandbox` (contract.Sandbox.AgentsUnderLoadoutSandbox), so
+	// the sandbox holds whatever the agent.
+	EveryAgentSandboxed bool `json:"everyAgentSandboxed,omitempty"`
 }
 
 // SandboxHolds reports whether s holds the agent's filesystem whatever it
@@ -64,13 +68,14 @@ func SandboxHolds(s *contract.Sandbox) bool {
 // Claude Code's Bash runs under its bubblewrap with writes denied where
 // remove is withheld (docs/agents.md, "Sandbox"). Codex's workspace-write
 // lets it delete in its working directory, so for Codex (and any agent not
-// listed) `sandboxed` stays false and guards keep their fail-closed answers.
+// listed) `sandboxed` stays false and guards keep their fail-closed answers,
+// unless the platform starts every agent under `loadout sandbox`.
 var heldAgents = []string{"pi", "claude-code"}
 
 // sandboxedFor is `sandboxed` for a session: the Workspace's sandbox holds
 // and the session's agent runs its commands under it.
 func sandboxedFor(ws WorkspaceInfo, s SessionInfo) bool {
-	return ws.Sandboxed && slices.Contains(heldAgents, s.Agent)
+	return ws.Sandboxed && (ws.EveryAgentSandboxed || slices.Contains(heldAgents, s.Agent))
 }
 
 // SessionInfo is the agent session an event belongs to; every hook sees it

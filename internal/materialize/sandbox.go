@@ -32,8 +32,11 @@ func claudeSandbox(s *contract.Sandbox, hostdHost string) map[string]any {
 		return nil
 	}
 	out := map[string]any{
-		"enabled":                  true,
-		"failIfUnavailable":        s.UnsandboxedAgents != contract.UnsandboxedAllow,
+		"enabled": true,
+		// Where the platform starts every agent under `loadout sandbox`, the
+		// kernel already holds Claude Code whole: its own sandbox is a
+		// second layer, which many pods cannot run (no user namespaces).
+		"failIfUnavailable":        s.UnsandboxedAgents != contract.UnsandboxedAllow && !s.AgentsUnderLoadoutSandbox,
 		"allowUnsandboxedCommands": false,
 		"autoAllowBashIfSandboxed": false,
 	}

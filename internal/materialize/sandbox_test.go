@@ -73,3 +73,21 @@ func TestBuild_CodexRequirementsPinTheSandboxModes(t *testing.T) {
 		t.Errorf("read-only declaration: requirements.toml:\n%s", req)
 	}
 }
+
+// Where the platform starts every agent under `loadout sandbox`, Claude
+// Code's own sandbox is a second layer that may be unavailable: it stays on
+// but no longer stops Claude Code from starting.
+func TestBuild_ClaudeCodeSandboxOptionalUnderLoadoutSandbox(t *testing.T) {
+	in := sampleInput()
+	in.Manifest.Registry.Sandbox = editNeverDelete()
+	in.Manifest.Registry.Sandbox.AgentsUnderLoadoutSandbox = true
+	var got struct {
+		Sandbox map[string]any `json:"sandbox"`
+	}
+	if err := json.Unmarshal([]byte(files(t, mustBuild(t, in, Options{ClaudeCode: true}))[ManagedSettingsFile]), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Sandbox["enabled"] != true || got.Sandbox["failIfUnavailable"] != false || got.Sandbox["allowUnsandboxedCommands"] != false {
+		t.Errorf("sandbox %v: want enabled, not required, no unsandboxed retry", got.Sandbox)
+	}
+}

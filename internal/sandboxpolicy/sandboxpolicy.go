@@ -27,7 +27,7 @@ func FromAPI(s *v1alpha1.Sandbox) *contract.Sandbox {
 	if s == nil {
 		return nil
 	}
-	out := &contract.Sandbox{UnsandboxedAgents: string(s.UnsandboxedAgents)}
+	out := &contract.Sandbox{UnsandboxedAgents: string(s.UnsandboxedAgents), AgentsUnderLoadoutSandbox: s.AgentsUnderLoadoutSandbox}
 	if s.Filesystem != nil {
 		var paths []contract.SandboxPath
 		for _, p := range s.Filesystem.Paths {
@@ -71,8 +71,17 @@ func Effective(platform, tenant []*contract.Sandbox) *contract.Sandbox {
 		}
 		acc = Intersect(acc, p)
 	}
+	wrapped := acc != nil && acc.AgentsUnderLoadoutSandbox
 	for _, t := range tenant {
+		if t != nil && t.AgentsUnderLoadoutSandbox {
+			// How the platform starts its pods is the platform's word.
+			t = clone(t)
+			t.AgentsUnderLoadoutSandbox = false
+		}
 		acc = Intersect(acc, t)
+	}
+	if acc != nil {
+		acc.AgentsUnderLoadoutSandbox = wrapped
 	}
 	if acc != nil && acc.UnsandboxedAgents != contract.UnsandboxedAllow {
 		acc.UnsandboxedAgents = contract.UnsandboxedRefuse
@@ -98,7 +107,10 @@ func Intersect(a, b *contract.Sandbox) *contract.Sandbox {
 	case b == nil:
 		return clone(a)
 	}
-	out := &contract.Sandbox{UnsandboxedAgents: unsandboxed(a.UnsandboxedAgents, b.UnsandboxedAgents)}
+	// Any platform declaration that says its pods wrap agents is the
+	// platform's word (Effective keeps tenants out of it).
+	out := &contract.Sandbox{UnsandboxedAgents: unsandboxed(a.UnsandboxedAgents, b.UnsandboxedAgents),
+		AgentsUnderLoadoutSandbox: a.AgentsUnderLoadoutSandbox || b.AgentsUnderLoadoutSandbox}
 	switch {
 	case a.Filesystem == nil:
 		out.Filesystem = cloneFS(b.Filesystem)
@@ -178,7 +190,8 @@ func clone(s *contract.Sandbox) *contract.Sandbox {
 	if s == nil {
 		return nil
 	}
-	return &contract.Sandbox{Filesystem: cloneFS(s.Filesystem), Network: cloneNet(s.Network), UnsandboxedAgents: s.UnsandboxedAgents}
+	return &contract.Sandbox{Filesystem: cloneFS(s.Filesystem), Network: cloneNet(s.Network), UnsandboxedAgents: s.UnsandboxedAgents,
+		AgentsUnderLoadoutSandbox: s.AgentsUnderLoadoutSandbox}
 }
 
 func cloneFS(fs *contract.SandboxFilesystem) *contract.SandboxFilesystem {
@@ -205,7 +218,7 @@ func ToAPI(s *contract.Sandbox) *v1alpha1.Sandbox {
 	if s == nil {
 		return nil
 	}
-	out := &v1alpha1.Sandbox{UnsandboxedAgents: v1alpha1.UnsandboxedAgents(s.UnsandboxedAgents)}
+	out := &v1alpha1.Sandbox{UnsandboxedAgents: v1alpha1.UnsandboxedAgents(s.UnsandboxedAgents), AgentsUnderLoadoutSandbox: s.AgentsUnderLoadoutSandbox}
 	if s.Filesystem != nil {
 		out.Filesystem = &v1alpha1.SandboxFilesystem{Paths: make([]v1alpha1.SandboxPath, 0, len(s.Filesystem.Paths))}
 		for _, p := range s.Filesystem.Paths {

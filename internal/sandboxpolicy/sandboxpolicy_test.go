@@ -146,3 +146,21 @@ func TestFromAPI_NormalisesAndDropsRelativePaths(t *testing.T) {
 		t.Errorf("round trip through the status: got %+v", back)
 	}
 }
+
+// How the platform starts its pods is the platform's word: a platform
+// declaration that says every agent runs under `loadout sandbox` carries
+// into the effective sandbox; a tenant's saying so counts for nothing.
+func TestEffective_OnlyThePlatformSaysAgentsRunUnderLoadoutSandbox(t *testing.T) {
+	net := func(wrapped bool) *contract.Sandbox {
+		return &contract.Sandbox{Network: &contract.SandboxNetwork{ConnectPorts: []int{443}}, AgentsUnderLoadoutSandbox: wrapped}
+	}
+	if got := Effective([]*contract.Sandbox{net(true)}, []*contract.Sandbox{net(false)}); !got.AgentsUnderLoadoutSandbox {
+		t.Error("the platform's word was lost")
+	}
+	if got := Effective([]*contract.Sandbox{net(false)}, []*contract.Sandbox{net(true)}); got.AgentsUnderLoadoutSandbox {
+		t.Error("a tenant claimed the platform wraps its agents")
+	}
+	if got := Effective(nil, []*contract.Sandbox{net(true)}); got.AgentsUnderLoadoutSandbox {
+		t.Error("a tenant's own sandbox claimed the platform wraps its agents")
+	}
+}

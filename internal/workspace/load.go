@@ -30,10 +30,11 @@ type HostLoader struct {
 // LoadExtensions implements ExtensionLoader.
 func (l HostLoader) LoadExtensions(ctx context.Context, at contract.WorkspaceRef, plan *Plan) (contract.Registry, []exthost.Outcome) {
 	host := exthost.NewHost(exthost.Options{
-		Builtin:   plan.Builtin,
-		Deny:      plan.Deny,
-		Workspace: exthost.WorkspaceInfo{Name: at.Name, Namespace: at.Namespace, Sandboxed: exthost.SandboxHolds(plan.Sandbox)},
-		Outbound:  l.Outbound,
+		Builtin: plan.Builtin,
+		Deny:    plan.Deny,
+		Workspace: exthost.WorkspaceInfo{Name: at.Name, Namespace: at.Namespace, Sandboxed: exthost.SandboxHolds(plan.Sandbox),
+			EveryAgentSandboxed: exthost.SandboxHolds(plan.Sandbox) && plan.Sandbox.AgentsUnderLoadoutSandbox},
+		Outbound: l.Outbound,
 	})
 	outcomes := make([]exthost.Outcome, 0, len(plan.Extensions))
 	for _, c := range plan.Extensions {

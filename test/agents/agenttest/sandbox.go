@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
@@ -52,8 +53,9 @@ func Runnable(lines []shellcorpus.Line) []shellcorpus.Line {
 
 // SandboxedSamples is the samples' context with a platform extension that
 // lets agents read and run everything, write and delete in /tmp (where
-// agents keep their sessions), and edit protected but never delete in it.
-func SandboxedSamples(t testing.TB, protected string) map[string]string {
+// agents keep their sessions), and edit protected but never delete in it;
+// extra are more lines of its spec.sandbox (indented four spaces).
+func SandboxedSamples(t testing.TB, protected string, extra ...string) map[string]string {
 	t.Helper()
 	ext := resourcestest.Tree(t, map[string]string{"sandbox.yaml": `apiVersion: loadout.dev/v1alpha1
 kind: Extension
@@ -65,6 +67,6 @@ spec:
         - {path: /, access: [read, execute]}
         - {path: /tmp, access: [read, write, create, remove, execute]}
         - {path: ` + protected + `, access: [read, write, create, execute]}
-`})
+` + strings.Join(extra, "")})
 	return PreviewSamples(t, filepath.Join(RepoRoot(), "config", "samples"), ext)
 }

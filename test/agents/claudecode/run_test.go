@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -26,6 +27,9 @@ type Session struct {
 	// Etc, when set, is what Claude Code sees as /etc/claude-code, where it
 	// reads managed settings (agenttest.WithPrivateEtc).
 	Etc string
+	// Wrap, when set, is the command Claude Code runs under (`loadout
+	// sandbox --from DIR --`).
+	Wrap []string
 }
 
 // NewSession prepares an offline claude -p session against model: a fresh
@@ -65,7 +69,7 @@ func (s *Session) Run(t testing.TB, prompt string, args ...string) (string, stri
 	defer cancel()
 	all := append([]string{"-p", prompt, "--output-format", "json"}, s.Args...)
 	all = append(all, args...)
-	argv := append([]string{agenttest.CLI(t, "claude")}, all...)
+	argv := append(append(slices.Clone(s.Wrap), agenttest.CLI(t, "claude")), all...)
 	if s.Etc != "" {
 		argv = agenttest.WithPrivateEtc(t, "claude-code", s.Etc, argv)
 	}

@@ -63,18 +63,7 @@ func TestClaudeCode_OwnSandboxKeepsATreeDeclaredNoRemove_Issue42(t *testing.T) {
 func TestClaudeCode_RefusesToStartWithoutItsSandbox(t *testing.T) {
 	protected, _ := agenttest.ProtectedTree(t)
 	a := NewAgentOn(t, agenttest.SandboxedSamples(t, protected), HTTPHook, Turn{Text: "hi"})
-	// A PATH without bwrap and socat: Claude Code looks them up there.
-	bin := t.TempDir()
-	for _, p := range []string{"sh", "bash", "git", "rg", "unshare", "mount", "env"} {
-		if path, err := exec.LookPath(p); err == nil {
-			resourcestest.Symlink(t, path, filepath.Join(bin, p))
-		}
-	}
-	for i, e := range a.Session.Env {
-		if strings.HasPrefix(e, "PATH=") {
-			a.Session.Env[i] = "PATH=" + filepath.Dir(agenttest.Loadout(t)) + string(os.PathListSeparator) + bin
-		}
-	}
+	withoutBubblewrap(t, a.Session)
 	out, stderr, err := a.Session.Run(t, "hello")
 	if err == nil && !strings.Contains(out+stderr, "sandbox required but unavailable") {
 		t.Fatalf("Claude Code started without its sandbox:\n%s\n%s", out, stderr)
@@ -85,4 +74,70 @@ func TestClaudeCode_RefusesToStartWithoutItsSandbox(t *testing.T) {
 	if len(a.Model.AgentRequests()) != 0 {
 		t.Error("the model was asked: the session ran")
 	}
+}
+
+// withoutBubblewrap gives the session a PATH with neither bwrap nor socat
+// (Claude Code looks them up there): its sandbox cannot start, as in a pod
+// that refuses user namespaces.
+func withoutBubblewrap(t *testing.T, s *Session) {
+	t.Helper()
+	bin := t.TempDir()
+	for _, p := range []string{"sh", "bash", "git", "rg", "unshare", "mount", "env", "python3", "perl", "node", "find", "tar", "make",
+		"rm", "mkdir", "printf", "chmod", "cat", "ls", "xargs", "sed", "awk", "cp", "ln", "touch", "echo", "timeout", "nice", "nohup", "stdbuf", "setsid", "ionice", "taskset", "flock", "script", "rsync", "zip", "dirname"} {
+		if path, err := exec.LookPath(p); err == nil {
+			resourcestest.Symlink(t, path, filepath.Join(bin, p))
+		}
+	}
+	for i, e := range s.Env {
+		if strings.HasPrefix(e, "PATH=") {
+			s.Env[i] = "PATH=" + filepath.Dir(agenttest.Loadout(t)) + string(os.PathListSeparator) + bin
+		}
+	}
+}
+
+// The fallback where Claude Code's bubblewrap cannot run: the platform
+// starts the agent under `loadout sandbox` and says so
+// (agentsUnderLoadoutSandbox), so Claude Code starts without its own
+// sandbox and Landlock holds everything it runs, its own tools included:
+// every deleting line leaves the tree intact, and a Write outside the
+// declared paths fails. (Its Write tool saves by rename, which a tree
+// without remove refuses too.)
+func TestClaudeCode_UnderLoadoutSandboxWithoutBubblewrap(t *testing.T) {
+	protected, x := agenttest.ProtectedTree(t)
+	outside, _ := agenttest.ProtectedTree(t)
+	lines := agenttest.Runnable(shellcorpus.Deleting())
+	var tools []ToolUse
+	for i, l := range lines {
+		tools = append(tools, ToolUse{ID: fmt.Sprintf("toolu_del%d", i), Name: "Bash", Input: map[string]any{"command": "cd " + protected + " && " + l.Line, "description": "clean"}})
+	}
+	tools = append(tools,
+		ToolUse{ID: "toolu_out", Name: "Write", Input: map[string]any{"file_path": filepath.Join(outside, "escape"), "content": "x\n"}},
+		ToolUse{ID: "toolu_edit", Name: "Write", Input: map[string]any{"file_path": filepath.Join(protected, "x", "new.txt"), "content": "edited\n"}})
+	a := NewAgentOn(t, agenttest.SandboxedSamples(t, protected, "    agentsUnderLoadoutSandbox: true\n"), HTTPHook, Turn{Text: "cleaning", Tools: tools})
+	withoutBubblewrap(t, a.Session)
+	a.Session.Wrap = []string{agenttest.Loadout(t), "sandbox", "--from", a.Hostd.ContextDir, "--"}
+	a.Run(t, "clean up the tree")
+	results := a.Model.ToolResults()
+	agenttest.TreeIntact(t, protected, x, results)
+	// Claude Code's Write tool saves by writing a temporary file and
+	// renaming it over the target: Landlock counts the rename as a remove
+	// of the temporary name, so in a tree without remove it is refused
+	// (docs/security.md, "What it does not guarantee"). Nothing lands, and
+	// the model reads the EACCES.
+	if r := results["toolu_edit"]; !r.IsError || !strings.Contains(r.Text, "EACCES") || !strings.Contains(r.Text, "rename") {
+		t.Errorf("the Write tool in the no-remove tree: %+v, want EACCES on its rename", r)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "escape")); err == nil {
+		t.Errorf("Claude Code's Write tool wrote outside the declared paths: %+v", results["toolu_out"])
+	}
+	ran := 0
+	for id, r := range results {
+		if strings.HasPrefix(id, "toolu_del") && (strings.Contains(r.Text, "Permission denied") || strings.Contains(r.Text, "Operation not permitted")) {
+			ran++
+		}
+	}
+	if ran == 0 {
+		t.Errorf("no deletion line met the sandbox: %+v", results)
+	}
+	t.Logf("%d of %d deletion lines ran and met Landlock; the others were refused before running", ran, len(lines))
 }
