@@ -21,6 +21,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/mcpclient"
+	"github.com/loadout-dev/loadout/internal/mcpskills"
 )
 
 // MCPPath is where hostd serves its MCP endpoint (streamable HTTP) on its own
@@ -59,13 +60,15 @@ type mcpTools struct {
 	// prompts maps each prompt on the MCP server to the JSON of its
 	// template (mcp_prompts.go). Guarded by Server.mu.
 	prompts map[string]string
-	// skills is the served context's skill catalog (mcp_skills.go);
+	// skills is the served context's skill catalog (internal/mcpskills);
 	// skillResources maps each listed SKILL.md resource to the JSON of its
 	// definition, and skipped the skills left out, with why. The last two
 	// are guarded by Server.mu.
-	skills         atomic.Pointer[skillCatalog]
+	skills         atomic.Pointer[mcpskills.Catalog]
 	skillResources map[string]string
 	skipped        map[string]error
+	// readSkillFile reads a skill file for the listed SKILL.md resources.
+	readSkillFile mcp.ResourceHandler
 }
 
 // mcpInstructions is what an MCP client is told at initialization: how to
@@ -77,7 +80,7 @@ func (s *Server) newMCPServer(version string) *mcpTools {
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true},
 		Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 		Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}}
-	caps.AddExtension(SkillsExtension, map[string]any{"directoryRead": true})
+	caps.AddExtension(mcpskills.Extension, map[string]any{"directoryRead": true})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "loadout", Title: "Loadout Workspace tools", Version: version},
 		&mcp.ServerOptions{
 			Instructions: mcpInstructions,

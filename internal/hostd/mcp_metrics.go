@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/loadout-dev/loadout/internal/mcpskills"
 )
 
 // mcpMethods are the MCP methods counted under their own name; any other
@@ -16,7 +18,7 @@ import (
 var mcpMethods = map[string]bool{
 	"initialize": true, "ping": true, "tools/list": true, "tools/call": true, "prompts/list": true, "prompts/get": true,
 	"resources/list": true, "resources/read": true, "resources/templates/list": true, "resources/subscribe": true,
-	"resources/unsubscribe": true, methodSkillsList: true, methodSkillsGet: true, methodDirectoryRead: true,
+	"resources/unsubscribe": true, mcpskills.MethodList: true, mcpskills.MethodGet: true, mcpskills.MethodDirectoryRead: true,
 	"notifications/initialized": true, "notifications/cancelled": true,
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/loadout-dev/loadout/internal/mcpskills"
 )
 
 // Every MCP request is counted by one middleware under its method, with a
@@ -23,7 +25,7 @@ func TestMCPMetrics_EveryMethodCountedWithItsOutcome(t *testing.T) {
 	var madeUp []string
 	for i := range 3 {
 		madeUp = append(madeUp, "made/up-"+strings.Repeat("x", i))
-		if err := mcp.AddSendingCustomMethod[*skillsGetParams, *skillsGetResult](client, madeUp[i]); err != nil {
+		if err := mcp.AddSendingCustomMethod[*mcpskills.GetParams, *mcpskills.GetResult](client, madeUp[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -33,7 +35,7 @@ func TestMCPMetrics_EveryMethodCountedWithItsOutcome(t *testing.T) {
 	}
 	defer other.Close()
 	for _, method := range madeUp {
-		if _, err := mcp.CallCustomMethod[*skillsGetParams, *skillsGetResult](t.Context(), other, method, &skillsGetParams{}); err == nil {
+		if _, err := mcp.CallCustomMethod[*mcpskills.GetParams, *mcpskills.GetResult](t.Context(), other, method, &mcpskills.GetParams{}); err == nil {
 			t.Fatalf("%s answered", method)
 		}
 	}

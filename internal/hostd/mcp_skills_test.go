@@ -16,6 +16,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/materialize"
+	"github.com/loadout-dev/loadout/internal/mcpskills"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/skillmd"
 	"github.com/loadout-dev/loadout/internal/skillpack"
@@ -47,9 +48,9 @@ func connectMCPSkills(t *testing.T, base string) *mcpSkillsClient {
 		},
 	})
 	for _, err := range []error{
-		mcp.AddSendingCustomMethod[*skillsListParams, *skillsListResult](client, methodSkillsList),
-		mcp.AddSendingCustomMethod[*skillsGetParams, *skillsGetResult](client, methodSkillsGet),
-		mcp.AddSendingCustomMethod[*directoryReadParams, *directoryReadResult](client, methodDirectoryRead),
+		mcp.AddSendingCustomMethod[*mcpskills.ListParams, *mcpskills.ListResult](client, mcpskills.MethodList),
+		mcp.AddSendingCustomMethod[*mcpskills.GetParams, *mcpskills.GetResult](client, mcpskills.MethodGet),
+		mcp.AddSendingCustomMethod[*mcpskills.DirectoryReadParams, *mcpskills.DirectoryReadResult](client, mcpskills.MethodDirectoryRead),
 	} {
 		if err != nil {
 			t.Fatal(err)
@@ -64,16 +65,16 @@ func connectMCPSkills(t *testing.T, base string) *mcpSkillsClient {
 	return c
 }
 
-func (c *mcpSkillsClient) list(t *testing.T) []skillEntry {
+func (c *mcpSkillsClient) list(t *testing.T) []mcpskills.Entry {
 	t.Helper()
-	var all []skillEntry
+	var all []mcpskills.Entry
 	cursor := ""
 	for range 50 {
-		res, err := mcp.CallCustomMethod[*skillsListParams, *skillsListResult](t.Context(), c.session, methodSkillsList, &skillsListParams{Cursor: cursor})
+		res, err := mcp.CallCustomMethod[*mcpskills.ListParams, *mcpskills.ListResult](t.Context(), c.session, mcpskills.MethodList, &mcpskills.ListParams{Cursor: cursor})
 		if err != nil {
 			t.Fatalf("skills/list: %v", err)
 		}
-		if res.ResultType != "complete" || res.CacheScope != skillsCacheScope {
+		if res.ResultType != "complete" || res.CacheScope != "private" {
 			t.Fatalf("skills/list: resultType %q, cacheScope %q", res.ResultType, res.CacheScope)
 		}
 		all = append(all, res.Skills...)
@@ -100,7 +101,7 @@ func (c *mcpSkillsClient) read(t *testing.T, uri string) (text string, blob []by
 // readListed reads the listed resource r and checks that its bytes (the
 // text, or the blob of a binary file) have the digest and size the listing
 // gave; it returns the text and those bytes.
-func (c *mcpSkillsClient) readListed(t *testing.T, r skillResource) (text string, raw []byte) {
+func (c *mcpSkillsClient) readListed(t *testing.T, r mcpskills.Resource) (text string, raw []byte) {
 	t.Helper()
 	text, blob := c.read(t, r.URI)
 	raw = []byte(text)
@@ -146,9 +147,9 @@ func TestMCPSkills_ListGetAndReadGiveTheBytesOfActivate(t *testing.T) {
 	reloadWith(t, s, dir, withSkills(t, contextData(t, fixedRegistry()), pdfSkill("Choose the matching template from `templates/`.\n")))
 	c := connectMCPSkills(t, ts.URL)
 
-	ext := c.session.InitializeResult().Capabilities.Extensions[SkillsExtension]
+	ext := c.session.InitializeResult().Capabilities.Extensions[mcpskills.Extension]
 	if settings, ok := ext.(map[string]any); !ok || settings["directoryRead"] != true {
-		t.Fatalf("initialize declares %s as %#v, want {directoryRead: true}", SkillsExtension, ext)
+		t.Fatalf("initialize declares %s as %#v, want {directoryRead: true}", mcpskills.Extension, ext)
 	}
 
 	listed := c.list(t)
@@ -164,7 +165,7 @@ func TestMCPSkills_ListGetAndReadGiveTheBytesOfActivate(t *testing.T) {
 		t.Fatalf("frontmatter %s", entry.Frontmatter)
 	}
 
-	got, err := mcp.CallCustomMethod[*skillsGetParams, *skillsGetResult](t.Context(), c.session, methodSkillsGet, &skillsGetParams{URI: entry.URI})
+	got, err := mcp.CallCustomMethod[*mcpskills.GetParams, *mcpskills.GetResult](t.Context(), c.session, mcpskills.MethodGet, &mcpskills.GetParams{URI: entry.URI})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestMCPSkills_DirectoryRead(t *testing.T) {
 	reloadWith(t, s, dir, withSkills(t, contextData(t, fixedRegistry()), pdfSkill("Body\n")))
 	c := connectMCPSkills(t, ts.URL)
 	read := func(uri string) ([]string, error) {
-		res, err := mcp.CallCustomMethod[*directoryReadParams, *directoryReadResult](t.Context(), c.session, methodDirectoryRead, &directoryReadParams{URI: uri})
+		res, err := mcp.CallCustomMethod[*mcpskills.DirectoryReadParams, *mcpskills.DirectoryReadResult](t.Context(), c.session, mcpskills.MethodDirectoryRead, &mcpskills.DirectoryReadParams{URI: uri})
 		if err != nil {
 			return nil, err
 		}
@@ -308,11 +309,11 @@ func TestMCPSkills_ContainmentAndUnknownSkills(t *testing.T) {
 	}
 	for _, uri := range []string{"skill://mcp-conformance-nonexistent-skill-9f3a2b/SKILL.md", "skill://pdf-processing",
 		"skill://pdf-processing/templates/invoice.md", ""} {
-		if _, err := mcp.CallCustomMethod[*skillsGetParams, *skillsGetResult](t.Context(), c.session, methodSkillsGet, &skillsGetParams{URI: uri}); !isInvalidParams(err) {
+		if _, err := mcp.CallCustomMethod[*mcpskills.GetParams, *mcpskills.GetResult](t.Context(), c.session, mcpskills.MethodGet, &mcpskills.GetParams{URI: uri}); !isInvalidParams(err) {
 			t.Errorf("skills/get %q: %v, want -32602", uri, err)
 		}
 	}
-	if _, err := mcp.CallCustomMethod[*skillsListParams, *skillsListResult](t.Context(), c.session, methodSkillsList, &skillsListParams{Cursor: "forged"}); !isInvalidParams(err) {
+	if _, err := mcp.CallCustomMethod[*mcpskills.ListParams, *mcpskills.ListResult](t.Context(), c.session, mcpskills.MethodList, &mcpskills.ListParams{Cursor: "forged"}); !isInvalidParams(err) {
 		t.Errorf("skills/list with a forged cursor: %v, want -32602", err)
 	}
 }
@@ -362,7 +363,7 @@ func TestMCPSkills_ReloadNotifiesAndServesTheNewBytes(t *testing.T) {
 func TestMCPSkills_ListPages(t *testing.T) {
 	s, ts, dir := newTestServer(t, fixedRegistry())
 	var many []contract.SkillDoc
-	for i := range skillsListPageSize*2 + 5 {
+	for i := range mcpskills.ListPageSize*2 + 5 {
 		many = append(many, contract.SkillDoc{Name: "skill-" + strings.Repeat("a", 1+i/26) + string(rune('a'+i%26)),
 			Description: "A skill", Origin: "project", Body: "Body\n"})
 	}
@@ -400,7 +401,7 @@ func TestMCPSkills_ExternalSkillServedOnceItsSourceArrives(t *testing.T) {
 	s.wait()
 	ts := testnet.ServeHandler(t, s.Handler())
 	c := connectMCPSkills(t, ts.URL)
-	var listed []skillEntry
+	var listed []mcpskills.Entry
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if listed = c.list(t); len(listed) == 1 {
 			break
@@ -414,24 +415,5 @@ func TestMCPSkills_ExternalSkillServedOnceItsSourceArrives(t *testing.T) {
 		if r.URI == "skill://pdf/SKILL.md" && text != string(skillMD) {
 			t.Errorf("SKILL.md %q, the artifact's %q", text, skillMD)
 		}
-	}
-}
-
-// A skill over the extension's limits (512 files, 16 MiB) is not served,
-// with a reason, rather than served to hosts that may refuse it.
-func TestMCPSkills_SkillOverTheExtensionsLimitsIsNotServed(t *testing.T) {
-	files := []materialize.File{{Path: materialize.SkillFile, Content: []byte("---\nname: big\ndescription: Big.\n---\n")}}
-	for i := range maxMCPSkillFiles {
-		files = append(files, materialize.File{Path: "f" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + "/" + string(rune('a'+i/26)), Content: []byte("x")})
-	}
-	if _, err := newMCPSkill("big", materialize.SkillDir{Files: files}); err == nil || !strings.Contains(err.Error(), "513 files") {
-		t.Fatalf("513 files: %v", err)
-	}
-	huge := []materialize.File{files[0], {Path: "blob.bin", Content: make([]byte, maxMCPSkillBytes)}}
-	if _, err := newMCPSkill("big", materialize.SkillDir{Files: huge}); err == nil || !strings.Contains(err.Error(), "bytes") {
-		t.Fatalf("over 16 MiB: %v", err)
-	}
-	if _, err := newMCPSkill("big", materialize.SkillDir{Files: files[:1]}); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 	"github.com/loadout-dev/loadout/internal/sources"
 )
@@ -53,18 +52,14 @@ type SourceStatus struct {
 func (s *Server) withContent(snap, prev *snapshot) *snapshot {
 	next := *snap
 	next.trees, next.stale = map[string]skillpack.Tree{}, map[string]bool{}
-	content := map[string]resources.ExternalSkill{}
 	for _, sk := range snap.externalSkills() {
 		if st := s.sources[sk.Source.String()]; st != nil && st.tree != nil {
 			next.trees[sk.Name] = st.tree
 		} else if t, ok := prev.treeOf(sk.Name); ok {
 			next.trees[sk.Name], next.stale[sk.Name] = t, true
-		} else {
-			continue
 		}
-		content[sk.Name] = sources.ExternalSkillOf(next.trees[sk.Name])
 	}
-	full, rejected := snap.published.WithAvailableExternal(content)
+	full, rejected := snap.published.WithAvailableExternal(sources.ExternalSkillsOf(next.trees))
 	for _, sk := range snap.externalSkills() {
 		err, ok := rejected[sk.Name]
 		st := s.sources[sk.Source.String()]

@@ -50,6 +50,16 @@ func (f *Fetcher) Complete(ctx context.Context, pc *published.Context) (*Fetched
 	return &Fetched{Context: full, Trees: trees}, nil
 }
 
+// ExternalSkillsOf is ExternalSkillOf of each skill's tree, by skill name:
+// what published.Context.WithAvailableExternal completes a context with.
+func ExternalSkillsOf(trees map[string]skillpack.Tree) map[string]resources.ExternalSkill {
+	out := make(map[string]resources.ExternalSkill, len(trees))
+	for name, t := range trees {
+		out[name] = ExternalSkillOf(t)
+	}
+	return out
+}
+
 // ExternalSkillOf splits a fetched tree into SKILL.md and the other files.
 func ExternalSkillOf(t skillpack.Tree) resources.ExternalSkill {
 	var ext resources.ExternalSkill
