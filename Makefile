@@ -140,7 +140,7 @@ agent-clis: $(AGENT_CLIS) ## Install the pinned Claude Code and Codex CLIs the a
 
 $(AGENT_CLIS): $(AGENT_CLI_DIR)/package-lock.json $(AGENT_CLI_DIR)/package.json | node-check
 	cd $(AGENT_CLI_DIR) && npm ci --ignore-scripts --no-audit --no-fund && node node_modules/@anthropic-ai/claude-code/install.cjs
-	bash hack/sandbox-deps.sh
+	bash hack/apt-install.sh bwrap=bubblewrap socat=socat
 	@touch $@
 
 # Third-party MCP servers (test/mcpservers, pinned by its package-lock.json)

@@ -22,7 +22,7 @@ import (
 func TestClaudeCode_OwnSandboxKeepsATreeDeclaredNoRemove_Issue42(t *testing.T) {
 	for _, p := range []string{"bwrap", "socat"} {
 		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("no %s (hack/sandbox-deps.sh installs it): Claude Code's sandbox cannot start here, and with the declared sandbox it refuses to start (TestClaudeCode_RefusesToStartWithoutItsSandbox)", p)
+			t.Skipf("no %s (hack/apt-install.sh installs it; make test runs it): Claude Code's sandbox cannot start here, and with the declared sandbox it refuses to start (TestClaudeCode_RefusesToStartWithoutItsSandbox)", p)
 		}
 	}
 	protected, x := agenttest.ProtectedTree(t)
