@@ -99,9 +99,9 @@ func versionArgs(bin string) []string {
 	return []string{"version"}
 }
 
-// checkPulled pulls ref, checks each platform's image and returns the
-// directory holding the linux/amd64 root filesystem.
-func checkPulled(t *testing.T, img Image, ref, repo string) string {
+// pullIndex pulls the image index at ref from a plain-HTTP registry and
+// returns the parsed reference, the index and its digest.
+func pullIndex(t *testing.T, ref string) (name.Reference, v1.ImageIndex, v1.Hash) {
 	t.Helper()
 	r, err := name.ParseReference(ref, name.Insecure)
 	if err != nil {
@@ -111,6 +111,18 @@ func checkPulled(t *testing.T, img Image, ref, repo string) string {
 	if err != nil {
 		t.Fatalf("pull %s: %v", ref, err)
 	}
+	d, err := idx.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, idx, d
+}
+
+// checkPulled pulls ref, checks each platform's image and returns the
+// directory holding the linux/amd64 root filesystem.
+func checkPulled(t *testing.T, img Image, ref, repo string) string {
+	t.Helper()
+	_, idx, _ := pullIndex(t, ref)
 	m, err := idx.IndexManifest()
 	if err != nil {
 		t.Fatal(err)

@@ -141,22 +141,11 @@ func imagesNamed(t *testing.T, objs []*unstructured.Unstructured) []string {
 // its index's referrers an SPDX SBOM that names the image's main binary.
 func checkImageWithSBOM(t *testing.T, ref string) {
 	t.Helper()
-	r, err := name.ParseReference(ref, name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	desc, err := remote.Get(r)
-	if err != nil {
-		t.Fatalf("%s is not in the registry: %v", ref, err)
-	}
-	idx, err := desc.ImageIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, idx, digest := pullIndex(t, ref)
 	if m, err := idx.IndexManifest(); err != nil || len(m.Manifests) != len(Platforms) {
 		t.Errorf("%s: %d platforms, want %d (%v)", ref, len(m.Manifests), len(Platforms), err)
 	}
-	refs, err := remote.Referrers(r.Context().Digest(desc.Digest.String()))
+	refs, err := remote.Referrers(r.Context().Digest(digest.String()))
 	if err != nil {
 		t.Fatalf("%s: referrers: %v", ref, err)
 	}
