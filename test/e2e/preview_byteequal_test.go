@@ -43,9 +43,9 @@ import (
 // with the manager's public key. A GitOps user can therefore diff preview
 // output against the cluster.
 func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
-	env := startPreviewCluster(t)
-	env.applySamples(t)
-	env.checkPreviewMatchesCluster(t, env.preview(t, "-f", filepath.Join(testenv.RepoRoot(), "config", "samples")))
+	ctx, env := startPreviewCluster(t)
+	env.applySamples(t, ctx)
+	env.checkPreviewMatchesCluster(t, ctx, env.preview(t, ctx, "-f", filepath.Join(testenv.RepoRoot(), "config", "samples")))
 }
 
 // TestPreview_LastGoodHeldAndPolicyOnlyByteEqualToTheCluster: when a
@@ -55,10 +55,10 @@ func TestPreview_ByteEqualToThePublishedConfigMapHashIncluded(t *testing.T) {
 // preview --last-good` given the ConfigMaps the cluster had published
 // prints both, byte for byte, from the same workspace.Decide.
 func TestPreview_LastGoodHeldAndPolicyOnlyByteEqualToTheCluster(t *testing.T) {
-	env := startPreviewCluster(t)
-	samples := env.applySamples(t)
+	ctx, env := startPreviewCluster(t)
+	samples := env.applySamples(t, ctx)
 	// The last good context of team-a/dev, as `kubectl get -o yaml` saves it.
-	good := waitPublished(t, env.ctx, env.client, corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "dev-context",
+	good := waitPublished(t, ctx, env.client, corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "dev-context",
 		Labels: map[string]string{vocab.WorkspaceLabel: "dev"}}}, "")
 	good.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
 	lastGood := filepath.Join(t.TempDir(), "last-good.yaml")
@@ -84,11 +84,11 @@ func TestPreview_LastGoodHeldAndPolicyOnlyByteEqualToTheCluster(t *testing.T) {
 		}
 		broken = append(broken, m)
 	}
-	if err := manifests.Apply(env.ctx, env.client, broken, client.ForceOwnership); err != nil {
+	if err := manifests.Apply(ctx, env.client, broken, client.ForceOwnership); err != nil {
 		t.Fatal(err)
 	}
 	for name, mode := range map[string]v1alpha1.HeldContentMode{"dev": v1alpha1.HeldContentContent, "fresh": v1alpha1.HeldContentPolicyOnly} {
-		waitHeld(t, env.ctx, env.client, types.NamespacedName{Namespace: "team-a", Name: name}, mode)
+		waitHeld(t, ctx, env.client, types.NamespacedName{Namespace: "team-a", Name: name}, mode)
 	}
 	// Then the platform changes its policy (a denied tool more): it reaches
 	// the held content and the policy-only context at once.
@@ -96,23 +96,23 @@ func TestPreview_LastGoodHeldAndPolicyOnlyByteEqualToTheCluster(t *testing.T) {
 	if err := unstructured.SetNestedStringSlice(guard.Object.Object, []string{"telnet"}, "spec", "deniedTools"); err != nil {
 		t.Fatal(err)
 	}
-	if err := manifests.Apply(env.ctx, env.client, []manifests.Manifest{guard}, client.ForceOwnership); err != nil {
+	if err := manifests.Apply(ctx, env.client, []manifests.Manifest{guard}, client.ForceOwnership); err != nil {
 		t.Fatal(err)
 	}
 	broken = slices.DeleteFunc(broken, func(m manifests.Manifest) bool { return m.Object.GetName() == guard.Object.GetName() })
 	broken = append(broken, guard)
-	previewed := env.preview(t, "-f", writeManifests(t, broken), "--last-good", lastGood)
+	previewed := env.preview(t, ctx, "-f", writeManifests(t, broken), "--last-good", lastGood)
 	if len(previewed) != 2 {
 		t.Fatalf("preview printed %d ConfigMaps, want dev's held and fresh's policy-only contexts", len(previewed))
 	}
-	env.checkPreviewMatchesCluster(t, previewed)
+	env.checkPreviewMatchesCluster(t, ctx, previewed)
 	if from := previewed[0].Annotations[workspace.ContentFromAnnotation]; previewed[0].Name != "dev-context" || from != good.Annotations[vocab.ContextHashAnnotation] {
 		t.Errorf("preview's held context %s says its content is from %q, want the last good %s", previewed[0].Name, from, good.Annotations[vocab.ContextHashAnnotation])
 	}
 
 	// Without --last-good, preview cannot know what the cluster held: it
 	// fails naming the Workspace and the failure.
-	cmd := exec.CommandContext(env.ctx, env.loadout, "preview", "-f", writeManifests(t, broken))
+	cmd := exec.CommandContext(ctx, env.loadout, "preview", "-f", writeManifests(t, broken))
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "team-a/dev") || !strings.Contains(string(out), "no-such-skill") {
 		t.Errorf("preview without --last-good: %v\n%s", err, out)
@@ -124,14 +124,13 @@ func TestPreview_LastGoodHeldAndPolicyOnlyByteEqualToTheCluster(t *testing.T) {
 // loadout-system, restricted default trust), signing as the shipped
 // manager does, and the loadout CLI built.
 type previewCluster struct {
-	ctx      context.Context
 	client   client.Client
 	loadout  string
 	signer   *contextsig.Signer
 	verifier *contextsig.Verifier
 }
 
-func startPreviewCluster(t *testing.T) *previewCluster {
+func startPreviewCluster(t *testing.T) (context.Context, *previewCluster) {
 	t.Helper()
 	loadout := testenv.GoBuild(t, t.TempDir(), "./cmd/loadout")
 	cfg := testenv.StartFor(t)
@@ -161,29 +160,29 @@ func startPreviewCluster(t *testing.T) *previewCluster {
 			t.Errorf("manager: %v", err)
 		}
 	})
-	return &previewCluster{ctx: ctx, client: c, loadout: loadout, signer: signer, verifier: verifier}
+	return ctx, &previewCluster{client: c, loadout: loadout, signer: signer, verifier: verifier}
 }
 
 // applySamples applies config/samples (the Deployment aside: no kubelet
 // runs its pods) and returns what it applied.
-func (e *previewCluster) applySamples(t *testing.T) []manifests.Manifest {
+func (e *previewCluster) applySamples(t *testing.T, ctx context.Context) []manifests.Manifest {
 	t.Helper()
 	samples, err := manifests.Read(filepath.Join(testenv.RepoRoot(), "config", "samples"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	samples = slices.DeleteFunc(samples, func(m manifests.Manifest) bool { return m.Object.GetKind() == "Deployment" })
-	if err := manifests.Apply(e.ctx, e.client, samples); err != nil {
+	if err := manifests.Apply(ctx, e.client, samples); err != nil {
 		t.Fatal(err)
 	}
 	return samples
 }
 
 // preview runs `loadout preview` with args and decodes what it printed.
-func (e *previewCluster) preview(t *testing.T, args ...string) []corev1.ConfigMap {
+func (e *previewCluster) preview(t *testing.T, ctx context.Context, args ...string) []corev1.ConfigMap {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	preview := exec.CommandContext(e.ctx, e.loadout, append([]string{"preview"}, args...)...)
+	preview := exec.CommandContext(ctx, e.loadout, append([]string{"preview"}, args...)...)
 	preview.Stdout, preview.Stderr = &stdout, &stderr
 	if err := preview.Run(); err != nil {
 		t.Fatalf("loadout preview: %v\n%s", err, stderr.String())
@@ -201,10 +200,10 @@ func (e *previewCluster) preview(t *testing.T, args ...string) []corev1.ConfigMa
 // signature, which verifies over the preview's hash with the manager's
 // public key. A GitOps user can therefore diff preview output against the
 // cluster.
-func (e *previewCluster) checkPreviewMatchesCluster(t *testing.T, previewed []corev1.ConfigMap) {
+func (e *previewCluster) checkPreviewMatchesCluster(t *testing.T, ctx context.Context, previewed []corev1.ConfigMap) {
 	t.Helper()
 	for _, want := range previewed {
-		live := waitPublished(t, e.ctx, e.client, want, want.Annotations[vocab.ContextHashAnnotation])
+		live := waitPublished(t, ctx, e.client, want, want.Annotations[vocab.ContextHashAnnotation])
 		if _, ok := want.Data[contract.KeySignature]; ok {
 			t.Fatalf("%s/%s: preview printed a signature; it holds no key", want.Namespace, want.Name)
 		}

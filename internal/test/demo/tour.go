@@ -98,7 +98,7 @@ func (d *demo) catchWeakenedGuard(ctx context.Context) error {
 	out, err := d.cli(ctx, "test", "--base", samples, "--head", head, calls)
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || !strings.Contains(out, "WEAKENED") {
-		return fmt.Errorf("loadout test should fail naming the weakened guard: %v\n%s", err, out)
+		return fmt.Errorf("loadout test should fail naming the weakened guard: %w\n%s", err, out)
 	}
 	fmt.Fprintf(d.out, "(exit status %d: the change would let the recursive delete through, so CI fails it)\n", exit.ExitCode())
 	return nil
@@ -108,7 +108,7 @@ func (d *demo) catchWeakenedGuard(ctx context.Context) error {
 func (d *demo) cli(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, d.o.Loadout, args...)
 	out, err := cmd.CombinedOutput()
-	d.out.Write(out)
+	_, _ = d.out.Write(out)
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
