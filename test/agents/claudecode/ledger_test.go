@@ -85,9 +85,23 @@ func TestClaudeCode_LedgerHasOneRecordPerVerdictAndOTLPGetsTheSame(t *testing.T)
 
 	// The receiver got the same lines, and a span per tool call with its
 	// hooks as children.
+	// hostd also exports its signed chain heads (anchors) as logs, at times
+	// of its own (start, every few seconds, shutdown): the records must be
+	// the ledger's lines exactly, and every anchor one hostd wrote.
 	testenv.Eventually(t, 10*time.Second, func() error {
-		if got := otlp.Logs(); !slices.Equal(got, lines) {
-			return errorf("OTLP logs (%d) are not the ledger's %d lines", len(got), len(lines))
+		var got []string
+		for _, l := range otlp.Logs() {
+			switch {
+			case strings.HasPrefix(l, ledger.AnchorPrefix):
+				if !strings.Contains(a.Hostd.Log(), l) {
+					return errorf("OTLP log %.80s… is an anchor hostd never wrote", l)
+				}
+			default:
+				got = append(got, l)
+			}
+		}
+		if !slices.Equal(got, lines) {
+			return errorf("OTLP records (%d) are not the ledger's %d lines", len(got), len(lines))
 		}
 		return nil
 	})
