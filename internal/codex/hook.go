@@ -46,7 +46,8 @@ func (h Hook) Answer(ctx context.Context, stdin io.Reader) Output {
 		return Output{Decision: "block", Reason: fmt.Sprintf("Loadout could not read the hook input (%v); the prompt is blocked", err)}
 	}
 	switch in.HookEventName {
-	case claudecode.PreToolUse, claudecode.PostToolUse, claudecode.SessionStart, claudecode.UserPromptSubmit, claudecode.SessionEnd, claudecode.Stop:
+	case claudecode.PreToolUse, claudecode.PostToolUse, claudecode.SessionStart, claudecode.UserPromptSubmit, claudecode.SessionEnd, claudecode.Stop,
+		claudecode.PreCompact:
 	default:
 		return Output{}
 	}
@@ -73,6 +74,16 @@ func (h Hook) Answer(ctx context.Context, stdin io.Reader) Output {
 		return withContext(d)
 	case claudecode.SessionStart:
 		return withContext(d)
+	case claudecode.PreCompact:
+		// BeforeCompact. Codex 0.169 fails a PreCompact hook that answers
+		// a decision and compacts all the same (test/agents/codex
+		// TestCodex_PreCompactRunsTheBeforeCompactHooks_RLC4): a denial cannot
+		// cancel the compaction, so the user is told, like a summary
+		// Codex cannot take.
+		if d.Block {
+			return Output{SystemMessage: "Loadout: " + d.Reason + " (Codex cannot cancel a compaction from a hook; it goes on)"}
+		}
+		return Output{SystemMessage: d.SystemMessage}
 	case claudecode.Stop:
 		// A blocked stop: Codex goes on, with the reason as its next
 		// instruction.

@@ -62,7 +62,12 @@ func TestAnswer_OnlyShapesCodexAccepts(t *testing.T) {
 		{policy{outcome: exthost.EventOutcome{Message: "closed"}}, `{"hook_event_name":"SessionStart"}`, `{}`},
 		{policy{err: errors.New("down")}, `{"hook_event_name":"UserPromptSubmit","prompt":"p"}`, `"decision":"block"`},
 		{policy{err: errors.New("down")}, pre, `"permissionDecision":"deny"`},
-		{policy{}, `{"hook_event_name":"PreCompact"}`, `{}`},
+		// PreCompact runs BeforeCompact; Codex fails a hook that answers it
+		// a decision, so a denial is told, never a "block".
+		{policy{outcome: exthost.EventOutcome{Message: "no compaction"}}, `{"hook_event_name":"PreCompact","trigger":"auto"}`,
+			`{"systemMessage":"Loadout: no compaction (Codex cannot cancel a compaction from a hook; it goes on)"}`},
+		{policy{outcome: exthost.EventOutcome{Allowed: true}}, `{"hook_event_name":"PreCompact","trigger":"auto"}`, `{}`},
+		{policy{}, `{"hook_event_name":"PermissionRequest"}`, `{}`},
 	} {
 		if got := answer(t, c.p, c.input); !strings.Contains(got, c.want) {
 			t.Errorf("%s with %+v answered %s, want %s", c.input, c.p, got, c.want)
