@@ -47,7 +47,7 @@ func (h Hook) Answer(ctx context.Context, stdin io.Reader) Output {
 	}
 	switch in.HookEventName {
 	case claudecode.PreToolUse, claudecode.PostToolUse, claudecode.SessionStart, claudecode.UserPromptSubmit, claudecode.SessionEnd, claudecode.Stop,
-		claudecode.PreCompact:
+		claudecode.PreCompact, claudecode.PreModelRequest:
 	default:
 		return Output{}
 	}
@@ -80,10 +80,15 @@ func (h Hook) Answer(ctx context.Context, stdin io.Reader) Output {
 		// TestCodex_PreCompactRunsTheBeforeCompactHooks_RLC4): a denial cannot
 		// cancel the compaction, so the user is told, like a summary
 		// Codex cannot take.
-		if d.Block {
-			return Output{SystemMessage: "Loadout: " + d.Reason + " (Codex cannot cancel a compaction from a hook; it goes on)"}
+		return observeOnly(d, "cancel a compaction from a hook; it goes on")
+	case claudecode.PreModelRequest:
+		// BeforeModelRequest. Codex 0.169 sends the request whatever its
+		// PreModelRequest hook answers (a decision, additionalContext, exit
+		// 2): the hooks judge it, and a denial or a context is told.
+		if !d.Block && d.Context != "" {
+			return Output{SystemMessage: "Loadout: a BeforeModelRequest hook's context was not added (Codex cannot change a model request from a hook)"}
 		}
-		return Output{SystemMessage: d.SystemMessage}
+		return observeOnly(d, "stop a model request from a hook; it is sent")
 	case claudecode.Stop:
 		// A blocked stop: Codex goes on, with the reason as its next
 		// instruction.
@@ -94,6 +99,15 @@ func (h Hook) Answer(ctx context.Context, stdin io.Reader) Output {
 	default:
 		return Output{SystemMessage: d.SystemMessage}
 	}
+}
+
+// observeOnly answers an event whose outcome Codex cannot honour: a denial
+// is told to the user with what Codex cannot do.
+func observeOnly(d claudecode.Decision, cannot string) Output {
+	if d.Block {
+		return Output{SystemMessage: "Loadout: " + d.Reason + " (Codex cannot " + cannot + ")"}
+	}
+	return Output{SystemMessage: d.SystemMessage}
 }
 
 func withContext(d claudecode.Decision) Output {
