@@ -41,11 +41,11 @@ func codexTimeout(event string) string {
 }
 
 // CodexHookEvents are the Codex events the hook runs at, in the order both
-// files list them: every tool, before and after the call (no matcher: every
-// tool name), session start, every prompt, each model request
-// (PreModelRequest, BeforeModelRequest), when Codex is about to stop,
-// before it compacts the history (PreCompact, BeforeCompact) and when the
-// session ends (SessionEnd). See docs/agents.md#codex.
+// files list them: session start, every prompt, each model request
+// (PreModelRequest: BeforeModelRequest), every tool before and after the
+// call (no matcher: every tool name), when Codex is about to stop, before
+// it compacts the history (PreCompact: BeforeCompact) and when the session
+// ends. See docs/agents.md#codex.
 var CodexHookEvents = []string{"SessionStart", "UserPromptSubmit", "PreModelRequest", "PreToolUse", "PostToolUse", "Stop", "PreCompact", "SessionEnd"}
 
 // codexStatusMessage is what Codex shows while the PreToolUse hook runs.
