@@ -59,6 +59,23 @@ func TestExtension_CELCompileErrorIsInvalidWithFieldPath(t *testing.T) {
 	waitValid(t, ext, metav1.ConditionTrue)
 }
 
+// A hook's type error is the Extension's Valid condition at reconcile,
+// naming the field, the expression and the type, never a `no such overload`
+// on every call: turn.toolCalls is an int, so size() of it is refused.
+func TestExtension_CELTypeErrorIsInvalidNamingExpressionAndType(t *testing.T) {
+	ns := kit.NewNamespace(t, vocab.TrustTrusted)
+	ext := testenv.Extension(ns, "typed", nil, testenv.CELHook("busy-turn", vocab.TurnEnd, "size(turn.toolCalls) > 3"))
+	kit.Create(t, ext)
+	c := waitValid(t, ext, metav1.ConditionFalse)
+	for _, want := range []string{"spec.hooks[0].cel.expression", "size(turn.toolCalls) > 3", "applied to '(int)'"} {
+		if c.Reason != string(vocab.ReasonInvalid) || !strings.Contains(c.Message, want) {
+			t.Fatalf("Valid condition %+v, want Invalid naming %q", c, want)
+		}
+	}
+	testenv.Update(t, kit, ext, func(e *v1alpha1.Extension) { e.Spec.Hooks[0].CEL.Expression = "turn.toolCalls > 3" })
+	waitValid(t, ext, metav1.ConditionTrue)
+}
+
 // The CRD cannot compile JSON Schema: the Extension's Valid condition reports
 // an inputSchema that does not compile, with the field and the schema error.
 func TestExtension_InputSchemaThatDoesNotCompileIsInvalidWithTheSchemaError(t *testing.T) {

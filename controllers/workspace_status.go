@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/agentcommands"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/workspace"
@@ -179,9 +180,31 @@ func setPublishedStatus(ws *v1alpha1.Workspace, resolution *workspace.Resolution
 		ws.Status.Shadowed = append(ws.Status.Shadowed, v1alpha1.ShadowedEntry{Kind: s.Kind, Name: s.Name, Origin: s.Origin, ShadowedBy: s.ShadowedBy})
 	}
 	setToolsStatus(ws, registry)
+	setCommandsStatus(ws, res.Catalog)
 	ws.Status.HeldContent = nil
 	setCondition(ws, vocab.ConditionContextPublished, true, vocab.ReasonPublished,
 		fmt.Sprintf("ConfigMap %s holds context %s (%d bytes)", ws.ConfigMapName(), res.Hash, res.Bytes))
+}
+
+// maxCommandNames bounds the commands CommandsOffered names per reason; the
+// rest are counted.
+const maxCommandNames = 16
+
+// setCommandsStatus says which commands an agent is not offered, and why
+// (package agentcommands).
+func setCommandsStatus(ws *v1alpha1.Workspace, cat *resources.Catalog) {
+	var cmds []agentcommands.Command
+	if cat != nil {
+		for _, t := range cat.Templates() {
+			cmds = append(cmds, agentcommands.Command{Name: t.Name, Steps: t.Steps})
+		}
+	}
+	all, msg := agentcommands.Summary(cmds, maxCommandNames)
+	reason := vocab.ReasonCommandsOffered
+	if !all {
+		reason = vocab.ReasonCommandsNotOffered
+	}
+	setCondition(ws, vocab.ConditionCommandsOffered, all, reason, msg)
 }
 
 // recordTransitions emits Events for transitions a user should see: Ready

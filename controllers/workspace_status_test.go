@@ -214,3 +214,31 @@ func TestSetPublishedStatus_CountsAreTotalsListsCapped(t *testing.T) {
 		t.Errorf("ContextPublished %s", got)
 	}
 }
+
+// CommandsOffered names a command with tool steps as not offered to Claude
+// Code, and says Codex has no commands; a catalog without such a command is
+// True (R-TPL-6).
+func TestSetCommandsStatus_ToolStepCommandNotOfferedToClaudeCode_RTPL6(t *testing.T) {
+	catalog := func(templates ...resources.Template) *resources.Catalog {
+		for i := range templates {
+			templates[i].Origin = resources.Origin{Root: "r"}
+		}
+		cat, err := resources.BuildCatalog([]resources.Root{{Name: "r", Templates: templates}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cat
+	}
+	ws := statusWorkspace(1, 0)
+	setCommandsStatus(ws, catalog(resources.Template{Name: "hello", Body: "Say hello."},
+		resources.Template{Name: "ship", Body: "Ship {{summary}}", Steps: []contract.TemplateStep{{Tool: "review_note", Arguments: []byte(`{"text":"{{note}}"}`)}, {Render: true}}}))
+	c := meta.FindStatusCondition(ws.Status.Conditions, string(vocab.ConditionCommandsOffered))
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(vocab.ReasonCommandsNotOffered) ||
+		!strings.Contains(c.Message, "ship is not offered to claude-code: its tool steps") || !strings.Contains(c.Message, "codex") {
+		t.Fatalf("CommandsOffered %+v", c)
+	}
+	setCommandsStatus(ws, catalog(resources.Template{Name: "hello", Body: "Say hello."}))
+	if got := cond(ws, string(vocab.ConditionCommandsOffered)); got != "True/CommandsOffered" {
+		t.Fatalf("CommandsOffered %s", got)
+	}
+}

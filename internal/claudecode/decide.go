@@ -66,6 +66,10 @@ func (h Hook) Decide(ctx context.Context, in Input) Decision {
 		session.Reason = in.Reason
 		out, err := h.Policy.Event(ctx, exthost.EventRequest{Event: vocab.SessionEnd, Session: session, Cwd: in.Cwd})
 		d.SystemMessage = observed(out, err)
+	case PreModelRequest:
+		// The request is the agent's to send: the hooks' denial is the
+		// decision, which the agent's answer honours where it can.
+		return h.event(ctx, d, exthost.EventRequest{Event: vocab.BeforeModelRequest, Session: session, Cwd: in.Cwd, Model: &exthost.ModelInfo{ID: in.Model}})
 	case Stop, SubagentStop:
 		return h.stop(ctx, d, in, session)
 	}

@@ -22,6 +22,9 @@ const (
 	PostToolUseFailure = "PostToolUseFailure"
 	PreCompact         = "PreCompact"
 	SessionEnd         = "SessionEnd"
+	// PreModelRequest is Codex's, before each model request (Claude Code
+	// has none); it is Loadout's BeforeModelRequest.
+	PreModelRequest = "PreModelRequest"
 	// Stop fires when the agent is about to end its turn, SubagentStop when
 	// a subagent is; both are Loadout's Stop.
 	Stop         = "Stop"
@@ -57,6 +60,8 @@ type Input struct {
 	Trigger string `json:"trigger"`
 	// Reason is why SessionEnd fired (clear, logout, prompt_input_exit, other).
 	Reason string `json:"reason"`
+	// Model is the model of Codex's PreModelRequest.
+	Model string `json:"model"`
 	// Cwd is the agent's working directory; AgentID and AgentType name the
 	// subagent a hook fires in (absent for the main agent).
 	Cwd       string `json:"cwd"`

@@ -70,7 +70,7 @@ func TestStop_DenialBlocksTheStopFailureDoesNot_RLC5(t *testing.T) {
 			t.Fatalf("%s answered %s", in, got)
 		}
 	}
-	broken := Hook{Policy: hostPolicy{celHost(t, map[string]vocab.HookEvent{"stop.nothing == 'x'": vocab.Stop})}}
+	broken := Hook{Policy: hostPolicy{celHost(t, map[string]vocab.HookEvent{"int(stop.lastMessage) == 1": vocab.Stop})}}
 	if got := answer(t, broken, `{"hook_event_name":"Stop"}`); strings.Contains(got, "block") || !strings.Contains(got, "systemMessage") {
 		t.Fatalf("a failing Stop hook answered %s", got)
 	}

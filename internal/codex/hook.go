@@ -46,7 +46,8 @@ func (h Hook) Answer(ctx context.Context, stdin io.Reader) Output {
 		return Output{Decision: "block", Reason: fmt.Sprintf("Loadout could not read the hook input (%v); the prompt is blocked", err)}
 	}
 	switch in.HookEventName {
-	case claudecode.PreToolUse, claudecode.PostToolUse, claudecode.SessionStart, claudecode.UserPromptSubmit, claudecode.SessionEnd, claudecode.Stop:
+	case claudecode.PreToolUse, claudecode.PostToolUse, claudecode.SessionStart, claudecode.UserPromptSubmit, claudecode.SessionEnd, claudecode.Stop,
+		claudecode.PreCompact, claudecode.PreModelRequest:
 	default:
 		return Output{}
 	}
@@ -73,6 +74,21 @@ func (h Hook) Answer(ctx context.Context, stdin io.Reader) Output {
 		return withContext(d)
 	case claudecode.SessionStart:
 		return withContext(d)
+	case claudecode.PreCompact:
+		// BeforeCompact. Codex 0.169 fails a PreCompact hook that answers
+		// a decision and compacts all the same (test/agents/codex
+		// TestCodex_PreCompactRunsTheBeforeCompactHooks_RLC4): a denial cannot
+		// cancel the compaction, so the user is told, like a summary
+		// Codex cannot take.
+		return observeOnly(d, "cancel a compaction from a hook; it goes on")
+	case claudecode.PreModelRequest:
+		// BeforeModelRequest. Codex 0.169 sends the request whatever its
+		// PreModelRequest hook answers (a decision, additionalContext, exit
+		// 2): the hooks judge it, and a denial or a context is told.
+		if !d.Block && d.Context != "" {
+			return Output{SystemMessage: "Loadout: a BeforeModelRequest hook's context was not added (Codex cannot change a model request from a hook)"}
+		}
+		return observeOnly(d, "stop a model request from a hook; it is sent")
 	case claudecode.Stop:
 		// A blocked stop: Codex goes on, with the reason as its next
 		// instruction.
@@ -83,6 +99,15 @@ func (h Hook) Answer(ctx context.Context, stdin io.Reader) Output {
 	default:
 		return Output{SystemMessage: d.SystemMessage}
 	}
+}
+
+// observeOnly answers an event whose outcome Codex cannot honour: a denial
+// is told to the user with what Codex cannot do.
+func observeOnly(d claudecode.Decision, cannot string) Output {
+	if d.Block {
+		return Output{SystemMessage: "Loadout: " + d.Reason + " (Codex cannot " + cannot + ")"}
+	}
+	return Output{SystemMessage: d.SystemMessage}
 }
 
 func withContext(d claudecode.Decision) Output {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/claudecode"
 	"github.com/loadout-dev/loadout/internal/exthost"
 )
@@ -62,10 +63,46 @@ func TestAnswer_OnlyShapesCodexAccepts(t *testing.T) {
 		{policy{outcome: exthost.EventOutcome{Message: "closed"}}, `{"hook_event_name":"SessionStart"}`, `{}`},
 		{policy{err: errors.New("down")}, `{"hook_event_name":"UserPromptSubmit","prompt":"p"}`, `"decision":"block"`},
 		{policy{err: errors.New("down")}, pre, `"permissionDecision":"deny"`},
-		{policy{}, `{"hook_event_name":"PreCompact"}`, `{}`},
+		// PreCompact runs BeforeCompact; Codex fails a hook that answers it
+		// a decision, so a denial is told, never a "block".
+		{policy{outcome: exthost.EventOutcome{Message: "no compaction"}}, `{"hook_event_name":"PreCompact","trigger":"auto"}`,
+			`{"systemMessage":"Loadout: no compaction (Codex cannot cancel a compaction from a hook; it goes on)"}`},
+		{policy{outcome: exthost.EventOutcome{Allowed: true}}, `{"hook_event_name":"PreCompact","trigger":"auto"}`, `{}`},
+		// PreModelRequest runs BeforeModelRequest; Codex sends the request
+		// whatever the hook answers, so a denial or a context is told.
+		{policy{outcome: exthost.EventOutcome{Message: "not this model"}}, `{"hook_event_name":"PreModelRequest","model":"gpt-x"}`,
+			`{"systemMessage":"Loadout: not this model (Codex cannot stop a model request from a hook; it is sent)"}`},
+		{policy{outcome: exthost.EventOutcome{Allowed: true, Context: "C"}}, `{"hook_event_name":"PreModelRequest","model":"gpt-x"}`, `context was not added`},
+		{policy{outcome: exthost.EventOutcome{Allowed: true}}, `{"hook_event_name":"PreModelRequest","model":"gpt-x"}`, `{}`},
+		{policy{}, `{"hook_event_name":"PermissionRequest"}`, `{}`},
 	} {
 		if got := answer(t, c.p, c.input); !strings.Contains(got, c.want) {
 			t.Errorf("%s with %+v answered %s, want %s", c.input, c.p, got, c.want)
 		}
+	}
+}
+
+// recorder is a policy that keeps the event request it was asked.
+type recorder struct {
+	policy
+	got *exthost.EventRequest
+}
+
+func (r recorder) Event(_ context.Context, req exthost.EventRequest) (exthost.EventOutcome, error) {
+	*r.got = req
+	return exthost.EventOutcome{Allowed: true}, nil
+}
+
+// Codex's PreModelRequest is Loadout's BeforeModelRequest with the model
+// Codex names: a hook reads model.id.
+func TestAnswer_PreModelRequestIsBeforeModelRequestWithTheModel(t *testing.T) {
+	var got exthost.EventRequest
+	out := Hook{Decide: claudecode.Hook{Policy: recorder{got: &got}}}.Answer(context.Background(),
+		strings.NewReader(`{"hook_event_name":"PreModelRequest","session_id":"s1","turn_id":"t1","cwd":"/w","model":"gpt-x"}`))
+	if got.Event != vocab.BeforeModelRequest || got.Model == nil || got.Model.ID != "gpt-x" || got.Session.ID != "s1" || got.Cwd != "/w" {
+		t.Fatalf("event request %+v (model %+v)", got, got.Model)
+	}
+	if out != (Output{}) {
+		t.Fatalf("an allowed model request answered %+v", out)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/ext"
 	"github.com/google/cel-go/interpreter"
@@ -43,52 +44,41 @@ const (
 // and BeforeAgentStart), so a hook that reads one its event lacks is a
 // compile error at load instead of a failure at call time.
 var celEnvs = sync.OnceValues(func() (map[vocab.HookEvent]*cel.Env, error) {
-	text := cel.MapType(cel.StringType, cel.StringType)
-	object := cel.MapType(cel.StringType, cel.DynType)
-	base, err := cel.NewEnv(append([]cel.EnvOption{
+	reg, err := types.NewRegistry()
+	if err != nil {
+		return nil, err
+	}
+	opts := []cel.EnvOption{
 		cel.ParserRecursionLimit(CELMaxNesting),
 		cel.ParserExpressionSizeLimit(CELMaxLength),
-		cel.Variable("workspace", text),
-		// Every hook sees where it runs: the session (with the agent or
-		// subagent that acts), the working directory and its extension's
-		// parameters.
-		cel.Variable("session", text),
-		cel.Variable("cwd", cel.StringType),
-		cel.Variable("params", text),
-		// Whether the kernel holds the agent to a declared sandbox
-		// (WorkspaceInfo.Sandboxed).
-		cel.Variable("sandboxed", cel.BoolType),
+		// The hook object types (cel_decls.go) on top of CEL's own.
+		cel.CustomTypeAdapter(reg),
+		cel.CustomTypeProvider(newCELDeclProvider(reg)),
 		ext.Strings(),
 		ext.Lists(),
-	}, shellLibrary()...)...)
+	}
+	// Every hook sees where it runs: the workspace, the session (with the
+	// agent or subagent that acts), the working directory, its extension's
+	// parameters and whether the kernel holds the agent to a declared
+	// sandbox (WorkspaceInfo.Sandboxed).
+	for _, v := range celCommonVariables {
+		opts = append(opts, cel.Variable(v.Name, v.Type))
+	}
+	base, err := cel.NewEnv(append(opts, shellLibrary()...)...)
 	if err != nil {
 		return nil, err
 	}
-	extend := func(vars ...cel.EnvOption) *cel.Env {
-		if err != nil {
-			return nil
+	envs := make(map[vocab.HookEvent]*cel.Env, len(celEventVariables))
+	for event, vars := range celEventVariables {
+		var add []cel.EnvOption
+		for _, v := range vars {
+			add = append(add, cel.Variable(v.Name, v.Type))
 		}
-		var env *cel.Env
-		env, err = base.Extend(vars...)
-		return env
+		if envs[event], err = base.Extend(add...); err != nil {
+			return nil, err
+		}
 	}
-	before := extend(cel.Variable("call", object))
-	after := extend(cel.Variable("call", object), cel.Variable("result", object))
-	prompt := extend(cel.Variable("prompt", text))
-	turn := extend(cel.Variable("turn", object))
-	model := extend(cel.Variable("model", text))
-	response := extend(cel.Variable("model", text), cel.Variable("response", text))
-	stop := extend(cel.Variable("stop", object))
-	if err != nil {
-		return nil, err
-	}
-	return map[vocab.HookEvent]*cel.Env{
-		vocab.SessionStart: base, vocab.UserInput: prompt, vocab.BeforeAgentStart: prompt,
-		vocab.TurnStart: turn, vocab.BeforeModelRequest: model, vocab.AfterModelResponse: response,
-		vocab.BeforeToolCall: before, vocab.AfterToolResult: after, vocab.ToolFailure: after,
-		vocab.TurnEnd: turn, vocab.Stop: stop,
-		vocab.BeforeCompact: base, vocab.SessionEnd: base,
-	}, nil
+	return envs, nil
 })
 
 // celHandler is a compiled CEL hook: compiled once at load, evaluated per call.

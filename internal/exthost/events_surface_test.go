@@ -79,7 +79,7 @@ func TestEvent_StopDenialContinuesFailureStops_RLC5(t *testing.T) {
 	}
 
 	broken := newTestHost()
-	mustLoad(t, broken, factorySource("stop", nil, hookFactory(celHook(t, "broken", vocab.Stop, "stop.missing == 'x'"))))
+	mustLoad(t, broken, factorySource("stop", nil, hookFactory(celHook(t, "broken", vocab.Stop, "int(stop.lastMessage) == 1"))))
 	out, _ = broken.Event(ctx, EventRequest{Event: vocab.Stop, Stop: &StopInfo{}})
 	if !out.Allowed || len(out.Diagnostics) != 1 || out.Diagnostics[0].Kind != DiagnosticError {
 		t.Fatalf("a failing Stop hook: %+v", out)

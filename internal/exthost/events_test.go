@@ -33,7 +33,8 @@ func TestCompileCEL_OutcomeKeysAndVariablesCheckedPerEvent(t *testing.T) {
 		{vocab.SessionStart, "call.name == 'x'", "undeclared reference to 'call'"},
 		{vocab.BeforeToolCall, "prompt.text == 'x'", "undeclared reference to 'prompt'"},
 		{vocab.BeforeToolCall, "call.name ==", "Syntax error"},
-		{vocab.BeforeToolCall, "call.name", ""}, // call.name is dyn: accepted at compile time, checked at run time
+		{vocab.BeforeToolCall, "call.name", "not string"},   // call.name is a string: not an outcome
+		{vocab.BeforeToolCall, "call.arguments.dryRun", ""}, // arguments are open (dyn): checked at run time
 		{vocab.BeforeToolCall, "'x' + 'y'", "must evaluate to bool"},
 		{vocab.BeforeToolCall, "result.isError", "undeclared reference to 'result'"},
 		{vocab.AfterToolResult, "request.user == 'x'", "undeclared reference"},

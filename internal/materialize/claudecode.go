@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/loadout-dev/loadout/internal/agentcommands"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/skillmd"
@@ -51,7 +52,12 @@ var claudeCodeLinks = []string{ClaudeFile, CommandsDir, ManagedMCPFile, ManagedS
 func (b *builder) addClaudeCode(in Input, memory, hostdURL, program string, headless bool) error {
 	b.add(ClaudeFile, []byte(memory), 0o644)
 	for _, t := range in.Templates {
-		md, err := claudeCommand(t)
+		if !agentcommands.OfferedTo(agentcommands.ClaudeCode, t.Steps) {
+			// Not a command that silently drops its tool steps: the
+			// Workspace's CommandsOffered condition says why it is absent.
+			continue
+		}
+		md, err := claudeCommand(t, in.Templates)
 		if err != nil {
 			return fmt.Errorf("template %q: %w", t.Name, err)
 		}
@@ -91,8 +97,10 @@ func claudeCommandName(template string, skills []contract.SkillDoc) string {
 // with one variable gets $ARGUMENTS, one with more gets $ARGUMENTS[i] for
 // its i-th variable in the order of its argument-hint, so "/review a.go bob"
 // reads as file=a.go owner=bob, as in Pi. The placeholders are replaced by
-// the code hostd renders templates with.
-func claudeCommand(t contract.TemplateDoc) ([]byte, error) {
+// the code hostd renders templates with. A command with render steps (and
+// no tool steps: those are not offered) is their texts in order, as hostd
+// plans it.
+func claudeCommand(t contract.TemplateDoc, all []contract.TemplateDoc) ([]byte, error) {
 	args := make(map[string]string, len(t.Variables))
 	hints := make([]string, 0, len(t.Variables))
 	for i, v := range t.Variables {
@@ -102,10 +110,17 @@ func claudeCommand(t contract.TemplateDoc) ([]byte, error) {
 	if len(t.Variables) == 1 {
 		args[t.Variables[0]] = "$ARGUMENTS"
 	}
-	body, err := resources.RenderTemplate(t.Body, args)
+	plan, err := resources.PlanCommand(t.Name, t.Body, t.Steps, func(name string) (string, bool) {
+		i := slices.IndexFunc(all, func(o contract.TemplateDoc) bool { return o.Name == name })
+		if i < 0 {
+			return "", false
+		}
+		return all[i].Body, true
+	}, args)
 	if err != nil {
 		return nil, err
 	}
+	body := plan.Text
 	fm := promptFrontmatter{Description: t.Description, ArgumentHint: strings.Join(hints, " ")}
 	if fm == (promptFrontmatter{}) {
 		return []byte(body), nil

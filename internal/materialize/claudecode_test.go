@@ -78,6 +78,26 @@ func TestBuild_ClaudeCodeCommandsUsePositionalArguments(t *testing.T) {
 	}
 }
 
+// A command with tool steps is not a Claude Code command: the command file
+// is prompt text and would drop the steps (the docs' ship command threw its
+// note away). A command of render steps only is their texts in step order,
+// another template's included, as hostd plans it (R-TPL-6).
+func TestBuild_ClaudeCodeCommandWithToolStepsIsNotPublished_RTPL6(t *testing.T) {
+	in := sampleInput()
+	in.Templates = append(in.Templates,
+		contract.TemplateDoc{Name: "ship", Body: "Ship it: {{summary}}", Variables: []string{"note", "summary"},
+			Steps: []contract.TemplateStep{{Tool: "review_note", Arguments: []byte(`{"text":"{{note}}"}`)}, {Render: true}}},
+		contract.TemplateDoc{Name: "brief", Body: "Be brief about {{topic}}.", Variables: []string{"topic"},
+			Steps: []contract.TemplateStep{{Render: true}, {Template: "hello"}}})
+	got := files(t, mustBuild(t, in, Options{ClaudeCode: true}))
+	if md, ok := got["commands/ship.md"]; ok {
+		t.Fatalf("a command with tool steps became a Claude Code command without them:\n%s", md)
+	}
+	if want := "---\nargument-hint: <topic>\n---\n\nBe brief about $ARGUMENTS.\n\nSay hello."; got["commands/brief.md"] != want {
+		t.Errorf("commands/brief.md =\n%q\nwant\n%q", got["commands/brief.md"], want)
+	}
+}
+
 // The managed settings route every tool call and session event through
 // hostd (SessionStart through the command hook, which Claude Code runs there),
 // block what a guarding event guards when hostd does not answer, accept no

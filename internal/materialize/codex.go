@@ -27,31 +27,49 @@ const (
 	// codexHookTimeout (seconds) stays above `loadout hook codex --timeout`
 	// (50 s): Codex runs a call whose hook it had to kill.
 	codexHookTimeout = 60
+	// codexSessionEndTimeout: Codex clamps a SessionEnd hook to 3 s (and
+	// warns of a longer one on every run).
+	codexSessionEndTimeout = 3
 )
 
-// codexHooksJSON runs the hook for every tool, before and after the call (no
-// matcher: every tool name), at session start, for every prompt and when
-// Codex is about to stop.
-const codexHooksJSON = `{
-  "hooks": {
-    "SessionStart": [
-      {"hooks": [{"type": "command", "command": "loadout hook codex", "timeout": 60}]}
-    ],
-    "UserPromptSubmit": [
-      {"hooks": [{"type": "command", "command": "loadout hook codex", "timeout": 60}]}
-    ],
-    "PreToolUse": [
-      {"hooks": [{"type": "command", "command": "loadout hook codex", "timeout": 60, "statusMessage": "Loadout policy"}]}
-    ],
-    "PostToolUse": [
-      {"hooks": [{"type": "command", "command": "loadout hook codex", "timeout": 60}]}
-    ],
-    "Stop": [
-      {"hooks": [{"type": "command", "command": "loadout hook codex", "timeout": 60}]}
-    ]
-  }
+// codexTimeout is the timeout of the hook at event, in seconds.
+func codexTimeout(event string) string {
+	if event == "SessionEnd" {
+		return strconv.Itoa(codexSessionEndTimeout)
+	}
+	return strconv.Itoa(codexHookTimeout)
 }
-`
+
+// CodexHookEvents are the Codex events the hook runs at, in the order both
+// files list them: session start, every prompt, each model request
+// (PreModelRequest: BeforeModelRequest), every tool before and after the
+// call (no matcher: every tool name), when Codex is about to stop, before
+// it compacts the history (PreCompact: BeforeCompact) and when the session
+// ends. See docs/agents.md#codex.
+var CodexHookEvents = []string{"SessionStart", "UserPromptSubmit", "PreModelRequest", "PreToolUse", "PostToolUse", "Stop", "PreCompact", "SessionEnd"}
+
+// codexStatusMessage is what Codex shows while the PreToolUse hook runs.
+const codexStatusMessage = "Loadout policy"
+
+// codexHooksJSON is hooks.json: the hook at every CodexHookEvents event.
+var codexHooksJSON = func() string {
+	var b strings.Builder
+	b.WriteString("{\n  \"hooks\": {\n")
+	for i, event := range CodexHookEvents {
+		extra := ""
+		if event == "PreToolUse" {
+			extra = `, "statusMessage": ` + strconv.Quote(codexStatusMessage)
+		}
+		b.WriteString("    " + strconv.Quote(event) + ": [\n      {\"hooks\": [{\"type\": \"command\", \"command\": " +
+			strconv.Quote(CodexHookCommand) + ", \"timeout\": " + codexTimeout(event) + extra + "}]}\n    ]")
+		if i < len(CodexHookEvents)-1 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("  }\n}\n")
+	return b.String()
+}()
 
 // codexRequirementsTOML makes the hooks managed: allow_managed_hooks_only
 // drops every hook from user, project and plugin configuration, so nothing a
@@ -65,15 +83,25 @@ var codexRequirementsTOML = codexRequirements(CodexHookCommand, nil)
 func codexRequirements(command string, sandbox *contract.Sandbox) string {
 	hook := func(event, extra string) string {
 		return "[[hooks." + event + "]]\n[[hooks." + event + ".hooks]]\ntype = \"command\"\ncommand = " +
-			strconv.Quote(command) + "\ntimeout = " + strconv.Itoa(codexHookTimeout) + "\n" + extra
+			strconv.Quote(command) + "\ntimeout = " + codexTimeout(event) + "\n" + extra
+	}
+	var hooks string
+	for i, event := range CodexHookEvents {
+		extra := ""
+		if event == "PreToolUse" {
+			extra = "statusMessage = " + strconv.Quote(codexStatusMessage) + "\n"
+		}
+		if i > 0 {
+			hooks += "\n"
+		}
+		hooks += hook(event, extra)
 	}
 	return `# Codex managed requirements from Loadout (docs/agents.md#codex).
 # Install as /etc/codex/requirements.toml; user and project configuration
 # cannot remove these hooks or add their own.
 allow_managed_hooks_only = true
 ` + codexSandboxRequirements(sandbox) + `
-` + hook("SessionStart", "") + "\n" + hook("UserPromptSubmit", "") + "\n" +
-		hook("PreToolUse", "statusMessage = \"Loadout policy\"\n") + "\n" + hook("PostToolUse", "") + "\n" + hook("Stop", "")
+` + hooks
 }
 
 // codexLayout adds the Codex files to the tree and returns its top-level

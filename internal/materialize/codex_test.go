@@ -2,6 +2,7 @@ package materialize
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,8 +51,20 @@ func TestWrite_CodexLayoutSharesSkillsWithCodex_RAG1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every event Codex can hook reaches hostd, in both files.
-	for _, event := range []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"} {
+	// Every event Codex can hook reaches hostd, in both files: PreCompact
+	// (BeforeCompact) and SessionEnd included.
+	var parsed struct {
+		Hooks map[string][]struct {
+			Hooks []struct{ Command string }
+		}
+	}
+	if err := json.Unmarshal(hooks, &parsed); err != nil {
+		t.Fatalf("hooks.json is not JSON: %v\n%s", err, hooks)
+	}
+	for _, event := range []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "PreCompact", "SessionEnd"} {
+		if h := parsed.Hooks[event]; len(h) != 1 || len(h[0].Hooks) != 1 || h[0].Hooks[0].Command != CodexHookCommand {
+			t.Errorf("hooks.json does not run %q at %s: %s", CodexHookCommand, event, hooks)
+		}
 		if !strings.Contains(string(hooks), `"`+event+`"`) || !strings.Contains(string(requirements), "[[hooks."+event+".hooks]]") {
 			t.Errorf("%s is not hooked: hooks.json %s\nrequirements.toml %s", event, hooks, requirements)
 		}

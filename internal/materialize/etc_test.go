@@ -36,8 +36,8 @@ func TestBuild_ManagedEtcLayout(t *testing.T) {
 		t.Errorf("Claude Code's SessionStart hook runs %q", c)
 	}
 	req := got[CodexRequirementsFile]
-	if n := strings.Count(req, `command = "/etc/codex/bin/loadout hook codex --hostd-url http://127.0.0.1:8181"`); n != 5 {
-		t.Errorf("requirements.toml names the tree's hook program %d times, want 5 (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop):\n%s", n, req)
+	if n := strings.Count(req, `command = "/etc/codex/bin/loadout hook codex --hostd-url http://127.0.0.1:8181"`); n != len(CodexHookEvents) {
+		t.Errorf("requirements.toml names the tree's hook program %d times, want once per event of %v:\n%s", n, CodexHookEvents, req)
 	}
 	if !strings.Contains(req, "allow_managed_hooks_only = true") {
 		t.Errorf("requirements.toml does not make the hooks managed-only:\n%s", req)

@@ -3,6 +3,7 @@ package extobject
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -101,6 +102,28 @@ func TestFromObject_InvalidRejectsWholeExtension(t *testing.T) {
 	}
 	if errs := ValidateObject(reviewExtension()); len(errs) != 0 {
 		t.Fatalf("valid extension: %v", errs)
+	}
+}
+
+// A type error in a hook (turn.toolCalls is an int) fails validation naming
+// the field, the expression and the type; the right expression passes.
+func TestValidateObject_CELTypeErrorNamesFieldExpressionAndType(t *testing.T) {
+	ext := reviewExtension()
+	ext.Spec.Hooks = append(ext.Spec.Hooks, v1alpha1.ExtensionHook{Name: "busy-turn", Event: vocab.TurnEnd,
+		CEL: &v1alpha1.CELHook{Expression: "size(turn.toolCalls) > 3"}})
+	i := len(ext.Spec.Hooks) - 1
+	errs := ValidateObject(ext)
+	if len(errs) != 1 {
+		t.Fatalf("ValidateObject = %v, want one error", errs)
+	}
+	for _, want := range []string{fmt.Sprintf("spec.hooks[%d].cel.expression", i), `"size(turn.toolCalls) > 3"`, "applied to '(int)'"} {
+		if !strings.Contains(errs[0].Error(), want) {
+			t.Fatalf("error %q does not name %s", errs[0], want)
+		}
+	}
+	ext.Spec.Hooks[i].CEL.Expression = "turn.toolCalls > 3"
+	if errs := ValidateObject(ext); len(errs) != 0 {
+		t.Fatalf("valid expression refused: %v", errs)
 	}
 }
 

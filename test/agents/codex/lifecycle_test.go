@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,16 +9,6 @@ import (
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
 	"github.com/loadout-dev/loadout/test/agents/responses"
 )
-
-// lifecycleRequirements is /etc/codex/requirements.toml with `loadout hook
-// codex` at every Codex event docs/agents.md maps.
-func lifecycleRequirements() string {
-	toml := "allow_managed_hooks_only = true\n"
-	for _, event := range []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"} {
-		toml += fmt.Sprintf("\n[[hooks.%s]]\n[[hooks.%s.hooks]]\ntype = \"command\"\ncommand = \"loadout hook codex\"\ntimeout = 60\n", event, event)
-	}
-	return toml
-}
 
 // newLifecycleSession is Codex on the lifecycle fixture Workspace (the Pi
 // package's, integrations/pi/test/fixtures/lifecycle), managed install
@@ -38,7 +27,9 @@ func newFixtureSession(t *testing.T, fixture string) *session {
 		t.Skip("needs a private /etc/codex (unshare --mount)")
 	}
 	s := startSession(t, agenttest.PreviewSamples(t, agenttest.PiFixture(fixture)))
-	resourcestest.WriteTree(t, s.etc, map[string]string{"requirements.toml": lifecycleRequirements()})
+	// The managed hooks are the tree's own requirements.toml, at every
+	// event Loadout wires (materialize.CodexHookEvents).
+	s.linkRequirements(t)
 	// Codex runs commands in a login shell, which sets PATH from the
 	// profiles: the stand-in joins it from the session's own.
 	bin := agenttest.TerraformStandIn(t)
