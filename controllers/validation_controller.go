@@ -143,6 +143,7 @@ func SetupValidationReconcilers(mgr ctrl.Manager, policy workspace.Policy, disco
 		secrets = mgr.GetAPIReader()
 	}
 	mcp := newMCPDiscoverer(discovery.Outbound, discovery.Resync, secrets)
+	mcp.events = mgr.GetEventRecorder(EventSource)
 	extensions := &validationReconciler[*v1alpha1.Extension]{
 		kind:   "Extension",
 		newObj: func() *v1alpha1.Extension { return &v1alpha1.Extension{} },

@@ -48,5 +48,6 @@ context directory.`,
 	root.AddCommand(newAuditCommand())
 	root.AddCommand(newTestCommand())
 	root.AddCommand(newApproveCommand(), newDenyCommand())
+	root.AddCommand(newMCPCommand())
 	return root
 }
