@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -193,7 +194,7 @@ func checkExtension(ctx context.Context, c client.Reader, policy workspace.Polic
 		}
 	}
 	if workspace.LoadsExtensions(trust) {
-		return checked{errs: append(extobject.ValidateObject(e), selectorErr...), trust: trust}, nil
+		return checked{errs: append(extobject.ValidateObject(e), selectorErr...), trust: trust, scope: contentRulesScope(policy, e)}, nil
 	}
 	return checked{
 		trust: trust,
@@ -269,4 +270,14 @@ func resolveAlone(root resources.Root) []error {
 		return []error{err}
 	}
 	return nil
+}
+
+// contentRulesScope says, on the Valid condition, that an Extension's
+// content rules are ignored where only an imposed platform extension's
+// count (issue 47).
+func contentRulesScope(policy workspace.Policy, e *v1alpha1.Extension) string {
+	if len(e.Spec.ContentRules) == 0 || (slices.Contains(policy.PlatformNamespaces, e.Namespace) && !e.Spec.Optional) {
+		return ""
+	}
+	return "; spec.contentRules are ignored: only an imposed Extension of a platform namespace declares content rules"
 }
