@@ -105,7 +105,7 @@ func (t *Trust) Verify(digest string, bundles [][]byte) error {
 		return &Error{Reason: ReasonInvalidBundle, Err: fmt.Errorf("digest %q is not sha256:<64 hex>", digest)}
 	}
 	if len(bundles) == 0 {
-		return &Error{Reason: ReasonUnsigned, Err: fmt.Errorf("no Sigstore bundle is attached to %s: the namespace accepts only signed skills", digest)}
+		return &Error{Reason: ReasonUnsigned, Err: fmt.Errorf("no Sigstore bundle is attached to %s: only skills signed by a trusted key are accepted", digest)}
 	}
 	var refusals []*Error
 	for _, raw := range bundles {
@@ -146,7 +146,7 @@ func (t *Trust) verifyOne(want, raw []byte) *Error {
 	}
 	hint := pb.GetVerificationMaterial().GetPublicKey().GetHint()
 	if _, ok := t.keys[hint]; !ok {
-		return &Error{Reason: ReasonUntrustedSigner, Err: fmt.Errorf("signed by key %s, which the namespace does not trust", hint)}
+		return &Error{Reason: ReasonUntrustedSigner, Err: fmt.Errorf("signed by key %s, which is not trusted here", hint)}
 	}
 	policy := verify.NewPolicy(verify.WithArtifactDigest("sha256", want), verify.WithKey())
 	if _, err := t.verifier.Verify(b, policy); err != nil {
