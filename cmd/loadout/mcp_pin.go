@@ -21,7 +21,7 @@ func newMCPPinCommand() *cobra.Command {
 	var (
 		file, url, name, caFile string
 		headers                 []string
-		print                   bool
+		toStdout                bool
 		timeout                 time.Duration
 	)
 	cmd := &cobra.Command{
@@ -68,7 +68,7 @@ request header ("Name: value"), as headersFrom's Secret would.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", file, err)
 			}
-			if print {
+			if toStdout {
 				_, err = cmd.OutOrStdout().Write(out)
 				return err
 			}
@@ -80,7 +80,7 @@ request header ("Name: value"), as headersFrom's Secret would.`,
 	cmd.Flags().StringArrayVarP(&headers, "header", "H", nil, `a request header "Name: value" (repeatable)`)
 	cmd.Flags().StringVar(&caFile, "ca-file", "", "PEM bundle verifying an https endpoint (default: the system roots)")
 	cmd.Flags().StringVar(&name, "name", "", "the Extension's metadata.name, when the file holds several with spec.mcpServer")
-	cmd.Flags().BoolVar(&print, "print", false, "print the updated YAML on stdout instead of rewriting the file")
+	cmd.Flags().BoolVar(&toStdout, "print", false, "print the updated YAML on stdout instead of rewriting the file")
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "bound of each request to the server")
 	return cmd
 }

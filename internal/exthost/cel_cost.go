@@ -26,9 +26,6 @@ func (c *celHandler) costBound(size uint64) uint64 {
 	return c.bounds.Bound(c.env, c.ast, size)
 }
 
-// sizeClass is celcost.SizeClass.
-func sizeClass(size uint64) (class int, upper uint64) { return celcost.SizeClass(size) }
-
 // MaxInputSize is the largest size (string length, list or map entries) of
 // any value of a call or result: hostd refuses larger request bodies, so no
 // value it evaluates can be larger.

@@ -20,4 +20,4 @@ func sigOf(t *testing.T, bundle []byte) string {
 	return b.MessageSignature.Signature
 }
 
-func replaceOnce(s, old, new string) string { return strings.Replace(s, old, new, 1) }
+func replaceOnce(s, old, repl string) string { return strings.Replace(s, old, repl, 1) }

@@ -66,7 +66,7 @@ func Pin(ctx context.Context, src []byte, t Target, log io.Writer) ([]byte, erro
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	for {
 		var n yaml.Node
-		if err := dec.Decode(&n); err == io.EOF {
+		if err := dec.Decode(&n); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
 			return nil, err
