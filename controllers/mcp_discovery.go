@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -50,6 +50,9 @@ type mcpDiscoverer struct {
 	// secrets reads headersFrom Secrets past the cache (the manager caches
 	// no Secrets; it may read only the platform namespaces').
 	secrets client.Reader
+	// events records a pinned tool's drift on its Extension (mcp_pins.go);
+	// nil records none.
+	events events.EventRecorder
 
 	mu       sync.Mutex
 	failures map[types.NamespacedName]int
@@ -75,6 +78,7 @@ func (d *mcpDiscoverer) discover(ctx context.Context, e *v1alpha1.Extension, pol
 	if s == nil {
 		e.Status.MCPServer = nil
 		meta.RemoveStatusCondition(&e.Status.Conditions, string(vocab.ConditionToolsDiscovered))
+		meta.RemoveStatusCondition(&e.Status.Conditions, string(vocab.ConditionToolsPinned))
 		d.forget(client.ObjectKeyFromObject(e))
 		return 0
 	}
@@ -98,6 +102,10 @@ func (d *mcpDiscoverer) discover(ctx context.Context, e *v1alpha1.Extension, pol
 		}
 		found, err = mcpclient.Discover(ctx, d.doer, endpoint, mcpclient.Selection{Allow: s.Tools.Allow, Prefix: s.Tools.Prefix})
 	}
+	var st *v1alpha1.MCPServerStatus
+	if err == nil {
+		st, err = extobject.DiscoveredStatus(ep.URL, found)
+	}
 	if err != nil {
 		kept := "no tools were discovered before"
 		if st := e.Status.MCPServer; st != nil {
@@ -108,7 +116,12 @@ func (d *mcpDiscoverer) discover(ctx context.Context, e *v1alpha1.Extension, pol
 		return d.backoff(client.ObjectKeyFromObject(e))
 	}
 	d.forget(client.ObjectKeyFromObject(e))
-	e.Status.MCPServer = discoveredStatus(ep.URL, found)
+	var last []v1alpha1.DiscoveredTool
+	if prev := e.Status.MCPServer; prev != nil && prev.Endpoint == ep.URL {
+		last = prev.Tools // a definition from another endpoint is nobody's last good one
+	}
+	st.Tools = d.pin(e, st.Tools, last)
+	e.Status.MCPServer = st
 	d.setCondition(e, metav1.ConditionTrue, vocab.ReasonDiscovered,
 		fmt.Sprintf("%d tools listed at %s; listed again every %s", len(found.Tools), ep.URL, d.resync))
 	return d.resync
@@ -133,20 +146,6 @@ func (d *mcpDiscoverer) headers(ctx context.Context, e *v1alpha1.Extension) (htt
 		return nil, fmt.Errorf("spec.mcpServer.headersFrom: %w", err)
 	}
 	return h, nil
-}
-
-func discoveredStatus(endpoint string, found mcpclient.Discovery) *v1alpha1.MCPServerStatus {
-	st := &v1alpha1.MCPServerStatus{Endpoint: endpoint, Server: found.Server}
-	for _, t := range found.Tools {
-		dt := v1alpha1.DiscoveredTool{Name: v1alpha1.ToolName(t.Name), ServerName: t.ServerName, Description: t.Description,
-			InputSchema: &runtime.RawExtension{Raw: t.InputSchema}}
-		if a := t.Annotations; a != nil {
-			dt.Annotations = &v1alpha1.MCPToolAnnotations{Title: a.Title, ReadOnlyHint: a.ReadOnlyHint,
-				DestructiveHint: a.DestructiveHint, IdempotentHint: a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}
-		}
-		st.Tools = append(st.Tools, dt)
-	}
-	return st
 }
 
 func (d *mcpDiscoverer) setCondition(e *v1alpha1.Extension, status metav1.ConditionStatus, reason vocab.ConditionReason, msg string) {

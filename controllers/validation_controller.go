@@ -144,6 +144,7 @@ func SetupValidationReconcilers(mgr ctrl.Manager, policy workspace.Policy, disco
 		secrets = mgr.GetAPIReader()
 	}
 	mcp := newMCPDiscoverer(discovery.Outbound, discovery.Resync, secrets)
+	mcp.events = mgr.GetEventRecorder(EventSource)
 	extensions := &validationReconciler[*v1alpha1.Extension]{
 		kind:   "Extension",
 		newObj: func() *v1alpha1.Extension { return &v1alpha1.Extension{} },
@@ -197,7 +198,7 @@ func checkExtension(ctx context.Context, c client.Reader, policy workspace.Polic
 		if slices.Contains(policy.PlatformNamespaces, e.Namespace) {
 			validate = extobject.ValidatePlatformObject
 		}
-		return checked{errs: append(validate(e), selectorErr...), trust: trust}, nil
+		return checked{errs: append(validate(e), selectorErr...), trust: trust, scope: contentRulesScope(policy, e)}, nil
 	}
 	return checked{
 		trust: trust,
@@ -273,4 +274,14 @@ func resolveAlone(root resources.Root) []error {
 		return []error{err}
 	}
 	return nil
+}
+
+// contentRulesScope says, on the Valid condition, that an Extension's
+// content rules are ignored where only an imposed platform extension's
+// count (issue 47).
+func contentRulesScope(policy workspace.Policy, e *v1alpha1.Extension) string {
+	if len(e.Spec.ContentRules) == 0 || (slices.Contains(policy.PlatformNamespaces, e.Namespace) && !e.Spec.Optional) {
+		return ""
+	}
+	return "; spec.contentRules are ignored: only an imposed Extension of a platform namespace declares content rules"
 }

@@ -14,6 +14,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.messageTypes) || self.messageTypes.all(m, self.messageTypes.exists_one(n, n.type == m.type))",message="message types must be unique within an extension"
 // +kubebuilder:validation:XValidation:rule="!has(self.mcpServer) || !has(self.source)",message="mcpServer and source are exclusive: a manifest cannot name an MCP server"
 // +kubebuilder:validation:XValidation:rule="!has(self.optional) || !self.optional || ((!has(self.hooks) || size(self.hooks) == 0) && (!has(self.deniedTools) || size(self.deniedTools) == 0) && !has(self.sandbox) && !has(self.source))",message="an optional extension may carry tools but no hooks, no deniedTools, no sandbox and no source: policy is never optional"
+// +kubebuilder:validation:XValidation:rule="!has(self.optional) || !self.optional || !has(self.contentRules) || size(self.contentRules) == 0",message="an optional extension carries no contentRules: policy is never optional"
 type ExtensionSpec struct {
 	// name is the extension id. Defaults to metadata.name, which must then follow
 	// the same rules.
@@ -106,6 +107,19 @@ type ExtensionSpec struct {
 	// hooks and no denied tools, because policy is never optional.
 	// +optional
 	Optional bool `json:"optional,omitempty"`
+
+	// Content rules (issue 47), kept in their own block.
+
+	// contentRules are the platform's rules over what agents read: each
+	// Skill a Workspace publishes and each of its tools' descriptions,
+	// declared or discovered (docs/concepts.md, "Content rules"). Honoured
+	// only on an imposed Extension of a platform namespace; elsewhere the
+	// Valid condition says they are ignored.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	ContentRules []ContentRule `json:"contentRules,omitempty"`
 }
 
 // ExtensionTool is a tool an extension registers.

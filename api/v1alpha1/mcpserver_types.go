@@ -141,6 +141,8 @@ type MCPServiceReference struct {
 }
 
 // MCPToolSelection is which of an MCP server's tools an extension carries.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.pins) || self.pins.all(p, p.name in self.allow)",message="each pin must name a tool in allow"
 type MCPToolSelection struct {
 	// allow lists the server's tools (by the server's names) the extension
 	// registers. A tool not listed is neither listed to agents nor callable.
@@ -160,7 +162,56 @@ type MCPToolSelection struct {
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_-]*$`
 	Prefix string `json:"prefix,omitempty"`
+
+	// Pins (issue 47): the reviewed definitions. Kept in their own block.
+
+	// pins fix each listed tool's definition (name, description, input and
+	// output schema, annotations) by digest, as `loadout mcp pin` writes
+	// them: a discovery that finds a pinned tool changed refuses the change
+	// (onDrift), so accepting it is a reviewed change of this list. A tool
+	// without a pin is served as discovered.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=128
+	Pins []MCPToolPin `json:"pins,omitempty"`
+
+	// onDrift is what a discovery that finds a pinned tool changed does:
+	// KeepPinned (the default) keeps serving the last discovered definition
+	// that matched the pin (none yet: the tool is not served); BlockTool
+	// stops serving the tool until the pin or the server changes. Either
+	// way the ToolsPinned condition and a Warning Event name the tool and
+	// the difference.
+	// +optional
+	// +kubebuilder:default=KeepPinned
+	OnDrift MCPDriftPolicy `json:"onDrift,omitempty"`
 }
+
+// MCPToolPin is the digest of one reviewed tool definition.
+type MCPToolPin struct {
+	// name of the tool on the server; it must be in allow.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Name string `json:"name"`
+
+	// digest is sha256 over the tool's canonical definition
+	// (docs/concepts.md, "Pinned MCP tools"): sha256:<64 hex digits>.
+	// +required
+	// +kubebuilder:validation:Pattern=`^sha256:[a-f0-9]{64}$`
+	Digest string `json:"digest"`
+}
+
+// MCPDriftPolicy is what a pinned tool's changed definition does.
+// +kubebuilder:validation:Enum=KeepPinned;BlockTool
+type MCPDriftPolicy string
+
+const (
+	// DriftKeepPinned serves the last definition that matched the pin.
+	DriftKeepPinned MCPDriftPolicy = "KeepPinned"
+	// DriftBlockTool serves the tool no more.
+	DriftBlockTool MCPDriftPolicy = "BlockTool"
+)
 
 // MCPServerStatus is what the manager last discovered on spec.mcpServer.
 // A failed discovery keeps the last good list (the ToolsDiscovered
@@ -213,6 +264,20 @@ type DiscoveredTool struct {
 	// annotations are the server's hints about the tool.
 	// +optional
 	Annotations *MCPToolAnnotations `json:"annotations,omitempty"`
+
+	// outputSchema the server gave (issue 47: part of the pinned
+	// definition).
+	// +optional
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	OutputSchema *runtime.RawExtension `json:"outputSchema,omitempty"`
+
+	// digest is sha256 over this definition as a pin states it: the tool is
+	// served only while it equals the tool's pin, if it has one.
+	// +optional
+	// +kubebuilder:validation:MaxLength=71
+	Digest string `json:"digest,omitempty"`
 }
 
 // MCPToolAnnotations are MCP's tool hints. They are the server's claims:

@@ -148,7 +148,7 @@ func runImport(ctx context.Context, stdout, stderr io.Writer, dir string, o impo
 			tree, err := skillTree(dir, s)
 			var doc manifest
 			if err == nil {
-				doc, err = pushSkill(ctx, s, tree, strings.TrimSuffix(push.repo, "/")+"/"+s.Name, o.namespace, push.opts...)
+				doc, err = pushSkill(ctx, s, tree, strings.TrimSuffix(push.repo, "/")+"/"+s.Name, o.namespace, nil, push.opts...)
 			}
 			if err != nil {
 				fmt.Fprintf(stderr, "%s: %s: %v\n", shown, resources.SeveritySkipped, err)

@@ -49,5 +49,6 @@ context directory.`,
 	root.AddCommand(newAuditCommand())
 	root.AddCommand(newTestCommand())
 	root.AddCommand(newApproveCommand(), newDenyCommand())
+	root.AddCommand(newMCPCommand())
 	return root
 }

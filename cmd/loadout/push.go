@@ -17,6 +17,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/skilldir"
 	"github.com/loadout-dev/loadout/internal/skillmd"
 	"github.com/loadout-dev/loadout/internal/skillpack"
+	"github.com/loadout-dev/loadout/internal/skillsig"
 	"github.com/loadout-dev/loadout/internal/sources"
 )
 
@@ -24,6 +25,7 @@ func newPushCommand() *cobra.Command {
 	var (
 		namespace      string
 		registryConfig string
+		signKey        string
 	)
 	cmd := &cobra.Command{
 		Use:   "push DIR REF",
@@ -37,9 +39,16 @@ Binary files and executable bits are kept; hidden entries are left out.
 The Skill manifest printed on stdout takes its name and description from
 SKILL.md and pins the pushed digest in spec.source.oci.reference: apply it,
 and agents fetch the skill with 'loadout materialize' or 'loadout hostd'.
-Media types are described in docs/concepts.md.`,
-		Example: `  loadout push ./skills/docx ghcr.io/acme/skills/docx -n team-a | kubectl apply -f -`,
-		Args:    cobra.ExactArgs(2),
+Media types are described in docs/concepts.md.
+
+--sign-key signs the pushed artifact's manifest with an ECDSA P-256 private
+key (PEM) and attaches the Sigstore bundle to it as an OCI referrer
+(artifactType application/vnd.dev.sigstore.bundle.v0.3+json), for agents
+that accept only skills signed by a trusted key (--skill-signers;
+docs/security.md, "Signed skills"). Nothing is sent to a transparency log.`,
+		Example: `  loadout push ./skills/docx ghcr.io/acme/skills/docx -n team-a | kubectl apply -f -
+  loadout push ./skills/docx ghcr.io/acme/skills/docx --sign-key release.key`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kc, err := sources.LoadDockerConfig(registryConfig)
 			if err != nil {
@@ -57,7 +66,17 @@ Media types are described in docs/concepts.md.`,
 			if err != nil {
 				return err
 			}
-			doc, err := pushSkill(cmd.Context(), skills[0], tree, args[1], namespace, remote.WithAuthFromKeychain(kc))
+			var signer *skillsig.Signer
+			if signKey != "" {
+				pemKey, err := os.ReadFile(signKey)
+				if err != nil {
+					return err
+				}
+				if signer, err = skillsig.ParseSigner(pemKey); err != nil {
+					return fmt.Errorf("--sign-key %s: %w", signKey, err)
+				}
+			}
+			doc, err := pushSkill(cmd.Context(), skills[0], tree, args[1], namespace, signer, remote.WithAuthFromKeychain(kc))
 			if err != nil {
 				return err
 			}
@@ -66,6 +85,7 @@ Media types are described in docs/concepts.md.`,
 	}
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "metadata.namespace of the printed Skill (default: none)")
 	cmd.Flags().StringVar(&registryConfig, "registry-config", "", "docker config.json with registry credentials; empty means anonymous")
+	cmd.Flags().StringVar(&signKey, "sign-key", "", "ECDSA P-256 private key (PEM) that signs the artifact: a Sigstore bundle attached as an OCI referrer")
 	return cmd
 }
 
@@ -93,7 +113,7 @@ func skillTree(dir string, s resources.Skill) (skillpack.Tree, error) {
 // its Skill manifest pinned by digest. A description the loader truncated
 // (--truncate-descriptions) is written into the packed SKILL.md too, since
 // agents refuse a SKILL.md that disagrees with its Skill.
-func pushSkill(ctx context.Context, s resources.Skill, tree skillpack.Tree, ref, namespace string, opts ...remote.Option) (manifest, error) {
+func pushSkill(ctx context.Context, s resources.Skill, tree skillpack.Tree, ref, namespace string, signer *skillsig.Signer, opts ...remote.Option) (manifest, error) {
 	for i, f := range tree {
 		if f.Path != "SKILL.md" || skillmd.SkillDescription(f.Content) == s.Description {
 			continue
@@ -111,6 +131,15 @@ func pushSkill(ctx context.Context, s resources.Skill, tree skillpack.Tree, ref,
 	pinned, err := skillpack.Push(ctx, art, ref, opts...)
 	if err != nil {
 		return manifest{}, err
+	}
+	if signer != nil {
+		bundle, err := signer.Sign(art.Manifest)
+		if err != nil {
+			return manifest{}, fmt.Errorf("sign %s: %w", pinned, err)
+		}
+		if _, err := skillpack.PushReferrer(ctx, art, pinned.String(), skillsig.BundleMediaType, bundle, opts...); err != nil {
+			return manifest{}, fmt.Errorf("attach the signature to %s: %w", pinned, err)
+		}
 	}
 	s.Body, s.Files = "", nil
 	s.Source = &contract.SkillSource{OCI: &contract.OCISource{Reference: pinned.String()}}

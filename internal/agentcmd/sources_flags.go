@@ -1,12 +1,14 @@
 package agentcmd
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/loadout-dev/loadout/internal/materialize"
+	"github.com/loadout-dev/loadout/internal/skillsig"
 	"github.com/loadout-dev/loadout/internal/sources"
 )
 
@@ -17,6 +19,7 @@ type SourceFlags struct {
 	registryConfig string
 	gitCredentials string
 	credentialsDir string
+	skillSigners   string
 }
 
 // Add registers the flags on cmd.
@@ -24,6 +27,7 @@ func (f *SourceFlags) Add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.cache, "source-cache", filepath.Join(os.TempDir(), "loadout-sources"), "directory caching fetched external skills by digest (an emptyDir in a pod)")
 	cmd.Flags().StringVar(&f.registryConfig, "registry-config", "", "docker config.json with registry credentials (a mounted kubernetes.io/dockerconfigjson Secret); empty means anonymous")
 	cmd.Flags().StringVar(&f.gitCredentials, "git-credentials", "", "git-credential-store file (https://USER:TOKEN@HOST lines) for private git sources")
+	cmd.Flags().StringVar(&f.skillSigners, "skill-signers", "", "PEM file of the public keys trusted to sign skills: when set, an OCI skill must carry a Sigstore bundle by one of them (loadout push --sign-key), verified offline, and git skills are refused")
 	cmd.Flags().StringVar(&f.credentialsDir, "source-credentials", "", "directory read at each fetch, before --registry-config and --git-credentials: a mounted Secret with .dockerconfigjson and/or git-credentials keys (the agent-pod policy mounts the optional Secret loadout-source-credentials of the pod's namespace here); missing files mean none")
 }
 
@@ -37,7 +41,17 @@ func (f *SourceFlags) Fetcher() (*sources.Fetcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sources.New(sources.Options{CacheDir: f.cache, Keychain: kc, GitAuth: git, CredentialsDir: f.credentialsDir}), nil
+	opts := sources.Options{CacheDir: f.cache, Keychain: kc, GitAuth: git, CredentialsDir: f.credentialsDir}
+	if f.skillSigners != "" {
+		pems, err := os.ReadFile(f.skillSigners)
+		if err != nil {
+			return nil, err
+		}
+		if opts.Signers, err = skillsig.ParseTrust(pems); err != nil {
+			return nil, fmt.Errorf("--skill-signers %s: %w", f.skillSigners, err)
+		}
+	}
+	return sources.New(opts), nil
 }
 
 // MaterializeOptions are the tree options of `loadout materialize` and

@@ -3,11 +3,8 @@ package exthost
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
@@ -17,6 +14,7 @@ import (
 	"github.com/google/cel-go/interpreter"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/celcost"
 	"github.com/loadout-dev/loadout/internal/contract"
 )
 
@@ -91,9 +89,9 @@ type celHandler struct {
 	ast        *cel.Ast
 	// static is set when the cost bound holds for every input hostd accepts.
 	static bool
-	// bounds memoises costBound per size class, stored plus one (0: unknown);
-	// 44 classes reach MaxInputSize.
-	bounds [44]atomic.Uint64
+	// bounds memoises costBound per size class (celcost.Classes reach
+	// MaxInputSize).
+	bounds celcost.Bounds
 	// loops is set when the expression has a comprehension (all, exists, map,
 	// filter…): only those can run long, and only they poll for a timeout.
 	// Everything else is bounded by its size and the cost limit, and skips the
@@ -159,17 +157,7 @@ func celEnv(event vocab.HookEvent) (*cel.Env, error) {
 
 // parseCEL parses expression within the bounds, naming a bound it breaks.
 func parseCEL(env *cel.Env, expression string) (*cel.Ast, error) {
-	if n := utf8.RuneCountInString(expression); n > CELMaxLength {
-		return nil, fmt.Errorf("expression is %d characters, more than the limit of %d", n, CELMaxLength)
-	}
-	ast, iss := env.Parse(expression)
-	if err := iss.Err(); err != nil {
-		if strings.Contains(err.Error(), "recursion") {
-			return nil, fmt.Errorf("expression nests deeper than %d levels (calls, fields, literals, operators); split it or flatten it: %w", CELMaxNesting, err)
-		}
-		return nil, err
-	}
-	return ast, nil
+	return celcost.Parse(env, expression, CELMaxLength, CELMaxNesting)
 }
 
 // CheckCELSyntax parses a hook expression without type-checking it: the

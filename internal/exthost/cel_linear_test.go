@@ -122,19 +122,3 @@ func TestCEL_CostBoundIsProvenBeforeEvaluating_RHK7(t *testing.T) {
 		})
 	}
 }
-
-// TestSizeClass_CoversEverySizeWithinOneAndAHalf: every size falls in a
-// class whose upper end is at least the size and less than 1.5× it, and
-// classes reach MaxInputSize within the memo table.
-func TestSizeClass_CoversEverySizeWithinOneAndAHalf(t *testing.T) {
-	var h celHandler
-	for size := uint64(0); size <= MaxInputSize; size += 1 + size/97 {
-		class, upper := sizeClass(size)
-		if upper < size || (size >= 4 && float64(upper) >= 1.5*float64(size)) || class >= len(h.bounds) {
-			t.Fatalf("sizeClass(%d) = %d, %d", size, class, upper)
-		}
-		if c2, _ := sizeClass(upper); c2 != class {
-			t.Fatalf("upper end %d of size %d's class %d is in class %d", upper, size, class, c2)
-		}
-	}
-}

@@ -57,7 +57,10 @@ type Tool struct {
 	// InputSchema is the server's schema, compacted; it compiles
 	// (exthost.CompileInputSchema).
 	InputSchema json.RawMessage
-	Annotations *mcp.ToolAnnotations
+	// OutputSchema is the server's output schema, compacted; nil when it
+	// gave none. Only pins read it (internal/mcppin).
+	OutputSchema json.RawMessage
+	Annotations  *mcp.ToolAnnotations
 }
 
 // Discovery is what a server offered.
@@ -141,7 +144,7 @@ func selectTools(listed []*mcp.Tool, sel Selection) ([]Tool, error) {
 			errs = append(errs, fmt.Errorf("tool %q: %w", t.Name, err))
 			continue
 		}
-		total += len(tool.InputSchema) + len(tool.Description)
+		total += len(tool.InputSchema) + len(tool.OutputSchema) + len(tool.Description)
 		out = append(out, tool)
 	}
 	for _, name := range sel.Allow {
@@ -178,6 +181,18 @@ func selectTool(t *mcp.Tool, prefix string) (Tool, error) {
 		return tool, fmt.Errorf("inputSchema: %w", err)
 	}
 	tool.InputSchema = schema
+	if t.OutputSchema != nil {
+		out, err := json.Marshal(t.OutputSchema)
+		if err != nil {
+			return tool, fmt.Errorf("outputSchema: %w", err)
+		}
+		if len(out) > MaxSchemaBytes {
+			return tool, fmt.Errorf("outputSchema takes %d bytes, over the limit of %d", len(out), MaxSchemaBytes)
+		}
+		if string(out) != "null" {
+			tool.OutputSchema = out
+		}
+	}
 	if a := t.Annotations; a != nil {
 		c := *a
 		c.Title = cut(c.Title, 256)

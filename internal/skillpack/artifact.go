@@ -36,6 +36,9 @@ type Artifact struct {
 	Manifest []byte
 	Layer    []byte
 	Digest   string
+	// layerType is the layer's media type when not LayerMediaType (a
+	// referrer's, referrer.go).
+	layerType types.MediaType
 }
 
 // Pack packs a tree into an artifact. The manifest is encoded by Go's
@@ -120,6 +123,9 @@ func (i *artifactImage) RawConfigFile() ([]byte, error)      { return emptyConfi
 func (i *artifactImage) LayerByDigest(h v1.Hash) (partial.CompressedLayer, error) {
 	switch h {
 	case hashOf(i.a.Layer):
+		if i.a.layerType != "" {
+			return static.NewLayer(i.a.Layer, i.a.layerType), nil
+		}
 		return static.NewLayer(i.a.Layer, LayerMediaType), nil
 	case hashOf(emptyConfig):
 		return static.NewLayer(emptyConfig, EmptyMediaType), nil

@@ -22,6 +22,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/skillpack"
+	"github.com/loadout-dev/loadout/internal/skillsig"
 )
 
 // Options configure a Fetcher.
@@ -42,6 +43,9 @@ type Options struct {
 	// AllowLocalGit accepts file:// and plain-path git URLs, which the Skill
 	// API refuses; for tests and local development only.
 	AllowLocalGit bool
+	// Signers, when set, accepts only OCI skills that carry a Sigstore
+	// bundle signed by one of its keys (signed.go); git skills are refused.
+	Signers *skillsig.Trust
 }
 
 // Fetcher fetches skill sources. Each source is fetched from the network at
@@ -94,6 +98,8 @@ func (f *Fetcher) fetch(ctx context.Context, src contract.SkillSource) (skillpac
 	switch {
 	case src.OCI != nil && src.Git == nil:
 		tree, err = f.fetchOCI(ctx, src.OCI.Reference)
+	case src.Git != nil && src.OCI == nil && f.opts.Signers != nil:
+		err = errGitUnsigned
 	case src.Git != nil && src.OCI == nil:
 		tree, err = f.fetchGit(ctx, *src.Git)
 	default:
@@ -138,6 +144,9 @@ func (f *Fetcher) fetchOCI(ctx context.Context, reference string) (skillpack.Tre
 	}
 	layer, err := skillpack.LayerOf(manifest)
 	if err != nil {
+		return nil, err
+	}
+	if err := f.verifySigned(ctx, ref, opts); err != nil {
 		return nil, err
 	}
 	blob, path, err := f.cachedFile(layer.Digest.String(), layer.Size, func() (io.ReadCloser, error) {

@@ -12,7 +12,17 @@ import (
 	gittransport "github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/loadout-dev/loadout/internal/skillsig"
 )
+
+// signatureReasons say each signature refusal in words of our own.
+var signatureReasons = map[string]string{
+	skillsig.ReasonUnsigned:        "the artifact carries no Sigstore bundle, and only signed skills are accepted",
+	skillsig.ReasonUntrustedSigner: "no bundle is signed by a key trusted here",
+	skillsig.ReasonDigestMismatch:  "the bundle signs other bytes: the artifact changed after it was signed",
+	skillsig.ReasonInvalidBundle:   "a bundle that is not a key's message signature",
+}
 
 var (
 	// errVerification is content that does not hash to the digest or commit
@@ -61,6 +71,7 @@ func reasonOf(err error) string {
 		tooLarge    errFetchTooLarge
 		bigManifest errManifestTooLarge
 		credentials errCredentials
+		signature   *skillsig.Error
 	)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
@@ -71,6 +82,11 @@ func reasonOf(err error) string {
 		return "verification failed: the content does not match its pinned digest or commit"
 	case errors.Is(err, errNoSkillFile):
 		return errNoSkillFile.Error()
+	case errors.As(err, &signature):
+		// A fixed phrase per reason: the bundle's bytes never reach it.
+		return "signature refused (" + signature.Reason + "): " + signatureReasons[signature.Reason]
+	case errors.Is(err, errGitUnsigned):
+		return errGitUnsigned.Error()
 	case errors.As(err, &tooLarge):
 		return tooLarge.Error()
 	case errors.As(err, &bigManifest):

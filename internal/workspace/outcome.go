@@ -119,7 +119,7 @@ func Decide(ws *v1alpha1.Workspace, res *Resolution, pol Policy, platform *Platf
 		result, err := resources.Repolicy(last.Data, func(reg contract.Registry) contract.Registry {
 			return HeldRegistry(reg, platform, tenant)
 		}, platform.Digest(), HeldMaxBytes)
-		if err == nil && !onlyPolicy(result.Manifest, platform) {
+		if err == nil && !onlyPolicy(result.Manifest, platform) && heldPassesContent(result.Data, platform) {
 			// Under an unchanged policy the held context is the last good
 			// one itself: nothing to name, and nothing to write.
 			var annotations map[string]string

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
+	"github.com/loadout-dev/loadout/internal/contentpolicy"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/sandboxpolicy"
 )
@@ -44,6 +45,9 @@ type Platform struct {
 	// Broken, when set, says why the platform's own policy does not load:
 	// an imposed extension was rejected. Nothing a tenant writes causes it.
 	Broken string
+	// Content are the imposed extensions' content rules (issue 47,
+	// content_rules.go); nil or empty allows all content.
+	Content *contentpolicy.Rules
 
 	digest string
 }
@@ -101,6 +105,7 @@ func PlatformPolicyOf(ctx context.Context, namespace string, objs Objects, pol P
 	}
 	p.Broken = strings.Join(broken, "; ")
 	p.digest = PlatformPolicyDigest(p.Registry, p.IDs, p.Deny, p.Sandbox)
+	p.applyContentRules()
 	return p, nil
 }
 

@@ -103,6 +103,9 @@ func Resolve(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Poli
 			res.RetrySoon = true
 		}
 	}
+	if err := checkContent(res, platform); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 

@@ -169,6 +169,16 @@ func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 		{name: "extension mcp headersFrom by url", kind: "Extension", objectName: "a", spec: "mcpServer: {url: 'https://mcp.example.com/mcp', tools: {allow: [x]}, headersFrom: {secretRef: {name: key}}}\n"},
 		{name: "extension mcp headersFrom over plain HTTP", kind: "Extension", objectName: "a", spec: "mcpServer: {service: {name: s, scheme: HTTP}, tools: {allow: [x]}, headersFrom: {secretRef: {name: key}}}\n", wants: []string{"spec.mcpServer.headersFrom", "headersFrom needs HTTPS", "in the clear"}},
 		{name: "extension mcp plain HTTP without headers", kind: "Extension", objectName: "a", spec: "mcpServer: {service: {name: s, scheme: HTTP}, tools: {allow: [x]}}\n"},
+		// Extension MCP pins: rule R-TL-5.
+		{name: "extension mcp pins", kind: "Extension", objectName: "a", spec: "mcpServer: {service: {name: s}, tools: {allow: [x], onDrift: BlockTool, pins: [{name: x, digest: 'sha256:" + strings.Repeat("ab", 32) + "'}]}}\n"},
+		{name: "extension mcp pin outside allow", kind: "Extension", objectName: "a", spec: "mcpServer: {service: {name: s}, tools: {allow: [x], pins: [{name: other, digest: 'sha256:" + strings.Repeat("ab", 32) + "'}]}}\n", wants: []string{"each pin must name a tool in allow"}},
+		{name: "extension mcp pin bad digest", kind: "Extension", objectName: "a", spec: "mcpServer: {service: {name: s}, tools: {allow: [x], pins: [{name: x, digest: 'md5:00'}]}}\n", wants: []string{"spec.mcpServer.tools.pins[0].digest", "should match"}},
+		{name: "extension mcp unknown drift policy", kind: "Extension", objectName: "a", spec: "mcpServer: {service: {name: s}, tools: {allow: [x], onDrift: Ignore}}\n", wants: []string{"spec.mcpServer.tools.onDrift", "Unsupported value"}},
+		// Extension content rules (issue 47).
+		{name: "extension content rules", kind: "Extension", objectName: "a", spec: "contentRules: [{name: no-override, target: Skill, expression: \"!skill.text.contains('ignore previous instructions')\", message: refused}, {name: tools, target: Tool, expression: 'true', message: m}]\n"},
+		{name: "extension content rule unknown target", kind: "Extension", objectName: "a", spec: "contentRules: [{name: r, target: Prompt, expression: 'true', message: m}]\n", wants: []string{"spec.contentRules[0].target", "Unsupported value"}},
+		{name: "extension content rule without message", kind: "Extension", objectName: "a", spec: "contentRules: [{name: r, target: Skill, expression: 'true'}]\n", wants: []string{"spec.contentRules[0].message", "Required"}},
+		{name: "extension optional with content rules", kind: "Extension", objectName: "a", spec: "optional: true\ncontentRules: [{name: r, target: Skill, expression: 'true', message: m}]\n", wants: []string{"an optional extension carries no contentRules"}},
 		// Workspace.
 		{name: "workspace valid empty spec", kind: "Workspace", objectName: "dev", spec: "{}"},
 		{name: "workspace valid full", kind: "Workspace", objectName: "dev", spec: "roots: [{name: project}, {name: platform, namespace: loadout-system}]\ninstructions: [{inline: Be careful.}, {configMapKeyRef: {name: rules}}]\nactivate: [{skill: review, files: [checklist.md]}]\ntools: {builtin: [read, bash], deny: [bash]}\noutput: {configMapName: dev-ctx}\nbudget: {maxContextBytes: 65536}\n"},

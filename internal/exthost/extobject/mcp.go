@@ -12,6 +12,8 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/mcpclient"
+	"github.com/loadout-dev/loadout/internal/mcppin"
 )
 
 // defaultMCPPath is where an MCP Service's endpoint is when the reference
@@ -96,8 +98,9 @@ var errNotDiscovered = errors.New("not discovered")
 
 // mcpTools turns status.mcpServer into the extension's tools, checking the
 // status against the spec again: only allowed tools under the current
-// prefix, discovered at the current endpoint, with names and schemas that
-// pass the same checks as declared tools. The status is input like the
+// prefix, discovered at the current endpoint, with names, descriptions and
+// schemas that pass the same checks as declared tools, and only
+// definitions that match their pins (internal/mcppin). The status is input like the
 // spec, whoever wrote it.
 func mcpTools(spec *v1alpha1.MCPServer, status *v1alpha1.MCPServerStatus, ep MCPEndpoint) ([]exthost.Tool, field.ErrorList) {
 	p := field.NewPath("status", "mcpServer")
@@ -118,6 +121,17 @@ func mcpTools(spec *v1alpha1.MCPServer, status *v1alpha1.MCPServerStatus, ep MCP
 			continue
 		case !toolNamePattern.MatchString(name):
 			errs = append(errs, field.Invalid(tp.Child("name"), name, "must match "+toolNamePattern.String()))
+			continue
+		}
+		if why := DescriptionRefusal(d.Description); why != "" {
+			errs = append(errs, field.Invalid(tp.Child("description"), d.Description, why))
+			continue
+		}
+		if err := mcppin.Served(&status.Tools[i], spec.Tools); err != nil {
+			// Pins changed since the last discovery (or someone else
+			// wrote the status): a definition nobody reviewed is not
+			// served. The next discovery, which a spec change triggers,
+			// brings the pinned one.
 			continue
 		}
 		var schema []byte
@@ -187,4 +201,27 @@ func (sc specContext) checkMCPService(s *v1alpha1.MCPServer) *field.Error {
 		return nil
 	}
 	return checkPlatformEndpoint(sc.platform, field.NewPath("spec", "mcpServer", "service"), s.Service.Scheme, s.Service.CABundle)
+}
+
+// DiscoveredStatus is a discovery as an Extension's status records it, each
+// tool with its digest (mcppin.FromClient). A description that breaks the
+// rule declared tools obey (DescriptionRefusal, rule R-TL-1) is an error
+// naming the tool. The manager's discovery (which then keeps the last good
+// list) and `loadout mcp pin` (which then writes no pins) share it.
+func DiscoveredStatus(endpoint string, found mcpclient.Discovery) (*v1alpha1.MCPServerStatus, error) {
+	st := &v1alpha1.MCPServerStatus{Endpoint: endpoint, Server: found.Server}
+	var errs []error
+	for _, t := range found.Tools {
+		if why := DescriptionRefusal(t.Description); why != "" {
+			errs = append(errs, fmt.Errorf("tool %q: description %s", t.ServerName, why))
+			continue
+		}
+		dt, err := mcppin.FromClient(t)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		st.Tools = append(st.Tools, dt)
+	}
+	return st, errors.Join(errs...)
 }

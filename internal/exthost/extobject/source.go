@@ -199,6 +199,11 @@ func ValidateObjectSyntax(ext *v1alpha1.Extension) []error {
 func validateObject(ext *v1alpha1.Extension, syntaxOnly, platform bool) []error {
 	sc := specContext{extension: ext.LogicalName(), namespace: ext.Namespace, resolve: validationResolver, syntaxOnly: syntaxOnly, platform: platform}
 	_, errs := compileSpec(&ext.Spec, field.NewPath("spec"), sc)
+	if !syntaxOnly {
+		// Where extensions cannot load, content rules are ignored too:
+		// never type-checked, as hooks' CEL is not.
+		errs = append(errs, contentRuleErrors(&ext.Spec)...)
+	}
 	out := make([]error, len(errs))
 	for i, e := range errs {
 		out[i] = e

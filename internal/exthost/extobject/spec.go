@@ -66,7 +66,7 @@ func compileSpec(spec *v1alpha1.ExtensionSpec, path *field.Path, sc specContext)
 			errs = append(errs, field.Duplicate(p.Child("name"), name))
 		}
 		tools[name] = true
-		if why := descriptionRefusal(string(t.Description)); why != "" {
+		if why := DescriptionRefusal(string(t.Description)); why != "" {
 			errs = append(errs, field.Invalid(p.Child("description"), string(t.Description), why))
 		}
 		var schema []byte

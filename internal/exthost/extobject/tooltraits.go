@@ -15,8 +15,10 @@ import (
 // admission, so the loader checks it too.
 var deicticDescription = regexp.MustCompile(`(?i)(^|[^a-z0-9_])((this|that)[ \t\n]+tool|(use|call|invoke)[ \t\n]+(this|me))([^a-z0-9_]|$)`)
 
-// descriptionRefusal is why a tool description is refused, or "".
-func descriptionRefusal(description string) string {
+// DescriptionRefusal is why a tool description is refused, or "": the
+// same rule for declared tools and for tools an MCP server lists (the
+// manager's discovery refuses them before they reach status).
+func DescriptionRefusal(description string) string {
 	if deicticDescription.MatchString(description) {
 		return "must say what the tool does in its own words (Record a review note.), never 'this tool' or 'use this': in the system prompt's list of tools the model cannot tell which tool 'this' is"
 	}
