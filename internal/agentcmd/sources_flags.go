@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loadout-dev/loadout/internal/materialize"
-	"github.com/loadout-dev/loadout/internal/skillsig"
+	"github.com/loadout-dev/loadout/internal/sigcheck"
 	"github.com/loadout-dev/loadout/internal/sources"
 )
 
@@ -31,6 +31,11 @@ func (f *SourceFlags) Add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.credentialsDir, "source-credentials", "", "directory read at each fetch, before --registry-config and --git-credentials: a mounted Secret with .dockerconfigjson and/or git-credentials keys (the agent-pod policy mounts the optional Secret loadout-source-credentials of the pod's namespace here); missing files mean none")
 }
 
+// SkillSigners parses --skill-signers into a verifier. The full CLI sets it
+// (internal/skillsig); the sidecar binary leaves it nil, because the
+// Sigstore libraries bring gRPC into it (cmd/loadout-hostd's link-set test).
+var SkillSigners func(pems []byte) (sigcheck.Verifier, error)
+
 // Fetcher builds the fetcher the flags describe.
 func (f *SourceFlags) Fetcher() (*sources.Fetcher, error) {
 	kc, err := sources.LoadDockerConfig(f.registryConfig)
@@ -47,7 +52,10 @@ func (f *SourceFlags) Fetcher() (*sources.Fetcher, error) {
 		if err != nil {
 			return nil, err
 		}
-		if opts.Signers, err = skillsig.ParseTrust(pems); err != nil {
+		if SkillSigners == nil {
+			return nil, fmt.Errorf("--skill-signers %s: this binary verifies no skill signatures (the lean sidecar links no Sigstore code); run `loadout hostd` or `loadout materialize`", f.skillSigners)
+		}
+		if opts.Signers, err = SkillSigners(pems); err != nil {
 			return nil, fmt.Errorf("--skill-signers %s: %w", f.skillSigners, err)
 		}
 	}

@@ -17,11 +17,12 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/loadout-dev/loadout/internal/sigcheck"
 )
 
-// BundleMediaType is a Sigstore bundle's media type: the artifactType of
-// the referrer that carries it, and its one layer's.
-const BundleMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
+// BundleMediaType is a Sigstore bundle's media type (sigcheck.BundleMediaType).
+const BundleMediaType = sigcheck.BundleMediaType
 
 // Signer signs with an ECDSA P-256 key (the Sigstore default).
 type Signer struct {

@@ -18,30 +18,24 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/signature"
 	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/loadout-dev/loadout/internal/sigcheck"
 )
 
-// Reasons a signature is refused; each is safe to show anywhere.
+// The reasons and the error of a refused signature are sigcheck's, which
+// the sidecar links without the Sigstore libraries.
 const (
-	// ReasonUnsigned: the artifact carries no bundle.
-	ReasonUnsigned = "Unsigned"
-	// ReasonUntrustedSigner: no bundle is signed by a trusted key.
-	ReasonUntrustedSigner = "UntrustedSigner"
-	// ReasonDigestMismatch: a bundle signs other bytes (the artifact
-	// changed after signing, or the bundle is another artifact's).
-	ReasonDigestMismatch = "DigestMismatch"
-	// ReasonInvalidBundle: a bundle that does not parse or is not a
-	// message signature by a key.
-	ReasonInvalidBundle = "InvalidBundle"
+	ReasonUnsigned        = sigcheck.ReasonUnsigned
+	ReasonUntrustedSigner = sigcheck.ReasonUntrustedSigner
+	ReasonDigestMismatch  = sigcheck.ReasonDigestMismatch
+	ReasonInvalidBundle   = sigcheck.ReasonInvalidBundle
 )
 
-// Error is a refused signature.
-type Error struct {
-	Reason string
-	Err    error
-}
+// Error is a refused signature (sigcheck.Error).
+type Error = sigcheck.Error
 
-func (e *Error) Error() string { return fmt.Sprintf("signature %s: %v", e.Reason, e.Err) }
-func (e *Error) Unwrap() error { return e.Err }
+// Trust verifies as a sigcheck.Verifier.
+var _ sigcheck.Verifier = (*Trust)(nil)
 
 // MaxBundleBytes bounds a bundle read: a key-signed bundle is about 1 KiB.
 const MaxBundleBytes = 64 << 10

@@ -21,8 +21,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/sigcheck"
 	"github.com/loadout-dev/loadout/internal/skillpack"
-	"github.com/loadout-dev/loadout/internal/skillsig"
 )
 
 // Options configure a Fetcher.
@@ -45,7 +45,7 @@ type Options struct {
 	AllowLocalGit bool
 	// Signers, when set, accepts only OCI skills that carry a Sigstore
 	// bundle signed by one of its keys (signed.go); git skills are refused.
-	Signers *skillsig.Trust
+	Signers sigcheck.Verifier
 }
 
 // Fetcher fetches skill sources. Each source is fetched from the network at

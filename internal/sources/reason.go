@@ -13,15 +13,15 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/loadout-dev/loadout/internal/skillsig"
+	"github.com/loadout-dev/loadout/internal/sigcheck"
 )
 
 // signatureReasons say each signature refusal in words of our own.
 var signatureReasons = map[string]string{
-	skillsig.ReasonUnsigned:        "the artifact carries no Sigstore bundle, and only signed skills are accepted",
-	skillsig.ReasonUntrustedSigner: "no bundle is signed by a key trusted here",
-	skillsig.ReasonDigestMismatch:  "the bundle signs other bytes: the artifact changed after it was signed",
-	skillsig.ReasonInvalidBundle:   "a bundle that is not a key's message signature",
+	sigcheck.ReasonUnsigned:        "the artifact carries no Sigstore bundle, and only signed skills are accepted",
+	sigcheck.ReasonUntrustedSigner: "no bundle is signed by a key trusted here",
+	sigcheck.ReasonDigestMismatch:  "the bundle signs other bytes: the artifact changed after it was signed",
+	sigcheck.ReasonInvalidBundle:   "a bundle that is not a key's message signature",
 }
 
 var (
@@ -71,7 +71,7 @@ func reasonOf(err error) string {
 		tooLarge    errFetchTooLarge
 		bigManifest errManifestTooLarge
 		credentials errCredentials
-		signature   *skillsig.Error
+		signature   *sigcheck.Error
 	)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):

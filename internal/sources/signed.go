@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/loadout-dev/loadout/internal/sigcheck"
 	"github.com/loadout-dev/loadout/internal/skillpack"
-	"github.com/loadout-dev/loadout/internal/skillsig"
 )
 
 // errGitUnsigned is a git source where signatures are required: a commit
@@ -35,7 +35,7 @@ func (f *Fetcher) verifySigned(ctx context.Context, ref name.Digest, opts []remo
 	if raw, err := os.ReadFile(path); err == nil && json.Unmarshal(raw, &cached) == nil && f.opts.Signers.Verify(ref.DigestStr(), cached) == nil {
 		return nil
 	}
-	bundles, err := skillpack.Referrers(ctx, ref, skillsig.BundleMediaType, opts...)
+	bundles, err := skillpack.Referrers(ctx, ref, sigcheck.BundleMediaType, opts...)
 	if err != nil {
 		return err
 	}

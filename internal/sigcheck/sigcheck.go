@@ -1,0 +1,43 @@
+// Package sigcheck is what a check of a skill artifact's signatures answers,
+// without the Sigstore libraries that make one (internal/skillsig): the
+// bundles' media type, the reasons a signature is refused, and the verifier
+// interface skill sources call. The sidecar (loadout-hostd) links this and
+// not internal/skillsig, whose Sigstore dependencies bring gRPC
+// (TestSidecarLinksNoClient).
+package sigcheck
+
+import "fmt"
+
+// BundleMediaType is the artifact type of a skill's Sigstore bundle among
+// its OCI referrers.
+const BundleMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
+
+// Reasons a signature is refused; each is safe to show anywhere.
+const (
+	// ReasonUnsigned: the artifact carries no bundle.
+	ReasonUnsigned = "Unsigned"
+	// ReasonUntrustedSigner: no bundle is signed by a trusted key.
+	ReasonUntrustedSigner = "UntrustedSigner"
+	// ReasonDigestMismatch: a bundle signs other bytes (the artifact
+	// changed after signing, or the bundle is another artifact's).
+	ReasonDigestMismatch = "DigestMismatch"
+	// ReasonInvalidBundle: a bundle that does not parse or is not a
+	// message signature by a key.
+	ReasonInvalidBundle = "InvalidBundle"
+)
+
+// Error is a refused signature.
+type Error struct {
+	Reason string
+	Err    error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("signature %s: %v", e.Reason, e.Err) }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Verifier accepts an artifact (its manifest's digest, "sha256:…") only if
+// one of its bundles signs exactly it with a trusted key; the error is an
+// *Error. internal/skillsig.Trust is one.
+type Verifier interface {
+	Verify(digest string, bundles [][]byte) error
+}
