@@ -137,7 +137,7 @@ func TestCommandsIn_PowerShellHugeOrDeeplyNestedLinesStayBounded_RHK7(t *testing
 		// Allocated in all, not held at once: the reader's garbage is short
 		// lived.
 		total += heap
-		if heap > 16<<20 || took > 2*time.Second {
+		if (heap > 16<<20 && !raceEnabled) || took > 2*time.Second {
 			t.Errorf("%s: %v, %d KiB", name, took, heap>>10)
 		}
 	}
@@ -146,7 +146,7 @@ func TestCommandsIn_PowerShellHugeOrDeeplyNestedLinesStayBounded_RHK7(t *testing
 	// fence leaves room for the garbage of other goroutines ReadMemStats
 	// counts too.
 	t.Logf("the corpus allocated %d MiB in all", total>>20)
-	if total > 48<<20 {
+	if total > 48<<20 && !raceEnabled {
 		t.Errorf("the PowerShell reader allocated %d MiB over the corpus, want about 30", total>>20)
 	}
 }
