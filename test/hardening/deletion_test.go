@@ -118,12 +118,21 @@ func TestTenancy_WorkspaceDeletionCannotFreezePolicy(t *testing.T) {
 	// the signature policy; the same identity changing the data does not.
 	gc := impersonate(t, "system:serviceaccount:kube-system:generic-garbage-collector", "system:serviceaccounts", "system:authenticated")
 	grant(t, "system:serviceaccount:kube-system:generic-garbage-collector", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "update", "patch"}})
+	edited := cm.DeepCopy()
+	edited.Data["system-prompt.md"] = "edited"
+	// Admission policies take effect asynchronously, and so does the grant:
+	// wait for the signature policy's own refusal (RBAC's would not prove it
+	// is loaded) before an allowed write can mean anything.
+	kit.Eventually(t, func() error {
+		if err := gc.Update(ctx, edited, client.DryRunAll); err == nil || !strings.Contains(err.Error(), "signature.json") {
+			return fmt.Errorf("loadout-context-signatures is not enforced yet: %v", err)
+		}
+		return nil
+	})
 	orphaned := cm.DeepCopy()
 	orphaned.OwnerReferences = nil
 	if err := gc.Update(ctx, orphaned, client.DryRunAll); err != nil {
 		t.Errorf("the garbage collector's owner-reference-only update was refused: %v", err)
 	}
-	edited := cm.DeepCopy()
-	edited.Data["system-prompt.md"] = "edited"
 	mustBeDenied(t, "the garbage collector's identity editing a signed context", gc.Update(ctx, edited, client.DryRunAll), "signature.json")
 }
