@@ -5,7 +5,9 @@
 // binary alone (Dockerfile, target hostd). Linking only the agent side (no
 // Kubernetes client, no manifest resolution, no registry push) keeps the
 // sidecar's idle memory and each command hook's start-up small; see
-// docs/hostd.md.
+// docs/hostd.md. Its CA roots (the image has no bundle on disk) are
+// installed on its first outbound https request, not at start
+// (internal/caroots).
 package main
 
 import (

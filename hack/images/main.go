@@ -4,8 +4,8 @@
 // samples' image (/review-notes), each for linux/amd64 and linux/arm64, as
 // OCI image layouts. Every image is a static binary on an empty base with a
 // non-root user entry and no shell; the binaries carry their CA roots
-// (golang.org/x/crypto/x509roots/fallback). The same commit builds the same
-// digests.
+// (golang.org/x/crypto/x509roots/fallback, through internal/caroots). The
+// same commit builds the same digests.
 //
 //	go run ./hack/images build [--out DIR] [--version V] [--commit C] [--date RFC3339]
 //	go run ./hack/images push --image manager|hostd|samples --ref REGISTRY/REPO:TAG [--out DIR]

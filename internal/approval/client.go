@@ -17,6 +17,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/loadout-dev/loadout/internal/caroots"
 )
 
 // maxObjectBytes bounds one answer of the API server: an Approval holds at
@@ -84,7 +86,7 @@ func New(cfg Config) (*Client, error) {
 	transport := &http.Transport{TLSClientConfig: tlsConfig, Proxy: nil, ForceAttemptHTTP2: true,
 		TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: 30 * time.Second, IdleConnTimeout: 90 * time.Second}
 	return &Client{server: strings.TrimSuffix(cfg.Server, "/"), namespace: cfg.Namespace, tokenFile: cfg.TokenFile,
-		http: &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}, nil
+		http: &http.Client{Transport: caroots.Transport(transport), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}, nil
 }
 
 // Namespace is where the Client's Approvals live.

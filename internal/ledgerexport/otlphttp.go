@@ -17,6 +17,8 @@ import (
 
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/loadout-dev/loadout/internal/caroots"
 )
 
 // endpoint is where one signal goes, configured as the OTLP exporter
@@ -101,7 +103,7 @@ func endpointFromEnv(signal, path string) (_ *endpoint, ok bool, _ error) {
 		}
 		transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	e.client = &http.Client{Transport: transport, Timeout: timeout,
+	e.client = &http.Client{Transport: caroots.Transport(transport), Timeout: timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return e, true, nil
 }

@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/loadout-dev/loadout/internal/caroots"
 )
 
 // Defaults of a Client whose Options leave them unset.
@@ -208,7 +210,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	client := &http.Client{
-		Transport:     transport,
+		Transport:     caroots.Transport(transport),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	resp, err := client.Do(hreq)

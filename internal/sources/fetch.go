@@ -20,6 +20,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/loadout-dev/loadout/internal/caroots"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/sigcheck"
 	"github.com/loadout-dev/loadout/internal/skillpack"
@@ -83,6 +84,9 @@ func New(opts Options) *Fetcher {
 // Fetch returns the verified skill tree of a source.
 // A failure is a *FetchError, whose Reason is safe to show anywhere.
 func (f *Fetcher) Fetch(ctx context.Context, src contract.SkillSource) (skillpack.Tree, error) {
+	// Registries and git hosts are reached over https by clients of their
+	// own (go-containerregistry, go-git): the CA roots go in first.
+	caroots.Ensure()
 	tree, err := f.fetch(ctx, src)
 	if err != nil {
 		return nil, &FetchError{Source: src.String(), Reason: reasonOf(err), Err: err}
