@@ -171,9 +171,10 @@ BENCH_FLAGS ?= -mode=full -out=$(LOCALBIN)/bench-results.md -profile-dir=$(LOCAL
 BENCH_LIFTED_FLAGS ?= -mode=smoke -workspaces=100,500 -qps=1000 -burst=2000 -resolution=none -skills=0 -pi-cache= -out=$(LOCALBIN)/bench-lifted.md
 
 .PHONY: bench-pi
-bench-pi: $(PI_MODULES) build-loadout ## Pi start-up (materialized winners vs scanning 3 roots × 1,000 skills), added latency per tool call through the Pi package, and its HTTP client against undici.
+bench-pi: $(PI_MODULES) build-loadout ## Pi start-up (materialized winners vs scanning 3 roots × 1,000 skills), added latency per tool call through the Pi package, its HTTP client against undici, and a session's first calls.
 	cd $(PI_DIR) && LOADOUT_BIN=$(LOCALBIN)/loadout node bench.mjs 1000 9 2000
 	cd $(PI_DIR) && LOADOUT_BIN=$(LOCALBIN)/loadout node bench-client.mjs 2000 7
+	cd $(PI_DIR) && LOADOUT_BIN=$(LOCALBIN)/loadout node bench-first.mjs 2000 5
 
 .PHONY: bench
 bench: bench-pi ## Run the Pi numbers, the Go benchmarks and the scale harness (test/bench); results in docs/benchmarks.md.

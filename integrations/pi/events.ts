@@ -167,6 +167,9 @@ export async function confirm(ctx: ExtensionContext, message: string): Promise<b
 
 export function registerSessionEvents(pi: ExtensionAPI, hostd: Hostd, session: SessionHooks): void {
 	pi.on("session_start", async (event, ctx) => {
+		// The first tool call comes after the model's first answer: ready
+		// its path to hostd meanwhile.
+		hostd.warm();
 		session.refused = undefined;
 		session.takeContext();
 		if (!session.hooked("SessionStart")) return;
@@ -207,8 +210,11 @@ export function messageText(m: any): string {
 	return typeof m?.content === "string" ? m.content : texts(m?.content);
 }
 
-export function registerTurnEvents(pi: ExtensionAPI, session: SessionHooks): void {
+export function registerTurnEvents(pi: ExtensionAPI, hostd: Hostd, session: SessionHooks): void {
 	pi.on("turn_start", async (event, ctx) => {
+		// A turn's tool calls follow its model answer; the connection kept
+		// from the last turn may have been closed idle since (hostd-http.ts).
+		hostd.warm();
 		await session.observe(ctx, "TurnStart", { turn: { index: event.turnIndex } });
 	});
 	pi.on("turn_end", async (event, ctx) => {

@@ -194,10 +194,11 @@ export function captureUI() {
 
 /**
  * A real Pi session that loads this package (the directory, through its
- * package.json "pi" manifest) and talks to a scripted model. `responses` are
+ * package.json "pi" manifest; pkg names another copy of it, for the bench)
+ * and talks to a scripted model. `responses` are
  * faux steps; each model call is recorded in `calls` (system prompt, messages).
  */
-export async function piSession({ hostdUrl, treeDir, responses = [], timeoutMs }) {
+export async function piSession({ hostdUrl, treeDir, responses = [], timeoutMs, pkg = packageDir }) {
 	process.env.LOADOUT_HOSTD_URL = hostdUrl;
 	process.env.LOADOUT_CONTEXT_DIR = treeDir;
 	if (timeoutMs) process.env.LOADOUT_HOSTD_TIMEOUT_MS = String(timeoutMs);
@@ -215,7 +216,7 @@ export async function piSession({ hostdUrl, treeDir, responses = [], timeoutMs }
 		}),
 	);
 	const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
-	const resourceLoader = new DefaultResourceLoader({ cwd, agentDir, settingsManager, additionalExtensionPaths: [packageDir] });
+	const resourceLoader = new DefaultResourceLoader({ cwd, agentDir, settingsManager, additionalExtensionPaths: [pkg] });
 	await resourceLoader.reload();
 	const authStorage = AuthStorage.inMemory ? AuthStorage.inMemory() : AuthStorage.create(join(agentDir, "auth.json"));
 	authStorage.setRuntimeApiKey?.(faux.getModel().provider, "faux");

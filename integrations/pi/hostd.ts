@@ -1,7 +1,7 @@
 // The hostd client: every call the Pi package makes to hostd, with its deadline,
 // failing closed on no answer.
 
-import { postJSON } from "./hostd-http.ts";
+import { postJSON, warm } from "./hostd-http.ts";
 import type { LoadoutConfig } from "./config.ts";
 
 // ---------------------------------------------------------------------------
@@ -15,6 +15,14 @@ export class Hostd {
 
 	get url(): string {
 		return this.cfg.hostdUrl;
+	}
+
+	/**
+	 * Readies the next call's path (a connection to hostd, the client
+	 * compiled) without waiting for it; see hostd-http.ts warm.
+	 */
+	warm(): void {
+		void warm(this.cfg.hostdUrl, this.cfg.timeoutMs);
 	}
 
 	async post(path: string, body: unknown): Promise<HostdAnswer> {

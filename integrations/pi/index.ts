@@ -90,7 +90,7 @@ export default async function loadoutExtension(pi: ExtensionAPI): Promise<void> 
 	registerToolGate(pi, hostd, runnable, sandboxed ? undefined : () => declaredSandbox(tree));
 	registerPrompts(pi, tree, hostd, session, new StepRunner(pi, hostd, runnable, sandboxed));
 	registerSessionEvents(pi, hostd, session);
-	registerTurnEvents(pi, session);
+	registerTurnEvents(pi, hostd, session);
 	registerContextFilter(pi, tree);
 }
 

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { createJiti } from "jiti";
 
 const jiti = createJiti(import.meta.url);
-const { postJSON, maxAnswerBytes, idleCloseMs, AnswerReader } = await jiti.import("../hostd-http.ts");
+const { postJSON, warm, maxAnswerBytes, idleCloseMs, AnswerReader } = await jiti.import("../hostd-http.ts");
 
 /**
  * A server that reads each request whole (headers and Content-Length body)
@@ -246,6 +246,36 @@ describe("connections", () => {
 		assert.equal(s.open, 1);
 		await eventually("the idle connection is closed", () => s.open === 0, idleCloseMs + 3000);
 		assert.ok(Date.now() - t0 >= idleCloseMs - 100, `closed after ${Date.now() - t0} ms, before ${idleCloseMs}`);
+	});
+});
+
+describe("warm: a session's first call finds its path ready", () => {
+	test("warm opens a connection with GET /healthz (no decision); the first call reuses it", async () => {
+		const s = await serve((req, sock) => sock.write(json(200, req.head.startsWith("GET") ? "ok" : "{}")));
+		await warm(s.url, 2000);
+		assert.equal(s.connections, 1);
+		assert.match(s.requests[0].head, /^GET \/healthz HTTP\/1\.1\r\nHost: /);
+		assert.equal((await postJSON(s.url, "/v1/before", "{}", 2000)).status, 200);
+		assert.equal(s.connections, 1);
+		assert.match(s.requests[1].head, /^POST \/v1\/before /);
+	});
+
+	test("with a connection already idle, warm sends nothing", async () => {
+		const s = await serve((req, sock) => sock.write(json(200, "{}")));
+		await postJSON(s.url, "/v1/before", "{}", 2000);
+		await warm(s.url, 2000);
+		assert.equal(s.requests.length, 1);
+		assert.equal(s.connections, 1);
+	});
+
+	test("warm with hostd unreachable or answering an error resolves; the call reports it and fails closed", async () => {
+		const down = await serve(() => {});
+		await down.close();
+		await warm(down.url, 500);
+		assert.ok((await rejection(postJSON(down.url, "/v1/before", "{}", 500))).code, "the call's socket error");
+		const broken = await serve((req, sock) => sock.write(json(503, "{}")));
+		await warm(broken.url, 500);
+		assert.equal((await postJSON(broken.url, "/v1/before", "{}", 500)).status, 503);
 	});
 });
 

@@ -1,0 +1,75 @@
+// `make bench-pi`'s first calls (docs/benchmarks.md, "the first calls' tail"):
+// what a Pi session's tool calls cost counted from the very first one. Each
+// sample is a fresh hostd (the sidecar starts with the pod, so a session's
+// first calls are hostd's first too) and a fresh Node process that starts a
+// Pi session with the package, waits THINK_MS (the model's first answer
+// comes before any tool call; 100 ms is far less than any model takes) and
+// makes CALLS `bash` calls through Pi's own tool hooks, timing each. Pi's
+// hooks without the package take microseconds (bench.mjs), so the times are
+// what the package adds. PKGS=name=dir,... compares copies of the package,
+// interleaved (one process of each per round); by default this one alone.
+//   LOADOUT_BIN=../../bin/loadout node bench-first.mjs [CALLS=2000] [ROUNDS=5] [THINK_MS=100]
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
+import { packageDir, piSession, previewSamples, startHostd } from "./harness.mjs";
+
+const quantile = (s, q) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** One session's calls in this (fresh) process: each call's time in ms, in order. */
+async function child(pkg, hostdUrl, treeDir, calls, thinkMs) {
+	const s = await piSession({ hostdUrl, treeDir, pkg });
+	await new Promise((r) => setTimeout(r, thinkMs));
+	const ds = [];
+	for (let i = 0; i < calls; i++) {
+		const toolCall = { type: "toolCall", id: `c${i}`, name: "bash", arguments: { command: "ls -la" } };
+		const args = toolCall.arguments;
+		const t0 = process.hrtime.bigint();
+		const verdict = await s.session.agent.beforeToolCall?.({ toolCall, args });
+		if (verdict?.block) throw new Error("ls was blocked: " + verdict.reason);
+		await s.session.agent.afterToolCall?.({ toolCall, args, result: { content: [{ type: "text", text: "ok" }], details: {} }, isError: false });
+		ds.push(Number(process.hrtime.bigint() - t0) / 1e6);
+	}
+	s.dispose();
+	process.stdout.write(JSON.stringify(ds));
+	process.exit(0);
+}
+
+if (process.argv[2] === "--child") {
+	const [, , , pkg, url, tree, calls, think] = process.argv;
+	await child(pkg, url, tree, Number(calls), Number(think));
+} else {
+	const [calls = 2000, rounds = 5, thinkMs = 100] = process.argv.slice(2).map(Number);
+	const pkgs = (process.env.PKGS || `package=${packageDir}`).split(",").map((nd) => nd.split("="));
+	const self = fileURLToPath(import.meta.url);
+	const data = previewSamples();
+	const stats = new Map(pkgs.map(([name]) => [name, { first: [], p50: [], p99: [], p99first200: [], max: [] }]));
+	for (let r = 0; r < rounds; r++) {
+		for (const [name, dir] of pkgs) {
+			const hostd = await startHostd(data);
+			try {
+				// Not execFileSync: this process must keep reading hostd's log
+				// (a ledger record per verdict), or hostd blocks writing it.
+				const { stdout } = await promisify(execFile)(process.execPath, [self, "--child", dir, hostd.url, hostd.treeDir, String(calls), String(thinkMs)], { maxBuffer: 64 << 20 });
+				const ds = JSON.parse(stdout.toString());
+				const st = stats.get(name);
+				st.first.push(ds[0]);
+				st.p99first200.push(quantile(ds.slice(0, 200).sort((a, b) => a - b), 0.99));
+				ds.sort((a, b) => a - b);
+				st.p50.push(quantile(ds, 0.5));
+				st.p99.push(quantile(ds, 0.99));
+				st.max.push(ds.at(-1));
+			} finally {
+				await hostd.cleanup();
+			}
+		}
+	}
+	const range = (xs) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
+	process.stdout.write(`\n| ${calls} bash calls from a session's first (fresh hostd and process, ${rounds} each, interleaved) | first call | p50 | p99 of the first 200 | p99 (target 1 ms) | max |\n|---|---:|---:|---:|---:|---:|\n`);
+	for (const [name, st] of stats) {
+		process.stdout.write(`| ${name} | ${median(st.first).toFixed(2)} ms (${range(st.first)}) | ${median(st.p50).toFixed(3)} ms | ${median(st.p99first200).toFixed(2)} ms (${range(st.p99first200)}) | **${median(st.p99).toFixed(2)} ms** (${range(st.p99)}) | ${median(st.max).toFixed(1)} ms |\n`);
+	}
+	process.stdout.write(`\nload average ${loadavg()[0].toFixed(1)}\n`);
+}
