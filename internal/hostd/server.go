@@ -382,6 +382,7 @@ func (s *Server) Run(ctx context.Context) {
 		go r.Run(ctx)
 	}
 	_ = s.Reload(ctx, true)
+	warmWire()
 	if s.opts.AfterFirstLoad != nil {
 		s.opts.AfterFirstLoad()
 	}
