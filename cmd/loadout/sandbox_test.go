@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/agentcmd"
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/sandbox"
 )
@@ -93,7 +94,7 @@ func TestSandboxCommand_RmRfLeavesATreeDeclaredNoRemove(t *testing.T) {
 
 	check := loadoutCmd(t, "sandbox", "--from", ctx, "--check")
 	out, err = check.Output()
-	var c sandboxCheck
+	var c agentcmd.SandboxCheck
 	if err != nil || json.Unmarshal(out, &c) != nil || !c.Declared || !c.Enforceable || !c.Runs || c.Sandbox.Network == nil {
 		t.Errorf("--check: %v %+v\n%s", err, c, out)
 	}

@@ -1,4 +1,4 @@
-package main
+package agentcmd
 
 import (
 	"encoding/json"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/loadout-dev/loadout/internal/agentcmd"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/published"
 	"github.com/loadout-dev/loadout/internal/sandbox"
@@ -20,13 +19,13 @@ import (
 // integration can tell it already runs inside one.
 const sandboxEnv = "LOADOUT_SANDBOXED"
 
-// newSandboxCommand runs a command under the context's declared sandbox
+// NewSandboxCommand runs a command under the context's declared sandbox
 // (docs/security.md, "Sandbox").
-func newSandboxCommand() *cobra.Command {
+func NewSandboxCommand() *cobra.Command {
 	var (
 		dir   string
 		check bool
-		trust agentcmd.ContextTrust
+		trust ContextTrust
 	)
 	cmd := &cobra.Command{
 		Use:   "sandbox [--from DIR] -- COMMAND [ARG...]",
@@ -67,7 +66,7 @@ Given the platform's public keys (--context-keys or $LOADOUT_CONTEXT_KEYS with
 			return runSandboxed(cmd.ErrOrStderr(), m, args)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "from", agentcmd.DefaultContextDir, "directory where the context ConfigMap is mounted")
+	cmd.Flags().StringVar(&dir, "from", DefaultContextDir, "directory where the context ConfigMap is mounted")
 	cmd.Flags().BoolVar(&check, "check", false, "print the declared sandbox and whether this kernel can enforce it, and exit")
 	trust.Add(cmd)
 	// COMMAND's own flags are its, with or without "--".
@@ -94,8 +93,8 @@ func runSandboxed(stderr io.Writer, m contract.Manifest, argv []string) error {
 	return err
 }
 
-// sandboxCheck is the answer of `loadout sandbox --check`.
-type sandboxCheck struct {
+// SandboxCheck is the answer of `loadout sandbox --check`.
+type SandboxCheck struct {
 	// Declared: the context declares a sandbox.
 	Declared bool `json:"declared"`
 	// Enforceable: this kernel can hold a command to it.
@@ -111,7 +110,7 @@ type sandboxCheck struct {
 
 func writeSandboxCheck(w io.Writer, s *contract.Sandbox) error {
 	abi := sandbox.ABI()
-	c := sandboxCheck{Declared: s != nil, LandlockABI: abi, Sandbox: s}
+	c := SandboxCheck{Declared: s != nil, LandlockABI: abi, Sandbox: s}
 	err := sandbox.Check(s, abi)
 	c.Enforceable = err == nil
 	if err != nil {
