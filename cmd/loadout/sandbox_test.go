@@ -41,6 +41,12 @@ func loadoutCmd(t *testing.T, args ...string) *exec.Cmd {
 // into a directory, as the context volume mounts it.
 func sandboxContext(t *testing.T, tree string) string {
 	t.Helper()
+	return sandboxContextWith(t, tree, "{connectPorts: []}")
+}
+
+// sandboxContextWith is sandboxContext with the given network declaration.
+func sandboxContextWith(t *testing.T, tree, network string) string {
+	t.Helper()
 	manifests := resourcestest.Tree(t, map[string]string{"all.yaml": `apiVersion: v1
 kind: Namespace
 metadata: {name: loadout-system, labels: {loadout.dev/trust: trusted}}
@@ -58,7 +64,7 @@ spec:
       paths:
         - {path: /, access: [read, execute]}
         - {path: ` + tree + `, access: [read, write, create]}
-    network: {connectPorts: []}
+    network: ` + network + `
 `})
 	dir := t.TempDir()
 	for k, v := range previewData(t, "-f", manifests) {

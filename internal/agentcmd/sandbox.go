@@ -23,9 +23,10 @@ const sandboxEnv = "LOADOUT_SANDBOXED"
 // (docs/security.md, "Sandbox").
 func NewSandboxCommand() *cobra.Command {
 	var (
-		dir   string
-		check bool
-		trust ContextTrust
+		dir         string
+		check       bool
+		trust       ContextTrust
+		egressHosts string
 	)
 	cmd := &cobra.Command{
 		Use:   "sandbox [--from DIR] -- COMMAND [ARG...]",
@@ -34,6 +35,12 @@ func NewSandboxCommand() *cobra.Command {
 (manifest.json's sandbox: filesystem rights per path, TCP connect ports):
 loadout restricts itself with Landlock, then execs COMMAND, so the command and
 everything it starts keep the restriction; nothing it runs can lift it.
+
+Where the sandbox names hosts (network.hosts), loadout first starts an egress
+proxy on loopback, outside the sandbox, and points HTTPS_PROXY and HTTP_PROXY
+at it: the command reaches those hosts by name through it (CONNECT or plain
+HTTP), and no other; a refusal says which host and which rules. The proxy
+exits with the last process of the command.
 
 Where the kernel cannot enforce what is declared (no Landlock, or an ABI too
 old for a declared right), the command does not run: the sandbox's
@@ -49,6 +56,9 @@ Given the platform's public keys (--context-keys or $LOADOUT_CONTEXT_KEYS with
   loadout sandbox --from /var/run/loadout/context -- pi
   loadout sandbox --check`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed(egressProxyFlag) {
+				return serveEgressProxy(egressHosts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
 			pc, err := published.LoadDir(dir)
 			if err != nil {
 				return err
@@ -68,6 +78,8 @@ Given the platform's public keys (--context-keys or $LOADOUT_CONTEXT_KEYS with
 	}
 	cmd.Flags().StringVar(&dir, "from", DefaultContextDir, "directory where the context ConfigMap is mounted")
 	cmd.Flags().BoolVar(&check, "check", false, "print the declared sandbox and whether this kernel can enforce it, and exit")
+	cmd.Flags().StringVar(&egressHosts, egressProxyFlag, "", "serve as the egress proxy of a sandboxed command for these host rules (started by loadout sandbox itself)")
+	_ = cmd.Flags().MarkHidden(egressProxyFlag)
 	trust.Add(cmd)
 	// COMMAND's own flags are its, with or without "--".
 	cmd.Flags().SetInterspersed(false)
@@ -80,6 +92,14 @@ func runSandboxed(stderr io.Writer, m contract.Manifest, argv []string) error {
 	env := os.Environ()
 	if s != nil {
 		env = append(env, sandboxEnv+"="+m.Hash)
+		if sandbox.Check(s, sandbox.ABI()) == nil {
+			// Declared hosts are reached through a proxy started before
+			// the sandbox closes the network around the command.
+			var err error
+			if s, env, err = startEgressProxy(s, env); err != nil {
+				return err
+			}
+		}
 	}
 	err := sandbox.Exec(s, argv, env)
 	var u *sandbox.UnenforceableError
