@@ -44,7 +44,7 @@ context directory.`,
 	root.AddCommand(newActivateCommand())
 	root.AddCommand(agentcmd.NewHostdCommand())
 	root.AddCommand(newMaterializeCommand())
-	root.AddCommand(newSandboxCommand())
+	root.AddCommand(agentcmd.NewSandboxCommand())
 	root.AddCommand(agentcmd.NewHookCommand())
 	root.AddCommand(agentcmd.NewVersionCommand())
 	root.AddCommand(newShardsCommand())
