@@ -6,8 +6,10 @@
 // comes before any tool call; 100 ms is far less than any model takes) and
 // makes CALLS `bash` calls through Pi's own tool hooks, timing each. Pi's
 // hooks without the package take microseconds (bench.mjs), so the times are
-// what the package adds. PKGS=name=dir,... compares copies of the package,
-// interleaved (one process of each per round); by default this one alone.
+// what the package adds. PKGS=name=dir[=loadout],... compares copies of the
+// package, each with its own loadout binary for hostd if named (else
+// LOADOUT_BIN's), interleaved (one process of each per round); by default
+// this one alone.
 //   LOADOUT_BIN=../../bin/loadout node bench-first.mjs [CALLS=2000] [ROUNDS=5] [THINK_MS=100]
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -47,8 +49,8 @@ if (process.argv[2] === "--child") {
 	const data = previewSamples();
 	const stats = new Map(pkgs.map(([name]) => [name, { first: [], p50: [], p99: [], p99first200: [], max: [] }]));
 	for (let r = 0; r < rounds; r++) {
-		for (const [name, dir] of pkgs) {
-			const hostd = await startHostd(data);
+		for (const [name, dir, bin] of pkgs) {
+			const hostd = await startHostd(data, [], bin);
 			try {
 				// Not execFileSync: this process must keep reading hostd's log
 				// (a ledger record per verdict), or hostd blocks writing it.

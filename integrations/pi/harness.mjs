@@ -99,17 +99,18 @@ async function waitFor(what, fn, ms = 20000) {
 }
 
 /**
- * Starts `loadout hostd --materialize` on a mounted copy of data; resolves
- * when /readyz answers 200 and the tree is written.
+ * Starts `loadout hostd --materialize` on a mounted copy of data (bin: another
+ * loadout binary, for the bench); resolves when /readyz answers 200 and the
+ * tree is written.
  */
-export async function startHostd(data, extraArgs = []) {
+export async function startHostd(data, extraArgs = [], bin = loadoutBinary()) {
 	const work = mkdtempSync(join(tmpdir(), "loadout-pi-"));
 	const contextDir = join(work, "context");
 	const treeDir = join(work, "tree");
 	mountConfigMap(contextDir, data);
 	const port = await freePort();
 	const url = `http://127.0.0.1:${port}`;
-	const proc = spawn(loadoutBinary(), ["hostd", "--allow-unsigned-context", "--context-dir", contextDir, "--addr", `127.0.0.1:${port}`, "--materialize", treeDir, "--poll-interval", "100ms", ...extraArgs], {
+	const proc = spawn(bin, ["hostd", "--allow-unsigned-context", "--context-dir", contextDir, "--addr", `127.0.0.1:${port}`, "--materialize", treeDir, "--poll-interval", "100ms", ...extraArgs], {
 		stdio: ["ignore", "ignore", "pipe"],
 	});
 	let log = "";
