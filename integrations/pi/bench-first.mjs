@@ -10,7 +10,7 @@
 // package, each with its own loadout binary for hostd if named (else
 // LOADOUT_BIN's), interleaved (one process of each per round); by default
 // this one alone.
-//   LOADOUT_BIN=../../bin/loadout node bench-first.mjs [CALLS=2000] [ROUNDS=5] [THINK_MS=100]
+//   LOADOUT_BIN=../../bin/loadout node bench-first.mjs [CALLS=2000] [ROUNDS=5] [THINK_MS=500]
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { loadavg } from "node:os";
@@ -43,7 +43,7 @@ if (process.argv[2] === "--child") {
 	const [, , , pkg, url, tree, calls, think] = process.argv;
 	await child(pkg, url, tree, Number(calls), Number(think));
 } else {
-	const [calls = 2000, rounds = 5, thinkMs = 100] = process.argv.slice(2).map(Number);
+	const [calls = 2000, rounds = 5, thinkMs = 500] = process.argv.slice(2).map(Number);
 	const pkgs = (process.env.PKGS || `package=${packageDir}`).split(",").map((nd) => nd.split("="));
 	const self = fileURLToPath(import.meta.url);
 	const data = previewSamples();
