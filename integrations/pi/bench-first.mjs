@@ -3,7 +3,7 @@
 // sample is a fresh hostd (the sidecar starts with the pod, so a session's
 // first calls are hostd's first too) and a fresh Node process that starts a
 // Pi session with the package, waits THINK_MS (the model's first answer
-// comes before any tool call; 100 ms is far less than any model takes) and
+// comes before any tool call; 500 ms is less than any model takes) and
 // makes CALLS `bash` calls through Pi's own tool hooks, timing each. Pi's
 // hooks without the package take microseconds (bench.mjs), so the times are
 // what the package adds. PKGS=name=dir[=loadout],... compares copies of the
