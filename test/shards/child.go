@@ -1,13 +1,16 @@
 package shards
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -79,8 +82,27 @@ func (m *Manager) Stats(ctx context.Context, gc bool) (*Stats, error) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		s.HeapAfterGC = ms.HeapAlloc
+		if dir := os.Getenv("LOADOUT_SHARDS_HEAP_DIR"); dir != "" {
+			// What the live heap holds, for `go tool pprof`: one profile
+			// per process and measurement, named by shard, pid and time.
+			if err := writeHeapProfile(filepath.Join(dir, fmt.Sprintf("%s-%d-%d.pprof", cmp.Or(s.Shard, "all"), os.Getpid(), time.Now().UnixMilli()))); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return s, nil
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // RunChild runs one manager process for the scale harness: it starts the
