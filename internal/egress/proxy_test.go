@@ -38,6 +38,7 @@ func connect(t *testing.T, proxy, target string) (int, string, net.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	body := ""
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
@@ -50,7 +51,7 @@ func connect(t *testing.T, proxy, target string) (int, string, net.Conn) {
 // names the target and the rules; a request that is not a proxy request
 // is refused too.
 func TestProxy_TunnelsOnlyDeclaredHosts(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "upstream") }))
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "upstream") }))
 	defer up.Close()
 	port := up.Listener.Addr().(*net.TCPAddr).Port
 	proxy, refused := startProxy(t, "localhost:"+strconv.Itoa(port))
@@ -64,6 +65,7 @@ func TestProxy_TunnelsOnlyDeclaredHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	if b, _ := io.ReadAll(resp.Body); string(b) != "upstream" {
 		t.Errorf("through the tunnel: %q", b)
 	}
