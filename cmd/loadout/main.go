@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loadout-dev/loadout/internal/agentcmd"
-	"github.com/loadout-dev/loadout/internal/sigcheck"
-	"github.com/loadout-dev/loadout/internal/skillsig"
 )
 
 func main() {
@@ -53,17 +51,4 @@ context directory.`,
 	root.AddCommand(newApproveCommand(), newDenyCommand())
 	root.AddCommand(newMCPCommand())
 	return root
-}
-
-// The full CLI verifies skill signatures (hostd --skill-signers,
-// materialize --skill-signers) with the Sigstore libraries; the sidecar
-// binary, which links agentcmd without them, refuses the flag.
-func init() {
-	agentcmd.SkillSigners = func(pems []byte) (sigcheck.Verifier, error) {
-		t, err := skillsig.ParseTrust(pems)
-		if err != nil {
-			return nil, err
-		}
-		return t, nil
-	}
 }

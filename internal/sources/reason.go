@@ -72,6 +72,7 @@ func reasonOf(err error) string {
 		bigManifest errManifestTooLarge
 		credentials errCredentials
 		signature   *sigcheck.Error
+		unreadable  errRequirements
 	)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
@@ -83,8 +84,15 @@ func reasonOf(err error) string {
 	case errors.Is(err, errNoSkillFile):
 		return errNoSkillFile.Error()
 	case errors.As(err, &signature):
-		// A fixed phrase per reason: the bundle's bytes never reach it.
-		return "signature refused (" + signature.Reason + "): " + signatureReasons[signature.Reason]
+		// A fixed phrase per reason, and the requirement's name from the
+		// signed context: the bundle's bytes never reach it.
+		r := "signature refused (" + signature.Reason + "): " + signatureReasons[signature.Reason]
+		if signature.DeclaredBy != "" {
+			r += "; required by " + signature.DeclaredBy
+		}
+		return r
+	case errors.As(err, &unreadable):
+		return unreadable.Error()
 	case errors.Is(err, errGitUnsigned):
 		return errGitUnsigned.Error()
 	case errors.As(err, &tooLarge):
