@@ -54,7 +54,7 @@ func reasonOf(err error) string {
 // sigstoreAccepts is Sigstore's own verdict (sigstore-go, offline, key
 // material only) on bundle for the artifact digest with trusted key pub:
 // the oracle the standard-library verifier is held to.
-func sigstoreAccepts(t *testing.T, trusted *skillsig.Signer, digest string, raw []byte) bool {
+func sigstoreAccepts(t testing.TB, trusted *skillsig.Signer, digest string, raw []byte) bool {
 	t.Helper()
 	p, _ := trusted.PublicKeyPEM()
 	block, _ := pem.Decode(p)
@@ -179,6 +179,22 @@ func BenchmarkVerify(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if err := keys.Verify(digest, [][]byte{bundle}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkVerify_SigstoreGo is the same check by Sigstore's own verifier
+// (what skillsig used before sigcheck), setting up its trusted material
+// each time as a fetch under a context's requirements would.
+func BenchmarkVerify_SigstoreGo(b *testing.B) {
+	s, _ := skillsig.GenerateSigner()
+	manifest := []byte(`{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"application/vnd.loadout.skill.v1"}`)
+	bundle, _ := s.Sign(manifest)
+	digest := digestOf(manifest)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if !sigstoreAccepts(b, s, digest, bundle) {
+			b.Fatal("refused")
 		}
 	}
 }
