@@ -92,7 +92,7 @@ func reasonOf(err error) string {
 		}
 		return r
 	case errors.As(err, &unreadable):
-		return unreadable.Error()
+		return reasonRequirements
 	case errors.Is(err, errGitUnsigned):
 		return errGitUnsigned.Error()
 	case errors.As(err, &tooLarge):

@@ -25,9 +25,10 @@ var errGitUnsigned = errors.New("only signed OCI skills are accepted here (a git
 // its OCI skills are refused, never loaded unchecked.
 type errRequirements struct{ err error }
 
-func (e errRequirements) Error() string {
-	return "the context's skill signer requirements cannot be read, so its external skills are refused"
-}
+// reasonRequirements is errRequirements' short reason (Reason).
+const reasonRequirements = "the context's skill signer requirements cannot be read, so its external skills are refused"
+
+func (e errRequirements) Error() string { return reasonRequirements + ": " + e.err.Error() }
 func (e errRequirements) Unwrap() error { return e.err }
 
 // Requiring is f for one context: it accepts only what meets the
