@@ -9,7 +9,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loadout-dev/loadout/internal/agentcmd"
+	"github.com/loadout-dev/loadout/internal/sigcheck"
+	"github.com/loadout-dev/loadout/internal/skillsig"
 )
+
+// The full CLI verifies keyless signer identities too (hostd, materialize):
+// the Sigstore libraries that do it bring gRPC, which the sidecar binary
+// must not link, so only this binary sets the hook.
+func init() { sigcheck.Keyless = skillsig.Keyless }
 
 func main() {
 	if err := newRootCommand().Execute(); err != nil {

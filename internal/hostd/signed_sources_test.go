@@ -14,6 +14,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/sigcheck"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 	"github.com/loadout-dev/loadout/internal/skillsig"
+	"github.com/loadout-dev/loadout/internal/skillsig/skillsigtest"
 	"github.com/loadout-dev/loadout/internal/sources"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
@@ -23,6 +24,25 @@ import (
 // --sign-key` does; it returns the pinned reference.
 func pushSigned(t *testing.T, host, name string, tree skillpack.Tree, signer *skillsig.Signer, manifest []byte) string {
 	t.Helper()
+	if signer == nil {
+		return pushBundled(t, host, name, tree, nil)
+	}
+	return pushBundled(t, host, name, tree, func(own []byte) []byte {
+		if manifest == nil {
+			manifest = own
+		}
+		bundle, err := signer.Sign(manifest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bundle
+	})
+}
+
+// pushBundled pushes tree as skills/name and, with sign, attaches the
+// bundle sign makes of the artifact's manifest.
+func pushBundled(t *testing.T, host, name string, tree skillpack.Tree, sign func(manifest []byte) []byte) string {
+	t.Helper()
 	art, err := skillpack.Pack(tree)
 	if err != nil {
 		t.Fatal(err)
@@ -31,15 +51,8 @@ func pushSigned(t *testing.T, host, name string, tree skillpack.Tree, signer *sk
 	if err != nil {
 		t.Fatal(err)
 	}
-	if signer != nil {
-		if manifest == nil {
-			manifest = art.Manifest
-		}
-		bundle, err := signer.Sign(manifest)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := skillpack.PushReferrer(context.Background(), art, pinned.String(), sigcheck.BundleMediaType, bundle); err != nil {
+	if sign != nil {
+		if _, err := skillpack.PushReferrer(context.Background(), art, pinned.String(), sigcheck.BundleMediaType, sign(art.Manifest)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -141,5 +154,46 @@ func TestSkillSignatures_TheContextsSignersAreEnforcedBySidecar(t *testing.T) {
 	}
 	if st := readyzSources(t, s); len(st) != 0 {
 		t.Fatalf("/readyz = %+v, want no failing source", st)
+	}
+}
+
+// A context whose platform trusts a release workflow's keyless identity:
+// the lean sidecar (hostd without sigstore's libraries, sigcheck.Keyless
+// unset) cannot verify a certificate, so it refuses the workflow's
+// signed skill with KeylessUnsupported and serves nothing, never loading it
+// unchecked; a skill signed by the same requirement's key still loads.
+func TestSkillSignatures_SidecarFailsClosedOnIdentitiesItCannotVerify(t *testing.T) {
+	host := testnet.Registry(t)
+	ss := skillsigtest.New(t)
+	release, _ := skillsig.GenerateSigner()
+	pub, _ := release.PublicKeyPEM()
+	requires := contract.Registry{SkillSigners: []contract.SignerRequirement{{DeclaredBy: "platform-system/release-signers",
+		Authority: contract.AuthorityPlatform, PublicKeys: []string{string(pub)},
+		Identities:  []contract.SignerIdentity{{Issuer: skillsigtest.ActionsIssuer, Subject: skillsigtest.ReleaseIdentity}},
+		TrustedRoot: ss.TrustedRoot}}}
+	ctxDir, out := t.TempDir(), filepath.Join(t.TempDir(), "tree")
+	s := New(Options{ContextDir: ctxDir, MaterializeDir: out, Sources: sources.New(sources.Options{CacheDir: t.TempDir()}), Logger: quietLogger()})
+	t.Cleanup(s.wait)
+	load := func(ref string) string {
+		t.Helper()
+		resourcestest.WriteTree(t, ctxDir, externalSkillContextIn(t, requires, "pdf", "Reads PDFs.", &contract.SkillSource{OCI: &contract.OCISource{Reference: ref}}))
+		if err := s.Reload(context.Background(), true); err != nil {
+			t.Fatal(err)
+		}
+		s.wait()
+		b, _ := os.ReadFile(filepath.Join(out, "skills", "pdf", "SKILL.md"))
+		return string(b)
+	}
+	keyless := pushBundled(t, host, "pdf-keyless", pdfTree("KEYLESS-BODY"), func(m []byte) []byte {
+		return ss.Sign(t, skillsigtest.ReleaseIdentity, skillsigtest.ActionsIssuer, m)
+	})
+	if got := load(keyless); got != "" {
+		t.Fatalf("the sidecar served a skill only an identity it cannot verify would accept: %q", got)
+	}
+	if st := readyzSources(t, s); len(st) != 1 || !strings.Contains(st[0].Reason, "KeylessUnsupported") || st[0].Serving != "nothing" {
+		t.Fatalf("/readyz = %+v, want KeylessUnsupported", st)
+	}
+	if got := load(pushSigned(t, host, "pdf-key", pdfTree("KEY-BODY"), release, nil)); !strings.Contains(got, "KEY-BODY") {
+		t.Fatalf("the requirement's key no longer verifies in the sidecar: %q", got)
 	}
 }

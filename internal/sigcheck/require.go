@@ -42,37 +42,111 @@ func Join(vs ...Verifier) Verifier {
 	return all
 }
 
-// declared is one requirement of a context: its keys, and who declared it
-// for the refusal.
+// Keyless, when set, makes the verifier of a requirement's keyless
+// identities under its trusted root (internal/skillsig, with the Sigstore
+// libraries): the full CLI sets it. The lean sidecar leaves it nil, so a
+// requirement it cannot check refuses what only an identity would accept
+// (ReasonKeylessUnsupported), never loads it unchecked.
+var Keyless func(identities []contract.SignerIdentity, trustedRoot string) (Verifier, error)
+
+// declared is one requirement of a context: its keys and its identities'
+// verifier (either may be nil), and who declared it for the refusal. A
+// bundle accepted by either meets it.
 type declared struct {
-	keys *Keys
-	by   string
+	keys    *Keys
+	keyless Verifier
+	by      string
 }
 
 func (d declared) Verify(digest string, bundles [][]byte) error {
-	err := d.keys.Verify(digest, bundles)
-	if e, ok := err.(*Error); ok { //nolint:errorlint // Keys returns *Error itself
-		return &Error{Reason: e.Reason, DeclaredBy: d.by, Err: fmt.Errorf("signers required by %s: %w", d.by, e.Err)}
+	var vs []Verifier
+	if d.keys != nil {
+		vs = append(vs, d.keys)
 	}
-	return err
+	if d.keyless != nil {
+		vs = append(vs, d.keyless)
+	}
+	var refusals []*Error
+	for _, v := range vs {
+		err := v.Verify(digest, bundles)
+		if err == nil {
+			return nil
+		}
+		e, ok := err.(*Error) //nolint:errorlint // the verifiers return *Error themselves
+		if !ok {
+			e = &Error{Reason: ReasonInvalidBundle, Err: err}
+		}
+		refusals = append(refusals, e)
+	}
+	// The most telling refusal (refusalRank).
+	e := refusals[0]
+	for _, r := range refusals[1:] {
+		if refusalRank(r.Reason) < refusalRank(e.Reason) {
+			e = r
+		}
+	}
+	return &Error{Reason: e.Reason, DeclaredBy: d.by, Err: fmt.Errorf("signers required by %s: %w", d.by, e.Err)}
+}
+
+// refusalRank orders reasons by what they tell: bytes changed after
+// signing, a signer not trusted, an identity this binary cannot check, a
+// bundle of another shape (a certificate to a key verifier), unsigned.
+func refusalRank(reason string) int {
+	for i, r := range []string{ReasonDigestMismatch, ReasonUntrustedSigner, ReasonKeylessUnsupported, ReasonInvalidBundle, ReasonUnsigned} {
+		if r == reason {
+			return i
+		}
+	}
+	return 5
+}
+
+// unsupported refuses every artifact: the identities this binary cannot
+// verify.
+type unsupported struct{}
+
+func (unsupported) Verify(digest string, bundles [][]byte) error {
+	if len(bundles) == 0 {
+		return &Error{Reason: ReasonUnsigned, Err: fmt.Errorf("no Sigstore bundle is attached to %s", digest)}
+	}
+	return &Error{Reason: ReasonKeylessUnsupported, Err: fmt.Errorf("only a keyless identity would accept it, and this binary verifies keys only (run the full loadout CLI's hostd or materialize to verify identities)")}
 }
 
 // Required is the verifier of a context's signer requirements
 // (contract.Registry.SkillSigners): nil when there are none. A requirement
-// whose keys do not parse is an error, and the caller must then refuse
-// every OCI skill of the context (fail closed), never load them unchecked.
+// with neither key nor identity (a declaration that did not parse), or
+// whose keys or trusted root do not parse, is an error, and the caller
+// must then refuse every OCI skill of the context (fail closed), never
+// load them unchecked.
 func Required(reqs []contract.SignerRequirement) (Verifier, error) {
 	var out All
 	for i, r := range reqs {
-		pems := make([][]byte, len(r.PublicKeys))
-		for j, p := range r.PublicKeys {
-			pems[j] = []byte(p)
+		d := declared{by: r.DeclaredBy}
+		if len(r.PublicKeys) > 0 {
+			pems := make([][]byte, len(r.PublicKeys))
+			for j, p := range r.PublicKeys {
+				pems[j] = []byte(p)
+			}
+			keys, err := ParseKeys(pems...)
+			if err != nil {
+				return nil, fmt.Errorf("skill signer requirement %d (%s): %w", i+1, r.DeclaredBy, err)
+			}
+			d.keys = keys
 		}
-		keys, err := ParseKeys(pems...)
-		if err != nil {
-			return nil, fmt.Errorf("skill signer requirement %d (%s): %w", i+1, r.DeclaredBy, err)
+		switch {
+		case len(r.Identities) == 0:
+		case Keyless == nil:
+			d.keyless = unsupported{}
+		default:
+			v, err := Keyless(r.Identities, r.TrustedRoot)
+			if err != nil {
+				return nil, fmt.Errorf("skill signer requirement %d (%s): %w", i+1, r.DeclaredBy, err)
+			}
+			d.keyless = v
 		}
-		out = append(out, declared{keys: keys, by: r.DeclaredBy})
+		if d.keys == nil && d.keyless == nil {
+			return nil, fmt.Errorf("skill signer requirement %d (%s): no public key and no identity", i+1, r.DeclaredBy)
+		}
+		out = append(out, d)
 	}
 	return Join(out...), nil
 }

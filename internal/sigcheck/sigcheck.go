@@ -26,6 +26,9 @@ const (
 	// ReasonInvalidBundle: a bundle that does not parse or is not a
 	// message signature by a key.
 	ReasonInvalidBundle = "InvalidBundle"
+	// ReasonKeylessUnsupported: only a keyless identity would accept the
+	// artifact, and this binary verifies keys only (the lean sidecar).
+	ReasonKeylessUnsupported = "KeylessUnsupported"
 )
 
 // Error is a refused signature.

@@ -9,6 +9,7 @@
 package signerpolicy
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -36,14 +37,19 @@ func (e *InvalidError) Unwrap() error { return e.Err }
 func (e *InvalidError) Reason() vocab.ConditionReason { return vocab.ReasonInvalidSkillSigners }
 
 // FromAPI is a declaration's requirement, its keys in normal form (one PEM
-// each, re-encoded, sorted by id, unique); nil for no declaration. Keys
-// that do not parse are an *InvalidError, and the requirement returned
-// beside it has no key: no artifact can meet it, so a caller that
-// publishes it anyway refuses every OCI skill (fail closed) rather than
-// dropping the declaration.
+// each, re-encoded, sorted by id, unique) and its identities as declared;
+// nil for no declaration. A declaration that does not parse is an
+// *InvalidError, and the requirement returned beside it has neither key
+// nor identity: no artifact can meet it, so a caller that publishes it
+// anyway refuses every OCI skill (fail closed) rather than dropping the
+// declaration.
 func FromAPI(declaredBy, authority string, s *v1alpha1.SkillSigners) (*contract.SignerRequirement, error) {
 	if s == nil {
 		return nil, nil
+	}
+	unmeetable := &contract.SignerRequirement{DeclaredBy: declaredBy, Authority: authority, PublicKeys: []string{}, KeyIDs: []string{}}
+	invalid := func(format string, args ...any) (*contract.SignerRequirement, error) {
+		return unmeetable, &InvalidError{DeclaredBy: declaredBy, Err: fmt.Errorf(format, args...)}
 	}
 	r := &contract.SignerRequirement{DeclaredBy: declaredBy, Authority: authority, PublicKeys: []string{}, KeyIDs: []string{}}
 	type key struct{ pem, id string }
@@ -51,18 +57,35 @@ func FromAPI(declaredBy, authority string, s *v1alpha1.SkillSigners) (*contract.
 	for i, p := range s.PublicKeys {
 		normal, id, err := sigcheck.NormalKey([]byte(strings.TrimSpace(string(p))))
 		if err != nil {
-			return &contract.SignerRequirement{DeclaredBy: declaredBy, Authority: authority, PublicKeys: []string{}, KeyIDs: []string{}},
-				&InvalidError{DeclaredBy: declaredBy, Err: fmt.Errorf("publicKeys[%d]: %w", i, err)}
+			return invalid("publicKeys[%d]: %w", i, err)
 		}
 		keys = append(keys, key{normal, id})
-	}
-	if len(keys) == 0 {
-		return r, &InvalidError{DeclaredBy: declaredBy, Err: fmt.Errorf("no public key")}
 	}
 	slices.SortFunc(keys, func(a, b key) int { return strings.Compare(a.id, b.id) })
 	keys = slices.CompactFunc(keys, func(a, b key) bool { return a.id == b.id })
 	for _, k := range keys {
 		r.PublicKeys, r.KeyIDs = append(r.PublicKeys, k.pem), append(r.KeyIDs, k.id)
+	}
+	for i, id := range s.Identities {
+		if strings.TrimSpace(id.Issuer) == "" || strings.TrimSpace(id.Subject) == "" {
+			return invalid("identities[%d]: want an issuer and a subject", i)
+		}
+		r.Identities = append(r.Identities, contract.SignerIdentity{Issuer: id.Issuer, Subject: id.Subject})
+	}
+	if len(r.Identities) > 0 {
+		// The trusted root is parsed where bundles are verified (the agent
+		// side, which fails closed on one it cannot read); here it must at
+		// least be a JSON object naming certificate authorities.
+		var root struct {
+			CertificateAuthorities []json.RawMessage `json:"certificateAuthorities"`
+		}
+		if err := json.Unmarshal([]byte(s.TrustedRoot), &root); err != nil || len(root.CertificateAuthorities) == 0 {
+			return invalid("trustedRoot: want a Sigstore trusted root (JSON) with certificateAuthorities, for the identities")
+		}
+		r.TrustedRoot = s.TrustedRoot
+	}
+	if len(r.PublicKeys) == 0 && len(r.Identities) == 0 {
+		return invalid("no public key and no identity")
 	}
 	return r, nil
 }
@@ -74,7 +97,7 @@ func FromAPI(declaredBy, authority string, s *v1alpha1.SkillSigners) (*contract.
 func Effective(platform, tenant []*contract.SignerRequirement) []contract.SignerRequirement {
 	var out []contract.SignerRequirement
 	for _, r := range append(slices.Clone(platform), tenant...) {
-		if r == nil || slices.ContainsFunc(out, func(o contract.SignerRequirement) bool { return slices.Equal(o.KeyIDs, r.KeyIDs) }) {
+		if r == nil || slices.ContainsFunc(out, func(o contract.SignerRequirement) bool { return sameSigners(o, *r) }) {
 			continue
 		}
 		out = append(out, *r)
@@ -82,11 +105,20 @@ func Effective(platform, tenant []*contract.SignerRequirement) []contract.Signer
 	return out
 }
 
+// sameSigners reports whether a and b accept the same signers.
+func sameSigners(a, b contract.SignerRequirement) bool {
+	return slices.Equal(a.KeyIDs, b.KeyIDs) && slices.Equal(a.Identities, b.Identities) && a.TrustedRoot == b.TrustedRoot
+}
+
 // ToAPI is the requirements as the Workspace's status reports them.
 func ToAPI(reqs []contract.SignerRequirement) []v1alpha1.SkillSignerRequirement {
 	var out []v1alpha1.SkillSignerRequirement
 	for _, r := range reqs[:min(len(reqs), vocab.MaxStatusListItems)] {
-		out = append(out, v1alpha1.SkillSignerRequirement{DeclaredBy: r.DeclaredBy, Authority: r.Authority, KeyIDs: slices.Clone(r.KeyIDs)})
+		st := v1alpha1.SkillSignerRequirement{DeclaredBy: r.DeclaredBy, Authority: r.Authority, KeyIDs: slices.Clone(r.KeyIDs)}
+		for _, id := range r.Identities {
+			st.Identities = append(st.Identities, v1alpha1.SkillSignerIdentity{Issuer: id.Issuer, Subject: id.Subject})
+		}
+		out = append(out, st)
 	}
 	return out
 }
@@ -99,7 +131,14 @@ func Condition(reqs []contract.SignerRequirement, skills []contract.SkillDoc) (o
 	}
 	var by []string
 	for _, r := range reqs {
-		by = append(by, fmt.Sprintf("%s (%s; keys %s)", r.DeclaredBy, r.Authority, strings.Join(r.KeyIDs, ", ")))
+		var signers []string
+		if len(r.KeyIDs) > 0 {
+			signers = append(signers, "keys "+strings.Join(r.KeyIDs, ", "))
+		}
+		for _, id := range r.Identities {
+			signers = append(signers, "identity "+id.Subject+" from "+id.Issuer)
+		}
+		by = append(by, fmt.Sprintf("%s (%s; %s)", r.DeclaredBy, r.Authority, strings.Join(signers, ", ")))
 	}
 	required := "OCI skills load only with a Sigstore bundle by a key of each of: " + strings.Join(by, "; ")
 	var git []string

@@ -18,10 +18,11 @@ import (
 
 // signatureReasons say each signature refusal in words of our own.
 var signatureReasons = map[string]string{
-	sigcheck.ReasonUnsigned:        "the artifact carries no Sigstore bundle, and only signed skills are accepted",
-	sigcheck.ReasonUntrustedSigner: "no bundle is signed by a key trusted here",
-	sigcheck.ReasonDigestMismatch:  "the bundle signs other bytes: the artifact changed after it was signed",
-	sigcheck.ReasonInvalidBundle:   "a bundle that is not a key's message signature",
+	sigcheck.ReasonUnsigned:           "the artifact carries no Sigstore bundle, and only signed skills are accepted",
+	sigcheck.ReasonUntrustedSigner:    "no bundle is signed by a key or identity trusted here",
+	sigcheck.ReasonDigestMismatch:     "the bundle signs other bytes: the artifact changed after it was signed",
+	sigcheck.ReasonInvalidBundle:      "a bundle that is not a message signature this verifier reads",
+	sigcheck.ReasonKeylessUnsupported: "only a keyless identity would accept it, and this binary verifies keys only",
 }
 
 var (
