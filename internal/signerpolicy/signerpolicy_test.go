@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"strings"
 	"testing"
 
@@ -64,5 +65,40 @@ func TestCondition_SaysWhoMustSignAndWhatWillBeRefused(t *testing.T) {
 	}
 	if got := signerpolicy.ToAPI(reqs); len(got) != 1 || got[0].KeyIDs[0] != r.KeyIDs[0] || got[0].Authority != "platform" {
 		t.Errorf("status: %+v", got)
+	}
+}
+
+// A keyless declaration: identities with their trusted root make a
+// requirement (status and condition name the identity); identities
+// without a readable trusted root, or an identity without a subject, are
+// refused as InvalidSkillSigners with a requirement nothing meets.
+func TestFromAPI_Identities(t *testing.T) {
+	id := v1alpha1.SkillSignerIdentity{Issuer: "https://token.actions.githubusercontent.com", Subject: "https://github.com/acme/skills/.github/workflows/release.yml@refs/heads/main"}
+	root := `{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1","certificateAuthorities":[{}]}`
+	r, err := signerpolicy.FromAPI("ns/x", contract.AuthorityPlatform, &v1alpha1.SkillSigners{Identities: []v1alpha1.SkillSignerIdentity{id}, TrustedRoot: root})
+	if err != nil || len(r.Identities) != 1 || r.TrustedRoot != root || len(r.PublicKeys) != 0 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	reqs := signerpolicy.Effective([]*contract.SignerRequirement{r}, []*contract.SignerRequirement{r})
+	if len(reqs) != 1 {
+		t.Errorf("the same identity twice: %d requirements", len(reqs))
+	}
+	if _, _, msg := signerpolicy.Condition(reqs, nil); !strings.Contains(msg, "identity "+id.Subject+" from "+id.Issuer) {
+		t.Errorf("condition %q", msg)
+	}
+	if st := signerpolicy.ToAPI(reqs); len(st) != 1 || len(st[0].Identities) != 1 || st[0].Identities[0] != id {
+		t.Errorf("status %+v", st)
+	}
+	for name, s := range map[string]*v1alpha1.SkillSigners{
+		"no trusted root": {Identities: []v1alpha1.SkillSignerIdentity{id}},
+		"not a root":      {Identities: []v1alpha1.SkillSignerIdentity{id}, TrustedRoot: `{"tlogs":[]}`},
+		"no subject":      {Identities: []v1alpha1.SkillSignerIdentity{{Issuer: id.Issuer}}, TrustedRoot: root},
+		"neither":         {},
+	} {
+		r, err := signerpolicy.FromAPI("ns/x", contract.AuthorityProject, s)
+		var invalid *signerpolicy.InvalidError
+		if !errors.As(err, &invalid) || r == nil || len(r.PublicKeys)+len(r.Identities) != 0 {
+			t.Errorf("%s: %+v %v", name, r, err)
+		}
 	}
 }

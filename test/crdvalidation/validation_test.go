@@ -185,8 +185,11 @@ func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 		// Signed skills (issue 47).
 		{name: "extension skill signers", kind: "Extension", objectName: "a", spec: "skillSigners: {publicKeys: [\"" + pemKey + "\"]}\n"},
 		{name: "extension skill signers not PEM", kind: "Extension", objectName: "a", spec: "skillSigners: {publicKeys: [ssh-ed25519 AAAA]}\n", wants: []string{"spec.skillSigners.publicKeys[0]", "must be a PEM public key"}},
-		{name: "extension skill signers empty", kind: "Extension", objectName: "a", spec: "skillSigners: {publicKeys: []}\n", wants: []string{"spec.skillSigners.publicKeys"}},
+		{name: "extension skill signers empty", kind: "Extension", objectName: "a", spec: "skillSigners: {publicKeys: []}\n", wants: []string{"name at least one public key or identity"}},
 		{name: "extension optional with skill signers", kind: "Extension", objectName: "a", spec: "optional: true\nskillSigners: {publicKeys: [\"" + pemKey + "\"]}\n", wants: []string{"an optional extension carries no skillSigners"}},
+		{name: "extension skill signer identity", kind: "Extension", objectName: "a", spec: "skillSigners: {identities: [{issuer: 'https://token.actions.githubusercontent.com', subject: 'https://github.com/acme/skills/.github/workflows/release.yml@refs/heads/main'}], trustedRoot: '{}'}\n"},
+		{name: "extension skill signer identity without trusted root", kind: "Extension", objectName: "a", spec: "skillSigners: {identities: [{issuer: i, subject: s}]}\n", wants: []string{"identities need a trustedRoot"}},
+		{name: "extension skill signers with neither key nor identity", kind: "Extension", objectName: "a", spec: "skillSigners: {trustedRoot: '{}'}\n", wants: []string{"name at least one public key or identity"}},
 		{name: "workspace skill signers", kind: "Workspace", objectName: "dev", spec: "skillSigners: {publicKeys: [\"" + pemKey + "\"]}\n"},
 		// Workspace.
 		{name: "workspace valid empty spec", kind: "Workspace", objectName: "dev", spec: "{}"},
