@@ -113,3 +113,23 @@ func TestRequired_KeylessVerifiedByTheCLIRefusedBySidecar(t *testing.T) {
 		t.Error("an unreadable trusted root accepted")
 	}
 }
+
+// BenchmarkVerify_Keyless is the cost of verifying one keyless bundle
+// (certificate chain, signed timestamp, identity, signature) with a
+// verifier made once per context, as a fetch does.
+func BenchmarkVerify_Keyless(b *testing.B) {
+	ss := skillsigtest.New(b)
+	manifest := []byte(`{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"application/vnd.loadout.skill.v1"}`)
+	bundle := ss.Sign(b, skillsigtest.ReleaseIdentity, skillsigtest.ActionsIssuer, manifest)
+	v, err := skillsig.Keyless([]contract.SignerIdentity{{Issuer: skillsigtest.ActionsIssuer, Subject: skillsigtest.ReleaseIdentity}}, ss.TrustedRoot)
+	if err != nil {
+		b.Fatal(err)
+	}
+	digest := digestOf(manifest)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := v.Verify(digest, [][]byte{bundle}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
