@@ -100,11 +100,11 @@ func (k *keyless) verifyOne(want, raw []byte) *sigcheck.Error {
 	var errs []error
 	for _, id := range k.identities {
 		policy := verify.NewPolicy(verify.WithArtifactDigest("sha256", want), verify.WithCertificateIdentity(id))
-		if _, err := k.verifier.Verify(b, policy); err == nil {
+		_, err := k.verifier.Verify(b, policy)
+		if err == nil {
 			return nil
-		} else {
-			errs = append(errs, err)
 		}
+		errs = append(errs, err)
 	}
 	return &sigcheck.Error{Reason: sigcheck.ReasonUntrustedSigner, Err: fmt.Errorf("not signed by %s under the trusted root: %w", strings.Join(k.names, ", "), errors.Join(errs...))}
 }
