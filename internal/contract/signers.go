@@ -1,5 +1,11 @@
 package contract
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+)
+
 // SignerRequirement is one declaration of who must have signed a context's
 // OCI skills (Registry.SkillSigners, issue 47): an OCI skill is accepted
 // only if, for every requirement of its context, one of its Sigstore
@@ -35,4 +41,16 @@ type SignerRequirement struct {
 type SignerIdentity struct {
 	Issuer  string `json:"issuer"`
 	Subject string `json:"subject"`
+}
+
+// SignerRequirementsDigest names a context's signer requirements ("" when
+// none): fetched content verified under one set is not reused under
+// another (hostd keeps it per digest).
+func SignerRequirementsDigest(reqs []SignerRequirement) string {
+	if len(reqs) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(reqs) // plain strings always marshal
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

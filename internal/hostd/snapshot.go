@@ -11,7 +11,6 @@ import (
 	"github.com/loadout-dev/loadout/internal/mcpclient"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/published"
-	"github.com/loadout-dev/loadout/internal/sigcheck"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 )
 
@@ -41,7 +40,7 @@ type snapshot struct {
 	trees map[string]skillpack.Tree
 	stale map[string]bool
 	// signers names the context's signer requirements
-	// (sigcheck.RequirementsDigest): a tree is verified under one set and
+	// (contract.SignerRequirementsDigest): a tree is verified under one set and
 	// served only under the same set (sourceKey, withContent).
 	signers string
 }
@@ -76,7 +75,7 @@ func loadSnapshot(ctx context.Context, dir string, verify func(*published.Contex
 	if len(failed) > 0 {
 		return nil, fmt.Errorf("context %s: extensions did not load: %s", pc.Hash, strings.Join(failed, "; "))
 	}
-	snap := &snapshot{published: pc, context: pc, host: host, hash: pc.Hash, signers: sigcheck.RequirementsDigest(m.SkillSigners)}
+	snap := &snapshot{published: pc, context: pc, host: host, hash: pc.Hash, signers: contract.SignerRequirementsDigest(m.SkillSigners)}
 	if err := snap.buildTools(ws, client, headers); err != nil {
 		return nil, fmt.Errorf("context %s: %w", pc.Hash, err)
 	}

@@ -1,9 +1,6 @@
 package sigcheck
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 
 	"github.com/loadout-dev/loadout/internal/contract"
@@ -149,15 +146,4 @@ func Required(reqs []contract.SignerRequirement) (Verifier, error) {
 		out = append(out, d)
 	}
 	return Join(out...), nil
-}
-
-// RequirementsDigest names a context's requirements ("" when none): fetched
-// content verified under one set is not reused under another.
-func RequirementsDigest(reqs []contract.SignerRequirement) string {
-	if len(reqs) == 0 {
-		return ""
-	}
-	b, _ := json.Marshal(reqs) // plain strings always marshal
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
 }
