@@ -1,6 +1,7 @@
 package agentcmd
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,7 +58,7 @@ Given the platform's public keys (--context-keys or $LOADOUT_CONTEXT_KEYS with
   loadout sandbox --check`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed(egressProxyFlag) {
-				return serveEgressProxy(egressHosts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return serveEgressProxy(cmd.Context(), egressHosts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			pc, err := published.LoadDir(dir)
 			if err != nil {
@@ -73,7 +74,7 @@ Given the platform's public keys (--context-keys or $LOADOUT_CONTEXT_KEYS with
 			if len(args) == 0 {
 				return errors.New("no command: loadout sandbox [--from DIR] -- COMMAND [ARG...]")
 			}
-			return runSandboxed(cmd.ErrOrStderr(), m, args)
+			return runSandboxed(cmd.Context(), cmd.ErrOrStderr(), m, args)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "from", DefaultContextDir, "directory where the context ConfigMap is mounted")
@@ -87,7 +88,7 @@ Given the platform's public keys (--context-keys or $LOADOUT_CONTEXT_KEYS with
 }
 
 // runSandboxed execs argv under m's sandbox; it returns only on failure.
-func runSandboxed(stderr io.Writer, m contract.Manifest, argv []string) error {
+func runSandboxed(ctx context.Context, stderr io.Writer, m contract.Manifest, argv []string) error {
 	s := m.Registry.Sandbox
 	env := os.Environ()
 	if s != nil {
@@ -96,7 +97,7 @@ func runSandboxed(stderr io.Writer, m contract.Manifest, argv []string) error {
 			// Declared hosts are reached through a proxy started before
 			// the sandbox closes the network around the command.
 			var err error
-			if s, env, err = startEgressProxy(s, env); err != nil {
+			if s, env, err = startEgressProxy(ctx, s, env); err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,8 @@ package agentcmd
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -29,7 +31,7 @@ const egressProxyFlag = "egress-proxy"
 // environment. The proxy lives as long as the command or anything it
 // started holds the lifeline: a pipe end this process passes on through
 // exec; when the last holder exits, the proxy reads EOF and exits too.
-func startEgressProxy(s *contract.Sandbox, env []string) (*contract.Sandbox, []string, error) {
+func startEgressProxy(ctx context.Context, s *contract.Sandbox, env []string) (*contract.Sandbox, []string, error) {
 	if s == nil || s.Network == nil || len(s.Network.Hosts) == 0 {
 		return s, env, nil
 	}
@@ -42,7 +44,7 @@ func startEgressProxy(s *contract.Sandbox, env []string) (*contract.Sandbox, []s
 		return nil, nil, err
 	}
 	defer lifeRead.Close()
-	cmd := exec.Command(self, "sandbox", "--"+egressProxyFlag, strings.Join(s.Network.Hosts, ","))
+	cmd := exec.CommandContext(ctx, self, "sandbox", "--"+egressProxyFlag, strings.Join(s.Network.Hosts, ","))
 	cmd.Stdin, cmd.Stderr = lifeRead, os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -55,7 +57,7 @@ func startEgressProxy(s *contract.Sandbox, env []string) (*contract.Sandbox, []s
 	port, perr := strconv.Atoi(strings.TrimSpace(line))
 	if err != nil || perr != nil {
 		_ = cmd.Process.Kill()
-		return nil, nil, fmt.Errorf("the egress proxy did not start: %q %v", line, err)
+		return nil, nil, fmt.Errorf("the egress proxy did not start (it said %q): %w", line, errors.Join(err, perr))
 	}
 	// Kept open across exec (no close-on-exec): the command holds it.
 	if _, err := unix.FcntlInt(lifeWrite.Fd(), unix.F_SETFD, 0); err != nil {
@@ -88,8 +90,8 @@ func withEnv(env []string, set map[string]string) []string {
 
 // serveEgressProxy is the proxy process: it listens on loopback, tells its
 // parent the port on stdout, and serves until stdin (the lifeline) ends.
-func serveEgressProxy(rules string, stdin io.Reader, stdout, stderr io.Writer) error {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func serveEgressProxy(ctx context.Context, rules string, stdin io.Reader, stdout, stderr io.Writer) error {
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}

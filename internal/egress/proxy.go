@@ -109,7 +109,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer upstream.Close()
 	out := r.Clone(r.Context())
-	out.RequestURI, out.Close = "", true
+	// The Host header is the checked name: a request for an allowed host
+	// must not ask that server for another of its virtual hosts.
+	out.RequestURI, out.Close, out.Host = "", true, r.URL.Host
 	out.Header.Del("Proxy-Connection")
 	out.Header.Del("Proxy-Authorization")
 	if err := out.Write(upstream); err != nil {

@@ -38,6 +38,7 @@ func connect(t *testing.T, proxy, target string) (int, string, net.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	body := ""
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
@@ -50,7 +51,7 @@ func connect(t *testing.T, proxy, target string) (int, string, net.Conn) {
 // names the target and the rules; a request that is not a proxy request
 // is refused too.
 func TestProxy_TunnelsOnlyDeclaredHosts(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "upstream") }))
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "upstream "+r.Host) }))
 	defer up.Close()
 	port := up.Listener.Addr().(*net.TCPAddr).Port
 	proxy, refused := startProxy(t, "localhost:"+strconv.Itoa(port))
@@ -64,7 +65,8 @@ func TestProxy_TunnelsOnlyDeclaredHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := io.ReadAll(resp.Body); string(b) != "upstream" {
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); string(b) != "upstream localhost" {
 		t.Errorf("through the tunnel: %q", b)
 	}
 
@@ -76,6 +78,24 @@ func TestProxy_TunnelsOnlyDeclaredHosts(t *testing.T) {
 	}
 	if len(*refused) != 3 {
 		t.Errorf("refusals reported: %v", *refused)
+	}
+
+	// A plain request for the declared host reaches it with that host's
+	// name, whatever Host header the client sent.
+	pc, err := net.Dial("tcp", proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	fmt.Fprintf(pc, "GET http://localhost:%d/ HTTP/1.1\r\nHost: other.example\r\nConnection: close\r\n\r\n", port)
+	resp, err = http.ReadResponse(bufio.NewReader(pc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(b) != "upstream localhost:"+strconv.Itoa(port) {
+		t.Errorf("a plain request through the proxy: %d %q, want the upstream answering for localhost", resp.StatusCode, b)
 	}
 
 	resp, err = http.Get("http://" + proxy + "/")

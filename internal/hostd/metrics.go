@@ -1,6 +1,7 @@
 package hostd
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 
@@ -8,8 +9,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/loadout-dev/loadout/internal/exthost"
-	"github.com/loadout-dev/loadout/internal/hookevents"
 )
+
+// FailureReporter is told of every hook failure hostd records and reports
+// it outside hostd, rate-limited (internal/hookevents: an Event on the
+// Workspace). Run delivers until ctx is done.
+type FailureReporter interface {
+	Report(d exthost.Diagnostic)
+	Run(ctx context.Context)
+}
 
 // metrics make extension failures visible as numbers (rule R-HK-8) next to
 // the usual request and reload health. Each Server has its own registry, so
@@ -46,7 +54,7 @@ type metrics struct {
 	failureLog  *failureLog
 	// failureEvents reports each failure as an Event on the Workspace,
 	// rate-limited; failureEventOutcomes counts what became of each.
-	failureEvents        *hookevents.Reporter
+	failureEvents        FailureReporter
 	failureEventOutcomes *prometheus.CounterVec
 }
 

@@ -51,7 +51,9 @@ func epochSaysUnderSandbox(t *testing.T, ns string, want bool) {
 // right in its namespace cannot start an agent beside the sandbox: a bound
 // pod whose container starts anything but the tree's `loadout sandbox`
 // (its own image's binary, other flags, another --from), or that does not
-// mount the context the sandbox reads, is refused naming the container;
+// mount the context the sandbox reads, or that runs an exec probe or
+// lifecycle hook (which the runtime starts beside the sandbox), is refused
+// naming the container;
 // an ephemeral container is held the same way. The wrapped pod is
 // admitted; once the platform drops the declaration, so is the plain one.
 // Issue 42: the platform's word, which relaxes the shell guard for every
@@ -95,6 +97,12 @@ func TestAgentPods_PlatformRunsAgentsUnderLoadoutSandbox_Issue42(t *testing.T) {
 		{"no agent after --", func(c *corev1.Container) { c.Command, c.Args = sandboxedCommand, nil }, "command: [/etc/claude-code/bin/loadout"},
 		{"the context not mounted", func(c *corev1.Container) { c.VolumeMounts = c.VolumeMounts[:len(c.VolumeMounts)-1] }, "mount volume loadout-context"},
 		{"the context mounted in part", func(c *corev1.Container) { c.VolumeMounts[len(c.VolumeMounts)-1].SubPath = "manifest.json" }, "mount volume loadout-context"},
+		{"an agent started by an exec lifecycle hook, beside the sandbox", func(c *corev1.Container) {
+			c.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"claude", "-p", "clean up"}}}}
+		}, "an exec probe or lifecycle hook runs beside loadout sandbox"},
+		{"an exec probe", func(c *corev1.Container) {
+			c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "rm -rf /workspace"}}}}
+		}, "an exec probe or lifecycle hook runs beside loadout sandbox"},
 	} {
 		pod := underLoadoutSandbox(plain("edited"), "pi")
 		tc.edit(&pod.Spec.Containers[0])
