@@ -11,10 +11,12 @@ import (
 	"strings"
 )
 
-// The tour after the hostd calls: what the same Workspace gives other
-// agents, the decision ledger those calls left, and `loadout test` catching
-// a weakened guard before it merges. Each step runs the real CLI and fails
-// the demo when it does not show what it says.
+// The tour after the sample tool's calls: an ask approved by someone else
+// (approvals.go), an MCP server's tool behind a hook (mcp.go), what the
+// same Workspace gives other agents, the decision ledger those calls left,
+// and `loadout test` catching a weakened guard before it merges. Each step
+// runs the real CLI or server and fails the demo when it does not show
+// what it says.
 
 // weakenedGuardRule is the line of the samples' platform guard that refuses
 // recursive deletes; the tour's "head" drops it.
@@ -28,6 +30,49 @@ const tourCalls = `- name: recursive delete
   tool: bash
   arguments: {command: ls -la}
 `
+
+// tour is what the tour's steps share: the MCP server the demo serves and
+// what hostd and the deciders need for Approvals.
+type tour struct {
+	mcp       *mcpServer
+	approvals *approvals
+}
+
+// applyTour applies the tour's platform Extensions beside the samples, so
+// the Workspace is published with them: the approval gate and the MCP
+// server (which the demo starts first, since the manager discovers it).
+func (d *demo) applyTour(ctx context.Context) (*tour, error) {
+	if err := d.applyProdGuard(ctx); err != nil {
+		return nil, err
+	}
+	m, err := d.applyMCPExtension(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &tour{mcp: m}, nil
+}
+
+// runTour runs the steps after the sample tool's calls, the ledger last
+// but one so that it holds every decision the tour made.
+func (d *demo) runTour(ctx context.Context, hd *sidecar, t *tour, res *Result) error {
+	if err := d.approveAsk(ctx, hd.base, t.approvals, res); err != nil {
+		return err
+	}
+	if err := d.callMCPTool(ctx, hd.base, t.mcp, res); err != nil {
+		return err
+	}
+	if err := d.showAgentLayouts(ctx, hd.volume); err != nil {
+		return err
+	}
+	if err := d.verifyLedger(ctx, hd.ledger); err != nil {
+		return err
+	}
+	if err := d.catchWeakenedGuard(ctx); err != nil {
+		return err
+	}
+	d.nextSteps()
+	return nil
+}
 
 // showAgentLayouts writes the served context as Claude Code and Codex read it.
 func (d *demo) showAgentLayouts(ctx context.Context, volume string) error {
