@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -62,8 +63,8 @@ func (d *demo) setupApprovals(ctx context.Context) (*approvals, error) {
 		Labels: map[string]string{"loadout.dev/workspace": sampleWorkspace.Name}},
 		Spec: corev1.PodSpec{ServiceAccountName: "agent", AutomountServiceAccountToken: ptr.To(false),
 			Containers: []corev1.Container{{Name: "agent", Image: "ghcr.io/loadout-dev/loadout-pi:dev"}}}}
-	if err := d.client.Create(ctx, pod); err != nil {
-		return nil, fmt.Errorf("creating the agent pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	if err := d.createAgentPod(ctx, pod); err != nil {
+		return nil, err
 	}
 	fmt.Fprintf(d.out, "created pod %s/%s (ServiceAccount agent, labelled loadout.dev/workspace=%s; admission injected %s);\n"+
 		"  no kubelet runs it: the demo's hostd takes its identity, a token bound to the pod\n",
@@ -95,6 +96,28 @@ func (d *demo) setupApprovals(ctx context.Context) (*approvals, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// createAgentPod creates pod, retrying while admission refuses it for
+// want of its parameters: the policy epoch ConfigMap the manager writes in
+// team-a, and the hostd parameters, reach the API server's admission
+// plugins some moments after the Workspace is Ready.
+func (d *demo) createAgentPod(ctx context.Context, pod *corev1.Pod) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := d.client.Create(ctx, pod.DeepCopy())
+		if err == nil {
+			return d.client.Get(ctx, client.ObjectKeyFromObject(pod), pod)
+		}
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "param") || time.Now().After(deadline) {
+			return fmt.Errorf("creating the agent pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 func initContainerNames(pod *corev1.Pod) string {

@@ -638,9 +638,13 @@ func (d *demo) keep(ctx context.Context, c client.Client, ws *v1alpha1.Workspace
 Ask hostd (it reloads when the ConfigMap changes; the demo syncs %s like a kubelet):
   curl -s %s/v1/registry
   curl -s %s/v1/before -d '{"call":{"id":"c3","name":"review_note","arguments":{"text":"a SECRET"}}}'
+Ask for an Approval (the call waits 20 s; ask again to keep waiting) and decide it as alice:
+  curl -s %s/v1/before -d '{"call":{"id":"c4","name":"bash","arguments":{"command":"terraform apply"}},"headless":true}'
+  kubectl get approvals -A; loadout approve -n team-a NAME --kubeconfig %s
 Logs: %s/manager.log, %s/hostd.log
 Press Ctrl-C to stop everything and remove %s.
-`, kubeconfig, ws.Status.Context.ConfigMapName, volume, hostdURL, hostdURL, d.workDir, d.workDir, d.workDir)
+`, kubeconfig, ws.Status.Context.ConfigMapName, volume, hostdURL, hostdURL, hostdURL, filepath.Join(d.workDir, "kubeconfig-"+approverName),
+		d.workDir, d.workDir, d.workDir)
 	key := types.NamespacedName{Namespace: ws.Namespace, Name: ws.Status.Context.ConfigMapName}
 	last := ws.Status.Context.Hash
 	for {

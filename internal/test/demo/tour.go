@@ -167,10 +167,13 @@ func (d *demo) cli(ctx context.Context, args ...string) (string, error) {
 // nextSteps ends the demo.
 func (d *demo) nextSteps() {
 	d.step("Next steps")
-	fmt.Fprint(d.out, `- make demo KEEP=1: keep it running and edit config/samples; the context republishes in seconds
-- docs/agents.md: Pi, Claude Code and Codex on a Workspace, in a bound pod too
-- docs/hooks.md: write a hook (CEL or a webhook), ask for an Approval, rewrite a call
+	fmt.Fprint(d.out, `- make demo KEEP=1: keep it running and edit config/samples; the context republishes in seconds;
+  ask hostd for another terraform apply and decide it: kubectl get approvals -A, loadout approve / loadout deny --reason
+- docs/hooks.md: write a hook (CEL or a webhook), send an ask to approvers ("Approvals"), rewrite a call
+- docs/agents.md: Pi, Claude Code and Codex on a Workspace, in a bound pod too; put your own MCP server
+  behind an Extension ("MCP servers behind an Extension"), pinned with loadout mcp pin
 - docs/gitops.md: loadout preview and loadout test in CI, Argo CD and Flux
+- README.md "Try it in a minute, without a cluster": loadout preview, loadout hostd and one curl
 - README.md "Install on a cluster": the charts, a release of your own, kind
 `)
 }
