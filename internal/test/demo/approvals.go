@@ -154,8 +154,11 @@ func (d *demo) approveAsk(ctx context.Context, base string, a *approvals, res *R
 
 	d.step("The agent's own identity tries to approve it: loadout approve -n %s %s (as %s, even in %s)", apv.Namespace, apv.Name, requester, approverGroup)
 	out, err := d.cli(ctx, "approve", "-n", apv.Namespace, apv.Name, "--kubeconfig", a.requesterKubeconfig)
-	if err == nil || !strings.Contains(out, "asked for it and may not decide it") {
-		return fmt.Errorf("the requester's loadout approve should be refused by admission: %v\n%s", err, out)
+	if err == nil {
+		return fmt.Errorf("the requester approved its own ask; admission should refuse it:\n%s", out)
+	}
+	if !strings.Contains(out, "asked for it and may not decide it") {
+		return fmt.Errorf("the requester's loadout approve failed, but not by admission's rule: %w\n%s", err, out)
 	}
 	res.RequesterRefused = out
 
@@ -212,7 +215,10 @@ func (d *demo) waitApproval(ctx context.Context, digest string, answers <-chan b
 		}
 		select {
 		case got := <-answers:
-			return nil, fmt.Errorf("hostd answered before any Approval appeared: %s %v", got.raw, got.err)
+			if got.err != nil {
+				return nil, fmt.Errorf("asking hostd about terraform apply: %w", got.err)
+			}
+			return nil, fmt.Errorf("hostd answered before any Approval appeared: %s", got.raw)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(200 * time.Millisecond):
