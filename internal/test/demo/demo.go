@@ -637,9 +637,9 @@ func (d *demo) keep(ctx context.Context, c client.Client, ws *v1alpha1.Workspace
   kubectl -n team-a get configmap %s -o yaml
 Ask hostd (it reloads when the ConfigMap changes; the demo syncs %s like a kubelet):
   curl -s %s/v1/registry
-  curl -s %s/v1/before -d '{"call":{"id":"c3","name":"review_note","arguments":{"text":"a SECRET"}}}'
+  curl -s %s/v1/before --json '{"call":{"id":"c3","name":"review_note","arguments":{"text":"a SECRET"}}}'
 Ask for an Approval (the call waits 20 s; ask again to keep waiting) and decide it as alice:
-  curl -s %s/v1/before -d '{"call":{"id":"c4","name":"bash","arguments":{"command":"terraform apply"}},"headless":true}'
+  curl -s %s/v1/before --json '{"call":{"id":"c4","name":"bash","arguments":{"command":"terraform apply"}},"headless":true}'
   kubectl get approvals -A; loadout approve -n team-a NAME --kubeconfig %s
 Logs: %s/manager.log, %s/hostd.log
 Press Ctrl-C to stop everything and remove %s.
