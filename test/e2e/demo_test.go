@@ -164,7 +164,7 @@ func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { //
 		"loadout audit verify", "records in", "WEAKENED", "recursive delete", "Next steps",
 		// The tour: an Approval someone else approves, an MCP server's tool behind a hook.
 		"kubectl get approvals", "Pending", "apply-needs-approval", "Approved by alice", "may not decide it",
-		"POST /v1/tools/analytics_run_query", "the payroll tables are not for agents", "run_query SELECT count(*) FROM orders",
+		"An MCP server's tool behind a hook", "server analytics 1.0.0 at https://127.0.0.1:", "POST /v1/tools/analytics_run_query", "the payroll tables are not for agents", "run_query SELECT count(*) FROM orders",
 	} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, shown)

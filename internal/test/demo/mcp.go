@@ -14,7 +14,9 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/test/manifests"
@@ -117,6 +119,9 @@ func (d *demo) applyYAML(ctx context.Context, file, yaml string) error {
 // allows, which the server answers, and one on the payroll tables, which
 // the hook denies before the server sees it.
 func (d *demo) callMCPTool(ctx context.Context, base string, m *mcpServer, res *Result) error {
+	if err := d.showDiscovered(ctx); err != nil {
+		return err
+	}
 	res.MCPCall = exthost.ToolCall{ID: "call-7", Name: mcpTool, Arguments: map[string]any{"sql": "SELECT count(*) FROM orders WHERE day = current_date"}}
 	res.MCPDeniedCall = exthost.ToolCall{ID: "call-8", Name: mcpTool, Arguments: map[string]any{"sql": "SELECT name, salary FROM payroll"}}
 	var err error
@@ -136,6 +141,27 @@ func (d *demo) callMCPTool(ctx context.Context, base string, m *mcpServer, res *
 	}
 	fmt.Fprintf(d.out, "\nThe orders query reached the MCP server through hostd; the payroll query was denied by the\n"+
 		"analytics Extension's no-payroll hook, and the server never saw it.\n")
+	return nil
+}
+
+// showDiscovered prints what the manager discovered on the server, from
+// the Extension's status.
+func (d *demo) showDiscovered(ctx context.Context) error {
+	ext := &v1alpha1.Extension{}
+	key := types.NamespacedName{Namespace: PlatformNamespace, Name: "analytics"}
+	if err := d.client.Get(ctx, key, ext); err != nil {
+		return fmt.Errorf("reading Extension %s: %w", key, err)
+	}
+	st := ext.Status.MCPServer
+	if st == nil {
+		return fmt.Errorf("the Extension %s has no status.mcpServer: the manager discovered nothing", key)
+	}
+	d.step("An MCP server's tool behind a hook: Extension %s status.mcpServer", key)
+	fmt.Fprintf(d.out, "server %s at %s\n", st.Server, st.Endpoint)
+	for _, t := range st.Tools {
+		fmt.Fprintf(d.out, "  %s (the server's %s): %s\n", t.Name, t.ServerName, t.Description)
+	}
+	fmt.Fprintf(d.out, "Agents call it through hostd (POST /v1/tools/%s, or hostd's MCP endpoint), past the platform's hooks.\n", mcpTool)
 	return nil
 }
 
