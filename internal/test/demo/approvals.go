@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -250,21 +249,8 @@ func (d *demo) awaitDecision(ctx context.Context, base string, body []byte, answ
 	return beforeAnswer{}, fmt.Errorf("the approved call was still waiting after 5 asks")
 }
 
-// printApprovals prints the Approvals as kubectl get approvals -A -o wide
-// does, but with the time left before each expires: the API server renders
-// a future date column as <invalid>.
+// printApprovals prints the Approvals as kubectl get approvals does.
 func (d *demo) printApprovals(ctx context.Context) error {
-	var list v1alpha1.ApprovalList
-	if err := d.client.List(ctx, &list); err != nil {
-		return err
-	}
 	fmt.Fprintln(d.out, "$ kubectl get approvals -A -o wide")
-	tw := tabwriter.NewWriter(d.out, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "NAMESPACE\tNAME\tDECISION\tWORKSPACE\tTOOL\tHOOK\tREQUESTER\tEXPIRES IN\tQUESTION\tDECIDED BY")
-	for _, a := range list.Items {
-		left := time.Until(a.Spec.ExpiresAt.Time).Round(time.Second)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Namespace, a.Name, a.Status.Decision, a.Spec.Workspace,
-			a.Spec.Call.Tool, a.Spec.Hook.Name, a.Spec.Requester.Pod, left, a.Spec.Hook.Question, a.Status.DecidedBy)
-	}
-	return tw.Flush()
+	return printResourceTable(ctx, d.cfg, d.out, v1alpha1.GroupVersion.String(), "approvals")
 }
