@@ -100,7 +100,11 @@ func (r *PolicyEpochReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		UpdateFunc:  func(event.UpdateEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	})
-	inputChanged := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
+	// An MCP server's discovered tools are part of the platform's policy:
+	// the Workspaces republish when they change (mcpToolsChanged), and the
+	// epoch must name the new digest then, not after epochRetry, or hostd
+	// refuses the new contexts as stale meanwhile.
+	inputChanged := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, mcpToolsChanged()))
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("policy-epoch").
 		Watches(&v1alpha1.Workspace{}, handler.EnqueueRequestsFromMapFunc(namespaceOf), createOrDelete).

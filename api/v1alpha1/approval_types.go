@@ -193,7 +193,7 @@ type ApprovalStatus struct {
 // +kubebuilder:printcolumn:name="Tool",type=string,JSONPath=`.spec.call.tool`
 // +kubebuilder:printcolumn:name="Hook",type=string,JSONPath=`.spec.hook.name`
 // +kubebuilder:printcolumn:name="Requester",type=string,JSONPath=`.spec.requester.pod`
-// +kubebuilder:printcolumn:name="Expires",type=date,JSONPath=`.spec.expiresAt`
+// +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.spec.expiresAt`
 // +kubebuilder:printcolumn:name="Question",type=string,JSONPath=`.spec.hook.question`,priority=1
 // +kubebuilder:printcolumn:name="Decided By",type=string,JSONPath=`.status.decidedBy`,priority=1
 type Approval struct {

@@ -37,8 +37,13 @@ config/samples, waits for Workspace team-a/dev to be Ready, prints what it
 published, and calls a hostd sidecar fed from the published ConfigMap with an
 allowed and a denied tool call; with --pi, a real Pi session (scripted model)
 through the Pi package then lists the Workspace's skills and shows a platform
-hook denying its bash call. Every process and temporary directory it
-creates is removed when it ends, also on Ctrl-C.
+hook denying its bash call. Then the tour: a headless agent's ask becomes an
+Approval that alice approves with loadout approve (its requester may not),
+an MCP server's tool runs through hostd behind a hook that denies one call,
+the same Workspace is written for Claude Code and Codex, the decision ledger
+is verified, loadout test catches a weakened guard, and next steps follow.
+Every process and temporary directory it creates is removed when it ends,
+also on Ctrl-C.
 
 Flags:
 `)

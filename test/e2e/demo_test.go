@@ -52,7 +52,7 @@ func (b *syncBuffer) String() string {
 // removedDir is the work directory the demo reports it removed.
 var removedDir = regexp.MustCompile(`removed (\S+)`)
 
-func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { // fixed example, R-HK-2
+func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { // fixed example, R-HK-2, R-APV-2, R-APV-3, R-EXT-6
 	manager, loadout, reviewNotes := demoBinaries(t)
 	var out syncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -114,8 +114,9 @@ func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { //
 	if strings.Contains(res.SystemPrompt, "PLATFORM-REVIEW-BODY") {
 		t.Error("the shadowed platform skill's body reached the system prompt")
 	}
-	if len(res.Tools) != 1 || res.Tools[0].Name != "review_note" || res.Tools[0].Extension != "review-extension" || !res.Tools[0].Runnable {
-		t.Errorf("status.tools = %+v, want the runnable review_note from review-extension", res.Tools)
+	if len(res.Tools) != 2 || res.Tools[0].Name != "analytics_run_query" || res.Tools[0].Extension != "analytics" || !res.Tools[0].Runnable ||
+		res.Tools[1].Name != "review_note" || res.Tools[1].Extension != "review-extension" || !res.Tools[1].Runnable {
+		t.Errorf("status.tools = %+v, want the runnable analytics_run_query from the MCP server's analytics and review_note from review-extension", res.Tools)
 	}
 
 	// hostd ran review_note itself against the sample Service (a real
@@ -130,20 +131,48 @@ func TestDemo_SamplesReadyOrdinaryNoteAllowedSecretNoteDenied(t *testing.T) { //
 		t.Errorf("the Service recorded %+v, want only call %s", res.RecordedNotes, res.ToolCall.ID)
 	}
 
+	// The tour's ask: the headless terraform apply became an Approval, its
+	// requester was refused by admission, alice's approval let it run as asked.
+	if res.ApprovalName == "" || !strings.Contains(res.RequesterRefused, "asked for it and may not decide it") {
+		t.Errorf("the tour's Approval %q; the requester's loadout approve printed %q, want admission's refusal", res.ApprovalName, res.RequesterRefused)
+	}
+	if !res.Approved.Allowed || res.Approved.Arguments != nil {
+		t.Errorf("the approved terraform apply: %+v, want allowed exactly as asked", res.Approved)
+	}
+	// The tour's MCP server: one query ran on it, the payroll query was
+	// denied by the Extension's hook before it.
+	if r := res.MCPRun; !r.Executed || r.Result.IsError {
+		t.Errorf("analytics_run_query (orders): %+v, want run by the MCP server", r)
+	}
+	if r := res.MCPDeniedRun; r.Executed || r.Result.Details["hook"] != "no-payroll" || r.Result.Details["extension"] != "analytics" {
+		t.Errorf("analytics_run_query (payroll): %+v, want denied by analytics/no-payroll", r)
+	}
+	if len(res.MCPServerSaw) != 1 || strings.Contains(res.MCPServerSaw[0], "payroll") {
+		t.Errorf("the MCP server received %q, want only the orders query", res.MCPServerSaw)
+	}
+
 	// What the user sees: the kubectl-style table, the prompt, the registry,
 	// both hostd answers, and the Deployment explained rather than applied.
 	for _, want := range []string{
 		"workspace.loadout.dev/dev", "skill.loadout.dev/review", "extension.loadout.dev/review-extension", "CONTEXT HASH",
-		"# Active skill: review", "review_note   extension review-extension",
+		"# Active skill: review",
 		`"allowed": true`, `"allowed": false`, `"toolCallId": "call-2"`,
 		"skipped Deployment team-a/agent", "no kubelet", "skipped Deployment team-a/review-notes",
 		"POST /v1/tools/review_note", `"text": "note 1 recorded"`,
 		// The tour: the other agents' layouts, the ledger, a weakened guard caught.
 		"CLAUDE.md", "managed-settings.json", "requirements.toml", "hooks.json",
 		"loadout audit verify", "records in", "WEAKENED", "recursive delete", "Next steps",
+		// The tour: an Approval someone else approves, an MCP server's tool behind a hook.
+		"kubectl get approvals", "Pending", "apply-needs-approval", "Approved by alice", "may not decide it",
+		"An MCP server's tool behind a hook", "server analytics 1.0.0 at https://127.0.0.1:", "POST /v1/tools/analytics_run_query", "the payroll tables are not for agents", "run_query SELECT count(*) FROM orders",
 	} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, shown)
+		}
+	}
+	for _, want := range []string{`review_note +extension review-extension`, `analytics_run_query +extension analytics`, `(?m)bash-\S+ +Approved .* alice$`} {
+		if !regexp.MustCompile(want).MatchString(shown) {
+			t.Errorf("demo output does not match %q:\n%s", want, shown)
 		}
 	}
 	if withPi {

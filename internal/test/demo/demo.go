@@ -102,6 +102,19 @@ type Result struct {
 	// LeaseHolder holds the manager's leader election Lease, which the
 	// manager took with config/rbac's permissions.
 	LeaseHolder string
+	// ApprovalName is the Approval hostd created for the headless
+	// terraform apply; RequesterRefused is what `loadout approve` printed
+	// when the requester tried to decide it, Approved hostd's answer once
+	// alice approved it.
+	ApprovalName     string
+	RequesterRefused string
+	Approved         hostd.BeforeResponse
+	// MCPCall and MCPDeniedCall are the calls of the analytics MCP
+	// server's tool through hostd, MCPRun and MCPDeniedRun hostd's
+	// answers, MCPServerSaw the SQL the server received.
+	MCPCall, MCPDeniedCall exthost.ToolCall
+	MCPRun, MCPDeniedRun   hostd.ToolRunResponse
+	MCPServerSaw           []string
 }
 
 // demo holds what one run started, so that cleanup stops all of it.
@@ -111,6 +124,8 @@ type demo struct {
 	workDir string
 	env     *envtest.Environment
 	procs   []*process
+	// stops close what the demo serves in process (the MCP server).
+	stops []func()
 	// The admin's client, REST config and kubeconfig file, once the control
 	// plane runs.
 	client     client.Client
@@ -169,11 +184,18 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 	if err := d.applySamples(ctx); err != nil {
 		return nil, err
 	}
+	t, err := d.applyTour(ctx)
+	if err != nil {
+		return nil, err
+	}
 	ws, cm, err := d.showWorkspace(ctx, mgr, res)
 	if err != nil {
 		return nil, err
 	}
-	hd, err := d.startHostd(ctx, cm)
+	if t.approvals, err = d.setupApprovals(ctx); err != nil {
+		return nil, err
+	}
+	hd, err := d.startHostd(ctx, cm, t.approvals.hostdArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -202,16 +224,9 @@ func (d *demo) run(ctx context.Context) (*Result, error) {
 		}
 	}
 
-	if err := d.showAgentLayouts(ctx, hd.volume); err != nil {
+	if err := d.runTour(ctx, hd, t, res); err != nil {
 		return res, err
 	}
-	if err := d.verifyLedger(ctx, hd.ledger); err != nil {
-		return res, err
-	}
-	if err := d.catchWeakenedGuard(ctx); err != nil {
-		return res, err
-	}
-	d.nextSteps()
 
 	if d.o.Keep {
 		return res, d.keep(ctx, d.client, ws, hd.volume, d.kubeconfig, base)
@@ -389,7 +404,7 @@ type sidecar struct {
 // startHostd runs hostd on the published ConfigMap, mounted as the kubelet
 // would, with the trust anchor the agent-pod admission policy injects, and
 // the sample tool Service beside it.
-func (d *demo) startHostd(ctx context.Context, cm *corev1.ConfigMap) (*sidecar, error) {
+func (d *demo) startHostd(ctx context.Context, cm *corev1.ConfigMap, approvalArgs []string) (*sidecar, error) {
 	volume := filepath.Join(d.workDir, "context")
 	if err := writeConfigMapVolume(volume, cm.Data); err != nil {
 		return nil, err
@@ -414,6 +429,7 @@ func (d *demo) startHostd(ctx context.Context, cm *corev1.ConfigMap) (*sidecar, 
 	tree := filepath.Join(d.workDir, "tree")
 	ledger := filepath.Join(d.workDir, "ledger.jsonl")
 	hostdArgs := append([]string{"hostd", "--context-dir", volume, "--addr", hostdAddr, "--materialize", tree, "--ledger-file", ledger}, tools.hostdArgs()...)
+	hostdArgs = append(hostdArgs, approvalArgs...)
 	d.step("Starting the hostd sidecar: LOADOUT_WORKSPACE=%s LOADOUT_CONTEXT_KEYS=… loadout %s", sampleWorkspace, strings.Join(hostdArgs, " "))
 	hd, err := d.start("hostd", d.o.Loadout, hostdArgs, hostdEnv)
 	if err != nil {
@@ -479,6 +495,9 @@ func (d *demo) cleanup() error {
 			errs = append(errs, err)
 		}
 	}
+	for _, stop := range d.stops {
+		stop()
+	}
 	if d.env != nil {
 		if err := d.env.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stopping the control plane: %w", err))
@@ -500,8 +519,9 @@ func newClient(cfg *rest.Config) (client.Client, error) {
 }
 
 // waitReady waits until the sample Workspace is Ready for its generation and
-// its registry holds the sample tool. Ready alone can describe a pass that
-// ran before the manager's cache received the Extension applied beside it.
+// its registry holds the sample tool and the tour's MCP tool. Ready alone
+// can describe a pass that ran before the manager's cache received the
+// Extensions applied beside it, or before it discovered the MCP server.
 func (d *demo) waitReady(ctx context.Context, c client.Client, mgr *process) (*v1alpha1.Workspace, error) {
 	deadline := time.Now().Add(d.o.ReadyTimeout)
 	ws := &v1alpha1.Workspace{}
@@ -510,7 +530,7 @@ func (d *demo) waitReady(ctx context.Context, c client.Client, mgr *process) (*v
 		if err == nil {
 			ready := meta.FindStatusCondition(ws.Status.Conditions, string(vocab.ConditionReady))
 			if ready != nil && ready.Status == "True" && ws.Status.ObservedGeneration == ws.Generation && ws.Status.Context != nil &&
-				slices.ContainsFunc(ws.Status.Tools, func(t v1alpha1.ToolEntry) bool { return t.Name == sampleTool }) {
+				hasTools(ws.Status.Tools, sampleTool, mcpTool) {
 				fmt.Fprintf(d.out, "Workspace %s Ready: %s\n", sampleWorkspace, ready.Message)
 				return ws, nil
 			}
@@ -553,6 +573,15 @@ func (d *demo) getLoadout(ctx context.Context, cfg *rest.Config, kubeconfig stri
 		}
 	}
 	return printCategoryTable(ctx, cfg, "loadout", d.out)
+}
+
+func hasTools(tools []v1alpha1.ToolEntry, names ...string) bool {
+	for _, n := range names {
+		if !slices.ContainsFunc(tools, func(t v1alpha1.ToolEntry) bool { return t.Name == n }) {
+			return false
+		}
+	}
+	return true
 }
 
 func printTools(w io.Writer, tools []v1alpha1.ToolEntry) {
@@ -608,10 +637,14 @@ func (d *demo) keep(ctx context.Context, c client.Client, ws *v1alpha1.Workspace
   kubectl -n team-a get configmap %s -o yaml
 Ask hostd (it reloads when the ConfigMap changes; the demo syncs %s like a kubelet):
   curl -s %s/v1/registry
-  curl -s %s/v1/before -d '{"call":{"id":"c3","name":"review_note","arguments":{"text":"a SECRET"}}}'
+  curl -s %s/v1/before --json '{"call":{"id":"c3","name":"review_note","arguments":{"text":"a SECRET"}}}'
+Ask for an Approval (the call waits 20 s; ask again to keep waiting) and decide it as alice:
+  curl -s %s/v1/before --json '{"call":{"id":"c4","name":"bash","arguments":{"command":"terraform apply"}},"headless":true}'
+  kubectl get approvals -A; loadout approve -n team-a NAME --kubeconfig %s
 Logs: %s/manager.log, %s/hostd.log
 Press Ctrl-C to stop everything and remove %s.
-`, kubeconfig, ws.Status.Context.ConfigMapName, volume, hostdURL, hostdURL, d.workDir, d.workDir, d.workDir)
+`, kubeconfig, ws.Status.Context.ConfigMapName, volume, hostdURL, hostdURL, hostdURL, filepath.Join(d.workDir, "kubeconfig-"+approverName),
+		d.workDir, d.workDir, d.workDir)
 	key := types.NamespacedName{Namespace: ws.Namespace, Name: ws.Status.Context.ConfigMapName}
 	last := ws.Status.Context.Hash
 	for {

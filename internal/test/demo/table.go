@@ -62,7 +62,7 @@ func printCategoryTable(ctx context.Context, cfg *rest.Config, category string, 
 		}
 		printed++
 		group, _, _ := strings.Cut(m.groupVersion, "/")
-		writeTable(w, table, strings.ToLower(m.kind)+"."+group)
+		writeTable(w, table, strings.ToLower(m.kind)+"."+group, 0)
 	}
 	if printed == 0 {
 		fmt.Fprintln(w, "No resources found")
@@ -124,15 +124,35 @@ func getTableOnce(ctx context.Context, c *http.Client, url string) (_ *metav1.Ta
 	return &t, 0, nil
 }
 
+// printResourceTable prints what `kubectl get <resource> -A -o wide`
+// prints, from the same server-side Table.
+func printResourceTable(ctx context.Context, cfg *rest.Config, w io.Writer, groupVersion, resource string) error {
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	table, err := getTable(ctx, httpClient, cfg.Host, groupVersion, resource)
+	if err != nil {
+		return err
+	}
+	if len(table.Rows) == 0 {
+		fmt.Fprintln(w, "No resources found")
+		return nil
+	}
+	writeTable(w, table, "", 1)
+	return nil
+}
+
 // writeTable prints one kind's rows like kubectl: upper-case headers, the
-// object's namespace first, its name prefixed with kind.group.
-func writeTable(w io.Writer, t *metav1.Table, kindGroup string) {
+// object's namespace first, its name prefixed with kind.group unless
+// kindGroup is empty, the columns up to priority maxPriority (1: -o wide).
+func writeTable(w io.Writer, t *metav1.Table, kindGroup string, maxPriority int32) {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	defer tw.Flush()
 	var cols []int
 	headers := []string{"NAMESPACE"}
 	for i, c := range t.ColumnDefinitions {
-		if c.Priority == 0 {
+		if c.Priority <= maxPriority {
 			cols = append(cols, i)
 			headers = append(headers, strings.ToUpper(c.Name))
 		}
@@ -153,7 +173,7 @@ func writeTable(w io.Writer, t *metav1.Table, kindGroup string) {
 			if v != nil {
 				s = fmt.Sprint(v)
 			}
-			if t.ColumnDefinitions[i].Name == "Name" {
+			if t.ColumnDefinitions[i].Name == "Name" && kindGroup != "" {
 				s = kindGroup + "/" + s
 			}
 			cells = append(cells, s)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
-	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/samples/review-notes/notes"
 )
@@ -78,18 +77,14 @@ func (ts *toolServer) hostdArgs() []string {
 // runTools runs the sample tool through hostd, an ordinary note and a SECRET
 // one, and reads back what the tool's Service recorded.
 func (d *demo) runTools(ctx context.Context, base string, ts *toolServer, res *Result) error {
-	res.ToolCall = exthost.ToolCall{ID: "call-3", Arguments: map[string]any{"text": "parser.go:42 drops the error from Close"}}
-	res.SecretToolCall = exthost.ToolCall{ID: "call-4", Arguments: map[string]any{"text": "the staging password is SECRET-hunter2"}}
-	for _, run := range []struct {
-		call *exthost.ToolCall
-		out  *hostd.ToolRunResponse
-	}{{&res.ToolCall, &res.ToolRun}, {&res.SecretToolCall, &res.SecretToolRun}} {
-		// The path names the tool; the body carries the id and arguments.
-		body, _ := json.Marshal(map[string]any{"call": map[string]any{"id": run.call.ID, "arguments": run.call.Arguments}})
-		if err := d.postJSON(ctx, base+"/v1/tools/"+sampleTool, body, run.out); err != nil {
-			return err
-		}
-		run.call.Name = sampleTool
+	res.ToolCall = exthost.ToolCall{ID: "call-3", Name: sampleTool, Arguments: map[string]any{"text": "parser.go:42 drops the error from Close"}}
+	res.SecretToolCall = exthost.ToolCall{ID: "call-4", Name: sampleTool, Arguments: map[string]any{"text": "the staging password is SECRET-hunter2"}}
+	var err error
+	if res.ToolRun, err = d.runTool(ctx, base, res.ToolCall); err != nil {
+		return err
+	}
+	if res.SecretToolRun, err = d.runTool(ctx, base, res.SecretToolCall); err != nil {
+		return err
 	}
 	d.step("GET http://%s/notes (what the review-notes Service recorded)", ts.addr)
 	var recorded notes.List
@@ -129,32 +124,43 @@ func checkToolRuns(res *Result) error {
 func (d *demo) postJSON(ctx context.Context, url string, body []byte, out any) error {
 	u, _ := neturlPath(url)
 	d.step("POST %s %s", u, body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	raw, err := doJSON(ctx, url, body, out)
 	if err != nil {
 		return err
+	}
+	fmt.Fprintf(d.out, "200 OK %s\n", raw)
+	return nil
+}
+
+// doJSON POSTs body to url and decodes a 200 answer into out; it returns
+// the answer indented.
+func doJSON(ctx context.Context, url string, body []byte, out any) ([]byte, error) {
+	u, _ := neturlPath(url)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	r, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("hostd POST %s: %w", u, err)
+		return nil, fmt.Errorf("hostd POST %s: %w", u, err)
 	}
 	defer r.Body.Close()
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
-		return fmt.Errorf("hostd POST %s: %w", u, err)
+		return nil, fmt.Errorf("hostd POST %s: %w", u, err)
 	}
 	if r.StatusCode != http.StatusOK {
-		return fmt.Errorf("hostd POST %s: %s: %s", u, r.Status, strings.TrimSpace(string(raw)))
+		return nil, fmt.Errorf("hostd POST %s: %s: %s", u, r.Status, strings.TrimSpace(string(raw)))
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("hostd POST %s: %w: %s", u, err, raw)
+		return nil, fmt.Errorf("hostd POST %s: %w: %s", u, err, raw)
 	}
 	var pretty bytes.Buffer
 	if json.Indent(&pretty, raw, "", "  ") != nil {
-		pretty.Write(raw)
+		return bytes.TrimSpace(raw), nil
 	}
-	fmt.Fprintf(d.out, "%s %s\n", r.Status, strings.TrimSpace(pretty.String()))
-	return nil
+	return bytes.TrimSpace(pretty.Bytes()), nil
 }
 
 func neturlPath(raw string) (string, error) {

@@ -11,10 +11,12 @@ import (
 	"strings"
 )
 
-// The tour after the hostd calls: what the same Workspace gives other
-// agents, the decision ledger those calls left, and `loadout test` catching
-// a weakened guard before it merges. Each step runs the real CLI and fails
-// the demo when it does not show what it says.
+// The tour after the sample tool's calls: an ask approved by someone else
+// (approvals.go), an MCP server's tool behind a hook (mcp.go), what the
+// same Workspace gives other agents, the decision ledger those calls left,
+// and `loadout test` catching a weakened guard before it merges. Each step
+// runs the real CLI or server and fails the demo when it does not show
+// what it says.
 
 // weakenedGuardRule is the line of the samples' platform guard that refuses
 // recursive deletes; the tour's "head" drops it.
@@ -28,6 +30,49 @@ const tourCalls = `- name: recursive delete
   tool: bash
   arguments: {command: ls -la}
 `
+
+// tour is what the tour's steps share: the MCP server the demo serves and
+// what hostd and the deciders need for Approvals.
+type tour struct {
+	mcp       *mcpServer
+	approvals *approvals
+}
+
+// applyTour applies the tour's platform Extensions beside the samples, so
+// the Workspace is published with them: the approval gate and the MCP
+// server (which the demo starts first, since the manager discovers it).
+func (d *demo) applyTour(ctx context.Context) (*tour, error) {
+	if err := d.applyProdGuard(ctx); err != nil {
+		return nil, err
+	}
+	m, err := d.applyMCPExtension(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &tour{mcp: m}, nil
+}
+
+// runTour runs the steps after the sample tool's calls, the ledger last
+// but one so that it holds every decision the tour made.
+func (d *demo) runTour(ctx context.Context, hd *sidecar, t *tour, res *Result) error {
+	if err := d.approveAsk(ctx, hd.base, t.approvals, res); err != nil {
+		return err
+	}
+	if err := d.callMCPTool(ctx, hd.base, t.mcp, res); err != nil {
+		return err
+	}
+	if err := d.showAgentLayouts(ctx, hd.volume); err != nil {
+		return err
+	}
+	if err := d.verifyLedger(ctx, hd.ledger); err != nil {
+		return err
+	}
+	if err := d.catchWeakenedGuard(ctx); err != nil {
+		return err
+	}
+	d.nextSteps()
+	return nil
+}
 
 // showAgentLayouts writes the served context as Claude Code and Codex read it.
 func (d *demo) showAgentLayouts(ctx context.Context, volume string) error {
@@ -122,10 +167,13 @@ func (d *demo) cli(ctx context.Context, args ...string) (string, error) {
 // nextSteps ends the demo.
 func (d *demo) nextSteps() {
 	d.step("Next steps")
-	fmt.Fprint(d.out, `- make demo KEEP=1: keep it running and edit config/samples; the context republishes in seconds
-- docs/agents.md: Pi, Claude Code and Codex on a Workspace, in a bound pod too
-- docs/hooks.md: write a hook (CEL or a webhook), ask for an Approval, rewrite a call
+	fmt.Fprint(d.out, `- make demo KEEP=1: keep it running and edit config/samples; the context republishes in seconds;
+  ask hostd for another terraform apply and decide it: kubectl get approvals -A, loadout approve / loadout deny --reason
+- docs/hooks.md: write a hook (CEL or a webhook), send an ask to approvers ("Approvals"), rewrite a call
+- docs/agents.md: Pi, Claude Code and Codex on a Workspace, in a bound pod too; put your own MCP server
+  behind an Extension ("MCP servers behind an Extension"), pinned with loadout mcp pin
 - docs/gitops.md: loadout preview and loadout test in CI, Argo CD and Flux
+- README.md "Try it in a minute, without a cluster": loadout preview, loadout hostd and one curl
 - README.md "Install on a cluster": the charts, a release of your own, kind
 `)
 }
