@@ -2,11 +2,14 @@ package claudecode
 
 import (
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/test/shellcorpus"
@@ -140,4 +143,58 @@ func TestClaudeCode_UnderLoadoutSandboxWithoutBubblewrap(t *testing.T) {
 		t.Errorf("no deletion line met the sandbox: %+v", results)
 	}
 	t.Logf("%d of %d deletion lines ran and met Landlock; the others were refused before running", ran, len(lines))
+}
+
+// helloOn serves "hello from HOST" on a loopback address of its own (all
+// of 127/8 is local on Linux) and returns ip:port.
+func helloOn(t *testing.T, ip string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Skipf("cannot listen on %s: %v", ip, err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "hello from %s", r.Host) }),
+		ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return l.Addr().String()
+}
+
+// With a declared network (hosts by name), Claude Code's own sandbox keeps
+// its Bash from any host the declaration does not name: the managed
+// settings allow only hostd's and the declared hosts' names
+// (allowManagedDomainsOnly), so a fetch of an undeclared host from Bash
+// fails, naming the managed allowlist, while the declared one answers. Issue 42: "a connect to an undeclared host fails in every agent".
+func TestClaudeCode_OwnSandboxRefusesAnUndeclaredHost_Issue42(t *testing.T) {
+	for _, p := range []string{"bwrap", "socat"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("no %s (hack/apt-install.sh installs it; make test runs it)", p)
+		}
+	}
+	declared, undeclared := helloOn(t, "127.0.0.2"), helloOn(t, "127.0.0.3")
+	protected, _ := agenttest.ProtectedTree(t)
+	script := fmt.Sprintf(`python3 -c '
+import urllib.request as u
+print("ran")
+for name, url in (("declared", "http://%s/"), ("undeclared", "http://%s/")):
+    try:
+        print(name, u.urlopen(url, timeout=10).read().decode())
+    except Exception as e:
+        print(name, "failed:", e)
+'`, declared, undeclared)
+	tools := []ToolUse{{ID: "toolu_net", Name: "Bash", Input: map[string]any{"command": script, "description": "fetch"}}}
+	network := fmt.Sprintf("    network: {connectPorts: [], hosts: [%q]}\n", declared)
+	a := NewAgentOn(t, agenttest.SandboxedSamples(t, protected, network), HTTPHook, Turn{Text: "fetching", Tools: tools})
+	a.Run(t, "fetch both")
+	r := a.Model.ToolResults()["toolu_net"]
+	if !strings.Contains(r.Text, "ran") {
+		t.Fatalf("the fetch never ran in Claude Code's Bash: %+v", r)
+	}
+	if strings.Contains(r.Text, "hello from "+undeclared) || !strings.Contains(r.Text, "undeclared failed") {
+		t.Errorf("Claude Code's Bash reached a host the sandbox does not declare: %+v", r)
+	}
+	if !strings.Contains(r.Text, "declared hello from "+declared) {
+		t.Errorf("Claude Code's Bash did not reach the declared host through its sandbox's proxy: %+v", r)
+	}
+	t.Logf("Claude Code's Bash: %s", r.Text)
 }

@@ -70,9 +70,25 @@ func newSessionOn(t *testing.T, data map[string]string) *session {
 // directories.
 func startSession(t *testing.T, data map[string]string, hostdArgs ...string) *session {
 	t.Helper()
-	s := &session{home: t.TempDir(), work: t.TempDir(), etc: t.TempDir()}
+	s := &session{home: codexHome(t), work: t.TempDir(), etc: t.TempDir()}
 	s.hostd = agenttest.StartHostd(t, data, append(hostdArgs, "--materialize", s.home, "--codex")...)
 	return s
+}
+
+// codexHome is a fresh CODEX_HOME outside /tmp: Codex refuses to create
+// its helper aliases (codex-linux-sandbox, which its bubblewrap sandbox
+// execs) under a temporary directory, and without them every command of a
+// sandboxed session fails before it runs ("bwrap: execvp
+// codex-linux-sandbox"), which would make a sandbox test pass without
+// running anything.
+func codexHome(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "loadout-codex-home-") //nolint:usetesting // not under /tmp, see above
+	if err != nil {
+		t.Skipf("no /var/tmp for CODEX_HOME outside /tmp: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }
 
 // linkRequirements links /etc/codex/requirements.toml to the tree's, as an

@@ -2,10 +2,13 @@ package codex
 
 import (
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loadout-dev/loadout/internal/test/shellcorpus"
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
@@ -53,4 +56,59 @@ func TestCodex_RequirementsPinTheSandboxAgainstIssue42(t *testing.T) {
 		t.Errorf("Codex wrote outside its writable roots\n%s", out)
 	}
 	model.MustHaveGot(t, "w", "", out) // the last call ran: Codex went through every line
+	// The lines ran in the sandbox and met it, rather than failing to start
+	// (a sandbox helper Codex could not find refuses every command).
+	met := 0
+	for i := range turns[:len(turns)-2] {
+		for _, r := range model.Requests() {
+			got, ok := r.Output(fmt.Sprintf("d%d", i))
+			if !ok {
+				continue
+			}
+			if strings.Contains(got, "execvp codex-linux-sandbox") {
+				t.Fatalf("Codex's sandbox did not start: %s", got)
+			}
+			if strings.Contains(got, "Read-only file system") || strings.Contains(got, "Permission denied") || strings.Contains(got, "Operation not permitted") {
+				met++
+			}
+			break
+		}
+	}
+	if met == 0 {
+		t.Errorf("no deleting line met Codex's sandbox\n%s", out)
+	}
+	t.Logf("%d of %d deleting lines ran and met Codex's sandbox; the others were refused before running or deleted nothing", met, len(turns)-2)
+}
+
+// With a declared network, Codex's own sandbox (workspace-write, network
+// off) keeps its shell from a host the declaration does not name: the
+// fetch fails and the model reads why. Codex's network switch knows no
+// names, so the declared host is refused too (its mapping grants less,
+// docs/agents.md "Sandbox"); `loadout sandbox` around Codex reaches it
+// through the egress proxy. Issue 42: "a connect to an undeclared host
+// fails in every agent".
+func TestCodex_OwnSandboxRefusesAnUndeclaredHost_Issue42(t *testing.T) {
+	if !managedInstall() {
+		t.Skip("no private /etc/codex here (unshare --mount refused): requirements.toml cannot be installed")
+	}
+	l, err := net.Listen("tcp", "127.0.0.3:0")
+	if err != nil {
+		t.Skipf("cannot listen on 127.0.0.3: %v", err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("hello from undeclared")) }),
+		ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	protected, _ := agenttest.ProtectedTree(t)
+	s := newSessionOn(t, agenttest.SandboxedSamples(t, protected, "    network: {connectPorts: [], hosts: [\"github.com\"]}\n"))
+	s.sandbox = "workspace-write"
+	fetch := fmt.Sprintf(`python3 -c 'import urllib.request as u; print("ran"); print(u.urlopen("http://%s/", timeout=10).read().decode())'`, l.Addr())
+	model := responses.Start(t, responses.Shell("n", fetch), responses.Say("done"))
+	out := s.run(t, model, "fetch it")
+	model.MustHaveGot(t, "n", "ran", out)
+	for _, r := range model.Requests() {
+		if got, ok := r.Output("n"); ok && strings.Contains(got, "hello from undeclared") {
+			t.Errorf("Codex's shell reached a host the sandbox does not declare: %s", got)
+		}
+	}
 }
