@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,7 +63,22 @@ func TestAgentPods_PlatformRunsAgentsUnderLoadoutSandbox_Issue42(t *testing.T) {
 	ctx := context.Background()
 	ns, _, _ := publishedNotes(t, vocab.TrustTrusted)
 	bindAgentPods(t, ns)
-	installPolicy(t, "agent_sandbox_policy.yaml")
+	// Removed when the test ends: its binding refuses a labelled pod in a
+	// namespace without a policy epoch, which the other agent pod tests
+	// create; the test ends once the API server no longer applies it.
+	noEpoch := kit.NewNamespace(t, "")
+	t.Cleanup(func() {
+		kit.Eventually(t, func() error {
+			err := k8sClient.Create(ctx, agentPod(noEpoch, "after", "dev"), client.DryRunAll)
+			if err != nil && (strings.Contains(err.Error(), "loadout-agent-pods-sandboxed") || strings.Contains(err.Error(), "no params found")) {
+				return err
+			}
+			return nil
+		})
+	})
+	for _, o := range installPolicy(t, "agent_sandbox_policy.yaml") {
+		deleteWhenDone(t, o)
+	}
 	tenant := namespaceAdmin(t, ns)
 
 	e := testenv.Extension(platformNS, "sandbox-"+ns, nil)
