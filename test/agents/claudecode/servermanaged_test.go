@@ -1,0 +1,74 @@
+package claudecode
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/loadout-dev/loadout/test/agents/agenttest"
+	"github.com/loadout-dev/loadout/test/agents/messages"
+)
+
+// onFirstParty moves a's session from the scripted model's URL to
+// api.anthropic.com, played on loopback by messages.FirstParty, whose
+// settings endpoint answers org (nil: the organisation has none). Only a
+// first-party session is eligible for server-managed settings: with
+// ANTHROPIC_BASE_URL set to another host Claude Code never asks.
+func onFirstParty(t *testing.T, a *Agent, org map[string]any) *messages.FirstParty {
+	t.Helper()
+	api := messages.NewFirstParty(t, a.Model, org)
+	a.Session.Env = slices.DeleteFunc(a.Session.Env, func(kv string) bool {
+		return strings.HasPrefix(kv, "ANTHROPIC_BASE_URL=")
+	})
+	a.Session.Env = append(a.Session.Env, api.Env...)
+	return api
+}
+
+// rmScript is a turn that asks for rm -rf build, which the platform's
+// guard denies.
+var rmScript = Turn{Tools: []ToolUse{{ID: "toolu_rm", Name: "Bash", Input: map[string]any{"command": "rm -rf build", "description": "remove build"}}}}
+
+// The question of issue 48, asked of the real CLI: the organisation the
+// tenant's credential belongs to serves server-managed settings. Claude
+// Code 2.1.328 fetches them at start ("first-wins", its default, makes the
+// highest managed source present the whole managed tier), so the file
+// Loadout writes, /etc/claude-code/managed-settings.json, no longer counts:
+// its hooks do not run and rm -rf build runs. With no settings on the
+// server the same session is governed.
+func TestClaudeCode_ServerManagedSettingsDisplaceTheManagedFile(t *testing.T) { // R-AG-4
+	if !ManagedInstall() {
+		t.Skip("no private /etc/claude-code here (unshare --mount refused): the managed file cannot be installed")
+	}
+	for _, tc := range []struct {
+		name     string
+		org      map[string]any
+		governed bool
+	}{
+		{name: "no-server-settings", org: nil, governed: true},
+		{name: "server-settings", org: map[string]any{"cleanupPeriodDays": 30}, governed: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := NewAgent(t, HTTPHook, rmScript)
+			api := onFirstParty(t, a, tc.org)
+			marker := agenttest.BuildMarker(t, a.Session.WorkDir)
+			a.Run(t, "clean up")
+			if len(api.SettingsFetches()) == 0 {
+				t.Fatalf("Claude Code never asked the organisation's settings endpoint (proxy refused %v)", api.Refused())
+			}
+			rm := a.Model.ToolResults()["toolu_rm"]
+			denied := strings.Contains(rm.Text, "platform policy: recursive deletes")
+			t.Logf("settings fetches %d, rm result %+v", len(api.SettingsFetches()), rm)
+			if tc.governed {
+				agenttest.FileLeft(t, marker, "rm -rf build ran", "")
+				if !denied {
+					t.Errorf("the model got %+v for rm -rf build, want the guard's reason", rm)
+				}
+				return
+			}
+			agenttest.NoFileLeft(t, marker, "rm -rf build was denied: the managed file still governs beside server-managed settings", "")
+			if denied {
+				t.Errorf("the guard denied rm -rf build: %+v", rm)
+			}
+		})
+	}
+}
