@@ -1,6 +1,9 @@
 package claudecode
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -68,6 +71,89 @@ func TestClaudeCode_ServerManagedSettingsDisplaceTheManagedFile(t *testing.T) { 
 			agenttest.NoFileLeft(t, marker, "rm -rf build was denied: the managed file still governs beside server-managed settings", "")
 			if denied {
 				t.Errorf("the guard denied rm -rf build: %+v", rm)
+			}
+		})
+	}
+}
+
+// plantRemoteSettingsCache writes what Claude Code keeps of the last
+// server-managed settings it fetched, ~/.claude/remote-settings.json, into
+// the session's home: a tenant's to write (its volume, its image, an init
+// container), no organisation needed.
+func plantRemoteSettingsCache(t *testing.T, home string, settings map[string]any) {
+	t.Helper()
+	b, err := json.Marshal(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".claude", "remote-settings.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The same displacement needs no organisation: with the settings endpoint
+// out of reach (an egress that blocks it, or no network), Claude Code falls
+// back to the copy it keeps in the user's home, and a copy the tenant
+// planted there becomes the managed tier. With the model behind the
+// platform's gateway (ANTHROPIC_BASE_URL in the agent container's
+// environment, as the bound pod's admission sets it from loadout-hostd's
+// claudeCodeBaseURL) the session is not eligible for server-managed
+// settings at all: the organisation's settings and the planted copy are
+// both ignored, the endpoint is never asked, and the hooks run.
+func TestClaudeCode_AGatewayKeepsServerManagedSettingsAndAPlantedCopyOut(t *testing.T) { // R-AG-4
+	if !ManagedInstall() {
+		t.Skip("no private /etc/claude-code here (unshare --mount refused): the managed file cannot be installed")
+	}
+	org := map[string]any{"cleanupPeriodDays": 30}
+	for _, tc := range []struct {
+		name string
+		// gateway sets ANTHROPIC_BASE_URL to the platform's gateway (the
+		// scripted model, on loopback).
+		gateway, unreachable, planted bool
+		governed                      bool
+	}{
+		{name: "first-party-planted-copy-endpoint-unreachable", unreachable: true, planted: true, governed: false},
+		{name: "gateway-organisation-settings", gateway: true, governed: true},
+		{name: "gateway-planted-copy", gateway: true, planted: true, governed: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := NewAgent(t, HTTPHook, rmScript)
+			api := onFirstParty(t, a, org)
+			if tc.unreachable {
+				api.SettingsUnreachable()
+			}
+			if tc.gateway {
+				a.Session.Env = append(a.Session.Env, "ANTHROPIC_BASE_URL="+a.Model.URL)
+			}
+			if tc.planted {
+				plantRemoteSettingsCache(t, a.Session.Home, org)
+			}
+			marker := agenttest.BuildMarker(t, a.Session.WorkDir)
+			a.Run(t, "clean up")
+			rm := a.Model.ToolResults()["toolu_rm"]
+			denied := strings.Contains(rm.Text, "platform policy: recursive deletes")
+			if !tc.governed {
+				agenttest.NoFileLeft(t, marker, "rm -rf build was denied: the planted copy did not displace the managed file", "")
+				if denied {
+					t.Errorf("the guard denied rm -rf build: %+v", rm)
+				}
+				return
+			}
+			agenttest.FileLeft(t, marker, "rm -rf build ran", "")
+			if !denied {
+				t.Errorf("the model got %+v for rm -rf build, want the guard's reason", rm)
+			}
+			if !tc.gateway {
+				return
+			}
+			if n := len(api.SettingsFetches()); n != 0 {
+				t.Errorf("behind the gateway Claude Code still asked the organisation's settings endpoint %d times", n)
+			}
+			if reqs := api.APIRequests(); len(reqs) != 0 {
+				t.Errorf("behind the gateway Claude Code still reached %s: %v", messages.APIHost, reqs)
 			}
 		})
 	}

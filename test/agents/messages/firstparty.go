@@ -49,10 +49,13 @@ type FirstParty struct {
 	// NODE_EXTRA_CA_CERTS.
 	Env []string
 
-	mu       sync.Mutex
-	settings map[string]any
-	fetches  []http.Header
-	refused  []string
+	mu          sync.Mutex
+	settings    map[string]any
+	fetches     []http.Header
+	refused     []string
+	unreachable bool
+	// apiRequests are the requests passed to the model.
+	apiRequests []string
 }
 
 // NewFirstParty serves APIHost in front of model until the test ends. With
@@ -72,7 +75,13 @@ func NewFirstParty(t testing.TB, model *Model, settings map[string]any) *FirstPa
 	f := &FirstParty{settings: settings}
 	api := http.NewServeMux()
 	api.HandleFunc(SettingsPath, f.serveSettings)
-	api.Handle("/", httputil.NewSingleHostReverseProxy(modelURL))
+	model2 := httputil.NewSingleHostReverseProxy(modelURL)
+	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.apiRequests = append(f.apiRequests, r.Method+" "+r.URL.Path)
+		f.mu.Unlock()
+		model2.ServeHTTP(w, r)
+	})
 	conns := newConnListener()
 	inner := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = inner.Serve(conns) }()
@@ -101,12 +110,29 @@ func NewFirstParty(t testing.TB, model *Model, settings map[string]any) *FirstPa
 	return f
 }
 
+// SettingsUnreachable makes the settings endpoint fail as an egress that
+// blocks it would: its requests are recorded and their connections
+// dropped unanswered, while the model stays reachable.
+func (f *FirstParty) SettingsUnreachable() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unreachable = true
+}
+
 // SettingsFetches are the headers of every request to the settings
 // endpoint, in order.
 func (f *FirstParty) SettingsFetches() []http.Header {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]http.Header(nil), f.fetches...)
+}
+
+// APIRequests are the requests (method and path) that reached the model
+// through APIHost.
+func (f *FirstParty) APIRequests() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.apiRequests...)
 }
 
 // Refused are the proxy requests for hosts other than APIHost.
@@ -119,8 +145,14 @@ func (f *FirstParty) Refused() []string {
 func (f *FirstParty) serveSettings(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.fetches = append(f.fetches, r.Header.Clone())
-	settings := f.settings
+	settings, unreachable := f.settings, f.unreachable
 	f.mu.Unlock()
+	if unreachable {
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+		return
+	}
 	// Claude Code takes an answer without Anthropic's request id for an
 	// intermediary's and keeps what it had.
 	w.Header().Set("request-id", "req_loadout_test")
