@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -125,4 +126,29 @@ func (a *Agent) Run(t *testing.T, prompt string) string {
 		t.Fatalf("claude -p: %v\nstdout: %s\nstderr: %s", err, out, stderr)
 	}
 	return out
+}
+
+// EditManagedSettings gives the session a copy of hostd's managed settings
+// changed by edit, in place of the tree's: what a platform could add to the
+// file, tried with the real CLI. Only with ManagedInstall.
+func (a *Agent) EditManagedSettings(t *testing.T, edit func(settings map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(a.Hostd.TreeDir, "managed-settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var settings map[string]any
+	if err := json.Unmarshal(b, &settings); err != nil {
+		t.Fatal(err)
+	}
+	edit(settings)
+	b, err = json.Marshal(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(a.Session.Etc, "managed-settings.json")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	resourcestest.Symlink(t, testenv.TempFile(t, "managed-settings.json", b, 0o644), link)
 }
