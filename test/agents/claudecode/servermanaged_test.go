@@ -158,3 +158,46 @@ func TestClaudeCode_AGatewayKeepsServerManagedSettingsAndAPlantedCopyOut(t *test
 		})
 	}
 }
+
+// What the managed file itself can do about it, measured: pinning the
+// model route there (env.ANTHROPIC_BASE_URL with allowedProviders
+// ["customEndpoint"]) does not help, since Claude Code decides eligibility
+// from its process environment before the file's env applies, and the
+// organisation's settings still displace the hooks. forceLoginOrgUUID,
+// which applies ahead of server-managed settings, refuses to start any
+// session with an API key, gateway or not: a refusal, not a way to keep an
+// API key's session governed.
+func TestClaudeCode_TheManagedFileCannotKeepServerManagedSettingsOut(t *testing.T) { // R-AG-4
+	if !ManagedInstall() {
+		t.Skip("no private /etc/claude-code here (unshare --mount refused): the managed file cannot be installed")
+	}
+	org := map[string]any{"cleanupPeriodDays": 30}
+	t.Run("pinned-model-route", func(t *testing.T) {
+		a := NewAgent(t, HTTPHook, rmScript)
+		api := onFirstParty(t, a, org)
+		a.EditManagedSettings(t, func(s map[string]any) {
+			s["env"] = map[string]any{"ANTHROPIC_BASE_URL": a.Model.URL}
+			s["allowedProviders"] = []string{"customEndpoint"}
+		})
+		marker := agenttest.BuildMarker(t, a.Session.WorkDir)
+		a.Run(t, "clean up")
+		if len(api.SettingsFetches()) == 0 {
+			t.Error("Claude Code did not ask the organisation's settings endpoint")
+		}
+		agenttest.NoFileLeft(t, marker, "rm -rf build was denied: the file's pin kept the hooks", "")
+	})
+	t.Run("forceLoginOrgUUID", func(t *testing.T) {
+		a := NewAgent(t, HTTPHook, rmScript)
+		onFirstParty(t, a, org)
+		a.EditManagedSettings(t, func(s map[string]any) { s["forceLoginOrgUUID"] = "00000000-0000-4000-8000-000000000000" })
+		marker := agenttest.BuildMarker(t, a.Session.WorkDir)
+		_, stderr, err := a.Session.Run(t, "clean up")
+		if err == nil || !strings.Contains(stderr, "forceLoginOrgUUID") || !strings.Contains(stderr, "ANTHROPIC_API_KEY") {
+			t.Errorf("claude -p with an API key under forceLoginOrgUUID: %v, %s; want a refusal naming both", err, stderr)
+		}
+		agenttest.FileLeft(t, marker, "rm -rf build ran", "")
+		if n := len(a.Model.AgentRequests()); n != 0 {
+			t.Errorf("the refused session still asked the model %d times", n)
+		}
+	})
+}
