@@ -127,7 +127,7 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request, snap *snaps
 		return
 	}
 	ereq := exthost.EventRequest{Event: event, Session: req.Session, Prompt: req.Prompt, Cwd: req.Cwd,
-		Turn: req.Turn, Model: req.Model, Response: req.Response, Stop: req.Stop}
+		Turn: req.Turn, Model: req.Model, Request: req.Request, Response: req.Response, Stop: req.Stop}
 	ctx, trace := s.traced(r.Context())
 	out, err := snap.host.Event(ctx, ereq)
 	if err != nil {
