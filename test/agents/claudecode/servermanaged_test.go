@@ -2,9 +2,13 @@ package claudecode
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -60,11 +64,22 @@ func TestClaudeCode_ServerManagedSettingsDisplaceTheManagedFile(t *testing.T) { 
 			}
 			rm := a.Model.ToolResults()["toolu_rm"]
 			denied := strings.Contains(rm.Text, "platform policy: recursive deletes")
-			t.Logf("settings fetches %d, rm result %+v", len(api.SettingsFetches()), rm)
+			// What hostd sees, the signal of the LoadoutAgentWithoutHooks
+			// alert: Claude Code still opens hostd's MCP server (managed
+			// by managed-mcp.json), but without the hooks no hook request
+			// arrives.
+			seen := hostdRequests(t, a.Hostd.URL)
+			hooked := seen["hooks_claude_code"] + seen["events"]
+			if seen["mcp initialize"] == 0 {
+				t.Errorf("hostd saw no MCP initialize: %v", seen)
+			}
 			if tc.governed {
 				agenttest.FileLeft(t, marker, "rm -rf build ran", "")
 				if !denied {
 					t.Errorf("the model got %+v for rm -rf build, want the guard's reason", rm)
+				}
+				if hooked == 0 {
+					t.Errorf("a governed session sent hostd no hook request: %v", seen)
 				}
 				return
 			}
@@ -72,9 +87,40 @@ func TestClaudeCode_ServerManagedSettingsDisplaceTheManagedFile(t *testing.T) { 
 			if denied {
 				t.Errorf("the guard denied rm -rf build: %+v", rm)
 			}
+			if hooked != 0 {
+				t.Errorf("the displaced session still sent hostd %v hook requests: %v", hooked, seen)
+			}
 		})
 	}
 }
+
+// hostdRequests are hostd's loadout_hostd_requests_total, summed by
+// endpoint, from its /metrics.
+func hostdRequests(t *testing.T, hostdURL string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(hostdURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, m := range requestsLine.FindAllStringSubmatch(string(body), -1) {
+		v, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			t.Fatalf("%s: %v", m[0], err)
+		}
+		out[m[1]] += v
+	}
+	return out
+}
+
+// requestsLine is one sample of loadout_hostd_requests_total: its endpoint
+// label and value.
+var requestsLine = regexp.MustCompile(`(?m)^loadout_hostd_requests_total\{[^}]*endpoint="([^"]*)"[^}]*\} (\S+)$`)
 
 // plantRemoteSettingsCache writes what Claude Code keeps of the last
 // server-managed settings it fetched, ~/.claude/remote-settings.json, into
