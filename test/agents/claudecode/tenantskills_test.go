@@ -21,6 +21,7 @@ func TestClaudeCode_TenantSkillsOutsideTheManagedDirectoryNeedAddDir(t *testing.
 	}
 	const listing = "TENANT-PROBE-LISTING"
 	tenantDir := func(t *testing.T) string {
+		t.Helper()
 		dir := t.TempDir()
 		skill := filepath.Join(dir, ".claude", "skills", "tenant-probe")
 		if err := os.MkdirAll(skill, 0o755); err != nil {
