@@ -48,6 +48,9 @@ type metrics struct {
 	// rate-limited; failureEventOutcomes counts what became of each.
 	failureEvents        *hookevents.Reporter
 	failureEventOutcomes *prometheus.CounterVec
+	// agentsWithoutHooks counts agents that opened the MCP server and
+	// called no hook within the grace (internal/hookwatch).
+	agentsWithoutHooks prometheus.Counter
 }
 
 // failureLog logs a hook failure once per context, extension, hook and
@@ -137,7 +140,10 @@ func newMetrics() *metrics {
 	m.failureEventOutcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "loadout_hostd_hook_failure_events_total", Help: "Hook failures by what became of their Kubernetes Event: sent, counted (into the hook's next Event), dropped (queue full, too many hooks failing), sendFailed.",
 	}, []string{"outcome"})
-	m.registry.MustRegister(m.failureEventOutcomes, m.toolOutputs, m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded,
+	m.agentsWithoutHooks = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "loadout_hostd_agents_without_hooks_total", Help: "Agents that opened hostd's MCP server and called no hook within the grace (2m by default): they run without the Workspace's hooks.",
+	})
+	m.registry.MustRegister(m.agentsWithoutHooks, m.failureEventOutcomes, m.toolOutputs, m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded,
 		m.sourcesFailing, m.sourceFailing, m.sourcesPending, m.sourceFailures, m.treeCurrent, m.treeFailures, m.refusals, m.hookFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
