@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loadout-dev/loadout/test/agents/agenttest"
 	"github.com/loadout-dev/loadout/test/agents/messages"
@@ -41,7 +42,10 @@ var rmScript = Turn{Tools: []ToolUse{{ID: "toolu_rm", Name: "Bash", Input: map[s
 // highest managed source present the whole managed tier), so the file
 // Loadout writes, /etc/claude-code/managed-settings.json, no longer counts:
 // its hooks do not run and rm -rf build runs. With no settings on the
-// server the same session is governed.
+// server the same session is governed. hostd tells the two apart: the
+// displaced session opens its MCP server (managed-mcp.json still counts)
+// and calls no hook, which hostd counts as an agent without hooks once
+// --hook-watch-grace has passed; the governed one is never counted.
 func TestClaudeCode_ServerManagedSettingsDisplaceTheManagedFile(t *testing.T) { // R-AG-4
 	if !ManagedInstall() {
 		t.Skip("no private /etc/claude-code here (unshare --mount refused): the managed file cannot be installed")
@@ -55,7 +59,7 @@ func TestClaudeCode_ServerManagedSettingsDisplaceTheManagedFile(t *testing.T) { 
 		{name: "server-settings", org: map[string]any{"cleanupPeriodDays": 30}, governed: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := NewAgent(t, HTTPHook, rmScript)
+			a := NewAgentWithHostdArgs(t, []string{"--hook-watch-grace", watchGrace.String()}, HTTPHook, rmScript)
 			api := onFirstParty(t, a, tc.org)
 			marker := agenttest.BuildMarker(t, a.Session.WorkDir)
 			a.Run(t, "clean up")
@@ -81,6 +85,10 @@ func TestClaudeCode_ServerManagedSettingsDisplaceTheManagedFile(t *testing.T) { 
 				if hooked == 0 {
 					t.Errorf("a governed session sent hostd no hook request: %v", seen)
 				}
+				time.Sleep(2 * watchGrace)
+				if n := agentsWithoutHooks(t, a.Hostd.URL); n != 0 {
+					t.Errorf("hostd counted %v agents without hooks for a governed session", n)
+				}
 				return
 			}
 			agenttest.NoFileLeft(t, marker, "rm -rf build was denied: the managed file still governs beside server-managed settings", "")
@@ -90,13 +98,25 @@ func TestClaudeCode_ServerManagedSettingsDisplaceTheManagedFile(t *testing.T) { 
 			if hooked != 0 {
 				t.Errorf("the displaced session still sent hostd %v hook requests: %v", hooked, seen)
 			}
+			// hostd tells: the session opened its MCP server and called no
+			// hook within the grace.
+			deadline := time.Now().Add(10 * watchGrace)
+			for agentsWithoutHooks(t, a.Hostd.URL) == 0 && time.Now().Before(deadline) {
+				time.Sleep(watchGrace / 4)
+			}
+			if n := agentsWithoutHooks(t, a.Hostd.URL); n != 1 {
+				t.Errorf("hostd counted %v agents without hooks, want 1", n)
+			}
 		})
 	}
 }
 
-// hostdRequests are hostd's loadout_hostd_requests_total, summed by
-// endpoint, from its /metrics.
-func hostdRequests(t *testing.T, hostdURL string) map[string]float64 {
+// watchGrace is hostd's --hook-watch-grace in these tests: how long after
+// Claude Code opens the MCP server a hook must arrive.
+const watchGrace = 3 * time.Second
+
+// hostdMetrics is hostd's /metrics text.
+func hostdMetrics(t *testing.T, hostdURL string) string {
 	t.Helper()
 	resp, err := http.Get(hostdURL + "/metrics")
 	if err != nil {
@@ -107,8 +127,31 @@ func hostdRequests(t *testing.T, hostdURL string) map[string]float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return string(body)
+}
+
+// agentsWithoutHooks is hostd's loadout_hostd_agents_without_hooks_total.
+func agentsWithoutHooks(t *testing.T, hostdURL string) float64 {
+	t.Helper()
+	m := withoutHooksLine.FindStringSubmatch(hostdMetrics(t, hostdURL))
+	if m == nil {
+		t.Fatal("hostd exports no loadout_hostd_agents_without_hooks_total")
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+var withoutHooksLine = regexp.MustCompile(`(?m)^loadout_hostd_agents_without_hooks_total (\S+)$`)
+
+// hostdRequests are hostd's loadout_hostd_requests_total, summed by
+// endpoint, from its /metrics.
+func hostdRequests(t *testing.T, hostdURL string) map[string]float64 {
+	t.Helper()
 	out := map[string]float64{}
-	for _, m := range requestsLine.FindAllStringSubmatch(string(body), -1) {
+	for _, m := range requestsLine.FindAllStringSubmatch(hostdMetrics(t, hostdURL), -1) {
 		v, err := strconv.ParseFloat(m[2], 64)
 		if err != nil {
 			t.Fatalf("%s: %v", m[0], err)

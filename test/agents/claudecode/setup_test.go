@@ -54,8 +54,19 @@ func NewAgent(t *testing.T, wiring Wiring, script ...Turn) *Agent {
 // NewAgentOn is NewAgent on the context data (a ConfigMap's data).
 func NewAgentOn(t *testing.T, data map[string]string, wiring Wiring, script ...Turn) *Agent {
 	t.Helper()
+	return newAgent(t, data, nil, wiring, script...)
+}
+
+// NewAgentWithHostdArgs is NewAgent with more flags for hostd.
+func NewAgentWithHostdArgs(t *testing.T, hostdArgs []string, wiring Wiring, script ...Turn) *Agent {
+	t.Helper()
+	return newAgent(t, agenttest.PreviewSamples(t), hostdArgs, wiring, script...)
+}
+
+func newAgent(t *testing.T, data map[string]string, hostdArgs []string, wiring Wiring, script ...Turn) *Agent {
+	t.Helper()
 	a := &Agent{Notes: agenttest.StartReviewNotes(t, data)}
-	a.Hostd = agenttest.StartHostd(t, data, append(a.Notes.HostdArgs, "--claude-code")...)
+	a.Hostd = agenttest.StartHostd(t, data, append(append(a.Notes.HostdArgs, "--claude-code"), hostdArgs...)...)
 	a.Model = NewModel(t, script...)
 	a.Session = NewSession(t, a.Model)
 	settings := filepath.Join(a.Hostd.TreeDir, "managed-settings.json")
