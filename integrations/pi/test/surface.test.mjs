@@ -97,6 +97,9 @@ describe("Pi on a Workspace with the whole extension surface", () => {
 	test("R-LC-6: tool hooks see the session (agent pi) and Pi's cwd", async () => {
 		await withPi(hostd, callThenStop("bash", { command: "echo WHERE" }, "DONE"), async (pi) => {
 			assert.equal(await promptForToolResult(pi, "where are you", true), `WHERE: pi in ${pi.cwd}`);
+			// The request after the tool ran answers its result (R-LC-5).
+			const after = sent(pi.calls.at(-1));
+			assert.ok(/MODEL-CONTEXT for \S+: \d+ messages, sized, bash offered true, after toolResult/.test(after), "BeforeModelRequest after a tool: " + after);
 		});
 	});
 
