@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -188,6 +189,10 @@ func (r *PolicyEpochReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if r.Signer != nil {
 		signers = strings.Join(r.Signer.KeyIDs(), ",")
 	}
+	// The admission policy's word (agentsUnderLoadoutSandbox) rides on the
+	// epoch: the platform digest already changes with it, the annotation
+	// makes an epoch written before it existed current too.
+	underSandbox := strconv.FormatBool(imp.Sandbox != nil && imp.Sandbox.AgentsUnderLoadoutSandbox)
 	existing := configMapMetadata()
 	err = r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: contract.EpochConfigMap}, existing)
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -204,12 +209,13 @@ func (r *PolicyEpochReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	current := func(o client.Object) bool {
 		a := o.GetAnnotations()
-		return a[EpochPolicyAnnotation] == digest && a[vocab.ContextSignersAnnotation] == signers && o.GetLabels()[contract.EpochLabel] == "true"
+		return a[EpochPolicyAnnotation] == digest && a[vocab.ContextSignersAnnotation] == signers &&
+			a[contract.AgentsUnderSandboxAnnotation] == underSandbox && o.GetLabels()[contract.EpochLabel] == "true"
 	}
 	if found && current(existing) {
 		return ctrl.Result{}, nil // at rest: no write
 	}
-	if r.wrote(ns) == digest+"|"+signers {
+	if r.wrote(ns) == digest+"|"+signers+"|"+underSandbox {
 		// Our last write was this one: the cache may not have seen it yet.
 		live := configMapMetadata()
 		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: contract.EpochConfigMap}, live)
@@ -244,12 +250,13 @@ func (r *PolicyEpochReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	cm := corev1ac.ConfigMap(contract.EpochConfigMap, ns).
 		WithLabels(map[string]string{contract.EpochLabel: "true"}).
-		WithAnnotations(map[string]string{EpochPolicyAnnotation: digest, vocab.ContextSignersAnnotation: signers}).
+		WithAnnotations(map[string]string{EpochPolicyAnnotation: digest, vocab.ContextSignersAnnotation: signers,
+			contract.AgentsUnderSandboxAnnotation: underSandbox}).
 		WithData(data)
 	if err := r.Client.Apply(ctx, cm, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return ctrl.Result{}, fmt.Errorf("applying the policy epoch %s/%s: %w", ns, contract.EpochConfigMap, err)
 	}
-	r.record(ns, digest+"|"+signers)
+	r.record(ns, digest+"|"+signers+"|"+underSandbox)
 	policyEpochWrites.Inc()
 	log.FromContext(ctx).Info("Policy epoch written", "namespace", ns, "platformPolicy", digest, "previous", epoch.Previous)
 	return ctrl.Result{}, nil

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/sandboxpolicy"
+	"github.com/loadout-dev/loadout/internal/signerpolicy"
 	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
@@ -60,6 +62,7 @@ func setHeldStatus(ws *v1alpha1.Workspace, res *resources.Result, held *v1alpha1
 	ws.Status.Context = &v1alpha1.ContextStatus{ConfigMapName: ws.ConfigMapName(), Hash: res.Hash, Bytes: res.Bytes}
 	ws.Status.HeldContent = held
 	setToolsStatus(ws, res.Manifest.Registry)
+	setSkillSignaturesStatus(ws, res)
 	if ws.Status.Catalog != nil {
 		ws.Status.Catalog.Tools = int32(len(res.Manifest.Registry.Tools))
 	}
@@ -130,6 +133,7 @@ func (r *WorkspaceReconciler) publishDenyAll(ctx context.Context, ws *v1alpha1.W
 // agents run under.
 func setToolsStatus(ws *v1alpha1.Workspace, registry contract.Registry) {
 	ws.Status.Sandbox = sandboxpolicy.ToAPI(registry.Sandbox)
+	ws.Status.SkillSigners = signerpolicy.ToAPI(registry.SkillSigners)
 	ws.Status.Tools = nil
 	for _, t := range registry.Tools[:min(len(registry.Tools), vocab.MaxStatusListItems)] {
 		ws.Status.Tools = append(ws.Status.Tools, v1alpha1.ToolEntry{
@@ -137,4 +141,14 @@ func setToolsStatus(ws *v1alpha1.Workspace, registry contract.Registry) {
 			Description: truncate(t.Description, maxStatusEntryText), ReadOnly: t.ReadOnly, Runnable: t.Runnable(),
 		})
 	}
+}
+
+// setSkillSignaturesStatus says what the published context requires of its
+// skills' signatures, and names the skills no agent will load for want of
+// one (signerpolicy.Condition).
+func setSkillSignaturesStatus(ws *v1alpha1.Workspace, res *resources.Result) {
+	var skills contract.Skills
+	_ = json.Unmarshal([]byte(res.Data[contract.KeySkills]), &skills) // rendered here: it parses
+	ok, reason, msg := signerpolicy.Condition(res.Manifest.SkillSigners, skills.Skills)
+	setCondition(ws, vocab.ConditionSkillSignatures, ok, reason, truncate(msg, maxConditionMessage))
 }

@@ -180,6 +180,7 @@ func setPublishedStatus(ws *v1alpha1.Workspace, resolution *workspace.Resolution
 		ws.Status.Shadowed = append(ws.Status.Shadowed, v1alpha1.ShadowedEntry{Kind: s.Kind, Name: s.Name, Origin: s.Origin, ShadowedBy: s.ShadowedBy})
 	}
 	setToolsStatus(ws, registry)
+	setSkillSignaturesStatus(ws, res)
 	setCommandsStatus(ws, res.Catalog)
 	ws.Status.HeldContent = nil
 	setCondition(ws, vocab.ConditionContextPublished, true, vocab.ReasonPublished,

@@ -15,6 +15,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.mcpServer) || !has(self.source)",message="mcpServer and source are exclusive: a manifest cannot name an MCP server"
 // +kubebuilder:validation:XValidation:rule="!has(self.optional) || !self.optional || ((!has(self.hooks) || size(self.hooks) == 0) && (!has(self.deniedTools) || size(self.deniedTools) == 0) && !has(self.sandbox) && !has(self.source))",message="an optional extension may carry tools but no hooks, no deniedTools, no sandbox and no source: policy is never optional"
 // +kubebuilder:validation:XValidation:rule="!has(self.optional) || !self.optional || !has(self.contentRules) || size(self.contentRules) == 0",message="an optional extension carries no contentRules: policy is never optional"
+// +kubebuilder:validation:XValidation:rule="!has(self.optional) || !self.optional || !has(self.skillSigners)",message="an optional extension carries no skillSigners: policy is never optional"
 type ExtensionSpec struct {
 	// name is the extension id. Defaults to metadata.name, which must then follow
 	// the same rules.
@@ -120,6 +121,14 @@ type ExtensionSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=32
 	ContentRules []ContentRule `json:"contentRules,omitempty"`
+
+	// skillSigners says who must have signed the OCI skills of a Workspace
+	// this extension applies to (docs/security.md, "Signed skills"). On an
+	// imposed extension of a platform namespace it is the platform's
+	// requirement; on a tenant's it is one more: every declaration must be
+	// met.
+	// +optional
+	SkillSigners *SkillSigners `json:"skillSigners,omitempty"`
 }
 
 // ExtensionTool is a tool an extension registers.

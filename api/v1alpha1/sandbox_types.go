@@ -94,6 +94,20 @@ type SandboxNetwork struct {
 	// +kubebuilder:validation:items:Minimum=1
 	// +kubebuilder:validation:items:Maximum=65535
 	ConnectPorts []int32 `json:"connectPorts,omitempty"`
+
+	// hosts the agent may reach by name through the egress proxy that
+	// `loadout sandbox` starts beside the command (HTTPS_PROXY and
+	// HTTP_PROXY point at it): NAME or NAME:PORT (port 443 when unset), and
+	// *.DOMAIN for every name below DOMAIN. A connection through the proxy
+	// to any other name or port is refused; direct connections stay
+	// limited to connectPorts. Names are matched as the agent asks for
+	// them, before resolution.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=260
+	// +kubebuilder:validation:items:Pattern=`^(\*\.)?([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)*[a-z0-9]([-a-z0-9]*[a-z0-9])?(:[0-9]{1,5})?$`
+	Hosts []string `json:"hosts,omitempty"`
 }
 
 // UnsandboxedAgents is whether an agent may run without the sandbox.

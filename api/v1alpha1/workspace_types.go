@@ -47,6 +47,13 @@ type WorkspaceSpec struct {
 	// +optional
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
 
+	// skillSigners adds a requirement on who must have signed the
+	// Workspace's OCI skills (docs/security.md, "Signed skills"): every
+	// declaration, the platform's and this, must be met, so it can narrow
+	// the platform's trust and never widen it.
+	// +optional
+	SkillSigners *SkillSigners `json:"skillSigners,omitempty"`
+
 	// output says where the context is published.
 	// +optional
 	Output *WorkspaceOutput `json:"output,omitempty"`
@@ -218,6 +225,15 @@ type WorkspaceStatus struct {
 	// runs under. Unset, agents run unsandboxed.
 	// +optional
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+
+	// skillSigners are the signer requirements the published context
+	// carries: an agent pod loads an OCI skill only if one of its Sigstore
+	// bundles meets each, and no git skill while any is set. The
+	// SkillSignatures condition summarises them.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	SkillSigners []SkillSignerRequirement `json:"skillSigners,omitempty"`
 
 	// heldContent is set while the Workspace's own input is invalid. The
 	// platform's policy is never held back: the published context carries

@@ -22,7 +22,7 @@ func newRootCommand() *cobra.Command {
 	root.Use = "loadout-hostd"
 	root.Short = "The Loadout agent-side extension host (loadout hostd) as a lean sidecar binary"
 	root.SilenceUsage, root.SilenceErrors = true, true
-	root.AddCommand(agentcmd.NewHookCommand(), agentcmd.NewVersionCommand())
+	root.AddCommand(agentcmd.NewHookCommand(), agentcmd.NewSandboxCommand(), agentcmd.NewVersionCommand())
 	return root
 }
 

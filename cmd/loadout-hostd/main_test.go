@@ -3,8 +3,11 @@ package main
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -68,7 +71,10 @@ func TestSidecarIsHostd(t *testing.T) {
 
 // The sidecar binary is hostd and its agent-side helpers only: none of the
 // full CLI's commands (materialize, preview, push, ...) that an exec probe
-// or a lifecycle hook could run in hostd's container.
+// or a lifecycle hook could run in hostd's container. sandbox is one of the
+// helpers: the tree's copy of this binary (bin/loadout) is what an agent
+// container of a bound pod starts under (docs/agents.md, "Sandbox"), and
+// it only ever narrows what a process may do.
 func TestSidecarHasOnlyHostdsCommands(t *testing.T) {
 	var names []string
 	for _, c := range newRootCommand().Commands() {
@@ -77,8 +83,8 @@ func TestSidecarHasOnlyHostdsCommands(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if !slices.Equal(names, []string{"hook", "version"}) {
-		t.Errorf("loadout-hostd subcommands %v, want hook and version only", names)
+	if !slices.Equal(names, []string{"hook", "sandbox", "version"}) {
+		t.Errorf("loadout-hostd subcommands %v, want hook, sandbox and version only", names)
 	}
 }
 
@@ -146,5 +152,33 @@ func TestSidecarImageHoldsOnlyTheSidecar(t *testing.T) {
 	}
 	if !strings.Contains(string(manager), "--hostd-image=ghcr.io/loadout-dev/loadout-hostd:") {
 		t.Error("config/manager/manager.yaml does not name the hostd image (ghcr.io/loadout-dev/loadout-hostd) as --hostd-image")
+	}
+}
+
+// The sidecar verifies skill signatures itself (internal/sigcheck, the
+// standard library): --skill-signers is parsed, not refused, so a key file
+// that is not a PEM public key stops it with the parse error, and a
+// private key is refused as one.
+func TestSidecarParsesSkillSigners(t *testing.T) {
+	dir := t.TempDir()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKCS8PrivateKey(priv)
+	for name, content := range map[string]string{
+		"garbage":     "not a key",
+		"private key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".pem")
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := newRootCommand()
+		cmd.SetArgs([]string{"--context-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--allow-unsigned-context", "--skill-signers", path})
+		err := cmd.Execute()
+		if err == nil || !strings.Contains(err.Error(), "--skill-signers "+path) || strings.Contains(err.Error(), "verifies no skill signatures") {
+			t.Errorf("%s: err = %v, want the key file's parse error", name, err)
+		}
 	}
 }

@@ -13,6 +13,11 @@ import (
 	"github.com/loadout-dev/loadout/internal/skillsig"
 )
 
+// The full CLI verifies keyless signer identities too (hostd, materialize):
+// the Sigstore libraries that do it bring gRPC, which the sidecar binary
+// must not link, so only this binary sets the hook.
+func init() { sigcheck.Keyless = skillsig.Keyless }
+
 func main() {
 	if err := newRootCommand().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
@@ -44,7 +49,7 @@ context directory.`,
 	root.AddCommand(newActivateCommand())
 	root.AddCommand(agentcmd.NewHostdCommand())
 	root.AddCommand(newMaterializeCommand())
-	root.AddCommand(newSandboxCommand())
+	root.AddCommand(agentcmd.NewSandboxCommand())
 	root.AddCommand(agentcmd.NewHookCommand())
 	root.AddCommand(agentcmd.NewVersionCommand())
 	root.AddCommand(newShardsCommand())
@@ -53,17 +58,4 @@ context directory.`,
 	root.AddCommand(newApproveCommand(), newDenyCommand())
 	root.AddCommand(newMCPCommand())
 	return root
-}
-
-// The full CLI verifies skill signatures (hostd --skill-signers,
-// materialize --skill-signers) with the Sigstore libraries; the sidecar
-// binary, which links agentcmd without them, refuses the flag.
-func init() {
-	agentcmd.SkillSigners = func(pems []byte) (sigcheck.Verifier, error) {
-		t, err := skillsig.ParseTrust(pems)
-		if err != nil {
-			return nil, err
-		}
-		return t, nil
-	}
 }

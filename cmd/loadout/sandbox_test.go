@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/agentcmd"
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/sandbox"
 )
@@ -40,6 +41,12 @@ func loadoutCmd(t *testing.T, args ...string) *exec.Cmd {
 // into a directory, as the context volume mounts it.
 func sandboxContext(t *testing.T, tree string) string {
 	t.Helper()
+	return sandboxContextWith(t, tree, "{connectPorts: []}")
+}
+
+// sandboxContextWith is sandboxContext with the given network declaration.
+func sandboxContextWith(t *testing.T, tree, network string) string {
+	t.Helper()
 	manifests := resourcestest.Tree(t, map[string]string{"all.yaml": `apiVersion: v1
 kind: Namespace
 metadata: {name: loadout-system, labels: {loadout.dev/trust: trusted}}
@@ -57,7 +64,7 @@ spec:
       paths:
         - {path: /, access: [read, execute]}
         - {path: ` + tree + `, access: [read, write, create]}
-    network: {connectPorts: []}
+    network: ` + network + `
 `})
 	dir := t.TempDir()
 	for k, v := range previewData(t, "-f", manifests) {
@@ -93,7 +100,7 @@ func TestSandboxCommand_RmRfLeavesATreeDeclaredNoRemove(t *testing.T) {
 
 	check := loadoutCmd(t, "sandbox", "--from", ctx, "--check")
 	out, err = check.Output()
-	var c sandboxCheck
+	var c agentcmd.SandboxCheck
 	if err != nil || json.Unmarshal(out, &c) != nil || !c.Declared || !c.Enforceable || !c.Runs || c.Sandbox.Network == nil {
 		t.Errorf("--check: %v %+v\n%s", err, c, out)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/approval"
 	"github.com/loadout-dev/loadout/internal/hookevents"
+	"github.com/loadout-dev/loadout/internal/hostd"
 )
 
 // approvalFlags configure how hostd reaches the cluster for Approvals
@@ -72,11 +73,26 @@ func (f *approvalFlags) client() (*approval.Client, error) {
 	return approval.New(approval.Config{Server: server, CAFile: f.caFile, TokenFile: f.tokenFile, Namespace: id.Namespace})
 }
 
-// hookEvents is where hostd creates the Events of hook failures: the same
-// identity, in its own namespace, when --hook-failure-events is on and the
-// Workspace is in that namespace (an Event about another namespace's
-// Workspace would be refused anyway). nil, with warn told why, otherwise.
-func (f *approvalFlags) hookEvents(workspace string, warn io.Writer) hookevents.Creator {
+// hookEvents makes hostd's reporter of hook failures as Events on the
+// Workspace (internal/hookevents, at most one per hook and reason per 5
+// minutes), created with hostd's identity in its own namespace, when
+// --hook-failure-events is on and the Workspace is in that namespace (an
+// Event about another namespace's Workspace would be refused anyway). nil,
+// with warn told why, otherwise.
+func (f *approvalFlags) hookEvents(workspace, pod string, warn io.Writer) func(observe func(string)) hostd.FailureReporter {
+	creator := f.eventCreator(workspace, warn)
+	if creator == nil {
+		return nil
+	}
+	ns, name, _ := strings.Cut(workspace, "/")
+	return func(observe func(string)) hostd.FailureReporter {
+		return hookevents.New(hookevents.Options{Creator: creator, Namespace: ns, Workspace: name, Pod: pod,
+			Observe: func(o hookevents.Outcome) { observe(string(o)) }})
+	}
+}
+
+// eventCreator is the client that creates the Events, or nil (hookEvents).
+func (f *approvalFlags) eventCreator(workspace string, warn io.Writer) hookevents.Creator {
 	if f.tokenFile == "" || !f.failureEvents {
 		return nil
 	}

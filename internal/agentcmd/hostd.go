@@ -125,7 +125,7 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 			}
 			defer stopAnchors()
 			broker := approvals.broker(cmd.ErrOrStderr())
-			srv := hostd.New(hostd.Options{Approvals: broker, HookEvents: approvals.hookEvents(trust.workspace, cmd.ErrOrStderr()), Ledger: led, Pod: os.Getenv("POD_NAME"), ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
+			srv := hostd.New(hostd.Options{Approvals: broker, HookFailureEvents: approvals.hookEvents(trust.workspace, os.Getenv("POD_NAME"), cmd.ErrOrStderr()), Ledger: led, Pod: os.Getenv("POD_NAME"), ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
 				PolicyDir: policyDir, MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, managedEtc, "http://"+addr),
 				SigningKeyFile: signKey, ServiceTokenFile: tokenFile, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits, HookWatchGrace: hookWatchGrace,
 				MCPHeaders: mcpHeaders.source(cmd.ErrOrStderr(), svcAddrs), AfterFirstLoad: hostd.ReleaseStartupMemory})

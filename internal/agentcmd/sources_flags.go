@@ -27,14 +27,9 @@ func (f *SourceFlags) Add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.cache, "source-cache", filepath.Join(os.TempDir(), "loadout-sources"), "directory caching fetched external skills by digest (an emptyDir in a pod)")
 	cmd.Flags().StringVar(&f.registryConfig, "registry-config", "", "docker config.json with registry credentials (a mounted kubernetes.io/dockerconfigjson Secret); empty means anonymous")
 	cmd.Flags().StringVar(&f.gitCredentials, "git-credentials", "", "git-credential-store file (https://USER:TOKEN@HOST lines) for private git sources")
-	cmd.Flags().StringVar(&f.skillSigners, "skill-signers", "", "PEM file of the public keys trusted to sign skills: when set, an OCI skill must carry a Sigstore bundle by one of them (loadout push --sign-key), verified offline, and git skills are refused")
+	cmd.Flags().StringVar(&f.skillSigners, "skill-signers", "", "PEM file of public keys trusted to sign skills, required on top of what each context requires (an Extension's skillSigners): when set, an OCI skill must carry a Sigstore bundle by one of them (loadout push --sign-key), verified offline, and git skills are refused")
 	cmd.Flags().StringVar(&f.credentialsDir, "source-credentials", "", "directory read at each fetch, before --registry-config and --git-credentials: a mounted Secret with .dockerconfigjson and/or git-credentials keys (the agent-pod policy mounts the optional Secret loadout-source-credentials of the pod's namespace here); missing files mean none")
 }
-
-// SkillSigners parses --skill-signers into a verifier. The full CLI sets it
-// (internal/skillsig); the sidecar binary leaves it nil, because the
-// Sigstore libraries bring gRPC into it (cmd/loadout-hostd's link-set test).
-var SkillSigners func(pems []byte) (sigcheck.Verifier, error)
 
 // Fetcher builds the fetcher the flags describe.
 func (f *SourceFlags) Fetcher() (*sources.Fetcher, error) {
@@ -52,12 +47,11 @@ func (f *SourceFlags) Fetcher() (*sources.Fetcher, error) {
 		if err != nil {
 			return nil, err
 		}
-		if SkillSigners == nil {
-			return nil, fmt.Errorf("--skill-signers %s: this binary verifies no skill signatures (the lean sidecar links no Sigstore code); run `loadout hostd` or `loadout materialize`", f.skillSigners)
-		}
-		if opts.Signers, err = SkillSigners(pems); err != nil {
+		keys, err := sigcheck.ParseKeys(pems)
+		if err != nil {
 			return nil, fmt.Errorf("--skill-signers %s: %w", f.skillSigners, err)
 		}
+		opts.Signers = keys
 	}
 	return sources.New(opts), nil
 }

@@ -196,6 +196,10 @@ type Registry struct {
 	// Workspace to (docs/security.md, "Sandbox"): the platform's declared
 	// sandbox, narrowed by the tenant's.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// SkillSigners, when set, says who must have signed the Workspace's OCI
+	// skills (signers.go): the agent side refuses an OCI skill that does not
+	// meet every requirement, and every git skill.
+	SkillSigners []SignerRequirement `json:"skillSigners,omitempty"`
 }
 
 // Tool is one tool the agent may call.

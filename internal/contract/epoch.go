@@ -21,6 +21,14 @@ const (
 	// KeyPolicy holds the PolicyEpoch document; KeySignature beside it holds
 	// the manager's signature of its EpochHash.
 	KeyPolicy = "policy.json"
+	// AgentsUnderSandboxAnnotation on the epoch ConfigMap is "true" when the
+	// namespace's platform policy declares agentsUnderLoadoutSandbox: the
+	// admission policy loadout-agent-pods-sandboxed takes the epoch as its
+	// parameter and then admits only agent pods whose containers start
+	// under the tree's `loadout sandbox` (config/policy/agent_sandbox_policy.yaml).
+	// Only the manager writes the epoch (loadout-policy-epochs), so a tenant
+	// can neither claim nor drop it.
+	AgentsUnderSandboxAnnotation = "loadout.dev/agents-under-loadout-sandbox"
 )
 
 // DenyAllExtension is the id of the hooks of a deny-all context (the context

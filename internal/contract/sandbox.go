@@ -40,9 +40,12 @@ type SandboxPath struct {
 }
 
 // SandboxNetwork lists the TCP ports (sorted) the agent may connect to on
-// any host; empty, none.
+// any host; empty, none. Hosts (sorted, each NAME:PORT or *.DOMAIN:PORT,
+// lower case) are reachable by name through the egress proxy of `loadout
+// sandbox` (internal/egress); empty, none.
 type SandboxNetwork struct {
-	ConnectPorts []int `json:"connectPorts"`
+	ConnectPorts []int    `json:"connectPorts"`
+	Hosts        []string `json:"hosts,omitempty"`
 }
 
 // Filesystem rights of a SandboxPath, as the API spells them.

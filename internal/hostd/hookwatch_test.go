@@ -2,44 +2,40 @@ package hostd
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/loadout-dev/loadout/internal/hookevents"
+	"github.com/loadout-dev/loadout/internal/exthost"
 )
 
-// eventLog records the Kubernetes Events hostd creates.
-type eventLog struct {
-	mu      sync.Mutex
-	reasons []string
-	texts   []string
+// withoutHooks is a FailureReporter that records the agents reported
+// without hooks.
+type withoutHooks struct {
+	mu    sync.Mutex
+	grace []time.Duration
 }
 
-func (l *eventLog) CreateEvent(_ context.Context, b []byte) error {
-	var e struct{ Reason, Message string }
-	if err := json.Unmarshal(b, &e); err != nil {
-		return err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.reasons = append(l.reasons, e.Reason)
-	l.texts = append(l.texts, e.Message)
-	return nil
+func (w *withoutHooks) Report(exthost.Diagnostic) {}
+func (w *withoutHooks) Run(context.Context)       {}
+func (w *withoutHooks) ReportAgentWithoutHooks(_ time.Time, grace time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.grace = append(w.grace, grace)
 }
 
-func (l *eventLog) seen() ([]string, []string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.reasons...), append([]string(nil), l.texts...)
+func (w *withoutHooks) seen() []time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]time.Duration(nil), w.grace...)
 }
 
 // An agent that opens hostd's MCP server and calls no hook (Claude Code
 // whose managed settings were displaced by its organisation's
 // server-managed settings) is counted and raised as an AgentWithoutHooks
-// Event on the Workspace once the grace has passed. One that calls a hook
+// Event on the Workspace (hostd's FailureReporter, internal/hookevents)
+// once the grace has passed. One that calls a hook
 // is not, nor is an idle pod that opens nothing.
 func TestHookWatch_AnAgentWithoutHooksIsAnEventOnTheWorkspace(t *testing.T) {
 	const grace = 200 * time.Millisecond
@@ -53,9 +49,10 @@ func TestHookWatch_AnAgentWithoutHooksIsAnEventOnTheWorkspace(t *testing.T) {
 		{name: "idle"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			events := &eventLog{}
+			events := &withoutHooks{}
 			s, ts, _ := serveContext(t, contextData(t, runnableRegistry("http://127.0.0.1:1", 5)),
-				Options{Workspace: "team-a/dev", HookEvents: events, HookWatchGrace: grace, PollInterval: time.Hour})
+				Options{Workspace: "team-a/dev", HookWatchGrace: grace, PollInterval: time.Hour,
+					HookFailureEvents: func(func(string)) FailureReporter { return events }})
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() { s.Run(ctx); close(done) }()
@@ -71,22 +68,24 @@ func TestHookWatch_AnAgentWithoutHooksIsAnEventOnTheWorkspace(t *testing.T) {
 			}
 			deadline := time.Now().Add(10 * grace)
 			for time.Now().Before(deadline) {
-				if reasons, _ := events.seen(); len(reasons) > 0 {
+				if len(events.seen()) > 0 {
 					break
 				}
 				time.Sleep(grace / 4)
 			}
-			reasons, texts := events.seen()
+			reported := events.seen()
 			metrics := get(t, ts.URL+"/metrics")
-			counted := func(n string) bool { return strings.Contains(metrics, "\nloadout_hostd_agents_without_hooks_total "+n+"\n") }
+			counted := func(n string) bool {
+				return strings.Contains(metrics, "\nloadout_hostd_agents_without_hooks_total "+n+"\n")
+			}
 			if !tc.want {
-				if len(reasons) != 0 || !counted("0") {
-					t.Fatalf("Events %v, %s; want none", reasons, grepLines(metrics, "without_hooks"))
+				if len(reported) != 0 || !counted("0") {
+					t.Fatalf("reported %v, %s; want none", reported, grepLines(metrics, "without_hooks"))
 				}
 				return
 			}
-			if len(reasons) != 1 || reasons[0] != hookevents.ReasonAgentWithoutHooks || !strings.Contains(texts[0], "called none of the Workspace's hooks within 200ms") {
-				t.Fatalf("Events %v %q, want one %s", reasons, texts, hookevents.ReasonAgentWithoutHooks)
+			if len(reported) != 1 || reported[0] != grace {
+				t.Fatalf("reported %v, want one agent without hooks within %s", reported, grace)
 			}
 			if !counted("1") {
 				t.Fatalf("metric: %s", grepLines(metrics, "without_hooks"))

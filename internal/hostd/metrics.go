@@ -1,15 +1,28 @@
 package hostd
 
 import (
+	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/loadout-dev/loadout/internal/exthost"
-	"github.com/loadout-dev/loadout/internal/hookevents"
 )
+
+// FailureReporter is told of every hook failure hostd records, and of each
+// agent that ran without hooks (internal/hookwatch), and reports them
+// outside hostd, rate-limited (internal/hookevents: an Event on the
+// Workspace). Run delivers until ctx is done.
+type FailureReporter interface {
+	Report(d exthost.Diagnostic)
+	// ReportAgentWithoutHooks: an agent opened the MCP server at since
+	// and called no hook within grace.
+	ReportAgentWithoutHooks(since time.Time, grace time.Duration)
+	Run(ctx context.Context)
+}
 
 // metrics make extension failures visible as numbers (rule R-HK-8) next to
 // the usual request and reload health. Each Server has its own registry, so
@@ -46,7 +59,7 @@ type metrics struct {
 	failureLog  *failureLog
 	// failureEvents reports each failure as an Event on the Workspace,
 	// rate-limited; failureEventOutcomes counts what became of each.
-	failureEvents        *hookevents.Reporter
+	failureEvents        FailureReporter
 	failureEventOutcomes *prometheus.CounterVec
 	// agentsWithoutHooks counts agents that opened the MCP server and
 	// called no hook within the grace (internal/hookwatch).

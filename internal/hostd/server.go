@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,7 +20,6 @@ import (
 	"github.com/loadout-dev/loadout/internal/approval"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/hookevents"
 	"github.com/loadout-dev/loadout/internal/hookwatch"
 	"github.com/loadout-dev/loadout/internal/httpserve"
 	"github.com/loadout-dev/loadout/internal/keptresult"
@@ -113,11 +111,11 @@ type Options struct {
 	// Approvals, when set, takes the asks of imposed hooks with an approval
 	// to the cluster (docs/hooks.md, "Approvals"); nil blocks them.
 	Approvals *approval.Broker
-	// HookEvents, when set, creates the Kubernetes Events of hook failures
-	// on the Workspace (Workspace's namespace and name), at most one per
-	// hook and reason per 5 minutes (internal/hookevents); nil: failures
-	// are logged and counted only.
-	HookEvents hookevents.Creator
+	// HookFailureEvents, when set, makes the reporter that turns hook
+	// failures into Kubernetes Events on the Workspace (internal/hookevents,
+	// which `loadout hostd` wires in); hostd hands it the counter of what
+	// became of each. nil: failures are logged and counted only.
+	HookFailureEvents func(observe func(outcome string)) FailureReporter
 	// HookWatchGrace is how long after an agent opens hostd's MCP server a
 	// hook must arrive before the pod counts as running an agent without
 	// hooks (internal/hookwatch); zero means hookwatch.DefaultGrace.
@@ -213,11 +211,8 @@ func New(opts Options) *Server {
 	if err := s.registerMCPSkills(); err != nil {
 		panic(err) // the extension's method names are fixed: never a standard method
 	}
-	if opts.HookEvents != nil {
-		if ns, name, ok := strings.Cut(opts.Workspace, "/"); ok {
-			s.metrics.failureEvents = hookevents.New(hookevents.Options{Creator: opts.HookEvents, Namespace: ns, Workspace: name, Pod: opts.Pod,
-				Now: opts.Now, Observe: func(o hookevents.Outcome) { s.metrics.failureEventOutcomes.WithLabelValues(string(o)).Inc() }})
-		}
+	if opts.HookFailureEvents != nil {
+		s.metrics.failureEvents = opts.HookFailureEvents(func(outcome string) { s.metrics.failureEventOutcomes.WithLabelValues(outcome).Inc() })
 	}
 	s.hookWatch = hookwatch.New(opts.HookWatchGrace, opts.Now, s.agentWithoutHooks)
 	s.metrics.failureLog = &failureLog{logger: opts.Logger, hash: func() string {

@@ -17,8 +17,9 @@ const DefaultSourceTimeout = 60 * time.Second
 // files); the log has the details.
 const reasonDisagrees = "content does not agree with its Skill (name, description or requested files)"
 
-// sourceState is what hostd knows of one pinned source (by
-// contract.SkillSource.String(), which names the digest or commit).
+// sourceState is what hostd knows of one pinned source under one set of
+// signer requirements (snapshot.sourceKey: contract.SkillSource.String(),
+// which names the digest or commit, and the requirements' digest).
 // Guarded by Server.mu.
 type sourceState struct {
 	tree     skillpack.Tree // verified content, its files in the cache on disk; nil until fetched
@@ -48,21 +49,23 @@ type SourceStatus struct {
 // that has arrived; else the tree it was served with in prev (the previous
 // version, so a version bump never makes a skill vanish while the new one
 // is fetched), if that still agrees with the Skill; else it is pending and
-// absent. The caller holds s.mu.
+// absent. A previous version verified under other signer requirements is
+// never kept: a context that starts requiring signatures must not go on
+// serving what was loaded unsigned. The caller holds s.mu.
 func (s *Server) withContent(snap, prev *snapshot) *snapshot {
 	next := *snap
 	next.trees, next.stale = map[string]skillpack.Tree{}, map[string]bool{}
 	for _, sk := range snap.externalSkills() {
-		if st := s.sources[sk.Source.String()]; st != nil && st.tree != nil {
+		if st := s.sources[snap.sourceKey(sk)]; st != nil && st.tree != nil {
 			next.trees[sk.Name] = st.tree
-		} else if t, ok := prev.treeOf(sk.Name); ok {
+		} else if t, ok := prev.treeOf(sk.Name); ok && prev.signers == snap.signers {
 			next.trees[sk.Name], next.stale[sk.Name] = t, true
 		}
 	}
 	full, rejected := snap.published.WithAvailableExternal(sources.ExternalSkillsOf(next.trees))
 	for _, sk := range snap.externalSkills() {
 		err, ok := rejected[sk.Name]
-		st := s.sources[sk.Source.String()]
+		st := s.sources[snap.sourceKey(sk)]
 		switch {
 		case !ok && st != nil && st.tree != nil && st.reason == reasonDisagrees:
 			st.failure, st.reason = nil, ""
@@ -100,8 +103,9 @@ func (snap *snapshot) treeOf(skill string) (skillpack.Tree, bool) {
 // try. The caller holds s.mu.
 func (s *Server) fetchMissing(ctx context.Context, snap *snapshot) {
 	now := time.Now()
+	var fetcher *sources.Fetcher
 	for _, sk := range snap.externalSkills() {
-		key := sk.Source.String()
+		key := snap.sourceKey(sk)
 		st := s.sources[key]
 		if st == nil {
 			st = &sourceState{}
@@ -110,19 +114,25 @@ func (s *Server) fetchMissing(ctx context.Context, snap *snapshot) {
 		if st.tree != nil || st.fetching || (st.failure != nil && now.Sub(st.lastTry) < s.opts.SourceRetry) {
 			continue
 		}
+		if fetcher == nil {
+			// The context's signer requirements, on top of the process's
+			// own (--skill-signers): requirements that do not parse make
+			// a fetcher that refuses every source, saying why.
+			fetcher = s.opts.Sources.Requiring(snap.published.Manifest().SkillSigners)
+		}
 		st.fetching, st.lastTry = true, now
 		s.fetches.Add(1)
-		go s.fetch(ctx, sk.Name, key, *sk.Source, st)
+		go s.fetch(ctx, fetcher, sk.Name, key, *sk.Source, st)
 	}
 }
 
 // fetch fetches one source within SourceTimeout and, once it has arrived,
 // serves the current context again with it: the policy stays as it is, the
 // skill's content moves to its pinned version.
-func (s *Server) fetch(ctx context.Context, skill, key string, src contract.SkillSource, st *sourceState) {
+func (s *Server) fetch(ctx context.Context, fetcher *sources.Fetcher, skill, key string, src contract.SkillSource, st *sourceState) {
 	defer s.fetches.Done()
 	fctx, cancel := context.WithTimeout(ctx, s.opts.SourceTimeout)
-	tree, err := s.opts.Sources.Fetch(fctx, src)
+	tree, err := fetcher.Fetch(fctx, src)
 	cancel()
 
 	s.mu.Lock()
@@ -150,7 +160,7 @@ func (s *Server) fetch(ctx context.Context, skill, key string, src contract.Skil
 // uses reports whether snap has a skill pinned to the source key.
 func (snap *snapshot) uses(key string) bool {
 	for _, sk := range snap.externalSkills() {
-		if sk.Source.String() == key {
+		if snap.sourceKey(sk) == key {
 			return true
 		}
 	}
@@ -163,7 +173,7 @@ func (snap *snapshot) uses(key string) bool {
 func (s *Server) pruneSources(snap *snapshot) {
 	used := map[string]bool{}
 	for _, sk := range snap.externalSkills() {
-		used[sk.Source.String()] = true
+		used[snap.sourceKey(sk)] = true
 	}
 	for key := range s.sources {
 		if !used[key] {
@@ -177,12 +187,11 @@ func (s *Server) pruneSources(snap *snapshot) {
 func (s *Server) sourceStatuses(snap *snapshot) []SourceStatus {
 	var out []SourceStatus
 	for _, sk := range snap.externalSkills() {
-		key := sk.Source.String()
-		st := s.sources[key]
+		st := s.sources[snap.sourceKey(sk)]
 		if st != nil && st.tree != nil && st.failure == nil {
 			continue
 		}
-		ss := SourceStatus{Skill: sk.Name, Source: key, State: "fetching", Serving: "nothing"}
+		ss := SourceStatus{Skill: sk.Name, Source: sk.Source.String(), State: "fetching", Serving: "nothing"}
 		if st != nil && st.failure != nil {
 			ss.State, ss.Reason = "failing", st.reason
 		}

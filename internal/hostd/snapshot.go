@@ -11,6 +11,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/mcpclient"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/published"
+	"github.com/loadout-dev/loadout/internal/sigcheck"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 )
 
@@ -39,6 +40,10 @@ type snapshot struct {
 	// snapshot before (stale names those), or has none.
 	trees map[string]skillpack.Tree
 	stale map[string]bool
+	// signers names the context's signer requirements
+	// (sigcheck.RequirementsDigest): a tree is verified under one set and
+	// served only under the same set (sourceKey, withContent).
+	signers string
 }
 
 // loadSnapshot reads the context directory and rebuilds the hook runtime from
@@ -71,11 +76,21 @@ func loadSnapshot(ctx context.Context, dir string, verify func(*published.Contex
 	if len(failed) > 0 {
 		return nil, fmt.Errorf("context %s: extensions did not load: %s", pc.Hash, strings.Join(failed, "; "))
 	}
-	snap := &snapshot{published: pc, context: pc, host: host, hash: pc.Hash}
+	snap := &snapshot{published: pc, context: pc, host: host, hash: pc.Hash, signers: sigcheck.RequirementsDigest(m.SkillSigners)}
 	if err := snap.buildTools(ws, client, headers); err != nil {
 		return nil, fmt.Errorf("context %s: %w", pc.Hash, err)
 	}
 	return snap, nil
+}
+
+// sourceKey names what hostd holds of a skill's source under snap's signer
+// requirements: the same artifact verified under other requirements is
+// another entry, fetched (or refused) anew.
+func (snap *snapshot) sourceKey(sk contract.SkillDoc) string {
+	if snap.signers == "" {
+		return sk.Source.String()
+	}
+	return sk.Source.String() + " signers=" + snap.signers
 }
 
 // externalSkills lists the skills of snap whose content comes from a source.

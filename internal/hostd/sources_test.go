@@ -29,12 +29,19 @@ func pushSkill(t testing.TB, name string, tree skillpack.Tree) string {
 // description, fetched from source, or no skill when source is nil.
 func externalSkillContext(t testing.TB, name, description string, source *contract.SkillSource) map[string]string {
 	t.Helper()
+	return externalSkillContextIn(t, contract.Registry{}, name, description, source)
+}
+
+// externalSkillContextIn is externalSkillContext with registry reg (its
+// policy: signer requirements, hooks).
+func externalSkillContextIn(t testing.TB, reg contract.Registry, name, description string, source *contract.SkillSource) map[string]string {
+	t.Helper()
 	root := resources.Root{Name: "p"}
 	if source != nil {
 		root.Skills = []resources.Skill{{Name: name, Description: description, Source: source,
 			Origin: resources.Origin{Root: "p", Namespace: "p", Object: name}}}
 	}
-	res, err := resources.Render(resources.Input{Roots: []resources.Root{root}})
+	res, err := resources.Render(resources.Input{Roots: []resources.Root{root}, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,8 +25,9 @@ import (
 // delete" holds for Bash; Claude Code's Edit and Write tools, which cannot
 // delete, still edit there. Its network filter knows domains, not ports,
 // so a declared network allows no domain but hostd's (hostdHost), which
-// Claude Code's own hooks reach through the sandbox's proxy; an undeclared
-// network allows hostd's and asks for the rest, as Claude Code does.
+// Claude Code's own hooks reach through the sandbox's proxy, and the
+// declared hosts' names (claudeDomains); an undeclared network allows
+// hostd's and asks for the rest, as Claude Code does.
 func claudeSandbox(s *contract.Sandbox, hostdHost string) map[string]any {
 	if s == nil {
 		return nil
@@ -54,12 +55,31 @@ func claudeSandbox(s *contract.Sandbox, hostdHost string) map[string]any {
 		}
 		out["filesystem"] = map[string]any{"allowWrite": writable, "denyWrite": denied}
 	}
-	network := map[string]any{"allowedDomains": []string{hostdHost}}
+	domains := []string{hostdHost}
+	if s.Network != nil {
+		domains = append(domains, claudeDomains(s.Network.Hosts)...)
+	}
+	network := map[string]any{"allowedDomains": domains}
 	if s.Network != nil {
 		network["allowManagedDomainsOnly"] = true
 	}
 	out["network"] = network
 	return out
+}
+
+// claudeDomains are the declared hosts' names (network.hosts, NAME:PORT or
+// *.DOMAIN:PORT) as Claude Code's allowedDomains spell them: its filter
+// knows names, not ports, so a host declared on one port is reachable on
+// any through Claude Code's own sandbox (docs/agents.md, "Sandbox");
+// `loadout sandbox` around it holds the port too.
+func claudeDomains(hosts []string) []string {
+	var out []string
+	for _, h := range hosts {
+		if i := strings.LastIndexByte(h, ':'); i > 0 {
+			out = append(out, h[:i])
+		}
+	}
+	return slices.Compact(slices.Sorted(slices.Values(out)))
 }
 
 // codexSandboxRequirements is what requirements.toml pins for s: the

@@ -54,6 +54,16 @@ func TestBuild_ClaudeCodeSandboxFromTheDeclaration(t *testing.T) {
 	if got.Permissions["disableBypassPermissionsMode"] != "disable" {
 		t.Errorf("permissions %v: bypass-permissions mode not disabled", got.Permissions)
 	}
+
+	// Declared hosts are the domains Claude Code's filter allows beside
+	// hostd's, by name (its filter knows no ports).
+	in.Manifest.Registry.Sandbox.Network.Hosts = []string{"*.npmjs.org:443", "github.com:443", "github.com:8443"}
+	if err := json.Unmarshal([]byte(files(t, mustBuild(t, in, Options{ClaudeCode: true}))[ManagedSettingsFile]), &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := []any{"127.0.0.1", "*.npmjs.org", "github.com"}; !reflect.DeepEqual(got.Sandbox["network"].(map[string]any)["allowedDomains"], want) {
+		t.Errorf("allowedDomains %v, want %v", got.Sandbox["network"], want)
+	}
 }
 
 // A declared sandbox pins Codex's sandbox modes in requirements.toml, in

@@ -294,6 +294,7 @@ func (c *Context) Manifest() contract.Manifest {
 	m.Hooks = slices.Clone(m.Hooks)
 	m.MessageTypes = slices.Clone(m.MessageTypes)
 	m.PromptGuides = slices.Clone(m.PromptGuides)
+	m.SkillSigners = slices.Clone(m.SkillSigners)
 	return m
 }
 

@@ -175,6 +175,7 @@ func normalizeRegistry(r contract.Registry) (contract.Registry, error) {
 		Extensions:   slices.Clone(r.Extensions),
 		Deny:         slices.Clone(r.Deny),
 		Sandbox:      r.Sandbox,
+		SkillSigners: slices.Clone(r.SkillSigners),
 	}
 	for i, t := range r.Tools {
 		schema, err := canonicalJSON(t.InputSchema)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/egress"
 )
 
 // FromAPI converts a declaration to its normal form: paths cleaned, one
@@ -49,9 +50,18 @@ func FromAPI(s *v1alpha1.Sandbox) *contract.Sandbox {
 				ports = append(ports, int(p))
 			}
 		}
-		out.Network = &contract.SandboxNetwork{ConnectPorts: slices.Compact(slices.Sorted(slices.Values(ports)))}
+		out.Network = &contract.SandboxNetwork{ConnectPorts: slices.Compact(slices.Sorted(slices.Values(ports))), Hosts: normalHosts(s.Network.Hosts)}
 	}
 	return out
+}
+
+// normalHosts is egress.Normal, nil for none (so a declaration without
+// hosts publishes none).
+func normalHosts(in []string) []string {
+	if out := egress.Normal(in); len(out) > 0 {
+		return out
+	}
+	return nil
 }
 
 // Effective is the sandbox of a Workspace: the intersection of the
@@ -154,7 +164,8 @@ func Intersect(a, b *contract.Sandbox) *contract.Sandbox {
 				ports = append(ports, p)
 			}
 		}
-		out.Network = &contract.SandboxNetwork{ConnectPorts: ports}
+		out.Network = &contract.SandboxNetwork{ConnectPorts: ports,
+			Hosts: normalHosts(egress.Intersect(a.Network.Hosts, a.Network.ConnectPorts, b.Network.Hosts, b.Network.ConnectPorts))}
 	}
 	return out
 }
@@ -209,7 +220,7 @@ func cloneNet(n *contract.SandboxNetwork) *contract.SandboxNetwork {
 	if n == nil {
 		return nil
 	}
-	return &contract.SandboxNetwork{ConnectPorts: append([]int{}, n.ConnectPorts...)}
+	return &contract.SandboxNetwork{ConnectPorts: append([]int{}, n.ConnectPorts...), Hosts: slices.Clone(n.Hosts)}
 }
 
 // ToAPI is the effective sandbox as the Workspace's status shows it
@@ -230,7 +241,7 @@ func ToAPI(s *contract.Sandbox) *v1alpha1.Sandbox {
 		}
 	}
 	if s.Network != nil {
-		out.Network = &v1alpha1.SandboxNetwork{ConnectPorts: make([]int32, 0, len(s.Network.ConnectPorts))}
+		out.Network = &v1alpha1.SandboxNetwork{ConnectPorts: make([]int32, 0, len(s.Network.ConnectPorts)), Hosts: slices.Clone(s.Network.Hosts)}
 		for _, p := range s.Network.ConnectPorts {
 			out.Network.ConnectPorts = append(out.Network.ConnectPorts, int32(p))
 		}

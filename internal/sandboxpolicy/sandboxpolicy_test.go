@@ -164,3 +164,21 @@ func TestEffective_OnlyThePlatformSaysAgentsRunUnderLoadoutSandbox(t *testing.T)
 		t.Error("a tenant's own sandbox claimed the platform wraps its agents")
 	}
 }
+
+// A tenant's hosts narrow the platform's, never widen them: a host the
+// platform does not allow (by name or an open port) is dropped, one it does
+// stays, normalised to NAME:PORT (R-SB-1).
+func TestEffective_TenantHostsNarrowNeverWiden(t *testing.T) {
+	platform := FromAPI(&v1alpha1.Sandbox{Network: &v1alpha1.SandboxNetwork{ConnectPorts: []int32{8181}, Hosts: []string{"*.example.com", "GitHub.com"}}})
+	if want := []string{"*.example.com:443", "github.com:443"}; !slices.Equal(platform.Network.Hosts, want) {
+		t.Fatalf("FromAPI hosts %v, want %v", platform.Network.Hosts, want)
+	}
+	tenant := FromAPI(&v1alpha1.Sandbox{Network: &v1alpha1.SandboxNetwork{ConnectPorts: []int32{8181, 22}, Hosts: []string{"api.example.com", "evil.org", "github.com:22"}}})
+	got := Effective([]*contract.Sandbox{platform}, []*contract.Sandbox{tenant})
+	if !slices.Equal(got.Network.ConnectPorts, []int{8181}) || !slices.Equal(got.Network.Hosts, []string{"api.example.com:443"}) {
+		t.Errorf("effective network %+v, want port 8181 and api.example.com:443 only", got.Network)
+	}
+	if back := ToAPI(got); !slices.Equal(back.Network.Hosts, got.Network.Hosts) {
+		t.Errorf("ToAPI hosts %v", back.Network.Hosts)
+	}
+}

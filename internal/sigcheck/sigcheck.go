@@ -1,9 +1,11 @@
-// Package sigcheck is what a check of a skill artifact's signatures answers,
-// without the Sigstore libraries that make one (internal/skillsig): the
-// bundles' media type, the reasons a signature is refused, and the verifier
-// interface skill sources call. The sidecar (loadout-hostd) links this and
-// not internal/skillsig, whose Sigstore dependencies bring gRPC
-// (TestSidecarLinksNoClient).
+// Package sigcheck checks a skill artifact's Sigstore signatures with the
+// standard library alone (issue 47): key-signed bundles (keys.go), a
+// context's signer requirements, every one of which must be met
+// (require.go), and the reasons a signature is refused. Every binary
+// verifies through it, the lean sidecar (loadout-hostd) included: the
+// Sigstore libraries that sign (internal/skillsig) bring gRPC, which the
+// sidecar must not link (TestSidecarLinksNoClient), and the skillsig tests
+// hold this verifier to Sigstore's own verdicts.
 package sigcheck
 
 import "fmt"
@@ -24,12 +26,18 @@ const (
 	// ReasonInvalidBundle: a bundle that does not parse or is not a
 	// message signature by a key.
 	ReasonInvalidBundle = "InvalidBundle"
+	// ReasonKeylessUnsupported: only a keyless identity would accept the
+	// artifact, and this binary verifies keys only (the lean sidecar).
+	ReasonKeylessUnsupported = "KeylessUnsupported"
 )
 
 // Error is a refused signature.
 type Error struct {
 	Reason string
-	Err    error
+	// DeclaredBy names the requirement refused (a context's
+	// contract.SignerRequirement), when one was.
+	DeclaredBy string
+	Err        error
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("signature %s: %v", e.Reason, e.Err) }

@@ -1,8 +1,7 @@
-// Package skillsig signs and verifies skill artifacts with Sigstore
-// bundles (issue 47): `loadout push --sign-key` signs an artifact's
-// manifest with a private key and attaches the bundle as an OCI referrer;
-// the agent side's fetch (internal/sources) verifies it offline against
-// the public keys the platform trusts, before any file of the skill is
-// used. No transparency log or timestamp authority is contacted: the
-// trust is the key's.
+// Package skillsig signs skill artifacts with Sigstore bundles (issue 47):
+// `loadout push --sign-key` signs an artifact's manifest with a private key
+// through the Sigstore project's Go libraries and attaches the bundle as an
+// OCI referrer. Verification is internal/sigcheck's, with the standard
+// library alone, so the lean sidecar verifies too; this package's tests
+// hold sigcheck to what Sigstore's own verifier decides.
 package skillsig

@@ -8,7 +8,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -75,15 +74,14 @@ func newSigner(key *ecdsa.PrivateKey) (*Signer, error) {
 	return &Signer{key: key, hint: []byte(hint)}, nil
 }
 
-// keyHint names a public key in a bundle: base64 of the SHA-256 of its
-// PKIX encoding, as Sigstore's own key hints.
+// keyHint names a public key in a bundle (sigcheck.KeyID), so the
+// verifier finds the key that signed.
 func keyHint(pub crypto.PublicKey) (string, error) {
 	der, err := x509.MarshalPKIXPublicKey(pub)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(der)
-	return base64.StdEncoding.EncodeToString(sum[:]), nil
+	return sigcheck.KeyID(der), nil
 }
 
 // MarshalPrivateKey is the signer's key as PKCS#8 PEM.

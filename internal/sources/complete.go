@@ -21,13 +21,15 @@ type Fetched struct {
 }
 
 // Complete fetches every external skill of a published context and returns
-// the completed context. Every source is tried; if any cannot be fetched or
+// the completed context. The context's signer requirements hold for each
+// (Requiring). Every source is tried; if any cannot be fetched or
 // fails verification, the error names each one and nothing is returned, so
 // the caller keeps serving its last good context and tree.
 func (f *Fetcher) Complete(ctx context.Context, pc *published.Context) (*Fetched, error) {
 	trees := map[string]skillpack.Tree{}
 	content := map[string]resources.ExternalSkill{}
 	var errs []error
+	f = f.Requiring(pc.Manifest().SkillSigners)
 	for _, s := range pc.Skills() {
 		if s.Source == nil {
 			continue

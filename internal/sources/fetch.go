@@ -44,7 +44,9 @@ type Options struct {
 	// API refuses; for tests and local development only.
 	AllowLocalGit bool
 	// Signers, when set, accepts only OCI skills that carry a Sigstore
-	// bundle signed by one of its keys (signed.go); git skills are refused.
+	// bundle it accepts (signed.go); git skills are refused. A process's
+	// --skill-signers sets it; a context's requirements add to it
+	// (Requiring).
 	Signers sigcheck.Verifier
 }
 
@@ -67,6 +69,8 @@ type Fetcher struct {
 	opts Options
 	// gitFetchBytes bounds what one git fetch may write to its clone store.
 	gitFetchBytes int64
+	// refuse, when set, refuses every source (Requiring).
+	refuse error
 }
 
 // New returns a Fetcher.
@@ -96,6 +100,8 @@ func (f *Fetcher) fetch(ctx context.Context, src contract.SkillSource) (skillpac
 		err  error
 	)
 	switch {
+	case f.refuse != nil:
+		err = f.refuse
 	case src.OCI != nil && src.Git == nil:
 		tree, err = f.fetchOCI(ctx, src.OCI.Reference)
 	case src.Git != nil && src.OCI == nil && f.opts.Signers != nil:

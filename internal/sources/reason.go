@@ -18,10 +18,11 @@ import (
 
 // signatureReasons say each signature refusal in words of our own.
 var signatureReasons = map[string]string{
-	sigcheck.ReasonUnsigned:        "the artifact carries no Sigstore bundle, and only signed skills are accepted",
-	sigcheck.ReasonUntrustedSigner: "no bundle is signed by a key trusted here",
-	sigcheck.ReasonDigestMismatch:  "the bundle signs other bytes: the artifact changed after it was signed",
-	sigcheck.ReasonInvalidBundle:   "a bundle that is not a key's message signature",
+	sigcheck.ReasonUnsigned:           "the artifact carries no Sigstore bundle, and only signed skills are accepted",
+	sigcheck.ReasonUntrustedSigner:    "no bundle is signed by a key or identity trusted here",
+	sigcheck.ReasonDigestMismatch:     "the bundle signs other bytes: the artifact changed after it was signed",
+	sigcheck.ReasonInvalidBundle:      "a bundle that is not a message signature this verifier reads",
+	sigcheck.ReasonKeylessUnsupported: "only a keyless identity would accept it, and this binary verifies keys only",
 }
 
 var (
@@ -72,6 +73,7 @@ func reasonOf(err error) string {
 		bigManifest errManifestTooLarge
 		credentials errCredentials
 		signature   *sigcheck.Error
+		unreadable  errRequirements
 	)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
@@ -83,8 +85,15 @@ func reasonOf(err error) string {
 	case errors.Is(err, errNoSkillFile):
 		return errNoSkillFile.Error()
 	case errors.As(err, &signature):
-		// A fixed phrase per reason: the bundle's bytes never reach it.
-		return "signature refused (" + signature.Reason + "): " + signatureReasons[signature.Reason]
+		// A fixed phrase per reason, and the requirement's name from the
+		// signed context: the bundle's bytes never reach it.
+		r := "signature refused (" + signature.Reason + "): " + signatureReasons[signature.Reason]
+		if signature.DeclaredBy != "" {
+			r += "; required by " + signature.DeclaredBy
+		}
+		return r
+	case errors.As(err, &unreadable):
+		return reasonRequirements
 	case errors.Is(err, errGitUnsigned):
 		return errGitUnsigned.Error()
 	case errors.As(err, &tooLarge):

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/sigcheck"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 	"github.com/loadout-dev/loadout/internal/skillpack/packtest"
 	"github.com/loadout-dev/loadout/internal/skillsig"
@@ -38,7 +39,7 @@ func (r *testRegistry) pushSigned(t *testing.T, dir, repo string, signer *skills
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := skillpack.PushReferrer(context.Background(), art, pinned.String(), skillsig.BundleMediaType, bundle); err != nil {
+		if _, err := skillpack.PushReferrer(context.Background(), art, pinned.String(), sigcheck.BundleMediaType, bundle); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -57,11 +58,28 @@ func TestFetch_RequiredSignatureBySignerOnly(t *testing.T) {
 	release, _ := skillsig.GenerateSigner()
 	other, _ := skillsig.GenerateSigner()
 	pub, _ := release.PublicKeyPEM()
-	trust, err := skillsig.ParseTrust(pub)
+	trust, err := sigcheck.ParseKeys(pub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := New(Options{CacheDir: t.TempDir(), Signers: trust})
+	// The process's --skill-signers, and a context that requires the same
+	// key (contract.Registry.SkillSigners) on a fetcher with no flag: the
+	// same verdicts.
+	byFlag := New(Options{CacheDir: t.TempDir(), Signers: trust})
+	byContext := New(Options{CacheDir: t.TempDir()}).Requiring([]contract.SignerRequirement{
+		{DeclaredBy: "platform-system/release-signers", Authority: contract.AuthorityPlatform, PublicKeys: []string{string(pub)}}})
+	for name, f := range map[string]*Fetcher{"flag": byFlag, "context": byContext} {
+		t.Run(name, func(t *testing.T) { requiredSignatureBySignerOnly(t, f, reg, dir, release, other) })
+	}
+
+	// Without Signers nothing changes: the unsigned skill loads.
+	if _, err := New(Options{CacheDir: t.TempDir()}).Fetch(context.Background(), reg.pushSigned(t, filepath.Join(dir, "xlsx"), "skills/xlsx2", nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func requiredSignatureBySignerOnly(t *testing.T, f *Fetcher, reg *testRegistry, dir string, release, other *skillsig.Signer) {
+	t.Helper()
 
 	signed := reg.pushSigned(t, filepath.Join(dir, "pdf"), "skills/pdf", release, nil)
 	tree, err := f.Fetch(context.Background(), signed)
@@ -87,9 +105,9 @@ func TestFetch_RequiredSignatureBySignerOnly(t *testing.T) {
 		skill  string
 		reason string
 	}{
-		"unsigned":      {reg.pushSigned(t, filepath.Join(dir, "xlsx"), "skills/xlsx", nil, nil), "xlsx", skillsig.ReasonUnsigned},
-		"another key":   {reg.pushSigned(t, filepath.Join(dir, "docx"), "skills/docx", other, nil), "docx", skillsig.ReasonUntrustedSigner},
-		"changed bytes": {reg.pushSigned(t, filepath.Join(dir, "brand-guidelines"), "skills/brand", release, signedManifest), "brand-guidelines", skillsig.ReasonDigestMismatch},
+		"unsigned":      {reg.pushSigned(t, filepath.Join(dir, "xlsx"), "skills/xlsx", nil, nil), "xlsx", sigcheck.ReasonUnsigned},
+		"another key":   {reg.pushSigned(t, filepath.Join(dir, "docx"), "skills/docx", other, nil), "docx", sigcheck.ReasonUntrustedSigner},
+		"changed bytes": {reg.pushSigned(t, filepath.Join(dir, "brand-guidelines"), "skills/brand", release, signedManifest), "brand-guidelines", sigcheck.ReasonDigestMismatch},
 		"git":           {contract.SkillSource{Git: &contract.GitSource{URL: "https://example.com/skills.git", Commit: strings.Repeat("a", 40)}}, "", "only signed OCI skills"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -108,9 +126,56 @@ func TestFetch_RequiredSignatureBySignerOnly(t *testing.T) {
 			}
 		})
 	}
+}
 
-	// Without Signers nothing changes: the unsigned skill loads.
-	if _, err := New(Options{CacheDir: t.TempDir()}).Fetch(context.Background(), reg.pushSigned(t, filepath.Join(dir, "xlsx"), "skills/xlsx2", nil, nil)); err != nil {
+// The platform requires its release key and the tenant adds its own: a
+// skill signed by the release key alone is refused (the tenant's
+// requirement is not met), one signed by both loads, and the refusal names
+// the declaration it failed. A process flag adds to the context's
+// requirements, never replaces them. Requirements that do not parse refuse
+// every source, git included, saying why (fail closed).
+func TestRequiring_EveryDeclarationAndTheFlagMustBeMet(t *testing.T) {
+	reg := newTestRegistry(t)
+	dir := t.TempDir()
+	packtest.Write(t, dir)
+	release, _ := skillsig.GenerateSigner()
+	team, _ := skillsig.GenerateSigner()
+	relPub, _ := release.PublicKeyPEM()
+	teamPub, _ := team.PublicKeyPEM()
+	reqs := []contract.SignerRequirement{
+		{DeclaredBy: "platform-system/release-signers", Authority: contract.AuthorityPlatform, PublicKeys: []string{string(relPub)}},
+		{DeclaredBy: "Workspace team-a/dev", Authority: contract.AuthorityProject, PublicKeys: []string{string(teamPub)}},
+	}
+	f := New(Options{CacheDir: t.TempDir()}).Requiring(reqs)
+	byRelease := reg.pushSigned(t, filepath.Join(dir, "pdf"), "skills/pdf", release, nil)
+	_, err := f.Fetch(context.Background(), byRelease)
+	if err == nil || !strings.Contains(Reason(err), "UntrustedSigner") || !strings.Contains(Reason(err), "required by Workspace team-a/dev") {
+		t.Fatalf("the release key alone: %v (reason %q)", err, Reason(err))
+	}
+	both := reg.pushSigned(t, filepath.Join(dir, "docx"), "skills/docx", release, nil)
+	tree, _ := skillpack.ReadDir(filepath.Join(dir, "docx"))
+	art, _ := skillpack.Pack(tree)
+	bundle, _ := team.Sign(art.Manifest)
+	if _, err := skillpack.PushReferrer(context.Background(), art, both.OCI.Reference, sigcheck.BundleMediaType, bundle); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := f.Fetch(context.Background(), both); err != nil {
+		t.Fatalf("signed by both: %v", err)
+	}
+	// A flag trusting only the team key cannot stand in for the platform's.
+	teamOnly, _ := sigcheck.ParseKeys(teamPub)
+	flagged := New(Options{CacheDir: t.TempDir(), Signers: teamOnly}).Requiring(reqs[:1])
+	byTeam := reg.pushSigned(t, filepath.Join(dir, "xlsx"), "skills/xlsx", team, nil)
+	if _, err := flagged.Fetch(context.Background(), byTeam); err == nil || !strings.Contains(Reason(err), "required by platform-system/release-signers") {
+		t.Fatalf("the flag's key alone: %v", err)
+	}
+	broken := New(Options{CacheDir: t.TempDir()}).Requiring([]contract.SignerRequirement{{DeclaredBy: "x/y", PublicKeys: []string{"garbage"}}})
+	for _, src := range []contract.SkillSource{both, {Git: &contract.GitSource{URL: "https://example.com/s.git", Commit: strings.Repeat("a", 40)}}} {
+		if _, err := broken.Fetch(context.Background(), src); err == nil || !strings.Contains(Reason(err), "signer requirements cannot be read") {
+			t.Fatalf("unreadable requirements, %s: %v (%q)", src, err, Reason(err))
+		}
+	}
+	if _, err := New(Options{CacheDir: t.TempDir()}).Requiring(nil).Fetch(context.Background(), byTeam); err != nil {
+		t.Fatalf("no requirement: %v", err)
 	}
 }

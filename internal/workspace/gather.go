@@ -60,6 +60,9 @@ type Plan struct {
 	// Sandbox is the Workspace's effective sandbox (sandboxOf); nil when
 	// nothing declares one.
 	Sandbox *contract.Sandbox
+	// SkillSigners are the Workspace's signer requirements
+	// (skillSignersOf); nil when nothing declares one.
+	SkillSigners []contract.SignerRequirement
 	// UnlabelledPlatform lists, in read order, the platform namespaces the
 	// Workspace reads that carry no valid loadout.dev/trust label: nothing of
 	// them loads (Policy.TrustOf). The Workspace's status says so.
@@ -152,6 +155,9 @@ func Gather(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Polic
 		}
 	}
 	plan.Sandbox = sandboxOf(ws, plan.Extensions)
+	if plan.SkillSigners, err = skillSignersOf(ws, platform.SkillSigners, plan.Extensions); err != nil {
+		return nil, err
+	}
 	return plan, nil
 }
 
@@ -182,11 +188,11 @@ func platformSandboxes(exts []Candidate) []*contract.Sandbox {
 
 // Offered reports whether a platform extension is offered rather than
 // imposed: marked optional, and carrying no policy. One that carries hooks,
-// denied tools, a sandbox or a manifest source (which may add hooks) is imposed even if
+// denied tools, a sandbox, skill signers or a manifest source (which may add hooks) is imposed even if
 // marked optional: the API refuses that combination, and manifests read by
 // `loadout preview` are not validated by the API server.
 func Offered(e *v1alpha1.Extension) bool {
-	return e.Spec.Optional && len(e.Spec.Hooks) == 0 && len(e.Spec.DeniedTools) == 0 && e.Spec.Sandbox == nil && e.Spec.Source == nil
+	return e.Spec.Optional && len(e.Spec.Hooks) == 0 && len(e.Spec.DeniedTools) == 0 && e.Spec.Sandbox == nil && e.Spec.SkillSigners == nil && e.Spec.Source == nil
 }
 
 // AppliesTo reports whether a platform extension that is imposed applies to

@@ -10,6 +10,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/sandboxpolicy"
+	"github.com/loadout-dev/loadout/internal/signerpolicy"
 	"github.com/loadout-dev/loadout/internal/toolclass"
 )
 
@@ -45,15 +46,17 @@ func (r *Resolution) TenantFailure(pol Policy) bool {
 // platform extension removed or changed since) are dropped: the old policy
 // never outlives the new one. tenant.Deny is the Workspace's and its
 // extensions' current deny list, added to the platform's, and
-// tenant.Sandboxes narrow the platform's sandbox.
+// tenant.Sandboxes narrow the platform's sandbox, and tenant.SkillSigners
+// add to the platform's signer requirements.
 func HeldRegistry(old contract.Registry, imp *Platform, tenant Tenant) contract.Registry {
 	keep := func(id string) bool {
 		return id != "" && slices.Contains(tenant.IDs, id) && !slices.Contains(imp.IDs, id)
 	}
 	out := contract.Registry{
-		Extensions: slices.Clone(imp.IDs),
-		Deny:       slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(imp.Registry.Deny), tenant.Deny...)))),
-		Sandbox:    sandboxpolicy.Effective([]*contract.Sandbox{imp.Sandbox}, tenant.Sandboxes),
+		Extensions:   slices.Clone(imp.IDs),
+		Deny:         slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(imp.Registry.Deny), tenant.Deny...)))),
+		Sandbox:      sandboxpolicy.Effective([]*contract.Sandbox{imp.Sandbox}, tenant.Sandboxes),
+		SkillSigners: signerpolicy.Effective(imp.SkillSigners, tenant.SkillSigners),
 	}
 	for _, id := range old.Extensions {
 		if keep(id) {
@@ -111,6 +114,9 @@ func DenyAllRegistry(reason string) contract.Registry {
 // TenantPolicy reads the tenant's own policy (Tenant) as it is now.
 func TenantPolicy(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Policy) (Tenant, error) {
 	t := Tenant{Sandboxes: []*contract.Sandbox{sandboxpolicy.FromAPI(ws.Spec.Sandbox)}}
+	// A declaration that does not parse is kept as one no artifact meets
+	// (signerpolicy.FromAPI): held content never loses a requirement.
+	t.SkillSigners, _ = tenantSkillSigners(ws, nil)
 	if tools := ws.Spec.Tools; tools != nil {
 		for _, d := range tools.Deny {
 			t.Deny = append(t.Deny, string(d))
@@ -127,6 +133,11 @@ func TenantPolicy(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol
 	if err != nil {
 		return Tenant{}, err
 	}
+	own := make([]*v1alpha1.Extension, len(exts))
+	for i := range exts {
+		own[i] = &exts[i]
+	}
+	t.SkillSigners, _ = tenantSkillSigners(ws, own)
 	for i := range exts {
 		t.IDs = append(t.IDs, exts[i].LogicalName())
 		for _, d := range exts[i].Spec.DeniedTools {

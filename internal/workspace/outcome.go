@@ -63,6 +63,9 @@ type Tenant struct {
 	// Sandboxes are the sandboxes they and the Workspace declare now: each
 	// narrows the platform's.
 	Sandboxes []*contract.Sandbox
+	// SkillSigners are the signer requirements they and the Workspace
+	// declare now: each adds to the platform's.
+	SkillSigners []*contract.SignerRequirement
 }
 
 // Outcome is what a pass publishes: Kind, and for every kind but
@@ -132,7 +135,7 @@ func Decide(ws *v1alpha1.Workspace, res *Resolution, pol Policy, platform *Platf
 	held.Mode, held.From = v1alpha1.HeldContentPolicyOnly, ""
 	result, err := resources.Render(resources.Input{
 		Workspace:       contract.WorkspaceRef{Name: ws.Name, Namespace: ws.Namespace},
-		Registry:        HeldRegistry(contract.Registry{}, platform, Tenant{Deny: tenant.Deny, Sandboxes: tenant.Sandboxes}),
+		Registry:        HeldRegistry(contract.Registry{}, platform, Tenant{Deny: tenant.Deny, Sandboxes: tenant.Sandboxes, SkillSigners: tenant.SkillSigners}),
 		PlatformPolicy:  platform.Digest(),
 		MaxContextBytes: HeldMaxBytes,
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contentpolicy"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/sandboxpolicy"
+	"github.com/loadout-dev/loadout/internal/signerpolicy"
 )
 
 // Platform is the platform's imposed policy for one namespace (docs/concepts.md,
@@ -45,6 +46,10 @@ type Platform struct {
 	// Broken, when set, says why the platform's own policy does not load:
 	// an imposed extension was rejected. Nothing a tenant writes causes it.
 	Broken string
+	// SkillSigners are the imposed extensions' signer declarations
+	// (skill_signers.go), in load order; nil entries for extensions that
+	// declare none. Registry.SkillSigners holds them in effective form.
+	SkillSigners []*contract.SignerRequirement
 	// Content are the imposed extensions' content rules (issue 47,
 	// content_rules.go); nil or empty allows all content.
 	Content *contentpolicy.Rules
@@ -94,6 +99,9 @@ func PlatformPolicyOf(ctx context.Context, namespace string, objs Objects, pol P
 	p.Registry, p.Deny = reg, slices.Clone(plan.Deny)
 	p.Sandbox = sandboxpolicy.Effective(platformSandboxes(p.Extensions), nil)
 	p.Registry.Sandbox = p.Sandbox
+	var signersErr error
+	p.SkillSigners, signersErr = platformSkillSigners(p.Extensions)
+	p.Registry.SkillSigners = signerpolicy.Effective(p.SkillSigners, nil)
 	var broken []string
 	for _, o := range outcomes {
 		switch o.State {
@@ -102,6 +110,9 @@ func PlatformPolicyOf(ctx context.Context, namespace string, objs Objects, pol P
 		case vocab.ExtensionLoaded:
 			p.IDs = append(p.IDs, o.Extension)
 		}
+	}
+	if signersErr != nil {
+		broken = append(broken, signersErr.Error())
 	}
 	p.Broken = strings.Join(broken, "; ")
 	p.digest = PlatformPolicyDigest(p.Registry, p.IDs, p.Deny, p.Sandbox)

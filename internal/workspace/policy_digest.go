@@ -19,6 +19,9 @@ type platformPolicyDoc struct {
 	// Sandbox is left out when nil, so a platform that declares none keeps
 	// the digests it had before sandboxes existed.
 	Sandbox *contract.Sandbox `json:"sandbox,omitempty"`
+	// SkillSigners, likewise left out when none, are the platform's signer
+	// requirements (issue 47): a changed trusted key is a changed policy.
+	SkillSigners []contract.SignerRequirement `json:"skillSigners,omitempty"`
 }
 
 // PlatformPolicyDigest is the digest ("sha256:" and hex) of the platform
@@ -27,7 +30,8 @@ type platformPolicyDoc struct {
 // deny, the platform's denied tools (the spec.deniedTools of the imposed
 // extensions), sorted and without duplicates, and sandbox, the platform's
 // sandbox (the imposed extensions' declarations intersected, before any
-// tenant narrows it). Tools are left out (a tenant's
+// tenant narrows it), and reg's SkillSigners, the platform's signer
+// requirements (PlatformPolicyOf sets them). Tools are left out (a tenant's
 // deny list may drop a platform tool, and a tool is no policy), and so is
 // whatever rendering adds later (a guide's provenance).
 //
@@ -36,7 +40,8 @@ type platformPolicyDoc struct {
 // names the current one.
 func PlatformPolicyDigest(reg contract.Registry, imposed, deny []string, sandbox *contract.Sandbox) string {
 	doc := platformPolicyDoc{Hooks: []contract.Hook{}, MessageTypes: []contract.MessageType{}, PromptGuides: []contract.PromptGuide{},
-		DeniedTools: slices.Compact(slices.Sorted(slices.Values(slices.Clone(deny)))), Sandbox: sandbox}
+		DeniedTools: slices.Compact(slices.Sorted(slices.Values(slices.Clone(deny)))), Sandbox: sandbox,
+		SkillSigners: reg.SkillSigners}
 	if doc.DeniedTools == nil {
 		doc.DeniedTools = []string{}
 	}

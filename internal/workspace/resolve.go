@@ -82,6 +82,7 @@ func Resolve(ctx context.Context, ws *v1alpha1.Workspace, objs Objects, pol Poli
 	res.Plan = plan
 	res.Registry, res.Extensions = loader.LoadExtensions(ctx, plan.Input.Workspace, plan)
 	res.Registry.Sandbox = plan.Sandbox
+	res.Registry.SkillSigners = plan.SkillSigners
 	plan.Input.Registry = res.Registry
 	if res.Result, err = resources.Render(plan.Input); err != nil {
 		phase := PhaseResolve

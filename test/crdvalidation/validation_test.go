@@ -61,6 +61,9 @@ type validationCase struct {
 	wants []string
 }
 
+// pemKey is a PEM public key as a YAML double-quoted scalar's content.
+const pemKey = `-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEfAKE\n-----END PUBLIC KEY-----\n`
+
 func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 	long := func(n int) string { return strings.Repeat("a", n) }
 	cases := []validationCase{
@@ -179,6 +182,15 @@ func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 		{name: "extension content rule unknown target", kind: "Extension", objectName: "a", spec: "contentRules: [{name: r, target: Prompt, expression: 'true', message: m}]\n", wants: []string{"spec.contentRules[0].target", "Unsupported value"}},
 		{name: "extension content rule without message", kind: "Extension", objectName: "a", spec: "contentRules: [{name: r, target: Skill, expression: 'true'}]\n", wants: []string{"spec.contentRules[0].message", "Required"}},
 		{name: "extension optional with content rules", kind: "Extension", objectName: "a", spec: "optional: true\ncontentRules: [{name: r, target: Skill, expression: 'true', message: m}]\n", wants: []string{"an optional extension carries no contentRules"}},
+		// Signed skills (issue 47).
+		{name: "extension skill signers", kind: "Extension", objectName: "a", spec: "skillSigners: {publicKeys: [\"" + pemKey + "\"]}\n"},
+		{name: "extension skill signers not PEM", kind: "Extension", objectName: "a", spec: "skillSigners: {publicKeys: [ssh-ed25519 AAAA]}\n", wants: []string{"spec.skillSigners.publicKeys[0]", "must be a PEM public key"}},
+		{name: "extension skill signers empty", kind: "Extension", objectName: "a", spec: "skillSigners: {publicKeys: []}\n", wants: []string{"name at least one public key or identity"}},
+		{name: "extension optional with skill signers", kind: "Extension", objectName: "a", spec: "optional: true\nskillSigners: {publicKeys: [\"" + pemKey + "\"]}\n", wants: []string{"an optional extension carries no skillSigners"}},
+		{name: "extension skill signer identity", kind: "Extension", objectName: "a", spec: "skillSigners: {identities: [{issuer: 'https://token.actions.githubusercontent.com', subject: 'https://github.com/acme/skills/.github/workflows/release.yml@refs/heads/main'}], trustedRoot: '{}'}\n"},
+		{name: "extension skill signer identity without trusted root", kind: "Extension", objectName: "a", spec: "skillSigners: {identities: [{issuer: i, subject: s}]}\n", wants: []string{"identities need a trustedRoot"}},
+		{name: "extension skill signers with neither key nor identity", kind: "Extension", objectName: "a", spec: "skillSigners: {trustedRoot: '{}'}\n", wants: []string{"name at least one public key or identity"}},
+		{name: "workspace skill signers", kind: "Workspace", objectName: "dev", spec: "skillSigners: {publicKeys: [\"" + pemKey + "\"]}\n"},
 		// Workspace.
 		{name: "workspace valid empty spec", kind: "Workspace", objectName: "dev", spec: "{}"},
 		{name: "workspace valid full", kind: "Workspace", objectName: "dev", spec: "roots: [{name: project}, {name: platform, namespace: loadout-system}]\ninstructions: [{inline: Be careful.}, {configMapKeyRef: {name: rules}}]\nactivate: [{skill: review, files: [checklist.md]}]\ntools: {builtin: [read, bash], deny: [bash]}\noutput: {configMapName: dev-ctx}\nbudget: {maxContextBytes: 65536}\n"},

@@ -4,7 +4,8 @@
 // cannot read (issue 42's lines) leaves the tree intact while an edit in
 // it succeeds, and the refusal reaches the model naming the sandbox; Pi's
 // write tool writes inside the tree and is refused outside it; a connect to
-// an undeclared port is refused; each refusal
+// an undeclared port is refused, and so is a host the sandbox does not name
+// (the declared one is reached through the egress proxy); each refusal
 // reaches hostd's decision ledger through a platform after hook.
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -12,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { spawnSync } from "node:child_process";
+import { createServer } from "node:http";
 import { fauxToolCall, loadoutBinary, mountConfigMap, previewSamples, repoRoot, textOf } from "../harness.mjs";
 import { callThenStop, callsThenStop, samplesWith, suiteHostd, withPi } from "./helpers.mjs";
 
@@ -33,6 +35,19 @@ const deleting = JSON.parse(readFileSync(join(repoRoot, "internal", "test", "she
 	(l.needs ?? []).every((p) => spawnSync("sh", ["-c", `command -v ${p}`]).status === 0),
 );
 
+// The one host the sandbox names (network.hosts), and another it does not:
+// each answers with its own address (all of 127/8 is loopback on Linux).
+const hello = (req, res) => res.end(`hello from ${req.headers.host}`);
+const listening = (ip) =>
+	new Promise((resolve) => {
+		const srv = createServer(hello).listen(0, ip, () => resolve(srv));
+		srv.unref();
+	});
+const declaredHost = await listening("127.0.0.2");
+const otherHost = await listening("127.0.0.3");
+const declared = `127.0.0.2:${declaredHost.address().port}`;
+const undeclared = `127.0.0.3:${otherHost.address().port}`;
+
 const data = samplesWith((dir) =>
 	writeFileSync(
 		join(dir, "platform_extension_sandbox.yaml"),
@@ -45,7 +60,7 @@ spec:
       paths:
         - {path: /, access: [read, execute]}
         - {path: ${tree}, access: [read, write, create, execute]}
-    network: {connectPorts: [9]}
+    network: {connectPorts: [9], hosts: ["${declared}"]}
   hooks:
     # What the sandbox refused, in hostd's decision ledger (docs/security.md).
     - name: sandbox-denials
@@ -100,6 +115,25 @@ describe("Pi under a declared sandbox", () => {
 		});
 	});
 
+	test("bash: the declared host is reached by name through the egress proxy; another host is refused naming the rules", async () => {
+		const command = `python3 -c '
+import urllib.error, urllib.request as u
+print(u.urlopen("http://${declared}/").read().decode())
+try:
+    u.urlopen("http://${undeclared}/")
+    print("undeclared reached")
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode())
+'`;
+		await withSandbox(callThenStop("bash", { command }), async (pi) => {
+			await pi.session.prompt("fetch");
+			const text = textOf(pi.toolResults()[0]);
+			assert.match(text, new RegExp(`hello from ${declared}`), text);
+			assert.doesNotMatch(text, /undeclared reached/, text);
+			assert.ok(text.includes(`403 [loadout sandbox] egress to ${undeclared} refused: the sandbox's network.hosts allow ${declared}`), text);
+		});
+	});
+
 	test("write: inside the tree it writes, outside it is refused", async () => {
 		await withSandbox(callThenStop("write", { path: join(tree, "v", "new.txt"), content: "new\n" }), async (pi) => {
 			await pi.session.prompt("write it");
@@ -124,10 +158,11 @@ describe("Pi under a declared sandbox", () => {
 			.filter((l) => l.startsWith('{"ledger":'))
 			.map((l) => JSON.parse(l));
 		const denials = records.filter((r) => r.event === "AfterToolResult" && r.hooks?.some((h) => h.hook === "sandbox-denials" && h.outcome === "audit"));
-		// The single calls: the first bash, the connect, the write outside.
+		// The single calls: the first bash, the connect, the host refused,
+		// the write outside.
 		assert.deepEqual(
 			denials.filter((r) => !r.callId.startsWith("del")).map((r) => r.tool),
-			["bash", "bash", "write"],
+			["bash", "bash", "bash", "write"],
 			JSON.stringify(records.filter((r) => r.event === "AfterToolResult" && !r.callId.startsWith("del"))),
 		);
 		// The corpus lines the guard lets through (what it cannot read: 48 of

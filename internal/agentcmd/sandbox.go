@@ -1,6 +1,7 @@
-package main
+package agentcmd
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/loadout-dev/loadout/internal/agentcmd"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/published"
 	"github.com/loadout-dev/loadout/internal/sandbox"
@@ -20,13 +20,14 @@ import (
 // integration can tell it already runs inside one.
 const sandboxEnv = "LOADOUT_SANDBOXED"
 
-// newSandboxCommand runs a command under the context's declared sandbox
+// NewSandboxCommand runs a command under the context's declared sandbox
 // (docs/security.md, "Sandbox").
-func newSandboxCommand() *cobra.Command {
+func NewSandboxCommand() *cobra.Command {
 	var (
-		dir   string
-		check bool
-		trust agentcmd.ContextTrust
+		dir         string
+		check       bool
+		trust       ContextTrust
+		egressHosts string
 	)
 	cmd := &cobra.Command{
 		Use:   "sandbox [--from DIR] -- COMMAND [ARG...]",
@@ -35,6 +36,12 @@ func newSandboxCommand() *cobra.Command {
 (manifest.json's sandbox: filesystem rights per path, TCP connect ports):
 loadout restricts itself with Landlock, then execs COMMAND, so the command and
 everything it starts keep the restriction; nothing it runs can lift it.
+
+Where the sandbox names hosts (network.hosts), loadout first starts an egress
+proxy on loopback, outside the sandbox, and points HTTPS_PROXY and HTTP_PROXY
+at it: the command reaches those hosts by name through it (CONNECT or plain
+HTTP), and no other; a refusal says which host and which rules. The proxy
+exits with the last process of the command.
 
 Where the kernel cannot enforce what is declared (no Landlock, or an ABI too
 old for a declared right), the command does not run: the sandbox's
@@ -50,6 +57,9 @@ Given the platform's public keys (--context-keys or $LOADOUT_CONTEXT_KEYS with
   loadout sandbox --from /var/run/loadout/context -- pi
   loadout sandbox --check`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed(egressProxyFlag) {
+				return serveEgressProxy(cmd.Context(), egressHosts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
 			pc, err := published.LoadDir(dir)
 			if err != nil {
 				return err
@@ -64,11 +74,13 @@ Given the platform's public keys (--context-keys or $LOADOUT_CONTEXT_KEYS with
 			if len(args) == 0 {
 				return errors.New("no command: loadout sandbox [--from DIR] -- COMMAND [ARG...]")
 			}
-			return runSandboxed(cmd.ErrOrStderr(), m, args)
+			return runSandboxed(cmd.Context(), cmd.ErrOrStderr(), m, args)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "from", agentcmd.DefaultContextDir, "directory where the context ConfigMap is mounted")
+	cmd.Flags().StringVar(&dir, "from", DefaultContextDir, "directory where the context ConfigMap is mounted")
 	cmd.Flags().BoolVar(&check, "check", false, "print the declared sandbox and whether this kernel can enforce it, and exit")
+	cmd.Flags().StringVar(&egressHosts, egressProxyFlag, "", "serve as the egress proxy of a sandboxed command for these host rules (started by loadout sandbox itself)")
+	_ = cmd.Flags().MarkHidden(egressProxyFlag)
 	trust.Add(cmd)
 	// COMMAND's own flags are its, with or without "--".
 	cmd.Flags().SetInterspersed(false)
@@ -76,11 +88,19 @@ Given the platform's public keys (--context-keys or $LOADOUT_CONTEXT_KEYS with
 }
 
 // runSandboxed execs argv under m's sandbox; it returns only on failure.
-func runSandboxed(stderr io.Writer, m contract.Manifest, argv []string) error {
+func runSandboxed(ctx context.Context, stderr io.Writer, m contract.Manifest, argv []string) error {
 	s := m.Registry.Sandbox
 	env := os.Environ()
 	if s != nil {
 		env = append(env, sandboxEnv+"="+m.Hash)
+		if sandbox.Check(s, sandbox.ABI()) == nil {
+			// Declared hosts are reached through a proxy started before
+			// the sandbox closes the network around the command.
+			var err error
+			if s, env, err = startEgressProxy(ctx, s, env); err != nil {
+				return err
+			}
+		}
 	}
 	err := sandbox.Exec(s, argv, env)
 	var u *sandbox.UnenforceableError
@@ -94,8 +114,8 @@ func runSandboxed(stderr io.Writer, m contract.Manifest, argv []string) error {
 	return err
 }
 
-// sandboxCheck is the answer of `loadout sandbox --check`.
-type sandboxCheck struct {
+// SandboxCheck is the answer of `loadout sandbox --check`.
+type SandboxCheck struct {
 	// Declared: the context declares a sandbox.
 	Declared bool `json:"declared"`
 	// Enforceable: this kernel can hold a command to it.
@@ -111,7 +131,7 @@ type sandboxCheck struct {
 
 func writeSandboxCheck(w io.Writer, s *contract.Sandbox) error {
 	abi := sandbox.ABI()
-	c := sandboxCheck{Declared: s != nil, LandlockABI: abi, Sandbox: s}
+	c := SandboxCheck{Declared: s != nil, LandlockABI: abi, Sandbox: s}
 	err := sandbox.Check(s, abi)
 	c.Enforceable = err == nil
 	if err != nil {
