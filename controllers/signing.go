@@ -5,7 +5,9 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"fmt"
+	"net/url"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,8 +31,12 @@ const (
 	// and the CA it trusts there; present only while the endpoint is on.
 	HostdConfigMCPHeadersURL = "mcpHeadersURL"
 	HostdConfigMCPHeadersCA  = "mcpHeadersCA"
-	signingKeyEntryPrefix    = "key-"
-	signingKeyEntrySuffix    = ".pem"
+	// Where Claude Code in bound pods reaches the model: the platform's
+	// gateway, which admission writes as ANTHROPIC_BASE_URL into every agent
+	// container; present only when the platform has one.
+	HostdConfigClaudeCodeBaseURL = "claudeCodeBaseURL"
+	signingKeyEntryPrefix        = "key-"
+	signingKeyEntrySuffix        = ".pem"
 )
 
 // The manager's own namespace: its key set Secret and the hostd
@@ -116,6 +122,37 @@ type HostdConfig struct {
 	// and its certificate (PEM); empty when the endpoint is off.
 	MCPHeadersURL string
 	MCPHeadersCA  []byte
+	// ClaudeCodeBaseURL is the platform's model gateway for Claude Code
+	// (CheckClaudeCodeBaseURL); empty when the platform has none.
+	ClaudeCodeBaseURL string
+}
+
+// anthropicAPIHost is the host Claude Code counts as the first-party API:
+// a session whose ANTHROPIC_BASE_URL names it (or is unset) fetches its
+// organisation's server-managed settings, which displace the managed file
+// (docs/security.md).
+const anthropicAPIHost = "api.anthropic.com"
+
+// CheckClaudeCodeBaseURL accepts the platform's model gateway for Claude
+// Code in bound pods: an absolute http or https URL with a host, no user
+// information, and not Anthropic's own API host, since only another host
+// keeps a session from fetching its organisation's server-managed
+// settings.
+func CheckClaudeCodeBaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("claude code base URL %q: %w", raw, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("claude code base URL %q: the scheme must be http or https", raw)
+	case u.Hostname() == "":
+		return fmt.Errorf("claude code base URL %q: no host", raw)
+	case u.User != nil:
+		return fmt.Errorf("claude code base URL %q: user information would be visible in every agent container's environment", raw)
+	case strings.EqualFold(strings.TrimSuffix(u.Hostname(), "."), anthropicAPIHost):
+		return fmt.Errorf("claude code base URL %q: %s is the first-party API, whose sessions take their organisation's server-managed settings over the managed file; name the platform's gateway", raw, anthropicAPIHost)
+	}
+	return nil
 }
 
 // PublishHostdConfigWith is PublishHostdConfig with every field.
@@ -124,6 +161,12 @@ func PublishHostdConfigWith(ctx context.Context, c client.Client, key types.Name
 	if hc.MCPHeadersURL != "" {
 		data[HostdConfigMCPHeadersURL] = hc.MCPHeadersURL
 		data[HostdConfigMCPHeadersCA] = string(hc.MCPHeadersCA)
+	}
+	if hc.ClaudeCodeBaseURL != "" {
+		if err := CheckClaudeCodeBaseURL(hc.ClaudeCodeBaseURL); err != nil {
+			return err
+		}
+		data[HostdConfigClaudeCodeBaseURL] = hc.ClaudeCodeBaseURL
 	}
 	cm := corev1ac.ConfigMap(key.Name, key.Namespace).
 		WithLabels(map[string]string{"app.kubernetes.io/name": "loadout", "app.kubernetes.io/component": "hostd"}).

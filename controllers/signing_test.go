@@ -54,3 +54,36 @@ func TestLoadSigningKeys_CreatesOnceThenLoadsAndPublishesTheAnchor(t *testing.T)
 		t.Fatalf("a bad entry: err = %v, want one naming data[key-typo.pem]", err)
 	}
 }
+
+// The platform's model gateway for Claude Code reaches the admission
+// policies' parameters as claudeCodeBaseURL, and only a gateway does:
+// Anthropic's own host is refused before anything is written, since a
+// session there takes its organisation's server-managed settings over the
+// managed hooks (docs/security.md).
+func TestPublishHostdConfig_ClaudeCodeBaseURLIsAGateway(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().WithScheme(fakeScheme()).Build()
+	s, err := LoadSigningKeys(ctx, c, types.NamespacedName{Namespace: "loadout-system", Name: DefaultSigningSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmKey := types.NamespacedName{Namespace: "loadout-system", Name: DefaultHostdConfigMap}
+	err = PublishHostdConfigWith(ctx, c, cmKey, HostdConfig{Image: "example.com/loadout:v1", Signer: s, ClaudeCodeBaseURL: "https://api.anthropic.com"})
+	if err == nil || !strings.Contains(err.Error(), "first-party API") {
+		t.Fatalf("Anthropic's host as the gateway: %v", err)
+	}
+	if err := c.Get(ctx, cmKey, &corev1.ConfigMap{}); err == nil {
+		t.Fatal("the refused configuration was written")
+	}
+	const gateway = "https://llm-gateway.platform.svc:8443"
+	if err := PublishHostdConfigWith(ctx, c, cmKey, HostdConfig{Image: "example.com/loadout:v1", Signer: s, ClaudeCodeBaseURL: gateway}); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, cmKey, cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data[HostdConfigClaudeCodeBaseURL] != gateway {
+		t.Errorf("hostd configuration %v, want %s=%s", cm.Data, HostdConfigClaudeCodeBaseURL, gateway)
+	}
+}

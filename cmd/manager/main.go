@@ -71,6 +71,7 @@ type options struct {
 	mcpHeadersAddr          string
 	mcpHeadersService       string
 	mcpHeadersTLSSecret     string
+	claudeCodeBaseURL       string
 	shard                   shardOptions
 }
 
@@ -134,6 +135,8 @@ Flags:
 		"Service in --namespace in front of the MCP headers endpoint: hostd calls https://NAME.NAMESPACE.svc:PORT"+mcpheaders.Path+" (PORT: the bind address's), and the endpoint's certificate names it.")
 	fs.StringVar(&o.mcpHeadersTLSSecret, "mcp-headers-tls-secret", mcpendpoint.DefaultTLSSecret,
 		"Secret in --namespace holding the MCP headers endpoint's self-signed certificate (created if missing; published to hostd in --hostd-configmap). Delete it and restart to rotate, then re-create agent pods.")
+	fs.StringVar(&o.claudeCodeBaseURL, "claude-code-base-url", "",
+		"The platform's model gateway for Claude Code in bound pods (http or https, not api.anthropic.com): admission sets ANTHROPIC_BASE_URL to it in every agent container, so no session there fetches its organisation's server-managed settings, which would displace Loadout's managed hooks (docs/security.md). Empty: agents choose their own endpoint.")
 	o.shard.bind(fs)
 	zopts := zap.Options{}
 	zopts.BindFlags(fs)
@@ -144,6 +147,11 @@ Flags:
 	case vocab.TrustUntrusted, vocab.TrustRestricted, vocab.TrustTrusted:
 	default:
 		return nil, zopts, fmt.Errorf("--default-trust=%q: must be untrusted, restricted or trusted", o.defaultTrust)
+	}
+	if o.claudeCodeBaseURL != "" {
+		if err := controllers.CheckClaudeCodeBaseURL(o.claudeCodeBaseURL); err != nil {
+			return nil, zopts, fmt.Errorf("--claude-code-base-url: %w", err)
+		}
 	}
 	return o, zopts, nil
 }
@@ -291,7 +299,7 @@ func signer(ctx context.Context, mgr ctrl.Manager, o *options) (*contextsig.Sign
 	if err != nil {
 		return nil, err
 	}
-	hc := controllers.HostdConfig{Image: o.hostdImage, Signer: s}
+	hc := controllers.HostdConfig{Image: o.hostdImage, Signer: s, ClaudeCodeBaseURL: o.claudeCodeBaseURL}
 	if o.mcpHeadersAddr != "0" {
 		if err := o.mcpHeadersEndpoint(ctx, mgr, c, &hc); err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/kubescheme"
@@ -24,6 +25,33 @@ func TestManagerOptions_LeaderElectionDefaultsToTheManagersNamespace(t *testing.
 		}
 		if got := o.managerOptions(kubescheme.New()).LeaderElectionNamespace; got != tc.want {
 			t.Errorf("%v: lease namespace %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+// --claude-code-base-url takes only a gateway that keeps Claude Code off
+// the first-party API, whose sessions fetch their organisation's
+// server-managed settings (docs/security.md): Anthropic's host, in any
+// spelling, is refused at start with the reason, as are a URL without a
+// host, another scheme and one carrying credentials.
+func TestManagerOptions_ClaudeCodeBaseURLMustNameTheGateway(t *testing.T) {
+	for _, ok := range []string{"https://llm-gateway.platform.svc:8443", "http://10.0.0.7:4000/anthropic"} {
+		o, _, err := parseFlags([]string{"--claude-code-base-url", ok})
+		if err != nil || o.claudeCodeBaseURL != ok {
+			t.Errorf("--claude-code-base-url %s: %+v, %v", ok, o, err)
+		}
+	}
+	for bad, why := range map[string]string{
+		"https://api.anthropic.com":         "first-party API",
+		"https://API.Anthropic.com.:443/v1": "first-party API",
+		"ftp://gateway.platform.svc":        "http or https",
+		"gateway.platform.svc":              "http or https",
+		"https://":                          "no host",
+		"https://key:secret@gateway.svc":    "user information",
+	} {
+		_, _, err := parseFlags([]string{"--claude-code-base-url", bad})
+		if err == nil || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), "--claude-code-base-url") {
+			t.Errorf("--claude-code-base-url %s: %v, want an error saying %q", bad, err, why)
 		}
 	}
 }

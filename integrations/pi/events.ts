@@ -210,6 +210,25 @@ export function messageText(m: any): string {
 	return typeof m?.content === "string" ? m.content : texts(m?.content);
 }
 
+/**
+ * What BeforeModelRequest's hooks see of the request Pi is about to send
+ * (`request` in docs/hooks.md): how many messages and their size as JSON
+ * (UTF-8 bytes), the tools it offers, and its trigger: what it answers,
+ * the role of its last message that is not a custom one (user: a prompt;
+ * toolResult: a tool's result), since the custom messages extensions and
+ * hooks add are context beside it.
+ */
+export function modelRequest(messages: readonly any[], tools: readonly string[]): { messages: number; bytes: number; tools: string[]; trigger: string } {
+	const list = Array.isArray(messages) ? messages : [];
+	const last = [...list].reverse().find((m: any) => m?.role !== "custom");
+	return {
+		messages: list.length,
+		bytes: Buffer.byteLength(JSON.stringify(list), "utf8"),
+		tools: [...tools],
+		trigger: typeof last?.role === "string" ? last.role : "",
+	};
+}
+
 export function registerTurnEvents(pi: ExtensionAPI, hostd: Hostd, session: SessionHooks): void {
 	pi.on("turn_start", async (event, ctx) => {
 		// A turn's tool calls follow its model answer; the connection kept
@@ -237,7 +256,8 @@ export function registerTurnEvents(pi: ExtensionAPI, hostd: Hostd, session: Sess
 	pi.on("context", async (event, ctx) => {
 		if (!session.hooked("BeforeModelRequest")) return undefined;
 		const model = ctx.model ? { provider: ctx.model.provider, id: ctx.model.id } : {};
-		const answer = await session.run(ctx, "BeforeModelRequest", { model });
+		const request = modelRequest(event.messages, pi.getActiveTools());
+		const answer = await session.run(ctx, "BeforeModelRequest", { model, request });
 		if (!answer) {
 			ctx.abort();
 			return undefined;

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
+	"github.com/loadout-dev/loadout/internal/hookwatch"
 	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/ledger"
 	"github.com/loadout-dev/loadout/internal/materialize"
@@ -46,9 +47,11 @@ func NewHostdCommand() *cobra.Command {
 		limits     hostd.Limits
 		trust      contextTrustFlags
 		srcTimeout time.Duration
-		policyDir  string
-		ledgerOn   bool
-		ledgerFile string
+		// hookWatchGrace: internal/hookwatch.
+		hookWatchGrace time.Duration
+		policyDir      string
+		ledgerOn       bool
+		ledgerFile     string
 		// anchorInterval bounds how long a moved ledger head goes unsigned.
 		anchorInterval time.Duration
 		approvals      approvalFlags
@@ -124,7 +127,7 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 			broker := approvals.broker(cmd.ErrOrStderr())
 			srv := hostd.New(hostd.Options{Approvals: broker, HookFailureEvents: approvals.hookEvents(trust.workspace, os.Getenv("POD_NAME"), cmd.ErrOrStderr()), Ledger: led, Pod: os.Getenv("POD_NAME"), ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
 				PolicyDir: policyDir, MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, managedEtc, "http://"+addr),
-				SigningKeyFile: signKey, ServiceTokenFile: tokenFile, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits,
+				SigningKeyFile: signKey, ServiceTokenFile: tokenFile, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits, HookWatchGrace: hookWatchGrace,
 				MCPHeaders: mcpHeaders.source(cmd.ErrOrStderr(), svcAddrs), AfterFirstLoad: hostd.ReleaseStartupMemory})
 			return serveHostd(ctx, srv, addr, socket, probeAddr)
 		},
@@ -149,6 +152,8 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 	cmd.Flags().StringVar(&socket, "unix-socket", "",
 		"also serve the API on a Unix socket at this path (agents set LOADOUT_HOSTD_URL=unix:PATH): no TCP stack per call and unreachable from a browser; anyone who can open the path can call hostd")
 	cmd.Flags().DurationVar(&poll, "poll-interval", time.Second, "how often to check the context directory for changes")
+	cmd.Flags().DurationVar(&hookWatchGrace, "hook-watch-grace", hookwatch.DefaultGrace,
+		"how long after an agent opens the MCP server a hook must arrive; past it the agent counts as running without the Workspace's hooks (loadout_hostd_agents_without_hooks_total, an AgentWithoutHooks Event)")
 	cmd.Flags().StringVar(&treeDir, "materialize", "", "keep this directory holding the context as files agents read (skills/, prompts/, AGENTS.md)")
 	cmd.Flags().DurationVar(&srcTimeout, "source-timeout", hostd.DefaultSourceTimeout,
 		"deadline of one fetch of an external skill source; a source that does not answer in time is reported and retried, and delays nothing else")

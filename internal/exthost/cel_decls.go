@@ -56,6 +56,8 @@ var (
 	celPrompt    = newCELObject("Prompt", strField("text", "source")...)
 	celTurn      = newCELObject("Turn", celField{"index", types.IntType}, celField{"text", types.StringType}, celField{"toolCalls", types.IntType})
 	celModel     = newCELObject("Model", strField("provider", "id")...)
+	celRequest   = newCELObject("Request", celField{"messages", types.IntType}, celField{"bytes", types.IntType},
+		celField{"tools", types.NewListType(types.StringType)}, celField{"trigger", types.StringType})
 	celResponse  = newCELObject("Response", strField("text", "stopReason")...)
 	celStop      = newCELObject("Stop", celField{"active", types.BoolType}, celField{"lastMessage", types.StringType})
 	celCall      = newCELObject("Call", celField{"id", types.StringType}, celField{"name", types.StringType}, celField{"arguments", celOpenObject})
@@ -63,7 +65,7 @@ var (
 	celResultObj = newCELObject("Result", celField{"toolCallId", types.StringType}, celField{"toolName", types.StringType},
 		celField{"isError", types.BoolType}, celField{"content", types.NewListType(celContent.typ)}, celField{"details", celOpenObject})
 
-	celObjects = []celObject{celWorkspace, celSession, celPrompt, celTurn, celModel, celResponse, celStop, celCall, celResultObj, celContent}
+	celObjects = []celObject{celWorkspace, celSession, celPrompt, celTurn, celModel, celRequest, celResponse, celStop, celCall, celResultObj, celContent}
 )
 
 // celVariable is one variable a hook sees and its type.
@@ -84,7 +86,7 @@ var celEventVariables = map[vocab.HookEvent][]celVariable{
 	vocab.UserInput:          {{"prompt", celPrompt.typ}},
 	vocab.BeforeAgentStart:   {{"prompt", celPrompt.typ}},
 	vocab.TurnStart:          {{"turn", celTurn.typ}},
-	vocab.BeforeModelRequest: {{"model", celModel.typ}},
+	vocab.BeforeModelRequest: {{"model", celModel.typ}, {"request", celRequest.typ}},
 	vocab.AfterModelResponse: {{"model", celModel.typ}, {"response", celResponse.typ}},
 	vocab.BeforeToolCall:     {{"call", celCall.typ}},
 	vocab.AfterToolResult:    {{"call", celCall.typ}, {"result", celResultObj.typ}},

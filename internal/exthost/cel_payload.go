@@ -28,6 +28,16 @@ func (v *celVars) resolvePayload(name string) (any, bool) {
 			v.model = types.NewStringStringMap(a, map[string]string{"provider": in.Model.Provider, "id": in.Model.ID})
 		}
 		return v.model, true
+	case name == "request" && in.Request != nil:
+		if v.request == nil {
+			tools := in.Request.Tools
+			if tools == nil {
+				tools = []string{}
+			}
+			v.request = types.NewStringInterfaceMap(a, map[string]any{"messages": in.Request.Messages, "bytes": in.Request.Bytes,
+				"tools": tools, "trigger": in.Request.Trigger})
+		}
+		return v.request, true
 	case name == "response" && in.Response != nil:
 		if v.response == nil {
 			v.response = types.NewStringStringMap(a, map[string]string{"text": in.Response.Text, "stopReason": in.Response.StopReason})
@@ -51,6 +61,9 @@ func (in *Input) payloadLargest() uint64 {
 	}
 	if r := in.Model; r != nil {
 		m = max(m, largestIn(r.Provider, r.ID))
+	}
+	if r := in.Request; r != nil {
+		m = max(m, largestIn(r.Tools, r.Trigger))
 	}
 	if r := in.Response; r != nil {
 		m = max(m, largestIn(r.Text, r.StopReason))

@@ -14,7 +14,7 @@ import (
 type celVars struct {
 	in                                       *Input
 	call, workspace, result, session, prompt ref.Val
-	turn, model, response, stop              ref.Val
+	turn, model, request, response, stop     ref.Val
 	// largest is largestValue plus one, 0 until computed.
 	largest uint64
 }
@@ -56,6 +56,11 @@ func largestIn(values ...any) uint64 {
 			m = max(m, uint64(len(x)))
 			for _, e := range x {
 				walk(e)
+			}
+		case []string:
+			m = max(m, uint64(len(x)))
+			for _, e := range x {
+				m = max(m, uint64(len(e)))
 			}
 		case map[string]any:
 			m = max(m, uint64(len(x)))
@@ -103,7 +108,7 @@ func (v *celVars) ResolveName(name string) (any, bool) {
 		// Each hook's own (paramsActivation); a hook of an extension
 		// without a paramRef sees an empty map.
 		return types.NewStringStringMap(a, v.in.Params), true
-	case "turn", "model", "response", "stop":
+	case "turn", "model", "request", "response", "stop":
 		return v.resolvePayload(name)
 	case "prompt":
 		if v.in.Prompt == nil {

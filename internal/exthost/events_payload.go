@@ -27,6 +27,22 @@ type ModelInfo struct {
 	ID       string `json:"id,omitempty"`
 }
 
+// ModelRequest is what the agent exposes of a model request at
+// BeforeModelRequest; CEL sees it as `request`. An agent that exposes a
+// part leaves it zero (docs/hooks.md says which agent sends what).
+type ModelRequest struct {
+	// Messages is the number of messages in the request, Bytes their size
+	// as the agent serialises them.
+	Messages int `json:"messages,omitempty"`
+	Bytes    int `json:"bytes,omitempty"`
+	// Tools are the names of the tools the request offers the model.
+	Tools []string `json:"tools,omitempty"`
+	// Trigger is what the request answers, in the agent's words: the role
+	// of its last message that an extension or hook did not add (Pi: user
+	// for a prompt, toolResult for a tool's result).
+	Trigger string `json:"trigger,omitempty"`
+}
+
 // ModelResponse is the payload of AfterModelResponse; CEL sees it as
 // `response`.
 type ModelResponse struct {
@@ -146,6 +162,9 @@ func withPayload(req EventRequest) EventRequest {
 	case vocab.BeforeModelRequest, vocab.AfterModelResponse:
 		if req.Model == nil {
 			req.Model = &ModelInfo{}
+		}
+		if req.Event == vocab.BeforeModelRequest && req.Request == nil {
+			req.Request = &ModelRequest{}
 		}
 		if req.Event == vocab.AfterModelResponse && req.Response == nil {
 			req.Response = &ModelResponse{}

@@ -22,6 +22,7 @@ type EventRequest struct {
 	// every hook.
 	Turn     *Turn
 	Model    *ModelInfo
+	Request  *ModelRequest
 	Response *ModelResponse
 	Stop     *StopInfo
 }
@@ -77,8 +78,9 @@ func (h *Host) Event(ctx context.Context, req EventRequest) (EventOutcome, error
 	var asker verdict.Verdict // the hook whose question an ask is
 	for _, b := range reg.byEvent[req.Event] {
 		in := Input{Event: req.Event, Session: req.Session, Workspace: h.workspace, Cwd: req.Cwd,
-			// Flat structs of strings and numbers: a copy is a deep copy.
-			Turn: copyOf(req.Turn), Model: copyOf(req.Model), Response: copyOf(req.Response), Stop: copyOf(req.Stop)}
+			// Flat structs of strings and numbers: a copy is a deep copy
+			// (Request's tool names are shared: nothing writes them).
+			Turn: copyOf(req.Turn), Model: copyOf(req.Model), Request: copyOf(req.Request), Response: copyOf(req.Response), Stop: copyOf(req.Stop)}
 		if prompt != nil {
 			in.Prompt = copyOf(prompt)
 		}

@@ -56,6 +56,10 @@ func TestCompileCEL_TurnModelStopEvents_RLC5(t *testing.T) {
 		{vocab.TurnStart, "{'customMessage': {'type': 't', 'content': 'c'}}", `outcome key "customMessage" is not allowed for TurnStart`},
 		{vocab.BeforeCompact, "{'summary': 1}", `outcome key "summary" must be a string`},
 		{vocab.SessionStart, "{'summary': 'x'}", `outcome key "summary" is not allowed for SessionStart`},
+		{vocab.BeforeModelRequest, "request.messages < 200 && request.bytes < 1000000 && !('shell' in request.tools) && request.trigger == 'user'", ""},
+		{vocab.BeforeModelRequest, "request.bytes > 2000000 || (request.trigger == 'toolResult' && 'bash' in request.tools) ? {'allow': false, 'message': 'too much'} : {}", ""},
+		{vocab.BeforeModelRequest, "size(request.messages) > 0", "no matching overload"},
+		{vocab.AfterModelResponse, "request.messages > 0", "undeclared reference to 'request'"},
 		{vocab.TurnStart, "model.id == 'x'", "undeclared reference to 'model'"},
 		{vocab.Stop, "turn.index == 1", "undeclared reference to 'turn'"},
 	})
@@ -93,6 +97,7 @@ func TestEvent_MissingPayloadIsEmpty_RLC5(t *testing.T) {
 	h := newTestHost()
 	mustLoad(t, h, factorySource("ext", nil, hookFactory(
 		celHook(t, "model", vocab.BeforeModelRequest, "model.id == '' ? {'context': 'no model named'} : {}"),
+		celHook(t, "request", vocab.BeforeModelRequest, "request.messages == 0 && request.bytes == 0 && size(request.tools) == 0 && request.trigger == ''"),
 		celHook(t, "stop", vocab.Stop, "!stop.active && stop.lastMessage == ''"),
 		celHook(t, "turn", vocab.TurnEnd, "turn.index == 0 && turn.text == ''"),
 		celHook(t, "response", vocab.AfterModelResponse, "response.text == '' && model.provider == ''"),
@@ -105,6 +110,27 @@ func TestEvent_MissingPayloadIsEmpty_RLC5(t *testing.T) {
 		if e == vocab.BeforeModelRequest && hookTexts(out) != "no model named" {
 			t.Fatalf("%s: %+v", e, out)
 		}
+	}
+}
+
+// BeforeModelRequest's hooks judge what the agent exposes of the request:
+// how many messages and how large, the tools it offers and what it answers.
+// A platform hook stops a request that offers a shell after a tool result
+// and names the size it saw; the same request answering a prompt passes.
+func TestEvent_BeforeModelRequestSeesTheRequest_RLC5(t *testing.T) {
+	h := newTestHost()
+	mustLoad(t, h, factorySource("ext", nil, hookFactory(celHook(t, "request", vocab.BeforeModelRequest,
+		"request.trigger == 'toolResult' && 'bash' in request.tools ? "+
+			"{'allow': false, 'message': 'no shell after a tool result: ' + string(request.messages) + ' messages, ' + string(request.bytes) + ' bytes'} : {}"))))
+	ctx := context.Background()
+	req := &ModelRequest{Messages: 3, Bytes: 4096, Tools: []string{"read", "bash"}, Trigger: "toolResult"}
+	out, err := h.Event(ctx, EventRequest{Event: vocab.BeforeModelRequest, Request: req})
+	if err != nil || out.Allowed || out.Message != "no shell after a tool result: 3 messages, 4096 bytes" {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	req.Trigger = "user"
+	if out, err := h.Event(ctx, EventRequest{Event: vocab.BeforeModelRequest, Request: req}); err != nil || !out.Allowed {
+		t.Fatalf("a request answering a prompt: %+v, %v", out, err)
 	}
 }
 

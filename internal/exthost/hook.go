@@ -36,6 +36,7 @@ type Input struct {
 	// The payloads of the turn, model and stop events (events_payload.go).
 	Turn     *Turn
 	Model    *ModelInfo
+	Request  *ModelRequest
 	Response *ModelResponse
 	Stop     *StopInfo
 

@@ -49,6 +49,7 @@ type HookReview struct {
 	// The payloads of the turn, model and stop events.
 	Turn     *Turn          `json:"turn,omitempty"`
 	Model    *ModelInfo     `json:"model,omitempty"`
+	Request  *ModelRequest  `json:"request,omitempty"`
 	Response *ModelResponse `json:"response,omitempty"`
 	Stop     *StopInfo      `json:"stop,omitempty"`
 }
@@ -134,7 +135,7 @@ func (w *webhookHandler) Evaluate(ctx context.Context, in Input) (Verdict, error
 		Audience:  outbound.Audience{Kind: outbound.AudienceHook, Name: w.hook, URL: w.target.URL},
 		Extension: w.extension, Hook: w.hook, Event: in.Event,
 		Call: toolCallOf(in), Result: in.Result, Session: &in.Session, Prompt: in.Prompt, Workspace: in.Workspace,
-		Cwd: in.Cwd, Params: in.Params, Turn: in.Turn, Model: in.Model, Response: in.Response, Stop: in.Stop,
+		Cwd: in.Cwd, Params: in.Params, Turn: in.Turn, Model: in.Model, Request: in.Request, Response: in.Response, Stop: in.Stop,
 	})
 	if err != nil {
 		return Verdict{}, fmt.Errorf("encode review: %w", err)

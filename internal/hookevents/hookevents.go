@@ -38,6 +38,9 @@ const (
 const (
 	ReasonHookFailed   = "HookFailed"
 	ReasonHookTimedOut = "HookTimedOut"
+	// ReasonAgentWithoutHooks: an agent in the pod opened hostd's MCP
+	// server and called no hook (internal/hookwatch).
+	ReasonAgentWithoutHooks = "AgentWithoutHooks"
 )
 
 // Creator creates an Event (core/v1, JSON) in the Workspace's namespace.
@@ -112,7 +115,20 @@ func (r *Reporter) Report(d exthost.Diagnostic) {
 	default:
 		return
 	}
-	k := key{d.ExtensionID, d.Hook, reason}
+	r.record(key{d.ExtensionID, d.Hook, reason}, d.Message)
+}
+
+// ReportAgentWithoutHooks takes one episode of an agent that opened
+// hostd's MCP server at since and called no hook within grace, bounded as
+// failures are. It never blocks.
+func (r *Reporter) ReportAgentWithoutHooks(since time.Time, grace time.Duration) {
+	r.record(key{reason: ReasonAgentWithoutHooks}, fmt.Sprintf("an agent opened hostd's MCP server at %s and called none of the Workspace's hooks within %s: "+
+		"its calls are not judged (server-managed settings of its organisation displace Claude Code's managed settings unless the pod reaches the model through the platform's gateway)",
+		since.UTC().Format(time.RFC3339), grace))
+}
+
+// record counts one report of k and queues its Event when due.
+func (r *Reporter) record(k key, message string) {
 	now := r.opts.Now()
 	r.mu.Lock()
 	t := r.keys[k]
@@ -129,7 +145,7 @@ func (r *Reporter) Report(d exthost.Diagnostic) {
 		t.first = now
 	}
 	t.count++
-	t.last, t.message = now, d.Message
+	t.last, t.message = now, message
 	if !t.sentAt.IsZero() && now.Sub(t.sentAt) < r.opts.Interval {
 		r.mu.Unlock()
 		r.opts.Observe(Counted)
@@ -230,15 +246,24 @@ type objectRef struct {
 }
 
 func (r *Reporter) event(k key, t *tracked) []byte {
-	what := "failed"
-	if k.reason == ReasonHookTimedOut {
-		what = "timed out"
+	var msg string
+	switch k.reason {
+	case ReasonAgentWithoutHooks:
+		msg = t.message
+		if t.count > 1 {
+			msg = fmt.Sprintf("%d times since %s, the last: %s", t.count, t.first.UTC().Format(time.RFC3339), msg)
+		}
+	default:
+		what := "failed"
+		if k.reason == ReasonHookTimedOut {
+			what = "timed out"
+		}
+		msg = fmt.Sprintf("hook %s of extension %s %s", k.hook, k.extension, what)
+		if t.count > 1 {
+			msg += fmt.Sprintf(" %d times since %s", t.count, t.first.UTC().Format(time.RFC3339))
+		}
+		msg += ": " + t.message
 	}
-	msg := fmt.Sprintf("hook %s of extension %s %s", k.hook, k.extension, what)
-	if t.count > 1 {
-		msg += fmt.Sprintf(" %d times since %s", t.count, t.first.UTC().Format(time.RFC3339))
-	}
-	msg += ": " + t.message
 	if len(msg) > maxMessage {
 		msg = strings.ToValidUTF8(msg[:maxMessage-3], "") + "..."
 	}

@@ -128,3 +128,29 @@ func TestReporter_FloodIsBounded(t *testing.T) {
 		t.Fatalf("a long message: %d bytes, %v", len(e.Message), err)
 	}
 }
+
+// An agent that opened hostd's MCP server and called no hook raises an
+// AgentWithoutHooks Event on the Workspace, saying since when and why it
+// matters; further episodes within the interval are counted into the next.
+func TestReporter_AgentWithoutHooksIsAnEventOnTheWorkspace(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	rec := &recorder{}
+	r := New(Options{Creator: rec, Namespace: "team-a", Workspace: "dev", Pod: "agent-0", Now: func() time.Time { return now }})
+	r.ReportAgentWithoutHooks(now.Add(-2*time.Minute), 2*time.Minute)
+	r.ReportAgentWithoutHooks(now, 2*time.Minute)
+	got := drain(t, r, rec)
+	if len(got) != 1 {
+		t.Fatalf("%d Events, want 1: %+v", len(got), got)
+	}
+	e := got[0]
+	if e.Reason != ReasonAgentWithoutHooks || e.Type != "Warning" || e.InvolvedObject.Kind != "Workspace" || e.InvolvedObject.Name != "dev" ||
+		!strings.Contains(e.Message, "opened hostd's MCP server at 2026-01-02T03:02:05Z and called none of the Workspace's hooks within 2m0s") ||
+		!strings.Contains(e.Message, "server-managed settings") {
+		t.Fatalf("Event = %+v", e)
+	}
+	now = now.Add(DefaultInterval)
+	r.Flush()
+	if got = drain(t, r, rec); len(got) != 2 || got[1].Count != 1 {
+		t.Fatalf("the counted episode's Event: %+v", got)
+	}
+}

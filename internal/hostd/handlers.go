@@ -16,13 +16,13 @@ import (
 
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle("POST /v1/before", s.instrument("before", s.withContext(s.handleBefore)))
-	mux.Handle("POST /v1/after", s.instrument("after", s.withContext(s.handleAfter)))
-	mux.Handle("POST /v1/events/{event}", s.instrument("events", s.withContext(s.handleEvent)))
+	mux.Handle("POST /v1/before", s.instrument("before", s.hooked(s.withContext(s.handleBefore))))
+	mux.Handle("POST /v1/after", s.instrument("after", s.hooked(s.withContext(s.handleAfter))))
+	mux.Handle("POST /v1/events/{event}", s.instrument("events", s.hooked(s.withContext(s.handleEvent))))
 	mux.Handle("POST /v1/render", s.instrument("render", s.withContext(s.handleRender)))
 	mux.Handle("POST /v1/activate", s.instrument("activate", s.withContext(s.handleActivate)))
 	mux.Handle("POST /v1/tools/{name}", s.instrument("tools", s.withContext(s.handleTool)))
-	mux.Handle("POST "+ClaudeCodeHookPath, s.instrument("hooks_claude_code", http.HandlerFunc(s.handleClaudeCodeHook)))
+	mux.Handle("POST "+ClaudeCodeHookPath, s.instrument("hooks_claude_code", s.hooked(http.HandlerFunc(s.handleClaudeCodeHook))))
 	mux.Handle(MCPPath, s.instrument("mcp", s.mcpHandler()))
 	mux.Handle("GET /v1/registry", s.instrument("registry", s.withContext(s.handleRegistry)))
 	mux.Handle("GET /v1/results/{id}", s.instrument("results", http.HandlerFunc(s.handleKeptResult)))
@@ -127,7 +127,7 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request, snap *snaps
 		return
 	}
 	ereq := exthost.EventRequest{Event: event, Session: req.Session, Prompt: req.Prompt, Cwd: req.Cwd,
-		Turn: req.Turn, Model: req.Model, Response: req.Response, Stop: req.Stop}
+		Turn: req.Turn, Model: req.Model, Request: req.Request, Response: req.Response, Stop: req.Stop}
 	ctx, trace := s.traced(r.Context())
 	out, err := snap.host.Event(ctx, ereq)
 	if err != nil {
@@ -254,6 +254,15 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// hooked marks a hook endpoint: each request tells hookWatch the agent
+// calls its hooks.
+func (s *Server) hooked(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.hookWatch.Hooked()
+		h.ServeHTTP(w, r)
+	})
 }
 
 // instrument counts and times requests per endpoint, through promhttp: the

@@ -29,6 +29,9 @@ var mcpMethods = map[string]bool{
 func (s *Server) mcpMetrics(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		start := time.Now()
+		if method == "initialize" {
+			s.hookWatch.MCPSession()
+		}
 		res, err := next(ctx, method, req)
 		code := "ok"
 		var rpc *jsonrpc.Error

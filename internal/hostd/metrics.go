@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -11,11 +12,15 @@ import (
 	"github.com/loadout-dev/loadout/internal/exthost"
 )
 
-// FailureReporter is told of every hook failure hostd records and reports
-// it outside hostd, rate-limited (internal/hookevents: an Event on the
+// FailureReporter is told of every hook failure hostd records, and of each
+// agent that ran without hooks (internal/hookwatch), and reports them
+// outside hostd, rate-limited (internal/hookevents: an Event on the
 // Workspace). Run delivers until ctx is done.
 type FailureReporter interface {
 	Report(d exthost.Diagnostic)
+	// ReportAgentWithoutHooks: an agent opened the MCP server at since
+	// and called no hook within grace.
+	ReportAgentWithoutHooks(since time.Time, grace time.Duration)
 	Run(ctx context.Context)
 }
 
@@ -56,6 +61,9 @@ type metrics struct {
 	// rate-limited; failureEventOutcomes counts what became of each.
 	failureEvents        FailureReporter
 	failureEventOutcomes *prometheus.CounterVec
+	// agentsWithoutHooks counts agents that opened the MCP server and
+	// called no hook within the grace (internal/hookwatch).
+	agentsWithoutHooks prometheus.Counter
 }
 
 // failureLog logs a hook failure once per context, extension, hook and
@@ -145,7 +153,10 @@ func newMetrics() *metrics {
 	m.failureEventOutcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "loadout_hostd_hook_failure_events_total", Help: "Hook failures by what became of their Kubernetes Event: sent, counted (into the hook's next Event), dropped (queue full, too many hooks failing), sendFailed.",
 	}, []string{"outcome"})
-	m.registry.MustRegister(m.failureEventOutcomes, m.toolOutputs, m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded,
+	m.agentsWithoutHooks = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "loadout_hostd_agents_without_hooks_total", Help: "Agents that opened hostd's MCP server and called no hook within the grace (2m by default): they run without the Workspace's hooks.",
+	})
+	m.registry.MustRegister(m.agentsWithoutHooks, m.failureEventOutcomes, m.toolOutputs, m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded,
 		m.sourcesFailing, m.sourceFailing, m.sourcesPending, m.sourceFailures, m.treeCurrent, m.treeFailures, m.refusals, m.hookFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

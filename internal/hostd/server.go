@@ -20,6 +20,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/approval"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/hookwatch"
 	"github.com/loadout-dev/loadout/internal/httpserve"
 	"github.com/loadout-dev/loadout/internal/keptresult"
 	"github.com/loadout-dev/loadout/internal/ledger"
@@ -115,6 +116,10 @@ type Options struct {
 	// which `loadout hostd` wires in); hostd hands it the counter of what
 	// became of each. nil: failures are logged and counted only.
 	HookFailureEvents func(observe func(outcome string)) FailureReporter
+	// HookWatchGrace is how long after an agent opens hostd's MCP server a
+	// hook must arrive before the pod counts as running an agent without
+	// hooks (internal/hookwatch); zero means hookwatch.DefaultGrace.
+	HookWatchGrace time.Duration
 	// AfterFirstLoad, when set, is called once by Run after the first
 	// context load (served or refused). `loadout hostd` returns the
 	// start-up garbage to the OS there (ReleaseStartupMemory).
@@ -129,10 +134,13 @@ type Server struct {
 	// it, so a probe never waits on a reload.
 	ready   atomic.Pointer[readiness]
 	metrics *metrics
-	limits  *limiter
-	mux     *http.ServeMux
-	mcp     *mcpTools
-	fetches sync.WaitGroup
+	// hookWatch tells of an agent that opens the MCP server but calls no
+	// hook (agentWithoutHooks).
+	hookWatch *hookwatch.Watch
+	limits    *limiter
+	mux       *http.ServeMux
+	mcp       *mcpTools
+	fetches   sync.WaitGroup
 	// serial runs a serial tool's calls one at a time; kept holds the
 	// whole answers of truncated calls for a while.
 	serial *serialGates
@@ -206,6 +214,7 @@ func New(opts Options) *Server {
 	if opts.HookFailureEvents != nil {
 		s.metrics.failureEvents = opts.HookFailureEvents(func(outcome string) { s.metrics.failureEventOutcomes.WithLabelValues(outcome).Inc() })
 	}
+	s.hookWatch = hookwatch.New(opts.HookWatchGrace, opts.Now, s.agentWithoutHooks)
 	s.metrics.failureLog = &failureLog{logger: opts.Logger, hash: func() string {
 		if snap := s.current.Load(); snap != nil {
 			return snap.hash
@@ -376,6 +385,7 @@ func (s *Server) Run(ctx context.Context) {
 	if r := s.metrics.failureEvents; r != nil {
 		go r.Run(ctx)
 	}
+	go s.hookWatch.Run(ctx)
 	_ = s.Reload(ctx, true)
 	warmWire()
 	if s.opts.AfterFirstLoad != nil {
@@ -436,4 +446,19 @@ func (s *Server) ServeUnixSocket(ctx context.Context, path string) error {
 // takes no lock: a reload in progress never delays a probe.
 func (s *Server) status() (*snapshot, *readiness) {
 	return s.current.Load(), s.ready.Load()
+}
+
+// agentWithoutHooks is hookWatch's report: an agent opened the MCP server
+// at since and called no hook within the grace. It is counted, logged and
+// raised as an Event on the Workspace (docs/security.md, "Server-managed
+// settings displace the managed hooks").
+func (s *Server) agentWithoutHooks(since time.Time) {
+	s.metrics.agentsWithoutHooks.Inc()
+	if l := s.opts.Logger; l != nil {
+		l.Warn("an agent opened hostd's MCP server and called no hook: it runs without the Workspace's hooks",
+			"since", since, "grace", s.hookWatch.Grace())
+	}
+	if r := s.metrics.failureEvents; r != nil {
+		r.ReportAgentWithoutHooks(since, s.hookWatch.Grace())
+	}
 }

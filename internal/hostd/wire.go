@@ -65,6 +65,7 @@ type (
 		// The payloads of the turn, model and stop events (docs/hooks.md).
 		Turn     *exthost.Turn          `json:"turn,omitempty"`
 		Model    *exthost.ModelInfo     `json:"model,omitempty"`
+		Request  *exthost.ModelRequest  `json:"request,omitempty"`
 		Response *exthost.ModelResponse `json:"response,omitempty"`
 		Stop     *exthost.StopInfo      `json:"stop,omitempty"`
 	}

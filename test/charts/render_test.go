@@ -173,9 +173,11 @@ func TestCharts_ValuesReachTheObjects(t *testing.T) {
 		"--set", "leaderElection.enabled=false",
 		"--set", "metrics.secure=false", "--set", "metrics.port=9090", "--set", "metrics.perWorkspace=true",
 		"--set", "metrics.serviceMonitor.enabled=true", "--set", "podDisruptionBudget.enabled=true",
-		"--set", "extraArgs={--max-concurrent-reconciles=8}")
+		"--set", "extraArgs={--max-concurrent-reconciles=8}",
+		"--set", "claudeCodeBaseURL=https://llm-gateway.platform.svc:8443")
 	args := managerArgs(t, objs)
 	for _, want := range []string{"--platform-namespace=platform-a,platform-b", "--default-trust=untrusted",
+		"--claude-code-base-url=https://llm-gateway.platform.svc:8443",
 		"--metrics-bind-address=:9090", "--metrics-secure=false", "--metrics-per-workspace", "--max-concurrent-reconciles=8"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("manager args %v lack %s", args, want)

@@ -74,7 +74,7 @@ describe("Pi on a Workspace with the whole extension surface", () => {
 		});
 	});
 
-	test("R-LC-5: BeforeAgentStart replaces the prompt; BeforeModelRequest adds context to the request; turn and response hooks observe", async () => {
+	test("R-LC-5: BeforeAgentStart replaces the prompt; BeforeModelRequest sees the request (messages, size, tools, trigger) and adds context to it; turn and response hooks observe", async () => {
 		const turnEnd = await diagnostics(hostd.url, "turn-audit", "audit");
 		const response = await diagnostics(hostd.url, "response-audit", "audit");
 		const turnStart = await diagnostics(hostd.url, "turn-start", "audit");
@@ -83,6 +83,9 @@ describe("Pi on a Workspace with the whole extension surface", () => {
 			const saw = sent(pi.calls[0]);
 			assert.ok(saw.includes("answer BRIEF (one line)"), "the rewritten prompt did not reach the model: " + saw);
 			assert.ok(saw.includes("MODEL-CONTEXT for "), "BeforeModelRequest context missing: " + saw);
+			// The hook saw the request: the prompt and a hook's typed
+			// message, offering bash, answering the prompt.
+			assert.ok(saw.includes(": 2 messages, sized, bash offered true, after user"), "BeforeModelRequest did not see the request: " + saw);
 			// Pi emits turn_end and message_end after prompt() returns.
 			assert.equal(await counted("turn-audit", turnEnd + 1), turnEnd + 1, "TurnEnd did not run once");
 			assert.equal(await counted("response-audit", response + 1), response + 1, "AfterModelResponse did not run once");
@@ -94,6 +97,9 @@ describe("Pi on a Workspace with the whole extension surface", () => {
 	test("R-LC-6: tool hooks see the session (agent pi) and Pi's cwd", async () => {
 		await withPi(hostd, callThenStop("bash", { command: "echo WHERE" }, "DONE"), async (pi) => {
 			assert.equal(await promptForToolResult(pi, "where are you", true), `WHERE: pi in ${pi.cwd}`);
+			// The request after the tool ran answers its result (R-LC-5).
+			const after = sent(pi.calls.at(-1));
+			assert.ok(/MODEL-CONTEXT for \S+: \d+ messages, sized, bash offered true, after toolResult/.test(after), "BeforeModelRequest after a tool: " + after);
 		});
 	});
 

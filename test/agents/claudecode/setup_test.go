@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -53,8 +54,19 @@ func NewAgent(t *testing.T, wiring Wiring, script ...Turn) *Agent {
 // NewAgentOn is NewAgent on the context data (a ConfigMap's data).
 func NewAgentOn(t *testing.T, data map[string]string, wiring Wiring, script ...Turn) *Agent {
 	t.Helper()
+	return newAgent(t, data, nil, wiring, script...)
+}
+
+// NewAgentWithHostdArgs is NewAgent with more flags for hostd.
+func NewAgentWithHostdArgs(t *testing.T, hostdArgs []string, wiring Wiring, script ...Turn) *Agent {
+	t.Helper()
+	return newAgent(t, agenttest.PreviewSamples(t), hostdArgs, wiring, script...)
+}
+
+func newAgent(t *testing.T, data map[string]string, hostdArgs []string, wiring Wiring, script ...Turn) *Agent {
+	t.Helper()
 	a := &Agent{Notes: agenttest.StartReviewNotes(t, data)}
-	a.Hostd = agenttest.StartHostd(t, data, append(a.Notes.HostdArgs, "--claude-code")...)
+	a.Hostd = agenttest.StartHostd(t, data, append(append(a.Notes.HostdArgs, "--claude-code"), hostdArgs...)...)
 	a.Model = NewModel(t, script...)
 	a.Session = NewSession(t, a.Model)
 	settings := filepath.Join(a.Hostd.TreeDir, "managed-settings.json")
@@ -125,4 +137,29 @@ func (a *Agent) Run(t *testing.T, prompt string) string {
 		t.Fatalf("claude -p: %v\nstdout: %s\nstderr: %s", err, out, stderr)
 	}
 	return out
+}
+
+// EditManagedSettings gives the session a copy of hostd's managed settings
+// changed by edit, in place of the tree's: what a platform could add to the
+// file, tried with the real CLI. Only with ManagedInstall.
+func (a *Agent) EditManagedSettings(t *testing.T, edit func(settings map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(a.Hostd.TreeDir, "managed-settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var settings map[string]any
+	if err := json.Unmarshal(b, &settings); err != nil {
+		t.Fatal(err)
+	}
+	edit(settings)
+	b, err = json.Marshal(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(a.Session.Etc, "managed-settings.json")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	resourcestest.Symlink(t, testenv.TempFile(t, "managed-settings.json", b, 0o644), link)
 }
