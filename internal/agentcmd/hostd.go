@@ -127,7 +127,7 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 			broker := approvals.broker(cmd.ErrOrStderr())
 			srv := hostd.New(hostd.Options{Approvals: broker, HookFailureEvents: approvals.hookEvents(trust.workspace, os.Getenv("POD_NAME"), cmd.ErrOrStderr()), Ledger: led, Pod: os.Getenv("POD_NAME"), ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
 				PolicyDir: policyDir, MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, managedEtc, "http://"+addr),
-				SigningKeyFile: signKey, ServiceTokenFile: tokenFile, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits, HookWatchGrace: hookWatchGrace,
+				SigningKeyFile: signKey, ServiceTokenFile: tokenFile, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits, WatchHooks: func(report func(time.Time)) hostd.HookWatch { return hookwatch.New(hookWatchGrace, nil, report) },
 				MCPHeaders: mcpHeaders.source(cmd.ErrOrStderr(), svcAddrs), AfterFirstLoad: hostd.ReleaseStartupMemory})
 			return serveHostd(ctx, srv, addr, socket, probeAddr)
 		},

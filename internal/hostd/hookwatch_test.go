@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/hookwatch"
 )
 
 // withoutHooks is a FailureReporter that records the agents reported
@@ -51,7 +52,7 @@ func TestHookWatch_AnAgentWithoutHooksIsAnEventOnTheWorkspace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			events := &withoutHooks{}
 			s, ts, _ := serveContext(t, contextData(t, runnableRegistry("http://127.0.0.1:1", 5)),
-				Options{Workspace: "team-a/dev", HookWatchGrace: grace, PollInterval: time.Hour,
+				Options{Workspace: "team-a/dev", WatchHooks: func(report func(time.Time)) HookWatch { return hookwatch.New(grace, nil, report) }, PollInterval: time.Hour,
 					HookFailureEvents: func(func(string)) FailureReporter { return events }})
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})

@@ -20,7 +20,6 @@ import (
 	"github.com/loadout-dev/loadout/internal/approval"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
-	"github.com/loadout-dev/loadout/internal/hookwatch"
 	"github.com/loadout-dev/loadout/internal/httpserve"
 	"github.com/loadout-dev/loadout/internal/keptresult"
 	"github.com/loadout-dev/loadout/internal/ledger"
@@ -116,10 +115,11 @@ type Options struct {
 	// which `loadout hostd` wires in); hostd hands it the counter of what
 	// became of each. nil: failures are logged and counted only.
 	HookFailureEvents func(observe func(outcome string)) FailureReporter
-	// HookWatchGrace is how long after an agent opens hostd's MCP server a
-	// hook must arrive before the pod counts as running an agent without
-	// hooks (internal/hookwatch); zero means hookwatch.DefaultGrace.
-	HookWatchGrace time.Duration
+	// WatchHooks, when set, makes the watch that tells of an agent that
+	// opens hostd's MCP server but calls no hook (internal/hookwatch, which
+	// `loadout hostd` wires in); hostd hands it what to do then (count, log
+	// and report: agentWithoutHooks). nil: no watch.
+	WatchHooks func(report func(since time.Time)) HookWatch
 	// AfterFirstLoad, when set, is called once by Run after the first
 	// context load (served or refused). `loadout hostd` returns the
 	// start-up garbage to the OS there (ReleaseStartupMemory).
@@ -136,7 +136,7 @@ type Server struct {
 	metrics *metrics
 	// hookWatch tells of an agent that opens the MCP server but calls no
 	// hook (agentWithoutHooks).
-	hookWatch *hookwatch.Watch
+	hookWatch HookWatch
 	limits    *limiter
 	mux       *http.ServeMux
 	mcp       *mcpTools
@@ -214,7 +214,10 @@ func New(opts Options) *Server {
 	if opts.HookFailureEvents != nil {
 		s.metrics.failureEvents = opts.HookFailureEvents(func(outcome string) { s.metrics.failureEventOutcomes.WithLabelValues(outcome).Inc() })
 	}
-	s.hookWatch = hookwatch.New(opts.HookWatchGrace, opts.Now, s.agentWithoutHooks)
+	s.hookWatch = noHookWatch{}
+	if opts.WatchHooks != nil {
+		s.hookWatch = opts.WatchHooks(s.agentWithoutHooks)
+	}
 	s.metrics.failureLog = &failureLog{logger: opts.Logger, hash: func() string {
 		if snap := s.current.Load(); snap != nil {
 			return snap.hash
@@ -447,6 +450,23 @@ func (s *Server) ServeUnixSocket(ctx context.Context, path string) error {
 func (s *Server) status() (*snapshot, *readiness) {
 	return s.current.Load(), s.ready.Load()
 }
+
+// HookWatch watches for an agent that opens hostd's MCP server (MCPSession)
+// and calls no hook (Hooked) within Grace; Run checks until ctx is done.
+type HookWatch interface {
+	MCPSession()
+	Hooked()
+	Grace() time.Duration
+	Run(ctx context.Context)
+}
+
+// noHookWatch is the watch of a hostd that was given none.
+type noHookWatch struct{}
+
+func (noHookWatch) MCPSession()             {}
+func (noHookWatch) Hooked()                 {}
+func (noHookWatch) Grace() time.Duration    { return 0 }
+func (noHookWatch) Run(ctx context.Context) {}
 
 // agentWithoutHooks is hookWatch's report: an agent opened the MCP server
 // at since and called no hook within the grace. It is counted, logged and
