@@ -42,9 +42,9 @@ func TestInstall_KustomizeDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 		"Role": 2, "RoleBinding": 2, "Deployment": 1, "Service": 2,
 		// loadout-trust-label, loadout-context-configmaps, loadout-policy-epochs, loadout-manager-configmaps,
 		// loadout-context-signatures, loadout-agent-pods, loadout-agent-pod-updates, loadout-hostd-exec,
-		// loadout-mcp-headers-tokens, loadout-workspace-deletion, loadout-agent-pod-workspace, loadout-approvals;
-		// the mutating loadout-agent-pods
-		"ValidatingAdmissionPolicy": 12, "ValidatingAdmissionPolicyBinding": 12,
+		// loadout-mcp-headers-tokens, loadout-workspace-deletion, loadout-agent-pod-workspace, loadout-approvals,
+		// loadout-agent-pods-sandboxed; the mutating loadout-agent-pods
+		"ValidatingAdmissionPolicy": 13, "ValidatingAdmissionPolicyBinding": 13,
 		"MutatingAdmissionPolicy": 1, "MutatingAdmissionPolicyBinding": 1,
 	}
 	for kind, n := range want {
