@@ -83,6 +83,27 @@ func (p *Proxy) refuse(w http.ResponseWriter, host string, port int) {
 	http.Error(w, fmt.Sprintf("%s to %s refused: the sandbox's network.hosts allow %s", RefusalPrefix, t, rules), http.StatusForbidden)
 }
 
+// open connects to hostport (defaultPort when it names none) if the rules
+// allow it; otherwise, or when the connection fails, it answers w and
+// reports false.
+func (p *Proxy) open(w http.ResponseWriter, r *http.Request, hostport string, defaultPort int) (net.Conn, bool) {
+	host, port, err := target(hostport, defaultPort)
+	if err != nil {
+		http.Error(w, RefusalPrefix+": "+err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	if !Allows(p.Rules, host, port) {
+		p.refuse(w, host, port)
+		return nil, false
+	}
+	upstream, err := p.dial(r.Context(), net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		http.Error(w, RefusalPrefix+": "+err.Error(), http.StatusBadGateway)
+		return nil, false
+	}
+	return upstream, true
+}
+
 // ServeHTTP answers one proxy request.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
@@ -93,18 +114,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, RefusalPrefix+": this is a proxy; send CONNECT or an absolute http:// URL", http.StatusBadRequest)
 		return
 	}
-	host, port, err := target(r.URL.Host, 80)
-	if err != nil {
-		http.Error(w, RefusalPrefix+": "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	if !Allows(p.Rules, host, port) {
-		p.refuse(w, host, port)
-		return
-	}
-	upstream, err := p.dial(r.Context(), net.JoinHostPort(host, strconv.Itoa(port)))
-	if err != nil {
-		http.Error(w, RefusalPrefix+": "+err.Error(), http.StatusBadGateway)
+	upstream, ok := p.open(w, r, r.URL.Host, 80)
+	if !ok {
 		return
 	}
 	defer upstream.Close()
@@ -135,18 +146,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // connect tunnels CONNECT host:port when the rules allow it.
 func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
-	host, port, err := target(r.Host, DefaultPort)
-	if err != nil {
-		http.Error(w, RefusalPrefix+": "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	if !Allows(p.Rules, host, port) {
-		p.refuse(w, host, port)
-		return
-	}
-	upstream, err := p.dial(r.Context(), net.JoinHostPort(host, strconv.Itoa(port)))
-	if err != nil {
-		http.Error(w, RefusalPrefix+": "+err.Error(), http.StatusBadGateway)
+	upstream, ok := p.open(w, r, r.Host, DefaultPort)
+	if !ok {
 		return
 	}
 	hj, ok := w.(http.Hijacker)
