@@ -278,7 +278,7 @@ func resolveAlone(root resources.Root) []error {
 
 // contentRulesScope says, on the Valid condition, that an Extension's
 // content rules are ignored where only an imposed platform extension's
-// count (issue 47).
+// count.
 func contentRulesScope(policy workspace.Policy, e *v1alpha1.Extension) string {
 	if len(e.Spec.ContentRules) == 0 || (slices.Contains(policy.PlatformNamespaces, e.Namespace) && !e.Spec.Optional) {
 		return ""

@@ -1,6 +1,6 @@
 package v1alpha1
 
-// ContentRule is a platform rule over what agents read (issue 47): a CEL
+// ContentRule is a platform rule over what agents read: a CEL
 // expression over one Skill or one tool, true when the content is allowed.
 // Content that breaks a rule is refused with the rule's message, as any
 // invalid input of the Workspace is (docs/concepts.md, "Content rules").

@@ -109,7 +109,7 @@ type ExtensionSpec struct {
 	// +optional
 	Optional bool `json:"optional,omitempty"`
 
-	// Content rules (issue 47), kept in their own block.
+	// Content rules, kept in their own block.
 
 	// contentRules are the platform's rules over what agents read: each
 	// Skill a Workspace publishes and each of its tools' descriptions,

@@ -163,7 +163,7 @@ type MCPToolSelection struct {
 	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_-]*$`
 	Prefix string `json:"prefix,omitempty"`
 
-	// Pins (issue 47): the reviewed definitions. Kept in their own block.
+	// Pins: the reviewed definitions. Kept in their own block.
 
 	// pins fix each listed tool's definition (name, description, input and
 	// output schema, annotations) by digest, as `loadout mcp pin` writes
@@ -265,7 +265,7 @@ type DiscoveredTool struct {
 	// +optional
 	Annotations *MCPToolAnnotations `json:"annotations,omitempty"`
 
-	// outputSchema the server gave (issue 47: part of the pinned
+	// outputSchema the server gave (part of the pinned
 	// definition).
 	// +optional
 	// +kubebuilder:validation:Type=object

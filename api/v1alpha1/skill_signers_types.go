@@ -1,7 +1,7 @@
 package v1alpha1
 
 // SkillSigners says who must have signed the OCI skills of a Workspace
-// (issue 47, docs/security.md "Signed skills"): an OCI skill is accepted
+// (docs/security.md "Signed skills"): an OCI skill is accepted
 // only with a Sigstore bundle signed by one of publicKeys over exactly its
 // artifact, verified offline by the agent pod that fetches it; git skills,
 // which carry no signature, are refused. Declared on an imposed Extension

@@ -90,7 +90,7 @@ func write(t *testing.T, s string) string {
 }
 
 // A real hostd signs its heads (--ledger-anchor-interval): against its
-// anchors, `audit verify --anchors` names each forgery of issue 43 in a
+// anchors, `audit verify --anchors` names each forgery in a
 // copy of the ledger, none of which the file alone shows: a record
 // rewritten with the chain recomputed, the chain deleted, a chain of the
 // forger's appended, the tail cut.

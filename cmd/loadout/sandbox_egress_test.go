@@ -34,8 +34,7 @@ func upstreamOn(t *testing.T, ip string) (string, int) {
 // by name through the egress proxy `loadout sandbox` starts (plain HTTP and
 // CONNECT tunnels alike), refuses any other host through it with a reason
 // naming the rule, and still refuses direct connections Landlock was not
-// given; the proxy goes away with the command. Issue 42: "reach only these
-// hosts".
+// given; the proxy goes away with the command.
 func TestSandboxCommand_ReachesOnlyTheDeclaredHosts(t *testing.T) {
 	if abi := sandbox.ABI(); abi < 4 {
 		t.Skipf("Landlock ABI %d: `loadout sandbox` refuses to run here (fail closed)", abi)

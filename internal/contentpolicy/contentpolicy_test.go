@@ -58,7 +58,7 @@ func refusedBy(t *testing.T, err error, rule string) {
 	}
 }
 
-// The sample rules refuse the three attacks of issue 47, each naming its
+// The sample rules refuse the three attacks they are for, each naming its
 // rule, in a skill's body, its files and a tool's description.
 func TestSampleRules_RefuseHiddenTextOverridesAndUnlistedHosts(t *testing.T) {
 	rules := sampleRules(t)

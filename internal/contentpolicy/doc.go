@@ -1,5 +1,5 @@
-// Package contentpolicy is the platform's rules over what agents read
-// (issue 47): CEL expressions over each published Skill (frontmatter, body,
+// Package contentpolicy is the platform's rules over what agents read:
+// CEL expressions over each published Skill (frontmatter, body,
 // files, the links they hold) and each tool's description, declared or
 // discovered. It is pure: the workspace pipeline hands it the content it
 // resolved (the published skills.json and registry) and gets back the

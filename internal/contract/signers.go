@@ -7,7 +7,7 @@ import (
 )
 
 // SignerRequirement is one declaration of who must have signed a context's
-// OCI skills (Registry.SkillSigners, issue 47): an OCI skill is accepted
+// OCI skills (Registry.SkillSigners): an OCI skill is accepted
 // only if, for every requirement of its context, one of its Sigstore
 // bundles is signed by one of the requirement's keys. The platform's
 // requirements come first; a tenant's can only add to them. Git skills,

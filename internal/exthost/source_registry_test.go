@@ -20,7 +20,7 @@ func TestNewHostFromRegistry_HookWithoutWireFormRejected(t *testing.T) {
 }
 
 // hostd refuses a context whose imposed (platform) webhook hook is not
-// https:// with a caBundle (issue 43): the agent shares hostd's name
+// https:// with a caBundle: the agent shares hostd's name
 // resolution and network, so over plain HTTP it could answer the
 // platform's hook itself. The manager refuses such a spec; this holds for a
 // context published before that rule. A tenant's hook keeps plain HTTP.

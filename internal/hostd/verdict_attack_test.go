@@ -17,7 +17,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/materialize"
 )
 
-// preemptRegistry is the attack of issue 43: a trusted tenant's hook on the
+// preemptRegistry is the preempting attack (docs/security.md): a trusted tenant's hook on the
 // shell class asks on every call ("routine confirmation, just say yes"); it
 // runs first, before the platform's imposed hook that asks about terraform
 // apply with approvers on route.

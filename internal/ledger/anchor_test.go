@@ -66,7 +66,7 @@ func TestAnchors_WholeLedgerHasNoForgery(t *testing.T) {
 	}
 }
 
-// The four forgeries of issue 43 pass Verify (the file alone is whole) and
+// The four forgeries (docs/security.md) pass Verify (the file alone is whole) and
 // are each named against the anchors.
 func TestAnchors_EachForgeryIsNamed(t *testing.T) {
 	_, a, anchorsA := anchoredChain(t, 5)

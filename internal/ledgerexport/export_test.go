@@ -226,7 +226,7 @@ func TestFromEnv_Configuration(t *testing.T) {
 
 // hostd's anchors go out as logs too, in chain order with the records,
 // each body the anchor's very line: the collector's copy is what `loadout
-// audit verify --anchors` checks a ledger against (issue 43).
+// audit verify --anchors` checks a ledger against.
 func TestExport_AnchorsGoOutAsLogsWhoseBodyVerifies(t *testing.T) {
 	col, url := startCollector(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)

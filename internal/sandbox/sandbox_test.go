@@ -97,11 +97,11 @@ func runnable(tc shellcorpus.Line) bool {
 	return !slices.ContainsFunc(tc.Needs, func(p string) bool { _, err := exec.LookPath(p); return err != nil })
 }
 
-// Every line of issue 42 that deleted a tree past the guard, and every
+// Every line of the sandbox corpus (shellcorpus.Issue42) that deleted a tree past the guard, and every
 // spelling of rm -r the guard's corpus holds, run by real bash under a
 // sandbox that declares the tree editable but not removable: the tree
 // survives all of them. Without the sandbox each one deletes it (the
-// guard's own test proves that for its corpus; here for issue 42's).
+// guard's own test proves that for its corpus; here for the sandbox corpus's).
 func TestSandbox_NoLineDeletesATreeDeclaredNoRemove(t *testing.T) {
 	needLandlock(t)
 	bash, err := exec.LookPath("bash")

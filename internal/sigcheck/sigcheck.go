@@ -1,5 +1,5 @@
 // Package sigcheck checks a skill artifact's Sigstore signatures with the
-// standard library alone (issue 47): key-signed bundles (keys.go), a
+// standard library alone: key-signed bundles (keys.go), a
 // context's signer requirements, every one of which must be met
 // (require.go), and the reasons a signature is refused. Every binary
 // verifies through it, the lean sidecar (loadout-hostd) included: the

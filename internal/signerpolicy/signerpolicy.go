@@ -1,5 +1,5 @@
 // Package signerpolicy computes who must have signed a Workspace's OCI
-// skills from the declarations that apply to it (issue 47, docs/security.md
+// skills from the declarations that apply to it (docs/security.md
 // "Signed skills"): each imposed platform extension's skillSigners is a
 // requirement, and a tenant's declarations (the Workspace's, an extension
 // of its own namespace) add requirements, never remove one; an agent pod

@@ -50,7 +50,7 @@ func (f *Fetcher) Requiring(reqs []contract.SignerRequirement) *Fetcher {
 
 // verifySigned checks, when Options.Signers is set, that the artifact
 // pinned by ref (whose manifest is verified already) carries a Sigstore
-// bundle by a trusted key (issue 47). Bundles come from the registry's
+// bundle by a trusted key. Bundles come from the registry's
 // referrers once; those that verified are cached beside the blobs and
 // verified again, offline, at every later fetch, so a changed cache or a
 // changed trust is never served from the cache.

@@ -12,7 +12,7 @@ import (
 )
 
 // contentRulesOf compiles the content rules of the imposed extensions that
-// load (issue 47): only an imposed extension of a trusted platform
+// load: only an imposed extension of a trusted platform
 // namespace declares rules; an offered or a tenant's extension's rules are
 // ignored (its Valid condition says so). A rule that does not compile
 // breaks the platform's policy, as a rejected imposed extension does.

@@ -50,8 +50,7 @@ type Platform struct {
 	// (skill_signers.go), in load order; nil entries for extensions that
 	// declare none. Registry.SkillSigners holds them in effective form.
 	SkillSigners []*contract.SignerRequirement
-	// Content are the imposed extensions' content rules (issue 47,
-	// content_rules.go); nil or empty allows all content.
+	// Content are the imposed extensions' content rules (content_rules.go); nil or empty allows all content.
 	Content *contentpolicy.Rules
 
 	digest string

@@ -20,7 +20,7 @@ type platformPolicyDoc struct {
 	// the digests it had before sandboxes existed.
 	Sandbox *contract.Sandbox `json:"sandbox,omitempty"`
 	// SkillSigners, likewise left out when none, are the platform's signer
-	// requirements (issue 47): a changed trusted key is a changed policy.
+	// requirements: a changed trusted key is a changed policy.
 	SkillSigners []contract.SignerRequirement `json:"skillSigners,omitempty"`
 }
 

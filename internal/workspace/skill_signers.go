@@ -8,7 +8,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/signerpolicy"
 )
 
-// Signed skills (issue 47): who must have signed a Workspace's OCI skills
+// Signed skills: who must have signed a Workspace's OCI skills
 // joins the policy like the sandbox does. The imposed extensions'
 // declarations are the platform's (Platform.SkillSigners, part of its
 // digest); a tenant's declarations add to them (internal/signerpolicy).

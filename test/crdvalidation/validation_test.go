@@ -177,12 +177,12 @@ func TestCRDValidation_RejectsInvalidAndAcceptsValidObjects(t *testing.T) {
 		{name: "extension mcp pin outside allow", kind: "Extension", objectName: "a", spec: "mcpServer: {service: {name: s}, tools: {allow: [x], pins: [{name: other, digest: 'sha256:" + strings.Repeat("ab", 32) + "'}]}}\n", wants: []string{"each pin must name a tool in allow"}},
 		{name: "extension mcp pin bad digest", kind: "Extension", objectName: "a", spec: "mcpServer: {service: {name: s}, tools: {allow: [x], pins: [{name: x, digest: 'md5:00'}]}}\n", wants: []string{"spec.mcpServer.tools.pins[0].digest", "should match"}},
 		{name: "extension mcp unknown drift policy", kind: "Extension", objectName: "a", spec: "mcpServer: {service: {name: s}, tools: {allow: [x], onDrift: Ignore}}\n", wants: []string{"spec.mcpServer.tools.onDrift", "Unsupported value"}},
-		// Extension content rules (issue 47).
+		// Extension content rules.
 		{name: "extension content rules", kind: "Extension", objectName: "a", spec: "contentRules: [{name: no-override, target: Skill, expression: \"!skill.text.contains('ignore previous instructions')\", message: refused}, {name: tools, target: Tool, expression: 'true', message: m}]\n"},
 		{name: "extension content rule unknown target", kind: "Extension", objectName: "a", spec: "contentRules: [{name: r, target: Prompt, expression: 'true', message: m}]\n", wants: []string{"spec.contentRules[0].target", "Unsupported value"}},
 		{name: "extension content rule without message", kind: "Extension", objectName: "a", spec: "contentRules: [{name: r, target: Skill, expression: 'true'}]\n", wants: []string{"spec.contentRules[0].message", "Required"}},
 		{name: "extension optional with content rules", kind: "Extension", objectName: "a", spec: "optional: true\ncontentRules: [{name: r, target: Skill, expression: 'true', message: m}]\n", wants: []string{"an optional extension carries no contentRules"}},
-		// Signed skills (issue 47).
+		// Signed skills.
 		{name: "extension skill signers", kind: "Extension", objectName: "a", spec: "skillSigners: {publicKeys: [\"" + pemKey + "\"]}\n"},
 		{name: "extension skill signers not PEM", kind: "Extension", objectName: "a", spec: "skillSigners: {publicKeys: [ssh-ed25519 AAAA]}\n", wants: []string{"spec.skillSigners.publicKeys[0]", "must be a PEM public key"}},
 		{name: "extension skill signers empty", kind: "Extension", objectName: "a", spec: "skillSigners: {publicKeys: []}\n", wants: []string{"name at least one public key or identity"}},

@@ -25,7 +25,7 @@ import (
 // platform Service (https://guard.loadout-system.svc/...) reaches the
 // agent instead: hostd shares the pod's /etc/hosts, resolver and network
 // namespace. Each shape was admitted, with hostd injected, before the
-// agent-pod policy refused it (issue 43). What the pod may still set
+// agent-pod policy refused it. What the pod may still set
 // (dnsConfig options, the safe sysctl ping_group_range) is admitted.
 func TestAgentPods_TenantCannotRedirectAPlatformEndpointToTheAgent(t *testing.T) {
 	ctx := context.Background()
@@ -74,7 +74,7 @@ func TestAgentPods_TenantCannotRedirectAPlatformEndpointToTheAgent(t *testing.T)
 // The agent's containers hold no ServiceAccount token: the API server
 // cannot tell one from hostd's (the same ServiceAccount, bound to the same
 // pod), so with one the agent could file an Approval in hostd's name and
-// watch the namespace's Approvals (issue 43). The pod as the ServiceAccount
+// watch the namespace's Approvals. The pod as the ServiceAccount
 // admission plugin leaves it (kube-api-access-*, mounted in every
 // container) is refused naming automountServiceAccountToken, and so is a
 // token the tenant projects itself, of any audience, in any container; the
@@ -177,7 +177,7 @@ func TestAgentPods_AgentContainersHoldNoServiceAccountToken(t *testing.T) {
 	}
 }
 
-// A platform webhook hook over plain HTTP (the hook of issue 43, at
+// A platform webhook hook over plain HTTP (the hook of docs/security.md, at
 // http://guard.loadout-system.svc/...) is refused at reconcile: the
 // Extension is not Valid, and the Workspace it is imposed on names it
 // Rejected, Invalid, with the field and the rule; no context carries the

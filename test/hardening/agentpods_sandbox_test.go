@@ -57,7 +57,7 @@ func epochSaysUnderSandbox(t *testing.T, ns string, want bool) {
 // naming the container;
 // an ephemeral container is held the same way. The wrapped pod is
 // admitted; once the platform drops the declaration, so is the plain one.
-// Issue 42: the platform's word, which relaxes the shell guard for every
+// The platform's word, which relaxes the shell guard for every
 // agent, is enforced by the cluster rather than trusted.
 func TestAgentPods_PlatformRunsAgentsUnderLoadoutSandbox_Issue42(t *testing.T) {
 	ctx := context.Background()

@@ -2,7 +2,7 @@ package vocab
 
 // ConditionToolsPinned reports, on an Extension whose spec.mcpServer.tools
 // has pins, whether every pinned tool the server offers still matches its
-// pin (issue 47). Reasons: ReasonPinsMatch, ReasonPinDrift.
+// pin. Reasons: ReasonPinsMatch, ReasonPinDrift.
 const ConditionToolsPinned ConditionType = "ToolsPinned"
 
 // Reasons of ConditionToolsPinned (and of the Warning Event of a drift).

@@ -1,7 +1,7 @@
 // The declared sandbox (docs/security.md, "Sandbox") in a real Pi session:
 // with a platform extension declaring "edit the tree, never delete in it",
 // Pi's bash runs through `loadout sandbox`, so a delete the shell guard
-// cannot read (issue 42's lines) leaves the tree intact while an edit in
+// cannot read (the sandbox corpus's lines) leaves the tree intact while an edit in
 // it succeeds, and the refusal reaches the model naming the sandbox; Pi's
 // write tool writes inside the tree and is refused outside it; a connect to
 // an undeclared port is refused, and so is a host the sandbox does not name
@@ -95,7 +95,7 @@ describe("Pi under a declared sandbox", () => {
 		assert.equal(readFileSync(join(tree, "v", "c.txt"), "utf8"), "edited\n");
 	});
 
-	test("bash: every deleting line of the corpus (issue 42's, round 4's spellings of rm -r) leaves the tree intact", async () => {
+	test("bash: every deleting line of the corpus (the sandbox corpus, the guard's spellings of rm -r) leaves the tree intact", async () => {
 		assert.ok(deleting.length >= 60, `${deleting.length} deleting lines runnable here`);
 		const calls = deleting.map((l, i) => fauxToolCall("bash", { command: `cd ${tree} && ${l.line}` }, { id: `del${i}` }));
 		await withSandbox(callsThenStop(calls), async (pi) => {

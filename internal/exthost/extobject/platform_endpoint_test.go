@@ -17,7 +17,7 @@ import (
 // refused, at load (the Workspace's reason) and at validation (the
 // Extension's Valid condition), unless it is HTTPS with a caBundle: hostd
 // calls it from inside the agent's pod, where the agent can make the name
-// resolve to a listener of its own (issue 43). The same Extension in a
+// resolve to a listener of its own. The same Extension in a
 // tenant's namespace keeps plain HTTP, declared: redirecting its own
 // Services fools only the tenant. Over HTTPS with a caBundle a platform
 // Extension loads.

@@ -311,7 +311,7 @@ func Tree(t testing.TB, root string) []string {
 	return out
 }
 
-// Issue42 are the lines of issue 42 that deleted the tree past the
+// Issue42 are the lines, collected when the sandbox was designed, that deleted the tree past the
 // samples' guard: an interpreter that builds the delete's name, deleting
 // file by file, tar --recursive-unlink, a file written and run in the same
 // line. Only the kernel stops them (internal/sandbox).

@@ -12,7 +12,7 @@ import (
 
 // DriftingServer is an in-process MCP server (the MCP Go SDK's) with one
 // tool, echo, whose description a test changes between discoveries: a
-// "rug pull" (issue 47).
+// "rug pull".
 type DriftingServer struct {
 	// URL is its MCP endpoint; Addr its host:port.
 	URL, Addr string

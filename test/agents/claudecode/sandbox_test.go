@@ -17,7 +17,7 @@ import (
 )
 
 // With a declared sandbox, the managed settings switch Claude Code's own
-// sandbox on: every line of issue 42 that deleted a tree past the shell
+// sandbox on: every line of the sandbox corpus (shellcorpus.Issue42) that deleted a tree past the shell
 // guard and every deleting line of the guard's corpus (round 4's spellings
 // of rm -r among them), run by Claude Code's Bash in the tree declared "no
 // remove", leaves it intact; a Bash write outside the declared paths fails; Claude Code's
@@ -164,7 +164,7 @@ func helloOn(t *testing.T, ip string) string {
 // its Bash from any host the declaration does not name: the managed
 // settings allow only hostd's and the declared hosts' names
 // (allowManagedDomainsOnly), so a fetch of an undeclared host from Bash
-// fails, naming the managed allowlist, while the declared one answers. Issue 42: "a connect to an undeclared host fails in every agent".
+// fails, naming the managed allowlist, while the declared one answers.
 func TestClaudeCode_OwnSandboxRefusesAnUndeclaredHost_Issue42(t *testing.T) {
 	for _, p := range []string{"bwrap", "socat"} {
 		if _, err := exec.LookPath(p); err != nil {

@@ -36,7 +36,7 @@ func onFirstParty(t *testing.T, a *Agent, org map[string]any) *messages.FirstPar
 // guard denies.
 var rmScript = Turn{Tools: []ToolUse{{ID: "toolu_rm", Name: "Bash", Input: map[string]any{"command": "rm -rf build", "description": "remove build"}}}}
 
-// The question of issue 48, asked of the real CLI: the organisation the
+// The question, asked of the real CLI: the organisation the
 // tenant's credential belongs to serves server-managed settings. Claude
 // Code 2.1.328 fetches them at start ("first-wins", its default, makes the
 // highest managed source present the whole managed tier), so the file

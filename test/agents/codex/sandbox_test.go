@@ -17,7 +17,7 @@ import (
 
 // With a declared sandbox, requirements.toml pins Codex's sandbox modes:
 // asked for danger-full-access, Codex refuses to start; in workspace-write,
-// every line of issue 42 that deleted a tree past the shell guard, and every
+// every line of the sandbox corpus (shellcorpus.Issue42) that deleted a tree past the shell guard, and every
 // deleting line of the guard's corpus, leaves a tree outside its writable
 // roots intact, and a write there fails.
 func TestCodex_RequirementsPinTheSandboxAgainstIssue42(t *testing.T) {
@@ -85,8 +85,7 @@ func TestCodex_RequirementsPinTheSandboxAgainstIssue42(t *testing.T) {
 // fetch fails and the model reads why. Codex's network switch knows no
 // names, so the declared host is refused too (its mapping grants less,
 // docs/agents.md "Sandbox"); `loadout sandbox` around Codex reaches it
-// through the egress proxy. Issue 42: "a connect to an undeclared host
-// fails in every agent".
+// through the egress proxy.
 func TestCodex_OwnSandboxRefusesAnUndeclaredHost_Issue42(t *testing.T) {
 	if !managedInstall() {
 		t.Skip("no private /etc/codex here (unshare --mount refused): requirements.toml cannot be installed")
