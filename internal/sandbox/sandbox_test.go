@@ -88,7 +88,7 @@ func sandboxed(t *testing.T) shellcorpus.Wrap {
 	t.Helper()
 	return func(dir string, argv []string) []string {
 		home, tmp := t.TempDir(), t.TempDir()
-		env := []string{"env", "HOME=" + home, "TMPDIR=" + tmp, "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "npm_config_cache=" + home + "/.npm"}
+		env := []string{"env", "HOME=" + home, "TMPDIR=" + tmp, "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod -buildvcs=false", "npm_config_cache=" + home + "/.npm"}
 		return wrapIn(t, editNeverDelete(t, dir, home, tmp), append(env, argv...))
 	}
 }

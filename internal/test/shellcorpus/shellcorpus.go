@@ -238,7 +238,11 @@ func Run(t *testing.T, bash string, tc Line, wrap Wrap) Result {
 	t.Helper()
 	dir := t.TempDir()
 	WriteScratch(t, dir)
+	// The scratch tree is its own world: git stops at it and go build stamps
+	// no VCS, so a stray repository above it (a .git left in /tmp) cannot
+	// make an everyday line fail.
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir), "GOFLAGS=-buildvcs=false",
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com"}
 	if tc.Git {
 		git := exec.Command("git", "init", "-q", ".")
