@@ -104,3 +104,25 @@ func TestReload_FailingSkillSourceKeepsLastGoodTreeAndIsReported(t *testing.T) {
 		}
 	}
 }
+
+// A hostd given no SkillSources (hostd.New without the wiring `loadout
+// hostd` does) serves the context's policy and its inline content, and names
+// each external skill as failing, saying why, rather than pending for ever.
+func TestReload_WithoutSkillSourcesAnExternalSkillIsNamedFailing(t *testing.T) {
+	ctxDir, out := t.TempDir(), filepath.Join(t.TempDir(), "tree")
+	writeExternalContext(t, ctxDir, "127.0.0.1:1/skills/pdf@sha256:"+strings.Repeat("d", 64))
+	s := New(Options{ContextDir: ctxDir, MaterializeDir: out, Logger: quietLogger()})
+	if err := s.Reload(context.Background(), true); err != nil {
+		t.Fatalf("a context with an external skill was not served: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "skills", "pdf")); !os.IsNotExist(err) {
+		t.Fatalf("skills/pdf materialized with no source fetched: %v", err)
+	}
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/readyz", nil))
+	for _, want := range []string{`"failingSkillSources":"1"`, `"state":"failing"`, `"serving":"nothing"`, reasonNoSources} {
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), want) {
+			t.Fatalf("/readyz = %d %s, want 200 with %s", rec.Code, rec.Body, want)
+		}
+	}
+}
