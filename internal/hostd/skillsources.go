@@ -18,8 +18,8 @@ import (
 type SkillSources interface {
 	// Serve returns pc, as loaded, completed with the external content held
 	// for it, and where its skills' content is read: what hostd serves until
-	// the next Serve. A skill it does not hold yet is not Held by the
-	// completed context.
+	// the next Serve. A skill whose content it does not hold yet is left
+	// out (the completed context's Holds says which).
 	Serve(pc *published.Context) (*published.Context, materialize.ContentSource)
 	// Fetch starts, in the background, the fetches the served context still
 	// needs (a failed source once it is due again) and forgets the sources
