@@ -61,6 +61,39 @@ func TestSidecarLinksNoClient(t *testing.T) {
 	}
 }
 
+// hostdMaxProductImports is how many of the product's packages
+// internal/hostd may import: 16 since external skill sources moved to
+// internal/skillsources (18 before). Lower it when a responsibility moves
+// out; never raise it to land a feature.
+const hostdMaxProductImports = 16
+
+// internal/hostd is the hub every agent-side request passes through, and a
+// hub grows by imports: each feature that imports its package into hostd
+// makes hostd its owner too. A feature gets a package of its own that
+// `loadout hostd` (internal/agentcmd) hands to hostd through a small
+// interface in hostd.Options, as FailureReporter (internal/hookevents),
+// HookWatch (internal/hookwatch) and SkillSources (internal/skillsources)
+// are; this fails when hostd imports more of the product than that.
+func TestHostdImportsNoMoreProductPackagesThanItsBound(t *testing.T) {
+	const module = "github.com/loadout-dev/loadout/"
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, module+"internal/hostd").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	var product []string
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, module) {
+			product = append(product, strings.TrimPrefix(pkg, module))
+		}
+	}
+	if len(product) > hostdMaxProductImports {
+		t.Errorf("internal/hostd imports %d product packages, at most %d:\n  %s\n"+
+			"give the feature its own package and wire it into hostd from internal/agentcmd through an interface in hostd.Options "+
+			"(as SkillSources, HookWatch and FailureReporter are), instead of importing it into hostd",
+			len(product), hostdMaxProductImports, strings.Join(product, "\n  "))
+	}
+}
+
 // It is `loadout hostd`: the same command, with the hooks and version.
 func TestSidecarIsHostd(t *testing.T) {
 	out, err := exec.Command("go", "run", ".", "--help").CombinedOutput()

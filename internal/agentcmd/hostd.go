@@ -21,6 +21,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/ledger"
 	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/published"
+	"github.com/loadout-dev/loadout/internal/skillsources"
 )
 
 // DefaultContextDir is where the agent-pod admission policy and the sample
@@ -127,7 +128,7 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 			broker := approvals.broker(cmd.ErrOrStderr())
 			srv := hostd.New(hostd.Options{Approvals: broker, HookFailureEvents: approvals.hookEvents(trust.workspace, os.Getenv("POD_NAME"), cmd.ErrOrStderr()), Ledger: led, Pod: os.Getenv("POD_NAME"), ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
 				PolicyDir: policyDir, MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, managedEtc, "http://"+addr),
-				SigningKeyFile: signKey, ServiceTokenFile: tokenFile, ServiceAddresses: svcAddrs, Sources: fetcher, SourceTimeout: srcTimeout, Limits: limits, WatchHooks: func(report func(time.Time)) hostd.HookWatch { return hookwatch.New(hookWatchGrace, nil, report) },
+				SigningKeyFile: signKey, ServiceTokenFile: tokenFile, ServiceAddresses: svcAddrs, SkillSources: keepSkillSources(skillsources.Options{Fetcher: fetcher, Timeout: srcTimeout}), Limits: limits, WatchHooks: func(report func(time.Time)) hostd.HookWatch { return hookwatch.New(hookWatchGrace, nil, report) },
 				MCPHeaders: mcpHeaders.source(cmd.ErrOrStderr(), svcAddrs), AfterFirstLoad: hostd.ReleaseStartupMemory})
 			return serveHostd(ctx, srv, addr, socket, probeAddr)
 		},
@@ -155,7 +156,7 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 	cmd.Flags().DurationVar(&hookWatchGrace, "hook-watch-grace", hookwatch.DefaultGrace,
 		"how long after an agent opens the MCP server a hook must arrive; past it the agent counts as running without the Workspace's hooks (loadout_hostd_agents_without_hooks_total, an AgentWithoutHooks Event)")
 	cmd.Flags().StringVar(&treeDir, "materialize", "", "keep this directory holding the context as files agents read (skills/, prompts/, AGENTS.md)")
-	cmd.Flags().DurationVar(&srcTimeout, "source-timeout", hostd.DefaultSourceTimeout,
+	cmd.Flags().DurationVar(&srcTimeout, "source-timeout", skillsources.DefaultTimeout,
 		"deadline of one fetch of an external skill source; a source that does not answer in time is reported and retried, and delays nothing else")
 	cmd.Flags().BoolVar(&claudeCode, "claude-code", false, "with --materialize: also write Claude Code's CLAUDE.md, commands/ and managed settings (naming this hostd's --addr)")
 	cmd.Flags().BoolVar(&codex, "codex", false, "with --materialize: the Codex layout for a tree in CODEX_HOME (skills shared with Codex's own, hooks.json, requirements.toml)")
@@ -175,6 +176,17 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 	src.Add(cmd)
 	trust.add(cmd, true)
 	return cmd
+}
+
+// keepSkillSources hands hostd a skillsources.Keeper over opts (the
+// fetcher of the source flags, --source-timeout) for its external skills;
+// hostd supplies its lock, logger, failure counter and what to do when a
+// source arrives.
+func keepSkillSources(opts skillsources.Options) func(hostd.SourceHooks) hostd.SkillSources {
+	return func(h hostd.SourceHooks) hostd.SkillSources {
+		opts.Lock, opts.Logger, opts.Failed, opts.Arrived = h.Lock, h.Logger, h.Failed, h.Arrived
+		return skillsources.New(opts)
+	}
 }
 
 // contextTrustFlags say which contexts hostd may load: those the manager

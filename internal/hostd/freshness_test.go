@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
+	"github.com/loadout-dev/loadout/internal/skillsources"
 	"github.com/loadout-dev/loadout/internal/sources"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
@@ -65,8 +66,8 @@ func TestReload_HungSourceDelaysNeitherPolicyNorReadyz(t *testing.T) {
 	hung := testnet.Hung(t) + "/skills/pdf@sha256:" + strings.Repeat("a", 64)
 	dir := t.TempDir()
 	resourcestest.WriteConfigMapDir(t, dir, contextData(t, fixedRegistry()))
-	s := New(Options{ContextDir: dir, Logger: quietLogger(), SourceTimeout: 700 * time.Millisecond, SourceRetry: 50 * time.Millisecond,
-		Sources: sources.New(sources.Options{CacheDir: t.TempDir()})})
+	s := New(Options{ContextDir: dir, Logger: quietLogger(), SkillSources: keptSources(skillsources.Options{
+		Fetcher: sources.New(sources.Options{CacheDir: t.TempDir()}), Timeout: 700 * time.Millisecond, Retry: 50 * time.Millisecond})})
 	t.Cleanup(s.wait)
 	api, probes := loadAndServe(t, s)
 	if !beforeAllowed(t, api.URL, "review_note") {
@@ -126,7 +127,7 @@ func TestReadyz_NamesAFailingSourceButNeverItsBody(t *testing.T) {
 	dir := t.TempDir()
 	ref := strings.TrimPrefix(remote.URL, "http://") + "/skills/pdf@sha256:" + strings.Repeat("b", 64)
 	resourcestest.WriteConfigMapDir(t, dir, withExternalSkill(t, contextData(t, fixedRegistry()), "pdf", ref))
-	s := New(Options{ContextDir: dir, Logger: quietLogger(), Sources: sources.New(sources.Options{CacheDir: t.TempDir()})})
+	s := New(Options{ContextDir: dir, Logger: quietLogger(), SkillSources: cachedSources(t)})
 	t.Cleanup(s.wait)
 	_ = s.Reload(context.Background(), true)
 	s.wait()

@@ -9,7 +9,6 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/mcpskills"
-	"github.com/loadout-dev/loadout/internal/sources"
 )
 
 // hostd's MCP endpoint serves the Workspace's winning skills as the MCP
@@ -45,11 +44,11 @@ func (s *Server) skillsServing() (*mcpskills.Catalog, error) {
 func (s *Server) syncMCPSkills(ctx context.Context, snap *snapshot) {
 	var docs []contract.SkillDoc
 	for _, doc := range snap.context.Skills() {
-		if _, fetched := snap.trees[doc.Name]; doc.Source == nil || fetched {
+		if snap.context.Holds(doc.Name) {
 			docs = append(docs, doc)
 		}
 	}
-	cat, skipped := mcpskills.Build(ctx, docs, sources.Content{Trees: snap.trees})
+	cat, skipped := mcpskills.Build(ctx, docs, snap.content)
 	for name, err := range skipped {
 		if prev := s.mcp.skipped[name]; prev == nil || prev.Error() != err.Error() {
 			s.opts.Logger.Error("Skill not served over MCP", "skill", name, "error", err)

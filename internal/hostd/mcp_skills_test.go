@@ -20,7 +20,6 @@ import (
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/skillmd"
 	"github.com/loadout-dev/loadout/internal/skillpack"
-	"github.com/loadout-dev/loadout/internal/sources"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
@@ -393,7 +392,7 @@ func TestMCPSkills_ExternalSkillServedOnceItsSourceArrives(t *testing.T) {
 	})
 	ctxDir := t.TempDir()
 	writeExternalContext(t, ctxDir, ref)
-	s := New(Options{ContextDir: ctxDir, Sources: sources.New(sources.Options{CacheDir: t.TempDir()}), Logger: quietLogger()})
+	s := New(Options{ContextDir: ctxDir, SkillSources: cachedSources(t), Logger: quietLogger()})
 	t.Cleanup(s.wait)
 	if err := s.Reload(t.Context(), true); err != nil {
 		t.Fatal(err)

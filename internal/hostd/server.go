@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -26,7 +25,6 @@ import (
 	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/mcpclient"
 	"github.com/loadout-dev/loadout/internal/outbound"
-	"github.com/loadout-dev/loadout/internal/sources"
 )
 
 // Options configure a Server.
@@ -83,15 +81,14 @@ type Options struct {
 	MaterializeDir string
 	// Materialize configures that tree (content source, Claude Code layout).
 	Materialize materialize.Options
-	// Sources fetches external skills (docs/concepts.md); nil means a
-	// fetcher with a cache under the system temporary directory and no
-	// credentials.
-	Sources *sources.Fetcher
+	// SkillSources, when set, makes what keeps the external skills
+	// (docs/concepts.md): internal/skillsources, which `loadout hostd`
+	// wires in with its fetcher and --source-timeout; hostd hands it its
+	// lock and what to do when a source arrives (SourceHooks). nil: no
+	// external skill is fetched; each is reported failing, saying why.
+	SkillSources func(SourceHooks) SkillSources
 	// Limits bound the API listener's connections (zero fields: DefaultLimits).
 	Limits Limits
-	// SourceTimeout bounds one fetch of an external skill source. Zero means
-	// DefaultSourceTimeout.
-	SourceTimeout time.Duration
 	// PolicyDir is the mounted policy epoch of the Workspace's namespace
 	// (the loadout-policy ConfigMap, docs/hostd.md "Policy epoch"). When
 	// set, a context is served only while the epoch, verified with
@@ -99,9 +96,6 @@ type Options struct {
 	// tool call and event is denied and /readyz answers 503. A missing or
 	// unreadable epoch refuses every context.
 	PolicyDir string
-	// SourceRetry is how long after a failed fetch a source is tried again.
-	// Zero means 10 seconds.
-	SourceRetry time.Duration
 	// Ledger, when set, receives one record per verdict (docs/hostd.md,
 	// "Decision ledger"); nil records nothing.
 	Ledger *ledger.Writer
@@ -140,7 +134,8 @@ type Server struct {
 	limits    *limiter
 	mux       *http.ServeMux
 	mcp       *mcpTools
-	fetches   sync.WaitGroup
+	// skills keeps the served context's external skills; guarded by mu.
+	skills SkillSources
 	// serial runs a serial tool's calls one at a time; kept holds the
 	// whole answers of truncated calls for a while.
 	serial *serialGates
@@ -164,8 +159,7 @@ type Server struct {
 	treeErr error
 	// tree is the served context's built tree, written again every poll
 	// while treeErr is set.
-	tree    *materialize.Tree
-	sources map[string]*sourceState
+	tree *materialize.Tree
 }
 
 // readiness is a consistent picture of the Server's health for /readyz.
@@ -195,17 +189,8 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.Sources == nil {
-		opts.Sources = sources.New(sources.Options{CacheDir: filepath.Join(os.TempDir(), "loadout-sources")})
-	}
-	if opts.SourceRetry <= 0 {
-		opts.SourceRetry = 10 * time.Second
-	}
-	if opts.SourceTimeout <= 0 {
-		opts.SourceTimeout = DefaultSourceTimeout
-	}
 	opts.Limits = opts.Limits.withDefaults()
-	s := &Server{opts: opts, metrics: newMetrics(), limits: newLimiter(opts.Limits), sources: map[string]*sourceState{},
+	s := &Server{opts: opts, metrics: newMetrics(), limits: newLimiter(opts.Limits),
 		serial: newSerialGates(), kept: keptresult.New(opts.Now)}
 	s.mcp = s.newMCPServer("v1alpha1")
 	if err := s.registerMCPSkills(); err != nil {
@@ -213,6 +198,10 @@ func New(opts Options) *Server {
 	}
 	if opts.HookFailureEvents != nil {
 		s.metrics.failureEvents = opts.HookFailureEvents(func(outcome string) { s.metrics.failureEventOutcomes.WithLabelValues(outcome).Inc() })
+	}
+	s.skills = &noSkillSources{}
+	if opts.SkillSources != nil {
+		s.skills = opts.SkillSources(SourceHooks{Lock: &s.mu, Logger: opts.Logger, Failed: s.metrics.sourceFailures.Inc, Arrived: s.sourceArrived})
 	}
 	s.hookWatch = noHookWatch{}
 	if opts.WatchHooks != nil {
@@ -244,7 +233,7 @@ func (s *Server) Handler() http.Handler { return localOnly(s.limits.wrap(s.mux))
 //
 // A loaded context's hooks and deny lists apply at once: nothing here waits
 // on the network. The external skill sources it pins are fetched in the
-// background (fetchMissing), each within SourceTimeout, and their skills
+// background (SkillSources.Fetch), each within its deadline, and their skills
 // follow as they arrive. Every call, changed or not, also retries the failed
 // sources that are due and a tree that could not be written.
 func (s *Server) Reload(ctx context.Context, force bool) error {
@@ -287,13 +276,13 @@ func (s *Server) Reload(ctx context.Context, force bool) error {
 // and the tree along and starts the fetches snap still needs. The caller
 // holds s.mu.
 func (s *Server) serve(ctx context.Context, snap *snapshot) error {
-	next := s.withContent(snap, s.current.Load())
-	s.current.Store(next)
+	next := *snap
+	next.context, next.content = s.skills.Serve(snap.published)
+	s.current.Store(&next)
 	s.judgeServed()
-	s.syncMCP(ctx, next)
-	s.treeErr = s.materialize(ctx, next)
-	s.fetchMissing(ctx, next)
-	s.pruneSources(next)
+	s.syncMCP(ctx, &next)
+	s.treeErr = s.materialize(ctx, &next)
+	s.skills.Fetch(ctx)
 	s.publishStatus()
 	return s.treeErr
 }
@@ -306,7 +295,7 @@ func (s *Server) retry(ctx context.Context) {
 	if cur == nil {
 		return
 	}
-	s.fetchMissing(ctx, cur)
+	s.skills.Fetch(ctx)
 	switch {
 	case s.treeErr == nil:
 	case s.tree == nil:
@@ -328,12 +317,9 @@ func (s *Server) materialize(ctx context.Context, snap *snapshot) error {
 	if err != nil {
 		return s.treeFailed(snap.hash, err)
 	}
-	in.Skills = slices.DeleteFunc(in.Skills, func(sk contract.SkillDoc) bool {
-		_, ok := snap.trees[sk.Name]
-		return sk.Source != nil && !ok
-	})
+	in.Skills = slices.DeleteFunc(in.Skills, func(sk contract.SkillDoc) bool { return !snap.context.Holds(sk.Name) })
 	opts := s.opts.Materialize
-	opts.Source = sources.Content{Trees: snap.trees}
+	opts.Source = snap.content
 	tree, err := materialize.Build(ctx, in, opts)
 	if err != nil {
 		return s.treeFailed(snap.hash, err)
@@ -374,7 +360,7 @@ func (s *Server) publishStatus() {
 	r := &readiness{loadErr: s.loadErr, treeErr: s.treeErr}
 	if cur := s.current.Load(); cur != nil {
 		r.published = true
-		r.sources = s.sourceStatuses(cur)
+		r.sources = s.sourceStatuses()
 	}
 	s.ready.Store(r)
 	s.metrics.observeSources(r.sources)

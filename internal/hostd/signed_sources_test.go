@@ -15,7 +15,6 @@ import (
 	"github.com/loadout-dev/loadout/internal/skillpack"
 	"github.com/loadout-dev/loadout/internal/skillsig"
 	"github.com/loadout-dev/loadout/internal/skillsig/skillsigtest"
-	"github.com/loadout-dev/loadout/internal/sources"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
@@ -96,7 +95,7 @@ func TestSkillSignatures_TheContextsSignersAreEnforcedBySidecar(t *testing.T) {
 	write := func(reg contract.Registry, ref string) {
 		resourcestest.WriteTree(t, ctxDir, externalSkillContextIn(t, reg, "pdf", "Reads PDFs.", &contract.SkillSource{OCI: &contract.OCISource{Reference: ref}}))
 	}
-	s := New(Options{ContextDir: ctxDir, MaterializeDir: out, Sources: sources.New(sources.Options{CacheDir: t.TempDir()}), Logger: quietLogger()})
+	s := New(Options{ContextDir: ctxDir, MaterializeDir: out, SkillSources: cachedSources(t), Logger: quietLogger()})
 	t.Cleanup(s.wait)
 	reload := func() {
 		t.Helper()
@@ -172,7 +171,7 @@ func TestSkillSignatures_SidecarFailsClosedOnIdentitiesItCannotVerify(t *testing
 		Identities:  []contract.SignerIdentity{{Issuer: skillsigtest.ActionsIssuer, Subject: skillsigtest.ReleaseIdentity}},
 		TrustedRoot: ss.TrustedRoot}}}
 	ctxDir, out := t.TempDir(), filepath.Join(t.TempDir(), "tree")
-	s := New(Options{ContextDir: ctxDir, MaterializeDir: out, Sources: sources.New(sources.Options{CacheDir: t.TempDir()}), Logger: quietLogger()})
+	s := New(Options{ContextDir: ctxDir, MaterializeDir: out, SkillSources: cachedSources(t), Logger: quietLogger()})
 	t.Cleanup(s.wait)
 	load := func(ref string) string {
 		t.Helper()

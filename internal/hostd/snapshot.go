@@ -8,10 +8,10 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/mcpclient"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/published"
-	"github.com/loadout-dev/loadout/internal/skillpack"
 )
 
 // snapshot is one fully loaded context: what every request reads. It is never
@@ -25,24 +25,16 @@ type snapshot struct {
 	// published is the context as loaded, without external content.
 	published *published.Context
 	// context is published completed with the external skills that have
-	// arrived (resources.WithAvailableExternal): it serves activation and
-	// the materialized tree.
+	// arrived (SkillSources.Serve): it serves activation and the
+	// materialized tree. content reads its skills' files.
 	context *published.Context
+	content materialize.ContentSource
 	host    *exthost.Host
 	hash    string
 	// tools are the runnable tools, by name, ready to run: schema compiled,
 	// Service core built. runnable lists them in registry order.
 	tools    map[string]*runnableTool
 	runnable []contract.Tool
-	// trees are the external skills' trees being served, by skill name. A
-	// skill whose pinned source has not arrived keeps the tree it had in the
-	// snapshot before (stale names those), or has none.
-	trees map[string]skillpack.Tree
-	stale map[string]bool
-	// signers names the context's signer requirements
-	// (contract.SignerRequirementsDigest): a tree is verified under one set and
-	// served only under the same set (sourceKey, withContent).
-	signers string
 }
 
 // loadSnapshot reads the context directory and rebuilds the hook runtime from
@@ -51,7 +43,7 @@ type snapshot struct {
 // policy the controller published, which is failing open.
 //
 // Nothing here touches the network: external skill sources are fetched
-// afterwards, outside the reload lock (Server.fetchMissing), so a source
+// afterwards, outside the reload lock (SkillSources.Fetch), so a source
 // that never answers cannot hold back the policy of a new context.
 //
 // verify runs first: nothing of a context it refuses is used or fetched.
@@ -75,30 +67,9 @@ func loadSnapshot(ctx context.Context, dir string, verify func(*published.Contex
 	if len(failed) > 0 {
 		return nil, fmt.Errorf("context %s: extensions did not load: %s", pc.Hash, strings.Join(failed, "; "))
 	}
-	snap := &snapshot{published: pc, context: pc, host: host, hash: pc.Hash, signers: contract.SignerRequirementsDigest(m.SkillSigners)}
+	snap := &snapshot{published: pc, context: pc, host: host, hash: pc.Hash}
 	if err := snap.buildTools(ws, client, headers); err != nil {
 		return nil, fmt.Errorf("context %s: %w", pc.Hash, err)
 	}
 	return snap, nil
-}
-
-// sourceKey names what hostd holds of a skill's source under snap's signer
-// requirements: the same artifact verified under other requirements is
-// another entry, fetched (or refused) anew.
-func (snap *snapshot) sourceKey(sk contract.SkillDoc) string {
-	if snap.signers == "" {
-		return sk.Source.String()
-	}
-	return sk.Source.String() + " signers=" + snap.signers
-}
-
-// externalSkills lists the skills of snap whose content comes from a source.
-func (snap *snapshot) externalSkills() []contract.SkillDoc {
-	var out []contract.SkillDoc
-	for _, s := range snap.published.Skills() {
-		if s.Source != nil {
-			out = append(out, s)
-		}
-	}
-	return out
 }

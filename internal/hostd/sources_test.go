@@ -14,9 +14,25 @@ import (
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 	"github.com/loadout-dev/loadout/internal/skillpack/packtest"
+	"github.com/loadout-dev/loadout/internal/skillsources"
 	"github.com/loadout-dev/loadout/internal/sources"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
+
+// keptSources is what `loadout hostd` hands hostd for external skills
+// (agentcmd wires internal/skillsources the same way), over opts.
+func keptSources(opts skillsources.Options) func(SourceHooks) SkillSources {
+	return func(h SourceHooks) SkillSources {
+		opts.Lock, opts.Logger, opts.Failed, opts.Arrived = h.Lock, h.Logger, h.Failed, h.Arrived
+		return skillsources.New(opts)
+	}
+}
+
+// cachedSources keeps external skills fetched into a cache of the test's.
+func cachedSources(t testing.TB) func(SourceHooks) SkillSources {
+	t.Helper()
+	return keptSources(skillsources.Options{Fetcher: sources.New(sources.Options{CacheDir: t.TempDir()})})
+}
 
 // pushSkill packs tree and pushes it as skills/name to an in-process
 // registry serving until the test ends; it returns the pinned reference.
@@ -64,7 +80,7 @@ func TestReload_FailingSkillSourceKeepsLastGoodTreeAndIsReported(t *testing.T) {
 	ref := pushSkill(t, "pdf", skillpack.Tree{{Path: "SKILL.md", Mode: skillpack.ModeFile, Content: []byte("---\nname: pdf\ndescription: Reads PDFs.\n---\nGOOD-BODY\n")}})
 	ctxDir, out := t.TempDir(), filepath.Join(t.TempDir(), "tree")
 	writeExternalContext(t, ctxDir, ref)
-	s := New(Options{ContextDir: ctxDir, MaterializeDir: out, Sources: sources.New(sources.Options{CacheDir: t.TempDir()}), Logger: quietLogger()})
+	s := New(Options{ContextDir: ctxDir, MaterializeDir: out, SkillSources: cachedSources(t), Logger: quietLogger()})
 	t.Cleanup(s.wait)
 	if err := s.Reload(context.Background(), true); err != nil {
 		t.Fatal(err)
@@ -83,6 +99,28 @@ func TestReload_FailingSkillSourceKeepsLastGoodTreeAndIsReported(t *testing.T) {
 	rec := httptest.NewRecorder()
 	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/readyz", nil))
 	for _, want := range []string{`"failingSkillSources":"1"`, wrong, `"state":"failing"`, `"serving":"previous version"`, `"skill":"pdf"`} {
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), want) {
+			t.Fatalf("/readyz = %d %s, want 200 with %s", rec.Code, rec.Body, want)
+		}
+	}
+}
+
+// A hostd given no SkillSources (hostd.New without the wiring `loadout
+// hostd` does) serves the context's policy and its inline content, and names
+// each external skill as failing, saying why, rather than pending for ever.
+func TestReload_WithoutSkillSourcesAnExternalSkillIsNamedFailing(t *testing.T) {
+	ctxDir, out := t.TempDir(), filepath.Join(t.TempDir(), "tree")
+	writeExternalContext(t, ctxDir, "127.0.0.1:1/skills/pdf@sha256:"+strings.Repeat("d", 64))
+	s := New(Options{ContextDir: ctxDir, MaterializeDir: out, Logger: quietLogger()})
+	if err := s.Reload(context.Background(), true); err != nil {
+		t.Fatalf("a context with an external skill was not served: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "skills", "pdf")); !os.IsNotExist(err) {
+		t.Fatalf("skills/pdf materialized with no source fetched: %v", err)
+	}
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/readyz", nil))
+	for _, want := range []string{`"failingSkillSources":"1"`, `"state":"failing"`, `"serving":"nothing"`, reasonNoSources} {
 		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), want) {
 			t.Fatalf("/readyz = %d %s, want 200 with %s", rec.Code, rec.Body, want)
 		}

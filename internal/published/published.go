@@ -185,6 +185,23 @@ func (c *Context) Activate(name string, files []string) (*resources.ActivatedSki
 	return resources.ActivateFiles(s.Name, s.Body, s.Origin, have, files)
 }
 
+// Holds reports whether the context holds a skill's content: an inline
+// skill always, an external one once WithAvailableExternal (or
+// WithExternal) completed the context with it. What the context does not
+// hold is left out of the materialized tree and the MCP skills until it
+// arrives.
+func (c *Context) Holds(name string) bool {
+	s, ok := c.skills[name]
+	if !ok {
+		return false
+	}
+	if s.Source == nil {
+		return true
+	}
+	_, ok = c.external[name]
+	return ok
+}
+
 // SkillFiles decodes a published inline skill's files (base64 ones to their
 // bytes). External skills have none here: their files come from the source.
 func SkillFiles(d contract.SkillDoc) ([]resources.File, error) {

@@ -133,6 +133,16 @@ func TestExternalSkill_PendingSkillsDelayOnlyThemselves(t *testing.T) {
 	if _, err := part.Activate("pdf", nil); err == nil || !strings.Contains(err.Error(), "not fetched yet") {
 		t.Fatalf("pending skill: %v", err)
 	}
+	// What the context holds is what hostd materializes and lists over MCP.
+	for _, c := range []struct {
+		pc    *Context
+		skill string
+		want  bool
+	}{{part, "docx", true}, {part, "pdf", false}, {pc, "docx", false}, {part, "no-such-skill", false}} {
+		if got := c.pc.Holds(c.skill); got != c.want {
+			t.Errorf("Holds(%s) = %v, want %v", c.skill, got, c.want)
+		}
+	}
 	if got, err := part.InstructionsText(); err != nil || got != "Be careful." {
 		t.Fatalf("instructions with a pending skill = %q, %v", got, err)
 	}
@@ -150,5 +160,8 @@ func TestExternalSkill_PendingSkillsDelayOnlyThemselves(t *testing.T) {
 	}
 	if _, err := bad.Activate("docx", nil); err != nil {
 		t.Fatalf("docx held up by pdf: %v", err)
+	}
+	if bad.Holds("pdf") {
+		t.Error("Holds(pdf) with content that disagrees with its Skill")
 	}
 }
