@@ -11,6 +11,9 @@ import (
 
 // ExtensionLoader loads a plan's extensions into a tool registry. The
 // controller takes it as an interface so tests can count what is contacted.
+// A loader may keep on plan.Extensions what it prepared
+// (Candidate.Prepared), and commits a candidate that carries it rather
+// than import it again.
 type ExtensionLoader interface {
 	// at is the Workspace (or, for the platform's policy alone, just the
 	// namespace) the extensions load for.

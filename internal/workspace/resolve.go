@@ -66,10 +66,10 @@ func (r *Resolution) Publishable() bool { return r.Failure == nil && r.Result !=
 // resolve → render. The platform's imposed extensions come prepared from
 // its policy: the load commits them and imports only what the roots bring
 // (HostLoader), in the one load order, so collisions and outcomes are the
-// same as if everything were loaded here. The context carries platform's digest; Decide then
-// chooses what to publish. The controller and `loadout preview` both
-// call it, so preview prints exactly what the controller publishes and
-// refuses exactly what it refuses.
+// same as if everything were loaded here. The context carries platform's
+// digest; Decide then chooses what to publish. The controller and
+// `loadout preview` both call it, so preview prints exactly what the
+// controller publishes and refuses exactly what it refuses.
 //
 // An invalid input is a Resolution with a Failure, tagged with its phase and
 // reason. The hold rule is part of it: a rejected trusted extension keeps the
