@@ -77,15 +77,37 @@ func (e *InvalidError) Error() string { return errors.Join(e.Errs...).Error() }
 // Load runs trust → import → factory → commit (rule R-EXT-1). Untrusted, the
 // import is never called. Any failure leaves the registry exactly as it was.
 func (h *Host) Load(ctx context.Context, src Source, trusted bool) Outcome {
+	return h.Commit(h.Prepare(ctx, src, trusted))
+}
+
+// Prepared is an extension after trust, import and factory, before commit:
+// a sealed stage, or the outcome that kept it from getting one (skipped,
+// rejected). It is immutable, so one Prepared may be committed into many
+// hosts: the controller prepares a namespace's imposed extensions once, for
+// the platform's policy, and commits them into every Workspace's host in
+// that Workspace's load order, importing nothing twice. What a commit
+// decides (an id already loaded, a tool name taken by a built-in or an
+// earlier extension) depends on the host, so it is decided again each
+// time; what import and factory produce does not, as long as they read
+// nothing of the host's Workspace (Env.Workspace, API.Workspace), which
+// extension objects never do (package extobject).
+type Prepared struct {
+	out   Outcome
+	stage *stage // nil when out is final
+}
+
+// Prepare runs trust → import → factory for src, with this host's outbound
+// client and Workspace; Commit finishes the load.
+func (h *Host) Prepare(ctx context.Context, src Source, trusted bool) Prepared {
 	out := Outcome{Extension: src.ID, Namespace: src.Namespace}
-	reject := func(reason string, err error) Outcome {
+	reject := func(reason string, err error) Prepared {
 		out.State, out.Reason, out.Message = vocab.ExtensionRejected, reason, err.Error()
-		return out
+		return Prepared{out: out}
 	}
 	if !trusted {
 		out.State, out.Reason = vocab.ExtensionSkippedUntrusted, ReasonUntrusted
 		out.Message = fmt.Sprintf("namespace %q is not trusted for extensions; nothing was loaded or contacted", src.Namespace)
-		return out
+		return Prepared{out: out}
 	}
 	if src.ID == "" {
 		return reject(ReasonInvalid, errors.New("extension id is empty"))
@@ -103,16 +125,27 @@ func (h *Host) Load(ctx context.Context, src Source, trusted bool) Outcome {
 	if err != nil {
 		return reject(classify(err, ReasonFactoryFailed), err)
 	}
-	if err := h.commit(st); err != nil {
+	return Prepared{out: out, stage: st}
+}
+
+// Commit makes a prepared extension visible in this host, or reports why
+// not. A Prepared that carries its outcome already commits nothing.
+func (h *Host) Commit(p Prepared) Outcome {
+	out := p.out
+	if p.stage == nil {
+		return out
+	}
+	if err := h.commit(p.stage); err != nil {
 		var ce *commitError
 		errors.As(err, &ce)
-		return reject(ce.reason, err)
+		out.State, out.Reason, out.Message = vocab.ExtensionRejected, ce.reason, err.Error()
+		return out
 	}
 	out.State = vocab.ExtensionLoaded
-	for _, t := range st.tools {
+	for _, t := range p.stage.tools {
 		out.Tools = append(out.Tools, t.Name)
 	}
-	out.Message = fmt.Sprintf("%d tools, %d hooks", len(st.tools), len(st.hooks))
+	out.Message = fmt.Sprintf("%d tools, %d hooks", len(p.stage.tools), len(p.stage.hooks))
 	return out
 }
 

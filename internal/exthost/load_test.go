@@ -223,3 +223,42 @@ func mustCEL(t testing.TB, event vocab.HookEvent, expr string) Handler {
 	}
 	return h
 }
+
+// One Prepared commits into many hosts, each deciding the commit checks
+// against its own registry (rule R-EXT-2): the import and factory ran once,
+// and no commit changes what the next one commits.
+func TestPrepare_OneImportCommitsIntoManyHostsREXT2(t *testing.T) {
+	var imports atomic.Int32
+	src := factorySource("guard", &imports, func(api API) error {
+		api.RegisterTool(Tool{Name: "note"})
+		api.On(Hook{Name: "h", Event: eventBefore, Handler: allow()})
+		return nil
+	})
+	src.Imposed = true
+	p := newTestHost().Prepare(context.Background(), src, true)
+	for _, h := range []*Host{newTestHost("bash"), newTestHost()} {
+		if out := h.Commit(p); out.State != vocab.ExtensionLoaded || !reflect.DeepEqual(out.Tools, []string{"note"}) {
+			t.Fatalf("commit into a host: %+v", out)
+		}
+	}
+	free, clash := newTestHost("bash"), newTestHost("note")
+	if out := clash.Commit(p); out.State != vocab.ExtensionRejected || out.Reason != ReasonToolCollision {
+		t.Fatalf("commit into a host whose built-in takes the tool: %+v", out)
+	}
+	if len(clash.Registry().Hooks) != 0 {
+		t.Fatal("a rejected commit left hooks behind")
+	}
+	if out := free.Commit(p); out.State != vocab.ExtensionLoaded {
+		t.Fatalf("commit after a rejected one: %+v", out)
+	}
+	if out := free.Commit(p); out.Reason != ReasonAlreadyLoaded {
+		t.Fatalf("second commit into one host: %+v", out)
+	}
+	if imports.Load() != 1 {
+		t.Fatalf("%d imports, want 1", imports.Load())
+	}
+	skipped := newTestHost().Prepare(context.Background(), src, false)
+	if out := free.Commit(skipped); out.State != vocab.ExtensionSkippedUntrusted || imports.Load() != 1 {
+		t.Fatalf("untrusted: %+v after %d imports", out, imports.Load())
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/sandboxpolicy"
 )
@@ -44,6 +45,11 @@ type Candidate struct {
 	// without one. ParamsErr says why they cannot be used.
 	Params    *contract.HookParams
 	ParamsErr error
+	// Prepared is the extension through trust, import and factory, once a
+	// HostLoader has loaded it: the platform's imposed candidates carry it
+	// from PlatformPolicyOf into every Workspace's plan, whose load then
+	// only commits them (exthost.Prepared).
+	Prepared *exthost.Prepared
 }
 
 // Plan is everything gathered for one Workspace.

@@ -11,6 +11,9 @@ import (
 
 // ExtensionLoader loads a plan's extensions into a tool registry. The
 // controller takes it as an interface so tests can count what is contacted.
+// A loader may keep on plan.Extensions what it prepared
+// (Candidate.Prepared), and commits a candidate that carries it rather
+// than import it again.
 type ExtensionLoader interface {
 	// at is the Workspace (or, for the platform's policy alone, just the
 	// namespace) the extensions load for.
@@ -27,7 +30,13 @@ type HostLoader struct {
 	Resolve extobject.WebhookResolver
 }
 
-// LoadExtensions implements ExtensionLoader.
+// LoadExtensions implements ExtensionLoader. A candidate that comes
+// prepared (Candidate.Prepared: an imposed extension, prepared once for
+// the platform's policy) is only committed; every other one is prepared
+// here and the plan's candidate keeps it. So a Workspace's pass commits the
+// platform's extensions in the Workspace's own load order, against its own
+// built-in tools, as a load of everything would, but imports and builds
+// only what its roots bring.
 func (l HostLoader) LoadExtensions(ctx context.Context, at contract.WorkspaceRef, plan *Plan) (contract.Registry, []exthost.Outcome) {
 	host := exthost.NewHost(exthost.Options{
 		Builtin: plan.Builtin,
@@ -37,12 +46,17 @@ func (l HostLoader) LoadExtensions(ctx context.Context, at contract.WorkspaceRef
 		Outbound: l.Outbound,
 	})
 	outcomes := make([]exthost.Outcome, 0, len(plan.Extensions))
-	for _, c := range plan.Extensions {
-		src := extobject.FromObjectIn(c.Extension, l.Resolve, c.Platform)
-		// An imposed platform extension's hooks run after the tenant's
-		// (docs/hooks.md, "Order").
-		src.Imposed = c.Enforced
-		outcomes = append(outcomes, host.Load(ctx, withParams(src, c), c.Trusted))
+	for i := range plan.Extensions {
+		c := &plan.Extensions[i]
+		if c.Prepared == nil {
+			src := extobject.FromObjectIn(c.Extension, l.Resolve, c.Platform)
+			// An imposed platform extension's hooks run after the tenant's
+			// (docs/hooks.md, "Order").
+			src.Imposed = c.Enforced
+			p := host.Prepare(ctx, withParams(src, *c), c.Trusted)
+			c.Prepared = &p
+		}
+		outcomes = append(outcomes, host.Commit(*c.Prepared))
 	}
 	return host.Registry(), outcomes
 }

@@ -26,8 +26,9 @@ type Platform struct {
 	// Namespace is the project namespace the policy applies to.
 	Namespace string
 	// Extensions are the imposed extensions in load order, their parameters
-	// resolved for the namespace. A Workspace's pass loads them before
-	// anything its roots bring.
+	// resolved for the namespace, each prepared (Candidate.Prepared) by the
+	// load of Registry: a Workspace's pass commits them, in its own load
+	// order, and imports nothing of them again.
 	Extensions []Candidate
 	// UnlabelledPlatform lists the platform namespaces without a valid trust
 	// label: they impose nothing (Policy.TrustOf).
@@ -94,7 +95,10 @@ func PlatformPolicyOf(ctx context.Context, namespace string, objs Objects, pol P
 			}
 		}
 	}
+	// The loader keeps what it prepared on plan.Extensions, which are
+	// p.Extensions: every Workspace's plan starts from them.
 	reg, outcomes := loader.LoadExtensions(ctx, contract.WorkspaceRef{Namespace: namespace}, plan)
+	p.Extensions = plan.Extensions
 	p.Registry, p.Deny = reg, slices.Clone(plan.Deny)
 	p.Sandbox = sandboxpolicy.Effective(platformSandboxes(p.Extensions), nil)
 	p.Registry.Sandbox = p.Sandbox

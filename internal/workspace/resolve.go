@@ -19,7 +19,8 @@ type Phase string
 const (
 	// PhaseGather reads what the Workspace reads under the trust policy.
 	PhaseGather Phase = "Gather"
-	// PhaseLoad loads the visible extensions into the tool registry.
+	// PhaseLoad loads the visible extensions into the tool registry (the
+	// imposed ones prepared by the platform's policy are only committed).
 	PhaseLoad Phase = "Load"
 	// PhaseResolve resolves the catalog and activates skills.
 	PhaseResolve Phase = "Resolve"
@@ -62,10 +63,13 @@ func (r *Resolution) Publishable() bool { return r.Failure == nil && r.Result !=
 
 // Resolve runs the whole pipeline for one Workspace under the platform's
 // policy for its namespace (PlatformPolicyOf): gather → load extensions →
-// resolve → render. The context carries platform's digest; Decide then
-// chooses what to publish. The controller and `loadout preview` both
-// call it, so preview prints exactly what the controller publishes and
-// refuses exactly what it refuses.
+// resolve → render. The platform's imposed extensions come prepared from
+// its policy: the load commits them and imports only what the roots bring
+// (HostLoader), in the one load order, so collisions and outcomes are the
+// same as if everything were loaded here. The context carries platform's
+// digest; Decide then chooses what to publish. The controller and
+// `loadout preview` both call it, so preview prints exactly what the
+// controller publishes and refuses exactly what it refuses.
 //
 // An invalid input is a Resolution with a Failure, tagged with its phase and
 // reason. The hold rule is part of it: a rejected trusted extension keeps the
