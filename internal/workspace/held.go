@@ -21,9 +21,14 @@ import (
 // content to keep, the policy alone (Decide).
 
 // TenantFailure reports whether the Resolution failed on input a tenant can
-// write (anything but an imposed platform extension that was rejected). Such
-// a failure must not hold the platform's policy back.
-func (r *Resolution) TenantFailure(pol Policy) bool {
+// write. Only an imposed extension that does not load even alone (the
+// platform's policy, PlatformPolicyOf) is the platform's failure. One that
+// loaded alone but was rejected in this pass was displaced by what the
+// tenant brought (a built-in tool of the Workspace, an offered extension
+// its roots pull in ahead of it): a tenant's failure, which must not hold
+// the platform's policy back, or a tenant could keep every Workspace of its
+// namespace on the old policy by naming a tool like a new imposed one.
+func (r *Resolution) TenantFailure(platform *Platform) bool {
 	if r.Failure == nil {
 		return false
 	}
@@ -31,7 +36,8 @@ func (r *Resolution) TenantFailure(pol Policy) bool {
 		return true
 	}
 	for i, o := range r.Extensions {
-		if o.State == vocab.ExtensionRejected && i < len(r.Plan.Extensions) && r.Plan.Extensions[i].Enforced {
+		if o.State == vocab.ExtensionRejected && i < len(r.Plan.Extensions) && r.Plan.Extensions[i].Enforced &&
+			!slices.Contains(platform.IDs, o.Extension) {
 			return false
 		}
 	}

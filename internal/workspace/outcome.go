@@ -18,7 +18,7 @@ const (
 	// OutcomePublish publishes the resolution's context.
 	OutcomePublish OutcomeKind = "Publish"
 	// OutcomeKeepLastGood publishes nothing: the platform's own policy does
-	// not load (an imposed extension was rejected), which is the platform's
+	// not load (an imposed extension is rejected even alone), which is the platform's
 	// to fix, so the last good context, with the last good policy, stays.
 	OutcomeKeepLastGood OutcomeKind = "KeepLastGood"
 	// OutcomeHeld publishes the tenant's last good content under the
@@ -95,7 +95,7 @@ func publishing(ws *v1alpha1.Workspace, kind OutcomeKind, result *resources.Resu
 // last good context for this resolution: only when the tenant's own input is
 // invalid and the platform's policy loads. The caller reads them only then.
 func NeedsLastGood(res *Resolution, pol Policy, platform *Platform) bool {
-	return !res.Publishable() && res.TenantFailure(pol) && platform.Broken == ""
+	return !res.Publishable() && res.TenantFailure(platform) && platform.Broken == ""
 }
 
 // Decide chooses what a pass publishes, from the resolution, the platform's
