@@ -54,34 +54,65 @@ var (
 
 func init() {
 	metrics.Registry.MustRegister(reconcilesTotal, resolutionDuration, publishedBytes, configMapApplies, extensionsTotal, workspaceExtensions, platformNamespaceTrusted)
+	// Every state's total is a series from the start, 0 until counted:
+	// extensionCounts.set only touches the totals that change.
+	for _, s := range extensionStates {
+		extensionsTotal.WithLabelValues(string(s)).Set(0)
+	}
 }
 
-var extensionStates = []vocab.ExtensionLoadState{vocab.ExtensionLoaded, vocab.ExtensionSkippedUntrusted, vocab.ExtensionRejected}
+var extensionStates = [...]vocab.ExtensionLoadState{vocab.ExtensionLoaded, vocab.ExtensionSkippedUntrusted, vocab.ExtensionRejected}
+
+// stateCounts is one Workspace's extensions by state, indexed like
+// extensionStates.
+type stateCounts [len(extensionStates)]int
+
+// countStates counts a Workspace's extensions by state; a state outside
+// extensionStates is not exported and not counted.
+func countStates(exts []v1alpha1.ExtensionState) stateCounts {
+	var c stateCounts
+	for _, e := range exts {
+		for i, s := range extensionStates {
+			if e.State == s {
+				c[i]++
+			}
+		}
+	}
+	return c
+}
 
 // extensionCounts remembers each Workspace's extension counts, so that
-// loadout_extensions is their sum without a label naming any Workspace.
+// loadout_extensions is their sum without a label naming any Workspace. It
+// keeps the sum as it goes: every reconcile calls set, and re-adding every
+// Workspace's counts there made a change that touches N Workspaces cost N²
+// under one lock, a tenth of the manager's CPU at 1,000 Workspaces
+// (docs/benchmarks.md, "With the brakes off").
 type extensionCounts struct {
 	mu     sync.Mutex
-	counts map[types.NamespacedName]map[vocab.ExtensionLoadState]int
+	counts map[types.NamespacedName]stateCounts
+	totals stateCounts
 }
 
-var visibleExtensions = extensionCounts{counts: map[types.NamespacedName]map[vocab.ExtensionLoadState]int{}}
+var visibleExtensions = extensionCounts{counts: map[types.NamespacedName]stateCounts{}}
 
 // set records key's counts (nil forgets key) and refreshes the totals.
-func (e *extensionCounts) set(key types.NamespacedName, counts map[vocab.ExtensionLoadState]int) {
+func (e *extensionCounts) set(key types.NamespacedName, counts *stateCounts) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	old := e.counts[key]
+	var now stateCounts
 	if counts == nil {
 		delete(e.counts, key)
 	} else {
-		e.counts[key] = counts
+		now = *counts
+		e.counts[key] = now
 	}
-	for _, s := range extensionStates {
-		total := 0
-		for _, c := range e.counts {
-			total += c[s]
+	for i, s := range extensionStates {
+		if now[i] == old[i] {
+			continue
 		}
-		extensionsTotal.WithLabelValues(string(s)).Set(float64(total))
+		e.totals[i] += now[i] - old[i]
+		extensionsTotal.WithLabelValues(string(s)).Set(float64(e.totals[i]))
 	}
 }
 
@@ -96,16 +127,13 @@ func observeReconcile(ws *v1alpha1.Workspace, err error, perWorkspace bool) {
 	default:
 		reconcilesTotal.WithLabelValues("invalid").Inc()
 	}
-	counts := map[vocab.ExtensionLoadState]int{}
-	for _, e := range ws.Status.Extensions {
-		counts[e.State]++
-	}
-	visibleExtensions.set(types.NamespacedName{Namespace: ws.Namespace, Name: ws.Name}, counts)
+	counts := countStates(ws.Status.Extensions)
+	visibleExtensions.set(types.NamespacedName{Namespace: ws.Namespace, Name: ws.Name}, &counts)
 	if !perWorkspace {
 		return
 	}
-	for _, s := range extensionStates {
-		workspaceExtensions.WithLabelValues(ws.Namespace, ws.Name, string(s)).Set(float64(counts[s]))
+	for i, s := range extensionStates {
+		workspaceExtensions.WithLabelValues(ws.Namespace, ws.Name, string(s)).Set(float64(counts[i]))
 	}
 }
 

@@ -59,3 +59,38 @@ func TestMetrics_NoWorkspaceNamesInLabelsUnlessPerWorkspaceIsOn(t *testing.T) {
 		t.Errorf("after the Workspace is deleted, loadout_extensions{state=Loaded} grew by %v, want 1", got)
 	}
 }
+
+// loadout_extensions is kept as a running sum (set does not re-add every
+// Workspace's counts on each reconcile): a Workspace reconciled again
+// replaces its counts rather than adding them twice, a state it no longer
+// has drops out of the total, and a deleted Workspace leaves it.
+func TestMetrics_ExtensionTotalsFollowEachWorkspacesLatestCounts(t *testing.T) {
+	const ns = "metrics-test-totals"
+	key := types.NamespacedName{Namespace: ns, Name: "ws"}
+	t.Cleanup(func() { forgetWorkspaceMetrics(key) })
+	total := func(s vocab.ExtensionLoadState) float64 {
+		return testenv.ControllerMetric("loadout_extensions", "state", string(s))
+	}
+	loaded, rejected := total(vocab.ExtensionLoaded), total(vocab.ExtensionRejected)
+	check := func(step string, wantLoaded, wantRejected float64) {
+		t.Helper()
+		if got := total(vocab.ExtensionLoaded) - loaded; got != wantLoaded {
+			t.Errorf("%s: loadout_extensions{state=Loaded} grew by %v, want %v", step, got, wantLoaded)
+		}
+		if got := total(vocab.ExtensionRejected) - rejected; got != wantRejected {
+			t.Errorf("%s: loadout_extensions{state=Rejected} grew by %v, want %v", step, got, wantRejected)
+		}
+	}
+
+	observeReconcile(workspaceWithExtensions(ns, "ws", vocab.ExtensionLoaded, vocab.ExtensionLoaded, vocab.ExtensionRejected), nil, false)
+	check("first reconcile", 2, 1)
+	observeReconcile(workspaceWithExtensions(ns, "ws", vocab.ExtensionLoaded, vocab.ExtensionLoaded, vocab.ExtensionRejected), nil, false)
+	check("same counts again", 2, 1)
+	observeReconcile(workspaceWithExtensions(ns, "ws", vocab.ExtensionLoaded, vocab.ExtensionLoaded, vocab.ExtensionLoaded), nil, false)
+	check("rejected one now loads", 3, 0)
+	observeReconcile(workspaceWithExtensions(ns, "ws", vocab.ExtensionLoadState("Unknown")), nil, false)
+	check("only a state the metric does not export", 0, 0)
+	observeReconcile(workspaceWithExtensions(ns, "ws", vocab.ExtensionRejected), nil, false)
+	forgetWorkspaceMetrics(key)
+	check("deleted", 0, 0)
+}
