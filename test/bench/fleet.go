@@ -179,8 +179,11 @@ func (f *Fleet) Grow(ctx context.Context, n int, timeout time.Duration) (*Phase,
 
 // Change edits the shared platform Skill once and times until every fleet
 // Workspace's ConfigMap carries a new hash; it then waits for the manager to
-// be idle and counts the writes of the whole step.
-func (f *Fleet) Change(ctx context.Context, timeout time.Duration) (*Phase, error) {
+// be idle and counts the writes of the whole step. changed, if not nil, is
+// called when the timed part ends, before the wait for idle (run.go splits
+// the CPU profile there: what the change costs before every ConfigMap is
+// out, and what comes after, such as the deferred status patches).
+func (f *Fleet) Change(ctx context.Context, timeout time.Duration, changed func()) (*Phase, error) {
 	keys := cmKeys(f.Workspaces)
 	old := f.e.Tracker.Hashes(keys)
 	isoOld := f.e.Tracker.Hashes(cmKeys(f.Isolated))
@@ -196,6 +199,9 @@ func (f *Fleet) Change(ctx context.Context, timeout time.Duration) (*Phase, erro
 		return nil, err
 	}
 	cpu = ReadCPU().Sub(cpu)
+	if changed != nil {
+		changed()
+	}
 	if err := f.e.Settle(ctx, 2*time.Second, timeout); err != nil {
 		return nil, err
 	}

@@ -124,9 +124,15 @@ func runCluster(ctx context.Context, cfg Config, rep *Report, log io.Writer, mar
 		fmt.Fprintf(log, "converged %d new Workspaces in %s: %s\n", conv.N, conv.Duration.Round(time.Millisecond), conv.Writes)
 
 		mark(fmt.Sprintf("propagation at %d", n))
+		// The manager's profile is split where the timed part ends:
+		// cpu-change-N is the change until every ConfigMap is out,
+		// cpu-settle-N what follows until the manager is idle.
 		stop := cpuProfile(cfg.ProfileDir, fmt.Sprintf("cpu-change-%d.pprof", n))
 		stopServer := apiserverProfile(ctx, e.Cfg, cfg.ProfileDir, fmt.Sprintf("apiserver-cpu-change-%d.pprof", n))
-		ch, err := f.Change(ctx, cfg.Timeout)
+		ch, err := f.Change(ctx, cfg.Timeout, func() {
+			stop()
+			stop = cpuProfile(cfg.ProfileDir, fmt.Sprintf("cpu-settle-%d.pprof", n))
+		})
 		stop()
 		stopServer()
 		if err != nil {
