@@ -151,12 +151,12 @@ func (r *WorkspaceReconciler) reconcile(ctx context.Context, ws *v1alpha1.Worksp
 	}
 	var tenant workspace.Tenant
 	var last *workspace.LastGood
-	if workspace.NeedsLastGood(res, r.Policy, platform) {
+	if workspace.NeedsLastGood(res, platform) {
 		if tenant, last, err = r.lastGood(ctx, ws); err != nil {
 			return result, false, err
 		}
 	}
-	out, err := workspace.Decide(ws, res, r.Policy, platform, tenant, last)
+	out, err := workspace.Decide(ws, res, platform, tenant, last)
 	if err != nil || out.Kind == workspace.OutcomeKeepLastGood {
 		return result, false, err // a broken platform policy is the platform's to fix: the last good context stays
 	}

@@ -213,7 +213,7 @@ func (o *previewOptions) fromManifests(stderr io.Writer) ([]configMap, error) {
 func clusterPublishes(ctx context.Context, ws *v1alpha1.Workspace, res *workspace.Resolution, set *objectSet, policy workspace.Policy,
 	platform *workspace.Platform, lastGood map[string]corev1.ConfigMap, stderr io.Writer) (configMap, error) {
 	f := res.Failure
-	if f != nil && (lastGood == nil || !workspace.NeedsLastGood(res, policy, platform)) {
+	if f != nil && (lastGood == nil || !workspace.NeedsLastGood(res, platform)) {
 		// The controller would keep the last good context (or, without
 		// --last-good, preview cannot know it): nothing to print that the
 		// cluster would publish.
@@ -232,7 +232,7 @@ func clusterPublishes(ctx context.Context, ws *v1alpha1.Workspace, res *workspac
 			last = &workspace.LastGood{Data: cm.Data, Annotations: cm.Annotations}
 		}
 	}
-	out, err := workspace.Decide(ws, res, policy, platform, tenant, last)
+	out, err := workspace.Decide(ws, res, platform, tenant, last)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s/%s: %w", ws.Namespace, ws.Name, err)
 	}

@@ -83,7 +83,7 @@ func TestContentRules_RefusedSkillKeepsTheLastGoodContentThatPasses(t *testing.T
 		!strings.Contains(res.Failure.Error(), `skill "helper"`) || !strings.Contains(res.Failure.Error(), "loadout-system/platform-content-rules/no-instruction-override") {
 		t.Fatalf("failure = %v, want ContentRefused naming helper and the rule", res.Failure)
 	}
-	out, err := Decide(ws, res, policy, platform, Tenant{}, lastGoodOf(good))
+	out, err := Decide(ws, res, platform, Tenant{}, lastGoodOf(good))
 	if err != nil || out.Kind != OutcomeHeld {
 		t.Fatalf("outcome %s, %v; want Held", out.Kind, err)
 	}
@@ -104,7 +104,7 @@ func TestContentRules_RefusedSkillKeepsTheLastGoodContentThatPasses(t *testing.T
 	if res.Failure == nil || !strings.Contains(res.Failure.Error(), "no-invisible-unicode") {
 		t.Fatalf("failure = %v, want no-invisible-unicode", res.Failure)
 	}
-	if out, _ := Decide(ws, res, policy, platform, Tenant{}, lastGoodOf(before)); out.Kind != OutcomePolicyOnly {
+	if out, _ := Decide(ws, res, platform, Tenant{}, lastGoodOf(before)); out.Kind != OutcomePolicyOnly {
 		t.Fatalf("outcome %s, want PolicyOnly: the last good content breaks the current rules", out.Kind)
 	}
 }

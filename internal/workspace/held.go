@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
-	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/sandboxpolicy"
 	"github.com/loadout-dev/loadout/internal/signerpolicy"
@@ -19,30 +18,6 @@ import (
 // tenant's own input is invalid, the tenant's last good content is published
 // under this policy (HeldRegistry and resources.Repolicy), or, with no good
 // content to keep, the policy alone (Decide).
-
-// TenantFailure reports whether the Resolution failed on input a tenant can
-// write. Only an imposed extension that does not load even alone (the
-// platform's policy, PlatformPolicyOf) is the platform's failure. One that
-// loaded alone but was rejected in this pass was displaced by what the
-// tenant brought (a built-in tool of the Workspace, an offered extension
-// its roots pull in ahead of it): a tenant's failure, which must not hold
-// the platform's policy back, or a tenant could keep every Workspace of its
-// namespace on the old policy by naming a tool like a new imposed one.
-func (r *Resolution) TenantFailure(platform *Platform) bool {
-	if r.Failure == nil {
-		return false
-	}
-	if r.Plan == nil || r.Failure.Phase != PhaseLoad {
-		return true
-	}
-	for i, o := range r.Extensions {
-		if o.State == vocab.ExtensionRejected && i < len(r.Plan.Extensions) && r.Plan.Extensions[i].Enforced &&
-			!slices.Contains(platform.IDs, o.Extension) {
-			return false
-		}
-	}
-	return true
-}
 
 // HeldRegistry is the registry of a context that keeps a tenant's last good
 // content under the platform's current policy: the built-in tools and the

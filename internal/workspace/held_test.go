@@ -55,7 +55,7 @@ func TestDecide_ATenantToolNamedLikeAnImposedOneCannotHoldThePolicyBack(t *testi
 		{"a last good context", &LastGood{Data: goodRes.Result.Data, Annotations: map[string]string{vocab.ContextHashAnnotation: goodRes.Result.Hash}}, OutcomeHeld},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := Decide(ws, res, policy, platform, tenant, tc.last)
+			out, err := Decide(ws, res, platform, tenant, tc.last)
 			if err != nil {
 				t.Fatal(err)
 			}

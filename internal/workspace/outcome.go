@@ -94,8 +94,16 @@ func publishing(ws *v1alpha1.Workspace, kind OutcomeKind, result *resources.Resu
 // NeedsLastGood reports whether Decide needs the tenant's policy and the
 // last good context for this resolution: only when the tenant's own input is
 // invalid and the platform's policy loads. The caller reads them only then.
-func NeedsLastGood(res *Resolution, pol Policy, platform *Platform) bool {
-	return !res.Publishable() && res.TenantFailure(platform) && platform.Broken == ""
+//
+// Where the platform's policy loads alone (Platform.Broken is empty), every
+// failure of a pass is the tenant's, an imposed extension rejected in the
+// pass included: it loaded alone, so what the tenant brought displaced it
+// (a built-in tool of the Workspace, an offered extension its roots pull in
+// ahead of it). Such a failure must not hold the platform's policy back, or
+// a tenant could keep its namespace on the old policy by naming a tool like
+// a new imposed one.
+func NeedsLastGood(res *Resolution, platform *Platform) bool {
+	return !res.Publishable() && platform.Broken == ""
 }
 
 // Decide chooses what a pass publishes, from the resolution, the platform's
@@ -105,11 +113,11 @@ func NeedsLastGood(res *Resolution, pol Policy, platform *Platform) bool {
 // what they read, so both print the same bytes. "Keep the last good
 // context" keeps tenant content only; it never holds the platform's policy
 // back (docs/concepts.md, "Policy apart from content").
-func Decide(ws *v1alpha1.Workspace, res *Resolution, pol Policy, platform *Platform, tenant Tenant, last *LastGood) (Outcome, error) {
+func Decide(ws *v1alpha1.Workspace, res *Resolution, platform *Platform, tenant Tenant, last *LastGood) (Outcome, error) {
 	switch {
 	case res.Publishable():
 		return publishing(ws, OutcomePublish, res.Result, nil, nil), nil
-	case !NeedsLastGood(res, pol, platform):
+	case !NeedsLastGood(res, platform):
 		return Outcome{Kind: OutcomeKeepLastGood}, nil
 	}
 	f := res.Failure
