@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -37,9 +36,11 @@ func TestReconcile_StatusPatchWaitsBehindTheContextWrite(t *testing.T) {
 			}
 			return c.Create(ctx, obj, opts...)
 		},
-		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-			configMapWrites++
-			return c.Apply(ctx, obj, opts...)
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Kind == "ConfigMap" {
+				configMapWrites++
+			}
+			return c.Patch(ctx, obj, patch, opts...)
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			statusPatches++
@@ -55,7 +56,7 @@ func TestReconcile_StatusPatchWaitsBehindTheContextWrite(t *testing.T) {
 		t.Fatalf("create: err %v, %d ConfigMap writes, %d status patches, result %+v; want 1, 1 and done", err, configMapWrites, statusPatches, created)
 	}
 
-	// A new context over an existing ConfigMap: the apply now, the status later.
+	// A new context over an existing ConfigMap: the patch now, the status later.
 	current := &v1alpha1.Workspace{}
 	if err := c.Get(ctx, req.NamespacedName, current); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -21,6 +23,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/resources"
+	"github.com/loadout-dev/loadout/internal/workspace"
 )
 
 // fakeScheme knows the kinds the Workspace reconciler reads and writes, for
@@ -144,7 +147,7 @@ func TestOurWrite_EventsDuringAWriteAreAttributedExactly(t *testing.T) {
 
 // TestPublish_ReplacedConfigMapIsNotTakenOver runs against the API server: the
 // cache still shows our ConfigMap, but it was replaced by a foreign one of
-// the same name. The apply carries the cached UID as a precondition, fails,
+// the same name. The patch carries the cached UID as a precondition, fails,
 // and the Workspace reports NotOwned; the foreign ConfigMap is untouched.
 func TestPublish_ReplacedConfigMapIsNotTakenOver(t *testing.T) {
 	ctx := context.Background()
@@ -177,5 +180,53 @@ func TestPublish_ReplacedConfigMapIsNotTakenOver(t *testing.T) {
 	got := kit.ConfigMap(t, ns, "dev-context")
 	if got.ResourceVersion != foreign.ResourceVersion || len(got.Data) != 1 || len(got.OwnerReferences) != 0 {
 		t.Errorf("foreign ConfigMap changed: %+v", got)
+	}
+}
+
+// TestPublish_PatchLeavesWhatAForcedApplyWould: a context written over an
+// existing ConfigMap is a merge patch, and it leaves the ConfigMap as a
+// forced server-side apply of the same shape would: what Loadout set before
+// and no longer sets (a data key, the held context's annotation) is gone;
+// another manager's label and data key, and a key both set, stay; our owner
+// reference stays. Against the real API server, which computes the managed
+// fields the patch reads.
+func TestPublish_PatchLeavesWhatAForcedApplyWould(t *testing.T) {
+	ctx := context.Background()
+	ns := kit.NewNamespace(t, vocab.TrustRestricted)
+	r := &WorkspaceReconciler{Client: k8sClient, APIReader: k8sClient}
+	ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "patched", UID: "patched-uid"}}
+	held := &resources.Result{Hash: "sha256:one", Data: map[string]string{contract.KeySystemPrompt: "ONE", contract.KeySkills: "[]", "shared.md": "both"}}
+	cm := workspace.ContextConfigMap(ws, held).WithAnnotations(map[string]string{workspace.ContentFromAnnotation: "sha256:zero"})
+	if _, err := r.publishConfigMap(ctx, ws, held, cm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.publishConfigMap(ctx, ws, held, workspace.ContextConfigMap(ws, held).WithAnnotations(map[string]string{workspace.ContentFromAnnotation: "sha256:zero", vocab.ContextHashAnnotation: "sha256:one-again"})); err != nil {
+		t.Fatal(err) // a second write, now a patch: Loadout owns by update and by patch
+	}
+	other := corev1ac.ConfigMap(ws.ConfigMapName(), ns).
+		WithLabels(map[string]string{"gitops.example.com/synced": "true"}).
+		WithData(map[string]string{"theirs": "kept", "shared.md": "both"})
+	if err := k8sClient.Apply(ctx, other, client.FieldOwner("gitops-agent"), client.ForceOwnership); err != nil {
+		t.Fatal(err)
+	}
+
+	recovered := &resources.Result{Hash: "sha256:two", Data: map[string]string{contract.KeySystemPrompt: "TWO"}}
+	w, err := r.publish(ctx, ws, recovered)
+	if err != nil || !w.applied {
+		t.Fatalf("publish = %+v, %v; want a write", w, err)
+	}
+	got := kit.ConfigMap(t, ns, ws.ConfigMapName())
+	want := map[string]string{contract.KeySystemPrompt: "TWO", "theirs": "kept", "shared.md": "both"}
+	if !maps.Equal(got.Data, want) {
+		t.Errorf("data = %v, want %v", got.Data, want)
+	}
+	if _, ok := got.Annotations[workspace.ContentFromAnnotation]; ok || got.Annotations[vocab.ContextHashAnnotation] != "sha256:two" {
+		t.Errorf("annotations = %v: the held context's annotation must go, the hash move", got.Annotations)
+	}
+	if got.Labels["gitops.example.com/synced"] != "true" || got.Labels[vocab.WorkspaceLabel] != ws.Name {
+		t.Errorf("labels = %v", got.Labels)
+	}
+	if !metav1.IsControlledBy(got, ws) || len(got.OwnerReferences) != 1 {
+		t.Errorf("owner references = %v", got.OwnerReferences)
 	}
 }

@@ -32,8 +32,8 @@ func TestHarness_SmokeConvergesPropagatesAndCoalesces(t *testing.T) {
 	}
 	ch := rep.Propagation[0].Change
 	by := ch.Writes.ByVerb()
-	if by["apply configmaps"] != ch.N {
-		t.Errorf("one change: %d ConfigMap applies for %d affected Workspaces, want one each (%s)", by["apply configmaps"], ch.N, ch.Writes)
+	if by["patch configmaps"] != ch.N {
+		t.Errorf("one change: %d ConfigMap patches for %d affected Workspaces, want one each (%s)", by["patch configmaps"], ch.N, ch.Writes)
 	}
 	if by["patch workspaces/status"] > ch.N {
 		t.Errorf("one change: %d status patches for %d affected Workspaces, want at most one each", by["patch workspaces/status"], ch.N)

@@ -227,7 +227,7 @@ func (c WriteCounts) Sum(match func(Write) bool) int {
 // Total is every write.
 func (c WriteCounts) Total() int { return c.Sum(func(Write) bool { return true }) }
 
-// ByVerb sums over namespaces: "apply configmaps" → n.
+// ByVerb sums over namespaces: "patch configmaps" → n.
 func (c WriteCounts) ByVerb() map[string]int {
 	out := map[string]int{}
 	for k, v := range c {

@@ -292,11 +292,11 @@ func (r *Report) Markdown(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	if s := r.Storm; s != nil {
-		applies := s.Writes.ByVerb()["apply configmaps"]
+		patches := s.Writes.ByVerb()["patch configmaps"]
 		fmt.Fprintf(w, "Storm at %d Workspaces: %d changes in %s (%d/s); every ConfigMap carried the last revision %s after the last change.\n",
 			s.N, s.Changes, s.Duration, c.StormRate, s.Settle.Round(time.Millisecond))
-		fmt.Fprintf(w, "Writes: %s. ConfigMap applies %d = %.2f per Workspace for %d changes (%.1f%% of one apply per Workspace per change). Unaffected writes: %d. Final state: %s.\n\n",
-			s.Writes, applies, float64(applies)/float64(s.N), s.Changes, 100*float64(applies)/float64(s.N*s.Changes), s.Unaffected, problems(s.Problems))
+		fmt.Fprintf(w, "Writes: %s. ConfigMap patches %d = %.2f per Workspace for %d changes (%.1f%% of one patch per Workspace per change). Unaffected writes: %d. Final state: %s.\n\n",
+			s.Writes, patches, float64(patches)/float64(s.N), s.Changes, 100*float64(patches)/float64(s.N*s.Changes), s.Unaffected, problems(s.Problems))
 	}
 	if m := r.Memory; m != nil {
 		fmt.Fprintln(w, "| Workspaces | Skills | ConfigMaps | cached objects (JSON) | cached metadata (JSON) | heap in use after GC | heap / cached | RSS (peak) |")
@@ -333,8 +333,8 @@ func perAffected(p *Phase) string {
 		return "–"
 	}
 	by := p.Writes.ByVerb()
-	// A new ConfigMap is created, an existing one applied: one write either way.
-	writes := by["create configmaps"] + by["apply configmaps"]
+	// A new ConfigMap is created, an existing one patched: one write either way.
+	writes := by["create configmaps"] + by["patch configmaps"]
 	return fmt.Sprintf("%.2f ConfigMap write, %.2f status patch", float64(writes)/float64(p.N), float64(by["patch workspaces/status"])/float64(p.N))
 }
 
