@@ -29,7 +29,7 @@ type Stats struct {
 	Shard   string `json:"shard"`
 	Leading bool   `json:"leading"`
 	// ConfigMapWrites and StatusWrites count context ConfigMap creates and
-	// applies, and Workspace status patches, since the process started.
+	// patches, and Workspace status patches, since the process started.
 	ConfigMapWrites int `json:"configMapWrites"`
 	StatusWrites    int `json:"statusWrites"`
 	// OtherWrites counts every other mutating request but the Lease's and
