@@ -293,7 +293,9 @@ func defaultNamespace() string {
 // publishes their public keys for the agent-pod admission policies. It runs
 // before the manager starts, with a client that reads past the cache.
 func signer(ctx context.Context, mgr ctrl.Manager, o *options) (*contextsig.Signer, error) {
-	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
+	// The manager's mapper and connection: a client of its own would map
+	// through discovery again (apiconn.NewMapper).
+	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()})
 	if err != nil {
 		return nil, err
 	}
