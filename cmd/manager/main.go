@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/flowcontrol"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,9 +27,11 @@ import (
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/apiconn"
 	"github.com/loadout-dev/loadout/internal/buildinfo"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
+	"github.com/loadout-dev/loadout/internal/managerlog"
 	"github.com/loadout-dev/loadout/internal/mcpheaders"
 	mcpendpoint "github.com/loadout-dev/loadout/internal/mcpheaders/endpoint"
 	"github.com/loadout-dev/loadout/internal/shard"
@@ -62,6 +63,7 @@ type options struct {
 	reconcileTimeout        time.Duration
 	kubeAPIQPS              float64
 	kubeAPIBurst            int
+	kubeAPICompression      bool
 	namespace               string
 	signingSecret           string
 	hostdConfigMap          string
@@ -117,6 +119,8 @@ Flags:
 		"Upper bound of one Workspace reconcile; a pass that exceeds it fails and is retried.")
 	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 50, "Client-side rate limit of the manager's requests to the API server, per second: one budget for all of them (shard Lease renewals have their own).")
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 100, "Burst above --kube-api-qps.")
+	fs.BoolVar(&o.kubeAPICompression, "kube-api-compression", false,
+		"Ask the API server for gzip-compressed lists and watch streams. Off, every open watch saves its gzip reader (about 40 KiB) and both ends the CPU; turn it on only where the manager reaches the API server over a slow link.")
 	fs.StringVar(&o.namespace, "namespace", defaultNamespace(),
 		"The manager's own namespace, which holds its signing keys and the hostd configuration (default: $POD_NAMESPACE, else the in-cluster ServiceAccount's namespace, else loadout-system).")
 	fs.StringVar(&o.signingSecret, "signing-secret", controllers.DefaultSigningSecret,
@@ -210,18 +214,15 @@ func run() error {
 		fmt.Println("manager", buildinfo.Get())
 		return nil
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
+	ctrl.SetLogger(managerlog.New(zopts))
 
-	scheme := kubescheme.New()
+	scheme := kubescheme.NewManager()
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	cfg.QPS, cfg.Burst = float32(o.kubeAPIQPS), o.kubeAPIBurst
-	// One limiter for every client made from cfg: client-go otherwise gives
-	// each resource's REST client its own QPS budget.
-	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
+	apiconn.Configure(cfg, apiconn.Options{QPS: float32(o.kubeAPIQPS), Burst: o.kubeAPIBurst, Compression: o.kubeAPICompression})
 	ctx := ctrl.SetupSignalHandler()
 	owner, err := o.shard.ownership(o.platform())
 	if err != nil {
@@ -268,6 +269,7 @@ func run() error {
 func (o *options) managerOptions(scheme *runtime.Scheme) ctrl.Options {
 	return ctrl.Options{
 		Scheme:                  scheme,
+		MapperProvider:          apiconn.NewMapper,
 		Metrics:                 o.metricsOptions(),
 		Cache:                   o.cacheOptions(),
 		HealthProbeBindAddress:  o.probeAddr,
@@ -291,7 +293,9 @@ func defaultNamespace() string {
 // publishes their public keys for the agent-pod admission policies. It runs
 // before the manager starts, with a client that reads past the cache.
 func signer(ctx context.Context, mgr ctrl.Manager, o *options) (*contextsig.Signer, error) {
-	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
+	// The manager's mapper and connection: a client of its own would map
+	// through discovery again (apiconn.NewMapper).
+	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()})
 	if err != nil {
 		return nil, err
 	}

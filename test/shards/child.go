@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1"
+	"github.com/loadout-dev/loadout/internal/managerlog"
 	"github.com/loadout-dev/loadout/internal/shard"
 )
 
@@ -110,7 +111,7 @@ func writeHeapProfile(path string) error {
 // stats endpoint (GET /stats, ?gc=1) on stdout, and runs until killed or
 // its stdin closes.
 func RunChild(kubeconfig, planFile, shardName string, mode shard.Mode, qps float32, burst, workers int) error {
-	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel)))
+	ctrl.SetLogger(managerlog.New(zap.Options{Level: zapcore.ErrorLevel})) // cmd/manager's logger
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err

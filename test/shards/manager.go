@@ -7,13 +7,13 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
-	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/apiconn"
 	"github.com/loadout-dev/loadout/internal/shard"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testmanager"
@@ -67,11 +67,11 @@ func Start(cfg *rest.Config, o Options) (*Manager, error) {
 			MaxConcurrentReconciles: max(o.Concurrency, 4),
 		},
 		RESTConfig: func(mcfg *rest.Config) {
-			mcfg.QPS, mcfg.Burst = 1000, 2000
+			limit := apiconn.Options{QPS: 1000, Burst: 2000}
 			if o.QPS > 0 {
-				mcfg.QPS, mcfg.Burst = o.QPS, o.Burst
+				limit = apiconn.Options{QPS: o.QPS, Burst: o.Burst}
 			}
-			mcfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(mcfg.QPS, mcfg.Burst) // one budget, as cmd/manager
+			apiconn.Configure(mcfg, limit) // as cmd/manager
 			mcfg.Wrap(m.Writes.Wrap)
 		},
 	}

@@ -14,6 +14,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/loadout-dev/loadout/controllers"
+	"github.com/loadout-dev/loadout/internal/apiconn"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 )
 
@@ -54,19 +55,21 @@ type Manager struct {
 }
 
 // Start builds a manager against a copy of cfg with the production wiring
-// (kubescheme.New(), controllers.Setup), adjusted by o, and starts it. It
+// (kubescheme.NewManager(), apiconn, controllers.Setup), adjusted by o, and starts it. It
 // runs until ctx ends or Stop is called. The metrics server is off, and so
 // is the controller name check, so that a process can run a second manager
 // (restart tests, go test -count=N).
 func Start(ctx context.Context, cfg *rest.Config, o Options) (*Manager, error) {
 	mgrCfg := rest.CopyConfig(cfg)
+	apiconn.Configure(mgrCfg, apiconn.Options{})
 	if o.RESTConfig != nil {
 		o.RESTConfig(mgrCfg)
 	}
 	opts := ctrl.Options{
-		Scheme:     kubescheme.New(),
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		Scheme:         kubescheme.NewManager(),
+		MapperProvider: apiconn.NewMapper,
+		Metrics:        metricsserver.Options{BindAddress: "0"},
+		Controller:     config.Controller{SkipNameValidation: ptr.To(true)},
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	m, err := build(ctx, mgrCfg, opts, o)
