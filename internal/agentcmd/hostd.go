@@ -28,8 +28,9 @@ import (
 // agent Deployment mount the context.
 const DefaultContextDir = "/var/run/loadout/context"
 
-// NewHostdCommand runs the agent-side extension host (docs/hostd.md).
-func NewHostdCommand() *cobra.Command {
+// NewHostdCommand runs the agent-side extension host (docs/hostd.md); fill
+// brings its external skill sources into the cache (SourceFiller).
+func NewHostdCommand(fill SourceFiller) *cobra.Command {
 	var (
 		dir     string
 		addr    string
@@ -96,7 +97,7 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 				return err
 			}
 			hostd.SetMemoryLimitFromCgroup(hostd.CgroupMemoryMax)
-			fetcher, err := src.Fetcher()
+			fetcher, err := src.Fetcher(fill)
 			if err != nil {
 				return err
 			}
