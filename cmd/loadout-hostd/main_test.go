@@ -38,6 +38,13 @@ func TestSidecarLinksNoClient(t *testing.T) {
 		"go.opentelemetry.io/otel/exporters",
 		"go.opentelemetry.io/proto/otlp",
 		"google.golang.org/grpc",
+		// External skill sources are fetched by loadout-fetch, a process
+		// per fetch (internal/fetchhelper): go-git and go-containerregistry
+		// cost the sidecar about 2 MiB idle (docs/benchmarks.md).
+		"github.com/go-git/",
+		"github.com/google/go-containerregistry",
+		"github.com/ProtonMail/go-crypto",
+		"github.com/cloudflare/circl",
 	}
 	exact := map[string]bool{
 		"github.com/loadout-dev/loadout/api/v1alpha1":               true,
@@ -48,6 +55,10 @@ func TestSidecarLinksNoClient(t *testing.T) {
 		// heap held idle); internal/caroots installs them on the first
 		// https request instead.
 		"golang.org/x/crypto/x509roots/fallback": true,
+		// The in-process fetcher and the registry client's packing: the
+		// sidecar reads what its helper fetched through internal/sourcecache.
+		"github.com/loadout-dev/loadout/internal/sources":  true,
+		"github.com/loadout-dev/loadout/internal/ociskill": true,
 	}
 	for _, pkg := range strings.Fields(string(out)) {
 		if exact[pkg] {
@@ -148,9 +159,10 @@ func TestSidecarRefusesTrustKeysWithoutAWorkspace(t *testing.T) {
 	}
 }
 
-// The sidecar image (Dockerfile target hostd) holds /loadout-hostd alone,
-// so nothing else can run in hostd's container, and the install names that
-// image as the manager's --hostd-image.
+// The sidecar image (Dockerfile target hostd) holds /loadout-hostd and its
+// fetch helper /loadout-fetch (the default --fetch-helper, beside it) and
+// nothing else, so nothing else can run in hostd's container, and the
+// install names that image as the manager's --hostd-image.
 func TestSidecarImageHoldsOnlyTheSidecar(t *testing.T) {
 	raw, err := os.ReadFile("../../Dockerfile")
 	if err != nil {
@@ -175,8 +187,8 @@ func TestSidecarImageHoldsOnlyTheSidecar(t *testing.T) {
 	// Besides the binary, only the non-root user's entries (/etc/passwd,
 	// /etc/group; hack/images compares the whole file lists).
 	binaries := slices.DeleteFunc(slices.Clone(copies["hostd"]), func(p string) bool { return strings.HasPrefix(p, "/etc/") })
-	if !slices.Equal(binaries, []string{"/loadout-hostd"}) {
-		t.Errorf("the hostd image copies %v, want /loadout-hostd only", copies["hostd"])
+	if !slices.Equal(binaries, []string{"/loadout-hostd", "/loadout-fetch"}) {
+		t.Errorf("the hostd image copies %v, want /loadout-hostd and /loadout-fetch only", copies["hostd"])
 	}
 	if got := entrypoints["hostd"]; got != `["/loadout-hostd"]` {
 		t.Errorf("the hostd image's entrypoint is %s, want /loadout-hostd", got)
