@@ -45,6 +45,9 @@ func TestSidecarLinksNoClient(t *testing.T) {
 		"github.com/google/go-containerregistry",
 		"github.com/ProtonMail/go-crypto",
 		"github.com/cloudflare/circl",
+		// hostd's metrics are internal/promtext's: client_golang, its
+		// procfs and expfmt cost the sidecar idle memory (docs/benchmarks.md).
+		"github.com/prometheus/",
 	}
 	exact := map[string]bool{
 		"github.com/loadout-dev/loadout/api/v1alpha1":               true,
@@ -74,9 +77,11 @@ func TestSidecarLinksNoClient(t *testing.T) {
 
 // hostdMaxProductImports is how many of the product's packages
 // internal/hostd may import: 16 since external skill sources moved to
-// internal/skillsources (18 before). Lower it when a responsibility moves
-// out; never raise it to land a feature.
-const hostdMaxProductImports = 16
+// internal/skillsources (18 before), 17 since internal/promtext replaced
+// client_golang (a library hostd imported already, not a responsibility
+// more: its metrics stayed where they were). Lower it when a
+// responsibility moves out; never raise it to land a feature.
+const hostdMaxProductImports = 17
 
 // internal/hostd is the hub every agent-side request passes through, and a
 // hub grows by imports: each feature that imports its package into hostd
