@@ -126,7 +126,7 @@ func (h *Helper) Fill(ctx context.Context, req sourcecache.FillRequest) error {
 	}
 	var resp Response
 	if out.over || json.Unmarshal(out.buf.Bytes(), &resp) != nil {
-		return &Error{Reason: ReasonHelper, Err: fmt.Errorf("fetch helper %s gave no answer it can read (%v; stderr: %q)", h.Path, runErr, stderr.buf.String())}
+		return &Error{Reason: ReasonHelper, Err: fmt.Errorf("fetch helper %s gave no answer it can read (stderr: %q): %w", h.Path, stderr.buf.String(), errors.Join(runErr, errNoAnswer))}
 	}
 	if resp.Error != "" {
 		reason := resp.Reason
@@ -140,6 +140,9 @@ func (h *Helper) Fill(ctx context.Context, req sourcecache.FillRequest) error {
 	}
 	return nil
 }
+
+// errNoAnswer is a helper whose stdout held no Response.
+var errNoAnswer = errors.New("no answer")
 
 // Reason implements sourcecache.Filler.
 func (h *Helper) Reason(err error) string {

@@ -74,7 +74,8 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	bw := bufio.NewWriter(out)
 	for _, f := range fams {
-		bw.WriteString("# HELP " + f.name + " " + escapeHelp(f.help) + "\n# TYPE " + f.name + " " + f.typ + "\n")
+		// A bufio.Writer keeps its first error; Flush reports it.
+		_, _ = bw.WriteString("# HELP " + f.name + " " + escapeHelp(f.help) + "\n# TYPE " + f.name + " " + f.typ + "\n")
 		f.write(bw)
 	}
 	_ = bw.Flush()
@@ -115,11 +116,12 @@ func formatFloat(f float64) string {
 
 // sample writes one sample line: name{labels} value.
 func sample(w *bufio.Writer, name, labels string, v float64) {
-	w.WriteString(name)
+	// A bufio.Writer keeps its first error; the registry's Flush reports it.
+	_, _ = w.WriteString(name)
 	if labels != "" {
-		w.WriteString("{" + labels + "}")
+		_, _ = w.WriteString("{" + labels + "}")
 	}
-	w.WriteString(" " + formatFloat(v) + "\n")
+	_, _ = w.WriteString(" " + formatFloat(v) + "\n")
 }
 
 // labelPairs renders names and values as the text format's label pairs,

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -212,7 +211,7 @@ func checkGitTar(r io.Reader, want map[string]gitFile) error {
 		if !ok || hdr.Typeflag != tar.TypeReg || (hdr.Mode&0o111 != 0) != f.exec {
 			return fmt.Errorf("%w: %s is not a file of that mode at the pinned commit", ErrVerification, hdr.Name)
 		}
-		var h hash.Hash = sha1.New() //nolint:gosec // git's object names
+		h := sha1.New() //nolint:gosec // git's object names
 		h.Write([]byte("blob " + strconv.FormatInt(hdr.Size, 10) + "\x00"))
 		if n, err := io.CopyBuffer(h, tr, buf); err != nil || n != hdr.Size {
 			return fmt.Errorf("%w: cached git tree: %s is cut short", ErrVerification, hdr.Name)
