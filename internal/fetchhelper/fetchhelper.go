@@ -47,6 +47,14 @@ const (
 	waitDelay = time.Second
 )
 
+// MaxRunning bounds the helpers one sidecar runs at once. Each is a process
+// of its own in the sidecar's container, under its memory limit (14 MiB
+// at its peak fetching a 120 MiB skill, docs/benchmarks.md), where
+// in-process fetches shared one heap: a context naming many new sources
+// must not start a process for each at once. A fill waits for a slot
+// within its own deadline.
+const MaxRunning = 4
+
 // ReasonHelper is the reason of a fill whose helper did not answer as the
 // protocol says (missing, crashed, killed, unreadable answer).
 const ReasonHelper = "the skill fetch helper failed (the hostd log has the details)"
@@ -78,6 +86,8 @@ func DefaultPath() string {
 type Helper struct {
 	Path   string
 	Config sourcecache.Config
+	// slots holds a token per helper running (MaxRunning); nil: unbounded.
+	slots chan struct{}
 }
 
 // Error is a fill the helper failed or reported failed. Reason is one of
@@ -98,7 +108,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // rather than failing every fetch. A credentials directory is read at each
 // fetch, as in process.
 func New(ctx context.Context, path string, c sourcecache.Config) (*Helper, error) {
-	h := &Helper{Path: path, Config: c}
+	h := &Helper{Path: path, Config: c, slots: make(chan struct{}, MaxRunning)}
 	if c.RegistryConfig == "" && c.GitCredentials == "" {
 		return h, nil
 	}
@@ -114,6 +124,14 @@ func (h *Helper) Fill(ctx context.Context, req sourcecache.FillRequest) error {
 	in, err := json.Marshal(Request{Config: h.Config, FillRequest: req})
 	if err != nil {
 		return err
+	}
+	if h.slots != nil {
+		select {
+		case h.slots <- struct{}{}:
+			defer func() { <-h.slots }()
+		case <-ctx.Done():
+			return fmt.Errorf("fetch helper %s: waiting for one of %d running helpers to end: %w", h.Path, MaxRunning, ctx.Err())
+		}
 	}
 	cmd := exec.CommandContext(ctx, h.Path)
 	cmd.Stdin = bytes.NewReader(in)

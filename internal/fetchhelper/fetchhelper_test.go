@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +22,9 @@ import (
 // fakeEnv makes this test binary a fetch helper that misbehaves as the
 // variable says (fake).
 const fakeEnv = "LOADOUT_FAKE_FETCH_HELPER"
+
+// fakeDirEnv is where the "slow" fake marks itself running.
+const fakeDirEnv = "LOADOUT_FAKE_FETCH_HELPER_DIR"
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeEnv); mode != "" {
@@ -54,6 +59,13 @@ func fake(mode string) {
 		for range 1 << 12 {
 			_, _ = os.Stdout.Write(chunk)
 		}
+	case "slow":
+		// Present in the test's directory while running.
+		mark := filepath.Join(os.Getenv(fakeDirEnv), strconv.Itoa(os.Getpid()))
+		_ = os.WriteFile(mark, nil, 0o644)
+		time.Sleep(300 * time.Millisecond)
+		_ = os.Remove(mark)
+		_ = answer(os.Stdout, Response{Error: "slow", Reason: sourcecache.ReasonFailed})
 	case "reason":
 		_ = answer(os.Stdout, Response{Error: remoteMarker, Reason: "registry said: " + remoteMarker})
 	}
@@ -164,5 +176,50 @@ func TestKnownReason_OnlyTheVocabulary(t *testing.T) {
 		if got := sourcecache.KnownReason(s, sourcecache.Config{CredentialsDir: "/creds"}.CredentialFiles()...); got != want {
 			t.Errorf("KnownReason(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// A context naming many new sources does not start a helper process for
+// each at once: at most MaxRunning run, the others wait their turn, and
+// every fill ends.
+func TestHelper_AtMostMaxRunningHelpersAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(fakeEnv, "slow")
+	t.Setenv(fakeDirEnv, dir)
+	h, err := New(context.Background(), os.Args[0], sourcecache.Config{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const fills = 3 * MaxRunning
+	var wg sync.WaitGroup
+	errs := make(chan error, fills)
+	for range fills {
+		wg.Go(func() {
+			errs <- h.Fill(context.Background(), sourcecache.FillRequest{Source: contract.SkillSource{OCI: &contract.OCISource{Reference: "r@sha256:" + strings.Repeat("b", 64)}}})
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	most := 0
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		case <-time.After(5 * time.Millisecond):
+			if marks, err := os.ReadDir(dir); err == nil {
+				most = max(most, len(marks))
+			}
+		}
+	}
+	close(errs)
+	n := 0
+	for err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "slow") {
+			t.Errorf("fill: %v, want the helper's answer", err)
+		}
+		n++
+	}
+	if n != fills || most > MaxRunning || most == 0 {
+		t.Errorf("%d fills ended, at most %d helpers ran at once; want %d and at most %d", n, most, fills, MaxRunning)
 	}
 }
