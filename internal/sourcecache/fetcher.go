@@ -3,7 +3,6 @@ package sourcecache
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/sigcheck"
@@ -160,6 +159,3 @@ func (f *Fetcher) read(src contract.SkillSource) (skillpack.Tree, error) {
 
 // Dir is the cache directory.
 func (f *Fetcher) Dir() string { return f.dir }
-
-// String names the Fetcher in logs.
-func (f *Fetcher) String() string { return fmt.Sprintf("skill sources cached in %s", f.dir) }
