@@ -41,7 +41,8 @@ type Exporter struct {
 
 // logRecord is one OTLP log: a ledger record or anchor.
 type logRecord struct {
-	time      time.Time
+	// time is the record's; observed when hostd emitted it, as the SDK set it.
+	time, observed time.Time
 	eventName string
 	body      string
 	attrs     []Attr
@@ -145,7 +146,7 @@ func (e *Exporter) Record(line []byte, r *ledger.Record) {
 	if err != nil {
 		at = time.Now()
 	}
-	rec := logRecord{time: at, eventName: "loadout.decision", body: string(line), attrs: []Attr{
+	rec := logRecord{time: at, observed: time.Now(), eventName: "loadout.decision", body: string(line), attrs: []Attr{
 		{"loadout.event", r.Event}, {"loadout.verdict", r.Verdict}, {"loadout.surface", r.Surface},
 	}}
 	if r.Tool != "" {
@@ -164,7 +165,8 @@ func (e *Exporter) Record(line []byte, r *ledger.Record) {
 // `loadout audit verify --anchors` reads. A ledger.Writer's OnAnchor.
 func (e *Exporter) Anchor(line []byte) {
 	if e.logs != nil {
-		e.logs.add(logRecord{time: time.Now(), eventName: "loadout.decision.anchor", body: string(line)})
+		now := time.Now()
+		e.logs.add(logRecord{time: now, observed: now, eventName: "loadout.decision.anchor", body: string(line)})
 	}
 }
 

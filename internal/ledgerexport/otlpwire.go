@@ -131,8 +131,7 @@ func logRecordMsg(r logRecord) func([]byte) []byte {
 			b = bytesField(b, 9, r.traceID[:])
 			b = bytesField(b, 10, r.spanID[:])
 		}
-		// The SDK set the observed time to the time of emitting.
-		b = fixed64Field(b, 11, unixNano(time.Now()))
+		b = fixed64Field(b, 11, unixNano(r.observed))
 		return stringField(b, 12, r.eventName)
 	}
 }
