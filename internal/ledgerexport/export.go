@@ -43,13 +43,13 @@ type Exporter struct {
 type logRecord struct {
 	// time is the record's; observed when hostd emitted it, as the SDK set it.
 	time, observed time.Time
-	eventName string
-	body      string
-	attrs     []Attr
-	dropped   int
-	traceID   [16]byte
-	spanID    [8]byte
-	sampled   bool
+	eventName      string
+	body           string
+	attrs          []Attr
+	dropped        int
+	traceID        [16]byte
+	spanID         [8]byte
+	sampled        bool
 }
 
 // spanData is one OTLP span.
