@@ -1,8 +1,10 @@
 # Three images from one build:
 #
 #   docker build --target hostd -t ghcr.io/loadout-dev/loadout-hostd:TAG .
-#       the agent-pod sidecar: /loadout-hostd alone (`loadout hostd` as a
-#       lean binary with only hostd, its command hooks and version). Nothing
+#       the agent-pod sidecar: /loadout-hostd (`loadout hostd` as a lean
+#       binary with only hostd, its command hooks and version) and
+#       /loadout-fetch, the helper it runs per fetch of an external skill
+#       source (so the sidecar links no registry or git client). Nothing
 #       else in it can run in hostd's container: no /loadout materialize, no
 #       /manager (the agent-pod policy also refuses exec probes and lifecycle
 #       hooks on it).
@@ -37,6 +39,7 @@ RUN pkg=github.com/loadout-dev/loadout/internal/buildinfo \
  && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -buildvcs=false -ldflags="$ldflags" -o manager ./cmd/manager \
  && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -buildvcs=false -ldflags="$ldflags" -o loadout ./cmd/loadout \
  && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -buildvcs=false -ldflags="$ldflags" -o loadout-hostd ./cmd/loadout-hostd \
+ && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -buildvcs=false -ldflags="$ldflags" -o loadout-fetch ./cmd/loadout-fetch \
  && CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -buildvcs=false -ldflags="$ldflags" -o review-notes ./samples/review-notes
 
 # The base of every image: an empty image holding only the non-root user's
@@ -49,9 +52,10 @@ COPY hack/images/rootfs/etc/group /etc/group
 COPY hack/images/rootfs/etc/passwd /etc/passwd
 USER 65532:65532
 
-# The sidecar image: /loadout-hostd only.
+# The sidecar image: /loadout-hostd and its fetch helper, /loadout-fetch.
 FROM nonroot AS hostd
 COPY --from=builder /workspace/loadout-hostd /loadout-hostd
+COPY --from=builder /workspace/loadout-fetch /loadout-fetch
 ENTRYPOINT ["/loadout-hostd"]
 
 # The samples' image: /review-notes only, so that neither the manager image

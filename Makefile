@@ -15,7 +15,7 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
 IMG ?= ghcr.io/loadout-dev/loadout:dev
-# The agent-pod sidecar image (Dockerfile target hostd): /loadout-hostd only.
+# The agent-pod sidecar image (Dockerfile target hostd): /loadout-hostd and its fetch helper /loadout-fetch.
 HOSTD_IMG ?= ghcr.io/loadout-dev/loadout-hostd:dev
 # The samples' image (Dockerfile target samples): /review-notes, the Service
 # of config/samples' runnable review_note tool. Not part of a Loadout install.
@@ -196,9 +196,10 @@ bench-shards: ## Run the shard harness (test/bench/cmd/loadout-shards-bench); re
 ##@ Build
 
 .PHONY: build
-build: build-loadout ## Build the manager, the loadout CLI and loadout-hostd (the sidecar) into ./bin, stamped with VERSION, COMMIT and BUILD_DATE.
+build: build-loadout ## Build the manager, the loadout CLI, loadout-hostd (the sidecar) and loadout-fetch (its fetch helper) into ./bin, stamped with VERSION, COMMIT and BUILD_DATE.
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/manager ./cmd/manager
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/loadout-hostd ./cmd/loadout-hostd
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/loadout-fetch ./cmd/loadout-fetch
 
 .PHONY: build-loadout
 build-loadout: ## Build the loadout CLI (preview, hostd, materialize, ...) into ./bin.

@@ -11,6 +11,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/agentcmd"
 	"github.com/loadout-dev/loadout/internal/sigcheck"
 	"github.com/loadout-dev/loadout/internal/skillsig"
+	"github.com/loadout-dev/loadout/internal/sources"
 )
 
 // The full CLI verifies keyless signer identities too (hostd, materialize):
@@ -47,7 +48,7 @@ context directory.`,
 	root.AddCommand(newPushCommand())
 	root.AddCommand(newRenderCommand())
 	root.AddCommand(newActivateCommand())
-	root.AddCommand(agentcmd.NewHostdCommand())
+	root.AddCommand(agentcmd.NewHostdCommand(sources.LoadFiller))
 	root.AddCommand(newMaterializeCommand())
 	root.AddCommand(agentcmd.NewSandboxCommand())
 	root.AddCommand(agentcmd.NewHookCommand())

@@ -8,6 +8,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/agentcmd"
 	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/published"
+	"github.com/loadout-dev/loadout/internal/sources"
 )
 
 // newMaterializeCommand writes a mounted context as files agents read
@@ -79,7 +80,7 @@ development with 'loadout preview' output).`,
 			if err := trust.Verify(pc); err != nil {
 				return err
 			}
-			fetcher, err := src.Fetcher()
+			fetcher, err := src.Fetcher(sources.LoadFiller)
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/ociskill"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/skilldir"
 	"github.com/loadout-dev/loadout/internal/skillmd"
@@ -124,11 +125,11 @@ func pushSkill(ctx context.Context, s resources.Skill, tree skillpack.Tree, ref,
 		}
 		tree[i].Content = md
 	}
-	art, err := skillpack.Pack(tree)
+	art, err := ociskill.Pack(tree)
 	if err != nil {
 		return manifest{}, fmt.Errorf("pack %s: %w", s.Origin.Path, err)
 	}
-	pinned, err := skillpack.Push(ctx, art, ref, opts...)
+	pinned, err := ociskill.Push(ctx, art, ref, opts...)
 	if err != nil {
 		return manifest{}, err
 	}
@@ -137,7 +138,7 @@ func pushSkill(ctx context.Context, s resources.Skill, tree skillpack.Tree, ref,
 		if err != nil {
 			return manifest{}, fmt.Errorf("sign %s: %w", pinned, err)
 		}
-		if _, err := skillpack.PushReferrer(ctx, art, pinned.String(), skillsig.BundleMediaType, bundle, opts...); err != nil {
+		if _, err := ociskill.PushReferrer(ctx, art, pinned.String(), skillsig.BundleMediaType, bundle, opts...); err != nil {
 			return manifest{}, fmt.Errorf("attach the signature to %s: %w", pinned, err)
 		}
 	}

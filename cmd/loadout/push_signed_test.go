@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/ociskill"
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/sigcheck"
 	"github.com/loadout-dev/loadout/internal/skillpack"
@@ -127,17 +128,17 @@ func TestPreviewMaterialize_KeylessIdentityOfThePlatform(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	art, err := skillpack.Pack(tree)
+	art, err := ociskill.Pack(tree)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pinned, err := skillpack.Push(context.Background(), art, host+"/skills/pdf")
+	pinned, err := ociskill.Push(context.Background(), art, host+"/skills/pdf")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ss := skillsigtest.New(t)
 	bundle := ss.Sign(t, skillsigtest.ReleaseIdentity, skillsigtest.ActionsIssuer, art.Manifest)
-	if _, err := skillpack.PushReferrer(context.Background(), art, pinned.String(), sigcheck.BundleMediaType, bundle); err != nil {
+	if _, err := ociskill.PushReferrer(context.Background(), art, pinned.String(), sigcheck.BundleMediaType, bundle); err != nil {
 		t.Fatal(err)
 	}
 	skill := "apiVersion: loadout.dev/v1alpha1\nkind: Skill\nmetadata: {name: pdf, namespace: team-a}\nspec:\n  description: " +

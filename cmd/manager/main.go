@@ -128,7 +128,7 @@ Flags:
 	fs.StringVar(&o.hostdConfigMap, "hostd-configmap", controllers.DefaultHostdConfigMap,
 		"ConfigMap in --namespace the manager writes for the agent-pod admission policies: the hostd image and the trust anchor (the signing keys' public keys).")
 	fs.StringVar(&o.hostdImage, "hostd-image", "ghcr.io/loadout-dev/loadout-hostd:"+buildinfo.Get().Version,
-		"Image of the hostd sidecar the admission policy injects into agent pods (the Dockerfile's target hostd: /loadout-hostd alone).")
+		"Image of the hostd sidecar the admission policy injects into agent pods (the Dockerfile's target hostd: /loadout-hostd and its fetch helper /loadout-fetch).")
 	fs.DurationVar(&o.policyGrace, "policy-grace", controllers.DefaultPolicyGrace,
 		"How long a namespace's policy epoch (ConfigMap loadout-policy) keeps accepting the platform policy it replaced, so agents' context and epoch volumes may update in either order; a context still carrying the old policy after it is denied by hostd.")
 	fs.DurationVar(&o.mcpResync, "mcp-resync", controllers.DefaultMCPResync,

@@ -37,7 +37,8 @@ type Image struct {
 }
 
 // Images are the images of a release: the manager with the full CLI, the
-// agent-pod sidecar with /loadout-hostd alone, and the samples' Services
+// agent-pod sidecar with /loadout-hostd and its fetch helper
+// /loadout-fetch, and the samples' Services
 // (/review-notes, which config/samples runs), kept out of the product's
 // images. The Dockerfile's targets manager, hostd and samples produce the
 // same files.
@@ -45,7 +46,7 @@ var Images = []Image{
 	{Name: "manager", Repository: "ghcr.io/loadout-dev/loadout",
 		Binaries: map[string]string{"manager": "./cmd/manager", "loadout": "./cmd/loadout"}, Entrypoint: "/manager"},
 	{Name: "hostd", Repository: "ghcr.io/loadout-dev/loadout-hostd",
-		Binaries: map[string]string{"loadout-hostd": "./cmd/loadout-hostd"}, Entrypoint: "/loadout-hostd"},
+		Binaries: map[string]string{"loadout-hostd": "./cmd/loadout-hostd", "loadout-fetch": "./cmd/loadout-fetch"}, Entrypoint: "/loadout-hostd"},
 	{Name: "samples", Repository: "ghcr.io/loadout-dev/loadout-samples",
 		Binaries: map[string]string{"review-notes": "./samples/review-notes"}, Entrypoint: "/review-notes"},
 }

@@ -1,6 +1,6 @@
 // Command images builds Loadout's container images without a container
 // engine (`make images`, `make push`): the manager image (/manager and the
-// CLI /loadout), the agent-pod sidecar image (/loadout-hostd alone) and the
+// CLI /loadout), the agent-pod sidecar image (/loadout-hostd and its fetch helper /loadout-fetch) and the
 // samples' image (/review-notes), each for linux/amd64 and linux/arm64, as
 // OCI image layouts. Every image is a static binary on an empty base with a
 // non-root user entry and no shell; the binaries carry their CA roots

@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/hookwatch"
 	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/ledger"
+	"github.com/loadout-dev/loadout/internal/ledgerexport"
 	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/published"
 	"github.com/loadout-dev/loadout/internal/skillsources"
@@ -28,8 +28,9 @@ import (
 // agent Deployment mount the context.
 const DefaultContextDir = "/var/run/loadout/context"
 
-// NewHostdCommand runs the agent-side extension host (docs/hostd.md).
-func NewHostdCommand() *cobra.Command {
+// NewHostdCommand runs the agent-side extension host (docs/hostd.md); fill
+// brings its external skill sources into the cache (SourceFiller).
+func NewHostdCommand(fill SourceFiller) *cobra.Command {
 	var (
 		dir     string
 		addr    string
@@ -96,7 +97,7 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 				return err
 			}
 			hostd.SetMemoryLimitFromCgroup(hostd.CgroupMemoryMax)
-			fetcher, err := src.Fetcher()
+			fetcher, err := src.Fetcher(fill)
 			if err != nil {
 				return err
 			}
@@ -118,7 +119,7 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 			}
 			defer closeLedger()
 			led, flushExport := exportLedger(ctx, led, cmd.ErrOrStderr(),
-				attribute.String("k8s.pod.name", os.Getenv("POD_NAME")), attribute.String("loadout.workspace", trust.workspace))
+				ledgerexport.String("k8s.pod.name", os.Getenv("POD_NAME")), ledgerexport.String("loadout.workspace", trust.workspace))
 			defer flushExport()
 			stopAnchors, err := anchorLedger(ctx, led, anchorInterval)
 			if err != nil {

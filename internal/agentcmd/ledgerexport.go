@@ -6,8 +6,6 @@ import (
 	"io"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-
 	"github.com/loadout-dev/loadout/internal/ledger"
 	"github.com/loadout-dev/loadout/internal/ledgerexport"
 )
@@ -17,7 +15,7 @@ import (
 // to nowhere when --ledger=false) go to the exporter too. The returned
 // function flushes it. An exporter that cannot be built is said on warn and
 // leaves the ledger as it was: hostd's verdicts never wait on telemetry.
-func exportLedger(ctx context.Context, led *ledger.Writer, warn io.Writer, attrs ...attribute.KeyValue) (*ledger.Writer, func()) {
+func exportLedger(ctx context.Context, led *ledger.Writer, warn io.Writer, attrs ...ledgerexport.Attr) (*ledger.Writer, func()) {
 	exp, err := ledgerexport.FromEnv(ctx, attrs...)
 	if err != nil {
 		_, _ = fmt.Fprintf(warn, "loadout hostd: the decision ledger is not exported: %v\n", err)

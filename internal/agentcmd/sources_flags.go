@@ -9,7 +9,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/sigcheck"
-	"github.com/loadout-dev/loadout/internal/sources"
+	"github.com/loadout-dev/loadout/internal/sourcecache"
 )
 
 // SourceFlags configure how external skill sources are fetched, the same way
@@ -31,17 +31,21 @@ func (f *SourceFlags) Add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.credentialsDir, "source-credentials", "", "directory read at each fetch, before --registry-config and --git-credentials: a mounted Secret with .dockerconfigjson and/or git-credentials keys (the agent-pod policy mounts the optional Secret loadout-source-credentials of the pod's namespace here); missing files mean none")
 }
 
-// Fetcher builds the fetcher the flags describe.
-func (f *SourceFlags) Fetcher() (*sources.Fetcher, error) {
-	kc, err := sources.LoadDockerConfig(f.registryConfig)
-	if err != nil {
-		return nil, err
-	}
-	git, err := sources.LoadGitCredentials(f.gitCredentials)
-	if err != nil {
-		return nil, err
-	}
-	opts := sources.Options{CacheDir: f.cache, Keychain: kc, GitAuth: git, CredentialsDir: f.credentialsDir}
+// SourceFiller makes what brings external skill sources into the cache for
+// a Config: in process (internal/sources) for the full CLI, which passes
+// it from cmd/loadout; a helper process (internal/fetchhelper) for the
+// sidecar, so that agentcmd, which the sidecar links, links neither.
+type SourceFiller func(sourcecache.Config) (sourcecache.Filler, error)
+
+// Config is the cache and the credential files of the flags.
+func (f *SourceFlags) Config() sourcecache.Config {
+	return sourcecache.Config{CacheDir: f.cache, RegistryConfig: f.registryConfig, GitCredentials: f.gitCredentials, CredentialsDir: f.credentialsDir}
+}
+
+// Fetcher builds the fetcher the flags describe, filling its cache with
+// fill and verifying under --skill-signers.
+func (f *SourceFlags) Fetcher(fill SourceFiller) (*sourcecache.Fetcher, error) {
+	var signers sigcheck.Verifier
 	if f.skillSigners != "" {
 		pems, err := os.ReadFile(f.skillSigners)
 		if err != nil {
@@ -51,9 +55,13 @@ func (f *SourceFlags) Fetcher() (*sources.Fetcher, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--skill-signers %s: %w", f.skillSigners, err)
 		}
-		opts.Signers = keys
+		signers = keys
 	}
-	return sources.New(opts), nil
+	filler, err := fill(f.Config())
+	if err != nil {
+		return nil, err
+	}
+	return sourcecache.New(f.cache, filler, signers), nil
 }
 
 // MaterializeOptions are the tree options of `loadout materialize` and

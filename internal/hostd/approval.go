@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/loadout-dev/loadout/internal/approval"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/ledger"
+	"github.com/loadout-dev/loadout/internal/promtext"
 	"github.com/loadout-dev/loadout/internal/verdict"
 )
 
@@ -67,7 +66,6 @@ func (s *Server) decideAsk(ctx context.Context, snap *snapshot, call exthost.Too
 
 // useApprovals registers loadout_hostd_approvals_total{state}.
 func (s *Server) useApprovals() {
-	s.approvalStates = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "loadout_hostd_approvals_total",
-		Help: "Asks taken to the cluster as Approvals, by outcome (Approved, Denied, Expired, Pending, Reused, Deleted, Unavailable)."}, []string{"state"})
+	s.approvalStates = promtext.NewCounterVec("loadout_hostd_approvals_total", "Asks taken to the cluster as Approvals, by outcome (Approved, Denied, Expired, Pending, Reused, Deleted, Unavailable).", "state")
 	s.metrics.registry.MustRegister(s.approvalStates)
 }

@@ -67,7 +67,7 @@ func TestReload_HungSourceDelaysNeitherPolicyNorReadyz(t *testing.T) {
 	dir := t.TempDir()
 	resourcestest.WriteConfigMapDir(t, dir, contextData(t, fixedRegistry()))
 	s := New(Options{ContextDir: dir, Logger: quietLogger(), SkillSources: keptSources(skillsources.Options{
-		Fetcher: sources.New(sources.Options{CacheDir: t.TempDir()}), Timeout: 700 * time.Millisecond, Retry: 50 * time.Millisecond})})
+		Fetcher: sources.New(sources.Options{CacheDir: t.TempDir()}).Fetcher, Timeout: 700 * time.Millisecond, Retry: 50 * time.Millisecond})})
 	t.Cleanup(s.wait)
 	api, probes := loadAndServe(t, s)
 	if !beforeAllowed(t, api.URL, "review_note") {

@@ -10,8 +10,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/claudecode"
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/exthost"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/loadout-dev/loadout/internal/promtext"
 )
 
 func (s *Server) routes() *http.ServeMux {
@@ -265,13 +264,11 @@ func (s *Server) hooked(h http.Handler) http.Handler {
 	})
 }
 
-// instrument counts and times requests per endpoint, through promhttp: the
-// status code label is promhttp's, and its response writer keeps the
-// Flusher MCP's streamable transport needs.
+// instrument counts and times requests per endpoint (promtext: the status
+// code label as promhttp made it, and a response writer that keeps the
+// Flusher MCP's streamable transport needs).
 func (s *Server) instrument(endpoint string, h http.Handler) http.Handler {
-	at := prometheus.Labels{"endpoint": endpoint}
-	return promhttp.InstrumentHandlerDuration(s.metrics.duration.MustCurryWith(at),
-		promhttp.InstrumentHandlerCounter(s.metrics.requests.MustCurryWith(at), h))
+	return promtext.InstrumentHandler(s.metrics.requests, s.metrics.duration, endpoint, h)
 }
 
 func statusFor(err error) int {

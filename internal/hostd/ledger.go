@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/internal/exthost"
 	"github.com/loadout-dev/loadout/internal/ledger"
+	"github.com/loadout-dev/loadout/internal/promtext"
 	"github.com/loadout-dev/loadout/internal/verdict"
 )
 
@@ -173,10 +172,8 @@ func ledgerHooks(runs []exthost.HookRun) []ledger.Hook {
 // a log line per call.
 func (s *Server) useLedger(l *ledger.Writer) {
 	s.metrics.registry.MustRegister(
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "loadout_hostd_ledger_records_total",
-			Help: "Decision ledger records written (docs/hostd.md, Decision ledger)."}, func() float64 { return float64(l.Written()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "loadout_hostd_ledger_write_failures_total",
-			Help: "Decision ledger records whose write failed; the verdicts were not held back."}, func() float64 { return float64(l.Failed()) }))
+		promtext.NewCounterFunc("loadout_hostd_ledger_records_total", "Decision ledger records written (docs/hostd.md, Decision ledger).", func() float64 { return float64(l.Written()) }),
+		promtext.NewCounterFunc("loadout_hostd_ledger_write_failures_total", "Decision ledger records whose write failed; the verdicts were not held back.", func() float64 { return float64(l.Failed()) }))
 	if l.OnError == nil {
 		l.OnError = func(err error) {
 			if n := l.Failed(); n&(n-1) == 0 {

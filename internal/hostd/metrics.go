@@ -6,10 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-
 	"github.com/loadout-dev/loadout/internal/exthost"
+	"github.com/loadout-dev/loadout/internal/promtext"
 )
 
 // FailureReporter is told of every hook failure hostd records, and of each
@@ -28,42 +26,42 @@ type FailureReporter interface {
 // the usual request and reload health. Each Server has its own registry, so
 // tests and several servers in one process do not collide.
 type metrics struct {
-	registry    *prometheus.Registry
-	requests    *prometheus.CounterVec
-	duration    *prometheus.HistogramVec
-	decisions   *prometheus.CounterVec
-	toolRuns    *prometheus.CounterVec
-	diagnostics *prometheus.CounterVec
-	reloads     *prometheus.CounterVec
-	loaded      prometheus.Gauge
+	registry    *promtext.Registry
+	requests    *promtext.CounterVec
+	duration    *promtext.HistogramVec
+	decisions   *promtext.CounterVec
+	toolRuns    *promtext.CounterVec
+	diagnostics *promtext.CounterVec
+	reloads     *promtext.CounterVec
+	loaded      *promtext.GaugeVec
 	// sourcesFailing is the number of external skill sources that could
 	// not be fetched or verified, and sourceFailing names each (skill and a
 	// short reason, never remote content); sourcesPending counts those still
 	// being fetched; sourceFailures counts failed fetches over time.
-	sourcesFailing prometheus.Gauge
-	sourceFailing  *prometheus.GaugeVec
-	sourcesPending prometheus.Gauge
-	sourceFailures prometheus.Counter
+	sourcesFailing *promtext.GaugeVec
+	sourceFailing  *promtext.GaugeVec
+	sourcesPending *promtext.GaugeVec
+	sourceFailures *promtext.CounterVec
 	// refusals counts contexts refused by signature verification, by reason.
-	refusals *prometheus.CounterVec
+	refusals *promtext.CounterVec
 	// treeCurrent is 1 while the materialized tree holds the served
 	// context; treeFailures counts the writes that could not bring it there.
-	treeCurrent  prometheus.Gauge
-	treeFailures prometheus.Counter
+	treeCurrent  *promtext.GaugeVec
+	treeFailures *promtext.CounterVec
 	// hookFailures counts every hook failure (a diagnostic of kind error
 	// or timeout), by kind; failureLog logs each once per context.
-	hookFailures *prometheus.CounterVec
+	hookFailures *promtext.CounterVec
 	// toolOutputs counts answers over their tool's output limit, by what
 	// hostd did (truncate, refuse).
-	toolOutputs *prometheus.CounterVec
+	toolOutputs *promtext.CounterVec
 	failureLog  *failureLog
 	// failureEvents reports each failure as an Event on the Workspace,
 	// rate-limited; failureEventOutcomes counts what became of each.
 	failureEvents        FailureReporter
-	failureEventOutcomes *prometheus.CounterVec
+	failureEventOutcomes *promtext.CounterVec
 	// agentsWithoutHooks counts agents that opened the MCP server and
 	// called no hook within the grace (internal/hookwatch).
-	agentsWithoutHooks prometheus.Counter
+	agentsWithoutHooks *promtext.CounterVec
 }
 
 // failureLog logs a hook failure once per context, extension, hook and
@@ -99,66 +97,29 @@ func (l *failureLog) first(d exthost.Diagnostic) (string, bool) {
 
 func newMetrics() *metrics {
 	m := &metrics{
-		registry: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "loadout_hostd_requests_total", Help: "HTTP requests by endpoint and status code.",
-		}, []string{"endpoint", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "loadout_hostd_request_duration_seconds", Help: "HTTP request latency by endpoint.",
-			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1, 5, 30},
-		}, []string{"endpoint"}),
-		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "loadout_hostd_tool_calls_total", Help: "Before-call decisions: allowed or blocked.",
-		}, []string{"decision"}),
-		toolRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "loadout_hostd_tool_runs_total", Help: "Runnable tool calls by outcome: ok, error (the tool failed), blocked (a hook), denied (tools.deny), invalid (arguments).",
-		}, []string{"outcome"}),
-		diagnostics: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "loadout_hostd_hook_diagnostics_total", Help: "Extension hook failures and audit findings.",
-		}, []string{"extension", "hook", "kind"}),
-		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "loadout_hostd_context_reloads_total", Help: "Context loads by result (success, failure).",
-		}, []string{"result"}),
-		loaded: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "loadout_hostd_context_loaded", Help: "1 when a context is being served.",
-		}),
-		sourcesFailing: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "loadout_hostd_skill_sources_failing", Help: "External skill sources of the served context that could not be fetched or verified.",
-		}),
-		sourceFailing: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "loadout_hostd_skill_source_failing", Help: "1 for each skill whose external source could not be fetched or verified, with a short reason.",
-		}, []string{"skill", "reason"}),
-		sourcesPending: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "loadout_hostd_skill_sources_pending", Help: "External skill sources of the served context still being fetched.",
-		}),
-		sourceFailures: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "loadout_hostd_skill_source_failures_total", Help: "Fetches of external skill sources that failed or whose content was refused.",
-		}),
-		treeCurrent: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "loadout_hostd_tree_current", Help: "1 while the materialized tree holds the served context (hostd --materialize).",
-		}),
-		treeFailures: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "loadout_hostd_tree_write_failures_total", Help: "Attempts that could not bring the materialized tree to the served context.",
-		}),
+		registry:       promtext.NewRegistry(),
+		requests:       promtext.NewCounterVec("loadout_hostd_requests_total", "HTTP requests by endpoint and status code.", "endpoint", "code"),
+		duration:       promtext.NewHistogramVec("loadout_hostd_request_duration_seconds", "HTTP request latency by endpoint.", []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1, 5, 30}, "endpoint"),
+		decisions:      promtext.NewCounterVec("loadout_hostd_tool_calls_total", "Before-call decisions: allowed or blocked.", "decision"),
+		toolRuns:       promtext.NewCounterVec("loadout_hostd_tool_runs_total", "Runnable tool calls by outcome: ok, error (the tool failed), blocked (a hook), denied (tools.deny), invalid (arguments).", "outcome"),
+		diagnostics:    promtext.NewCounterVec("loadout_hostd_hook_diagnostics_total", "Extension hook failures and audit findings.", "extension", "hook", "kind"),
+		reloads:        promtext.NewCounterVec("loadout_hostd_context_reloads_total", "Context loads by result (success, failure).", "result"),
+		loaded:         promtext.NewGauge("loadout_hostd_context_loaded", "1 when a context is being served."),
+		sourcesFailing: promtext.NewGauge("loadout_hostd_skill_sources_failing", "External skill sources of the served context that could not be fetched or verified."),
+		sourceFailing:  promtext.NewGaugeVec("loadout_hostd_skill_source_failing", "1 for each skill whose external source could not be fetched or verified, with a short reason.", "skill", "reason"),
+		sourcesPending: promtext.NewGauge("loadout_hostd_skill_sources_pending", "External skill sources of the served context still being fetched."),
+		sourceFailures: promtext.NewCounter("loadout_hostd_skill_source_failures_total", "Fetches of external skill sources that failed or whose content was refused."),
+		treeCurrent:    promtext.NewGauge("loadout_hostd_tree_current", "1 while the materialized tree holds the served context (hostd --materialize)."),
+		treeFailures:   promtext.NewCounter("loadout_hostd_tree_write_failures_total", "Attempts that could not bring the materialized tree to the served context."),
 	}
-	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "loadout_hostd_context_refusals_total", Help: "Contexts refused, by reason: signature verification (Unsigned, MalformedSignature, HashMismatch, WrongWorkspace, WrongConfigMap, BadSignature) or the namespace's policy epoch (StalePolicy: a new context refused, or the served one stopped).",
-	}, []string{"reason"})
-	m.hookFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "loadout_hostd_hook_failures_total", Help: "Hook failures (a hook that errored or timed out), on every event, by kind (error, timeout).",
-	}, []string{"kind"})
-	m.toolOutputs = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "loadout_hostd_tool_output_overflows_total", Help: "Runnable tool answers over their tool's output limit, by what hostd did (truncate, refuse).",
-	}, []string{"action"})
-	m.failureEventOutcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "loadout_hostd_hook_failure_events_total", Help: "Hook failures by what became of their Kubernetes Event: sent, counted (into the hook's next Event), dropped (queue full, too many hooks failing), sendFailed.",
-	}, []string{"outcome"})
-	m.agentsWithoutHooks = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "loadout_hostd_agents_without_hooks_total", Help: "Agents that opened hostd's MCP server and called no hook within the grace (2m by default): they run without the Workspace's hooks.",
-	})
+	m.refusals = promtext.NewCounterVec("loadout_hostd_context_refusals_total", "Contexts refused, by reason: signature verification (Unsigned, MalformedSignature, HashMismatch, WrongWorkspace, WrongConfigMap, BadSignature) or the namespace's policy epoch (StalePolicy: a new context refused, or the served one stopped).", "reason")
+	m.hookFailures = promtext.NewCounterVec("loadout_hostd_hook_failures_total", "Hook failures (a hook that errored or timed out), on every event, by kind (error, timeout).", "kind")
+	m.toolOutputs = promtext.NewCounterVec("loadout_hostd_tool_output_overflows_total", "Runnable tool answers over their tool's output limit, by what hostd did (truncate, refuse).", "action")
+	m.failureEventOutcomes = promtext.NewCounterVec("loadout_hostd_hook_failure_events_total", "Hook failures by what became of their Kubernetes Event: sent, counted (into the hook's next Event), dropped (queue full, too many hooks failing), sendFailed.", "outcome")
+	m.agentsWithoutHooks = promtext.NewCounter("loadout_hostd_agents_without_hooks_total", "Agents that opened hostd's MCP server and called no hook within the grace (2m by default): they run without the Workspace's hooks.")
 	m.registry.MustRegister(m.agentsWithoutHooks, m.failureEventOutcomes, m.toolOutputs, m.requests, m.duration, m.decisions, m.toolRuns, m.diagnostics, m.reloads, m.loaded,
 		m.sourcesFailing, m.sourceFailing, m.sourcesPending, m.sourceFailures, m.treeCurrent, m.treeFailures, m.refusals, m.hookFailures,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		promtext.GoCollector{}, promtext.ProcessCollector{})
 	return m
 }
 

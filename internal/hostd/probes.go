@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/internal/httpserve"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // probeRoutes are the endpoints that reveal nothing of the context and change
@@ -14,7 +13,7 @@ import (
 func (s *Server) probeRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", s.handleReady)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", s.metrics.registry)
 }
 
 // ProbeHandler serves only /healthz, /readyz and /metrics. It is meant for a

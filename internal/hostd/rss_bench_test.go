@@ -228,22 +228,32 @@ func BenchmarkHostd_IdleRSS_Interleaved(b *testing.B) {
 }
 
 // hostdBinary builds the sidecar binary, loadout-hostd, from this tree as the
-// image builds it, or returns $HOSTD_BENCH_BIN when set (a binary of another
-// commit, for before/after figures measured side by side with the same
-// benchmark; a `loadout` CLI binary is run as `loadout hostd`).
-func hostdBinary(b *testing.B) string {
+// image builds it, with its fetch helper loadout-fetch beside it as in the
+// image, or returns $HOSTD_BENCH_BIN when set (a binary of another commit,
+// for before/after figures measured side by side with the same benchmark,
+// with that commit's helper beside it; a `loadout` CLI binary is run as
+// `loadout hostd`).
+func hostdBinary(b testing.TB) string {
 	b.Helper()
 	if bin := os.Getenv("HOSTD_BENCH_BIN"); bin != "" {
 		return bin
 	}
-	return buildStatic(b, "loadout-hostd")
+	bin := buildStatic(b, "loadout-hostd")
+	buildStaticInto(b, filepath.Dir(bin), "loadout-fetch")
+	return bin
 }
 
 // buildStatic builds ./cmd/NAME as the Dockerfile does (static, stripped),
 // so memory figures are those of the shipped binary.
-func buildStatic(b *testing.B, name string) string {
+func buildStatic(b testing.TB, name string) string {
 	b.Helper()
-	bin := filepath.Join(b.TempDir(), name)
+	return buildStaticInto(b, b.TempDir(), name)
+}
+
+// buildStaticInto is buildStatic into dir.
+func buildStaticInto(b testing.TB, dir, name string) string {
+	b.Helper()
+	bin := filepath.Join(dir, name)
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "github.com/loadout-dev/loadout/cmd/"+name)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -263,7 +273,7 @@ func hostdArgs(bin string) []string {
 
 // startHostd runs `loadout hostd` on the context data with env added and
 // waits until it is ready; it returns its base URL and pid.
-func startHostd(b *testing.B, bin, env string, data map[string]string, args ...string) (string, int) {
+func startHostd(b testing.TB, bin, env string, data map[string]string, args ...string) (string, int) {
 	b.Helper()
 	dir := b.TempDir()
 	resourcestest.WriteConfigMapDir(b, dir, data)
@@ -272,7 +282,7 @@ func startHostd(b *testing.B, bin, env string, data map[string]string, args ...s
 
 // startHostdOn is startHostd on a context directory the caller writes (and
 // may write again, as a ConfigMap update does).
-func startHostdOn(b *testing.B, bin, env, dir string, args ...string) (string, int) {
+func startHostdOn(b testing.TB, bin, env, dir string, args ...string) (string, int) {
 	b.Helper()
 	base, pid, stop := runHostd(b, bin, env, dir, args...)
 	b.Cleanup(stop)
@@ -280,7 +290,7 @@ func startHostdOn(b *testing.B, bin, env, dir string, args ...string) (string, i
 }
 
 // runHostd is startHostdOn that leaves stopping the process to the caller.
-func runHostd(b *testing.B, bin, env, dir string, args ...string) (base string, pid int, stop func()) {
+func runHostd(b testing.TB, bin, env, dir string, args ...string) (base string, pid int, stop func()) {
 	b.Helper()
 	addr := testnet.FreeAddr(b)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/loadout-dev/loadout/internal/approval"
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
@@ -25,6 +23,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/mcpclient"
 	"github.com/loadout-dev/loadout/internal/outbound"
+	"github.com/loadout-dev/loadout/internal/promtext"
 )
 
 // Options configure a Server.
@@ -142,7 +141,7 @@ type Server struct {
 	kept   *keptresult.Store
 
 	// approvalStates counts the outcomes of asks taken to the cluster.
-	approvalStates *prometheus.CounterVec
+	approvalStates *promtext.CounterVec
 
 	// refused, when set, is why the served context is not served: the
 	// namespace's policy epoch does not accept its platform policy.

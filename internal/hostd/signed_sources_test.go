@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/ociskill"
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/sigcheck"
 	"github.com/loadout-dev/loadout/internal/skillpack"
@@ -42,16 +43,16 @@ func pushSigned(t *testing.T, host, name string, tree skillpack.Tree, signer *sk
 // bundle sign makes of the artifact's manifest.
 func pushBundled(t *testing.T, host, name string, tree skillpack.Tree, sign func(manifest []byte) []byte) string {
 	t.Helper()
-	art, err := skillpack.Pack(tree)
+	art, err := ociskill.Pack(tree)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pinned, err := skillpack.Push(context.Background(), art, host+"/skills/"+name)
+	pinned, err := ociskill.Push(context.Background(), art, host+"/skills/"+name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sign != nil {
-		if _, err := skillpack.PushReferrer(context.Background(), art, pinned.String(), sigcheck.BundleMediaType, sign(art.Manifest)); err != nil {
+		if _, err := ociskill.PushReferrer(context.Background(), art, pinned.String(), sigcheck.BundleMediaType, sign(art.Manifest)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -128,7 +129,7 @@ func TestSkillSignatures_TheContextsSignersAreEnforcedBySidecar(t *testing.T) {
 	}
 
 	signedTree := pdfTree("SIGNED-BODY")
-	art, _ := skillpack.Pack(signedTree)
+	art, _ := ociskill.Pack(signedTree)
 	for name, c := range map[string]struct {
 		ref    string
 		reason string

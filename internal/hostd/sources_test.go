@@ -31,7 +31,7 @@ func keptSources(opts skillsources.Options) func(SourceHooks) SkillSources {
 // cachedSources keeps external skills fetched into a cache of the test's.
 func cachedSources(t testing.TB) func(SourceHooks) SkillSources {
 	t.Helper()
-	return keptSources(skillsources.Options{Fetcher: sources.New(sources.Options{CacheDir: t.TempDir()})})
+	return keptSources(skillsources.Options{Fetcher: sources.New(sources.Options{CacheDir: t.TempDir()}).Fetcher})
 }
 
 // pushSkill packs tree and pushes it as skills/name to an in-process

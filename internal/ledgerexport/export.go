@@ -3,17 +3,11 @@ package ledgerexport
 import (
 	"context"
 	"errors"
-	"fmt"
+	"math/rand/v2"
+	"net/url"
 	"os"
+	"strings"
 	"time"
-
-	"go.opentelemetry.io/otel/attribute"
-	otellog "go.opentelemetry.io/otel/log"
-	sdklog "go.opentelemetry.io/otel/sdk/log"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/loadout-dev/loadout/internal/ledger"
 )
@@ -21,13 +15,51 @@ import (
 // scope names the instrumentation in every exported log and span.
 const scope = "github.com/loadout-dev/loadout/hostd"
 
-// Exporter sends ledger records over OTLP. Record never blocks: the SDK's
-// batch processors queue, and drop when their queue is full.
+// serviceName is the resource's service.name.
+const serviceName = "loadout-hostd"
+
+// Attr is a string attribute of a log, a span or the resource: every one
+// hostd sends is a string.
+type Attr struct{ Key, Value string }
+
+// String is an Attr.
+func String(key, value string) Attr { return Attr{Key: key, Value: value} }
+
+// Exporter sends ledger records over OTLP. Record never blocks: each
+// signal's batcher queues, and drops when its queue is full. It is what the
+// OpenTelemetry SDK's providers and batch processors did for it, without
+// linking the SDK: in the sidecar, which links this package whether or not
+// export is configured, the SDK cost about 0.5-0.9 MiB of idle memory
+// (docs/benchmarks.md).
 type Exporter struct {
-	logs   *sdklog.LoggerProvider
-	spans  *sdktrace.TracerProvider
-	logger otellog.Logger
-	tracer trace.Tracer
+	resource             []Attr
+	logs                 *batcher[logRecord]
+	spans                *batcher[spanData]
+	logLimits, spanLimit attrLimits
+	sample               sampler
+}
+
+// logRecord is one OTLP log: a ledger record or anchor.
+type logRecord struct {
+	// time is the record's; observed when hostd emitted it, as the SDK set it.
+	time, observed time.Time
+	eventName      string
+	body           string
+	attrs          []Attr
+	dropped        int
+	traceID        [16]byte
+	spanID         [8]byte
+	sampled        bool
+}
+
+// spanData is one OTLP span.
+type spanData struct {
+	traceID          [16]byte
+	spanID, parentID [8]byte
+	name             string
+	start, end       time.Time
+	attrs            []Attr
+	dropped          int
 }
 
 // Enabled reports whether the environment asks for OTLP export: the
@@ -43,8 +75,10 @@ func Enabled() bool {
 
 // FromEnv returns an Exporter configured by the OTEL_EXPORTER_OTLP_*
 // variables, or nil when none names an endpoint. attrs describe this hostd
-// (its pod, its Workspace) on every log and span.
-func FromEnv(ctx context.Context, attrs ...attribute.KeyValue) (*Exporter, error) {
+// (its pod, its Workspace) on every log and span, over the resource the
+// environment describes (OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME).
+// ctx is not kept.
+func FromEnv(_ context.Context, attrs ...Attr) (*Exporter, error) {
 	if !Enabled() {
 		return nil, nil
 	}
@@ -56,27 +90,52 @@ func FromEnv(ctx context.Context, attrs ...attribute.KeyValue) (*Exporter, error
 	if err != nil {
 		return nil, err
 	}
-	res, err := resource.New(ctx, resource.WithFromEnv(), resource.WithAttributes(append([]attribute.KeyValue{semconv.ServiceName("loadout-hostd")}, attrs...)...))
-	if err != nil && res == nil {
-		return nil, fmt.Errorf("OTLP resource: %w", err)
-	}
-	// A signal whose endpoint is not named is not exported (the SDK's
-	// providers then make no-op loggers and tracers).
-	var logOpts []sdklog.LoggerProviderOption
+	e := &Exporter{resource: resourceFromEnv(attrs), logLimits: limitsFromEnv("LOGRECORD"), spanLimit: limitsFromEnv("SPAN"), sample: samplerFromEnv()}
+	// A signal whose endpoint is not named is not exported.
 	if logsOn {
-		logOpts = append(logOpts, sdklog.WithProcessor(sdklog.NewBatchProcessor(logExporter{logs})))
+		e.logs = newBatcher(batchFromEnv("OTEL_BLRP_", logsInterval), func(ctx context.Context, batch []logRecord) error {
+			return logs.post(ctx, logsRequest(e.resource, batch))
+		})
 	}
-	var spanOpts []sdktrace.TracerProviderOption
 	if tracesOn {
-		spanOpts = append(spanOpts, sdktrace.WithBatcher(spanExporter{traces}))
+		e.spans = newBatcher(batchFromEnv("OTEL_BSP_", tracesInterval), func(ctx context.Context, batch []spanData) error {
+			return traces.post(ctx, tracesRequest(e.resource, batch))
+		})
 	}
-	e := &Exporter{
-		logs:  sdklog.NewLoggerProvider(append(logOpts, sdklog.WithResource(res))...),
-		spans: sdktrace.NewTracerProvider(append(spanOpts, sdktrace.WithResource(res))...),
-	}
-	e.logger = e.logs.Logger(scope)
-	e.tracer = e.spans.Tracer(scope)
 	return e, nil
+}
+
+// resourceFromEnv is the resource as the SDK's resource.New(WithFromEnv(),
+// WithAttributes(service.name, attrs...)) made it: OTEL_RESOURCE_ATTRIBUTES
+// (percent-encoded key=value pairs; a malformed pair is skipped), then
+// OTEL_SERVICE_NAME, then ours, each later key replacing an earlier one.
+func resourceFromEnv(attrs []Attr) []Attr {
+	var out []Attr
+	set := func(a Attr) {
+		for i := range out {
+			if out[i].Key == a.Key {
+				out[i] = a
+				return
+			}
+		}
+		out = append(out, a)
+	}
+	for pair := range strings.SplitSeq(os.Getenv("OTEL_RESOURCE_ATTRIBUTES"), ",") {
+		k, v, ok := strings.Cut(pair, "=")
+		k, kerr := url.PathUnescape(strings.TrimSpace(k))
+		v, verr := url.PathUnescape(strings.TrimSpace(v))
+		if ok && kerr == nil && verr == nil && k != "" {
+			set(Attr{k, v})
+		}
+	}
+	if name := os.Getenv("OTEL_SERVICE_NAME"); name != "" {
+		set(Attr{"service.name", name})
+	}
+	set(Attr{"service.name", serviceName})
+	for _, a := range attrs {
+		set(a)
+	}
+	return out
 }
 
 // Record exports one ledger record: line is the record as the ledger file
@@ -87,42 +146,38 @@ func (e *Exporter) Record(line []byte, r *ledger.Record) {
 	if err != nil {
 		at = time.Now()
 	}
-	var rec otellog.Record
-	rec.SetTimestamp(at)
-	rec.SetEventName("loadout.decision")
-	rec.SetSeverity(otellog.SeverityInfo)
-	rec.SetBody(otellog.StringValue(string(line)))
-	rec.AddAttributes(
-		otellog.String("loadout.event", r.Event),
-		otellog.String("loadout.verdict", r.Verdict),
-		otellog.String("loadout.surface", r.Surface),
-	)
+	rec := logRecord{time: at, observed: time.Now(), eventName: "loadout.decision", body: string(line), attrs: []Attr{
+		{"loadout.event", r.Event}, {"loadout.verdict", r.Verdict}, {"loadout.surface", r.Surface},
+	}}
 	if r.Tool != "" {
-		rec.AddAttributes(otellog.String("gen_ai.tool.name", r.Tool))
+		rec.attrs = append(rec.attrs, Attr{"gen_ai.tool.name", r.Tool})
+		// The log is correlated with the call's span.
+		rec.traceID, rec.spanID, rec.sampled = e.span(r, at)
 	}
-	ctx := context.Background()
-	if r.Tool != "" {
-		ctx = e.span(r, at)
+	if e.logs != nil {
+		rec.attrs, rec.dropped = e.logLimits.apply(rec.attrs)
+		e.logs.add(rec)
 	}
-	e.logger.Emit(ctx, rec)
 }
 
 // Anchor exports one ledger anchor (hostd's signed chain head) as a log
 // whose body is the anchor's very line, so the collector's copy is what
 // `loadout audit verify --anchors` reads. A ledger.Writer's OnAnchor.
 func (e *Exporter) Anchor(line []byte) {
-	var rec otellog.Record
-	rec.SetTimestamp(time.Now())
-	rec.SetEventName("loadout.decision.anchor")
-	rec.SetSeverity(otellog.SeverityInfo)
-	rec.SetBody(otellog.StringValue(string(line)))
-	e.logger.Emit(context.Background(), rec)
+	if e.logs != nil {
+		now := time.Now()
+		e.logs.add(logRecord{time: now, observed: now, eventName: "loadout.decision.anchor", body: string(line)})
+	}
 }
 
 // span records a tool call's verdict: from the first hook's start (the
 // record's time when none ran) to its last hook's end, a child per hook.
-// It returns a context holding the span, so the log is correlated with it.
-func (e *Exporter) span(r *ledger.Record, at time.Time) context.Context {
+// It returns the call span's ids, none when traces are not exported, and
+// whether it was sampled (and so exported).
+func (e *Exporter) span(r *ledger.Record, at time.Time) (traceID [16]byte, spanID [8]byte, sampled bool) {
+	if e.spans == nil {
+		return traceID, spanID, false
+	}
 	start, end := at, at
 	for i, h := range r.Hooks {
 		hs, he := h.Start, h.Start.Add(time.Duration(h.Micros)*time.Microsecond)
@@ -136,35 +191,64 @@ func (e *Exporter) span(r *ledger.Record, at time.Time) context.Context {
 	if end.Before(start) {
 		end = start
 	}
-	attrs := []attribute.KeyValue{
-		attribute.String("gen_ai.tool.name", r.Tool),
-		attribute.String("gen_ai.tool.call.id", r.CallID),
-		attribute.String("loadout.event", r.Event),
-		attribute.String("loadout.verdict", r.Verdict),
-		attribute.String("loadout.surface", r.Surface),
-		attribute.String("loadout.workspace", r.Workspace),
-		attribute.String("loadout.context", r.Context),
-		attribute.String("loadout.arguments_digest", r.ArgumentsDigest),
+	attrs := []Attr{
+		{"gen_ai.tool.name", r.Tool}, {"gen_ai.tool.call.id", r.CallID}, {"loadout.event", r.Event},
+		{"loadout.verdict", r.Verdict}, {"loadout.surface", r.Surface}, {"loadout.workspace", r.Workspace},
+		{"loadout.context", r.Context}, {"loadout.arguments_digest", r.ArgumentsDigest},
 	}
 	if r.Reason != "" {
-		attrs = append(attrs, attribute.String("loadout.reason", r.Reason))
+		attrs = append(attrs, Attr{"loadout.reason", r.Reason})
 	}
 	if r.Approval != nil {
-		attrs = append(attrs, attribute.String("loadout.approval.name", r.Approval.Name), attribute.String("loadout.approval.decision", r.Approval.Decision))
+		attrs = append(attrs, Attr{"loadout.approval.name", r.Approval.Name}, Attr{"loadout.approval.decision", r.Approval.Decision})
 	}
-	ctx, span := e.tracer.Start(context.Background(), r.Event+" "+r.Tool, trace.WithTimestamp(start), trace.WithAttributes(attrs...),
-		trace.WithSpanKind(trace.SpanKindInternal))
+	call := spanData{traceID: newTraceID(), spanID: newSpanID(), name: r.Event + " " + r.Tool, start: start, end: end}
+	if !e.sample(call.traceID) {
+		return call.traceID, call.spanID, false
+	}
+	call.attrs, call.dropped = e.spanLimit.apply(attrs)
 	for _, h := range r.Hooks {
-		_, hs := e.tracer.Start(ctx, "hook "+h.Extension+"/"+h.Hook, trace.WithTimestamp(h.Start),
-			trace.WithAttributes(attribute.String("loadout.hook.extension", h.Extension), attribute.String("loadout.hook.name", h.Hook),
-				attribute.String("loadout.hook.outcome", h.Outcome)))
-		hs.End(trace.WithTimestamp(h.Start.Add(time.Duration(h.Micros) * time.Microsecond)))
+		hook := spanData{traceID: call.traceID, spanID: newSpanID(), parentID: call.spanID, name: "hook " + h.Extension + "/" + h.Hook,
+			start: h.Start, end: h.Start.Add(time.Duration(h.Micros) * time.Microsecond)}
+		hook.attrs, hook.dropped = e.spanLimit.apply([]Attr{{"loadout.hook.extension", h.Extension}, {"loadout.hook.name", h.Hook}, {"loadout.hook.outcome", h.Outcome}})
+		e.spans.add(hook)
 	}
-	span.End(trace.WithTimestamp(end))
-	return ctx
+	e.spans.add(call)
+	return call.traceID, call.spanID, true
+}
+
+// newTraceID and newSpanID are random, never all zero (an invalid id), as
+// the SDK's generator makes them.
+func newTraceID() (id [16]byte) {
+	for id == [16]byte{} {
+		for i := range 2 {
+			v := rand.Uint64()
+			for j := range 8 {
+				id[i*8+j] = byte(v >> (8 * j))
+			}
+		}
+	}
+	return id
+}
+
+func newSpanID() (id [8]byte) {
+	for id == [8]byte{} {
+		v := rand.Uint64()
+		for j := range 8 {
+			id[j] = byte(v >> (8 * j))
+		}
+	}
+	return id
 }
 
 // Shutdown flushes what is queued and stops, within ctx.
 func (e *Exporter) Shutdown(ctx context.Context) error {
-	return errors.Join(e.spans.Shutdown(ctx), e.logs.Shutdown(ctx))
+	var errs []error
+	if e.spans != nil {
+		errs = append(errs, e.spans.shutdown(ctx))
+	}
+	if e.logs != nil {
+		errs = append(errs, e.logs.shutdown(ctx))
+	}
+	return errors.Join(errs...)
 }

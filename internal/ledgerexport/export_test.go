@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	collogs "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -95,7 +93,7 @@ func TestExport_LogsAndSpansDecodeAsOTLP(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20abc,x-tenant=team-a")
 	t.Setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")
 	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "k8s.pod.name=agent-0")
-	exp, err := FromEnv(t.Context(), attribute.String("loadout.workspace", "team-a/dev"))
+	exp, err := FromEnv(t.Context(), String("loadout.workspace", "team-a/dev"))
 	if err != nil || exp == nil {
 		t.Fatalf("FromEnv: %v, %v", exp, err)
 	}
@@ -172,29 +170,29 @@ func TestExport_LogsAndSpansDecodeAsOTLP(t *testing.T) {
 	}
 }
 
-// Values of every kind encode as the generated types decode them.
-func TestWire_AttributeAndStatusValues(t *testing.T) {
+// An attribute's value is a string AnyValue, written even when empty (an
+// empty string is a value), and the resource the environment describes is
+// overridden by hostd's own attributes, as the SDK's resource merged them.
+func TestWire_StringValuesAndResource(t *testing.T) {
 	var got tracepb.Span
 	// Field 9 of a Span is its attributes.
 	var wrapped []byte
-	for _, kv := range []attribute.KeyValue{attribute.Int64("n", -3), attribute.Bool("f", false), attribute.Float64("x", 1.5), attribute.StringSlice("s", []string{"a", ""})} {
+	for _, kv := range []Attr{String("a", "x"), String("empty", "")} {
 		wrapped = message(wrapped, 9, keyValue(kv))
 	}
 	if err := proto.Unmarshal(wrapped, &got); err != nil {
 		t.Fatal(err)
 	}
 	a := got.Attributes
-	if len(a) != 4 || a[0].Value.GetIntValue() != -3 || a[1].Value.GetBoolValue() || a[1].Value.Value == nil ||
-		a[2].Value.GetDoubleValue() != 1.5 || len(a[3].Value.GetArrayValue().Values) != 2 {
+	if len(a) != 2 || a[0].Value.GetStringValue() != "x" || a[1].Value.Value == nil || a[1].Value.GetStringValue() != "" {
 		t.Fatalf("attributes %v", a)
 	}
-	st := message(nil, 15, func(b []byte) []byte {
-		b = stringField(b, 2, "boom")
-		return varintField(b, 3, map[uint32]uint64{0: 0, 1: 2, 2: 1}[uint32(codes.Error)])
-	})
-	var s tracepb.Span
-	if err := proto.Unmarshal(st, &s); err != nil || s.Status.Code != tracepb.Status_STATUS_CODE_ERROR || s.Status.Message != "boom" {
-		t.Fatalf("status %v %v", s.Status, err)
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "service.name=other,k8s.pod.name=agent%2D0,bad,loadout.workspace=from-env")
+	t.Setenv("OTEL_SERVICE_NAME", "also-other")
+	res := resourceFromEnv([]Attr{String("loadout.workspace", "team-a/dev")})
+	want := []Attr{{"service.name", "loadout-hostd"}, {"k8s.pod.name", "agent-0"}, {"loadout.workspace", "team-a/dev"}}
+	if fmt.Sprint(res) != fmt.Sprint(want) {
+		t.Errorf("resource %v, want %v", res, want)
 	}
 }
 
@@ -264,5 +262,50 @@ func TestExport_AnchorsGoOutAsLogsWhoseBodyVerifies(t *testing.T) {
 	rep, err := ledger.VerifyAnchored(&file, strings.NewReader(strings.Join(anchors, "")))
 	if err != nil || len(rep.Forgeries) != 0 || rep.Anchors != 2 || rep.Summary.Records != 1 {
 		t.Fatalf("the ledger against the collector's anchors: %+v, %v", rep, err)
+	}
+}
+
+// The SDK's variables that shaped export before hostd wrote it itself still
+// do: OTEL_TRACES_SAMPLER=always_off exports no span (the call's log then
+// carries its trace unsampled), an attribute value length limit cuts values
+// and a count limit drops attributes, counted, and OTEL_BLRP_SCHEDULE_DELAY
+// sends a log without waiting for shutdown.
+func TestExport_SDKVariablesStillApply(t *testing.T) {
+	col, url := startCollector(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
+	t.Setenv("OTEL_TRACES_SAMPLER", "always_off")
+	t.Setenv("OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT", "3")
+	t.Setenv("OTEL_ATTRIBUTE_COUNT_LIMIT", "2")
+	t.Setenv("OTEL_BLRP_SCHEDULE_DELAY", "20")
+	exp, err := FromEnv(t.Context())
+	if err != nil || exp == nil {
+		t.Fatalf("FromEnv: %v, %v", exp, err)
+	}
+	defer func() { _ = exp.Shutdown(context.Background()) }()
+	r, line := record("review_note", 1, time.Now())
+	exp.Record(line, r)
+	var got []*collogs.ExportLogsServiceRequest
+	for deadline := time.Now().Add(5 * time.Second); len(got) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no log within the schedule delay")
+		}
+		col.mu.Lock()
+		got = append(got, col.logs...)
+		col.mu.Unlock()
+	}
+	lr := got[0].ResourceLogs[0].ScopeLogs[0].LogRecords[0]
+	if len(lr.Attributes) != 2 || lr.DroppedAttributesCount != 2 || lr.Attributes[1].Value.GetStringValue() != "den" {
+		t.Errorf("attributes %v, dropped %d", lr.Attributes, lr.DroppedAttributesCount)
+	}
+	if len(lr.TraceId) != 16 || lr.Flags != 0 {
+		t.Errorf("trace %x flags %d, want a trace, unsampled", lr.TraceId, lr.Flags)
+	}
+	if err := exp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	if len(col.traces) != 0 {
+		t.Errorf("%d trace requests with the sampler off", len(col.traces))
 	}
 }

@@ -15,9 +15,6 @@ import (
 	"strings"
 	"time"
 
-	sdklog "go.opentelemetry.io/otel/sdk/log"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
 	"github.com/loadout-dev/loadout/internal/caroots"
 )
 
@@ -109,7 +106,7 @@ func endpointFromEnv(signal, path string) (_ *endpoint, ok bool, _ error) {
 }
 
 // post sends one export request. A collector's refusal is an error naming
-// its status; the SDK's batch processor then drops the batch (hostd's
+// its status; the batcher then drops the batch (hostd's
 // verdicts never wait on telemetry).
 func (e *endpoint) post(ctx context.Context, body []byte) error {
 	var rd io.Reader = bytes.NewReader(body)
@@ -142,28 +139,3 @@ func (e *endpoint) post(ctx context.Context, body []byte) error {
 	}
 	return nil
 }
-
-// logExporter is an sdklog.Exporter over OTLP/HTTP.
-type logExporter struct{ *endpoint }
-
-func (e logExporter) Export(ctx context.Context, records []sdklog.Record) error {
-	if len(records) == 0 {
-		return nil
-	}
-	return e.post(ctx, logsRequest(records))
-}
-
-func (logExporter) Shutdown(context.Context) error   { return nil }
-func (logExporter) ForceFlush(context.Context) error { return nil }
-
-// spanExporter is an sdktrace.SpanExporter over OTLP/HTTP.
-type spanExporter struct{ *endpoint }
-
-func (e spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	if len(spans) == 0 {
-		return nil
-	}
-	return e.post(ctx, tracesRequest(spans))
-}
-
-func (spanExporter) Shutdown(context.Context) error { return nil }

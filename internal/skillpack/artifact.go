@@ -1,134 +1,79 @@
 package skillpack
 
 import (
-	"bytes"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/partial"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/static"
-	"github.com/google/go-containerregistry/pkg/v1/types"
+	"strings"
 )
 
 // Media types of a skill artifact (docs/concepts.md): an OCI 1.1 image
 // manifest whose artifactType is ArtifactType, whose config is the empty
 // descriptor, and whose one layer is the skill directory as an uncompressed
-// tar (see Tar).
+// tar (see Tar). internal/ociskill packs and pushes it.
 const (
 	ArtifactType    = "application/vnd.loadout.skill.v1"
 	LayerMediaType  = "application/vnd.loadout.skill.layer.v1.tar"
 	EmptyMediaType  = "application/vnd.oci.empty.v1+json"
-	ManifestMediaTy = types.OCIManifestSchema1
+	ManifestMediaTy = "application/vnd.oci.image.manifest.v1+json"
 )
 
-// emptyConfig is the OCI empty descriptor's content.
-var emptyConfig = []byte("{}")
-
-// Artifact is a packed skill: its manifest, its one layer and the digest that
-// pins it ("sha256:<hex>" of the manifest bytes).
-type Artifact struct {
-	Manifest []byte
-	Layer    []byte
-	Digest   string
-	// layerType is the layer's media type when not LayerMediaType (a
-	// referrer's, referrer.go).
-	layerType types.MediaType
+// Descriptor is the part of an OCI descriptor a fetch reads: what a blob is,
+// its digest ("sha256:<hex>") and its size.
+type Descriptor struct {
+	MediaType string `json:"mediaType"`
+	Digest    string `json:"digest"`
+	Size      int64  `json:"size"`
 }
 
-// Pack packs a tree into an artifact. The manifest is encoded by Go's
-// encoding/json from fixed structs and carries no annotations (no creation
-// time), so the same tree always has the same digest.
-func Pack(t Tree) (*Artifact, error) {
-	layer, err := Tar(t)
-	if err != nil {
-		return nil, err
+// Hex is the descriptor's SHA-256 in hex, or "" when it is not a sha256
+// digest of the right length.
+func (d Descriptor) Hex() string {
+	h, ok := strings.CutPrefix(d.Digest, "sha256:")
+	if !ok || len(h) != 64 {
+		return ""
 	}
-	m := v1.Manifest{
-		SchemaVersion: 2,
-		MediaType:     ManifestMediaTy,
-		ArtifactType:  ArtifactType,
-		Config: v1.Descriptor{
-			MediaType: EmptyMediaType,
-			Digest:    hashOf(emptyConfig),
-			Size:      int64(len(emptyConfig)),
-			Data:      emptyConfig,
-		},
-		Layers: []v1.Descriptor{{MediaType: LayerMediaType, Digest: hashOf(layer), Size: int64(len(layer))}},
-	}
-	raw, err := json.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	return &Artifact{Manifest: raw, Layer: layer, Digest: hashOf(raw).String()}, nil
+	return h
 }
 
-func hashOf(b []byte) v1.Hash {
-	sum := sha256.Sum256(b)
-	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}
+// Manifest is the part of an OCI image manifest a fetch reads. It is parsed
+// with encoding/json, not a registry client's types, so that reading an
+// artifact from the verified cache (internal/sourcecache, in the sidecar)
+// links no registry client.
+type Manifest struct {
+	SchemaVersion int          `json:"schemaVersion"`
+	ArtifactType  string       `json:"artifactType"`
+	Config        Descriptor   `json:"config"`
+	Layers        []Descriptor `json:"layers"`
+}
+
+// ParseManifest parses an OCI image manifest.
+func ParseManifest(raw []byte) (Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return Manifest{}, fmt.Errorf("parse manifest: %w", err)
+	}
+	return m, nil
 }
 
 // LayerOf checks that raw is a skill artifact manifest and returns its layer's
 // descriptor.
-func LayerOf(raw []byte) (v1.Descriptor, error) {
-	m, err := v1.ParseManifest(bytes.NewReader(raw))
+func LayerOf(raw []byte) (Descriptor, error) {
+	m, err := ParseManifest(raw)
 	if err != nil {
-		return v1.Descriptor{}, fmt.Errorf("parse manifest: %w", err)
+		return Descriptor{}, err
 	}
 	if m.ArtifactType != ArtifactType {
-		return v1.Descriptor{}, fmt.Errorf("artifactType is %q, want %q: not a Loadout skill (made by `loadout push`)", m.ArtifactType, ArtifactType)
+		return Descriptor{}, fmt.Errorf("artifactType is %q, want %q: not a Loadout skill (made by `loadout push`)", m.ArtifactType, ArtifactType)
 	}
 	if len(m.Layers) != 1 || m.Layers[0].MediaType != LayerMediaType {
-		return v1.Descriptor{}, fmt.Errorf("want exactly one layer of media type %s", LayerMediaType)
+		return Descriptor{}, fmt.Errorf("want exactly one layer of media type %s", LayerMediaType)
 	}
-	if l := m.Layers[0]; l.Size < 0 || l.Size > MaxTreeBytes*2 {
-		return v1.Descriptor{}, fmt.Errorf("layer size %d is out of bounds", l.Size)
+	l := m.Layers[0]
+	if l.Size < 0 || l.Size > MaxTreeBytes*2 {
+		return Descriptor{}, fmt.Errorf("layer size %d is out of bounds", l.Size)
 	}
-	return m.Layers[0], nil
-}
-
-// Push uploads the artifact to repo (REGISTRY/REPOSITORY, with or without a
-// tag) and returns the reference pinned by digest that a Skill names.
-func Push(ctx context.Context, a *Artifact, repo string, opts ...remote.Option) (name.Digest, error) {
-	ref, err := name.ParseReference(repo)
-	if err != nil {
-		return name.Digest{}, fmt.Errorf("reference %q: %w", repo, err)
+	if l.Hex() == "" {
+		return Descriptor{}, fmt.Errorf("layer digest %q is not sha256", l.Digest)
 	}
-	img, err := partial.CompressedToImage(&artifactImage{a: a})
-	if err != nil {
-		return name.Digest{}, err
-	}
-	if got, err := img.Digest(); err != nil || got.String() != a.Digest {
-		return name.Digest{}, fmt.Errorf("artifact digest %v does not match its manifest (%w)", got, err)
-	}
-	if err := remote.Write(ref, img, append(opts, remote.WithContext(ctx))...); err != nil {
-		return name.Digest{}, fmt.Errorf("push %s: %w", ref, err)
-	}
-	return ref.Context().Digest(a.Digest), nil
-}
-
-// artifactImage presents an Artifact as a go-containerregistry image, so
-// remote.Write uploads its blobs and manifest as they are.
-type artifactImage struct{ a *Artifact }
-
-func (i *artifactImage) MediaType() (types.MediaType, error) { return ManifestMediaTy, nil }
-func (i *artifactImage) RawManifest() ([]byte, error)        { return i.a.Manifest, nil }
-func (i *artifactImage) RawConfigFile() ([]byte, error)      { return emptyConfig, nil }
-
-func (i *artifactImage) LayerByDigest(h v1.Hash) (partial.CompressedLayer, error) {
-	switch h {
-	case hashOf(i.a.Layer):
-		if i.a.layerType != "" {
-			return static.NewLayer(i.a.Layer, i.a.layerType), nil
-		}
-		return static.NewLayer(i.a.Layer, LayerMediaType), nil
-	case hashOf(emptyConfig):
-		return static.NewLayer(emptyConfig, EmptyMediaType), nil
-	}
-	return nil, fmt.Errorf("artifact has no blob %s", h)
+	return l, nil
 }

@@ -3,18 +3,13 @@ package skillpack
 import (
 	"archive/tar"
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
-	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
 func writeSkill(t *testing.T, dir string) {
@@ -36,28 +31,29 @@ func writeSkill(t *testing.T, dir string) {
 	}
 }
 
-func TestPack_SameDirectorySameDigestWhateverTimesAndUmask(t *testing.T) {
+// The layer, and so the artifact's digest (internal/ociskill), depends on
+// the files' bytes and executable bits only.
+func TestTar_SameDirectorySameBytesWhateverTimesAndUmask(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	writeSkill(t, a)
 	writeSkill(t, b)
 	_ = os.Chtimes(filepath.Join(b, "SKILL.md"), time.Unix(1e9, 0), time.Unix(1e9, 0))
 	_ = os.Chmod(filepath.Join(b, "docs/ref/deep.md"), 0o664)
-	pa, pb := mustPack(t, a), mustPack(t, b)
-	if pa.Digest != pb.Digest || !bytes.Equal(pa.Layer, pb.Layer) {
-		t.Fatalf("digests differ: %s vs %s", pa.Digest, pb.Digest)
+	if !bytes.Equal(mustTar(t, a), mustTar(t, b)) {
+		t.Fatal("layers differ")
 	}
 	if err := os.WriteFile(filepath.Join(b, "fonts/a.ttf"), []byte("\x00\x01\xff\xfd"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if mustPack(t, b).Digest == pa.Digest {
-		t.Fatal("a changed byte kept the digest")
+	if bytes.Equal(mustTar(t, b), mustTar(t, a)) {
+		t.Fatal("a changed byte kept the layer")
 	}
 }
 
 func TestTar_EntriesSortedZeroTimesOwnersAndModesKept(t *testing.T) {
 	dir := t.TempDir()
 	writeSkill(t, dir)
-	tr := tar.NewReader(bytes.NewReader(mustPack(t, dir).Layer))
+	tr := tar.NewReader(bytes.NewReader(mustTar(t, dir)))
 	var names []string
 	for {
 		h, err := tr.Next()
@@ -118,58 +114,6 @@ func TestUntar_RefusesUnsafeEntries(t *testing.T) {
 	}
 }
 
-// TestPush_InProcessRegistryServesTheSameBytes pushes to an in-process
-// registry and reads the manifest and layer back by digest.
-func TestPush_InProcessRegistryServesTheSameBytes(t *testing.T) {
-	host := testnet.Registry(t)
-	dir := t.TempDir()
-	writeSkill(t, dir)
-	art := mustPack(t, dir)
-	ref, err := Push(context.Background(), art, host+"/skills/docx:latest")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ref.String() != host+"/skills/docx@"+art.Digest {
-		t.Fatalf("pinned reference = %s", ref)
-	}
-	desc, err := remote.Get(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(desc.Manifest, art.Manifest) || desc.ArtifactType != ArtifactType {
-		t.Fatalf("manifest served differs: %s", desc.Manifest)
-	}
-	l, err := LayerOf(desc.Manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	layer, err := remote.Layer(ref.Context().Digest(l.Digest.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, err := layer.Compressed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	tree, err := Untar(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := ReadDir(dir)
-	if len(tree) != len(want) {
-		t.Fatalf("round trip: %d files, want %d", len(tree), len(want))
-	}
-	for i := range want {
-		if tree[i].Path != want[i].Path || tree[i].Mode != want[i].Mode || !bytes.Equal(tree[i].Content, want[i].Content) {
-			t.Errorf("round trip: %s differs", want[i].Path)
-		}
-	}
-	if _, err := name.NewDigest(ref.String()); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // mustReadDir reads the skill directory dir, which must be readable.
 func mustReadDir(t *testing.T, dir string) Tree {
 	t.Helper()
@@ -180,11 +124,12 @@ func mustReadDir(t *testing.T, dir string) Tree {
 	return tree
 }
 
-func mustPack(t *testing.T, dir string) *Artifact {
+// mustTar is the layer of the skill directory dir.
+func mustTar(t *testing.T, dir string) []byte {
 	t.Helper()
-	a, err := Pack(mustReadDir(t, dir))
+	b, err := Tar(mustReadDir(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a
+	return b
 }

@@ -11,8 +11,6 @@ package skillsources
 import (
 	"context"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -20,7 +18,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/materialize"
 	"github.com/loadout-dev/loadout/internal/published"
 	"github.com/loadout-dev/loadout/internal/skillpack"
-	"github.com/loadout-dev/loadout/internal/sources"
+	"github.com/loadout-dev/loadout/internal/sourcecache"
 )
 
 // DefaultTimeout bounds one fetch of an external skill source.
@@ -37,9 +35,10 @@ const reasonDisagrees = "content does not agree with its Skill (name, descriptio
 // Options configure a Keeper. Lock and Arrived come from its owner (hostd
 // hands them over: hostd.SourceHooks).
 type Options struct {
-	// Fetcher fetches and verifies the sources; nil means a fetcher with a
-	// cache under the system temporary directory and no credentials.
-	Fetcher *sources.Fetcher
+	// Fetcher fetches and verifies the sourcecache. Required: `loadout hostd`
+	// hands over one that fetches in process (internal/sources), the
+	// sidecar one that runs its fetch helper (internal/fetchhelper).
+	Fetcher *sourcecache.Fetcher
 	// Timeout bounds one fetch; zero means DefaultTimeout.
 	Timeout time.Duration
 	// Retry is how long after a failed fetch a source is tried again; zero
@@ -81,7 +80,7 @@ type state struct {
 	tree     skillpack.Tree // verified content, its files in the cache on disk; nil until fetched
 	fetching bool
 	// failure is the last failure, whole, for the log; reason is its short
-	// form (sources.Reason), the only form a status shows.
+	// form (sourcecache.Reason), the only form a status shows.
 	failure error
 	reason  string
 	lastTry time.Time
@@ -104,9 +103,6 @@ type served struct {
 
 // New returns a Keeper that has fetched nothing yet.
 func New(opts Options) *Keeper {
-	if opts.Fetcher == nil {
-		opts.Fetcher = sources.New(sources.Options{CacheDir: filepath.Join(os.TempDir(), "loadout-sources")})
-	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
@@ -144,7 +140,7 @@ func (k *Keeper) Serve(pc *published.Context) (*published.Context, materialize.C
 			next.trees[sk.Name], next.stale[sk.Name] = t, true
 		}
 	}
-	full, rejected := pc.WithAvailableExternal(sources.ExternalSkillsOf(next.trees))
+	full, rejected := pc.WithAvailableExternal(sourcecache.ExternalSkillsOf(next.trees))
 	for _, sk := range next.external() {
 		err, ok := rejected[sk.Name]
 		st := k.states[next.key(sk)]
@@ -167,7 +163,7 @@ func (k *Keeper) Serve(pc *published.Context) (*published.Context, materialize.C
 		}
 	}
 	k.served = next
-	return full, sources.Content{Trees: next.trees}
+	return full, sourcecache.Content{Trees: next.trees}
 }
 
 // Fetch starts a fetch, each in its own goroutine and outside the owner's
@@ -178,7 +174,7 @@ func (k *Keeper) Serve(pc *published.Context) (*published.Context, materialize.C
 // fetch under way finds its state gone and drops its result).
 func (k *Keeper) Fetch(ctx context.Context) {
 	now := time.Now()
-	var fetcher *sources.Fetcher
+	var fetcher *sourcecache.Fetcher
 	used := map[string]bool{}
 	for _, sk := range k.served.external() {
 		key := k.served.key(sk)
@@ -211,7 +207,7 @@ func (k *Keeper) Fetch(ctx context.Context) {
 // fetch fetches one source within Timeout and records the result under the
 // owner's lock; Arrived then serves the current context again with it: the
 // policy stays as it is, the skill's content moves to its pinned version.
-func (k *Keeper) fetch(ctx context.Context, fetcher *sources.Fetcher, skill, key string, src contract.SkillSource, st *state) {
+func (k *Keeper) fetch(ctx context.Context, fetcher *sourcecache.Fetcher, skill, key string, src contract.SkillSource, st *state) {
 	defer k.fetches.Done()
 	fctx, cancel := context.WithTimeout(ctx, k.opts.Timeout)
 	tree, err := fetcher.Fetch(fctx, src)
@@ -224,7 +220,7 @@ func (k *Keeper) fetch(ctx context.Context, fetcher *sources.Fetcher, skill, key
 	}
 	st.fetching = false
 	if err != nil {
-		st.failure, st.reason = err, sources.Reason(err)
+		st.failure, st.reason = err, sourcecache.Reason(err)
 		k.opts.Failed()
 		k.opts.Logger.Error("Skill source failed; retrying later", "skill", skill, "source", key, "retryIn", k.opts.Retry, "error", err)
 	} else {

@@ -30,7 +30,7 @@ type owner struct {
 func newKeeper(t *testing.T, o *owner, retry time.Duration) *Keeper {
 	t.Helper()
 	o.arrivals = make(chan bool, 16)
-	k := New(Options{Fetcher: sources.New(sources.Options{CacheDir: t.TempDir()}), Retry: retry, Lock: &o.mu, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	k := New(Options{Fetcher: sources.New(sources.Options{CacheDir: t.TempDir()}).Fetcher, Retry: retry, Lock: &o.mu, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Failed: func() { o.failures.Add(1) }, Arrived: func(_ context.Context, serveAgain bool) { o.arrivals <- serveAgain }})
 	t.Cleanup(k.Wait)
 	return k

@@ -3,6 +3,8 @@ package sources
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/sourcecache"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
@@ -69,9 +72,9 @@ func TestFetch_HugeManifestIsRefusedBeforeItIsRead(t *testing.T) {
 		alloc := m1.TotalAlloc - m0.TotalAlloc
 		t.Logf("Content-Length announced %v: %v; allocated %.2f MiB", announce, err, float64(alloc)/(1<<20))
 
-		var fe *FetchError
+		var fe *sourcecache.FetchError
 		if !errors.As(err, &fe) {
-			t.Fatalf("a 99 MiB manifest (Content-Length announced %v): err = %v, want a *FetchError", announce, err)
+			t.Fatalf("a 99 MiB manifest (Content-Length announced %v): err = %v, want a *sourcecache.FetchError", announce, err)
 		}
 		if !strings.Contains(fe.Error(), ref) || !strings.Contains(fe.Reason, "4 MiB") || !strings.Contains(fe.Reason, "manifest") {
 			t.Errorf("the refusal %q (reason %q) does not name the source and the 4 MiB bound on manifests", fe.Error(), fe.Reason)
@@ -108,11 +111,16 @@ func TestFetch_ManifestNamingAHugeConfigBlobIsRefused(t *testing.T) {
 	})
 	ref := strings.TrimPrefix(srv.URL, "http://") + "/skills/config@sha256:" + sha256Hex(manifest)
 	_, err := New(Options{CacheDir: t.TempDir()}).Fetch(context.Background(), contract.SkillSource{OCI: &contract.OCISource{Reference: ref}})
-	var fe *FetchError
+	var fe *sourcecache.FetchError
 	if !errors.As(err, &fe) || !strings.Contains(fe.Error(), ref) || !strings.Contains(fe.Reason, "config blob") || !strings.Contains(fe.Reason, "4 MiB") {
 		t.Fatalf("a manifest naming a 99 MiB config blob: %v, want a refusal naming the source, the config blob and the 4 MiB bound", err)
 	}
 	if n := blobs.Load(); n != 0 {
 		t.Errorf("%d blob requests after the refusal, want none", n)
 	}
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	"github.com/go-git/go-billy/v5"
+
+	"github.com/loadout-dev/loadout/internal/sourcecache"
 )
 
 // budgetFS is a filesystem whose files, together, may receive at most a
@@ -22,7 +24,7 @@ type budgetFS struct {
 type errFetchTooLarge struct{ max int64 }
 
 func (e errFetchTooLarge) Error() string {
-	return fmt.Sprintf("the repository sent over %d bytes: pin a commit of a smaller repository", e.max)
+	return fmt.Sprintf(sourcecache.ReasonFetchTooLarge, e.max)
 }
 
 func newBudgetFS(fs billy.Filesystem, budget int64) *budgetFS {

@@ -8,17 +8,14 @@ import (
 	"path/filepath"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+
+	"github.com/loadout-dev/loadout/internal/sourcecache"
 )
 
-// The files of a source credentials directory (Options.CredentialsDir): the
-// keys of one Secret, as a volume mounts them.
+// The files of a source credentials directory (Options.CredentialsDir).
 const (
-	// CredentialsDockerConfig is a docker config.json (the key of a
-	// kubernetes.io/dockerconfigjson Secret): registry credentials.
-	CredentialsDockerConfig = ".dockerconfigjson"
-	// CredentialsGit is a git-credential-store file: https credentials for
-	// git sources.
-	CredentialsGit = "git-credentials"
+	CredentialsDockerConfig = sourcecache.CredentialsDockerConfig
+	CredentialsGit          = sourcecache.CredentialsGit
 )
 
 // errCredentials is a credentials directory whose files cannot be read. Its
@@ -26,7 +23,7 @@ const (
 type errCredentials struct{ file string }
 
 func (e errCredentials) Error() string {
-	return fmt.Sprintf("the source credentials %s cannot be read (see hostd's log)", e.file)
+	return fmt.Sprintf(sourcecache.ReasonCredentials, e.file)
 }
 
 // registryKeychain is the keychain of one registry fetch: the credentials

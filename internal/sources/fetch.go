@@ -4,26 +4,20 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/loadout-dev/loadout/internal/caroots"
-	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/sigcheck"
 	"github.com/loadout-dev/loadout/internal/skillpack"
+	"github.com/loadout-dev/loadout/internal/sourcecache"
 )
 
 // Options configure a Fetcher.
@@ -51,27 +45,16 @@ type Options struct {
 	Signers sigcheck.Verifier
 }
 
-// Fetcher fetches skill sources. Each source is fetched from the network at
-// most once: afterwards it is read from the cache and verified again by hash,
-// so a tampered cache is refetched, never used.
-//
-// A fetched tree holds only SKILL.md in memory; every other file stays in
-// the cache (skillpack.UntarStored) and is streamed from there, checked
-// against the size and SHA-256 taken when its layer was verified, so memory
-// does not grow with the skill and a cache changed later fails the read
-// instead of serving the change. The cache directory must therefore outlive
-// the trees fetched into it.
-//
-// Fetches of different sources run concurrently and share no lock, so a
-// source that never answers holds up only its own fetch (the caller's
-// context bounds it). Two fetches of one source are safe too: each verifies
-// what it read and the cache is written by rename, never in place.
+// Fetcher fetches skill sources in process: the sourcecache.Fetcher it
+// embeds reads and verifies the cache, and Fill, its Filler, brings sources
+// from registries (go-containerregistry) and git hosts (go-git) into it.
+// The sidecar links none of this: it runs cmd/loadout-fetch, which calls
+// Fill, and verifies what that wrote itself (internal/fetchhelper).
 type Fetcher struct {
+	*sourcecache.Fetcher
 	opts Options
 	// gitFetchBytes bounds what one git fetch may write to its clone store.
 	gitFetchBytes int64
-	// refuse, when set, refuses every source (Requiring).
-	refuse error
 }
 
 // New returns a Fetcher.
@@ -82,63 +65,71 @@ func New(opts Options) *Fetcher {
 	if opts.Transport == nil {
 		opts.Transport = http.DefaultTransport
 	}
-	return &Fetcher{opts: opts, gitFetchBytes: gitMaxFetchBytes}
+	f := &Fetcher{opts: opts, gitFetchBytes: gitMaxFetchBytes}
+	f.Fetcher = sourcecache.New(opts.CacheDir, f, opts.Signers)
+	return f
 }
 
-// Fetch returns the verified skill tree of a source.
-// A failure is a *FetchError, whose Reason is safe to show anywhere.
-func (f *Fetcher) Fetch(ctx context.Context, src contract.SkillSource) (skillpack.Tree, error) {
+// Load returns the Fetcher of a Config: its credential files read as
+// LoadDockerConfig and LoadGitCredentials read them.
+func Load(c sourcecache.Config) (*Fetcher, error) {
+	kc, err := LoadDockerConfig(c.RegistryConfig)
+	if err != nil {
+		return nil, err
+	}
+	git, err := LoadGitCredentials(c.GitCredentials)
+	if err != nil {
+		return nil, err
+	}
+	return New(Options{CacheDir: c.CacheDir, Keychain: kc, GitAuth: git, CredentialsDir: c.CredentialsDir}), nil
+}
+
+// LoadFiller is Load as a sourcecache.Filler: what `loadout hostd`,
+// `loadout materialize` (agentcmd.SourceFiller) and the sidecar's helper
+// (cmd/loadout-fetch) fill the cache with.
+func LoadFiller(c sourcecache.Config) (sourcecache.Filler, error) {
+	f, err := Load(c)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Fill implements sourcecache.Filler: it brings one source into the cache.
+// What is already cached and verifies is not fetched again.
+func (f *Fetcher) Fill(ctx context.Context, req sourcecache.FillRequest) error {
 	// Registries and git hosts are reached over https by clients of their
 	// own (go-containerregistry, go-git): the CA roots go in first.
 	caroots.Ensure()
-	tree, err := f.fetch(ctx, src)
-	if err != nil {
-		return nil, &FetchError{Source: src.String(), Reason: reasonOf(err), Err: err}
-	}
-	return tree, nil
-}
-
-func (f *Fetcher) fetch(ctx context.Context, src contract.SkillSource) (skillpack.Tree, error) {
-	var (
-		tree skillpack.Tree
-		err  error
-	)
+	src := req.Source
 	switch {
-	case f.refuse != nil:
-		err = f.refuse
 	case src.OCI != nil && src.Git == nil:
-		tree, err = f.fetchOCI(ctx, src.OCI.Reference)
-	case src.Git != nil && src.OCI == nil && f.opts.Signers != nil:
-		err = errGitUnsigned
+		return f.fillOCI(ctx, src.OCI.Reference, req.Signatures, !req.ManifestOnly)
 	case src.Git != nil && src.OCI == nil:
-		tree, err = f.fetchGit(ctx, *src.Git)
-	default:
-		err = errors.New("exactly one of oci or git must be set")
+		return f.fillGit(ctx, *src.Git)
 	}
-	if err != nil {
-		return nil, err
-	}
-	if _, ok := tree.File("SKILL.md"); !ok {
-		return nil, errNoSkillFile
-	}
-	return tree, nil
+	return errors.New("exactly one of oci or git must be set")
 }
 
-// fetchOCI pulls a skill artifact by digest. The manifest must hash to the
-// reference's digest and the layer to the manifest's layer digest; both are
-// checked here, whatever the registry client already checked.
-func (f *Fetcher) fetchOCI(ctx context.Context, reference string) (skillpack.Tree, error) {
+// Reason implements sourcecache.Filler.
+func (f *Fetcher) Reason(err error) string { return reasonOf(err) }
+
+// fillOCI pulls a skill artifact by digest into the cache: its manifest,
+// its signature bundles when asked, and its layer unless not. Each blob is
+// checked against its digest as it streams (sourcecache.StoreBlob),
+// whatever the registry client already checked.
+func (f *Fetcher) fillOCI(ctx context.Context, reference string, signatures, layer bool) error {
 	ref, err := name.NewDigest(reference, name.StrictValidation)
 	if err != nil {
-		return nil, fmt.Errorf("reference must be pinned by digest: %w", err)
+		return fmt.Errorf("reference must be pinned by digest: %w", err)
 	}
 	keychain, err := f.registryKeychain()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(keychain),
 		remote.WithTransport(boundManifests{next: f.opts.Transport})}
-	manifest, err := f.cached(ref.DigestStr(), -1, MaxManifestBytes, func() (io.ReadCloser, error) {
+	manifest, _, err := sourcecache.StoreBlob(f.opts.CacheDir, ref.DigestStr(), -1, func() (io.ReadCloser, error) {
 		desc, err := remote.Get(ref, opts...)
 		if err != nil {
 			return nil, err
@@ -146,167 +137,40 @@ func (f *Fetcher) fetchOCI(ctx context.Context, reference string) (skillpack.Tre
 		return io.NopCloser(bytes.NewReader(desc.Manifest)), nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("manifest: %w", err)
+		return fmt.Errorf("manifest: %w", err)
 	}
-	if m, err := v1.ParseManifest(bytes.NewReader(manifest)); err == nil && m.Config.Size > MaxManifestBytes {
-		// Never fetched, but a manifest naming one is not a skill's.
-		return nil, errManifestTooLarge{what: "config blob", size: m.Config.Size}
-	}
-	layer, err := skillpack.LayerOf(manifest)
+	raw, err := io.ReadAll(io.LimitReader(manifest, sourcecache.MaxManifestBytes+1))
+	_ = manifest.Close()
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("manifest: %w", err)
 	}
-	if err := f.verifySigned(ctx, ref, opts); err != nil {
-		return nil, err
+	if m, err := skillpack.ParseManifest(raw); err == nil && m.Config.Size > sourcecache.MaxManifestBytes {
+		// Never fetched, but a manifest naming one is not a skill's.
+		return sourcecache.ManifestTooLargeError{What: "config blob", Size: m.Config.Size}
 	}
-	blob, path, err := f.cachedFile(layer.Digest.String(), layer.Size, func() (io.ReadCloser, error) {
-		l, err := remote.Layer(ref.Context().Digest(layer.Digest.String()), opts...)
+	desc, err := skillpack.LayerOf(raw)
+	if err != nil {
+		return err
+	}
+	if signatures {
+		if err := f.fillSignatures(ctx, ref, opts); err != nil {
+			return err
+		}
+	}
+	if !layer {
+		return nil
+	}
+	blob, _, err := sourcecache.StoreBlob(f.opts.CacheDir, desc.Digest, desc.Size, func() (io.ReadCloser, error) {
+		l, err := remote.Layer(ref.Context().Digest(desc.Digest), opts...)
 		if err != nil {
 			return nil, err
 		}
 		return l.Compressed()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("layer: %w", err)
+		return fmt.Errorf("layer: %w", err)
 	}
-	defer blob.Close()
-	return skillpack.UntarStored(blob, path)
-}
-
-// maxBlob bounds any blob read: a skill layer is at most the tree limit plus
-// tar headers; a manifest is small.
-const maxBlob = skillpack.MaxTreeBytes + skillpack.MaxFiles*1024 + 1<<20
-
-// cached returns the blob with that digest ("sha256:<hex>") from the cache if
-// the cached bytes still hash to it, else from fetch, verified and then
-// stored. size is the expected length, or -1 when unknown; a blob over
-// maxBytes is refused. It holds the blob in memory: for manifests; layers
-// go through cachedFile.
-func (f *Fetcher) cached(digest string, size, maxBytes int64, fetch func() (io.ReadCloser, error)) ([]byte, error) {
-	blob, _, err := f.cachedFile(digest, size, fetch)
-	if err != nil {
-		return nil, err
-	}
-	defer blob.Close()
-	if fi, err := blob.Stat(); err == nil && fi.Size() > maxBytes {
-		return nil, errManifestTooLarge{what: "manifest", size: fi.Size()}
-	}
-	return io.ReadAll(io.LimitReader(blob, maxBytes))
-}
-
-// cachedFile is cached without holding the blob in memory: the blob is
-// streamed from the cache, or from fetch into a temporary file of the cache,
-// and hashed while it streams; only a blob that hashes to its digest (and
-// has the expected size) is renamed under it. It returns the verified blob
-// open at its start, which the caller closes, and its path in the cache.
-func (f *Fetcher) cachedFile(digest string, size int64, fetch func() (io.ReadCloser, error)) (*os.File, string, error) {
-	hexDigest, ok := strings.CutPrefix(digest, "sha256:")
-	if !ok || len(hexDigest) != 64 {
-		return nil, "", fmt.Errorf("digest %q is not sha256", digest)
-	}
-	dir := filepath.Join(f.opts.CacheDir, "blobs", "sha256")
-	path := filepath.Join(dir, hexDigest)
-	if blob, err := openVerified(path, hexDigest); err == nil {
-		return blob, path, nil
-	}
-	blob, err := fetchInto(dir, path, hexDigest, size, fetch)
-	return blob, path, err
-}
-
-// fetchInto streams fetch into a temporary file of dir, hashing it on the
-// way, and renames it to path only when it verifies.
-func fetchInto(dir, path, hexDigest string, size int64, fetch func() (io.ReadCloser, error)) (*os.File, error) {
-	digest := "sha256:" + hexDigest
-	rc, err := fetch()
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
-	kept := false
-	defer func() {
-		if !kept {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(rc, maxBlob+1))
-	if err != nil {
-		return nil, err
-	}
-	if n > maxBlob {
-		return nil, fmt.Errorf("blob %s is over %d bytes", digest, maxBlob)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != hexDigest {
-		return nil, fmt.Errorf("%w: content hashes to sha256:%s, not %s", errVerification, got, digest)
-	}
-	if size >= 0 && n != size {
-		return nil, fmt.Errorf("%w: %d bytes, the manifest says %d", errVerification, n, size)
-	}
-	if err := tmp.Sync(); err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
-	// tmp is the verified blob under its new name: rewind it for the caller
-	// rather than reopening path, which could be swapped after the check.
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	kept = true
-	return tmp, nil
-}
-
-// openVerified opens a cached blob if its content, streamed, hashes to
-// hexDigest; the file is returned rewound to its start.
-func openVerified(path, hexDigest string) (*os.File, error) {
-	blob, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, blob); err == nil && hex.EncodeToString(h.Sum(nil)) == hexDigest {
-		if _, err := blob.Seek(0, io.SeekStart); err == nil {
-			return blob, nil
-		}
-	}
-	_ = blob.Close()
-	return nil, fmt.Errorf("cached blob %s does not verify", hexDigest)
-}
-
-func sha256Hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// writeAtomic writes a cache file, streamed by write, through a temporary
-// file and a rename, so a crash never leaves a half-written file under its
-// name.
-func writeAtomic(path string, write func(io.Writer) error) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	err = write(tmp)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return blob.Close()
 }
 
 func sortTree(t skillpack.Tree) {

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +27,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/skillfile"
 	"github.com/loadout-dev/loadout/internal/skillmd"
 	"github.com/loadout-dev/loadout/internal/skillpack"
+	"github.com/loadout-dev/loadout/internal/sourcecache"
 )
 
 // GitCredentials are https credentials by host, read from a file in the
@@ -73,58 +72,14 @@ func LoadGitCredentials(file string) (*GitCredentials, error) {
 	return c, nil
 }
 
-// fetchGit reads the skill directory of a repository at one commit. The
-// commit is looked up by its full id in objects go-git hashed while reading
-// the pack, so the tree is the one that commit names. The tree is cached as
-// a tar with its recorded hash and, like an OCI layer, served from there:
-// the tree returned holds only SKILL.md in memory. The clone itself is on
-// disk, beside the cache, only until the tar is written.
-func (f *Fetcher) fetchGit(ctx context.Context, src contract.GitSource) (skillpack.Tree, error) {
+// fillGit caches the skill directory of a repository at one commit with
+// the git objects that tie it to the commit (sourcecache.GitProof): the
+// Fetcher's read checks the tree against the pinned commit by them.
+func (f *Fetcher) fillGit(ctx context.Context, src contract.GitSource) error {
 	if err := f.checkGitURL(src.URL); err != nil {
-		return nil, err
-	}
-	key := sha256Hex([]byte(src.URL + "\x00" + src.Commit + "\x00" + src.Path))
-	tarPath := filepath.Join(f.opts.CacheDir, "git", key+".tar")
-	if tree, err := readCachedTree(tarPath); err == nil {
-		return tree, nil
-	}
-	if err := f.cloneToCache(ctx, src, tarPath); err != nil {
-		return nil, err
-	}
-	tree, err := readCachedTree(tarPath)
-	if err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
-	return tree, nil
-}
-
-// writeCachedTree writes a tree as a tar at tarPath, hashing it on the way,
-// and then its hash next to it; each through a temporary file and a rename.
-func writeCachedTree(tarPath string, tree skillpack.Tree) error {
-	h := sha256.New()
-	if err := writeAtomic(tarPath, func(w io.Writer) error { return skillpack.WriteTar(io.MultiWriter(w, h), tree) }); err != nil {
 		return err
 	}
-	sum := hex.EncodeToString(h.Sum(nil))
-	return writeAtomic(tarPath+".sha256", func(w io.Writer) error {
-		_, err := io.WriteString(w, sum)
-		return err
-	})
-}
-
-// readCachedTree reads a cached git tree if it still matches its recorded
-// hash, checked while the tar streams; its files stay in the tar.
-func readCachedTree(tarPath string) (skillpack.Tree, error) {
-	sum, err := os.ReadFile(tarPath + ".sha256")
-	if err != nil {
-		return nil, err
-	}
-	blob, err := openVerified(tarPath, string(sum))
-	if err != nil {
-		return nil, err
-	}
-	defer blob.Close()
-	return skillpack.UntarStored(blob, tarPath)
+	return f.cloneToCache(ctx, src)
 }
 
 func (f *Fetcher) checkGitURL(raw string) error {
@@ -144,7 +99,8 @@ func (f *Fetcher) checkGitURL(raw string) error {
 // over gitLargeObject bytes are read from it when needed, so memory stays
 // flat whatever the commit (or, from a server that serves no commit by its
 // id, the whole repository) holds besides the skill.
-func (f *Fetcher) cloneToCache(ctx context.Context, src contract.GitSource, tarPath string) error {
+func (f *Fetcher) cloneToCache(ctx context.Context, src contract.GitSource) error {
+	tarPath := sourcecache.GitTreePath(f.opts.CacheDir, src)
 	opts := &git.CloneOptions{URL: src.URL, NoCheckout: true, Tags: git.NoTags}
 	creds, err := f.gitCredentials()
 	if err != nil {
@@ -176,23 +132,79 @@ func (f *Fetcher) cloneToCache(ctx context.Context, src contract.GitSource, tarP
 		return fmt.Errorf("commit %s: %w", src.Commit, err)
 	}
 	if commit.Hash.String() != src.Commit {
-		return fmt.Errorf("%w: commit %s resolved to %s", errVerification, src.Commit, commit.Hash)
+		return fmt.Errorf("%w: commit %s resolved to %s", sourcecache.ErrVerification, src.Commit, commit.Hash)
 	}
 	root, err := commit.Tree()
 	if err != nil {
 		return err
 	}
+	proof := sourcecache.GitProof{}
+	if proof.Commit, err = rawObject(repo, commit.Hash); err != nil {
+		return err
+	}
 	if src.Path != "" {
-		if root, err = root.Tree(src.Path); err != nil {
-			return fmt.Errorf("path %q at commit %s: %w", src.Path, src.Commit, err)
+		// The trees from the root down to the skill directory.
+		t := root
+		for _, seg := range strings.Split(src.Path, "/") {
+			raw, err := rawObject(repo, t.Hash)
+			if err != nil {
+				return err
+			}
+			proof.Trees = append(proof.Trees, raw)
+			if t, err = t.Tree(seg); err != nil {
+				return fmt.Errorf("path %q at commit %s: %w", src.Path, src.Commit, err)
+			}
 		}
+		root = t
+	}
+	if err := treeProof(repo, root, &proof); err != nil {
+		return err
 	}
 	tree, err := treeFromGit(root)
 	if err != nil {
 		return err
 	}
-	if err := writeCachedTree(tarPath, tree); err != nil {
+	if err := sourcecache.WriteGitTree(f.opts.CacheDir, src, tree, proof); err != nil {
 		return fmt.Errorf("cache: %w", err)
+	}
+	return nil
+}
+
+// rawObject is the stored content of a git object: what its name hashes,
+// after the header.
+func rawObject(repo *git.Repository, h plumbing.Hash) ([]byte, error) {
+	obj, err := repo.Storer.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return nil, err
+	}
+	r, err := obj.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(io.LimitReader(r, obj.Size()))
+}
+
+// treeProof adds t and every tree under it that the skill's files come
+// from (hidden directories are left out of the skill, and so of the proof)
+// to proof.
+func treeProof(repo *git.Repository, t *object.Tree, proof *sourcecache.GitProof) error {
+	raw, err := rawObject(repo, t.Hash)
+	if err != nil {
+		return err
+	}
+	proof.Trees = append(proof.Trees, raw)
+	for _, e := range t.Entries {
+		if e.Mode != filemode.Dir || strings.HasPrefix(e.Name, ".") {
+			continue
+		}
+		sub, err := t.Tree(e.Name)
+		if err != nil {
+			return err
+		}
+		if err := treeProof(repo, sub, proof); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -320,10 +332,10 @@ func (g *gitBlobReader) Read(p []byte) (int, error) {
 	g.hasher.Write(p[:n])
 	g.left -= int64(n)
 	if g.left < 0 {
-		return n, fmt.Errorf("%w: blob %s is longer than its size", errVerification, g.want)
+		return n, fmt.Errorf("%w: blob %s is longer than its size", sourcecache.ErrVerification, g.want)
 	}
 	if errors.Is(err, io.EOF) && (g.left != 0 || g.hasher.Sum() != g.want) {
-		return n, fmt.Errorf("%w: blob %s does not match its id", errVerification, g.want)
+		return n, fmt.Errorf("%w: blob %s does not match its id", sourcecache.ErrVerification, g.want)
 	}
 	return n, err
 }

@@ -1,8 +1,11 @@
 package sources
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +22,10 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
+	"github.com/loadout-dev/loadout/internal/skillfile"
+	"github.com/loadout-dev/loadout/internal/skillpack"
 	"github.com/loadout-dev/loadout/internal/skillpack/packtest"
+	"github.com/loadout-dev/loadout/internal/sourcecache"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
@@ -268,5 +274,43 @@ func TestFetch_GitServerSendingTooMuchFailsTheFetch(t *testing.T) {
 	}
 	if len(left) != 0 {
 		t.Errorf("the cache holds %v after a refused fetch", left)
+	}
+}
+
+// TestFetch_GitCacheRewrittenWithItsRecordedHashIsNotServed: whoever can
+// write the cache directory (the sidecar's fetch helper, loadout-fetch,
+// writes it) rewrites a fetched git skill's cached tar with other content
+// and records the new tar's hash beside it, as the cache recorded it
+// before. The cache used to be checked against that hash alone and served
+// the rewrite; it is now checked against the pinned commit by its git
+// objects, so the rewrite is refetched, and what is served is the commit's.
+func TestFetch_GitCacheRewrittenWithItsRecordedHashIsNotServed(t *testing.T) {
+	work, repo := fixtureRepo(t)
+	commit := commitAll(t, repo, "skills")
+	src := contract.SkillSource{Git: &contract.GitSource{URL: "file://" + work, Commit: commit, Path: "skills/pdf"}}
+	cache := t.TempDir()
+	if _, err := New(Options{CacheDir: cache, AllowLocalGit: true}).Fetch(context.Background(), src); err != nil {
+		t.Fatal(err)
+	}
+	md := "---\nname: pdf\ndescription: Planted.\n---\nPLANTED"
+	planted := skillpack.Tree{skillfile.New("SKILL.md", []byte(md), skillpack.ModeFile)}
+	tarPath := sourcecache.GitTreePath(cache, *src.Git)
+	var buf bytes.Buffer
+	if err := skillpack.WriteTar(&buf, planted); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	if err := os.WriteFile(tarPath, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tarPath+".sha256", []byte(hex.EncodeToString(sum[:])), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := New(Options{CacheDir: cache, AllowLocalGit: true}).Fetch(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := tree.File("SKILL.md"); strings.Contains(string(f.Content), "PLANTED") || len(tree) == 1 {
+		t.Fatalf("the rewritten cache was served: %s", f.Content)
 	}
 }

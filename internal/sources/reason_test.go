@@ -11,6 +11,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contract"
 	"github.com/loadout-dev/loadout/internal/skillpack"
+	"github.com/loadout-dev/loadout/internal/sourcecache"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 )
 
@@ -34,9 +35,9 @@ func TestFetch_ReasonNeverCarriesTheRemoteBody(t *testing.T) {
 		}))
 		_, err := New(Options{CacheDir: t.TempDir()}).Fetch(context.Background(), ociSource(strings.TrimPrefix(srv.URL, "http://")))
 		srv.Close()
-		var fe *FetchError
+		var fe *sourcecache.FetchError
 		if !errors.As(err, &fe) {
-			t.Fatalf("HTTP %d: err = %v, want a *FetchError", status, err)
+			t.Fatalf("HTTP %d: err = %v, want a *sourcecache.FetchError", status, err)
 		}
 		if strings.Contains(fe.Reason, remoteMarker) || strings.Contains(Reason(err), remoteMarker) {
 			t.Errorf("HTTP %d: reason %q quotes the remote body", status, fe.Reason)

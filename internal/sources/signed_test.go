@@ -8,10 +8,12 @@ import (
 	"testing"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/ociskill"
 	"github.com/loadout-dev/loadout/internal/sigcheck"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 	"github.com/loadout-dev/loadout/internal/skillpack/packtest"
 	"github.com/loadout-dev/loadout/internal/skillsig"
+	"github.com/loadout-dev/loadout/internal/sourcecache"
 )
 
 // pushSigned packs dir, pushes it as repo and attaches signer's bundle
@@ -23,11 +25,11 @@ func (r *testRegistry) pushSigned(t *testing.T, dir, repo string, signer *skills
 	if err != nil {
 		t.Fatal(err)
 	}
-	art, err := skillpack.Pack(tree)
+	art, err := ociskill.Pack(tree)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pinned, err := skillpack.Push(context.Background(), art, r.host()+"/"+repo)
+	pinned, err := ociskill.Push(context.Background(), art, r.host()+"/"+repo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +41,7 @@ func (r *testRegistry) pushSigned(t *testing.T, dir, repo string, signer *skills
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := skillpack.PushReferrer(context.Background(), art, pinned.String(), sigcheck.BundleMediaType, bundle); err != nil {
+		if _, err := ociskill.PushReferrer(context.Background(), art, pinned.String(), sigcheck.BundleMediaType, bundle); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,7 +70,7 @@ func TestFetch_RequiredSignatureBySignerOnly(t *testing.T) {
 	byFlag := New(Options{CacheDir: t.TempDir(), Signers: trust})
 	byContext := New(Options{CacheDir: t.TempDir()}).Requiring([]contract.SignerRequirement{
 		{DeclaredBy: "platform-system/release-signers", Authority: contract.AuthorityPlatform, PublicKeys: []string{string(pub)}}})
-	for name, f := range map[string]*Fetcher{"flag": byFlag, "context": byContext} {
+	for name, f := range map[string]*sourcecache.Fetcher{"flag": byFlag.Fetcher, "context": byContext} {
 		t.Run(name, func(t *testing.T) { requiredSignatureBySignerOnly(t, f, reg, dir, release, other) })
 	}
 
@@ -78,7 +80,7 @@ func TestFetch_RequiredSignatureBySignerOnly(t *testing.T) {
 	}
 }
 
-func requiredSignatureBySignerOnly(t *testing.T, f *Fetcher, reg *testRegistry, dir string, release, other *skillsig.Signer) {
+func requiredSignatureBySignerOnly(t *testing.T, f *sourcecache.Fetcher, reg *testRegistry, dir string, release, other *skillsig.Signer) {
 	t.Helper()
 
 	signed := reg.pushSigned(t, filepath.Join(dir, "pdf"), "skills/pdf", release, nil)
@@ -97,7 +99,7 @@ func requiredSignatureBySignerOnly(t *testing.T, f *Fetcher, reg *testRegistry, 
 
 	signedManifest := func() []byte {
 		tree, _ := skillpack.ReadDir(filepath.Join(dir, "pdf"))
-		art, _ := skillpack.Pack(tree)
+		art, _ := ociskill.Pack(tree)
 		return art.Manifest
 	}()
 	for name, c := range map[string]struct {
@@ -119,9 +121,9 @@ func requiredSignatureBySignerOnly(t *testing.T, f *Fetcher, reg *testRegistry, 
 				return
 			}
 			tree, _ := skillpack.ReadDir(filepath.Join(dir, c.skill))
-			art, _ := skillpack.Pack(tree)
+			art, _ := ociskill.Pack(tree)
 			layer, _ := skillpack.LayerOf(art.Manifest)
-			if _, err := os.Stat(filepath.Join(f.opts.CacheDir, "blobs", "sha256", layer.Digest.Hex)); err == nil {
+			if _, err := os.Stat(filepath.Join(f.Dir(), "blobs", "sha256", layer.Hex())); err == nil {
 				t.Error("the refused skill's layer was fetched")
 			}
 		})
@@ -154,9 +156,9 @@ func TestRequiring_EveryDeclarationAndTheFlagMustBeMet(t *testing.T) {
 	}
 	both := reg.pushSigned(t, filepath.Join(dir, "docx"), "skills/docx", release, nil)
 	tree, _ := skillpack.ReadDir(filepath.Join(dir, "docx"))
-	art, _ := skillpack.Pack(tree)
+	art, _ := ociskill.Pack(tree)
 	bundle, _ := team.Sign(art.Manifest)
-	if _, err := skillpack.PushReferrer(context.Background(), art, both.OCI.Reference, sigcheck.BundleMediaType, bundle); err != nil {
+	if _, err := ociskill.PushReferrer(context.Background(), art, both.OCI.Reference, sigcheck.BundleMediaType, bundle); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.Fetch(context.Background(), both); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/resources"
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
+	"github.com/loadout-dev/loadout/internal/sources"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
 	"github.com/loadout-dev/loadout/samples/review-notes/notes"
@@ -142,7 +143,7 @@ func TestReviewNotes_RefusesReplayedStaleAndCrossToolCalls(t *testing.T) {
 	})
 
 	hostdAddr := testnet.FreeAddr(t)
-	testenv.StartCommand(t, agentcmd.NewHostdCommand(), "--allow-unsigned-context", "--context-dir", toolContextDir(t, deploy.URL+"/run"), "--addr", hostdAddr,
+	testenv.StartCommand(t, agentcmd.NewHostdCommand(sources.LoadFiller), "--allow-unsigned-context", "--context-dir", toolContextDir(t, deploy.URL+"/run"), "--addr", hostdAddr,
 		"--signing-key-file", keyFile, "--service-address", "review-notes.team-a.svc:8080="+strings.TrimPrefix(tap.URL, "http://"))
 	testnet.WaitStatus(t, "http://"+hostdAddr+"/readyz", http.StatusOK)
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/agentcmd"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
+	"github.com/loadout-dev/loadout/internal/sources"
 	"github.com/loadout-dev/loadout/internal/test/manifests"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testnet"
@@ -95,7 +96,7 @@ func TestReviewNotes_VerifiesHostdsTokenWithTheSamplesRBAC(t *testing.T) {
 	// hostd of team-a/agent, with the token the kubelet would project.
 	tokenFile := testenv.TempFile(t, "token", []byte(token("team-a", "agent", "agent", toolauth.Audience)), 0o600)
 	hostdAddr := testnet.FreeAddr(t)
-	testenv.StartCommand(t, agentcmd.NewHostdCommand(), "--allow-unsigned-context", "--context-dir", toolContextDir(t, "http://127.0.0.1:1/run"), "--addr", hostdAddr,
+	testenv.StartCommand(t, agentcmd.NewHostdCommand(sources.LoadFiller), "--allow-unsigned-context", "--context-dir", toolContextDir(t, "http://127.0.0.1:1/run"), "--addr", hostdAddr,
 		"--service-token-file", tokenFile, "--service-address", "review-notes.team-a.svc:8080="+toolAddr)
 	testnet.WaitStatus(t, "http://"+hostdAddr+"/readyz", http.StatusOK)
 	if got := runHostdTool(t, hostdAddr, "review_note", "through hostd"); got != "note 1 recorded" {

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/ociskill"
 	"github.com/loadout-dev/loadout/internal/resources/resourcestest"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 )
@@ -264,11 +265,11 @@ func snapshot(t testing.TB, dir string) map[string]snap {
 // error.
 func Push(t testing.TB, tree skillpack.Tree, ref string) string {
 	t.Helper()
-	art, err := skillpack.Pack(tree)
+	art, err := ociskill.Pack(tree)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pinned, err := skillpack.Push(context.Background(), art, ref)
+	pinned, err := ociskill.Push(context.Background(), art, ref)
 	if err != nil {
 		t.Fatal(err)
 	}

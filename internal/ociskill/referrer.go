@@ -1,4 +1,4 @@
-package skillpack
+package ociskill
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/loadout-dev/loadout/internal/skillpack"
 )
 
 // Referrer bounds: what a fetch reads of an artifact's referrers.
@@ -29,11 +31,11 @@ const (
 func PushReferrer(ctx context.Context, subject *Artifact, repo, artifactType string, data []byte, opts ...remote.Option) (name.Digest, error) {
 	m := v1.Manifest{
 		SchemaVersion: 2,
-		MediaType:     ManifestMediaTy,
+		MediaType:     types.MediaType(skillpack.ManifestMediaTy),
 		ArtifactType:  artifactType,
-		Config:        v1.Descriptor{MediaType: EmptyMediaType, Digest: hashOf(emptyConfig), Size: int64(len(emptyConfig)), Data: emptyConfig},
+		Config:        v1.Descriptor{MediaType: types.MediaType(skillpack.EmptyMediaType), Digest: hashOf(emptyConfig), Size: int64(len(emptyConfig)), Data: emptyConfig},
 		Layers:        []v1.Descriptor{{MediaType: types.MediaType(artifactType), Digest: hashOf(data), Size: int64(len(data))}},
-		Subject:       &v1.Descriptor{MediaType: ManifestMediaTy, Digest: hashOf(subject.Manifest), Size: int64(len(subject.Manifest)), ArtifactType: ArtifactType},
+		Subject:       &v1.Descriptor{MediaType: types.MediaType(skillpack.ManifestMediaTy), Digest: hashOf(subject.Manifest), Size: int64(len(subject.Manifest)), ArtifactType: skillpack.ArtifactType},
 	}
 	raw, err := json.Marshal(m)
 	if err != nil {
