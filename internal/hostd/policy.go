@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/published"
 )
 
 // The policy epoch (docs/hostd.md, "Policy epoch"). With Options.PolicyDir
@@ -63,7 +63,7 @@ func loadEpoch(dir string, keys *contextsig.Verifier) policyEpoch {
 			return policyEpoch{err: fmt.Errorf("the policy epoch in %s cannot be read: %w", dir, err)}
 		}
 	}
-	raw, err := readBounded(filepath.Join(base, contract.KeyPolicy), maxEpochBytes)
+	raw, err := published.ReadFileBounded(filepath.Join(base, contract.KeyPolicy), maxEpochBytes)
 	if err != nil {
 		return policyEpoch{err: fmt.Errorf("the policy epoch in %s cannot be read: %w", dir, err)}
 	}
@@ -74,7 +74,7 @@ func loadEpoch(dir string, keys *contextsig.Verifier) policyEpoch {
 		return policyEpoch{err: fmt.Errorf("the policy epoch in %s is not a policy epoch (%s with namespace and platformPolicy): %w", dir, contract.KeyPolicy, err)}
 	}
 	if keys != nil {
-		sig, err := readBounded(filepath.Join(base, contract.KeySignature), 64<<10)
+		sig, err := published.ReadFileBounded(filepath.Join(base, contract.KeySignature), 64<<10)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return policyEpoch{err: fmt.Errorf("the policy epoch in %s cannot be read: %w", dir, err)}
 		}
@@ -88,22 +88,6 @@ func loadEpoch(dir string, keys *contextsig.Verifier) policyEpoch {
 		}
 	}
 	return policyEpoch{epoch: &ep}
-}
-
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s is over %d bytes", filepath.Base(path), limit)
-	}
-	return b, nil
 }
 
 // judge says whether the epoch lets a context of namespace carrying

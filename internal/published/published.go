@@ -90,20 +90,28 @@ const maxSignatureBytes = 64 << 10
 
 // readSignature reads the signature document, if there is one.
 func readSignature(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	b, err := ReadFileBounded(path, maxSignatureBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
+	return b, err
+}
+
+// ReadFileBounded reads the file at path, refusing one over limit bytes
+// without reading more than one byte past it: the agent side reads what a
+// mounted ConfigMap or a cache holds, and a file there may be anything.
+func ReadFileBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSignatureBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > maxSignatureBytes {
-		return nil, fmt.Errorf("%s is larger than %d bytes", contract.KeySignature, maxSignatureBytes)
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", filepath.Base(path), limit)
 	}
 	return b, nil
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/loadout-dev/loadout/internal/contract"
+	"github.com/loadout-dev/loadout/internal/published"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 )
 
@@ -57,7 +58,7 @@ func WriteGitTree(dir string, src contract.GitSource, tree skillpack.Tree, proof
 // and the pinned commit as it streams; its files stay in the tar.
 func readGit(dir string, src contract.GitSource) (skillpack.Tree, error) {
 	tarPath := GitTreePath(dir, src)
-	raw, err := readBounded(proofPath(tarPath), maxProof)
+	raw, err := published.ReadFileBounded(proofPath(tarPath), maxProof)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/loadout-dev/loadout/internal/published"
 	"github.com/loadout-dev/loadout/internal/sigcheck"
 	"github.com/loadout-dev/loadout/internal/skillpack"
 )
@@ -59,7 +60,7 @@ func ociManifest(dir, reference string) (string, skillpack.Descriptor, error) {
 // manifest has digest against signers.
 func checkSigned(dir, digest string, signers sigcheck.Verifier) error {
 	var bundles [][]byte
-	if raw, err := readBounded(signaturesPath(dir, digest), maxSignatures); err == nil {
+	if raw, err := published.ReadFileBounded(signaturesPath(dir, digest), maxSignatures); err == nil {
 		if err := json.Unmarshal(raw, &bundles); err != nil {
 			bundles = nil
 		}
