@@ -42,6 +42,10 @@ func registeredMetrics(t *testing.T) map[string]bool {
 				return err
 			}
 			ast.Inspect(f, func(n ast.Node) bool {
+				if name, histogram, ok := promtextMetric(n); ok {
+					addMetric(names, name, histogram)
+					return true
+				}
 				lit, ok := n.(*ast.CompositeLit)
 				if !ok {
 					return true
@@ -57,10 +61,7 @@ func registeredMetrics(t *testing.T) map[string]bool {
 					}
 					if v, ok := kv.Value.(*ast.BasicLit); ok && v.Kind == token.STRING {
 						name, _ := strconv.Unquote(v.Value)
-						names[name] = true
-						if sel.Sel.Name == "HistogramOpts" {
-							names[name+"_bucket"], names[name+"_sum"], names[name+"_count"] = true, true, true
-						}
+						addMetric(names, name, sel.Sel.Name == "HistogramOpts")
 					}
 				}
 				return true
@@ -75,6 +76,36 @@ func registeredMetrics(t *testing.T) map[string]bool {
 		t.Fatalf("found %d metric names in the code, not the manager's and hostd's: the scan is broken", len(names))
 	}
 	return names
+}
+
+// promtextMetric reads a metric hostd declares with internal/promtext: a
+// call promtext.NewX("name", ...), a histogram if X says so.
+func promtextMetric(n ast.Node) (name string, histogram, ok bool) {
+	call, isCall := n.(*ast.CallExpr)
+	if !isCall || len(call.Args) == 0 {
+		return "", false, false
+	}
+	sel, isSel := call.Fun.(*ast.SelectorExpr)
+	if !isSel || !strings.HasPrefix(sel.Sel.Name, "New") {
+		return "", false, false
+	}
+	if pkg, isIdent := sel.X.(*ast.Ident); !isIdent || pkg.Name != "promtext" {
+		return "", false, false
+	}
+	v, isLit := call.Args[0].(*ast.BasicLit)
+	if !isLit || v.Kind != token.STRING {
+		return "", false, false
+	}
+	name, err := strconv.Unquote(v.Value)
+	return name, strings.Contains(sel.Sel.Name, "Histogram"), err == nil
+}
+
+// addMetric records a metric's name, and a histogram's three series.
+func addMetric(names map[string]bool, name string, histogram bool) {
+	names[name] = true
+	if histogram {
+		names[name+"_bucket"], names[name+"_sum"], names[name+"_count"] = true, true, true
+	}
 }
 
 // metricsOf parses a PromQL expression and returns the metric names it reads.
