@@ -168,7 +168,7 @@ BENCH_COUNT ?= 3
 BENCH_FLAGS ?= -mode=full -out=$(LOCALBIN)/bench-results.md -profile-dir=$(LOCALBIN)/bench-profiles
 # The propagation run with the client rate limits lifted, where the
 # controller's own cost shows (docs/benchmarks.md, Propagation).
-BENCH_LIFTED_FLAGS ?= -mode=smoke -workspaces=100,500 -qps=1000 -burst=2000 -resolution=none -skills=0 -pi-cache= -out=$(LOCALBIN)/bench-lifted.md
+BENCH_LIFTED_FLAGS ?= -mode=smoke -workspaces=100,500,1000 -rounds=5 -qps=1000 -burst=2000 -resolution=none -skills=0 -pi-cache= -out=$(LOCALBIN)/bench-lifted.md
 
 .PHONY: bench-pi
 bench-pi: $(PI_MODULES) build-loadout ## Pi start-up (materialized winners vs scanning 3 roots × 1,000 skills), added latency per tool call through the Pi package, its HTTP client against undici, and a session's first calls.

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -21,7 +23,7 @@ func TestHarness_SmokeConvergesPropagatesAndCoalesces(t *testing.T) {
 		Workspaces: []int{20}, Namespaces: 4, Isolated: 2,
 		Steady: 3 * time.Second, StormAt: 20, StormRate: 10, Storm: 2 * time.Second,
 		Skills: 40, Resolution: []int{20}, Iterations: 1,
-		Timeout: 2 * time.Minute,
+		Timeout: 2 * time.Minute, Rounds: 2,
 	}
 	rep, err := Run(context.Background(), cfg, testWriter{t})
 	if err != nil {
@@ -29,6 +31,9 @@ func TestHarness_SmokeConvergesPropagatesAndCoalesces(t *testing.T) {
 	}
 	if len(rep.Propagation) != 1 {
 		t.Fatalf("propagation rows = %d, want 1", len(rep.Propagation))
+	}
+	if row := rep.Propagation[0]; len(row.Ratios) != 2 || row.RatioOfRates != median(row.Ratios) || row.RatioOfRates <= 0 {
+		t.Errorf("two rounds: ratios %v, reported %v, want both rounds and their median", row.Ratios, row.RatioOfRates)
 	}
 	ch := rep.Propagation[0].Change
 	by := ch.Writes.ByVerb()
@@ -60,4 +65,16 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(p))
 	return len(p), nil
+}
+
+func TestMedian_OddAndEvenRounds(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{{[]float64{0.9}, 0.9}, {[]float64{1.1, 0.7, 0.8}, 0.8}, {[]float64{0.6, 1.0, 0.8, 0.9}, 0.85}} {
+		in := slices.Clone(c.in)
+		if got := median(in); math.Abs(got-c.want) > 1e-9 || !slices.Equal(in, c.in) {
+			t.Errorf("median(%v) = %v (input now %v), want %v and the input unchanged", c.in, got, in, c.want)
+		}
+	}
 }

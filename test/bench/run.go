@@ -36,6 +36,11 @@ type Config struct {
 	PiVersion  string
 	ProfileDir string
 	Timeout    time.Duration
+	// Rounds is how many times the controller's change and the bare client
+	// are timed at each fleet size, alternating which goes first; the ratio
+	// reported is the median of the rounds' ratios. One round on a shared
+	// two-core machine scatters too widely to compare (docs/benchmarks.md).
+	Rounds int
 }
 
 // Report is everything measured.
@@ -56,7 +61,8 @@ type Report struct {
 type PropagationRow struct {
 	N                 int
 	Change, Baseline  *Phase
-	RatioOfRates      float64 // baseline time / controller time
+	RatioOfRates      float64 // baseline time / controller time; the median of Ratios
+	Ratios            []float64
 	ControllerPerSec  float64
 	BaselinePerSecond float64
 }
@@ -142,14 +148,19 @@ func runCluster(ctx context.Context, cfg Config, rep *Report, log io.Writer, mar
 		if err != nil {
 			return fmt.Errorf("baseline at %d: %w", n, err)
 		}
+		ratios, err := moreRounds(ctx, f, n, cfg, ratio(bl, ch))
+		if err != nil {
+			return err
+		}
 		row := PropagationRow{N: n, Change: ch, Baseline: bl,
-			RatioOfRates:      bl.Duration.Seconds() / ch.Duration.Seconds(),
+			RatioOfRates:      median(ratios),
+			Ratios:            ratios,
 			ControllerPerSec:  float64(n) / ch.Duration.Seconds(),
 			BaselinePerSecond: float64(n) / bl.Duration.Seconds()}
 		rep.Propagation = append(rep.Propagation, row)
-		fmt.Fprintf(log, "propagation %d: controller %s (%.0f/s, cpu %s), bare client %s (%.0f/s, cpu %s), ratio %.2f; writes %s; unaffected %d; reconciles %d\n",
+		fmt.Fprintf(log, "propagation %d: controller %s (%.0f/s, cpu %s), bare client %s (%.0f/s, cpu %s), ratio %.2f (rounds %s); writes %s; unaffected %d; reconciles %d\n",
 			n, ch.Duration.Round(time.Millisecond), row.ControllerPerSec, cpuString(ch.CPU), bl.Duration.Round(time.Millisecond), row.BaselinePerSecond,
-			cpuString(bl.CPU), row.RatioOfRates, ch.Writes, ch.Unaffected, ch.Reconciles)
+			cpuString(bl.CPU), row.RatioOfRates, ratiosString(ratios), ch.Writes, ch.Unaffected, ch.Reconciles)
 
 		if n == cfg.StormAt {
 			if cfg.Steady > 0 {
@@ -267,12 +278,12 @@ func (r *Report) Markdown(w io.Writer) {
 	if len(r.Propagation) > 0 {
 		fmt.Fprintf(w, "Client rate limit (manager and bare client): QPS %.0f, burst %d; concurrency %d (MaxConcurrentReconciles and bare writers); %d namespaces, %d isolated Workspaces.\n\n",
 			c.QPS, c.Burst, c.Concurrency, c.Namespaces, c.Isolated)
-		fmt.Fprintln(w, "| Workspaces | controller: change → every ConfigMap | bare client: N applies | ratio of rates | CPU controller run (harness process / apiserver+etcd) | CPU bare run | writes for the change | per affected Workspace | unaffected |")
+		fmt.Fprintln(w, "| Workspaces | controller: change → every ConfigMap | bare client: N applies | ratio of rates (median; each round) | CPU controller run (harness process / apiserver+etcd) | CPU bare run | writes for the change | per affected Workspace | unaffected |")
 		fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---|---|---:|")
 		for _, p := range r.Propagation {
-			fmt.Fprintf(w, "| %d | %s (%.0f/s) | %s (%.0f/s) | %.2f | %s | %s | %s | %s | %d |\n", p.N,
+			fmt.Fprintf(w, "| %d | %s (%.0f/s) | %s (%.0f/s) | %.2f (%s) | %s | %s | %s | %s | %d |\n", p.N,
 				p.Change.Duration.Round(time.Millisecond), p.ControllerPerSec, p.Baseline.Duration.Round(time.Millisecond), p.BaselinePerSecond,
-				p.RatioOfRates, cpuString(p.Change.CPU), cpuString(p.Baseline.CPU), p.Change.Writes, perAffected(p.Change), p.Change.Unaffected)
+				p.RatioOfRates, ratiosString(p.Ratios), cpuString(p.Change.CPU), cpuString(p.Baseline.CPU), p.Change.Writes, perAffected(p.Change), p.Change.Unaffected)
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| step | Workspaces | time | writes (manager, by verb) | per Workspace | reconciles |")
@@ -370,4 +381,58 @@ func ParseSizes(s string) ([]int, error) {
 		return nil, errors.New("sizes must be ascending")
 	}
 	return out, nil
+}
+
+// ratio is the bare client's time over the controller's: the controller's
+// propagation rate as a share of the bare client's.
+func ratio(bare, controller *Phase) float64 {
+	return bare.Duration.Seconds() / controller.Duration.Seconds()
+}
+
+// moreRounds times cfg.Rounds-1 more pairs of a change and the bare client
+// at n, the bare client first in every other pair, so that a drift in the
+// machine's load favours neither. It returns first followed by each pair's
+// ratio.
+func moreRounds(ctx context.Context, f *Fleet, n int, cfg Config, first float64) ([]float64, error) {
+	ratios := []float64{first}
+	for round := 1; round < cfg.Rounds; round++ {
+		var ch, bl *Phase
+		var err error
+		timeChange := func() error {
+			ch, err = f.Change(ctx, cfg.Timeout, nil)
+			return err
+		}
+		timeBare := func() error {
+			bl, err = f.Baseline(ctx, n, cfg.Timeout)
+			return err
+		}
+		steps := []func() error{timeChange, timeBare}
+		if round%2 == 1 {
+			slices.Reverse(steps)
+		}
+		for _, step := range steps {
+			if err := step(); err != nil {
+				return nil, fmt.Errorf("round %d at %d: %w", round+1, n, err)
+			}
+		}
+		ratios = append(ratios, ratio(bl, ch))
+	}
+	return ratios, nil
+}
+
+// median of xs (not empty); xs is left in its order.
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func ratiosString(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(parts, ", ")
 }

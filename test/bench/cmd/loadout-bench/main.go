@@ -42,6 +42,7 @@ func run() error {
 		piVersion   = flag.String("pi-version", "0.73.1", "Version of "+bench.PiPackage+" (empty: latest).")
 		profileDir  = flag.String("profile-dir", "", "Write a heap profile of the memory phase here.")
 		out         = flag.String("out", "", "Also write the Markdown tables to this file.")
+		rounds      = flag.Int("rounds", 0, "Rounds of the change and the bare client at each fleet size, alternating which goes first; the ratio is their median (full: 3; smoke: 1).")
 		timeout     = flag.Duration("timeout", 10*time.Minute, "Upper bound of each wait.")
 		verbose     = flag.Bool("v", false, "Log the controllers at debug level.")
 	)
@@ -55,12 +56,15 @@ func run() error {
 	ws, res := "100,500,1000", "1000,10000"
 	switch *mode {
 	case "full":
-		cfg.Steady, cfg.Storm, cfg.StormAt, cfg.Skills, cfg.Iterations = 60*time.Second, 30*time.Second, 500, 10000, 5
+		cfg.Steady, cfg.Storm, cfg.StormAt, cfg.Skills, cfg.Iterations, cfg.Rounds = 60*time.Second, 30*time.Second, 500, 10000, 5, 3
 	case "smoke":
 		ws, res = "20", "100"
-		cfg.Steady, cfg.Storm, cfg.StormAt, cfg.Skills, cfg.Iterations = 5*time.Second, 3*time.Second, 20, 200, 2
+		cfg.Steady, cfg.Storm, cfg.StormAt, cfg.Skills, cfg.Iterations, cfg.Rounds = 5*time.Second, 3*time.Second, 20, 200, 2, 1
 	default:
 		return fmt.Errorf("-mode %q: want full or smoke", *mode)
+	}
+	if *rounds > 0 {
+		cfg.Rounds = *rounds
 	}
 	if *workspaces != "" {
 		ws = *workspaces
