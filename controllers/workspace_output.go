@@ -42,10 +42,12 @@ func created(a, b *v1alpha1.Workspace) bool {
 
 // sharingOutput lists the Workspaces of namespace that publish to ConfigMap
 // name, through the field index. A client without the index (a reconcile run
-// by hand on a direct client) lists the namespace and filters.
+// by hand on a direct client) lists the namespace and filters. The items are
+// the cache's own (no deep copy: every reconcile and every ConfigMap event
+// asks): callers only read them.
 func (r *WorkspaceReconciler) sharingOutput(ctx context.Context, namespace, name string) ([]v1alpha1.Workspace, error) {
 	var list v1alpha1.WorkspaceList
-	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{IndexOutputConfigMap: name}); err == nil {
+	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{IndexOutputConfigMap: name}, client.UnsafeDisableDeepCopy); err == nil {
 		return list.Items, nil
 	}
 	if err := r.List(ctx, &list, client.InNamespace(namespace)); err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
 	"github.com/loadout-dev/loadout/controllers"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
+	"github.com/loadout-dev/loadout/internal/managerlog"
 	"github.com/loadout-dev/loadout/internal/outbound"
 	"github.com/loadout-dev/loadout/internal/test/testenv"
 	"github.com/loadout-dev/loadout/internal/test/testmanager"
@@ -79,11 +80,13 @@ func Start(opts Options) (*Env, error) {
 			_ = te.Stop()
 		}
 	}()
-	level := zap.Level(zapcore.ErrorLevel)
+	// The manager's own logger (cmd/manager's), so that what each
+	// reconcile's logger costs is measured too; -v logs everything.
+	level := zapcore.ErrorLevel
 	if opts.Verbose {
-		level = zap.Level(zapcore.Level(-2))
+		level = zapcore.Level(-2)
 	}
-	ctrl.SetLogger(zap.New(zap.UseDevMode(true), level))
+	ctrl.SetLogger(managerlog.New(zap.Options{Level: level}))
 
 	scheme := kubescheme.New()
 

@@ -198,7 +198,9 @@ func runCluster(ctx context.Context, cfg Config, rep *Report, log io.Writer, mar
 }
 
 // cpuProfile profiles the process (manager included) into dir/name until
-// the returned function is called; it does nothing when dir is empty.
+// the returned function is called, and writes the allocation profile at both
+// ends (allocs-before-NAME, allocs-after-NAME: read the span with pprof
+// -base); it does nothing when dir is empty.
 func cpuProfile(dir, name string) func() {
 	if dir == "" {
 		return func() {}
@@ -211,9 +213,11 @@ func cpuProfile(dir, name string) func() {
 		_ = fh.Close()
 		return func() {}
 	}
+	allocs(dir, "allocs-before-"+name)
 	return func() {
 		pprof.StopCPUProfile()
 		_ = fh.Close()
+		allocs(dir, "allocs-after-"+name)
 	}
 }
 
@@ -435,4 +439,14 @@ func ratiosString(xs []float64) string {
 		parts[i] = fmt.Sprintf("%.2f", x)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// allocs writes the process's allocation profile so far into dir/name.
+func allocs(dir, name string) {
+	fh, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		return
+	}
+	defer fh.Close()
+	_ = pprof.Lookup("allocs").WriteTo(fh, 0)
 }
