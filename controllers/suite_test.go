@@ -11,6 +11,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -75,7 +76,8 @@ func startManager(ctx context.Context, cancel context.CancelFunc) (func() error,
 	mgrCfg := rest.CopyConfig(adminConfig)
 	mgrCfg.Wrap(writes.Wrap)
 	mgrCfg.Wrap(namespaceReads.wrap)
-	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{Scheme: k8sClient.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{Scheme: k8sClient.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache: cache.Options{DefaultTransform: StripManagedFields}})
 	if err != nil {
 		return nil, err
 	}

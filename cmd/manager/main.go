@@ -173,21 +173,23 @@ func splitList(s string) []string {
 	return out
 }
 
-// cacheOptions limits the cache to --watch-namespaces plus the platform
-// namespaces (whose resources every Workspace may read) when the list is
-// set. Cluster-scoped objects (Namespaces, for their trust labels) are still
+// cacheOptions drops the managed fields of cached typed objects
+// (controllers.StripManagedFields) and limits the cache to
+// --watch-namespaces plus the platform namespaces (whose resources every
+// Workspace may read) when the list is set. Cluster-scoped objects (Namespaces, for their trust labels) are still
 // watched cluster-wide: controller-runtime applies DefaultNamespaces to
 // namespaced kinds only.
 func (o *options) cacheOptions() cache.Options {
+	opts := cache.Options{DefaultTransform: controllers.StripManagedFields}
 	watch := splitList(o.watchNamespaces)
 	if len(watch) == 0 {
-		return cache.Options{}
+		return opts
 	}
-	namespaces := map[string]cache.Config{}
+	opts.DefaultNamespaces = map[string]cache.Config{}
 	for _, ns := range append(watch, o.platform()...) {
-		namespaces[ns] = cache.Config{}
+		opts.DefaultNamespaces[ns] = cache.Config{}
 	}
-	return cache.Options{DefaultNamespaces: namespaces}
+	return opts
 }
 
 // metricsOptions serves metrics over HTTPS behind controller-runtime's

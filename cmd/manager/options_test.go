@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/loadout-dev/loadout/api/v1alpha1"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 )
 
@@ -52,6 +55,21 @@ func TestManagerOptions_ClaudeCodeBaseURLMustNameTheGateway(t *testing.T) {
 		_, _, err := parseFlags([]string{"--claude-code-base-url", bad})
 		if err == nil || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), "--claude-code-base-url") {
 			t.Errorf("--claude-code-base-url %s: %v, want an error saying %q", bad, err, why)
+		}
+	}
+}
+
+// The manager's cache drops typed objects' managed fields, with or without
+// --watch-namespaces (controllers.StripManagedFields).
+func TestCacheOptions_StripManagedFields(t *testing.T) {
+	for _, watch := range []string{"", "team-a"} {
+		transform := (&options{watchNamespaces: watch}).cacheOptions().DefaultTransform
+		if transform == nil {
+			t.Fatalf("--watch-namespaces=%q: no cache transform", watch)
+		}
+		ws := &v1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
+		if out, err := transform(ws); err != nil || out.(*v1alpha1.Workspace).ManagedFields != nil {
+			t.Errorf("--watch-namespaces=%q: a cached Workspace keeps %v (%v)", watch, ws.ManagedFields, err)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -68,6 +69,7 @@ func Start(ctx context.Context, cfg *rest.Config, o Options) (*Manager, error) {
 	opts := ctrl.Options{
 		Scheme:         kubescheme.NewManager(),
 		MapperProvider: apiconn.NewMapper,
+		Cache:          cache.Options{DefaultTransform: controllers.StripManagedFields},
 		Metrics:        metricsserver.Options{BindAddress: "0"},
 		Controller:     config.Controller{SkipNameValidation: ptr.To(true)},
 	}
