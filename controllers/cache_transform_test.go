@@ -14,7 +14,7 @@ import (
 // context patch decide from their managed fields.
 func TestStripManagedFields_TypedObjectsOnly(t *testing.T) {
 	fields := []metav1.ManagedFieldsEntry{{Manager: FieldOwner, Operation: metav1.ManagedFieldsOperationApply,
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:system-prompt":{}}}`)}}}
+		FieldsV1: metav1.NewFieldsV1(`{"f:data":{"f:system-prompt":{}}}`)}}
 	for _, obj := range []metav1.Object{&v1alpha1.Workspace{}, &v1alpha1.Skill{}, &corev1.Namespace{}, &corev1.ConfigMap{}} {
 		obj.SetManagedFields(fields)
 		out, err := StripManagedFields(obj)
