@@ -12,6 +12,7 @@ import { piSession, previewSamples } from "../harness.mjs";
 import { suiteHostd } from "./helpers.mjs";
 
 const jiti = createJiti(import.meta.url);
+const { WarmCalls, warmConcurrency, maxWarmCalls } = await jiti.import("../warmcalls.ts");
 const hostd = suiteHostd(previewSamples());
 const prefix = '{"ledger":"loadout.dev/decisions/v1",';
 
@@ -52,11 +53,12 @@ test("warm calls at session start leave no ledger record and run no hook; a real
 		const ls = await call("real-2", "ls -la");
 		assert.equal(ls.verdict?.block, undefined, "ls was blocked: " + JSON.stringify(ls.verdict));
 
-		// The first real call ended the loop (a pair in flight may finish).
+		// The first real call ended the loop (the pairs in flight may
+		// finish: two requests each).
 		await new Promise((r) => setTimeout(r, 300));
 		const after = await warmCalls();
-		assert.ok(after <= atFirstCall + 2, `warm calls went on after the first real call: ${atFirstCall} then ${after}`);
-		assert.ok(after < 2 * 1500, `the loop is bounded: ${after} warm calls`);
+		assert.ok(after <= atFirstCall + 2 * warmConcurrency, `warm calls went on after the first real call: ${atFirstCall} then ${after}`);
+		assert.ok(after <= 2 * maxWarmCalls, `the loop is bounded: ${after} warm calls`);
 
 		await hostd.stop();
 		const records = hostd
@@ -78,14 +80,15 @@ test("warm calls at session start leave no ledger record and run no hook; a real
 });
 
 test("the warm loop stops at a call hostd does not answer as a warm call (an older hostd), at stop, and at its bound", async () => {
-	const { WarmCalls } = await jiti.import("../warmcalls.ts");
 	let calls = 0;
 	let done = 0;
 	const older = new WarmCalls(async () => (calls++, false), () => done++);
 	await older.start();
-	assert.deepEqual([calls, older.made, done], [1, 0, 1], "one call to an older hostd, then none");
+	assert.ok(calls <= warmConcurrency, `${calls} calls to an older hostd, want at most the first ${warmConcurrency} in flight`);
+	assert.deepEqual([older.made, done], [0, 1]);
+	const before = calls;
 	await older.start();
-	assert.equal(calls, 1, "a loop runs once");
+	assert.equal(calls, before, "a loop runs once");
 
 	calls = 0;
 	let w;
@@ -97,9 +100,27 @@ test("the warm loop stops at a call hostd does not answer as a warm call (an old
 			return true;
 		},
 		() => done++,
+		100,
+		1,
 	);
 	await w.start();
 	assert.deepEqual([calls, w.made, done], [4, 4, 2], "no pair after the one in flight when stopped");
+
+	let inFlight = 0;
+	let most = 0;
+	const two = new WarmCalls(
+		async () => {
+			most = Math.max(most, ++inFlight);
+			await new Promise((r) => setTimeout(r, 1));
+			inFlight--;
+			return true;
+		},
+		() => done++,
+		20,
+		2,
+	);
+	await two.start();
+	assert.deepEqual([two.made, most, done], [20, 2, 3], "at most concurrency pairs in flight, max in all");
 
 	const bounded = new WarmCalls(async () => true, () => done++, 7);
 	await bounded.start();
@@ -109,5 +130,5 @@ test("the warm loop stops at a call hostd does not answer as a warm call (an old
 		throw new Error("hostd gone");
 	}, () => done++);
 	await throwing.start();
-	assert.equal(done, 4, "a failure ends the loop quietly, and its connections are closed");
+	assert.equal(done, 5, "a failure ends the loop quietly, and its connections are closed");
 });
