@@ -12,7 +12,7 @@
 // model's first answer, so the calls run while the model thinks.
 
 /** Warm before/after pairs at most: past this V8 has optimized the path (docs/benchmarks.md). */
-export const maxWarmCalls = 1500;
+export const maxWarmCalls = 3000;
 /**
  * Pairs in flight at once. More pairs fit before the first call (a model's
  * first answer may come within half a second), but the first real call

@@ -23,7 +23,8 @@ const maxWarmBodyBytes = 16 << 10
 
 // warmRoutes serves the synthetic calls. A warm call is decoded as its real
 // counterpart is (the same decoder and checks) and answered in the same
-// shape, but it decides nothing: no hook runs, no decision or record goes to
+// shape (afterHooks says whether an after hook observes the tool), but it
+// decides nothing: no hook runs, no decision or record goes to
 // the ledger, no decision metric moves, and hookWatch is not told the agent
 // calls its hooks. Its "allowed" answer is no verdict on anything: only the
 // agent reads it, and an agent that wanted to skip the gate could skip
@@ -46,12 +47,20 @@ func (s *Server) handleWarm(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, errors.New("warm calls are before or after"))
 		return
 	}
-	if _, err := DecodeCall(r.Body, step == "after"); err != nil {
+	req, err := DecodeCall(r.Body, step == "after")
+	if err != nil {
 		writeError(w, statusFor(err), err)
 		return
 	}
 	if step == "before" {
-		writeJSON(w, http.StatusOK, BeforeResponse{Allowed: true, AfterHooks: true})
+		// afterHooks as a real call of the tool would be answered (whether an
+		// after hook observes it: a read of the context, no hook run), so the
+		// agent's warm calls take its real calls' path, /v1/after or not.
+		afterHooks := true
+		if snap := s.current.Load(); snap != nil {
+			afterHooks = snap.host.Observed(req.Call.Name)
+		}
+		writeJSON(w, http.StatusOK, BeforeResponse{Allowed: true, AfterHooks: afterHooks})
 		return
 	}
 	writeJSON(w, http.StatusOK, AfterResponse{Diagnostics: []exthost.Diagnostic{}})

@@ -104,3 +104,26 @@ func TestWarmCall_BoundedAndChecked(t *testing.T) {
 		t.Errorf("a warm call of another step: %d %v, want 404", code, raw)
 	}
 }
+
+// A warm call's afterHooks is the real call's: the agent's warm calls take
+// the path its real calls take (/v1/after or not).
+func TestWarmCall_AfterHooksAsTheRealCall(t *testing.T) {
+	for _, observed := range []bool{true, false} {
+		reg := fixedRegistry()
+		reg.Deny = nil
+		if !observed {
+			reg.Hooks = reg.Hooks[:1] // no AfterToolResult hook
+		}
+		_, ts, _ := newTestServer(t, reg)
+		var warm, real BeforeResponse
+		if code := post(t, ts.URL+WarmPath+"before", warmBashCall("w"), &warm); code != 200 {
+			t.Fatalf("warm before: %d", code)
+		}
+		if code := post(t, ts.URL+"/v1/before", warmBashCall("r"), &real); code != 200 || !real.Allowed {
+			t.Fatalf("real before: %d %+v", code, real)
+		}
+		if warm.AfterHooks != observed || real.AfterHooks != observed {
+			t.Errorf("observed %v: warm afterHooks %v, real %v", observed, warm.AfterHooks, real.AfterHooks)
+		}
+	}
+}
