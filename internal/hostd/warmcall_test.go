@@ -1,6 +1,7 @@
 package hostd
 
 import (
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -44,6 +45,7 @@ func TestWarmCall_NoHookNoLedgerRecord_RealCallBesideDecided(t *testing.T) {
 	}
 
 	// Warm calls on four connections while real calls are made.
+	const warmBody = `{"acceptArguments":true,"call":{"id":"w","name":"bash","arguments":{"command":"ls -la"}}}`
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 4 {
@@ -56,9 +58,15 @@ func TestWarmCall_NoHookNoLedgerRecord_RealCallBesideDecided(t *testing.T) {
 					return
 				default:
 				}
-				var out map[string]any
-				if code := post(t, ts.URL+WarmPath+"before", warmBashCall("w"), &out); code != 200 {
-					t.Errorf("warm before under load: %d %v", code, out)
+				// Not post: it may t.Fatal, which only the test's goroutine may.
+				resp, err := http.Post(ts.URL+WarmPath+"before", "application/json", strings.NewReader(warmBody))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_ = resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("warm before under load: %d", resp.StatusCode)
 					return
 				}
 			}
@@ -115,15 +123,15 @@ func TestWarmCall_AfterHooksAsTheRealCall(t *testing.T) {
 			reg.Hooks = reg.Hooks[:1] // no AfterToolResult hook
 		}
 		_, ts, _ := newTestServer(t, reg)
-		var warm, real BeforeResponse
+		var warm, decided BeforeResponse
 		if code := post(t, ts.URL+WarmPath+"before", warmBashCall("w"), &warm); code != 200 {
 			t.Fatalf("warm before: %d", code)
 		}
-		if code := post(t, ts.URL+"/v1/before", warmBashCall("r"), &real); code != 200 || !real.Allowed {
-			t.Fatalf("real before: %d %+v", code, real)
+		if code := post(t, ts.URL+"/v1/before", warmBashCall("r"), &decided); code != 200 || !decided.Allowed {
+			t.Fatalf("real before: %d %+v", code, decided)
 		}
-		if warm.AfterHooks != observed || real.AfterHooks != observed {
-			t.Errorf("observed %v: warm afterHooks %v, real %v", observed, warm.AfterHooks, real.AfterHooks)
+		if warm.AfterHooks != observed || decided.AfterHooks != observed {
+			t.Errorf("observed %v: warm afterHooks %v, real %v", observed, warm.AfterHooks, decided.AfterHooks)
 		}
 	}
 }
