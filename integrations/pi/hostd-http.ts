@@ -320,6 +320,13 @@ class Pool {
 		this.idle.push(conn);
 	}
 
+	/** Closes the idle connections; a busy one stays until its exchange ends. */
+	closeIdle(): void {
+		const idle = this.idle;
+		this.idle = [];
+		for (const c of idle) c.socket.destroy(); // lost() accounts for each when it closes
+	}
+
 	/** A connection closed: its slot goes to a waiting call, on a new connection. */
 	private lost(conn: Connection): void {
 		this.idle = this.idle.filter((c) => c !== conn);
@@ -342,21 +349,32 @@ function postRequest(ep: Endpoint, path: string, body: string): string {
 
 const pools = new Map<string, Pool>();
 
-function poolOf(base: string): Pool {
-	let pool = pools.get(base);
+/**
+ * The pool of base's connections in a lane: the calls' lane (""), or
+ * another whose connections they never wait for (warm calls' "warm").
+ */
+function poolOf(base: string, lane = ""): Pool {
+	const key = lane ? `${lane} ${base}` : base;
+	let pool = pools.get(key);
 	if (!pool) {
 		pool = new Pool(endpointOf(base));
-		pools.set(base, pool);
+		pools.set(key, pool);
 	}
 	return pool;
 }
 
 /**
- * POSTs a JSON body to hostd at base (http://HOST:PORT or unix:PATH); rejects
- * with a TimeoutError, a BrokenAnswer or the socket's error.
+ * POSTs a JSON body to hostd at base (http://HOST:PORT or unix:PATH), on
+ * lane's connections; rejects with a TimeoutError, a BrokenAnswer or the
+ * socket's error.
  */
-export function postJSON(base: string, path: string, body: string, timeoutMs: number): Promise<Answer> {
-	return poolOf(base).post(path, body, timeoutMs);
+export function postJSON(base: string, path: string, body: string, timeoutMs: number, lane = ""): Promise<Answer> {
+	return poolOf(base, lane).post(path, body, timeoutMs);
+}
+
+/** Closes lane's idle connections to base (a lane that is done, as warm calls are). */
+export function closeLane(base: string, lane: string): void {
+	pools.get(`${lane} ${base}`)?.closeIdle();
 }
 
 /**

@@ -1,7 +1,7 @@
 // The hostd client: every call the Pi package makes to hostd, with its deadline,
 // failing closed on no answer.
 
-import { postJSON, warm } from "./hostd-http.ts";
+import { closeLane, postJSON, warm } from "./hostd-http.ts";
 import type { LoadoutConfig } from "./config.ts";
 
 // ---------------------------------------------------------------------------
@@ -11,7 +11,24 @@ import type { LoadoutConfig } from "./config.ts";
 type HostdAnswer = { ok: true; body: any } | { ok: false; why: string };
 
 export class Hostd {
-	constructor(private readonly cfg: LoadoutConfig) {}
+	/** lane: whose connections the calls go over (hostd-http.ts postJSON); warm calls have their own. */
+	constructor(
+		private readonly cfg: LoadoutConfig,
+		private readonly lane = "",
+	) {}
+
+	/**
+	 * The same hostd over connections of their own, so a real call never
+	 * waits for one of lane's, each call given at most timeoutMs.
+	 */
+	inLane(lane: string, timeoutMs: number): Hostd {
+		return new Hostd({ ...this.cfg, timeoutMs: Math.min(this.cfg.timeoutMs, timeoutMs) }, lane);
+	}
+
+	/** Closes this lane's idle connections (its calls are done). */
+	closeLane(): void {
+		if (this.lane) closeLane(this.cfg.hostdUrl, this.lane);
+	}
 
 	get url(): string {
 		return this.cfg.hostdUrl;
@@ -28,7 +45,7 @@ export class Hostd {
 	async post(path: string, body: unknown): Promise<HostdAnswer> {
 		let res: { status: number; text: string };
 		try {
-			res = await postJSON(this.cfg.hostdUrl, path, JSON.stringify(body), this.cfg.timeoutMs);
+			res = await postJSON(this.cfg.hostdUrl, path, JSON.stringify(body), this.cfg.timeoutMs, this.lane);
 		} catch (err: any) {
 			if (err?.name === "TimeoutError") {
 				return { ok: false, why: `hostd at ${this.cfg.hostdUrl} did not answer ${path} within ${this.cfg.timeoutMs} ms` };

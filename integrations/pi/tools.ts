@@ -9,12 +9,26 @@ import { type Manifest, Tree } from "./tree.ts";
 import { sandboxedNames } from "./commands.ts";
 import { confirm, where } from "./events.ts";
 import { notify } from "./notify.ts";
+import { WarmCalls, warmCallTimeoutMs, warmReconnectEvery } from "./warmcalls.ts";
 
 // ---------------------------------------------------------------------------
 // Tool calls: hostd decides, failing closed
 
 /** A tool call as hostd's hooks see it. */
 type GateCall = { id: string; name: string; arguments: Record<string, unknown> };
+
+/**
+ * Where a call's before and after questions go: hostd's gate, or its warm
+ * twins (warmcalls.ts), which decide nothing and whose failures are no
+ * call's to report.
+ */
+export interface CallRoutes {
+	before: string;
+	after: string;
+	warm: boolean;
+}
+export const gateRoutes: CallRoutes = { before: "/v1/before", after: "/v1/after", warm: false };
+export const warmRoutes: CallRoutes = { before: "/v1/warm/before", after: "/v1/warm/after", warm: true };
 
 /** hostd's before verdict on a call: blocked with a reason, or allowed with the arguments to run (rewritten or not). */
 type BeforeVerdict = { block: string } | { arguments: Record<string, unknown>; afterHooks: boolean };
@@ -25,10 +39,10 @@ type BeforeVerdict = { block: string } | { arguments: Record<string, unknown>; a
  * An ask goes to the user (none headless: no). Rewritten arguments are
  * checked against the tool's own schema, since Pi does not re-validate them.
  */
-export async function askBefore(pi: ExtensionAPI, hostd: Hostd, ctx: ExtensionContext, call: GateCall): Promise<BeforeVerdict> {
+export async function askBefore(pi: ExtensionAPI, hostd: Hostd, ctx: ExtensionContext, call: GateCall, routes = gateRoutes): Promise<BeforeVerdict> {
 	// headless: with no UI to ask, an imposed hook's ask may go to the
 	// cluster's approvers instead (docs/hooks.md, "Approvals").
-	const answer = await hostd.post("/v1/before", { call, acceptArguments: true, headless: !ctx.hasUI, ...where(ctx) });
+	const answer = await hostd.post(routes.before, { call, acceptArguments: true, headless: !ctx.hasUI, ...where(ctx) });
 	if (!answer.ok) {
 		return { block: `Loadout blocked ${call.name}: ${answer.why}; tool calls fail closed without hostd's answer.` };
 	}
@@ -37,7 +51,8 @@ export async function askBefore(pi: ExtensionAPI, hostd: Hostd, ctx: ExtensionCo
 		return { block: `Loadout blocked ${call.name}: hostd's answer has no "allowed" verdict; tool calls fail closed.` };
 	}
 	const reason = texts(body.result?.content) || `hostd denied ${call.name} without a reason`;
-	if (!body.allowed && !(body.ask && (await confirm(ctx, reason)))) {
+	// A warm call never asks the user anything.
+	if (!body.allowed && !(body.ask && !routes.warm && (await confirm(ctx, reason)))) {
 		return { block: reason };
 	}
 	const afterHooks = body.afterHooks !== false;
@@ -60,16 +75,23 @@ export async function askBefore(pi: ExtensionAPI, hostd: Hostd, ctx: ExtensionCo
  * (an error, a timeout, an audit note), is shown to the user and counted, as
  * Claude Code and Codex show them as a systemMessage.
  */
-export async function tellAfter(hostd: Hostd, ctx: ExtensionContext, call: GateCall, result: { isError: boolean; content: unknown; details?: unknown }): Promise<void> {
-	const answer = await hostd.post("/v1/after", {
+export async function tellAfter(
+	hostd: Hostd,
+	ctx: ExtensionContext,
+	call: GateCall,
+	result: { isError: boolean; content: unknown; details?: unknown },
+	routes = gateRoutes,
+): Promise<boolean> {
+	const answer = await hostd.post(routes.after, {
 		call,
 		result: { toolCallId: call.id, toolName: call.name, isError: result.isError, content: result.content, details: result.details ?? {} },
 		...where(ctx),
 	});
 	if (!answer.ok) {
+		if (routes.warm) return false;
 		afterHookProblems.failures++;
 		reportAfter(ctx, `Loadout: after hooks for ${call.name} did not run: ${answer.why}`);
-		return;
+		return false;
 	}
 	const diagnostics = Array.isArray(answer.body?.diagnostics) ? answer.body.diagnostics : [];
 	if (diagnostics.length > 0) {
@@ -77,6 +99,7 @@ export async function tellAfter(hostd: Hostd, ctx: ExtensionContext, call: GateC
 		const lines = diagnostics.map((d: any) => `${d?.extensionId}/${d?.hook} ${d?.kind}: ${d?.message}`);
 		reportAfter(ctx, `Loadout after hooks for ${call.name}: ${lines.join("; ")}`);
 	}
+	return true;
 }
 
 /**
@@ -90,13 +113,18 @@ export function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<s
 	// (afterHooks: false): their results are not sent to POST /v1/after,
 	// which would run nothing. Bounded, for calls whose result never comes.
 	const unobserved = new Set<string>();
-	pi.on("tool_call", async (event, ctx) => {
+	type ToolCallEvent = { toolName: string; toolCallId: string; input: unknown };
+	type ToolResultEvent = ToolCallEvent & { content: unknown; details?: unknown; isError: boolean };
+	// The handlers' bodies, called by Pi with the gate's routes and by the
+	// warm calls with theirs: the same code, so V8 has optimized it by the
+	// first real call.
+	const before = async (event: ToolCallEvent, ctx: ExtensionContext, routes: CallRoutes, via: Hostd) => {
 		// hostd runs a runnable tool's hooks itself, inside /v1/tools/{name}.
 		if (runnable.has(event.toolName)) return undefined;
 		if (newSandbox && sandboxedNames.includes(event.toolName) && newSandbox()) {
 			return { block: true, reason: "Loadout: the context now declares a sandbox this session does not run under; start a new session" };
 		}
-		const verdict = await askBefore(pi, hostd, ctx, { id: event.toolCallId, name: event.toolName, arguments: event.input ?? {} });
+		const verdict = await askBefore(pi, via, ctx, { id: event.toolCallId, name: event.toolName, arguments: (event.input ?? {}) as Record<string, unknown> }, routes);
 		if ("block" in verdict) return { block: true, reason: verdict.block };
 		const input = event.input as Record<string, unknown>;
 		if (verdict.arguments !== input) {
@@ -109,14 +137,53 @@ export function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<s
 			unobserved.add(event.toolCallId);
 		}
 		return undefined;
-	});
+	};
+	/** Whether the after hooks were asked and answered (or needed no asking). */
+	const after = async (event: ToolResultEvent, ctx: ExtensionContext, routes: CallRoutes, via: Hostd): Promise<boolean> => {
+		if (runnable.has(event.toolName) || unobserved.delete(event.toolCallId)) return true;
+		return tellAfter(via, ctx, { id: event.toolCallId, name: event.toolName, arguments: (event.input ?? {}) as Record<string, unknown> }, event, routes);
+	};
 
+	let warmCtx: ExtensionContext | undefined;
+	const warmHostd = hostd.inLane("warm", warmCallTimeoutMs);
+	const warmCalls = new WarmCalls(
+		async (i) => {
+			// A bash call as a model makes them, in the events' shapes Pi
+			// makes (agent-session.js), so V8's feedback is the real calls';
+			// its answer must be the warm endpoint's (allowed), or the loop
+			// stops (an older hostd answers 404).
+			const id = `loadout-warm-${i}`;
+			const input = { command: "ls -la" };
+			const verdict = await before({ type: "tool_call", toolName: "bash", toolCallId: id, input } as ToolCallEvent, warmCtx!, warmRoutes, warmHostd);
+			if (verdict?.block) return false;
+			const result = { type: "tool_result", toolName: "bash", toolCallId: id, input, content: [{ type: "text", text: "ok" }], details: {}, isError: false };
+			// Pi hands the handlers a copy (emitToolResult).
+			if (!(await after({ ...result } as ToolResultEvent, warmCtx!, warmRoutes, warmHostd))) return false;
+			// A real session reconnects after every idle pause: its connect
+			// and close paths are warmed too.
+			if (i % warmReconnectEvery === warmReconnectEvery - 1) warmHostd.closeLane();
+			return true;
+		},
+		() => warmHostd.closeLane(),
+	);
+	pi.on("session_start", (_event, ctx) => {
+		if (warmStarted) return; // once per process: V8's work is the process's
+		warmStarted = true;
+		warmCtx = ctx;
+		void warmCalls.start();
+	});
+	pi.on("tool_call", (event, ctx) => {
+		warmCalls.stop();
+		return before(event, ctx, gateRoutes, hostd);
+	});
 	pi.on("tool_result", async (event, ctx) => {
-		if (runnable.has(event.toolName) || unobserved.delete(event.toolCallId)) return undefined;
-		await tellAfter(hostd, ctx, { id: event.toolCallId, name: event.toolName, arguments: event.input ?? {} }, event);
+		await after(event, ctx, gateRoutes, hostd);
 		return undefined;
 	});
 }
+
+/** Whether a session of this process has started the warm calls (warmcalls.ts). */
+let warmStarted = false;
 
 /**
  * What the after hooks did not do quietly in this process: calls whose

@@ -26,6 +26,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET /v1/registry", s.instrument("registry", s.withContext(s.handleRegistry)))
 	mux.Handle("GET /v1/results/{id}", s.instrument("results", http.HandlerFunc(s.handleKeptResult)))
 	s.probeRoutes(mux)
+	s.warmRoutes(mux)
 	return mux
 }
 

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { createJiti } from "jiti";
 
 const jiti = createJiti(import.meta.url);
-const { postJSON, warm, maxAnswerBytes, idleCloseMs, AnswerReader } = await jiti.import("../hostd-http.ts");
+const { postJSON, warm, closeLane, maxAnswerBytes, idleCloseMs, AnswerReader } = await jiti.import("../hostd-http.ts");
 
 /**
  * A server that reads each request whole (headers and Content-Length body)
@@ -276,6 +276,36 @@ describe("warm: a session's first call finds its path ready", () => {
 		const broken = await serve((req, sock) => sock.write(json(503, "{}")));
 		await warm(broken.url, 500);
 		assert.equal((await postJSON(broken.url, "/v1/before", "{}", 500)).status, 503);
+	});
+});
+
+describe("lanes: warm calls never hold a call's connection", () => {
+	test("a call while a warm lane's exchange is in flight goes on its own connection and is answered first", async () => {
+		let held;
+		const s = await serve((req, sock) => {
+			if (req.head.startsWith("POST /v1/warm/")) held = () => sock.write(json(200, "{}"));
+			else sock.write(json(200, '{"real":true}'));
+		});
+		const warmCall = postJSON(s.url, "/v1/warm/before", "{}", 2000, "warm");
+		await eventually("the warm request arrives", () => held);
+		const real = await postJSON(s.url, "/v1/before", "{}", 2000);
+		assert.deepEqual(JSON.parse(real.text), { real: true }, "answered while the warm exchange is still open");
+		held();
+		assert.equal((await warmCall).status, 200);
+		assert.equal(s.connections, 2);
+	});
+
+	test("closeLane closes the lane's idle connections only; the lane's next call reconnects", async () => {
+		const s = await serve((req, sock) => sock.write(json(200, "{}")));
+		await postJSON(s.url, "/v1/before", "{}", 2000);
+		await postJSON(s.url, "/v1/warm/before", "{}", 2000, "warm");
+		assert.equal(s.open, 2);
+		closeLane(s.url, "warm");
+		// At once: the closed connection is not reused before its close event.
+		assert.equal((await postJSON(s.url, "/v1/warm/before", "{}", 2000, "warm")).status, 200);
+		await eventually("the warm lane's first connection closes", () => s.open === 2 && s.connections === 3);
+		await postJSON(s.url, "/v1/before", "{}", 2000);
+		assert.deepEqual([s.connections, s.open], [3, 2], "the calls' connection was kept; the lane opened a new one");
 	});
 });
 

@@ -1,0 +1,82 @@
+// Warm calls: the package's own tool-call path run before a session's first
+// real call, against hostd's synthetic endpoints (POST /v1/warm/before and
+// /v1/warm/after: decoded and answered as a call is, but no hook runs and
+// nothing is decided or recorded).
+//
+// Why: in a fresh Node process the first thousands of tool calls paid for V8
+// compiling the package's per-call code and Node's socket, timer and
+// async-context paths on a core hostd needs, about 1.4 ms of a session's
+// first calls' p99 (docs/benchmarks.md, "From the very first call"). GET
+// /healthz round trips do not run those paths; a call's own functions over
+// a real connection do. A session's first tool call always follows the
+// model's first answer, so the calls run while the model thinks.
+
+/** Warm before/after pairs at most: past this V8 has optimized the path (docs/benchmarks.md). */
+export const maxWarmCalls = 3000;
+/**
+ * Pairs in flight at once. More pairs fit before the first call (a model's
+ * first answer may come within half a second), but the first real call
+ * shares the event loop and hostd with the pairs still in flight: fresh
+ * sessions' first call 1.24 / 1.34 / 1.56 ms median and p99 of 2,000 calls
+ * 2.08 / 1.98 / 1.84 ms with 1 / 2 / 4 (docs/benchmarks.md).
+ */
+export const warmConcurrency = 2;
+/** Warm pairs per connection: the lane reconnects after this many, so connecting is warmed too. */
+export const warmReconnectEvery = 250;
+/** The longest a warm call may take before the loop gives up (a call's own deadline is longer). */
+export const warmCallTimeoutMs = 2000;
+
+/**
+ * One process's warm loop. start runs call (one before/after pair; false when
+ * hostd did not answer as a warm call is answered: an older hostd, or none)
+ * up to max times, concurrency at a time, never awaited by its caller; stop
+ * (at a real call's start) ends it after the pairs in flight, so a real call
+ * shares the event loop with at most those, and never a connection (the
+ * pairs go over their own, closed by done when the loop ends).
+ */
+export class WarmCalls {
+	private started = false;
+	private stopped = false;
+	/** Pairs made, for tests and the benchmarks. */
+	made = 0;
+	private issued = 0;
+
+	constructor(
+		private readonly call: (i: number) => Promise<boolean>,
+		private readonly done: () => void,
+		private readonly max = maxWarmCalls,
+		private readonly concurrency = warmConcurrency,
+	) {}
+
+	/** Starts the loop (once: the caller starts it once per process). Resolves when it ends. */
+	start(): Promise<void> {
+		if (this.started || this.stopped) return Promise.resolve();
+		this.started = true;
+		return this.run();
+	}
+
+	/** A real call starts: no warm call after those in flight. */
+	stop(): void {
+		this.stopped = true;
+	}
+
+	private async run(): Promise<void> {
+		const worker = async () => {
+			while (!this.stopped && this.issued < this.max) {
+				const ok = await this.call(this.issued++);
+				if (!ok) break;
+				this.made++;
+			}
+			// One failure ends every worker: hostd is not answering warm calls.
+			this.stopped = true;
+		};
+		try {
+			await Promise.all(Array.from({ length: this.concurrency }, worker));
+		} catch {
+			// Best effort: a real call reports hostd's failures itself.
+		} finally {
+			this.stopped = true;
+			this.done();
+		}
+	}
+}
