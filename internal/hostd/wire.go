@@ -129,6 +129,10 @@ func decode(r io.Reader, v any) error {
 	if err := checkDuplicateKeys(body); err != nil {
 		return fmt.Errorf("request body: %w", err)
 	}
+	if b, ok := r.(*readBody); ok {
+		// Nothing reads a body twice; decoded values hold copies.
+		defer b.drop()
+	}
 	if err := json.Unmarshal(body, v); err != nil {
 		if syntax := (*json.SyntaxError)(nil); errors.As(err, &syntax) && strings.Contains(err.Error(), "after top-level value") {
 			return errors.New("request body: trailing data after the JSON document")
