@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/loadout-dev/loadout/internal/exthost"
-	"github.com/loadout-dev/loadout/internal/jsontree"
+	"github.com/loadout-dev/loadout/internal/jsonlimit"
 )
 
 // MaxBodyBytes bounds a request body. It equals the input size the CEL cost
@@ -147,7 +147,7 @@ func decode(r io.Reader, v any) error {
 func DecodeCall(r io.Reader, withResult bool) (CallRequest, error) {
 	var req CallRequest
 	// The call's arguments, the one part of a body that may hold 100,000
-	// values, go through jsontree (callWire); the rest as before.
+	// values, go through jsonlimit.Decode (callWire); the rest as before.
 	wire := struct {
 		*callFields
 		Call callWire `json:"call"`
@@ -170,19 +170,19 @@ func DecodeCall(r io.Reader, withResult bool) (CallRequest, error) {
 type callFields CallRequest
 
 // callWire is exthost.ToolCall as the wire carries it, with its arguments
-// decoded by jsontree: the same values at a third less garbage for a list of
+// decoded by jsonlimit.Decode: the same values at a third less garbage for a list of
 // tiny values (docs/benchmarks.md, "hostd under 32 concurrent maximal
 // requests").
 type callWire struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments jsontree.Object `json:"arguments,omitempty"`
+	ID        string           `json:"id"`
+	Name      string           `json:"name"`
+	Arguments jsonlimit.Object `json:"arguments,omitempty"`
 }
 
 // checkDuplicateKeys refuses an object that names a key twice, at any depth
-// (jsontree.DuplicateKeyError says why that matters). It walks the bytes
+// (jsonlimit.DuplicateKeyError says why that matters). It walks the bytes
 // and builds nothing.
-func checkDuplicateKeys(body []byte) error { return jsontree.CheckDuplicateKeys(body) }
+func checkDuplicateKeys(body []byte) error { return jsonlimit.CheckDuplicateKeys(body) }
 
 // runtime is ctx carrying the call's session and cwd for its hooks.
 func (req CallRequest) runtime(ctx context.Context) context.Context {

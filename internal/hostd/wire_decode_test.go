@@ -11,7 +11,7 @@ import (
 
 // TestDecodeCall_ArgumentsAsEncodingJSONDecodesThem proves that the
 // arguments hooks, input schemas and rewrites see are the values
-// encoding/json gave them before jsontree decoded them: nested, unicode,
+// encoding/json gave them before jsonlimit.Decode decoded them: nested, unicode,
 // escapes, invalid UTF-8, numbers, keys differing by case, and the rest of
 // the body alike.
 func TestDecodeCall_ArgumentsAsEncodingJSONDecodesThem(t *testing.T) {

@@ -1,4 +1,4 @@
-package jsontree
+package jsonlimit
 
 import (
 	"encoding/json"

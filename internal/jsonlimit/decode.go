@@ -1,6 +1,6 @@
-// Package jsontree decodes untrusted JSON into the Go values encoding/json
-// gives an `any` (map[string]any, []any, string, float64, bool, nil), at
-// less cost, and refuses an object that names a key twice.
+// Decoding untrusted JSON into the Go values encoding/json gives an `any`
+// (map[string]any, []any, string, float64, bool, nil), at less cost, and
+// refusing an object that names a key twice.
 //
 // hostd decodes every tool call's arguments this way (docs/benchmarks.md,
 // "hostd under 32 concurrent maximal requests"). encoding/json grows each
@@ -13,7 +13,8 @@
 // anything. The values are the same ones encoding/json produces: CEL hooks,
 // JSON Schema validation and rewriting see no difference (tests compare
 // both on a corpus and under fuzzing).
-package jsontree
+
+package jsonlimit
 
 import (
 	"bytes"
@@ -23,8 +24,6 @@ import (
 	"reflect"
 	"strconv"
 	"unicode/utf8"
-
-	"github.com/loadout-dev/loadout/internal/jsonlimit"
 )
 
 // ErrInvalid is a text that is not one JSON value.
@@ -54,7 +53,7 @@ func decodeValid(data []byte) (any, error) {
 	p := parser{data: data, build: true}
 	// An array's elements wait on the stack until it closes; at most every
 	// value of the text is waiting at once, so the stack never grows.
-	p.stack = make([]any, 0, jsonlimit.CountValues(data))
+	p.stack = make([]any, 0, CountValues(data))
 	return p.value()
 }
 
