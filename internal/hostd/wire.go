@@ -155,7 +155,7 @@ func DecodeCall(r io.Reader, withResult bool) (CallRequest, error) {
 	if err := decode(r, &wire); err != nil {
 		return req, err
 	}
-	req.Call = exthost.ToolCall{ID: wire.Call.ID, Name: wire.Call.Name, Arguments: wire.Call.Arguments}
+	req.Call = wire.Call.toolCall()
 	if req.Call.ID == "" || req.Call.Name == "" {
 		return req, errors.New("call.id and call.name are required")
 	}
@@ -177,6 +177,28 @@ type callWire struct {
 	ID        string           `json:"id"`
 	Name      string           `json:"name"`
 	Arguments jsonlimit.Object `json:"arguments,omitempty"`
+}
+
+func (c callWire) toolCall() exthost.ToolCall {
+	return exthost.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+}
+
+// toolFields are ToolRequest's fields beside the call (as callFields).
+type toolFields ToolRequest
+
+// decodeToolRequest decodes a /v1/tools/{name} body, its call's arguments
+// as DecodeCall decodes them.
+func decodeToolRequest(r io.Reader) (ToolRequest, error) {
+	var req ToolRequest
+	wire := struct {
+		*toolFields
+		Call callWire `json:"call"`
+	}{toolFields: (*toolFields)(&req)}
+	if err := decode(r, &wire); err != nil {
+		return req, err
+	}
+	req.Call = wire.Call.toolCall()
+	return req, nil
 }
 
 // checkDuplicateKeys refuses an object that names a key twice, at any depth

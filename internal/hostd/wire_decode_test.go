@@ -38,6 +38,15 @@ func TestDecodeCall_ArgumentsAsEncodingJSONDecodesThem(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("DecodeCall(%s) =\n%#v\nwant\n%#v", args, got, want)
 		}
+		// A runnable tool's call (/v1/tools/{name}) likewise.
+		var wantTool ToolRequest
+		if err := json.Unmarshal([]byte(body), &wantTool); err != nil {
+			t.Fatal(err)
+		}
+		gotTool, err := decodeToolRequest(strings.NewReader(body))
+		if err != nil || !reflect.DeepEqual(gotTool, wantTool) {
+			t.Errorf("decodeToolRequest(%s) = %#v, %v; want %#v", args, gotTool, err, wantTool)
+		}
 	}
 }
 
@@ -56,6 +65,9 @@ func TestDecodeCall_RefusesDuplicateAndMistypedArguments(t *testing.T) {
 		_, err := DecodeCall(strings.NewReader(body), false)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("DecodeCall(%s) = %v, want an error saying %q", body, err, want)
+		}
+		if _, err := decodeToolRequest(strings.NewReader(body)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("decodeToolRequest(%s) = %v, want an error saying %q", body, err, want)
 		}
 	}
 }
