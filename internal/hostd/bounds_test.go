@@ -247,10 +247,64 @@ func TestBounds_MCPIdleSessionsExpire(t *testing.T) {
 	}
 }
 
-// Request bodies held at once are bounded by bytes, not only by slots: with
-// four ~1 MiB tool calls waiting on their Service (holding their bodies), a
-// fifth ~1 MiB call is told to retry, while a small call still runs.
+// Request bodies held at once are bounded by bytes, not only by slots:
+// with two ~1 MiB bodies read and not yet decoded, a third ~1 MiB body is
+// told to retry, while a small one is still read.
 func TestBounds_BodiesHeldAtOnceAreBoundedByBytes(t *testing.T) {
+	entered, release := make(chan struct{}, 4), make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	l := newLimiter(Limits{QueueWait: 200 * time.Millisecond}.withDefaults())
+	ts := httptest.NewServer(l.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > 1000 { // a big body waits, undecoded
+			entered <- struct{}{}
+			<-release
+		}
+		w.WriteHeader(http.StatusOK)
+	})))
+	t.Cleanup(ts.Close)
+	t.Cleanup(free) // before the server closes, even when the test fails
+	big := strings.Repeat("x", MaxBodyBytes-10)
+	done := make(chan int, 2)
+	for range 2 {
+		go func() {
+			resp, err := http.Post(ts.URL, "application/json", strings.NewReader(big))
+			if err != nil {
+				done <- 0
+				return
+			}
+			_ = resp.Body.Close()
+			done <- resp.StatusCode
+		}()
+	}
+	for range 2 {
+		<-entered
+	}
+	resp, err := http.Post(ts.URL, "application/json", strings.NewReader(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a third ~1 MiB body while two are held: %d, want 503", resp.StatusCode)
+	}
+	if resp, err = http.Post(ts.URL, "application/json", strings.NewReader(`{}`)); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("a small body while two big ones are held: %v %v", resp, err)
+	}
+	_ = resp.Body.Close()
+	free()
+	for range 2 {
+		if code := <-done; code != http.StatusOK {
+			t.Fatalf("a held body ended %d", code)
+		}
+	}
+}
+
+// A decoded body no longer counts against the bodies held at once: with
+// four ~1 MiB tool calls decoded and waiting on their Service, a fifth ~1
+// MiB call is served (before, it was told to retry while the four held their
+// bodies until they answered), and a small call still runs.
+func TestBounds_DecodedBodiesReturnTheirShare(t *testing.T) {
 	entered, release := make(chan struct{}, 8), make(chan struct{})
 	var once sync.Once
 	free := func() { once.Do(func() { close(release) }) }
@@ -298,9 +352,9 @@ func TestBounds_BodiesHeldAtOnceAreBoundedByBytes(t *testing.T) {
 			t.Fatal("four big calls never reached their Service")
 		}
 	}
-	var e ErrorResponse
-	if code := post(t, ts.URL+"/v1/before", big("5"), &e); code != http.StatusServiceUnavailable || !strings.Contains(e.Error, "busy") {
-		t.Fatalf("a fifth ~1 MiB body while four are held: %d %+v, want 503 busy", code, e)
+	var fifth BeforeResponse
+	if code := post(t, ts.URL+"/v1/before", big("5"), &fifth); code != http.StatusOK || !fifth.Allowed {
+		t.Fatalf("a fifth ~1 MiB body while four decoded calls wait: %d %+v, want it served", code, fifth)
 	}
 	var out BeforeResponse
 	if code := post(t, ts.URL+"/v1/before", `{"call":{"id":"s","name":"review_note","arguments":{"text":"ok"}}}`, &out); code != 200 || !out.Allowed {

@@ -69,8 +69,8 @@ func (s *Server) denyStale(w http.ResponseWriter, r *http.Request, err error) {
 		s.recordStale("events", vocab.HookEvent(r.PathValue("event")), exthost.ToolCall{})
 		writeJSON(w, http.StatusOK, EventResponse{Allowed: false, Message: err.Error()})
 	case "POST /v1/tools/{name}":
-		var req ToolRequest
-		if derr := decode(r.Body, &req); derr != nil {
+		req, derr := decodeToolRequest(r.Body)
+		if derr != nil {
 			writeError(w, statusFor(derr), derr)
 			return
 		}

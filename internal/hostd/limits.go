@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -28,11 +29,14 @@ const (
 	decodeBudget = 48 << 20
 	// bodyBudget bounds the request bodies held at once, counted by their
 	// Content-Length (MaxBodyBytes when unknown) before they are read: a
-	// slot holds its body until it answers, so 16 slots of 1 MiB bodies
-	// waiting for the decode budget held 16 MiB. Four maximal bodies are
-	// read at once; small calls (the common case) hardly draw on it, so
-	// slow tool calls holding slots do not starve them.
-	bodyBudget = 4 * MaxBodyBytes
+	// slot held its body until it answered, so 16 slots of 1 MiB bodies
+	// waiting for the decode budget held 16 MiB. A body is now held until
+	// it is decoded (readBody.drop), so two maximal bodies suffice: one
+	// decoding, the next read and waiting for the decode budget (four
+	// measured no faster and held 2 MiB more live, 4 MiB more at the peak,
+	// docs/benchmarks.md). Small calls (the common case) hardly draw on it,
+	// so slow tool calls holding slots do not starve them.
+	bodyBudget = 2 * MaxBodyBytes
 	// MaxJSONValues bounds the values (and keys) in one request, and in one
 	// answer of a tool's Service (jsonlimit.MaxValues).
 	MaxJSONValues = jsonlimit.MaxValues
@@ -138,7 +142,8 @@ func (l *limiter) wrap(next http.Handler) http.Handler {
 			writeError(w, http.StatusServiceUnavailable, errBusy)
 			return
 		}
-		defer l.bodies.Release(announced)
+		held := &readBody{release: func() { l.bodies.Release(announced) }}
+		defer held.drop()
 		body, err := readAllSized(r.Body, r.ContentLength)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, fmt.Errorf("reading the request body: %w", err))
@@ -162,16 +167,30 @@ func (l *limiter) wrap(next http.Handler) http.Handler {
 		// Answers decoded on this request's behalf (a tool Service's, a
 		// webhook's) draw from the same budget through the grant.
 		r = r.WithContext(jsonlimit.WithGrant(r.Context(), grant))
-		r.Body = &readBody{Reader: bytes.NewReader(body), data: body}
+		held.Reader, held.data = bytes.NewReader(body), body
+		r.Body = held
 		next.ServeHTTP(w, r)
 	})
 }
 
 // readBody is a request body the limiter read in full: handlers decode its
-// bytes in place (decode) instead of reading them again.
+// bytes in place (decode) instead of reading them again, then drop it.
 type readBody struct {
 	*bytes.Reader
-	data []byte
+	data    []byte
+	release func() // returns the body's share of the body budget
+	once    sync.Once
+}
+
+// drop lets go of the body once it is decoded (or the request is answered,
+// whichever is first): its bytes become garbage and its share of the body
+// budget goes to the next request, instead of both waiting while hooks and
+// a tool run over the decoded call.
+func (b *readBody) drop() {
+	b.once.Do(func() {
+		b.Reader, b.data = bytes.NewReader(nil), nil
+		b.release()
+	})
 }
 
 func (*readBody) Close() error { return nil }

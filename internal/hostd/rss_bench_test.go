@@ -34,10 +34,13 @@ func BenchmarkHostd_PeakRSS_32ConcurrentMaximalRequests(b *testing.B) {
 		b.Skip("needs /proc (Linux) to read peak RSS")
 	}
 	bin := hostdBinary(b)
-	// In a pod hostd sets the runtime's soft limit to 80% of the container
-	// limit (SetMemoryLimitFromCgroup); GOMEMLIMIT stands in for that here,
-	// next to a run with no limit at all.
-	b.Run("sample-128Mi-limit", func(b *testing.B) { peakRSSUnderLoad(b, bin, "GOMEMLIMIT=107374182") })
+	// hostd sets the runtime's soft limit itself (SetMemoryLimitFromCgroup):
+	// SidecarSoftLimit in the sample's 128Mi container as without a cgroup
+	// limit (this machine's case), so "sidecar-default" leaves it to hostd.
+	// The 80% of 128Mi it set before issue 45 stands in as an explicit
+	// GOMEMLIMIT, next to a run with no limit at all.
+	b.Run("sidecar-default", func(b *testing.B) { peakRSSUnderLoad(b, bin, "GOMEMLIMIT=") })
+	b.Run("80pct-of-128Mi", func(b *testing.B) { peakRSSUnderLoad(b, bin, "GOMEMLIMIT=107374182") })
 	b.Run("no-limit", func(b *testing.B) { peakRSSUnderLoad(b, bin, "GOMEMLIMIT=off") })
 }
 
@@ -65,7 +68,7 @@ func peakRSSUnderLoad(b *testing.B, bin, env string) {
 	b.ReportMetric(float64(idle)/(1<<20), "idle-peak-MiB")
 	peak := peakRSS(b, pid)
 	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
-	b.ReportMetric(float64(peak)/(80<<20), "x-target") // at most 80 MiB with the sample's limits
+	b.ReportMetric(float64(peak)/(48<<20), "x-target") // issue 45: at most 48 MiB (it was 80)
 }
 
 // postRounds sends b.N rounds of n concurrent POSTs of body to url, timed,

@@ -162,8 +162,8 @@ type ToolRequest struct {
 }
 
 func (s *Server) handleTool(w http.ResponseWriter, r *http.Request, snap *snapshot) {
-	var req ToolRequest
-	if err := decode(r.Body, &req); err != nil {
+	req, err := decodeToolRequest(r.Body)
+	if err != nil {
 		writeError(w, statusFor(err), err)
 		return
 	}

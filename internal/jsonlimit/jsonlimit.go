@@ -1,7 +1,9 @@
 // Package jsonlimit bounds the memory that decoding untrusted JSON may take,
 // before it is decoded: a count of the values and keys of a text (which,
 // decoded, cost far more than their bytes) and a shared decode budget that
-// every request and every answer hostd decodes draws from.
+// every request and every answer hostd decodes draws from; and a decoder
+// (Decode, decode.go) that builds what encoding/json builds for an `any`
+// with less garbage, refusing duplicate keys.
 package jsonlimit
 
 import (
