@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/loadout-dev/loadout/internal/jsonlimit"
 )
 
 // TestBefore_DuplicateKeysAreRejectedNotLastWins: a call naming a key twice
@@ -51,12 +53,12 @@ func TestBefore_DuplicateKeyFoundInALargeObject(t *testing.T) {
 		fmt.Fprintf(&args, `"k%d":1,`, i)
 	}
 	for _, dup := range []string{"k3", "k39"} {
-		err := checkDuplicateKeys([]byte(`{"a":{` + args.String() + `"` + dup + `":2}}`))
+		err := jsonlimit.CheckDuplicateKeys([]byte(`{"a":{` + args.String() + `"` + dup + `":2}}`))
 		if err == nil || !strings.Contains(err.Error(), `duplicate key "`+dup+`"`) {
 			t.Errorf("duplicate %s in a 41-key object: %v", dup, err)
 		}
 	}
-	if err := checkDuplicateKeys([]byte(`{"a":{` + args.String() + `"other":2}}`)); err != nil {
+	if err := jsonlimit.CheckDuplicateKeys([]byte(`{"a":{` + args.String() + `"other":2}}`)); err != nil {
 		t.Errorf("no duplicate: %v", err)
 	}
 }

@@ -126,7 +126,9 @@ func decode(r io.Reader, v any) error {
 	if len(body) > MaxBodyBytes {
 		return errTooLarge
 	}
-	if err := checkDuplicateKeys(body); err != nil {
+	// An object naming a key twice, at any depth, is refused
+	// (jsonlimit.DuplicateKeyError says why that matters).
+	if err := jsonlimit.CheckDuplicateKeys(body); err != nil {
 		return fmt.Errorf("request body: %w", err)
 	}
 	if b, ok := r.(*readBody); ok {
@@ -200,11 +202,6 @@ func decodeToolRequest(r io.Reader) (ToolRequest, error) {
 	req.Call = wire.Call.toolCall()
 	return req, nil
 }
-
-// checkDuplicateKeys refuses an object that names a key twice, at any depth
-// (jsonlimit.DuplicateKeyError says why that matters). It walks the bytes
-// and builds nothing.
-func checkDuplicateKeys(body []byte) error { return jsonlimit.CheckDuplicateKeys(body) }
 
 // runtime is ctx carrying the call's session and cwd for its hooks.
 func (req CallRequest) runtime(ctx context.Context) context.Context {
