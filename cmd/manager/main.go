@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/loadout-dev/loadout/api/v1alpha1/vocab"
@@ -32,6 +31,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/contextsig"
 	"github.com/loadout-dev/loadout/internal/kubescheme"
 	"github.com/loadout-dev/loadout/internal/managerlog"
+	"github.com/loadout-dev/loadout/internal/metricsauth"
 	"github.com/loadout-dev/loadout/internal/mcpheaders"
 	mcpendpoint "github.com/loadout-dev/loadout/internal/mcpheaders/endpoint"
 	"github.com/loadout-dev/loadout/internal/shard"
@@ -192,13 +192,14 @@ func (o *options) cacheOptions() cache.Options {
 	return opts
 }
 
-// metricsOptions serves metrics over HTTPS behind controller-runtime's
-// authentication and authorization filter unless --metrics-secure=false.
+// metricsOptions serves metrics over HTTPS to callers the API server
+// authenticates and authorizes (internal/metricsauth) unless
+// --metrics-secure=false.
 func (o *options) metricsOptions() metricsserver.Options {
 	opts := metricsserver.Options{BindAddress: o.metricsAddr}
 	if o.metricsSecure {
 		opts.SecureServing = true
-		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		opts.FilterProvider = metricsauth.WithAuthenticationAndAuthorization
 		opts.CertDir = o.metricsCertDir
 	}
 	return opts
