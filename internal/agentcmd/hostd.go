@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
+	"github.com/loadout-dev/loadout/internal/exepages"
 	"github.com/loadout-dev/loadout/internal/hookwatch"
 	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/ledger"
@@ -130,7 +131,7 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 			srv := hostd.New(hostd.Options{Approvals: broker, HookFailureEvents: approvals.hookEvents(trust.workspace, os.Getenv("POD_NAME"), cmd.ErrOrStderr()), Ledger: led, Pod: os.Getenv("POD_NAME"), ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
 				PolicyDir: policyDir, MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, managedEtc, "http://"+addr),
 				SigningKeyFile: signKey, ServiceTokenFile: tokenFile, ServiceAddresses: svcAddrs, SkillSources: keepSkillSources(skillsources.Options{Fetcher: fetcher, Timeout: srcTimeout}), Limits: limits, WatchHooks: func(report func(time.Time)) hostd.HookWatch { return hookwatch.New(hookWatchGrace, nil, report) },
-				MCPHeaders: mcpHeaders.source(cmd.ErrOrStderr(), svcAddrs), AfterFirstLoad: hostd.ReleaseStartupMemory})
+				MCPHeaders: mcpHeaders.source(cmd.ErrOrStderr(), svcAddrs), AfterFirstLoad: releaseStartup})
 			return serveHostd(ctx, srv, addr, socket, probeAddr)
 		},
 	}
@@ -177,6 +178,14 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 	src.Add(cmd)
 	trust.add(cmd, true)
 	return cmd
+}
+
+// releaseStartup gives back, once the first context is served, what start-up
+// alone used: the heap's free pages (hostd.ReleaseStartupMemory) and the
+// pages of the binary that only initialisation touched (exepages).
+func releaseStartup() {
+	hostd.ReleaseStartupMemory()
+	exepages.Release()
 }
 
 // keepSkillSources hands hostd a skillsources.Keeper over opts (the
