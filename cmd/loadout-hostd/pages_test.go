@@ -38,9 +38,7 @@ func binaryResident(t *testing.T) int64 {
 // starting touched more of it. Without the release pages only accumulate.
 func TestSidecarGivesBackItsStartupPages(t *testing.T) {
 	before := binaryResident(t)
-	addr := testnet.FreeAddr(t)
-	testenv.StartCommand(t, newRootCommand(), "--allow-unsigned-context", "--context-dir", t.TempDir(), "--addr", addr, "--ledger=false")
-	testnet.WaitStatus(t, "http://"+addr+"/healthz", http.StatusOK)
+	serveSidecar(t)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		now := binaryResident(t)
@@ -52,4 +50,24 @@ func TestSidecarGivesBackItsStartupPages(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// --release-startup-pages=false keeps them: an operator who would rather
+// the first calls pay no faults gets what hostd did before.
+func TestSidecarKeepsItsStartupPagesWhenTold(t *testing.T) {
+	before := binaryResident(t)
+	serveSidecar(t, "--release-startup-pages=false")
+	time.Sleep(time.Second) // the first load, empty here, is done well before
+	if now := binaryResident(t); now < before {
+		t.Fatalf("%d bytes of the binary resident before hostd started, %d once it serves: pages were given back", before, now)
+	}
+}
+
+// serveSidecar runs the sidecar's serving command in process, on an empty
+// context directory (its first load fails, and is done), until it serves.
+func serveSidecar(t *testing.T, args ...string) {
+	t.Helper()
+	addr := testnet.FreeAddr(t)
+	testenv.StartCommand(t, newRootCommand(), append([]string{"--allow-unsigned-context", "--context-dir", t.TempDir(), "--addr", addr, "--ledger=false"}, args...)...)
+	testnet.WaitStatus(t, "http://"+addr+"/healthz", http.StatusOK)
 }
