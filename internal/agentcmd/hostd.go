@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loadout-dev/loadout/internal/contextsig"
+	"github.com/loadout-dev/loadout/internal/exepages"
 	"github.com/loadout-dev/loadout/internal/hookwatch"
 	"github.com/loadout-dev/loadout/internal/hostd"
 	"github.com/loadout-dev/loadout/internal/ledger"
@@ -58,6 +59,7 @@ func NewHostdCommand(fill SourceFiller) *cobra.Command {
 		anchorInterval time.Duration
 		approvals      approvalFlags
 		mcpHeaders     mcpHeadersFlags
+		releasePages   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "hostd",
@@ -130,7 +132,7 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 			srv := hostd.New(hostd.Options{Approvals: broker, HookFailureEvents: approvals.hookEvents(trust.workspace, os.Getenv("POD_NAME"), cmd.ErrOrStderr()), Ledger: led, Pod: os.Getenv("POD_NAME"), ContextDir: dir, PollInterval: poll, ContextKeys: keys, Workspace: trust.workspace, ContextConfigMap: trust.configMap,
 				PolicyDir: policyDir, MaterializeDir: treeDir, Materialize: MaterializeOptions(claudeCode, codex, managedEtc, "http://"+addr),
 				SigningKeyFile: signKey, ServiceTokenFile: tokenFile, ServiceAddresses: svcAddrs, SkillSources: keepSkillSources(skillsources.Options{Fetcher: fetcher, Timeout: srcTimeout}), Limits: limits, WatchHooks: func(report func(time.Time)) hostd.HookWatch { return hookwatch.New(hookWatchGrace, nil, report) },
-				MCPHeaders: mcpHeaders.source(cmd.ErrOrStderr(), svcAddrs), AfterFirstLoad: hostd.ReleaseStartupMemory})
+				MCPHeaders: mcpHeaders.source(cmd.ErrOrStderr(), svcAddrs), AfterFirstLoad: releaseStartup(releasePages)})
 			return serveHostd(ctx, srv, addr, socket, probeAddr)
 		},
 	}
@@ -156,6 +158,8 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 	cmd.Flags().DurationVar(&poll, "poll-interval", time.Second, "how often to check the context directory for changes")
 	cmd.Flags().DurationVar(&hookWatchGrace, "hook-watch-grace", hookwatch.DefaultGrace,
 		"how long after an agent opens the MCP server a hook must arrive; past it the agent counts as running without the Workspace's hooks (loadout_hostd_agents_without_hooks_total, an AgentWithoutHooks Event)")
+	cmd.Flags().BoolVar(&releasePages, "release-startup-pages", true,
+		"once the first context is loaded, give back the pages of this binary only start-up touched (about 6 MiB of idle memory); the first calls fault back the pages they need, a few milliseconds once")
 	cmd.Flags().StringVar(&treeDir, "materialize", "", "keep this directory holding the context as files agents read (skills/, prompts/, AGENTS.md)")
 	cmd.Flags().DurationVar(&srcTimeout, "source-timeout", skillsources.DefaultTimeout,
 		"deadline of one fetch of an external skill source; a source that does not answer in time is reported and retried, and delays nothing else")
@@ -177,6 +181,20 @@ serves the API on a Unix socket. See docs/hostd.md.`,
 	src.Add(cmd)
 	trust.add(cmd, true)
 	return cmd
+}
+
+// releaseStartup gives back, once the first context is served, what start-up
+// alone used: the heap's free pages (hostd.ReleaseStartupMemory) and, with
+// pages, the pages of the binary that only initialisation touched
+// (exepages): about 6 MiB of an idle sidecar, for about a hundred minor
+// faults on the first call (docs/benchmarks.md).
+func releaseStartup(pages bool) func() {
+	return func() {
+		hostd.ReleaseStartupMemory()
+		if pages {
+			exepages.Release()
+		}
+	}
 }
 
 // keepSkillSources hands hostd a skillsources.Keeper over opts (the

@@ -187,6 +187,27 @@ func BenchmarkHostd_IdleRSS(b *testing.B) {
 // comes and goes touches them all alike. It reports each binary's lowest and
 // highest VmRSS and its mean RssAnon and RssFile over the rounds (b.N).
 func BenchmarkHostd_IdleRSS_Interleaved(b *testing.B) {
+	interleavedIdleRSS(b, nil)
+}
+
+// BenchmarkHostd_IdleRSSAfterCalls_Interleaved is
+// BenchmarkHostd_IdleRSS_Interleaved for a sidecar that has served its
+// agent: once ready and settled, each process answers one of each call an
+// agent makes (before, after, an event, render, activate, the registry),
+// settles again, and only then is read. hostd gives back the pages only its
+// start-up touched (internal/exepages); those calls' code comes back, and
+// this says how much. It also reports the first /v1/before's latency, which
+// pays for those pages' faults.
+func BenchmarkHostd_IdleRSSAfterCalls_Interleaved(b *testing.B) {
+	interleavedIdleRSS(b, agentCalls)
+}
+
+// interleavedIdleRSS runs the binaries of $HOSTD_IDLE_BINS in turn, each
+// round, and reads each one's resident memory a second after it is ready,
+// or, given use, a second after use(base) returned. use reports a latency
+// (the first call's) to be averaged per binary.
+func interleavedIdleRSS(b *testing.B, use func(b *testing.B, base string) time.Duration) {
+	b.Helper()
 	spec := os.Getenv("HOSTD_IDLE_BINS")
 	if spec == "" {
 		b.Skip("set HOSTD_IDLE_BINS=name=path,... (binaries built as buildStatic builds them)")
@@ -195,6 +216,7 @@ func BenchmarkHostd_IdleRSS_Interleaved(b *testing.B) {
 		name, path    string
 		lo, hi        int64
 		anon, file, n int64
+		first         time.Duration
 	}
 	var bins []*binary
 	for nb := range strings.SplitSeq(spec, ",") {
@@ -208,9 +230,13 @@ func BenchmarkHostd_IdleRSS_Interleaved(b *testing.B) {
 	resourcestest.WriteConfigMapDir(b, dir, contextData(b, fixedRegistry()))
 	for range b.N {
 		for _, bin := range bins {
-			_, pid, stop := runHostd(b, bin.path, "GOMEMLIMIT=107374182", dir)
+			base, pid, stop := runHostd(b, bin.path, "GOMEMLIMIT=107374182", dir)
 			b.Cleanup(stop)
 			time.Sleep(time.Second) // let start-up garbage be collected
+			if use != nil {
+				bin.first += use(b, base)
+				time.Sleep(time.Second)
+			}
 			rss := procStatus(b, pid, "VmRSS")
 			if bin.n == 0 || rss < bin.lo {
 				bin.lo = rss
@@ -227,7 +253,39 @@ func BenchmarkHostd_IdleRSS_Interleaved(b *testing.B) {
 		b.ReportMetric(float64(bin.hi)/(1<<20), bin.name+"-idle-max-MiB")
 		b.ReportMetric(float64(bin.anon)/float64(bin.n)/(1<<20), bin.name+"-anon-MiB")
 		b.ReportMetric(float64(bin.file)/float64(bin.n)/(1<<20), bin.name+"-file-MiB")
+		if use != nil {
+			b.ReportMetric(float64(bin.first.Microseconds())/float64(bin.n), bin.name+"-first-before-µs")
+		}
 	}
+}
+
+// agentCalls makes one of each call an agent makes of the context
+// fixedRegistry builds, each answered 200, and returns how long the first
+// (a /v1/before with a CEL hook) took.
+func agentCalls(b *testing.B, base string) time.Duration {
+	b.Helper()
+	client := &http.Client{}
+	start := time.Now()
+	postOK(b, client, base+"/v1/before", []byte(`{"call":{"id":"c","name":"review_note","arguments":{"text":"looks good"}},"acceptArguments":true}`))
+	first := time.Since(start)
+	for _, c := range []struct{ path, body string }{
+		{"/v1/after", `{"call":{"id":"c","name":"review_note","arguments":{"text":"looks good"}},"result":{"toolCallId":"c","toolName":"review_note","isError":false,"content":[{"type":"text","text":"ok"}]}}`},
+		{"/v1/events/UserInput", `{"session":{"id":"s-1"},"prompt":{"text":"review parser.go"}}`},
+		{"/v1/render", `{"template":"review","args":{"file":"a.go","owner":"me"}}`},
+		{"/v1/activate", `{"skill":"review"}`},
+	} {
+		postOK(b, client, base+c.path, []byte(c.body))
+	}
+	resp, err := client.Get(base + "/v1/registry")
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("GET /v1/registry: %d", resp.StatusCode)
+	}
+	return first
 }
 
 // hostdBinary builds the sidecar binary, loadout-hostd, from this tree as the
