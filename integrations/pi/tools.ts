@@ -159,7 +159,7 @@ export function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<s
 	// the warm calls leave no branch of them cold for the first real call.
 	const onToolCall = (event: ToolCallEvent, ctx: ExtensionContext) => {
 		const warm = warmInputs.has(event.input as object);
-		if (!warm) warmCalls.stop();
+		warmCalls.callStarts(warm);
 		return before(event, ctx, warm ? warmRoutes : gateRoutes, warm ? warmHostd : hostd);
 	};
 	const onToolResult = async (event: ToolResultEvent, ctx: ExtensionContext) => {
