@@ -144,6 +144,22 @@ test("the warm loop stops at a call hostd does not answer as a warm call (an old
 	await two.start();
 	assert.deepEqual([two.made, most, done], [20, 2, 3], "at most concurrency pairs in flight, max in all");
 
+	// Every call tells the loop it starts; only a real one stops it.
+	let signalled;
+	signalled = new WarmCalls(
+		async (i) => {
+			signalled.callStarts(true);
+			if (i === 5) signalled.callStarts(false);
+			return true;
+		},
+		() => done++,
+		100,
+		1,
+	);
+	await signalled.start();
+	assert.equal(signalled.made, 6, "warm calls' own starts do not stop the loop; a real call's does");
+	done--;
+
 	const bounded = new WarmCalls(async () => true, () => done++, 7);
 	await bounded.start();
 	assert.equal(bounded.made, 7);
