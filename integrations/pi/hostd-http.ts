@@ -195,68 +195,120 @@ export class AnswerReader {
 	}
 }
 
-/** One kept-alive connection and the exchange on it, if any. */
+/**
+ * One kept-alive connection and the exchange on it, if any.
+ *
+ * Its deadline and idle close share one timer, armed for the earlier of the
+ * two and checked against the clock when it fires: a call only stores its
+ * deadline, so a call sets and clears no timer (one per idleCloseMs or per
+ * deadline at most, whichever is sooner). With a timer set and cleared per
+ * call, Node's timer functions were re-optimized after a deoptimization at
+ * a session's first real call, in the first calls' tail (docs/benchmarks.md,
+ * "Timers off the call path").
+ */
 class Connection {
 	readonly socket: net.Socket;
-	private onData?: (d: Buffer) => void;
-	private onGone?: (err?: Error) => void;
-	private error?: Error;
-	private idleTimer?: NodeJS.Timeout;
 	gone = false;
+	private error?: Error;
+	/** The exchange in flight, if any: its reader and promise. */
+	private reader?: AnswerReader;
+	private resolve?: (a: Answer) => void;
+	private reject?: (err: Error) => void;
+	/** When the exchange in flight times out (Date.now() ms). */
+	private deadline = 0;
+	/** When the connection went idle, or -1 while it is not idle. */
+	private idleAt = -1;
+	private timer?: NodeJS.Timeout;
+	/** When the timer fires; Infinity when none is set. */
+	private fireAt = Infinity;
+	private readonly check = () => this.onTimer();
 
 	constructor(ep: Endpoint, private readonly onClose: (c: Connection) => void) {
 		this.socket = ep.connect();
 		this.socket.setNoDelay(true);
-		this.socket.on("data", (d: Buffer) => (this.onData ? this.onData(d) : this.socket.destroy()));
+		this.socket.on("data", (d: Buffer) => this.onData(d));
 		this.socket.on("error", (err) => (this.error = err));
-		this.socket.on("close", () => {
-			this.gone = true;
-			clearTimeout(this.idleTimer);
-			const gone = this.onGone;
-			this.onData = this.onGone = undefined;
-			gone?.(this.error);
-			this.onClose(this);
-		});
+		this.socket.on("close", () => this.onGone());
 	}
 
 	/** Sends one request and reads its answer. */
 	exchange(request: string, timeoutMs: number): Promise<Answer> {
-		clearTimeout(this.idleTimer);
+		this.idleAt = -1;
 		this.socket.ref();
-		const reader = new AnswerReader();
-		return new Promise<Answer>((resolve, reject) => {
-			const timer = setTimeout(() => settle(failure("TimeoutError", "timeout")), timeoutMs);
-			const settle = (err?: Error, answer?: Answer) => {
-				clearTimeout(timer);
-				this.onData = this.onGone = undefined;
-				if (err || !answer) {
-					this.socket.destroy();
-					reject(err);
-					return;
-				}
-				if (!reader.keepAlive || reader.extra) this.socket.destroy();
-				resolve(answer);
-			};
-			this.onData = (d) => {
-				try {
-					if (reader.push(d)) settle(undefined, { status: reader.status, text: reader.text() });
-				} catch (err: any) {
-					settle(err);
-				}
-			};
-			this.onGone = (err) => {
-				if (reader.closeEnds()) settle(undefined, { status: reader.status, text: reader.text() });
-				else settle(err ?? failure("BrokenAnswer", "connection closed mid-answer"));
-			};
-			this.socket.write(request);
+		this.reader = new AnswerReader();
+		this.deadline = Date.now() + timeoutMs;
+		this.arm(this.deadline);
+		const p = new Promise<Answer>((resolve, reject) => {
+			this.resolve = resolve;
+			this.reject = reject;
 		});
+		this.socket.write(request);
+		return p;
 	}
 
 	/** Back in the pool: closed by us after idleCloseMs, and never keeps the process alive. */
 	idle(): void {
 		this.socket.unref();
-		this.idleTimer = setTimeout(() => this.socket.destroy(), idleCloseMs);
-		this.idleTimer.unref();
+		this.idleAt = Date.now();
+		this.arm(this.idleAt + idleCloseMs);
+	}
+
+	private onData(d: Buffer): void {
+		const reader = this.reader;
+		// Bytes with no request in flight: a peer that cannot be trusted.
+		if (!reader) return void this.socket.destroy();
+		try {
+			if (reader.push(d)) this.settle(undefined, { status: reader.status, text: reader.text() });
+		} catch (err: any) {
+			this.settle(err);
+		}
+	}
+
+	private onGone(): void {
+		this.gone = true;
+		clearTimeout(this.timer);
+		const reader = this.reader;
+		if (reader) {
+			if (reader.closeEnds()) this.settle(undefined, { status: reader.status, text: reader.text() });
+			else this.settle(this.error ?? failure("BrokenAnswer", "connection closed mid-answer"));
+		}
+		this.onClose(this);
+	}
+
+	private settle(err?: Error, answer?: Answer): void {
+		const reader = this.reader!;
+		const resolve = this.resolve!;
+		const reject = this.reject!;
+		this.reader = this.resolve = this.reject = undefined;
+		if (err || !answer) {
+			this.socket.destroy();
+			reject(err!);
+			return;
+		}
+		if (!reader.keepAlive || reader.extra) this.socket.destroy();
+		resolve(answer);
+	}
+
+	/** Makes the timer fire by at (it may already fire sooner). */
+	private arm(at: number): void {
+		if (at >= this.fireAt || this.gone) return;
+		clearTimeout(this.timer);
+		this.fireAt = at;
+		this.timer = setTimeout(this.check, Math.max(0, at - Date.now()));
+		this.timer.unref(); // the socket, ref'd while a call waits, keeps the process alive
+	}
+
+	private onTimer(): void {
+		this.fireAt = Infinity;
+		this.timer = undefined;
+		const now = Date.now();
+		if (this.reader) {
+			if (now >= this.deadline) this.settle(failure("TimeoutError", "timeout"));
+			else this.arm(this.deadline);
+		} else if (this.idleAt >= 0) {
+			if (now >= this.idleAt + idleCloseMs) this.socket.destroy();
+			else this.arm(this.idleAt + idleCloseMs);
+		}
 	}
 }
 

@@ -9,7 +9,7 @@ import { type Manifest, Tree } from "./tree.ts";
 import { sandboxedNames } from "./commands.ts";
 import { confirm, where } from "./events.ts";
 import { notify } from "./notify.ts";
-import { WarmCalls, warmCallTimeoutMs, warmReconnectEvery } from "./warmcalls.ts";
+import { WarmCalls, type WarmDispatch, piDispatch, warmCallTimeoutMs, warmReconnectEvery } from "./warmcalls.ts";
 
 // ---------------------------------------------------------------------------
 // Tool calls: hostd decides, failing closed
@@ -146,6 +146,34 @@ export function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<s
 
 	let warmCtx: ExtensionContext | undefined;
 	const warmHostd = hostd.inLane("warm", warmCallTimeoutMs);
+	// The inputs of the warm calls, which go to hostd's warm endpoints: the
+	// objects the loop made, so no real call's input (Pi's, from the model)
+	// can be one. Pi's dispatch hands the handlers the call's input itself.
+	const warmInputs = new WeakSet<object>();
+	// Warm calls whose after question failed: emitToolResult returns no verdict.
+	const afterFailed = new Set<string>();
+	// The handlers Pi calls, and the warm calls too (through Pi's dispatch
+	// on a runner of their own, piDispatch): the same functions, so V8's
+	// feedback for Pi's dispatch names the targets the real calls have.
+	// One path for both (routes and lane picked, then the same calls), so
+	// the warm calls leave no branch of them cold for the first real call.
+	const onToolCall = (event: ToolCallEvent, ctx: ExtensionContext) => {
+		const warm = warmInputs.has(event.input as object);
+		warmCalls.callStarts(warm);
+		return before(event, ctx, warm ? warmRoutes : gateRoutes, warm ? warmHostd : hostd);
+	};
+	const onToolResult = async (event: ToolResultEvent, ctx: ExtensionContext) => {
+		const warm = warmInputs.has(event.input as object);
+		const ok = await after(event, ctx, warm ? warmRoutes : gateRoutes, warm ? warmHostd : hostd);
+		if (warm && !ok) afterFailed.add(event.toolCallId);
+		return undefined;
+	};
+	// Without Pi's dispatch, the handlers are called as Pi calls them.
+	let dispatch: WarmDispatch = {
+		toolCall: (event) => onToolCall(event as ToolCallEvent, warmCtx!),
+		// Pi hands the handlers a copy (emitToolResult).
+		toolResult: (event) => onToolResult({ ...event } as ToolResultEvent, warmCtx!),
+	};
 	const warmCalls = new WarmCalls(
 		async (i) => {
 			// A bash call as a model makes them, in the events' shapes Pi
@@ -154,11 +182,11 @@ export function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<s
 			// stops (an older hostd answers 404).
 			const id = `loadout-warm-${i}`;
 			const input = { command: "ls -la" };
-			const verdict = await before({ type: "tool_call", toolName: "bash", toolCallId: id, input } as ToolCallEvent, warmCtx!, warmRoutes, warmHostd);
+			warmInputs.add(input);
+			const verdict = await dispatch.toolCall({ type: "tool_call", toolName: "bash", toolCallId: id, input });
 			if (verdict?.block) return false;
-			const result = { type: "tool_result", toolName: "bash", toolCallId: id, input, content: [{ type: "text", text: "ok" }], details: {}, isError: false };
-			// Pi hands the handlers a copy (emitToolResult).
-			if (!(await after({ ...result } as ToolResultEvent, warmCtx!, warmRoutes, warmHostd))) return false;
+			await dispatch.toolResult({ type: "tool_result", toolName: "bash", toolCallId: id, input, content: [{ type: "text", text: "ok" }], details: {}, isError: false });
+			if (afterFailed.delete(id)) return false;
 			// A real session reconnects after every idle pause: its connect
 			// and close paths are warmed too.
 			if (i % warmReconnectEvery === warmReconnectEvery - 1) warmHostd.closeLane();
@@ -170,16 +198,11 @@ export function registerToolGate(pi: ExtensionAPI, hostd: Hostd, runnable: Set<s
 		if (warmStarted) return; // once per process: V8's work is the process's
 		warmStarted = true;
 		warmCtx = ctx;
+		dispatch = piDispatch(ctx, onToolCall, onToolResult) ?? dispatch;
 		void warmCalls.start();
 	});
-	pi.on("tool_call", (event, ctx) => {
-		warmCalls.stop();
-		return before(event, ctx, gateRoutes, hostd);
-	});
-	pi.on("tool_result", async (event, ctx) => {
-		await after(event, ctx, gateRoutes, hostd);
-		return undefined;
-	});
+	pi.on("tool_call", onToolCall);
+	pi.on("tool_result", onToolResult);
 }
 
 /** Whether a session of this process has started the warm calls (warmcalls.ts). */

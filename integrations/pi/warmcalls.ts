@@ -11,6 +11,9 @@
 // a real connection do. A session's first tool call always follows the
 // model's first answer, so the calls run while the model thinks.
 
+import * as pi from "@mariozechner/pi-coding-agent";
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+
 /** Warm before/after pairs at most: past this V8 has optimized the path (docs/benchmarks.md). */
 export const maxWarmCalls = 3000;
 /**
@@ -60,6 +63,15 @@ export class WarmCalls {
 		this.stopped = true;
 	}
 
+	/**
+	 * A call starts, warm or real: a real one stops the loop (stop). Warm
+	 * calls run it too, without a branch, so the first real call runs no
+	 * code they left cold (V8 deoptimized the handler there).
+	 */
+	callStarts(warm: boolean): void {
+		this.stopped = this.stopped || !warm;
+	}
+
 	private async run(): Promise<void> {
 		const worker = async () => {
 			while (!this.stopped && this.issued < this.max) {
@@ -78,5 +90,66 @@ export class WarmCalls {
 			this.stopped = true;
 			this.done();
 		}
+	}
+}
+
+/** A tool_call or tool_result handler as Pi calls it. */
+type Handler = (event: any, ctx: ExtensionContext) => unknown;
+
+/** Pi's tool-call dispatch run over the warm handlers alone (piDispatch). */
+export interface WarmDispatch {
+	/** Pi's emitToolCall: the warm before handler's verdict. */
+	toolCall(event: object): Promise<{ block?: boolean } | undefined>;
+	/** Pi's emitToolResult (it hands the handler a copy of event). */
+	toolResult(event: object): Promise<unknown>;
+}
+
+/**
+ * Pi's own tool-call dispatch (its ExtensionRunner's hasHandlers,
+ * createContext, emitToolCall and emitToolResult, the functions Pi runs
+ * around every extension's tool_call and tool_result handlers) on a runner
+ * of the package's own, holding only the warm handlers given here. Pi
+ * exports the class and both Pi's runner and this one run its one
+ * prototype, so V8 compiles Pi's dispatch before the first real call; the
+ * events never reach Pi's runner, so no other extension sees a warm call,
+ * and the handlers go to hostd's warm endpoints only. Without Pi's runner
+ * (a Pi that does not export it, or constructs it otherwise) undefined: the
+ * caller runs the handlers directly, as before.
+ */
+export function piDispatch(ctx: ExtensionContext, onToolCall: Handler, onToolResult: Handler): WarmDispatch | undefined {
+	try {
+		const { ExtensionRunner, createExtensionRuntime } = pi as any;
+		if (typeof ExtensionRunner !== "function" || typeof createExtensionRuntime !== "function") return undefined;
+		// Keyed as Pi's loader makes an extension, so the runner sees the
+		// shape it sees for Pi's own; an extension without these handlers
+		// on either side, as a session has (Pi's loop skips those).
+		const extension = (handlers: [string, Handler[]][]) => ({
+			path: "<loadout-warm>",
+			resolvedPath: "<loadout-warm>",
+			sourceInfo: { path: "<loadout-warm>", source: "loadout-warm", scope: "temporary", origin: "top-level", baseDir: undefined },
+			handlers: new Map<string, Handler[]>(handlers),
+			tools: new Map(),
+			messageRenderers: new Map(),
+			commands: new Map(),
+			flags: new Map(),
+			shortcuts: new Map(),
+		});
+		const extensions = [
+			extension([]),
+			extension([
+				["tool_call", [onToolCall]],
+				["tool_result", [onToolResult]],
+			]),
+			extension([]),
+		];
+		const runner = new ExtensionRunner(extensions, createExtensionRuntime(), ctx.cwd, ctx.sessionManager, ctx.modelRegistry);
+		if (typeof runner.emitToolCall !== "function" || typeof runner.emitToolResult !== "function" || typeof runner.hasHandlers !== "function") return undefined;
+		return {
+			// As Pi's agent hooks call them (agent-session.js): hasHandlers first.
+			toolCall: (event) => (runner.hasHandlers("tool_call") ? runner.emitToolCall(event) : Promise.resolve(undefined)),
+			toolResult: (event) => (runner.hasHandlers("tool_result") ? runner.emitToolResult(event) : Promise.resolve(undefined)),
+		};
+	} catch {
+		return undefined;
 	}
 }

@@ -249,6 +249,45 @@ describe("connections", () => {
 	});
 });
 
+describe("deadlines and idle close share one timer per connection", () => {
+	test("calls on a kept connection set and clear no timer", async () => {
+		const s = await serve((req, sock) => sock.write(json(200, "{}")));
+		await postJSON(s.url, "/p", "{}", 35000);
+		const counts = { set: 0, clear: 0 };
+		const { setTimeout: set, clearTimeout: clear } = globalThis;
+		globalThis.setTimeout = (...a) => (counts.set++, set(...a));
+		globalThis.clearTimeout = (...a) => (counts.clear++, clear(...a));
+		try {
+			for (let i = 0; i < 100; i++) await postJSON(s.url, "/p", "{}", 35000);
+		} finally {
+			globalThis.setTimeout = set;
+			globalThis.clearTimeout = clear;
+		}
+		assert.equal(s.connections, 1);
+		assert.ok(counts.set + counts.clear <= 2, `100 calls set ${counts.set} timers and cleared ${counts.clear}`);
+	});
+
+	test("a reused connection's call still times out at its own, shorter deadline", async () => {
+		let n = 0;
+		const s = await serve((req, sock) => n++ === 0 && sock.write(json(200, "{}")));
+		await postJSON(s.url, "/p", "{}", 35000);
+		const t0 = Date.now();
+		const err = await rejection(postJSON(s.url, "/p", "{}", 150));
+		assert.equal(err.name, "TimeoutError");
+		assert.ok(Date.now() - t0 < 1500, `timed out after ${Date.now() - t0} ms`);
+		await eventually("the timed-out connection is closed", () => s.open === 0);
+	});
+
+	test(`a call in flight when the idle check comes (${idleCloseMs} ms) is answered, not closed`, async () => {
+		let n = 0;
+		const s = await serve((req, sock) => (n++ === 0 ? sock.write(json(200, "{}")) : setTimeout(() => sock.write(json(200, "{}")), idleCloseMs)));
+		await postJSON(s.url, "/p", "{}", 35000);
+		await new Promise((r) => setTimeout(r, 500));
+		assert.equal((await postJSON(s.url, "/p", "{}", idleCloseMs + 3000)).status, 200);
+		assert.equal(s.connections, 1);
+	});
+});
+
 describe("warm: a session's first call finds its path ready", () => {
 	test("warm opens a connection with GET /healthz (no decision); the first call reuses it", async () => {
 		const s = await serve((req, sock) => sock.write(json(200, req.head.startsWith("GET") ? "ok" : "{}")));

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createJiti } from "jiti";
+import { ExtensionRunner } from "@mariozechner/pi-coding-agent";
 import { piSession, previewSamples } from "../harness.mjs";
 import { suiteHostd } from "./helpers.mjs";
 
@@ -32,6 +33,15 @@ async function until(what, cond, ms = 20000) {
 	}
 }
 
+/** The tool call ids each ExtensionRunner (Pi's, or another) dispatched to tool_call handlers. */
+const dispatched = new Map();
+const emitToolCall = ExtensionRunner.prototype.emitToolCall;
+ExtensionRunner.prototype.emitToolCall = function (event) {
+	if (!dispatched.has(this)) dispatched.set(this, []);
+	dispatched.get(this).push(event.toolCallId);
+	return emitToolCall.call(this, event);
+};
+
 test("warm calls at session start leave no ledger record and run no hook; a real call made meanwhile is decided as ever and ends them", async () => {
 	const pi = await piSession({ hostdUrl: hostd.url, treeDir: hostd.treeDir });
 	try {
@@ -52,6 +62,17 @@ test("warm calls at session start leave no ledger record and run no hook; a real
 		const atFirstCall = await warmCalls();
 		const ls = await call("real-2", "ls -la");
 		assert.equal(ls.verdict?.block, undefined, "ls was blocked: " + JSON.stringify(ls.verdict));
+		// A real call is never taken for a warm one, whatever its id.
+		const named = await call("loadout-warm-3", "rm -rf build");
+		assert.equal(named.verdict?.block, true, "a real call named as a warm one was not asked of the hooks: " + JSON.stringify(named.verdict));
+
+		// The warm calls ran through Pi's own dispatch, on a runner of
+		// their own: Pi's runner (the session's extensions) saw the real
+		// calls only.
+		const real = pi.session._extensionRunner;
+		assert.deepEqual(dispatched.get(real), ["real-1", "real-2", "loadout-warm-3"]);
+		const others = [...dispatched].filter(([r]) => r !== real).flatMap(([, ids]) => ids);
+		assert.ok(others.length >= 20 && others.every((id) => id.startsWith("loadout-warm-")), `warm calls through Pi's dispatch: ${others.length}`);
 
 		// The first real call ended the loop (the pairs in flight may
 		// finish: two requests each).
@@ -71,6 +92,7 @@ test("warm calls at session start leave no ledger record and run no hook; a real
 			[
 				["real-1", "blocked"],
 				["real-2", "allowed"],
+				["loadout-warm-3", "blocked"],
 			],
 			"one record per real call and none for " + after + " warm calls",
 		);
@@ -121,6 +143,22 @@ test("the warm loop stops at a call hostd does not answer as a warm call (an old
 	);
 	await two.start();
 	assert.deepEqual([two.made, most, done], [20, 2, 3], "at most concurrency pairs in flight, max in all");
+
+	// Every call tells the loop it starts; only a real one stops it.
+	let signalled;
+	signalled = new WarmCalls(
+		async (i) => {
+			signalled.callStarts(true);
+			if (i === 5) signalled.callStarts(false);
+			return true;
+		},
+		() => done++,
+		100,
+		1,
+	);
+	await signalled.start();
+	assert.equal(signalled.made, 6, "warm calls' own starts do not stop the loop; a real call's does");
+	done--;
 
 	const bounded = new WarmCalls(async () => true, () => done++, 7);
 	await bounded.start();
