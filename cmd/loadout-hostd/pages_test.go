@@ -2,7 +2,6 @@ package main
 
 import (
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
@@ -15,19 +14,9 @@ import (
 // and read-only data) are resident.
 func binaryResident(t *testing.T) int64 {
 	t.Helper()
-	exe, err := os.Readlink("/proc/self/exe")
-	if err != nil {
-		t.Skip("needs /proc (Linux)")
-	}
-	smaps, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		t.Skip("needs /proc/self/smaps")
-	}
-	var rss int64
-	for _, m := range exepages.Mappings(smaps, exe) {
-		if !m.Writable {
-			rss += m.Rss
-		}
+	rss, ok := exepages.Resident()
+	if !ok {
+		t.Skip("needs /proc/self/smaps (Linux)")
 	}
 	return rss
 }

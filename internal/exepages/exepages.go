@@ -28,16 +28,12 @@ import (
 // the file. Where /proc or madvise are not there it does nothing; it
 // returns no error, since nothing depends on it.
 func Release() int64 {
-	exe, err := os.Readlink("/proc/self/exe")
-	if err != nil {
-		return 0
-	}
-	smaps, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
+	mappings, ok := own()
+	if !ok {
 		return 0
 	}
 	var released int64
-	for _, m := range Mappings(smaps, exe) {
+	for _, m := range mappings {
 		if m.Writable || m.Anonymous != 0 || m.Rss == 0 {
 			continue
 		}
@@ -46,6 +42,32 @@ func Release() int64 {
 		}
 	}
 	return released
+}
+
+// Resident returns how many bytes of the executable's read-only mappings
+// (its text and read-only data) are resident; false where /proc cannot say.
+func Resident() (int64, bool) {
+	mappings, ok := own()
+	var rss int64
+	for _, m := range mappings {
+		if !m.Writable {
+			rss += m.Rss
+		}
+	}
+	return rss, ok
+}
+
+// own returns the private mappings of the running executable.
+func own() ([]Mapping, bool) {
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return nil, false
+	}
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return nil, false
+	}
+	return Mappings(smaps, exe), true
 }
 
 // Mapping is one mapping of a file in /proc/PID/smaps, with the sizes that

@@ -1,27 +1,15 @@
 package exepages
 
 import (
-	"os"
 	"testing"
 )
 
-// exeRss is how much of this test binary's file is resident, from its own
-// smaps.
+// exeRss is how much of this test binary's file is resident.
 func exeRss(t *testing.T) int64 {
 	t.Helper()
-	exe, err := os.Readlink("/proc/self/exe")
-	if err != nil {
-		t.Skip("needs /proc (Linux)")
-	}
-	smaps, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		t.Skip("needs /proc/self/smaps")
-	}
-	var rss int64
-	for _, m := range Mappings(smaps, exe) {
-		if !m.Writable {
-			rss += m.Rss
-		}
+	rss, ok := Resident()
+	if !ok {
+		t.Skip("needs /proc/self/smaps (Linux)")
 	}
 	return rss
 }

@@ -138,62 +138,61 @@ func bearerToken(r *http.Request) (string, bool) {
 // authenticate returns who token authenticates, or nil when the API server
 // rejects it. Only the token's hash is kept.
 func (g *guard) authenticate(ctx context.Context, token string) (*authenticationv1.UserInfo, error) {
-	key := sha256.Sum256([]byte(token))
-	g.mu.Lock()
-	user, ok := g.users.Get(key, g.now())
-	g.mu.Unlock()
-	if ok {
-		return user, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
-	defer cancel()
-	review, err := g.tokens.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("TokenReview: %w", err)
-	}
-	ttl := rejectedTokenTTL
-	if review.Status.Authenticated {
-		user, ttl = &review.Status.User, tokenTTL
-	}
-	now := g.now()
-	g.mu.Lock()
-	g.users.Put(key, user, now, now.Add(ttl))
-	g.mu.Unlock()
-	return user, nil
+	return remember(g, g.users, sha256.Sum256([]byte(token)), func() (*authenticationv1.UserInfo, time.Duration, error) {
+		ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
+		defer cancel()
+		review, err := g.tokens.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+		if err != nil {
+			return nil, 0, fmt.Errorf("TokenReview: %w", err)
+		}
+		if !review.Status.Authenticated {
+			return nil, rejectedTokenTTL, nil
+		}
+		return &review.Status.User, tokenTTL, nil
+	})
 }
 
 // authorize asks whether user may verb the non-resource path.
 func (g *guard) authorize(ctx context.Context, user *authenticationv1.UserInfo, verb, path string) (bool, error) {
-	key := decisionKey(user, verb, path)
+	return remember(g, g.decisions, decisionKey(user, verb, path), func() (bool, time.Duration, error) {
+		ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
+		defer cancel()
+		extra := make(map[string]authorizationv1.ExtraValue, len(user.Extra))
+		for k, v := range user.Extra {
+			extra[k] = authorizationv1.ExtraValue(v)
+		}
+		review, err := g.access.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: user.Username, UID: user.UID, Groups: user.Groups, Extra: extra,
+			NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: path, Verb: verb},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			return false, 0, fmt.Errorf("SubjectAccessReview: %w", err)
+		}
+		if review.Status.Allowed && !review.Status.Denied {
+			return true, allowTTL, nil
+		}
+		return false, denyTTL, nil
+	})
+}
+
+// remember answers key from cache while its answer lasts, else asks and
+// keeps the answer for the time ask gives. A failure to ask is not kept.
+func remember[V any](g *guard, cache *ttlcache.Cache[[sha256.Size]byte, V], key [sha256.Size]byte, ask func() (V, time.Duration, error)) (V, error) {
 	g.mu.Lock()
-	allowed, ok := g.decisions.Get(key, g.now())
+	v, ok := cache.Get(key, g.now())
 	g.mu.Unlock()
 	if ok {
-		return allowed, nil
+		return v, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
-	defer cancel()
-	extra := make(map[string]authorizationv1.ExtraValue, len(user.Extra))
-	for k, v := range user.Extra {
-		extra[k] = authorizationv1.ExtraValue(v)
-	}
-	review, err := g.access.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User: user.Username, UID: user.UID, Groups: user.Groups, Extra: extra,
-		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: path, Verb: verb},
-	}}, metav1.CreateOptions{})
+	v, ttl, err := ask()
 	if err != nil {
-		return false, fmt.Errorf("SubjectAccessReview: %w", err)
-	}
-	allowed = review.Status.Allowed && !review.Status.Denied
-	ttl := denyTTL
-	if allowed {
-		ttl = allowTTL
+		return v, err
 	}
 	now := g.now()
 	g.mu.Lock()
-	g.decisions.Put(key, allowed, now, now.Add(ttl))
+	cache.Put(key, v, now, now.Add(ttl))
 	g.mu.Unlock()
-	return allowed, nil
+	return v, nil
 }
 
 // decisionKey hashes everything a SubjectAccessReview was asked about, each
