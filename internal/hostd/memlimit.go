@@ -22,7 +22,7 @@ const memoryLimitShare = 0.8
 // unless the container's is lower. Under a burst of maximal calls the live
 // heap reaches about 17 MiB (one call decoded and its hooks' copy, the next
 // body, the context), and at Go's default pace the heap then doubles before
-// a collection: 57-66 MiB resident against issue 45's 48. With the binary's
+// a collection: 57-66 MiB resident against the 48 MiB target (docs/benchmarks.md). With the binary's
 // ~16 MiB of pages, 32 MiB of runtime memory is a resident peak of about 48
 // MiB. It binds only in such a burst: idle, and in ordinary calls, the heap
 // stays far below it, so the collector keeps its default pace there (a

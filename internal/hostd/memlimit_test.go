@@ -11,7 +11,7 @@ import (
 
 // TestSetMemoryLimitFromCgroup_SidecarSoftLimitOrEightyPercentOfTheContainer:
 // the runtime's soft limit is SidecarSoftLimit (32 MiB) with a 128Mi cgroup
-// limit, with "max" and with no cgroup file (issue 45's peak of 48 MiB);
+// limit, with "max" and with no cgroup file (the 48 MiB peak target, docs/benchmarks.md);
 // 80% of a container limit lower than that; GOMEMLIMIT wins.
 func TestSetMemoryLimitFromCgroup_SidecarSoftLimitOrEightyPercentOfTheContainer(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)

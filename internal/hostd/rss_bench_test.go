@@ -37,7 +37,7 @@ func BenchmarkHostd_PeakRSS_32ConcurrentMaximalRequests(b *testing.B) {
 	// hostd sets the runtime's soft limit itself (SetMemoryLimitFromCgroup):
 	// SidecarSoftLimit in the sample's 128Mi container as without a cgroup
 	// limit (this machine's case), so "sidecar-default" leaves it to hostd.
-	// The 80% of 128Mi it set before issue 45 stands in as an explicit
+	// The 80% of 128Mi it set before the soft limit stands in as an explicit
 	// GOMEMLIMIT, next to a run with no limit at all.
 	b.Run("sidecar-default", func(b *testing.B) { peakRSSUnderLoad(b, bin, "GOMEMLIMIT=") })
 	b.Run("80pct-of-128Mi", func(b *testing.B) { peakRSSUnderLoad(b, bin, "GOMEMLIMIT=107374182") })
@@ -68,7 +68,7 @@ func peakRSSUnderLoad(b *testing.B, bin, env string) {
 	b.ReportMetric(float64(idle)/(1<<20), "idle-peak-MiB")
 	peak := peakRSS(b, pid)
 	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
-	b.ReportMetric(float64(peak)/(48<<20), "x-target") // issue 45: at most 48 MiB (it was 80)
+	b.ReportMetric(float64(peak)/(48<<20), "x-target") // target: at most 48 MiB (docs/benchmarks.md; it was 80)
 }
 
 // postRounds sends b.N rounds of n concurrent POSTs of body to url, timed,

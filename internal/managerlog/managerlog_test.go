@@ -62,7 +62,7 @@ func TestNew_DebugIsSampledFinerLevelsAreNot(t *testing.T) {
 	}
 }
 
-// What an idle manager pays for its logger (issue 45): building it keeps
+// What an idle manager pays for its logger (docs/benchmarks.md, Shards): building it keeps
 // far less than zap's sampler table, 448 KiB, which controller-runtime's
 // logger holds; this fails if that table comes back.
 func TestNew_KeepsNoSamplerTable(t *testing.T) {
